@@ -1,0 +1,320 @@
+/*
+ * chunk.h: the reference implementation of the chunk protocol
+ * (Glenn Fiedler, "Sending Large Blocks of Data"), as specified in
+ * shared/spec/wire-format.md and shared/spec/behaviour.md.
+ *
+ * Pure protocol code: nothing here touches a socket or a clock. Time is passed
+ * in (seconds, double), packets go out through a callback. Sockets, clocks and
+ * pcap files live in the programs around it.
+ *
+ * Conventions: caller mistakes are asserts; wire data is always checked, and a
+ * bad datagram is dropped and counted, never trusted.
+ */
+#ifndef CHUNK_H
+#define CHUNK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- constants (wire-format.md, "Constants") ---- */
+
+#define CHUNK_DEFAULT_SLICE_SIZE 1024
+#define CHUNK_DEFAULT_MAX_SLICES 256
+#define CHUNK_DEFAULT_PROTOCOL_ID 0x11223344u
+#define CHUNK_END_CHECK 0x9908ACE2u
+#define CHUNK_PACKET_SLICE 0
+#define CHUNK_PACKET_ACK 1
+#define CHUNK_DEFAULT_PORT 40000
+
+/* Hard limits on the run-time configurable constants. Memory is sized from
+ * the configuration, never from what a packet claims. */
+#define CHUNK_MAX_SLICES_LIMIT 1024 /* MaxSlicesPerChunk may be 1..this */
+#define CHUNK_SLICE_SIZE_LIMIT 8192 /* SliceSize may be 1..this */
+/* Largest datagram any packet can be: header, widest fields, padding, data,
+ * end check. Buffers of this size always suffice. */
+#define CHUNK_MAX_PACKET_BYTES (CHUNK_SLICE_SIZE_LIMIT + 64)
+/* Estimated IPv4 + UDP header bytes added to every packet for bandwidth. */
+#define CHUNK_IP_UDP_OVERHEAD 28
+
+/* ---- wire codec ---- */
+
+typedef struct chunk_wire_config_t {
+    int slice_size;       /* SliceSize, 1..CHUNK_SLICE_SIZE_LIMIT */
+    int max_slices;       /* MaxSlicesPerChunk, 1..CHUNK_MAX_SLICES_LIMIT */
+    uint32_t protocol_id; /* seeds the CRC; never sent */
+} chunk_wire_config_t;
+
+/* Fills in 1024 / 256 / 0x11223344. */
+void chunk_wire_default_config(chunk_wire_config_t *config);
+
+/* Number of bits needed for an integer in [min, max] (bit length of max-min). */
+int chunk_bits_required(uint32_t min, uint32_t max);
+
+/* Wrap-aware 16-bit comparison: 1 when a is more recent than b. */
+int chunk_id_newer(uint16_t a, uint16_t b);
+
+/* CRC-32 of LE32(protocol_id) || 00 00 00 00 || packet[4..bytes). */
+uint32_t chunk_packet_crc(uint32_t protocol_id, const uint8_t *packet, int bytes);
+
+typedef struct chunk_slice_packet_t {
+    uint16_t chunk_id;
+    int slice_id;       /* 0..num_slices-1 */
+    int num_slices;     /* 1..max_slices */
+    int slice_bytes;    /* slice_size unless last slice, then 1..slice_size */
+    const uint8_t *data; /* slice_bytes bytes; on read, points into the datagram */
+} chunk_slice_packet_t;
+
+typedef struct chunk_ack_packet_t {
+    uint16_t chunk_id;
+    int num_slices;                       /* 1..max_slices */
+    uint8_t acked[CHUNK_MAX_SLICES_LIMIT]; /* 0 or 1 per slice, slice 0 first */
+} chunk_ack_packet_t;
+
+typedef struct chunk_packet_t {
+    int type; /* CHUNK_PACKET_SLICE or CHUNK_PACKET_ACK */
+    union {
+        chunk_slice_packet_t slice;
+        chunk_ack_packet_t ack;
+    } u;
+} chunk_packet_t;
+
+/* Writes a slice packet into buffer. Returns the datagram length in bytes,
+ * or -1 when buffer_size is too small. The packet's fields must be valid for
+ * the config (asserted: they come from our own code). */
+int chunk_write_slice_packet(const chunk_wire_config_t *config, const chunk_slice_packet_t *slice,
+                             uint8_t *buffer, int buffer_size);
+
+/* Writes an ack packet. Returns the length, or -1 when buffer_size is too small. */
+int chunk_write_ack_packet(const chunk_wire_config_t *config, const chunk_ack_packet_t *ack,
+                           uint8_t *buffer, int buffer_size);
+
+/* Why a datagram was rejected. CHUNK_READ_OK (0) means accepted. */
+typedef enum chunk_read_result_t {
+    CHUNK_READ_OK = 0,
+    CHUNK_READ_TRUNCATED,       /* fewer bytes than the fields need */
+    CHUNK_READ_BAD_CRC,         /* CRC does not match */
+    CHUNK_READ_BAD_PADDING,     /* non-zero alignment bits */
+    CHUNK_READ_BAD_END_CHECK,   /* end check not 0x9908ACE2 at its position */
+    CHUNK_READ_BAD_VALUE,       /* an int() field outside [min, max] */
+    CHUNK_READ_SLICE_ID_RANGE,  /* sliceId >= numSlices */
+    CHUNK_READ_TRAILING_BYTES,  /* bytes after the end check */
+    CHUNK_READ_RESULT_COUNT
+} chunk_read_result_t;
+
+/* Short name for a result, e.g. "bad crc". Never NULL. */
+const char *chunk_read_result_name(chunk_read_result_t result);
+
+/* Reads one datagram with every strict-reader rule of wire-format.md.
+ * Returns CHUNK_READ_OK and fills *packet, or the reason it was rejected
+ * (packet contents are then unspecified). A slice's data points into buffer. */
+chunk_read_result_t chunk_read_packet(const chunk_wire_config_t *config, const uint8_t *buffer,
+                                      int bytes, chunk_packet_t *packet);
+
+/* ---- sender (behaviour.md, "Sender") ---- */
+
+/* Called for every datagram an endpoint sends. */
+typedef void (*chunk_send_fn)(void *context, const uint8_t *packet, int bytes);
+
+typedef struct chunk_sender_config_t {
+    chunk_wire_config_t wire;
+    double rate_bytes_per_second; /* bandwidth budget; <= 0 means unlimited */
+    double resend_delay;          /* minimum resend delay without RTT, default 0.1 s */
+    double rtt;                   /* RTT estimate in seconds; > 0 makes resend delay 1.25*rtt */
+    int initial_burst_bytes;      /* chunks up to this size get the initial burst; 0 = off */
+    uint16_t first_chunk_id;      /* default 0 */
+    int queue_capacity;           /* chunks that may wait in front of the sender, default 16 */
+    /* faults, for reproducing broken implementations */
+    int fault_ignore_acks;        /* never processes acks: resends acked slices forever */
+    int fault_no_resend_delay;    /* the article's program: resend as soon as the cursor comes back */
+    chunk_send_fn send;
+    void *context;
+} chunk_sender_config_t;
+
+void chunk_sender_default_config(chunk_sender_config_t *config);
+
+typedef struct chunk_sender_t chunk_sender_t;
+
+/* Returns NULL only when out of memory. Allocates everything up front, sized
+ * from the config. */
+chunk_sender_t *chunk_sender_create(const chunk_sender_config_t *config);
+void chunk_sender_destroy(chunk_sender_t *sender);
+
+/* Queues a chunk (copied). size must be 1..slice_size*max_slices (asserted).
+ * Returns 0, or -1 when the queue is full. */
+int chunk_sender_queue_chunk(chunk_sender_t *sender, const uint8_t *data, int size);
+
+/* Sends what the budget allows at time (seconds, never decreasing). */
+void chunk_sender_update(chunk_sender_t *sender, double time);
+
+/* Processes one received datagram (an ack, or anything else: dropped and counted). */
+void chunk_sender_receive_packet(chunk_sender_t *sender, double time, const uint8_t *packet, int bytes);
+
+/* Sets the RTT estimate (seconds; <= 0 clears it). */
+void chunk_sender_set_rtt(chunk_sender_t *sender, double rtt);
+
+/* 1 while a chunk is in flight or queued. */
+int chunk_sender_busy(const chunk_sender_t *sender);
+
+/* Chunk id of the chunk in flight, or of the next one when idle. */
+uint16_t chunk_sender_chunk_id(const chunk_sender_t *sender);
+
+enum {
+    CHUNK_SENDER_COUNTER_CHUNKS_QUEUED,
+    CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED,     /* every slice acked */
+    CHUNK_SENDER_COUNTER_SLICES_SENT,          /* every slice packet, first sends and resends */
+    CHUNK_SENDER_COUNTER_SLICES_RESENT,        /* slice packets that were not a slice's first send */
+    CHUNK_SENDER_COUNTER_SLICE_BYTES_SENT,     /* datagram bytes of slice packets */
+    CHUNK_SENDER_COUNTER_ACKS_RECEIVED,        /* valid acks for the chunk in flight */
+    CHUNK_SENDER_COUNTER_ACKS_IGNORED,         /* valid acks for another chunk id or slice count */
+    CHUNK_SENDER_COUNTER_SLICES_ACKED,         /* slices newly marked acked */
+    CHUNK_SENDER_COUNTER_PACKETS_INVALID,      /* rejected by the wire format (any reason) */
+    CHUNK_SENDER_COUNTER_PACKETS_WRONG_TYPE,   /* valid slice packets sent to a sender */
+    CHUNK_SENDER_COUNTER_COUNT
+};
+
+/* Array of CHUNK_SENDER_COUNTER_COUNT counters. */
+const uint64_t *chunk_sender_counters(const chunk_sender_t *sender);
+const char *chunk_sender_counter_name(int counter);
+
+/* ---- receiver (behaviour.md, "Receiver") ---- */
+
+typedef struct chunk_receiver_config_t {
+    chunk_wire_config_t wire;
+    double ack_interval;     /* at most one ack per interval, default 0.1 s */
+    uint16_t first_chunk_id; /* default 0 */
+    int ready_queue_length;  /* completed chunks held until popped, default 1 */
+    chunk_send_fn send;
+    void *context;
+} chunk_receiver_config_t;
+
+void chunk_receiver_default_config(chunk_receiver_config_t *config);
+
+typedef struct chunk_receiver_t chunk_receiver_t;
+
+chunk_receiver_t *chunk_receiver_create(const chunk_receiver_config_t *config);
+void chunk_receiver_destroy(chunk_receiver_t *receiver);
+
+/* Processes one received datagram (a slice, or anything else: dropped and
+ * counted). May send the immediate final ack. */
+void chunk_receiver_receive_packet(chunk_receiver_t *receiver, double time, const uint8_t *packet, int bytes);
+
+/* Sends the periodic ack when due. */
+void chunk_receiver_update(chunk_receiver_t *receiver, double time);
+
+/* Pops the oldest completed chunk into out (out_size must be at least
+ * slice_size*max_slices or the chunk's size). Returns its size and sets
+ * *chunk_id, or 0 when no chunk is ready. */
+int chunk_receiver_pop_chunk(chunk_receiver_t *receiver, uint8_t *out, int out_size, uint16_t *chunk_id);
+
+enum {
+    CHUNK_RECEIVER_COUNTER_SLICES_RECEIVED,     /* valid slice packets */
+    CHUNK_RECEIVER_COUNTER_SLICES_ACCEPTED,     /* new slices copied into the chunk */
+    CHUNK_RECEIVER_COUNTER_SLICES_DUPLICATE,    /* already held */
+    CHUNK_RECEIVER_COUNTER_SLICES_STALE,        /* chunk already completed */
+    CHUNK_RECEIVER_COUNTER_SLICES_WRONG_CHUNK,  /* another chunk id (not stale) */
+    CHUNK_RECEIVER_COUNTER_SLICES_NUM_MISMATCH, /* numSlices disagrees with the chunk in progress */
+    CHUNK_RECEIVER_COUNTER_SLICES_BAD_SIZE,     /* non-last slice not slice_size */
+    CHUNK_RECEIVER_COUNTER_SLICES_NOT_READY,    /* discarded while the ready queue is full */
+    CHUNK_RECEIVER_COUNTER_CHUNKS_COMPLETED,
+    CHUNK_RECEIVER_COUNTER_CHUNKS_POPPED,
+    CHUNK_RECEIVER_COUNTER_ACKS_SENT,
+    CHUNK_RECEIVER_COUNTER_ACK_BYTES_SENT,
+    CHUNK_RECEIVER_COUNTER_PACKETS_INVALID,     /* rejected by the wire format (any reason) */
+    CHUNK_RECEIVER_COUNTER_PACKETS_WRONG_TYPE,  /* valid acks sent to a receiver */
+    CHUNK_RECEIVER_COUNTER_COUNT
+};
+
+const uint64_t *chunk_receiver_counters(const chunk_receiver_t *receiver);
+const char *chunk_receiver_counter_name(int counter);
+
+/* Per-reason counts of rejected datagrams, indexed by chunk_read_result_t
+ * (CHUNK_READ_RESULT_COUNT entries; [CHUNK_READ_OK] stays 0). */
+const uint64_t *chunk_sender_invalid_counters(const chunk_sender_t *sender);
+const uint64_t *chunk_receiver_invalid_counters(const chunk_receiver_t *receiver);
+
+/* ---- logging ---- */
+
+enum { CHUNK_LOG_NONE = 0, CHUNK_LOG_ERROR, CHUNK_LOG_INFO, CHUNK_LOG_DEBUG };
+/* Global log level (default CHUNK_LOG_ERROR); messages go to stderr. */
+void chunk_set_log_level(int level);
+void chunk_log(int level, const char *format, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- deterministic random numbers (for the simulator and tests) ---- */
+
+typedef struct chunk_rng_t { uint64_t state; } chunk_rng_t;
+void chunk_rng_seed(chunk_rng_t *rng, uint64_t seed);
+uint64_t chunk_rng_next(chunk_rng_t *rng);
+double chunk_rng_uniform(chunk_rng_t *rng); /* [0, 1) */
+
+/* ---- network simulator (pure, seeded, virtual time) ---- */
+
+/* Direction 0 is sender -> receiver (slices), 1 is receiver -> sender (acks).
+ * In duplex both sides send both kinds; direction is simply "A to B" / "B to A". */
+typedef struct chunk_link_config_t {
+    double loss;            /* probability a packet is dropped, 0..1 */
+    double latency;         /* one-way seconds */
+    double jitter;          /* up to +- this many seconds added, uniform */
+    double duplicate;       /* probability a packet is delivered twice */
+    double reorder;         /* probability a packet is held back an extra reorder_delay */
+    double reorder_delay;   /* seconds, default 0.05 */
+    double bandwidth;       /* bytes per second on the wire (with IP/UDP overhead); <= 0 unlimited */
+    int queue_bytes;        /* router buffer in front of the bandwidth cap; overflow drops; default 64 KiB */
+    /* faults */
+    int drop_acks;          /* drop every ack packet on this link */
+    int drop_slice_id;      /* drop every slice packet with this slice id; -1 = off */
+} chunk_link_config_t;
+
+typedef struct chunk_sim_config_t {
+    chunk_link_config_t link[2];
+    uint64_t seed;
+    chunk_wire_config_t wire; /* to recognise packets for the fault filters */
+    int max_packets_in_flight; /* default 65536; beyond it packets are dropped (counted) */
+} chunk_sim_config_t;
+
+void chunk_sim_default_config(chunk_sim_config_t *config);
+
+typedef struct chunk_sim_t chunk_sim_t;
+
+chunk_sim_t *chunk_sim_create(const chunk_sim_config_t *config);
+void chunk_sim_destroy(chunk_sim_t *sim);
+
+/* Hands a datagram to the link in direction dir at time. Copies it. */
+void chunk_sim_send(chunk_sim_t *sim, int dir, double time, const uint8_t *packet, int bytes);
+
+/* Pops the next datagram in direction dir due at or before time, in order of
+ * delivery time. Returns its length (copied into buffer, which must hold
+ * CHUNK_MAX_PACKET_BYTES) and sets *delivery_time, or 0 when none is due. */
+int chunk_sim_receive(chunk_sim_t *sim, int dir, double time, uint8_t *buffer, double *delivery_time);
+
+/* Earliest pending delivery time over both directions, or a negative value
+ * when nothing is in flight (lets a driver skip idle virtual time). */
+double chunk_sim_next_delivery(const chunk_sim_t *sim);
+
+enum {
+    CHUNK_SIM_COUNTER_SENT,
+    CHUNK_SIM_COUNTER_DELIVERED,
+    CHUNK_SIM_COUNTER_LOST,          /* random loss */
+    CHUNK_SIM_COUNTER_DUPLICATED,
+    CHUNK_SIM_COUNTER_REORDERED,
+    CHUNK_SIM_COUNTER_QUEUE_DROPPED, /* router buffer overflow */
+    CHUNK_SIM_COUNTER_FAULT_DROPPED, /* drop_acks / drop_slice_id */
+    CHUNK_SIM_COUNTER_COUNT
+};
+
+/* Counters per direction: counters(sim, dir)[CHUNK_SIM_COUNTER_*]. */
+const uint64_t *chunk_sim_counters(const chunk_sim_t *sim, int dir);
+const char *chunk_sim_counter_name(int counter);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CHUNK_H */

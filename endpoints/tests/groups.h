@@ -1,0 +1,2 @@
+/* One line per test file: CHUNK_TEST_GROUP(name) for tests/test_<name>.c,
+ * which defines `const chunk_test_t name_tests[]`. */

@@ -1,0 +1,37 @@
+/* Minimal test harness: one binary, a table of named tests per file. */
+#ifndef CHUNK_TEST_H
+#define CHUNK_TEST_H
+
+#include <stdio.h>
+
+typedef struct chunk_test_t {
+    const char *name;
+    void (*fn)(void);
+} chunk_test_t;
+
+extern int chunk_test_failures;
+
+/* Checks a condition; on failure prints where and counts it, and the test goes on. */
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            chunk_test_failures++;                                                    \
+        }                                                                             \
+    } while (0)
+
+/* Like CHECK for two integers, printing both values. */
+#define CHECK_EQ(a, b)                                                                          \
+    do {                                                                                        \
+        long long check_a_ = (long long)(a), check_b_ = (long long)(b);                         \
+        if (check_a_ != check_b_) {                                                             \
+            fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n", __FILE__,      \
+                    __LINE__, #a, check_a_, #b, check_b_);                                      \
+            chunk_test_failures++;                                                              \
+        }                                                                                       \
+    } while (0)
+
+/* Directory of shared/spec (set by the runner from CHUNK_SPEC_DIR or --spec). */
+extern const char *chunk_test_spec_dir;
+
+#endif

@@ -1,0 +1,78 @@
+/* Runs the named tests of every test_*.c file. Each file defines a table
+ * `const chunk_test_t <group>_tests[]` ending with {NULL, NULL}, listed in
+ * tests/groups.h. Usage: test_chunk [--spec DIR] [--list] [group|group/test ...] */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+
+int chunk_test_failures = 0;
+const char *chunk_test_spec_dir = NULL;
+
+#define CHUNK_TEST_GROUP(g) extern const chunk_test_t g##_tests[];
+#include "groups.h"
+#undef CHUNK_TEST_GROUP
+
+static const struct { const char *name; const chunk_test_t *tests; } groups[] = {
+#define CHUNK_TEST_GROUP(g) {#g, g##_tests},
+#include "groups.h"
+#undef CHUNK_TEST_GROUP
+};
+
+static int selected(const char *group, const char *test, int argc, char **argv, int first)
+{
+    if (first >= argc) return 1;
+    for (int i = first; i < argc; i++) {
+        char full[256];
+        snprintf(full, sizeof full, "%s/%s", group, test);
+        if (strcmp(argv[i], group) == 0 || strcmp(argv[i], full) == 0) return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int first = 1, list = 0;
+    chunk_test_spec_dir = getenv("CHUNK_SPEC_DIR");
+    while (first < argc && strncmp(argv[first], "--", 2) == 0) {
+        if (strcmp(argv[first], "--list") == 0) {
+            list = 1;
+            first++;
+        } else if (strcmp(argv[first], "--spec") == 0 && first + 1 < argc) {
+            chunk_test_spec_dir = argv[first + 1];
+            first += 2;
+        } else if (strcmp(argv[first], "--help") == 0) {
+            printf("usage: %s [--spec DIR] [--list] [group | group/test ...]\n", argv[0]);
+            return 0;
+        } else {
+            fprintf(stderr, "%s: unknown option %s (try --help)\n", argv[0], argv[first]);
+            return 2;
+        }
+    }
+    int run = 0, failed = 0;
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        for (const chunk_test_t *t = groups[g].tests; t->name; t++) {
+            if (!selected(groups[g].name, t->name, argc, argv, first)) continue;
+            if (list) {
+                printf("%s/%s\n", groups[g].name, t->name);
+                continue;
+            }
+            int before = chunk_test_failures;
+            t->fn();
+            run++;
+            if (chunk_test_failures != before) {
+                failed++;
+                printf("FAIL %s/%s\n", groups[g].name, t->name);
+            } else {
+                printf("ok   %s/%s\n", groups[g].name, t->name);
+            }
+        }
+    }
+    if (list) return 0;
+    if (run == 0) {
+        fprintf(stderr, "no test matched\n");
+        return 2;
+    }
+    printf("%d passed, %d failed\n", run - failed, failed);
+    return failed ? 1 : 0;
+}
