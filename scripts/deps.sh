@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# deps.sh: installs the Debian 12 packages chunkshark needs that are missing.
+#   scripts/deps.sh          build + run: compiler, cmake, libpcap, zlib, libwireshark, tshark
+#   scripts/deps.sh --test   also what the tests need (clang for the fuzzers, ...)
+# Runs apt-get as root, or through sudo. Installs nothing when all is present.
+set -euo pipefail
+
+pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libwireshark-dev tshark python3 util-linux)
+if [ "${1:-}" = "--test" ]; then
+    pkgs+=(clang libclang-rt-14-dev)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+if [ "$(id -u)" = 0 ]; then
+    sudo=()
+elif command -v sudo >/dev/null; then
+    sudo=(sudo)
+else
+    echo "deps: missing packages (${missing[*]}) and not root, and no sudo" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# test.sh: installs what is missing, builds, and runs every test.
+#   1. endpoints under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   2. everything, dissector included (build/), with ctest's summary last.
+# Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/deps.sh --test
+jobs=${JOBS:-$(nproc)}
+status=0
+
+# Runs a build step quietly; on failure shows its output and stops.
+quiet() {
+    local log
+    log=$(mktemp)
+    if ! "$@" >"$log" 2>&1; then
+        cat "$log" >&2
+        rm -f "$log"
+        echo "test.sh: failed: $*" >&2
+        exit 1
+    fi
+    rm -f "$log"
+}
+
+if [ "${CHUNK_SKIP_ASAN:-0}" != 1 ]; then
+    echo "== endpoints under ASan/UBSan (build-asan/)"
+    quiet cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCHUNK_SANITIZE=ON -DCHUNK_BUILD_DISSECTOR=OFF
+    quiet cmake --build build-asan -j"$jobs"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --test-dir build-asan -L sanitize --output-on-failure -j"$jobs" || status=1
+fi
+
+echo "== all tests (build/)"
+quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+quiet cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs" || status=1
+exit $status
