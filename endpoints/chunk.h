@@ -60,6 +60,10 @@ int chunk_id_newer(uint16_t a, uint16_t b);
 /* CRC-32 of LE32(protocol_id) || 00 00 00 00 || packet[4..bytes). */
 uint32_t chunk_packet_crc(uint32_t protocol_id, const uint8_t *packet, int bytes);
 
+/* The plain zlib / IEEE 802.3 CRC-32 (check value 0xcbf43926), continuing
+ * from crc (0 to start) over bytes more bytes. */
+uint32_t chunk_crc32(uint32_t crc, const uint8_t *data, size_t bytes);
+
 typedef struct chunk_slice_packet_t {
     uint16_t chunk_id;
     int slice_id;       /* 0..num_slices-1 */
@@ -81,6 +85,12 @@ typedef struct chunk_packet_t {
         chunk_ack_packet_t ack;
     } u;
 } chunk_packet_t;
+
+/* Datagram length of a slice packet with these fields (slice_bytes of data;
+ * the size field is present only when slice_id == num_slices-1), and of an
+ * ack of num_slices slices. Never fail; the fields are not checked. */
+int chunk_slice_packet_size(const chunk_wire_config_t *config, int slice_id, int num_slices, int slice_bytes);
+int chunk_ack_packet_size(const chunk_wire_config_t *config, int num_slices);
 
 /* Writes a slice packet into buffer. Returns the datagram length in bytes,
  * or -1 when buffer_size is too small. The packet's fields must be valid for

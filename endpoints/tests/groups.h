@@ -1,2 +1,3 @@
 /* One line per test file: CHUNK_TEST_GROUP(name) for tests/test_<name>.c,
  * which defines `const chunk_test_t name_tests[]`. */
+CHUNK_TEST_GROUP(wire)
