@@ -1,3 +1,4 @@
 /* One line per test file: CHUNK_TEST_GROUP(name) for tests/test_<name>.c,
  * which defines `const chunk_test_t name_tests[]`. */
 CHUNK_TEST_GROUP(wire)
+CHUNK_TEST_GROUP(sim)
