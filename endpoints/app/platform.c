@@ -61,6 +61,108 @@ void chunk_platform_catch_signals(void)
 
 int chunk_platform_stop_signal(void) { return (int)stop_signal; }
 
+/* ---- command-line values ---- */
+
+int chunk_parse_int(const char *text, long long min, long long max, long long *out)
+{
+    if (!text || !*text) return -1;
+    char *end;
+    errno = 0;
+    long long value = strtoll(text, &end, 0);
+    if (errno != 0 || *end != 0 || end == text || value < min || value > max) return -1;
+    *out = value;
+    return 0;
+}
+
+/* strtod that must consume a number; *rest gets what follows it. */
+static int parse_number(const char *text, double *value, const char **rest)
+{
+    if (!text || !*text) return -1;
+    char *end;
+    errno = 0;
+    *value = strtod(text, &end);
+    if (errno != 0 || end == text || *value != *value) return -1;
+    *rest = end;
+    return 0;
+}
+
+int chunk_parse_seconds(const char *text, double max, double *out)
+{
+    double value;
+    const char *unit;
+    if (parse_number(text, &value, &unit) != 0) return -1;
+    if (strcmp(unit, "ms") == 0)
+        value /= 1000.0;
+    else if (strcmp(unit, "m") == 0)
+        value *= 60.0;
+    else if (*unit != 0 && strcmp(unit, "s") != 0)
+        return -1;
+    if (!(value >= 0.0 && value <= max)) return -1;
+    *out = value;
+    return 0;
+}
+
+int chunk_parse_probability(const char *text, double *out)
+{
+    double value;
+    const char *unit;
+    if (parse_number(text, &value, &unit) != 0) return -1;
+    if (strcmp(unit, "%") == 0)
+        value /= 100.0;
+    else if (*unit != 0)
+        return -1;
+    if (!(value >= 0.0 && value <= 1.0)) return -1;
+    *out = value;
+    return 0;
+}
+
+int chunk_parse_bytes(const char *text, long long max, long long *out)
+{
+    double value;
+    const char *unit;
+    if (parse_number(text, &value, &unit) != 0) return -1;
+    double scale = 1.0;
+    if (*unit == 'k' || *unit == 'K')
+        scale = 1024.0, unit++;
+    else if (*unit == 'M')
+        scale = 1024.0 * 1024.0, unit++;
+    else if (*unit == 'G')
+        scale = 1024.0 * 1024.0 * 1024.0, unit++;
+    if (*unit == 'i' && scale > 1.0) unit++; /* KiB, MiB */
+    if (*unit == 'B') unit++;
+    if (*unit != 0) return -1;
+    value *= scale;
+    if (!(value >= 0.0 && value <= (double)max) || value != (double)(long long)value) return -1;
+    *out = (long long)value;
+    return 0;
+}
+
+int chunk_parse_rate(const char *text, double *out)
+{
+    if (text && (strcmp(text, "unlimited") == 0 || strcmp(text, "none") == 0)) {
+        *out = 0.0;
+        return 0;
+    }
+    double value;
+    const char *unit;
+    if (parse_number(text, &value, &unit) != 0) return -1;
+    if (*unit == 'k' || *unit == 'K')
+        value *= 1e3, unit++;
+    else if (*unit == 'M' || *unit == 'm')
+        value *= 1e6, unit++;
+    else if (*unit == 'G' || *unit == 'g')
+        value *= 1e9, unit++;
+    if (strcmp(unit, "bit") == 0 || strcmp(unit, "bit/s") == 0 || strcmp(unit, "bps") == 0)
+        value /= 8.0;
+    else if (*unit != 0 && strcmp(unit, "B") != 0 && strcmp(unit, "B/s") != 0)
+        return -1;
+    if (!(value >= 0.0 && value < 1e15)) return -1;
+    *out = value;
+    return 0;
+}
+
+int chunk_platform_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
+
 /* ---- addresses ---- */
 
 int chunk_parse_port(const char *text, uint16_t *port)

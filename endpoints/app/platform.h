@@ -31,6 +31,31 @@ void chunk_platform_catch_signals(void);
 /* The signal number caught since chunk_platform_catch_signals, or 0. */
 int chunk_platform_stop_signal(void);
 
+/* ---- command-line values ----
+ * The programs' option values. Each returns 0, or -1 when text is not a
+ * value in range (the caller prints the message and exits 2). */
+
+/* A decimal integer in [min, max], or hexadecimal with 0x. */
+int chunk_parse_int(const char *text, long long min, long long max, long long *out);
+
+/* A non-negative number of seconds: "0.1", "100ms", "2s", "1.5m" at most max. */
+int chunk_parse_seconds(const char *text, double max, double *out);
+
+/* A probability: "0.2" or "20%", in [0, 1]. */
+int chunk_parse_probability(const char *text, double *out);
+
+/* A byte count with an optional binary suffix: "1024", "256K", "1M", "1G"
+ * (K = 1024), at most max. */
+int chunk_parse_bytes(const char *text, long long max, long long *out);
+
+/* A rate in bytes per second: a number with an optional decimal multiplier
+ * and unit, "125000", "125kB", "1Mbit", "8mbps" ("bit"/"bps" divide by 8;
+ * k = 1000, M = 10^6, G = 10^9), or "0" / "unlimited" for no limit (0). */
+int chunk_parse_rate(const char *text, double *out);
+
+/* 1 when stderr is a terminal (progress lines then redraw in place). */
+int chunk_platform_stderr_is_tty(void);
+
 /* ---- addresses ---- */
 
 typedef struct chunk_address_t {

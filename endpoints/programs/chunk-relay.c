@@ -1,0 +1,493 @@
+/* chunk-relay: a UDP relay between a chunk sender and a chunk receiver that
+ * puts real traffic through the network simulator (chunk_sim_*) in real time:
+ * loss, latency, jitter, duplicates, reordering, bandwidth and the faults,
+ * since kernel netem is not available everywhere. See --help. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chunk.h"
+#include "pcapout.h"
+#include "platform.h"
+
+enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2 };
+enum { DIR_FORWARD = 0, DIR_BACK = 1 }; /* toward the receiver / toward the sender */
+
+static const char *program = "chunk-relay";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: chunk-relay [options]\n"
+            "\n"
+            "Listens for a chunk sender on --listen and relays its datagrams to the receiver\n"
+            "at --to, and the receiver's answers back, through the network simulator in real\n"
+            "time. Point chunk-send at the relay and the relay at chunk-recv:\n"
+            "  chunk-recv -p 40000 out.bin &\n"
+            "  chunk-relay --listen 40001 --to 127.0.0.1:40000 --loss 20%% &\n"
+            "  chunk-send 127.0.0.1:40001 in.bin\n"
+            "The first address that sends to --listen is the sender; datagrams from any other\n"
+            "address, and datagrams to the relay's receiver-side socket from anyone but the\n"
+            "receiver, are dropped and counted.\n"
+            "\n"
+            "options:\n"
+            "  -l, --listen [ADDR:]PORT  where the sender sends to (default all addresses, port 40001;\n"
+            "                            port 0 picks a free port)\n"
+            "  -T, --to HOST[:PORT]      the receiver (default 127.0.0.1:%d)\n"
+            "      --port-file FILE      write the listening port to FILE once bound (for scripts)\n"
+            "\n"
+            "impairments (V applies to both directions; F,B sets forward (to the receiver)\n"
+            "and back (to the sender) separately, e.g. --loss 20%%,5%%):\n"
+            "      --loss P[,P]          probability a datagram is lost (0.2 or 20%%)\n"
+            "      --latency SEC[,SEC]   one-way delay (0.05 or 50ms)\n"
+            "      --jitter SEC[,SEC]    up to +- this much added to the delay, uniform\n"
+            "      --duplicate P[,P]     probability a datagram is delivered twice\n"
+            "      --reorder P[,P]       probability a datagram is held back --reorder-delay\n"
+            "      --reorder-delay SEC[,SEC]  (default 0.05)\n"
+            "      --bandwidth RATE[,RATE]    link rate with IP/UDP overhead, e.g. 1Mbit (default unlimited)\n"
+            "      --queue BYTES[,BYTES] router buffer in front of the bandwidth cap (default 64K)\n"
+            "      --drop-acks           fault: drop every ack\n"
+            "      --drop-slice-id N     fault: drop every slice packet with slice id N\n"
+            "      --seed N              simulator seed (default 1): the same seed draws the same\n"
+            "                            losses for the same sequence of datagrams\n"
+            "      --slice-size N, --max-slices N, --protocol-id N\n"
+            "                            wire constants, to recognise packets for the faults\n"
+            "                            (defaults %d, %d, 0x%08X)\n"
+            "\n"
+            "  -t, --timeout SEC         stop after SEC seconds (default: run until interrupted)\n"
+            "      --idle-exit SEC       stop once traffic has started and nothing arrived for SEC\n"
+            "      --pcap FILE           write what crosses the relay to FILE\n"
+            "      --capture-at in|out   in: datagrams as they arrive at the relay (before the\n"
+            "                            impairments); out: as the relay sends them on (default in)\n"
+            "  -q, --quiet               no progress line, and no summary unless it fails\n"
+            "  -v, --verbose             log more (-v info, -vv debug)\n"
+            "  -h, --help                this text\n"
+            "\n"
+            "Datagrams that are empty or larger than %d bytes are dropped and counted.\n"
+            "exit status: 0 stopped by --timeout or --idle-exit; 1 I/O error; 2 bad arguments;\n"
+            "128+N stopped by signal N (SIGINT: 130), after the summary.\n",
+            CHUNK_DEFAULT_PORT, CHUNK_DEFAULT_SLICE_SIZE, CHUNK_DEFAULT_MAX_SLICES, CHUNK_DEFAULT_PROTOCOL_ID,
+            CHUNK_MAX_PACKET_BYTES);
+}
+
+static void bad_argument(const char *format, const char *value)
+{
+    fprintf(stderr, "%s: ", program);
+    fprintf(stderr, format, value);
+    fprintf(stderr, " (try --help)\n");
+    exit(EXIT_USAGE);
+}
+
+/* Kinds of per-direction option values. */
+enum { VALUE_PROBABILITY, VALUE_SECONDS, VALUE_RATE, VALUE_BYTES };
+
+static int parse_one(int kind, const char *text, double *out)
+{
+    long long bytes;
+    switch (kind) {
+    case VALUE_PROBABILITY: return chunk_parse_probability(text, out);
+    case VALUE_SECONDS: return chunk_parse_seconds(text, 3600, out);
+    case VALUE_RATE: return chunk_parse_rate(text, out);
+    default:
+        if (chunk_parse_bytes(text, 1LL << 40, &bytes) != 0) return -1;
+        *out = (double)bytes;
+        return 0;
+    }
+}
+
+/* Parses "V" (both directions) or "F,B" into out[2]. Returns 0 or -1. */
+static int parse_pair(int kind, const char *text, double out[2])
+{
+    const char *comma = strchr(text, ',');
+    if (!comma) {
+        if (parse_one(kind, text, &out[0]) != 0) return -1;
+        out[1] = out[0];
+        return 0;
+    }
+    char first[64];
+    size_t len = (size_t)(comma - text);
+    if (len >= sizeof first) return -1;
+    memcpy(first, text, len);
+    first[len] = 0;
+    return parse_one(kind, first, &out[0]) == 0 && parse_one(kind, comma + 1, &out[1]) == 0 ? 0 : -1;
+}
+
+typedef struct relay_t {
+    chunk_socket_t listen;   /* faces the sender */
+    chunk_socket_t upstream; /* faces the receiver */
+    int sender_known;
+    chunk_address_t sender, receiver;
+    chunk_address_t listen_local;   /* listen socket's address as the sender sees it */
+    chunk_address_t upstream_local; /* upstream socket's address as the receiver sees it */
+    chunk_pcap_t *pcap;
+    int capture_out;
+    uint64_t arrived[2], forwarded[2], foreign_dropped[2], size_dropped[2], send_errors[2], pcap_records;
+    uint64_t bytes_forwarded[2];
+    int pcap_failed;
+} relay_t;
+
+static void record(relay_t *relay, const chunk_address_t *src, const chunk_address_t *dst, const uint8_t *data,
+                   int bytes)
+{
+    if (!relay->pcap) return;
+    chunk_pcap_addr_t s, d;
+    chunk_address_to_pcap(src, &s);
+    chunk_address_to_pcap(dst, &d);
+    if (chunk_pcap_write_udp(relay->pcap, chunk_platform_wall_time(), &s, &d, data, bytes) == 0)
+        relay->pcap_records++;
+    else
+        relay->pcap_failed = 1;
+}
+
+int main(int argc, char **argv)
+{
+    chunk_sim_config_t sim_config;
+    chunk_sim_default_config(&sim_config);
+    const char *listen_text = "40001", *to_text = NULL, *pcap_path = NULL, *port_file = NULL;
+    double timeout = 0, idle_exit = 0, pair[2];
+    int quiet = 0, verbosity = 0;
+    long long value;
+    relay_t relay;
+    memset(&relay, 0, sizeof relay);
+
+    enum {
+        OPT_PORTFILE = 256, OPT_LOSS, OPT_LATENCY, OPT_JITTER, OPT_DUP, OPT_REORDER, OPT_REORDER_DELAY,
+        OPT_BANDWIDTH, OPT_QUEUE, OPT_DROP_ACKS, OPT_DROP_SLICE, OPT_SEED, OPT_SLICE, OPT_MAXS, OPT_PID,
+        OPT_IDLE, OPT_PCAP, OPT_AT
+    };
+    static const struct option options[] = {
+        {"listen", required_argument, NULL, 'l'},
+        {"to", required_argument, NULL, 'T'},
+        {"port-file", required_argument, NULL, OPT_PORTFILE},
+        {"loss", required_argument, NULL, OPT_LOSS},
+        {"latency", required_argument, NULL, OPT_LATENCY},
+        {"jitter", required_argument, NULL, OPT_JITTER},
+        {"duplicate", required_argument, NULL, OPT_DUP},
+        {"reorder", required_argument, NULL, OPT_REORDER},
+        {"reorder-delay", required_argument, NULL, OPT_REORDER_DELAY},
+        {"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
+        {"queue", required_argument, NULL, OPT_QUEUE},
+        {"drop-acks", no_argument, NULL, OPT_DROP_ACKS},
+        {"drop-slice-id", required_argument, NULL, OPT_DROP_SLICE},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"slice-size", required_argument, NULL, OPT_SLICE},
+        {"max-slices", required_argument, NULL, OPT_MAXS},
+        {"protocol-id", required_argument, NULL, OPT_PID},
+        {"timeout", required_argument, NULL, 't'},
+        {"idle-exit", required_argument, NULL, OPT_IDLE},
+        {"pcap", required_argument, NULL, OPT_PCAP},
+        {"capture-at", required_argument, NULL, OPT_AT},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    chunk_link_config_t *fwd = &sim_config.link[DIR_FORWARD], *back = &sim_config.link[DIR_BACK];
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":l:T:t:qvh", options, NULL)) != -1) {
+        switch (opt) {
+        case 'l': listen_text = optarg; break;
+        case 'T': to_text = optarg; break;
+        case OPT_PORTFILE: port_file = optarg; break;
+        case OPT_LOSS:
+            if (parse_pair(VALUE_PROBABILITY, optarg, pair) != 0)
+                bad_argument("bad --loss '%s': expected a probability (0.2 or 20%%), or two as F,B", optarg);
+            fwd->loss = pair[0], back->loss = pair[1];
+            break;
+        case OPT_LATENCY:
+            if (parse_pair(VALUE_SECONDS, optarg, pair) != 0)
+                bad_argument("bad --latency '%s': expected seconds (0.05 or 50ms), or two as F,B", optarg);
+            fwd->latency = pair[0], back->latency = pair[1];
+            break;
+        case OPT_JITTER:
+            if (parse_pair(VALUE_SECONDS, optarg, pair) != 0)
+                bad_argument("bad --jitter '%s': expected seconds (0.01 or 10ms), or two as F,B", optarg);
+            fwd->jitter = pair[0], back->jitter = pair[1];
+            break;
+        case OPT_DUP:
+            if (parse_pair(VALUE_PROBABILITY, optarg, pair) != 0)
+                bad_argument("bad --duplicate '%s': expected a probability, or two as F,B", optarg);
+            fwd->duplicate = pair[0], back->duplicate = pair[1];
+            break;
+        case OPT_REORDER:
+            if (parse_pair(VALUE_PROBABILITY, optarg, pair) != 0)
+                bad_argument("bad --reorder '%s': expected a probability, or two as F,B", optarg);
+            fwd->reorder = pair[0], back->reorder = pair[1];
+            break;
+        case OPT_REORDER_DELAY:
+            if (parse_pair(VALUE_SECONDS, optarg, pair) != 0)
+                bad_argument("bad --reorder-delay '%s': expected seconds, or two as F,B", optarg);
+            fwd->reorder_delay = pair[0], back->reorder_delay = pair[1];
+            break;
+        case OPT_BANDWIDTH:
+            if (parse_pair(VALUE_RATE, optarg, pair) != 0)
+                bad_argument("bad --bandwidth '%s': expected a rate (125000, 125kB, 1Mbit), or two as F,B", optarg);
+            fwd->bandwidth = pair[0], back->bandwidth = pair[1];
+            break;
+        case OPT_QUEUE:
+            if (parse_pair(VALUE_BYTES, optarg, pair) != 0 || pair[0] > (1 << 30) || pair[1] > (1 << 30))
+                bad_argument("bad --queue '%s': expected bytes up to 1G (65536 or 64K), or two as F,B", optarg);
+            fwd->queue_bytes = (int)pair[0], back->queue_bytes = (int)pair[1];
+            break;
+        case OPT_DROP_ACKS: fwd->drop_acks = back->drop_acks = 1; break;
+        case OPT_DROP_SLICE:
+            if (chunk_parse_int(optarg, 0, CHUNK_MAX_SLICES_LIMIT - 1, &value) != 0)
+                bad_argument("bad --drop-slice-id '%s': expected 0..1023", optarg);
+            fwd->drop_slice_id = back->drop_slice_id = (int)value;
+            break;
+        case OPT_SEED:
+            if (chunk_parse_int(optarg, 0, INT64_MAX, &value) != 0)
+                bad_argument("bad --seed '%s': expected a non-negative integer", optarg);
+            sim_config.seed = (uint64_t)value;
+            break;
+        case OPT_SLICE:
+            if (chunk_parse_int(optarg, 1, CHUNK_SLICE_SIZE_LIMIT, &value) != 0)
+                bad_argument("bad --slice-size '%s': expected 1..8192", optarg);
+            sim_config.wire.slice_size = (int)value;
+            break;
+        case OPT_MAXS:
+            if (chunk_parse_int(optarg, 1, CHUNK_MAX_SLICES_LIMIT, &value) != 0)
+                bad_argument("bad --max-slices '%s': expected 1..1024", optarg);
+            sim_config.wire.max_slices = (int)value;
+            break;
+        case OPT_PID:
+            if (chunk_parse_int(optarg, 0, 0xffffffffLL, &value) != 0)
+                bad_argument("bad --protocol-id '%s': expected a 32-bit number, e.g. 0x11223344", optarg);
+            sim_config.wire.protocol_id = (uint32_t)value;
+            break;
+        case 't':
+            if (chunk_parse_seconds(optarg, 1e9, &timeout) != 0)
+                bad_argument("bad --timeout '%s': expected seconds", optarg);
+            break;
+        case OPT_IDLE:
+            if (chunk_parse_seconds(optarg, 1e9, &idle_exit) != 0)
+                bad_argument("bad --idle-exit '%s': expected seconds", optarg);
+            break;
+        case OPT_PCAP: pcap_path = optarg; break;
+        case OPT_AT:
+            if (strcmp(optarg, "in") == 0)
+                relay.capture_out = 0;
+            else if (strcmp(optarg, "out") == 0)
+                relay.capture_out = 1;
+            else
+                bad_argument("bad --capture-at '%s': expected in or out", optarg);
+            break;
+        case 'q': quiet = 1; break;
+        case 'v': verbosity++; break;
+        case 'h': usage(stdout); return EXIT_OK;
+        case ':': bad_argument("option %s needs a value", argv[optind - 1]); break;
+        default: bad_argument("unknown option '%s'", argv[optind - 1]); break;
+        }
+    }
+    if (optind < argc) bad_argument("unexpected argument '%s'", argv[optind]);
+    if (fwd->drop_slice_id >= sim_config.wire.max_slices)
+        bad_argument("--drop-slice-id is not below --max-slices%s", "");
+    chunk_set_log_level(verbosity >= 2 ? CHUNK_LOG_DEBUG : verbosity == 1 ? CHUNK_LOG_INFO : CHUNK_LOG_ERROR);
+
+    char err[256], text[CHUNK_ADDRESS_STRING_SIZE], text2[CHUNK_ADDRESS_STRING_SIZE];
+    /* --listen: "PORT" alone, or ADDR:PORT / [ADDR]:PORT. */
+    chunk_address_t listen_address;
+    uint16_t port;
+    int dual_stack = 0;
+    if (chunk_parse_port(listen_text, &port) == 0) {
+        chunk_address_any(&listen_address, 6, port);
+        dual_stack = 1;
+    } else if (chunk_address_parse(listen_text, 0, 40001, &listen_address, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: --listen: %s (try --help)\n", program, err);
+        return EXIT_USAGE;
+    }
+    char default_to[32];
+    snprintf(default_to, sizeof default_to, "127.0.0.1:%d", CHUNK_DEFAULT_PORT);
+    if (chunk_address_parse(to_text ? to_text : default_to, 0, CHUNK_DEFAULT_PORT, &relay.receiver, err,
+                            sizeof err) != 0) {
+        fprintf(stderr, "%s: --to: %s (try --help)\n", program, err);
+        return EXIT_USAGE;
+    }
+    if (relay.receiver.port == 0) bad_argument("--to '%s' has port 0: give the receiver's port", to_text);
+
+    if (chunk_socket_open(&relay.listen, &listen_address, dual_stack, err, sizeof err) != 0) {
+        if (!dual_stack) {
+            fprintf(stderr, "%s: %s\n", program, err);
+            return EXIT_IO;
+        }
+        chunk_address_any(&listen_address, 4, port); /* no IPv6 here */
+        if (chunk_socket_open(&relay.listen, &listen_address, 0, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: %s\n", program, err);
+            return EXIT_IO;
+        }
+    }
+    chunk_address_t upstream_address;
+    chunk_address_any(&upstream_address, relay.receiver.family, 0);
+    if (chunk_socket_open(&relay.upstream, &upstream_address, 0, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", program, err);
+        return EXIT_IO;
+    }
+    chunk_socket_local_address(&relay.upstream, &relay.receiver, &relay.upstream_local);
+    if (port_file) {
+        FILE *f = fopen(port_file, "w");
+        if (!f || fprintf(f, "%u\n", (unsigned)relay.listen.bound.port) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "%s: cannot write %s: %s\n", program, port_file, strerror(errno));
+            return EXIT_IO;
+        }
+    }
+    if (pcap_path) {
+        relay.pcap = chunk_pcap_open(pcap_path, err, sizeof err);
+        if (!relay.pcap) {
+            fprintf(stderr, "%s: %s\n", program, err);
+            return EXIT_IO;
+        }
+    }
+    chunk_sim_t *sim = chunk_sim_create(&sim_config);
+    uint8_t *datagram = malloc(CHUNK_SOCKET_MAX_DATAGRAM);
+    if (!sim || !datagram) {
+        fprintf(stderr, "%s: out of memory\n", program);
+        return EXIT_IO;
+    }
+    chunk_platform_catch_signals();
+    chunk_log(CHUNK_LOG_INFO, "%s: listening on %s, relaying to %s", program,
+              chunk_address_format(&relay.listen.bound, text, sizeof text),
+              chunk_address_format(&relay.receiver, text2, sizeof text2));
+
+    /* The simulator runs on monotonic time since start. */
+    double start = chunk_platform_time(), last_arrival = -1, next_progress = start + 1.0;
+    int exit_code = EXIT_OK, progress_shown = 0;
+    const char *outcome = "stopped";
+    chunk_socket_t *in_socket[2] = {&relay.listen, &relay.upstream};
+
+    for (;;) {
+        double now = chunk_platform_time() - start;
+        double next = chunk_sim_next_delivery(sim);
+        double wait = 0.05;
+        if (next >= 0) wait = next - now < 0 ? 0 : next - now < wait ? next - now : wait;
+        int fds[2] = {relay.listen.fd, relay.upstream.fd}, readable[2];
+        if (chunk_platform_wait(fds, 2, wait, readable) < 0) {
+            fprintf(stderr, "%s: poll: %s\n", program, strerror(errno));
+            exit_code = EXIT_IO;
+            outcome = "poll error";
+            break;
+        }
+        if (chunk_platform_stop_signal()) {
+            exit_code = 128 + chunk_platform_stop_signal();
+            outcome = "interrupted";
+            break;
+        }
+        now = chunk_platform_time() - start;
+
+        for (int dir = 0; dir < 2; dir++) {
+            for (;;) {
+                chunk_address_t from;
+                int n = chunk_socket_receive(in_socket[dir], &from, datagram);
+                if (n == -1) break;
+                if (n == -2) {
+                    fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
+                    exit_code = EXIT_IO;
+                    outcome = "socket error";
+                    goto done;
+                }
+                if (dir == DIR_FORWARD && !relay.sender_known) {
+                    relay.sender_known = 1;
+                    relay.sender = from;
+                    chunk_socket_local_address(&relay.listen, &from, &relay.listen_local);
+                    chunk_log(CHUNK_LOG_INFO, "%s: sender is %s", program, chunk_address_format(&from, text, sizeof text));
+                }
+                const chunk_address_t *peer = dir == DIR_FORWARD ? &relay.sender : &relay.receiver;
+                /* Answers have nowhere to go before the sender is known. */
+                if (!chunk_address_equal(&from, peer) || !relay.sender_known) {
+                    relay.foreign_dropped[dir]++;
+                    chunk_log(CHUNK_LOG_DEBUG, "%s: dropped %d bytes from %s: not the %s", program, n,
+                              chunk_address_format(&from, text, sizeof text), dir == DIR_FORWARD ? "sender" : "receiver");
+                    continue;
+                }
+                relay.arrived[dir]++;
+                last_arrival = now;
+                if (!relay.capture_out)
+                    record(&relay, peer, dir == DIR_FORWARD ? &relay.listen_local : &relay.upstream_local, datagram, n);
+                if (n <= 0 || n > CHUNK_MAX_PACKET_BYTES) {
+                    /* The simulator carries only what a chunk packet can be. */
+                    relay.size_dropped[dir]++;
+                    chunk_log(CHUNK_LOG_DEBUG, "%s: dropped a datagram of %d bytes: no chunk packet is that size", program, n);
+                    continue;
+                }
+                chunk_sim_send(sim, dir, now, datagram, n);
+            }
+        }
+
+        for (int dir = 0; dir < 2; dir++) {
+            double delivery;
+            int n;
+            while ((n = chunk_sim_receive(sim, dir, now, datagram, &delivery)) > 0) {
+                chunk_socket_t *out = dir == DIR_FORWARD ? &relay.upstream : &relay.listen;
+                const chunk_address_t *to = dir == DIR_FORWARD ? &relay.receiver : &relay.sender;
+                if (chunk_socket_send(out, to, datagram, n) != 0) {
+                    relay.send_errors[dir]++;
+                    chunk_log(CHUNK_LOG_DEBUG, "%s: send failed: %s", program, strerror(errno));
+                    continue;
+                }
+                relay.forwarded[dir]++;
+                relay.bytes_forwarded[dir] += (uint64_t)n;
+                if (relay.capture_out)
+                    record(&relay, dir == DIR_FORWARD ? &relay.upstream_local : &relay.listen_local, to, datagram, n);
+            }
+        }
+
+        if (timeout > 0 && now >= timeout) {
+            outcome = "timeout reached";
+            break;
+        }
+        if (idle_exit > 0 && last_arrival >= 0 && now - last_arrival >= idle_exit && chunk_sim_next_delivery(sim) < 0) {
+            outcome = "idle";
+            break;
+        }
+        if (!quiet && last_arrival >= 0 && now + start >= next_progress) {
+            const uint64_t *c0 = chunk_sim_counters(sim, DIR_FORWARD), *c1 = chunk_sim_counters(sim, DIR_BACK);
+            fprintf(stderr,
+                    "%s: forward %llu in, %llu out (%llu lost), back %llu in, %llu out (%llu lost), %.1f kB/s forward%s",
+                    program, (unsigned long long)relay.arrived[0], (unsigned long long)relay.forwarded[0],
+                    (unsigned long long)(c0[CHUNK_SIM_COUNTER_LOST] + c0[CHUNK_SIM_COUNTER_QUEUE_DROPPED] +
+                                         c0[CHUNK_SIM_COUNTER_FAULT_DROPPED]),
+                    (unsigned long long)relay.arrived[1], (unsigned long long)relay.forwarded[1],
+                    (unsigned long long)(c1[CHUNK_SIM_COUNTER_LOST] + c1[CHUNK_SIM_COUNTER_QUEUE_DROPPED] +
+                                         c1[CHUNK_SIM_COUNTER_FAULT_DROPPED]),
+                    relay.bytes_forwarded[0] / now / 1e3, chunk_platform_stderr_is_tty() ? "   \r" : "\n");
+            progress_shown = 1;
+            next_progress = now + start + 1.0;
+        }
+    }
+done:;
+    if (relay.pcap && chunk_pcap_close(relay.pcap) != 0) relay.pcap_failed = 1;
+    if (relay.pcap_failed) {
+        fprintf(stderr, "%s: writing %s failed\n", program, pcap_path);
+        if (exit_code == EXIT_OK) exit_code = EXIT_IO;
+    }
+    if (!quiet || exit_code != EXIT_OK) {
+        if (progress_shown && chunk_platform_stderr_is_tty()) fputc('\n', stderr);
+        fprintf(stderr, "%s: %s after %.3f s; sender %s, receiver %s, seed %llu\n", program, outcome,
+                chunk_platform_time() - start,
+                relay.sender_known ? chunk_address_format(&relay.sender, text, sizeof text) : "never heard",
+                chunk_address_format(&relay.receiver, text2, sizeof text2), (unsigned long long)sim_config.seed);
+        for (int dir = 0; dir < 2; dir++) {
+            const uint64_t *c = chunk_sim_counters(sim, dir);
+            fprintf(stderr, "  %s: %llu in, %llu out, %llu from other addresses dropped, %llu bad size dropped, %llu send errors; sim:",
+                    dir == DIR_FORWARD ? "forward (to receiver)" : "back (to sender)",
+                    (unsigned long long)relay.arrived[dir], (unsigned long long)relay.forwarded[dir],
+                    (unsigned long long)relay.foreign_dropped[dir], (unsigned long long)relay.size_dropped[dir],
+                    (unsigned long long)relay.send_errors[dir]);
+            for (int i = 0; i < CHUNK_SIM_COUNTER_COUNT; i++)
+                fprintf(stderr, " %s=%llu", chunk_sim_counter_name(i), (unsigned long long)c[i]);
+            fputc('\n', stderr);
+        }
+        if (pcap_path)
+            fprintf(stderr, "  pcap: %llu datagrams (%s) in %s\n", (unsigned long long)relay.pcap_records,
+                    relay.capture_out ? "as sent on" : "as they arrived", pcap_path);
+    }
+    chunk_sim_destroy(sim);
+    chunk_socket_close(&relay.listen);
+    chunk_socket_close(&relay.upstream);
+    free(datagram);
+    return exit_code;
+}
