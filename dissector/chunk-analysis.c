@@ -1,132 +1,1013 @@
 /* chunk-analysis.c
- * Transfer analysis for the chunk protocol: streams and transfers.
+ * Transfer analysis for the chunk protocol: streams, transfers, resends,
+ * ack outcomes, hang diagnosis and reassembly.
+ *
+ * Everything is computed on the first pass, in frame order, and cached per
+ * frame (backward-looking results), or kept in per-slice and per-transfer
+ * state that is final after the first pass (forward-looking results such as
+ * "acked in" and "reassembled in": they show up with -2 and in the GUI).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <string.h>
+
 #include <epan/packet.h>
 #include <epan/conversation.h>
+#include <epan/expert.h>
 #include <epan/proto_data.h>
+#include <epan/reassemble.h>
+#include <epan/tap.h>
 #include <epan/wmem_scopes.h>
 
 #include "packet-chunk.h"
+#include "chunk-analysis-int.h"
 
-/* Per-frame record key (p_add_proto_data). */
+/* Per-frame keys (p_add_proto_data). */
 #define PDATA_FRAME (CHUNK_PDATA_ANALYSIS_BASE + 0)
+#define PDATA_STALL (CHUNK_PDATA_ANALYSIS_BASE + 1)       /* missing slices, when a stall was found */
+#define PDATA_STALL_SINCE (CHUNK_PDATA_ANALYSIS_BASE + 2) /* last frame with progress then */
 
 static int proto_chunk_a = -1;
+
+/* Preferences. */
+static guint pref_min_resend_ms = 100;
+static guint pref_ack_interval_ms = 100;
+static guint pref_stall_ms = 1000;
+static guint pref_not_listening_acks = 3;
+static gboolean pref_reassemble = TRUE;
+
 static int hf_stream = -1;
 static int hf_transfer = -1;
+static int hf_flags = -1;
+static int hf_resend = -1;
+static int hf_resend_of = -1;
+static int hf_since_last = -1;
+static int hf_first_send = -1;
+static int hf_already_acked_in = -1;
+static int hf_acked_in = -1;
+static int hf_ack_time = -1;
+static int hf_stale = -1;
+static int hf_completed_in = -1;
+static int hf_prev_chunk = -1;
+static int hf_newly_acked = -1;
+static int hf_newly_acked_slices = -1;
+static int hf_duplicate_ack = -1;
+static int hf_regressed = -1;
+static int hf_ack_delta = -1;
+static int hf_prev_ack = -1;
+static int hf_chunk_complete = -1;
+static int hf_transfer_time = -1;
+static int hf_goodput = -1;
+static int hf_chunk_size = -1;
+static int hf_stall_since = -1;
+static int hf_diagnosis = -1;
+static int hf_reassembled_in = -1;
+static int hf_reassembled_length = -1;
+static int hf_fragments = -1;
+static int hf_fragment = -1;
+static int hf_fragment_overlap = -1;
+static int hf_fragment_overlap_conflicts = -1;
+static int hf_fragment_multiple_tails = -1;
+static int hf_fragment_too_long_fragment = -1;
+static int hf_fragment_error = -1;
+static int hf_fragment_count = -1;
 
-/* One direction of slice flow inside a UDP conversation (acks go the other
- * way). */
-typedef struct flow {
-    guint32 stream;
-    guint32 last_transfer;
-    gboolean has_transfer;
-    guint16 last_chunk;
-} flow_t;
+static gint ett_analysis = -1;
+static gint ett_fragment = -1;
+static gint ett_fragments = -1;
 
-typedef struct conv {
-    address a_addr;   /* the endpoint seen first: direction 0 is from it */
-    guint32 a_port;
-    flow_t *flow[2];  /* indexed by the direction of the slices */
-} conv_t;
+static expert_field ei_resend = EI_INIT;
+static expert_field ei_too_soon = EI_INIT;
+static expert_field ei_already_acked = EI_INIT;
+static expert_field ei_not_listening = EI_INIT;
+static expert_field ei_stale = EI_INIT;
+static expert_field ei_early = EI_INIT;
+static expert_field ei_count_mismatch = EI_INIT;
+static expert_field ei_size_mismatch = EI_INIT;
+static expert_field ei_stall = EI_INIT;
+static expert_field ei_silent = EI_INIT;
+static expert_field ei_not_reading = EI_INIT;
+static expert_field ei_dup_ack = EI_INIT;
+static expert_field ei_stale_ack = EI_INIT;
+static expert_field ei_regression = EI_INIT;
+static expert_field ei_unknown_chunk = EI_INIT;
+static expert_field ei_ack_count_mismatch = EI_INIT;
+static expert_field ei_too_fast = EI_INIT;
+static expert_field ei_amplification = EI_INIT;
+static expert_field ei_complete = EI_INIT;
+static expert_field ei_incomplete = EI_INIT;
 
+static const fragment_items chunk_frag_items = {
+    &ett_fragment, &ett_fragments,
+    &hf_fragments, &hf_fragment, &hf_fragment_overlap, &hf_fragment_overlap_conflicts,
+    &hf_fragment_multiple_tails, &hf_fragment_too_long_fragment, &hf_fragment_error,
+    &hf_fragment_count, &hf_reassembled_in, &hf_reassembled_length, NULL,
+    "Slices"
+};
+
+static reassembly_table chunk_reassembly_table;
+static int chunk_tap = -1;
+static int chunk_eo_tap = -1;
+
+/* All transfers of the file, in order of their first slice. */
+static wmem_array_t *all_transfers;
+static guint32 next_stream;
+
+/* Frame record: what the analysis found in one frame, fixed on the first
+ * pass. Kept small: one per chunk packet. */
 typedef struct frame_rec {
-    guint32 stream;
-    guint32 transfer;
-    gboolean has_transfer;
+    chunk_transfer_t *t;   /* NULL: ack for a chunk no slice was seen of */
+    chunk_flow_t *flow;
+    guint32 flags;         /* CHUNK_F_* raised here (backward-looking) */
+    guint32 notes;         /* N_* */
+    guint32 ref_frame;     /* slice: previous send; ack: previous ack */
+    guint32 info_frame;    /* stale: completed in; early: previous chunk's first frame */
+    gint64 delta_ns;       /* slice: since last sent; ack: since previous ack */
+    guint32 slice_id;
+    guint16 resend;        /* slice: n on the n-th resend */
+    guint16 newly;         /* ack: slices newly acked */
+    guint16 cleared;       /* ack: slices acked before and clear now */
+    guint16 pad;
+    guint8 *newly_bits;    /* ack: newly acked slices, one bit each; NULL if none */
 } frame_rec_t;
 
-static guint32 next_stream;
-static guint32 next_transfer;
+enum {
+    N_RESEND        = 1u << 0,
+    N_ALREADY_ACKED = 1u << 1,
+    N_STALE         = 1u << 2,
+    N_DUP_ACK       = 1u << 3,
+    N_STALE_ACK     = 1u << 4,
+    N_COMPLETE      = 1u << 5,
+    N_IS_ACK        = 1u << 6,
+    N_REASSEMBLED   = 1u << 7,
+};
+
+static gint64 ts_ns(const nstime_t *t)
+{
+    return (gint64)t->secs * 1000000000 + t->nsecs;
+}
+
+static nstime_t ns_ts(gint64 ns)
+{
+    nstime_t t;
+    t.secs = (time_t)(ns / 1000000000);
+    t.nsecs = (int)(ns % 1000000000);
+    return t;
+}
+
+/* Wrap-aware "a is newer than b" from the spec's chunk-id rule. */
+static gboolean chunk_newer(guint16 a, guint16 b)
+{
+    return (a > b && a - b <= 32768) || (a < b && b - a > 32768);
+}
 
 static void analysis_init(void)
 {
     next_stream = 0;
-    next_transfer = 0;
+    all_transfers = wmem_array_new(wmem_file_scope(), sizeof(chunk_transfer_t *));
 }
 
-/* Returns the flow of slices that this packet belongs to: for a slice the
- * flow from its source, for an ack the flow towards its source. */
-static flow_t *get_flow(packet_info *pinfo, gboolean is_ack)
+guint chunk_analysis_transfer_count(void)
+{
+    return all_transfers ? wmem_array_get_count(all_transfers) : 0;
+}
+
+chunk_transfer_t *chunk_analysis_transfer(guint i)
+{
+    return *(chunk_transfer_t **)wmem_array_index(all_transfers, i);
+}
+
+/* Returns the flow this packet belongs to: for a slice the flow from its
+ * source, for an ack the flow towards its source (acks answer slices). */
+static chunk_flow_t *get_flow(packet_info *pinfo, gboolean is_ack)
 {
     conversation_t *c = find_or_create_conversation(pinfo);
-    conv_t *cv = (conv_t *)conversation_get_proto_data(c, proto_chunk_a);
-    if (!cv) {
-        cv = wmem_new0(wmem_file_scope(), conv_t);
-        copy_address_wmem(wmem_file_scope(), &cv->a_addr, &pinfo->src);
-        cv->a_port = pinfo->srcport;
-        conversation_add_proto_data(c, proto_chunk_a, cv);
+    chunk_flow_t **fl = (chunk_flow_t **)conversation_get_proto_data(c, proto_chunk_a);
+    if (!fl) {
+        fl = wmem_alloc0_array(wmem_file_scope(), chunk_flow_t *, 2);
+        conversation_add_proto_data(c, proto_chunk_a, fl);
     }
-    int dir = (addresses_equal(&cv->a_addr, &pinfo->src) && cv->a_port == pinfo->srcport) ? 0 : 1;
+    /* Direction 0 is from the endpoint with the lower address/port, so both
+     * directions agree whichever packet is seen first. */
+    int cmp = cmp_address(&pinfo->src, &pinfo->dst);
+    if (cmp == 0)
+        cmp = (pinfo->srcport > pinfo->destport) - (pinfo->srcport < pinfo->destport);
+    int dir = cmp <= 0 ? 0 : 1;
     if (is_ack)
         dir ^= 1;
-    if (!cv->flow[dir]) {
-        cv->flow[dir] = wmem_new0(wmem_file_scope(), flow_t);
-        cv->flow[dir]->stream = next_stream++;
+    if (!fl[dir]) {
+        chunk_flow_t *f = wmem_new0(wmem_file_scope(), chunk_flow_t);
+        f->stream = next_stream++;
+        /* Record the slice direction's endpoints. */
+        if (is_ack) {
+            copy_address_wmem(wmem_file_scope(), &f->src, &pinfo->dst);
+            copy_address_wmem(wmem_file_scope(), &f->dst, &pinfo->src);
+            f->sport = pinfo->destport;
+            f->dport = pinfo->srcport;
+        } else {
+            copy_address_wmem(wmem_file_scope(), &f->src, &pinfo->src);
+            copy_address_wmem(wmem_file_scope(), &f->dst, &pinfo->dst);
+            f->sport = pinfo->srcport;
+            f->dport = pinfo->destport;
+        }
+        f->by_chunk = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
+        fl[dir] = f;
     }
-    return cv->flow[dir];
+    return fl[dir];
 }
 
-static frame_rec_t *frame_record(packet_info *pinfo, gboolean is_ack, guint16 chunk_id)
+static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
+                                      const chunk_slice_info_t *slice)
 {
-    frame_rec_t *fr = (frame_rec_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_FRAME);
-    if (fr || PINFO_FD_VISITED(pinfo))
+    chunk_transfer_t *t = wmem_new0(wmem_file_scope(), chunk_transfer_t);
+    t->index = wmem_array_get_count(all_transfers);
+    t->flow = fl;
+    t->chunk_id = slice->chunk_id;
+    t->num_slices = slice->num_slices;
+    t->max_slices = slice->max_slices;
+    t->slice_size = slice->slice_size;
+    /* num_slices is bounded by the variant's MaxSlicesPerChunk: the decoder
+     * rejected anything larger. */
+    t->slices = wmem_alloc0_array(wmem_file_scope(), chunk_slice_state_t, t->num_slices);
+    t->first_frame = pinfo->num;
+    t->first_ns = ts_ns(&pinfo->abs_ts);
+    t->progress_ns = t->first_ns;
+    t->progress_frame = pinfo->num;
+    wmem_array_append_one(all_transfers, t);
+    /* A chunk id comes back after 65536 chunks: forget the transfer half a
+     * wrap behind, so an id seen again starts a new transfer. */
+    wmem_map_remove(fl->by_chunk, GUINT_TO_POINTER((guint)(guint16)(slice->chunk_id ^ 0x8000)));
+    wmem_map_insert(fl->by_chunk, GUINT_TO_POINTER((guint)slice->chunk_id), t);
+    return t;
+}
+
+/* Missing slices of t as ranges, each with how often it was sent:
+ * "3-5 (sent 4x), 17 (sent 6x)". Built only when a stall is found. */
+static char *missing_with_sends(wmem_allocator_t *scope, const chunk_transfer_t *t)
+{
+    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
+    guint32 i = 0, shown = 0;
+    while (i < t->num_slices) {
+        if (t->slices[i].acked_in) {
+            i++;
+            continue;
+        }
+        guint32 j = i;
+        while (j + 1 < t->num_slices && !t->slices[j + 1].acked_in &&
+               t->slices[j + 1].sends == t->slices[i].sends)
+            j++;
+        if (shown++ == 24) {
+            wmem_strbuf_append(sb, ", ...");
+            break;
+        }
+        if (wmem_strbuf_get_len(sb))
+            wmem_strbuf_append(sb, ", ");
+        if (j > i)
+            wmem_strbuf_append_printf(sb, "%u-%u", i, j);
+        else
+            wmem_strbuf_append_printf(sb, "%u", i);
+        wmem_strbuf_append_printf(sb, " (sent %ux)", t->slices[i].sends);
+        i = j + 1;
+    }
+    return wmem_strbuf_finalize(sb);
+}
+
+char *chunk_analysis_missing_ranges(wmem_allocator_t *scope, const chunk_transfer_t *t)
+{
+    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
+    guint32 i = 0;
+    while (i < t->num_slices) {
+        if (t->slices[i].acked_in) {
+            i++;
+            continue;
+        }
+        guint32 j = i;
+        while (j + 1 < t->num_slices && !t->slices[j + 1].acked_in)
+            j++;
+        if (wmem_strbuf_get_len(sb))
+            wmem_strbuf_append_c(sb, ',');
+        if (j > i)
+            wmem_strbuf_append_printf(sb, "%u-%u", i, j);
+        else
+            wmem_strbuf_append_printf(sb, "%u", i);
+        i = j + 1;
+    }
+    return wmem_strbuf_finalize(sb);
+}
+
+/* Ranges of the set bits of a bitmap: "0-7,9". */
+static char *bits_ranges(wmem_allocator_t *scope, const guint8 *bits, guint32 n)
+{
+    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
+    guint32 i = 0;
+#define BIT(k) ((bits[(k) >> 3] >> ((k) & 7)) & 1)
+    while (i < n) {
+        if (!BIT(i)) {
+            i++;
+            continue;
+        }
+        guint32 j = i;
+        while (j + 1 < n && BIT(j + 1))
+            j++;
+        if (wmem_strbuf_get_len(sb))
+            wmem_strbuf_append_c(sb, ',');
+        if (j > i)
+            wmem_strbuf_append_printf(sb, "%u-%u", i, j);
+        else
+            wmem_strbuf_append_printf(sb, "%u", i);
+        i = j + 1;
+    }
+#undef BIT
+    return wmem_strbuf_finalize(sb);
+}
+
+/* A transfer that made no progress for longer than the stall threshold while
+ * slices kept coming: classify and remember where it was found. */
+static void check_stall(packet_info *pinfo, chunk_transfer_t *t, frame_rec_t *fr, gint64 now)
+{
+    if (t->complete_frame || t->stall_frame)
+        return;
+    if (now - t->progress_ns <= (gint64)pref_stall_ms * 1000000)
+        return;
+    guint32 flag;
+    if (t->acks == 0 && t->flow->acks == 0)
+        flag = CHUNK_F_SILENT_RECEIVER;
+    else if (t->acks == 0 && t->flow->completed)
+        flag = CHUNK_F_NOT_READING;
+    else if (t->acks == 0)
+        flag = CHUNK_F_SILENT_RECEIVER;
+    else
+        flag = CHUNK_F_STALL;
+    fr->flags |= flag;
+    t->stall_frame = pinfo->num;
+    t->stall_since_frame = t->progress_frame;
+    if (!t->first_stall_frame)
+        t->first_stall_frame = pinfo->num;
+    p_add_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_STALL,
+                     missing_with_sends(wmem_file_scope(), t));
+    p_add_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_STALL_SINCE,
+                     GUINT_TO_POINTER(t->progress_frame));
+}
+
+static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk_slice_info_t *slice)
+{
+    frame_rec_t *fr = wmem_new0(wmem_file_scope(), frame_rec_t);
+    chunk_flow_t *fl = get_flow(pinfo, FALSE);
+    gint64 now = ts_ns(&pinfo->abs_ts);
+    fr->flow = fl;
+    fr->slice_id = slice->slice_id;
+    fl->slices_since_ack++;
+
+    chunk_transfer_t *t = (chunk_transfer_t *)wmem_map_lookup(fl->by_chunk,
+                                GUINT_TO_POINTER((guint)slice->chunk_id));
+    if (!t) {
+        t = new_transfer(fl, pinfo, slice);
+        if (fl->cur && fl->cur != t && chunk_newer(t->chunk_id, fl->cur->chunk_id) &&
+            fl->cur->acked_count < fl->cur->num_slices) {
+            /* One chunk in flight: the previous one was not fully acked. */
+            fr->flags |= CHUNK_F_EARLY;
+            fr->info_frame = fl->cur->first_frame;
+            t->early_of = fl->cur->index + 1;
+        }
+    }
+    if (!fl->cur || chunk_newer(t->chunk_id, fl->cur->chunk_id))
+        fl->cur = t;
+    fr->t = t;
+
+    t->slice_pkts++;
+    t->bytes_sent += tvb_reported_length(tvb);
+    t->last_frame = pinfo->num;
+    t->last_ns = now;
+
+    if (t->complete_frame) {
+        fr->notes |= N_STALE;
+        fr->info_frame = t->complete_frame;
+    }
+
+    if (slice->num_slices != t->num_slices || slice->slice_id >= t->num_slices) {
+        /* Widening or narrowing after the fact: the receiver must ignore it;
+         * no per-slice state is kept for it. */
+        fr->flags |= CHUNK_F_COUNT_MISMATCH;
+        t->problems |= fr->flags;
         return fr;
-    flow_t *fl = get_flow(pinfo, is_ack);
-    fr = wmem_new0(wmem_file_scope(), frame_rec_t);
-    fr->stream = fl->stream;
-    if (!is_ack && (!fl->has_transfer || fl->last_chunk != chunk_id)) {
-        fl->has_transfer = TRUE;
-        fl->last_chunk = chunk_id;
-        fl->last_transfer = next_transfer++;
     }
-    if (fl->has_transfer && fl->last_chunk == chunk_id) {
-        fr->has_transfer = TRUE;
-        fr->transfer = fl->last_transfer;
+    if (slice->slice_id == t->num_slices - 1) {
+        if (!t->size_known) {
+            t->size_known = TRUE;
+            t->last_bytes = slice->slice_bytes;
+            t->size = (t->num_slices - 1) * t->slice_size + slice->slice_bytes;
+        } else if (t->last_bytes != slice->slice_bytes) {
+            fr->flags |= CHUNK_F_SIZE_MISMATCH;
+        }
+    } else if (slice->slice_bytes != t->slice_size) {
+        fr->flags |= CHUNK_F_SIZE_MISMATCH;
     }
-    p_add_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_FRAME, fr);
+
+    chunk_slice_state_t *s = &t->slices[slice->slice_id];
+    if (s->sends == 0) {
+        s->first_frame = pinfo->num;
+        s->first_ns = now;
+    } else {
+        fr->notes |= N_RESEND;
+        fr->resend = s->sends < G_MAXUINT16 ? s->sends : G_MAXUINT16;
+        fr->ref_frame = s->last_frame;
+        fr->delta_ns = now - s->last_ns;
+        t->resends++;
+        if (fr->delta_ns < (gint64)pref_min_resend_ms * 1000000)
+            fr->flags |= CHUNK_F_TOO_SOON;
+    }
+    if (s->acked_in) {
+        fr->notes |= N_ALREADY_ACKED;
+        t->wasted++;
+        if (s->acks_seen >= pref_not_listening_acks)
+            fr->flags |= CHUNK_F_NOT_LISTENING;
+    }
+    if (s->sends < G_MAXUINT16)
+        s->sends++;
+    s->last_frame = pinfo->num;
+    s->last_ns = now;
+
+    check_stall(pinfo, t, fr, now);
+    t->problems |= fr->flags;
     return fr;
 }
 
-static void show_ids(tvbuff_t *tvb, proto_tree *tree, const frame_rec_t *fr)
+static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chunk_ack_info_t *ack)
 {
-    proto_item *it;
-    if (!tree || !fr)
-        return;
-    it = proto_tree_add_uint(tree, hf_stream, tvb, 0, 0, fr->stream);
+    frame_rec_t *fr = wmem_new0(wmem_file_scope(), frame_rec_t);
+    chunk_flow_t *fl = get_flow(pinfo, TRUE);
+    gint64 now = ts_ns(&pinfo->abs_ts);
+    fr->flow = fl;
+    fr->notes |= N_IS_ACK;
+    fl->acks++;
+
+    chunk_transfer_t *t = (chunk_transfer_t *)wmem_map_lookup(fl->by_chunk,
+                                GUINT_TO_POINTER((guint)ack->chunk_id));
+    fr->t = t;
+    gboolean completes = FALSE;
+    if (!t) {
+        fr->flags |= CHUNK_F_UNKNOWN_CHUNK;
+        fl->unknown_acks++;
+    } else {
+        t->acks++;
+        t->last_frame = pinfo->num;
+        t->last_ns = now;
+        if (ack->num_slices != t->num_slices) {
+            fr->flags |= CHUNK_F_COUNT_MISMATCH;
+        } else {
+            guint32 n = t->num_slices;
+            for (guint32 i = 0; i < n; i++) {
+                chunk_slice_state_t *s = &t->slices[i];
+                if (ack->acked[i]) {
+                    if (s->acks_seen < G_MAXUINT16)
+                        s->acks_seen++;
+                    if (!s->acked_in) {
+                        if (!fr->newly_bits)
+                            fr->newly_bits = (guint8 *)wmem_alloc0(wmem_file_scope(), (n + 7) / 8);
+                        fr->newly_bits[i >> 3] |= (guint8)(1u << (i & 7));
+                        fr->newly++;
+                        s->acked_in = pinfo->num;
+                        s->acked_ns = now;
+                    }
+                } else if (s->acked_in) {
+                    fr->cleared++;
+                }
+            }
+            t->acked_count += fr->newly;
+            if (fr->newly) {
+                t->progress_ns = now;
+                t->progress_frame = pinfo->num;
+                t->stall_frame = 0;
+            }
+            if (fr->cleared)
+                fr->flags |= CHUNK_F_REGRESSION;
+            if (ack->acked_count == n && !t->complete_frame) {
+                completes = TRUE;
+                t->complete_frame = pinfo->num;
+                t->complete_ns = now;
+                fr->notes |= N_COMPLETE;
+                fl->completed++;
+            } else if (ack->acked_count == n) {
+                fr->notes |= N_STALE_ACK;
+                fr->info_frame = t->complete_frame;
+            } else if (!fr->newly) {
+                fr->notes |= N_DUP_ACK;
+            }
+        }
+    }
+
+    /* Pacing: the completing ack may go at once (behaviour.md), so it is
+     * neither checked nor the reference for the next one. 1 ms of slack
+     * covers timestamp rounding. */
+    if (!completes) {
+        if (fl->has_paced_ack) {
+            fr->ref_frame = fl->paced_ack_frame;
+            fr->delta_ns = now - fl->paced_ack_ns;
+            gboolean fast = fr->delta_ns + 1000000 < (gint64)pref_ack_interval_ms * 1000000;
+            if (fast)
+                fr->flags |= CHUNK_F_TOO_FAST;
+            /* One ack per slice: a run of fast acks each answering at most
+             * one slice. */
+            if (fast && fl->slices_since_ack <= 1)
+                fl->one_per_slice_run++;
+            else
+                fl->one_per_slice_run = 0;
+            if (fl->one_per_slice_run >= 4)
+                fr->flags |= CHUNK_F_AMPLIFICATION;
+        }
+        fl->has_paced_ack = TRUE;
+        fl->paced_ack_frame = pinfo->num;
+        fl->paced_ack_ns = now;
+    }
+    fl->slices_since_ack = 0;
+    if (t)
+        t->problems |= fr->flags;
+    fl->problems |= fr->flags;
+    return fr;
+}
+
+static frame_rec_t *get_record(packet_info *pinfo)
+{
+    return (frame_rec_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_FRAME);
+}
+
+static void add_gen_uint(proto_tree *tree, int hf, tvbuff_t *tvb, guint32 v)
+{
+    proto_item_set_generated(proto_tree_add_uint(tree, hf, tvb, 0, 0, v));
+}
+
+static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
+{
+    nstime_t t = ns_ts(ns);
+    proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, &t));
+}
+
+/* End-of-capture diagnosis of an unfinished transfer in plain words; needs
+ * the state after the whole capture (so only at the end of a pass). */
+char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *t)
+{
+    const chunk_flow_t *fl = t->flow;
+    char *missing = chunk_analysis_missing_ranges(scope, t);
+    if (t->complete_frame)
+        return NULL;
+    if (t->acks == 0 && fl->acks == 0)
+        return wmem_strdup_printf(scope,
+            "Silent receiver: chunk %u was sent %u times in slices but no ack for it (or any chunk of this stream) is in the capture: the receiver is not running, acks are blocked, or it answers to another port%s",
+            t->chunk_id, t->slice_pkts, fl->unknown_acks ? "" : "");
+    if (t->acks == 0 && fl->completed)
+        return wmem_strdup_printf(scope,
+            "Receiver not reading: the sender moved on to chunk %u after the receiver completed the previous chunk, and the receiver acks nothing of it: the completed chunk is never popped (readyToRead stays set), so new slices are discarded",
+            t->chunk_id);
+    if (t->acks == 0)
+        return wmem_strdup_printf(scope,
+            "Silent receiver for chunk %u: %u slice packets and no ack for this chunk anywhere in the capture",
+            t->chunk_id, t->slice_pkts);
+    if (t->problems & CHUNK_F_NOT_LISTENING)
+        return wmem_strdup_printf(scope,
+            "Sender not listening: acks for chunk %u arrive but the sender keeps resending acked slices (%u wasted resends); missing %s",
+            t->chunk_id, t->wasted, missing);
+    if (t->stall_frame || t->first_stall_frame)
+        return wmem_strdup_printf(scope,
+            "Stalled: no new slice of chunk %u acked since frame %u; missing %s",
+            t->chunk_id, t->stall_frame ? t->stall_since_frame : t->progress_frame, missing);
+    return wmem_strdup_printf(scope,
+        "Incomplete at end of capture: chunk %u has %u/%u slices acked; missing %s",
+        t->chunk_id, t->acked_count, t->num_slices, missing);
+}
+
+/* chunk.analysis.flags, its value followed by the names of the problems. */
+static void show_flags(packet_info *pinfo, tvbuff_t *tvb, proto_tree *tree, guint32 flags)
+{
+    wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
+    for (guint i = 0; i < CHUNK_F_COUNT; i++) {
+        if (flags & (1u << i))
+            wmem_strbuf_append_printf(sb, "%s%s", wmem_strbuf_get_len(sb) ? ", " : "",
+                                      chunk_analysis_flag_name(1u << i));
+    }
+    proto_item *it = proto_tree_add_uint_format_value(tree, hf_flags, tvb, 0, 0, flags,
+                        "0x%04x (%s)", flags, wmem_strbuf_get_str(sb));
     proto_item_set_generated(it);
-    if (fr->has_transfer) {
-        it = proto_tree_add_uint(tree, hf_transfer, tvb, 0, 0, fr->transfer);
-        proto_item_set_generated(it);
+}
+
+static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                       const chunk_slice_info_t *slice, const frame_rec_t *fr)
+{
+    const chunk_transfer_t *t = fr->t;
+    proto_tree *at;
+    proto_item *ti;
+    guint32 flags = fr->flags;
+    gboolean last_of_transfer = PINFO_FD_VISITED(pinfo) && t->last_frame == pinfo->num &&
+                                !t->complete_frame;
+
+    if (last_of_transfer)
+        flags |= CHUNK_F_INCOMPLETE;
+
+    add_gen_uint(tree, hf_stream, tvb, fr->flow->stream);
+    add_gen_uint(tree, hf_transfer, tvb, t->index);
+
+    at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_analysis, &ti, "Transfer analysis");
+    proto_item_set_generated(ti);
+
+    const chunk_slice_state_t *s = (fr->flags & CHUNK_F_COUNT_MISMATCH) ? NULL : &t->slices[fr->slice_id];
+
+    if (fr->notes & N_RESEND) {
+        ti = proto_tree_add_uint(at, hf_resend, tvb, 0, 0, fr->resend);
+        proto_item_set_generated(ti);
+        expert_add_info_format(pinfo, ti, &ei_resend, "Resend %u of slice %u of chunk %u (previous send frame %u)",
+                               fr->resend, fr->slice_id, t->chunk_id, fr->ref_frame);
+        add_gen_uint(at, hf_resend_of, tvb, fr->ref_frame);
+        if (s && s->first_frame != fr->ref_frame)
+            add_gen_uint(at, hf_first_send, tvb, s->first_frame);
+        {
+            nstime_t d = ns_ts(fr->delta_ns);
+            ti = proto_tree_add_time(at, hf_since_last, tvb, 0, 0, &d);
+        }
+        proto_item_set_generated(ti);
+        if (fr->flags & CHUNK_F_TOO_SOON)
+            expert_add_info_format(pinfo, ti, &ei_too_soon,
+                "Slice resent %.1f ms after its last send (minimum %u ms): the sender's resend delay is not applied",
+                (double)fr->delta_ns / 1e6, pref_min_resend_ms);
+    }
+    if (s && (fr->notes & N_ALREADY_ACKED)) {
+        ti = proto_tree_add_uint(at, hf_already_acked_in, tvb, 0, 0, s->acked_in);
+        proto_item_set_generated(ti);
+        if (fr->flags & CHUNK_F_NOT_LISTENING)
+            expert_add_info_format(pinfo, ti, &ei_not_listening,
+                "Slice %u sent although %u acks since frame %u showed it acked: the sender is not applying acks",
+                fr->slice_id, s->acks_seen, s->acked_in);
+        else
+            expert_add_info_format(pinfo, ti, &ei_already_acked,
+                "Slice %u sent although acked in frame %u (wasted; the ack may have been lost)",
+                fr->slice_id, s->acked_in);
+    } else if (s && s->acked_in) {
+        /* Forward-looking: known once the whole capture was seen. */
+        add_gen_uint(at, hf_acked_in, tvb, s->acked_in);
+        add_gen_time(at, hf_ack_time, tvb, s->acked_ns - s->first_ns);
+    }
+    if (fr->notes & N_STALE) {
+        ti = proto_tree_add_uint(at, hf_stale, tvb, 0, 0, fr->info_frame);
+        proto_item_set_generated(ti);
+        expert_add_info_format(pinfo, ti, &ei_stale,
+            "Stale slice: the receiver completed chunk %u in frame %u (the final ack was lost or ignored)",
+            t->chunk_id, fr->info_frame);
+    }
+    if (fr->flags & CHUNK_F_EARLY) {
+        ti = proto_tree_add_uint(at, hf_prev_chunk, tvb, 0, 0, fr->info_frame);
+        proto_item_set_generated(ti);
+        expert_add_info_format(pinfo, ti, &ei_early,
+            "Chunk %u started before the previous chunk (first frame %u) was fully acked: one chunk in flight is broken",
+            t->chunk_id, fr->info_frame);
+    }
+    if (fr->flags & CHUNK_F_COUNT_MISMATCH)
+        expert_add_info_format(pinfo, at, &ei_count_mismatch,
+            "Slice count %u differs from %u in the chunk's first slice (frame %u): a receiver ignores it",
+            slice->num_slices, t->num_slices, t->first_frame);
+    if (fr->flags & CHUNK_F_SIZE_MISMATCH)
+        expert_add_info_format(pinfo, at, &ei_size_mismatch,
+            "Slice carries %u bytes, earlier slices of this chunk imply %u",
+            slice->slice_bytes, fr->slice_id == t->num_slices - 1 ? t->last_bytes : t->slice_size);
+
+    if (fr->flags & (CHUNK_F_STALL | CHUNK_F_SILENT_RECEIVER | CHUNK_F_NOT_READING)) {
+        const char *missing = (const char *)p_get_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_STALL);
+        guint32 since = (guint32)GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_STALL_SINCE));
+        ti = proto_tree_add_uint(at, hf_stall_since, tvb, 0, 0, since);
+        proto_item_set_generated(ti);
+        if (fr->flags & CHUNK_F_STALL)
+            expert_add_info_format(pinfo, ti, &ei_stall,
+                "Stall: no new slice of chunk %u acked for over %u ms while slices keep coming; missing %s",
+                t->chunk_id, pref_stall_ms, missing ? missing : "?");
+        else if (fr->flags & CHUNK_F_NOT_READING)
+            expert_add_info_format(pinfo, ti, &ei_not_reading,
+                "Receiver not reading: chunk %u sent for over %u ms after the previous chunk completed, no ack for it: the receiver never pops the completed chunk",
+                t->chunk_id, pref_stall_ms);
+        else
+            expert_add_info_format(pinfo, ti, &ei_silent,
+                "Silent receiver: chunk %u sent for over %u ms and no ack for it so far; missing %s",
+                t->chunk_id, pref_stall_ms, missing ? missing : "?");
+    }
+    if (t->reassembled_in && t->reassembled_in != pinfo->num) {
+        add_gen_uint(tree, hf_reassembled_in, tvb, t->reassembled_in);
+    }
+    if (last_of_transfer) {
+        char *d = chunk_analysis_diagnosis(pinfo->pool, t);
+        ti = proto_tree_add_string(at, hf_diagnosis, tvb, 0, 0, d);
+        proto_item_set_generated(ti);
+        expert_add_info_format(pinfo, ti, &ei_incomplete, "Last packet of an unfinished transfer. %s", d);
+    }
+    if (flags)
+        show_flags(pinfo, tvb, at, flags);
+}
+
+static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                     const chunk_ack_info_t *ack, const frame_rec_t *fr)
+{
+    const chunk_transfer_t *t = fr->t;
+    proto_tree *at;
+    proto_item *ti;
+    guint32 flags = fr->flags;
+
+    add_gen_uint(tree, hf_stream, tvb, fr->flow->stream);
+    if (t)
+        add_gen_uint(tree, hf_transfer, tvb, t->index);
+    at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_analysis, &ti, "Transfer analysis");
+    proto_item_set_generated(ti);
+
+    if (!t) {
+        expert_add_info_format(pinfo, ti, &ei_unknown_chunk,
+            "Ack for chunk %u, but no slice of that chunk was seen in this stream: the sender is not sending it",
+            ack->chunk_id);
+    } else if (fr->flags & CHUNK_F_COUNT_MISMATCH) {
+        expert_add_info_format(pinfo, ti, &ei_ack_count_mismatch,
+            "Ack has %u slices, the chunk has %u: the sender ignores it",
+            ack->num_slices, t->num_slices);
+    } else {
+        ti = proto_tree_add_uint(at, hf_newly_acked, tvb, 0, 0, fr->newly);
+        proto_item_set_generated(ti);
+        if (fr->newly_bits) {
+            ti = proto_tree_add_string(at, hf_newly_acked_slices, tvb, 0, 0,
+                                       bits_ranges(pinfo->pool, fr->newly_bits, t->num_slices));
+            proto_item_set_generated(ti);
+        }
+        if (fr->notes & N_DUP_ACK) {
+            ti = proto_tree_add_boolean(at, hf_duplicate_ack, tvb, 0, 0, TRUE);
+            proto_item_set_generated(ti);
+            expert_add_info(pinfo, ti, &ei_dup_ack);
+        }
+        if (fr->notes & N_STALE_ACK) {
+            ti = proto_tree_add_uint(at, hf_completed_in, tvb, 0, 0, fr->info_frame);
+            proto_item_set_generated(ti);
+            expert_add_info_format(pinfo, ti, &ei_stale_ack,
+                "Repeated all-ones ack for chunk %u (completed in frame %u): the receiver answers stale slices",
+                t->chunk_id, fr->info_frame);
+        }
+        if (fr->flags & CHUNK_F_REGRESSION) {
+            ti = proto_tree_add_uint(at, hf_regressed, tvb, 0, 0, fr->cleared);
+            proto_item_set_generated(ti);
+            expert_add_info_format(pinfo, ti, &ei_regression,
+                "Ack regression: %u slices acked earlier are clear here (reordered ack, or the receiver reset)",
+                fr->cleared);
+        }
+        if (fr->notes & N_COMPLETE) {
+            gint64 dur = t->complete_ns - t->first_ns;
+            ti = proto_tree_add_uint(at, hf_chunk_complete, tvb, 0, 0, t->chunk_id);
+            proto_item_set_generated(ti);
+            add_gen_time(at, hf_transfer_time, tvb, dur);
+            if (t->size_known) {
+                add_gen_uint(at, hf_chunk_size, tvb, t->size);
+                if (dur > 0) {
+                    proto_item *g = proto_tree_add_double(at, hf_goodput, tvb, 0, 0,
+                                                          (double)t->size * 8e9 / (double)dur);
+                    proto_item_set_generated(g);
+                }
+            }
+            expert_add_info_format(pinfo, ti, &ei_complete,
+                "Chunk %u complete: %u slices acked, transfer time %.3f s",
+                t->chunk_id, t->num_slices, (double)dur / 1e9);
+        }
+    }
+    if (fr->ref_frame) {
+        add_gen_uint(at, hf_prev_ack, tvb, fr->ref_frame);
+        add_gen_time(at, hf_ack_delta, tvb, fr->delta_ns);
+    }
+    if (fr->flags & CHUNK_F_AMPLIFICATION)
+        expert_add_info(pinfo, at, &ei_amplification);
+    else if (fr->flags & CHUNK_F_TOO_FAST)
+        expert_add_info_format(pinfo, at, &ei_too_fast,
+            "Ack %.1f ms after the previous one (interval %u ms)",
+            (double)fr->delta_ns / 1e6, pref_ack_interval_ms);
+    if (flags)
+        show_flags(pinfo, tvb, at, flags);
+}
+
+/* Reassembly: each first send of a slice goes to the reassembly table until
+ * the chunk is whole; the frame that completes it shows the chunk. */
+static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                       const chunk_slice_info_t *slice, frame_rec_t *fr)
+{
+    chunk_transfer_t *t = fr->t;
+    fragment_head *fd = NULL;
+
+    if (!PINFO_FD_VISITED(pinfo)) {
+        if (t->reassembled_in || (fr->flags & (CHUNK_F_COUNT_MISMATCH | CHUNK_F_SIZE_MISMATCH)) ||
+            (fr->notes & N_RESEND))
+            return;
+        fd = fragment_add_seq_check(&chunk_reassembly_table, tvb, slice->data_offset, pinfo,
+                                    t->index, NULL, slice->slice_id, slice->slice_bytes,
+                                    slice->slice_id != t->num_slices - 1);
+        if (fd) {
+            t->reassembled_in = pinfo->num;
+            fr->notes |= N_REASSEMBLED;
+        }
+    } else if (t->reassembled_in == pinfo->num) {
+        fd = fragment_get_reassembled_id(&chunk_reassembly_table, pinfo, t->index);
+    }
+    if (!fd)
+        return;
+    tvbuff_t *rtvb = process_reassembled_data(tvb, slice->data_offset, pinfo, "Reassembled chunk",
+                                              fd, &chunk_frag_items, NULL, tree);
+    if (!rtvb)
+        return;
+    if (have_tap_listener(chunk_eo_tap)) {
+        chunk_eo_t *eo = wmem_new0(pinfo->pool, chunk_eo_t);
+        eo->t = t;
+        eo->len = tvb_captured_length(rtvb);
+        eo->data = tvb_get_ptr(rtvb, 0, eo->len);
+        tap_queue_packet(chunk_eo_tap, pinfo, eo);
     }
 }
 
 void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                           const chunk_slice_info_t *slice)
 {
-    show_ids(tvb, chunk_tree, frame_record(pinfo, FALSE, slice->chunk_id));
+    frame_rec_t *fr = get_record(pinfo);
+    if (!fr) {
+        if (PINFO_FD_VISITED(pinfo))
+            return;   /* not a clean slice on the first pass */
+        fr = analyse_slice(tvb, pinfo, slice);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_FRAME, fr);
+    }
+    if (pref_reassemble)
+        reassemble(tvb, pinfo, chunk_tree, slice, fr);
+    if (chunk_tree)
+        show_slice(tvb, pinfo, chunk_tree, slice, fr);
+    if (have_tap_listener(chunk_tap)) {
+        chunk_tap_info_t *ti = wmem_new0(pinfo->pool, chunk_tap_info_t);
+        ti->t = fr->t;
+        ti->flow = fr->flow;
+        ti->is_ack = FALSE;
+        ti->resend = fr->resend;
+        ti->flags = fr->flags;
+        ti->already_acked = (fr->notes & N_ALREADY_ACKED) != 0;
+        ti->stale = (fr->notes & N_STALE) != 0;
+        tap_queue_packet(chunk_tap, pinfo, ti);
+    }
 }
 
 void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                         const chunk_ack_info_t *ack)
 {
-    show_ids(tvb, chunk_tree, frame_record(pinfo, TRUE, ack->chunk_id));
+    frame_rec_t *fr = get_record(pinfo);
+    if (!fr) {
+        if (PINFO_FD_VISITED(pinfo))
+            return;
+        fr = analyse_ack(tvb, pinfo, ack);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_FRAME, fr);
+    }
+    if (chunk_tree)
+        show_ack(tvb, pinfo, chunk_tree, ack, fr);
+    if (have_tap_listener(chunk_tap)) {
+        chunk_tap_info_t *ti = wmem_new0(pinfo->pool, chunk_tap_info_t);
+        ti->t = fr->t;
+        ti->flow = fr->flow;
+        ti->is_ack = TRUE;
+        ti->flags = fr->flags;
+        ti->newly = fr->newly;
+        ti->dup = (fr->notes & N_DUP_ACK) != 0;
+        ti->stale_ack = (fr->notes & N_STALE_ACK) != 0;
+        ti->complete = (fr->notes & N_COMPLETE) != 0;
+        tap_queue_packet(chunk_tap, pinfo, ti);
+    }
+}
+
+static const value_string flag_names[] = {
+    { CHUNK_F_TOO_SOON, "resent too soon" },
+    { CHUNK_F_NOT_LISTENING, "sender not listening" },
+    { CHUNK_F_EARLY, "chunk started early" },
+    { CHUNK_F_COUNT_MISMATCH, "slice count mismatch" },
+    { CHUNK_F_SIZE_MISMATCH, "slice size mismatch" },
+    { CHUNK_F_STALL, "stall" },
+    { CHUNK_F_SILENT_RECEIVER, "silent receiver" },
+    { CHUNK_F_NOT_READING, "receiver not reading" },
+    { CHUNK_F_REGRESSION, "ack regression" },
+    { CHUNK_F_UNKNOWN_CHUNK, "ack for a chunk not being sent" },
+    { CHUNK_F_TOO_FAST, "acks too fast" },
+    { CHUNK_F_AMPLIFICATION, "one ack per slice" },
+    { CHUNK_F_INCOMPLETE, "incomplete at end of capture" },
+    { 0, NULL }
+};
+
+const char *chunk_analysis_flag_name(guint32 flag)
+{
+    return val_to_str_const(flag, flag_names, "?");
 }
 
 void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
 {
     static hf_register_info hf[] = {
         { &hf_stream, { "Stream index", "chunk.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
-            "One per UDP conversation and direction of slices", HFILL } },
+            "One per UDP conversation and direction of slices (its acks go the other way)", HFILL } },
         { &hf_transfer, { "Transfer index", "chunk.transfer", FT_UINT32, BASE_DEC, NULL, 0x0,
-            "One per chunk sent in a stream", HFILL } },
+            "One per chunk sent in a stream, numbered across the capture", HFILL } },
+        { &hf_flags, { "Analysis flags", "chunk.analysis.flags", FT_UINT32, BASE_HEX, NULL, 0x0,
+            "Set on every packet where the analysis found a problem", HFILL } },
+        { &hf_resend, { "Resend", "chunk.analysis.resend", FT_UINT32, BASE_DEC, NULL, 0x0,
+            "n on the n-th resend of this slice", HFILL } },
+        { &hf_resend_of, { "Resend of frame", "chunk.analysis.resend_of", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0x0,
+            "The previous send of this slice", HFILL } },
+        { &hf_since_last, { "Time since last sent", "chunk.analysis.since_last_sent", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_first_send, { "First sent in frame", "chunk.analysis.first_sent_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_already_acked_in, { "Already acked in frame", "chunk.analysis.already_acked_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
+            "This slice was acked before this send: wasted", HFILL } },
+        { &hf_acked_in, { "Acked in frame", "chunk.analysis.acked_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
+            "The first ack showing this slice", HFILL } },
+        { &hf_ack_time, { "Time from first send to ack", "chunk.analysis.ack_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_stale, { "Stale: chunk completed in frame", "chunk.analysis.stale", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+            "Slice of a chunk the receiver already completed", HFILL } },
+        { &hf_completed_in, { "Chunk completed in frame", "chunk.analysis.completed_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_prev_chunk, { "Early: previous chunk not fully acked, started in frame", "chunk.analysis.early", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_newly_acked, { "Newly acked slices", "chunk.analysis.newly_acked", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_newly_acked_slices, { "Newly acked", "chunk.analysis.newly_acked_slices", FT_STRING, BASE_NONE, NULL, 0x0,
+            "Slices this ack is the first to show, as ranges", HFILL } },
+        { &hf_duplicate_ack, { "Duplicate ack", "chunk.analysis.duplicate_ack", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+            "Nothing newly acked", HFILL } },
+        { &hf_regressed, { "Slices regressed", "chunk.analysis.regressed", FT_UINT32, BASE_DEC, NULL, 0x0,
+            "Slices acked earlier that are clear in this ack", HFILL } },
+        { &hf_prev_ack, { "Previous ack in frame", "chunk.analysis.prev_ack", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_ack_delta, { "Time since previous ack", "chunk.analysis.ack_delta", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_chunk_complete, { "Chunk complete", "chunk.analysis.chunk_complete", FT_UINT16, BASE_DEC, NULL, 0x0,
+            "First all-ones ack of the chunk (value: chunk id)", HFILL } },
+        { &hf_transfer_time, { "Transfer time", "chunk.analysis.transfer_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+            "From the chunk's first slice to its completing ack", HFILL } },
+        { &hf_goodput, { "Goodput (bit/s)", "chunk.analysis.goodput", FT_DOUBLE, BASE_NONE, NULL, 0x0,
+            "Chunk bits divided by the transfer time", HFILL } },
+        { &hf_chunk_size, { "Chunk size", "chunk.analysis.chunk_size", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_stall_since, { "No progress since frame", "chunk.analysis.stall_since", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+            "Last frame that newly acked a slice (or the chunk's first)", HFILL } },
+        { &hf_diagnosis, { "Diagnosis", "chunk.analysis.diagnosis", FT_STRING, BASE_NONE, NULL, 0x0,
+            "Why the transfer did not complete (end of capture)", HFILL } },
+        { &hf_reassembled_in, { "Reassembled in", "chunk.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+            "Frame where the whole chunk was received", HFILL } },
+        { &hf_reassembled_length, { "Reassembled chunk length", "chunk.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_fragments, { "Slices", "chunk.slices", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment, { "Slice", "chunk.slice", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_overlap, { "Slice overlap", "chunk.slice.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_overlap_conflicts, { "Slice overlapping with conflicting data", "chunk.slice.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_multiple_tails, { "Multiple last slices", "chunk.slice.multipletails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_too_long_fragment, { "Slice too long", "chunk.slice.toolongfragment", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_error, { "Reassembly error", "chunk.slice.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_count, { "Slice count", "chunk.slice.count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
     };
-    (void)chunk_module;
+    static gint *ett[] = { &ett_analysis, &ett_fragment, &ett_fragments };
+    static ei_register_info ei[] = {
+        { &ei_resend, { "chunk.analysis.resend.expert", PI_SEQUENCE, PI_NOTE, "Slice resent", EXPFILL } },
+        { &ei_too_soon, { "chunk.analysis.too_soon", PI_SEQUENCE, PI_WARN, "Slice resent sooner than the minimum resend delay", EXPFILL } },
+        { &ei_already_acked, { "chunk.analysis.already_acked", PI_SEQUENCE, PI_NOTE, "Slice sent although already acked", EXPFILL } },
+        { &ei_not_listening, { "chunk.analysis.sender_not_listening", PI_SEQUENCE, PI_WARN, "Sender keeps resending acked slices: not applying acks", EXPFILL } },
+        { &ei_stale, { "chunk.analysis.stale.expert", PI_SEQUENCE, PI_NOTE, "Slice of a chunk the receiver completed", EXPFILL } },
+        { &ei_early, { "chunk.analysis.early.expert", PI_SEQUENCE, PI_WARN, "Chunk started before the previous one was fully acked", EXPFILL } },
+        { &ei_count_mismatch, { "chunk.analysis.slice_count_mismatch", PI_MALFORMED, PI_WARN, "Slice count differs from the chunk's first slice", EXPFILL } },
+        { &ei_size_mismatch, { "chunk.analysis.slice_size_mismatch", PI_MALFORMED, PI_WARN, "Slice size differs from earlier slices of the chunk", EXPFILL } },
+        { &ei_stall, { "chunk.analysis.stall", PI_SEQUENCE, PI_WARN, "Transfer stalled: no new slice acked", EXPFILL } },
+        { &ei_silent, { "chunk.analysis.silent_receiver", PI_SEQUENCE, PI_WARN, "Silent receiver: slices and no ack", EXPFILL } },
+        { &ei_not_reading, { "chunk.analysis.receiver_not_reading", PI_SEQUENCE, PI_WARN, "Receiver not reading: next chunk never acked", EXPFILL } },
+        { &ei_dup_ack, { "chunk.analysis.duplicate_ack.expert", PI_SEQUENCE, PI_NOTE, "Duplicate ack: nothing newly acked", EXPFILL } },
+        { &ei_stale_ack, { "chunk.analysis.stale_ack", PI_SEQUENCE, PI_NOTE, "Repeated all-ones ack for a completed chunk", EXPFILL } },
+        { &ei_regression, { "chunk.analysis.ack_regression", PI_SEQUENCE, PI_WARN, "Ack regression: acked slices clear again", EXPFILL } },
+        { &ei_unknown_chunk, { "chunk.analysis.ack_unknown_chunk", PI_SEQUENCE, PI_WARN, "Ack for a chunk the sender is not sending", EXPFILL } },
+        { &ei_ack_count_mismatch, { "chunk.analysis.ack_count_mismatch", PI_MALFORMED, PI_WARN, "Ack slice count differs from the chunk's", EXPFILL } },
+        { &ei_too_fast, { "chunk.analysis.ack_too_fast", PI_SEQUENCE, PI_WARN, "Acks faster than the ack interval", EXPFILL } },
+        { &ei_amplification, { "chunk.analysis.ack_amplification", PI_SECURITY, PI_WARN, "One ack per slice: the receiver can be used for amplification", EXPFILL } },
+        { &ei_complete, { "chunk.analysis.complete", PI_SEQUENCE, PI_CHAT, "Chunk complete", EXPFILL } },
+        { &ei_incomplete, { "chunk.analysis.incomplete", PI_SEQUENCE, PI_WARN, "Transfer incomplete at end of capture", EXPFILL } },
+    };
+    expert_module_t *em;
+
     proto_chunk_a = proto_chunk;
     proto_register_field_array(proto_chunk, hf, array_length(hf));
+    proto_register_subtree_array(ett, array_length(ett));
+    em = expert_register_protocol(proto_chunk);
+    expert_register_field_array(em, ei, array_length(ei));
+
+    prefs_register_uint_preference(chunk_module, "min_resend_ms", "Minimum resend delay (ms)",
+        "A slice resent sooner than this after its last send is flagged (behaviour.md: 100 ms)",
+        10, &pref_min_resend_ms);
+    prefs_register_uint_preference(chunk_module, "ack_interval_ms", "Ack interval (ms)",
+        "Acks closer together than this are flagged (behaviour.md: 100 ms)",
+        10, &pref_ack_interval_ms);
+    prefs_register_uint_preference(chunk_module, "stall_ms", "Stall threshold (ms)",
+        "A transfer whose slices keep coming without a new slice acked for longer than this is stalled",
+        10, &pref_stall_ms);
+    prefs_register_uint_preference(chunk_module, "not_listening_acks", "Acks before 'sender not listening'",
+        "A slice resent after this many acks showed it acked means the sender is not applying acks",
+        10, &pref_not_listening_acks);
+    prefs_register_bool_preference(chunk_module, "reassemble", "Reassemble chunks",
+        "Reassemble each chunk from its slices and show it in the frame that completes it",
+        &pref_reassemble);
+
+    reassembly_table_register(&chunk_reassembly_table, &addresses_ports_reassembly_table_functions);
     register_init_routine(analysis_init);
+    chunk_tap = register_tap("chunk_transfers");
+    chunk_eo_tap = chunk_analysis_register_stats(proto_chunk);
 }
 
 void chunk_analysis_handoff(void)
