@@ -2,3 +2,4 @@
  * which defines `const chunk_test_t name_tests[]`. */
 CHUNK_TEST_GROUP(wire)
 CHUNK_TEST_GROUP(sim)
+CHUNK_TEST_GROUP(sender)
