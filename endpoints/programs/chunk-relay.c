@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ static void usage(FILE *out)
             "at --to, and the receiver's answers back, through the network simulator in real\n"
             "time. Point chunk-send at the relay and the relay at chunk-recv:\n"
             "  chunk-recv -p 40000 out.bin &\n"
-            "  chunk-relay --listen 40001 --to 127.0.0.1:40000 --loss 20%% &\n"
+            "  chunk-relay --listen 40001 --to 127.0.0.1:40000 --loss 20%% --latency 25ms &\n"
             "  chunk-send 127.0.0.1:40001 in.bin\n"
             "The first address that sends to --listen is the sender; datagrams from any other\n"
             "address, and datagrams to the relay's receiver-side socket from anyone but the\n"
@@ -40,18 +41,18 @@ static void usage(FILE *out)
             "  -T, --to HOST[:PORT]      the receiver (default 127.0.0.1:%d)\n"
             "      --port-file FILE      write the listening port to FILE once bound (for scripts)\n"
             "\n"
-            "impairments (V applies to both directions; F,B sets forward (to the receiver)\n"
-            "and back (to the sender) separately, e.g. --loss 20%%,5%%):\n"
-            "      --loss P[,P]          probability a datagram is lost (0.2 or 20%%)\n"
-            "      --latency SEC[,SEC]   one-way delay (0.05 or 50ms)\n"
-            "      --jitter SEC[,SEC]    up to +- this much added to the delay, uniform\n"
-            "      --duplicate P[,P]     probability a datagram is delivered twice\n"
-            "      --reorder P[,P]       probability a datagram is held back --reorder-delay\n"
-            "      --reorder-delay SEC[,SEC]  (default 0.05)\n"
-            "      --bandwidth RATE[,RATE]    link rate with IP/UDP overhead, e.g. 1Mbit (default unlimited)\n"
-            "      --queue BYTES[,BYTES] router buffer in front of the bandwidth cap (default 64K)\n"
+            "impairments (each also as --NAME-ab for sender to receiver only, and --NAME-ba\n"
+            "for receiver to sender only, as in chunk-sim):\n"
+            "      --loss P              probability a datagram is lost (0.2 or 20%%)\n"
+            "      --latency SEC         one-way delay (0.05 or 50ms)\n"
+            "      --jitter SEC          up to +- this much added to the delay, uniform\n"
+            "      --duplicate P         probability a datagram is delivered twice\n"
+            "      --reorder P           probability a datagram is held back --reorder-delay\n"
+            "      --reorder-delay SEC   (default 0.05)\n"
+            "      --bandwidth RATE      link rate with IP/UDP overhead, e.g. 1Mbit (default unlimited)\n"
+            "      --queue BYTES         router buffer in front of the bandwidth cap (default 64K)\n"
             "      --drop-acks           fault: drop every ack\n"
-            "      --drop-slice-id N     fault: drop every slice packet with slice id N\n"
+            "      --drop-slice N        fault: drop every slice packet with slice id N\n"
             "      --seed N              simulator seed (default 1): the same seed draws the same\n"
             "                            losses for the same sequence of datagrams\n"
             "      --slice-size N, --max-slices N, --protocol-id N\n"
@@ -60,7 +61,7 @@ static void usage(FILE *out)
             "\n"
             "  -t, --timeout SEC         stop after SEC seconds (default: run until interrupted)\n"
             "      --idle-exit SEC       stop once traffic has started and nothing arrived for SEC\n"
-            "      --pcap FILE           write what crosses the relay to FILE\n"
+            "  -w, --pcap FILE           write what crosses the relay to FILE\n"
             "      --capture-at in|out   in: datagrams as they arrive at the relay (before the\n"
             "                            impairments); out: as the relay sends them on (default in)\n"
             "  -q, --quiet               no progress line, and no summary unless it fails\n"
@@ -99,21 +100,46 @@ static int parse_one(int kind, const char *text, double *out)
     }
 }
 
-/* Parses "V" (both directions) or "F,B" into out[2]. Returns 0 or -1. */
-static int parse_pair(int kind, const char *text, double out[2])
+/* The link options, each also as NAME-ab (sender to receiver only) and
+ * NAME-ba (receiver to sender only), as in chunk-sim. */
+static const struct {
+    const char *name;
+    int kind;
+    size_t offset; /* of the double or int in chunk_link_config_t */
+} link_options[] = {
+    {"loss", VALUE_PROBABILITY, offsetof(chunk_link_config_t, loss)},
+    {"latency", VALUE_SECONDS, offsetof(chunk_link_config_t, latency)},
+    {"jitter", VALUE_SECONDS, offsetof(chunk_link_config_t, jitter)},
+    {"duplicate", VALUE_PROBABILITY, offsetof(chunk_link_config_t, duplicate)},
+    {"reorder", VALUE_PROBABILITY, offsetof(chunk_link_config_t, reorder)},
+    {"reorder-delay", VALUE_SECONDS, offsetof(chunk_link_config_t, reorder_delay)},
+    {"bandwidth", VALUE_RATE, offsetof(chunk_link_config_t, bandwidth)},
+    {"queue", VALUE_BYTES, offsetof(chunk_link_config_t, queue_bytes)},
+};
+#define LINK_OPTION_COUNT (int)(sizeof link_options / sizeof link_options[0])
+#define OPT_LINK_BASE 1000 /* getopt value: OPT_LINK_BASE + 3 * option + (0 both, 1 ab, 2 ba) */
+
+static const char *link_value_help[] = {
+    "a probability, 0.2 or 20%", "seconds, 0.05 or 50ms", "a rate, 125000, 125kB or 1Mbit",
+    "bytes, 65536 or 64K (at most 1G)",
+};
+
+/* Sets link option `index` from text on the directions `variant` selects.
+ * Returns 0, or -1 when text is not a valid value. */
+static int set_link_option(chunk_sim_config_t *config, int index, int variant, const char *text)
 {
-    const char *comma = strchr(text, ',');
-    if (!comma) {
-        if (parse_one(kind, text, &out[0]) != 0) return -1;
-        out[1] = out[0];
-        return 0;
+    double value;
+    if (parse_one(link_options[index].kind, text, &value) != 0) return -1;
+    if (link_options[index].kind == VALUE_BYTES && value > (double)(1 << 30)) return -1;
+    for (int dir = 0; dir < 2; dir++) {
+        if ((variant == 1 && dir != 0) || (variant == 2 && dir != 1)) continue;
+        char *field = (char *)&config->link[dir] + link_options[index].offset;
+        if (link_options[index].kind == VALUE_BYTES)
+            *(int *)field = (int)value;
+        else
+            *(double *)field = value;
     }
-    char first[64];
-    size_t len = (size_t)(comma - text);
-    if (len >= sizeof first) return -1;
-    memcpy(first, text, len);
-    first[len] = 0;
-    return parse_one(kind, first, &out[0]) == 0 && parse_one(kind, comma + 1, &out[1]) == 0 ? 0 : -1;
+    return 0;
 }
 
 typedef struct relay_t {
@@ -148,30 +174,22 @@ int main(int argc, char **argv)
     chunk_sim_config_t sim_config;
     chunk_sim_default_config(&sim_config);
     const char *listen_text = "40001", *to_text = NULL, *pcap_path = NULL, *port_file = NULL;
-    double timeout = 0, idle_exit = 0, pair[2];
+    double timeout = 0, idle_exit = 0;
     int quiet = 0, verbosity = 0;
     long long value;
     relay_t relay;
     memset(&relay, 0, sizeof relay);
 
     enum {
-        OPT_PORTFILE = 256, OPT_LOSS, OPT_LATENCY, OPT_JITTER, OPT_DUP, OPT_REORDER, OPT_REORDER_DELAY,
-        OPT_BANDWIDTH, OPT_QUEUE, OPT_DROP_ACKS, OPT_DROP_SLICE, OPT_SEED, OPT_SLICE, OPT_MAXS, OPT_PID,
-        OPT_IDLE, OPT_PCAP, OPT_AT
+        OPT_PORTFILE = 256, OPT_DROP_ACKS, OPT_DROP_SLICE, OPT_SEED, OPT_SLICE, OPT_MAXS, OPT_PID, OPT_IDLE,
+        OPT_AT
     };
-    static const struct option options[] = {
+    static const struct option fixed_options[] = {
         {"listen", required_argument, NULL, 'l'},
         {"to", required_argument, NULL, 'T'},
         {"port-file", required_argument, NULL, OPT_PORTFILE},
-        {"loss", required_argument, NULL, OPT_LOSS},
-        {"latency", required_argument, NULL, OPT_LATENCY},
-        {"jitter", required_argument, NULL, OPT_JITTER},
-        {"duplicate", required_argument, NULL, OPT_DUP},
-        {"reorder", required_argument, NULL, OPT_REORDER},
-        {"reorder-delay", required_argument, NULL, OPT_REORDER_DELAY},
-        {"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
-        {"queue", required_argument, NULL, OPT_QUEUE},
         {"drop-acks", no_argument, NULL, OPT_DROP_ACKS},
+        {"drop-slice", required_argument, NULL, OPT_DROP_SLICE},
         {"drop-slice-id", required_argument, NULL, OPT_DROP_SLICE},
         {"seed", required_argument, NULL, OPT_SEED},
         {"slice-size", required_argument, NULL, OPT_SLICE},
@@ -179,65 +197,35 @@ int main(int argc, char **argv)
         {"protocol-id", required_argument, NULL, OPT_PID},
         {"timeout", required_argument, NULL, 't'},
         {"idle-exit", required_argument, NULL, OPT_IDLE},
-        {"pcap", required_argument, NULL, OPT_PCAP},
+        {"pcap", required_argument, NULL, 'w'},
         {"capture-at", required_argument, NULL, OPT_AT},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    enum { FIXED_OPTION_COUNT = sizeof fixed_options / sizeof fixed_options[0] - 1 };
+    struct option options[FIXED_OPTION_COUNT + 3 * LINK_OPTION_COUNT + 1];
+    char link_names[3 * LINK_OPTION_COUNT][32];
+    memcpy(options, fixed_options, sizeof(struct option) * FIXED_OPTION_COUNT);
+    for (int i = 0; i < 3 * LINK_OPTION_COUNT; i++) {
+        snprintf(link_names[i], sizeof link_names[i], "%s%s", link_options[i / 3].name,
+                 i % 3 == 0 ? "" : i % 3 == 1 ? "-ab" : "-ba");
+        options[FIXED_OPTION_COUNT + i] = (struct option){link_names[i], required_argument, NULL, OPT_LINK_BASE + i};
+    }
+    options[FIXED_OPTION_COUNT + 3 * LINK_OPTION_COUNT] = (struct option){NULL, 0, NULL, 0};
     chunk_link_config_t *fwd = &sim_config.link[DIR_FORWARD], *back = &sim_config.link[DIR_BACK];
     int opt;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":l:T:t:qvh", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":l:T:t:w:qvh", options, NULL)) != -1) {
         switch (opt) {
         case 'l': listen_text = optarg; break;
         case 'T': to_text = optarg; break;
         case OPT_PORTFILE: port_file = optarg; break;
-        case OPT_LOSS:
-            if (parse_pair(VALUE_PROBABILITY, optarg, pair) != 0)
-                bad_argument("bad --loss '%s': expected a probability (0.2 or 20%%), or two as F,B", optarg);
-            fwd->loss = pair[0], back->loss = pair[1];
-            break;
-        case OPT_LATENCY:
-            if (parse_pair(VALUE_SECONDS, optarg, pair) != 0)
-                bad_argument("bad --latency '%s': expected seconds (0.05 or 50ms), or two as F,B", optarg);
-            fwd->latency = pair[0], back->latency = pair[1];
-            break;
-        case OPT_JITTER:
-            if (parse_pair(VALUE_SECONDS, optarg, pair) != 0)
-                bad_argument("bad --jitter '%s': expected seconds (0.01 or 10ms), or two as F,B", optarg);
-            fwd->jitter = pair[0], back->jitter = pair[1];
-            break;
-        case OPT_DUP:
-            if (parse_pair(VALUE_PROBABILITY, optarg, pair) != 0)
-                bad_argument("bad --duplicate '%s': expected a probability, or two as F,B", optarg);
-            fwd->duplicate = pair[0], back->duplicate = pair[1];
-            break;
-        case OPT_REORDER:
-            if (parse_pair(VALUE_PROBABILITY, optarg, pair) != 0)
-                bad_argument("bad --reorder '%s': expected a probability, or two as F,B", optarg);
-            fwd->reorder = pair[0], back->reorder = pair[1];
-            break;
-        case OPT_REORDER_DELAY:
-            if (parse_pair(VALUE_SECONDS, optarg, pair) != 0)
-                bad_argument("bad --reorder-delay '%s': expected seconds, or two as F,B", optarg);
-            fwd->reorder_delay = pair[0], back->reorder_delay = pair[1];
-            break;
-        case OPT_BANDWIDTH:
-            if (parse_pair(VALUE_RATE, optarg, pair) != 0)
-                bad_argument("bad --bandwidth '%s': expected a rate (125000, 125kB, 1Mbit), or two as F,B", optarg);
-            fwd->bandwidth = pair[0], back->bandwidth = pair[1];
-            break;
-        case OPT_QUEUE:
-            if (parse_pair(VALUE_BYTES, optarg, pair) != 0 || pair[0] > (1 << 30) || pair[1] > (1 << 30))
-                bad_argument("bad --queue '%s': expected bytes up to 1G (65536 or 64K), or two as F,B", optarg);
-            fwd->queue_bytes = (int)pair[0], back->queue_bytes = (int)pair[1];
-            break;
         case OPT_DROP_ACKS: fwd->drop_acks = back->drop_acks = 1; break;
         case OPT_DROP_SLICE:
             if (chunk_parse_int(optarg, 0, CHUNK_MAX_SLICES_LIMIT - 1, &value) != 0)
-                bad_argument("bad --drop-slice-id '%s': expected 0..1023", optarg);
+                bad_argument("bad --drop-slice '%s': expected a slice id, 0..1023", optarg);
             fwd->drop_slice_id = back->drop_slice_id = (int)value;
             break;
         case OPT_SEED:
@@ -268,7 +256,7 @@ int main(int argc, char **argv)
             if (chunk_parse_seconds(optarg, 1e9, &idle_exit) != 0)
                 bad_argument("bad --idle-exit '%s': expected seconds", optarg);
             break;
-        case OPT_PCAP: pcap_path = optarg; break;
+        case 'w': pcap_path = optarg; break;
         case OPT_AT:
             if (strcmp(optarg, "in") == 0)
                 relay.capture_out = 0;
@@ -281,12 +269,23 @@ int main(int argc, char **argv)
         case 'v': verbosity++; break;
         case 'h': usage(stdout); return EXIT_OK;
         case ':': bad_argument("option %s needs a value", argv[optind - 1]); break;
-        default: bad_argument("unknown option '%s'", argv[optind - 1]); break;
+        default:
+            if (opt >= OPT_LINK_BASE && opt < OPT_LINK_BASE + 3 * LINK_OPTION_COUNT) {
+                int index = (opt - OPT_LINK_BASE) / 3;
+                if (set_link_option(&sim_config, index, (opt - OPT_LINK_BASE) % 3, optarg) != 0) {
+                    fprintf(stderr, "%s: bad --%s '%s': expected %s (try --help)\n", program,
+                            link_names[opt - OPT_LINK_BASE], optarg, link_value_help[link_options[index].kind]);
+                    return EXIT_USAGE;
+                }
+                break;
+            }
+            bad_argument("unknown option '%s'", argv[optind - 1]);
+            break;
         }
     }
     if (optind < argc) bad_argument("unexpected argument '%s'", argv[optind]);
     if (fwd->drop_slice_id >= sim_config.wire.max_slices)
-        bad_argument("--drop-slice-id is not below --max-slices%s", "");
+        bad_argument("--drop-slice is not below --max-slices%s", "");
     chunk_set_log_level(verbosity >= 2 ? CHUNK_LOG_DEBUG : verbosity == 1 ? CHUNK_LOG_INFO : CHUNK_LOG_ERROR);
 
     char err[256], text[CHUNK_ADDRESS_STRING_SIZE], text2[CHUNK_ADDRESS_STRING_SIZE];
@@ -478,7 +477,7 @@ done:;
                     (unsigned long long)relay.foreign_dropped[dir], (unsigned long long)relay.size_dropped[dir],
                     (unsigned long long)relay.send_errors[dir]);
             for (int i = 0; i < CHUNK_SIM_COUNTER_COUNT; i++)
-                fprintf(stderr, " %s=%llu", chunk_sim_counter_name(i), (unsigned long long)c[i]);
+                fprintf(stderr, "%s %s %llu", i ? "," : "", chunk_sim_counter_name(i), (unsigned long long)c[i]);
             fputc('\n', stderr);
         }
         if (pcap_path)
