@@ -718,6 +718,14 @@ static void json_time_or_null(FILE *out, const char *name, int valid, double tim
 
 static const char *json_bool(int v) { return v ? "true" : "false"; }
 
+/* A counter's name as a JSON key: "slices sent" becomes "slices_sent". */
+static void json_key(FILE *out, const char *name)
+{
+    fputc('"', out);
+    for (; *name; name++) fputc(*name == ' ' ? '_' : *name, out);
+    fputc('"', out);
+}
+
 static int write_truth(const run_t *run, const char *path, double end_time, int exit_code, int expected_failure)
 {
     const options_t *opt = run->opt;
@@ -772,11 +780,19 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
         const uint64_t *sc = chunk_sender_counters(flow->sender);
         fprintf(out, "     \"sender_counters\": {");
         for (int i = 0; i < CHUNK_SENDER_COUNTER_COUNT; i++)
-            fprintf(out, "%s\"%s\": %llu", i ? ", " : "", chunk_sender_counter_name(i), (unsigned long long)sc[i]);
+        {
+            fprintf(out, "%s", i ? ", " : "");
+            json_key(out, chunk_sender_counter_name(i));
+            fprintf(out, ": %llu", (unsigned long long)sc[i]);
+        }
         const uint64_t *rc = chunk_receiver_counters(flow->receiver);
         fprintf(out, "},\n     \"receiver_counters\": {");
         for (int i = 0; i < CHUNK_RECEIVER_COUNTER_COUNT; i++)
-            fprintf(out, "%s\"%s\": %llu", i ? ", " : "", chunk_receiver_counter_name(i), (unsigned long long)rc[i]);
+        {
+            fprintf(out, "%s", i ? ", " : "");
+            json_key(out, chunk_receiver_counter_name(i));
+            fprintf(out, ": %llu", (unsigned long long)rc[i]);
+        }
         fprintf(out, "}}");
     }
     fprintf(out, "\n  ],\n");
@@ -784,7 +800,11 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
     for (int d = 0; d < 2; d++) {
         const uint64_t *c = chunk_sim_counters(run->sim, d);
         fprintf(out, "%s\n    {\"link\": \"%s\"", d ? "," : "", flow_name(d));
-        for (int i = 0; i < CHUNK_SIM_COUNTER_COUNT; i++) fprintf(out, ", \"%s\": %llu", chunk_sim_counter_name(i), (unsigned long long)c[i]);
+        for (int i = 0; i < CHUNK_SIM_COUNTER_COUNT; i++) {
+            fprintf(out, ", ");
+            json_key(out, chunk_sim_counter_name(i));
+            fprintf(out, ": %llu", (unsigned long long)c[i]);
+        }
         fprintf(out, "}");
     }
     fprintf(out, "\n  ],\n");

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# regenerate.sh: remakes the committed captures (NAME.pcap and NAME.truth.json)
+# from captures.txt with chunk-sim.
+#
+#   captures/regenerate.sh [--bin DIR] [--out DIR] [NAME ...]
+#
+# --bin DIR  folder holding chunk-sim (default: <repo>/build-sim/bin, then
+#            <repo>/build/bin)
+# --out DIR  where to write (default: this folder)
+# NAME ...   only these captures (default: all)
+#
+# Exit status: 0 all written; 1 chunk-sim failed on one; 2 bad arguments.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+bin=""
+out=$here
+names=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --bin) bin=${2:?--bin needs a folder}; shift 2 ;;
+    --out) out=${2:?--out needs a folder}; shift 2 ;;
+    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "regenerate.sh: unknown option $1" >&2; exit 2 ;;
+    *) names+=("$1"); shift ;;
+    esac
+done
+if [ -z "$bin" ]; then
+    for candidate in "$repo/build-sim/bin" "$repo/build/bin"; do
+        if [ -x "$candidate/chunk-sim" ]; then bin=$candidate; break; fi
+    done
+fi
+if [ -z "$bin" ] || [ ! -x "$bin/chunk-sim" ]; then
+    echo "regenerate.sh: chunk-sim not found; build first or pass --bin DIR" >&2
+    exit 2
+fi
+mkdir -p "$out"
+
+found=0
+while read -r name options; do
+    case "$name" in ''|'#'*) continue ;; esac
+    if [ ${#names[@]} -gt 0 ] && ! printf '%s\n' "${names[@]}" | grep -qx -- "$name"; then continue; fi
+    found=$((found + 1))
+    # Options are plain words (no quoting) by construction of captures.txt.
+    # shellcheck disable=SC2086
+    if ! "$bin/chunk-sim" $options -w "$out/$name.pcap" --truth "$out/$name.truth.json" -q; then
+        echo "regenerate.sh: chunk-sim failed for $name" >&2
+        exit 1
+    fi
+done < "$here/captures.txt"
+if [ ${#names[@]} -gt 0 ] && [ "$found" -ne ${#names[@]} ]; then
+    echo "regenerate.sh: unknown capture name among: ${names[*]}" >&2
+    exit 2
+fi
