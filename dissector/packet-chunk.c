@@ -1,0 +1,953 @@
+/* packet-chunk.c
+ * Routines for the chunk protocol of Glenn Fiedler's "Sending Large Blocks of
+ * Data": slice and ack packets on protocol2 framing (protocol2.c).
+ * The wire format is ../shared/spec/wire-format.md; this is an independent
+ * implementation of it (no code shared with endpoints/).
+ *
+ * Decisions that depend on earlier packets (the conversation's protocol id
+ * and, in Auto mode, its MaxSlicesPerChunk variant) are made on the first
+ * pass, in frame order, and stored in the conversation together with the
+ * frame that made them. A frame decoded again (GUI click, second pass)
+ * compares its own number with those frames, so it shows exactly what it
+ * showed the first time, at a few bytes per conversation instead of a cache
+ * entry per frame.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <wireshark.h>
+#include <epan/packet.h>
+#include <epan/prefs.h>
+#include <epan/expert.h>
+#include <epan/conversation.h>
+#include <wsutil/str_util.h>
+
+#include "packet-chunk.h"
+#include "packet-chunk-plugin.h"
+#include "protocol2.h"
+
+/* wire-format.md, "Constants" and "Variants". */
+#define CHUNK_TYPE_SLICE          0
+#define CHUNK_TYPE_ACK            1
+#define CHUNK_DEFAULT_PORT_RANGE  "40000"
+#define CHUNK_DEFAULT_SLICE_SIZE  1024
+#define CHUNK_VARIANT_ARTICLE     256   /* the article's MaxSlicesPerChunk */
+#define CHUNK_VARIANT_EXAMPLE     32    /* its example program's */
+/* Preference bounds: 16-bit slice ids at most; a slice fits a datagram. */
+#define CHUNK_MAX_MAX_SLICES      65536
+#define CHUNK_MAX_SLICE_SIZE      65535
+
+/* Body errors, after protocol2's. */
+#define CHUNK_ERR_SLICE_RANGE  (P2_ERR_BODY_BASE << 0)  /* sliceId >= numSlices */
+#define CHUNK_ERR_SLICE_SIZE   (P2_ERR_BODY_BASE << 1)  /* non-last slice not SliceSize */
+/* Errors that mean the layout does not fit the packet (used to tell variants
+ * apart); trailing bytes and sliceId >= numSlices parse, the original
+ * program even accepted them. */
+#define CHUNK_ERR_STRUCTURE (P2_ERR_TRUNCATED | P2_ERR_PADDING | P2_ERR_END_CHECK | \
+                             P2_ERR_RANGE | CHUNK_ERR_SLICE_SIZE)
+
+void proto_register_chunk(void);
+void proto_reg_handoff_chunk(void);
+
+static int proto_chunk = -1;
+static dissector_handle_t chunk_handle;
+
+static int hf_crc = -1;
+static int hf_crc_status = -1;
+static int hf_protocol_id = -1;
+static int hf_variant = -1;
+static int hf_variant_slice_size = -1;
+static int hf_type = -1;
+static int hf_chunk_id = -1;
+static int hf_slice_id = -1;
+static int hf_num_slices_m1 = -1;
+static int hf_num_slices = -1;
+static int hf_last_slice = -1;
+static int hf_slice_bytes_m1 = -1;
+static int hf_slice_bytes = -1;
+static int hf_data = -1;
+static int hf_padding = -1;
+static int hf_end_check = -1;
+static int hf_end_check_status = -1;
+static int hf_trailing = -1;
+static int hf_ack_bitfield = -1;
+static int hf_ack_acked_slice = -1;
+static int hf_ack_missing_slice = -1;
+static int hf_ack_acked_count = -1;
+static int hf_ack_missing_count = -1;
+static int hf_ack_missing = -1;
+
+static gint ett_chunk = -1;
+static gint ett_ack_bitfield = -1;
+
+static expert_field ei_crc_bad = EI_INIT;
+static expert_field ei_id_other = EI_INIT;
+static expert_field ei_id_unconfirmed = EI_INIT;
+static expert_field ei_padding = EI_INIT;
+static expert_field ei_end_check = EI_INIT;
+static expert_field ei_truncated = EI_INIT;
+static expert_field ei_slice_range = EI_INIT;
+static expert_field ei_trailing = EI_INIT;
+static expert_field ei_slice_size = EI_INIT;
+static expert_field ei_value_range = EI_INIT;
+static expert_field ei_variant_unknown = EI_INIT;
+static expert_field ei_variant_ambiguous = EI_INIT;
+static expert_field ei_variant_mismatch = EI_INIT;
+
+/* Preferences as set, and as used (bounded). */
+static guint pref_protocol_id = P2_DEFAULT_PROTOCOL_ID;
+static guint pref_max_slices = 0;  /* 0: Auto */
+static guint pref_slice_size = CHUNK_DEFAULT_SLICE_SIZE;
+static guint32 cfg_protocol_id = P2_DEFAULT_PROTOCOL_ID;
+static guint32 cfg_crc_prefix;
+static guint32 cfg_max_slices;
+static guint32 cfg_slice_size = CHUNK_DEFAULT_SLICE_SIZE;
+
+static const value_string chunk_type_vals[] = {
+    { CHUNK_TYPE_SLICE, "Slice" },
+    { CHUNK_TYPE_ACK,   "Ack" },
+    { 0, NULL }
+};
+
+static const p2_display_t *chunk_p2_display(void);
+
+/* ---- Per-conversation decisions ---------------------------------------- */
+
+#define CHUNK_ID_CANDIDATES 4
+
+typedef struct chunk_conv {
+    guint32 id_frame;       /* frame that established the protocol id; 0: none yet */
+    guint32 id;
+    guint32 variant_frame;  /* frame that decided the variant (Auto); 0: none yet */
+    guint32 variant;
+    guint8 n_candidates;    /* ids implied once, waiting for a second packet */
+    guint32 candidates[CHUNK_ID_CANDIDATES];
+} chunk_conv_t;
+
+static chunk_conv_t *chunk_get_conv(packet_info *pinfo, conversation_t **conv_out)
+{
+    conversation_t *conv = find_or_create_conversation(pinfo);
+    chunk_conv_t *cc = (chunk_conv_t *)conversation_get_proto_data(conv, proto_chunk);
+
+    if (!cc) {
+        cc = wmem_new0(wmem_file_scope(), chunk_conv_t);
+        conversation_add_proto_data(conv, proto_chunk, cc);
+    }
+    if (conv_out)
+        *conv_out = conv;
+    return cc;
+}
+
+/* ---- Body parsing -------------------------------------------------------- */
+
+/* One parse of a datagram with given constants. Positions are stream bits. */
+typedef struct chunk_body {
+    p2_reader_t r;
+    guint32 max_slices, slice_size;
+    guint nfields;          /* leading fields read completely (see parse) */
+    guint32 type;
+    guint32 chunk_id;
+    guint id_bits;          /* width of slice id and slice count - 1 */
+    guint slice_id_bit;
+    guint32 slice_id;
+    guint num_bit;
+    guint32 num_slices;     /* as meant */
+    gboolean last;
+    guint bytes_bit, bytes_bits;
+    guint32 slice_bytes;    /* as meant */
+    guint data_offset;      /* byte offset of the data */
+    guint data_len;         /* data bytes present (slice_bytes unless broken) */
+    guint ack_bit;
+    guint32 acked_count;
+    guint32 errors;         /* P2_ERR_* | CHUNK_ERR_* */
+} chunk_body_t;
+
+/* Fields in order; nfields counts those read. */
+enum { F_TYPE = 1, F_CHUNK_ID, F_SLICE_ID, F_NUM_SLICES, F_SLICE_BYTES, F_DATA };
+enum { FA_NUM_SLICES = 3, FA_BITS };
+
+static void chunk_parse_slice(chunk_body_t *b)
+{
+    p2_reader_t *r = &b->r;
+    guint data_start;
+    gint off;
+
+    b->slice_id_bit = r->bit;
+    b->slice_id = p2_read_int(r, 0, b->max_slices - 1);
+    if (r->errors & P2_ERR_TRUNCATED)
+        return;
+    b->nfields = F_SLICE_ID;
+    b->num_bit = r->bit;
+    b->num_slices = p2_read_int(r, 1, b->max_slices);
+    if (r->errors & P2_ERR_TRUNCATED)
+        return;
+    b->nfields = F_NUM_SLICES;
+    b->last = b->slice_id == b->num_slices - 1;
+    if (b->last) {
+        b->bytes_bit = r->bit;
+        b->bytes_bits = p2_bits_required(1, b->slice_size);
+        b->slice_bytes = p2_read_int(r, 1, b->slice_size);
+        if (r->errors & P2_ERR_TRUNCATED)
+            return;
+    } else {
+        b->slice_bytes = b->slice_size;
+    }
+    b->nfields = F_SLICE_BYTES;
+    if (b->slice_id >= b->num_slices)
+        b->errors |= CHUNK_ERR_SLICE_RANGE;
+
+    p2_read_align(r);
+    data_start = r->bit / 8;
+    b->data_offset = data_start;
+    off = p2_read_bytes(r, b->slice_bytes);
+    if (off >= 0) {
+        b->data_len = b->slice_bytes;
+        b->nfields = F_DATA;
+        p2_read_check(r);
+    } else {
+        /* Show what there is of the data. */
+        guint have = tvb_captured_length(r->tvb);
+        b->data_len = have > data_start ? MIN(have - data_start, b->slice_bytes) : 0;
+    }
+
+    /* A non-last slice is always SliceSize bytes. If the datagram instead
+     * ends in a clean end check after fewer or more bytes of data, say
+     * that (attack: short or oversize slices) rather than "truncated" or
+     * "wrong end check". */
+    if (!b->last && !(r->errors & P2_ERR_PADDING) &&
+        (r->errors & (P2_ERR_TRUNCATED | P2_ERR_END_CHECK | P2_ERR_TRAILING)) &&
+        p2_ends_with_check(r->tvb) &&
+        tvb_captured_length(r->tvb) >= data_start + P2_END_CHECK_LEN) {
+        guint len = tvb_captured_length(r->tvb);
+
+        r->errors &= ~(P2_ERR_TRUNCATED | P2_ERR_END_CHECK | P2_ERR_TRAILING);
+        b->errors |= CHUNK_ERR_SLICE_SIZE;
+        b->data_len = len - P2_END_CHECK_LEN - data_start;
+        b->nfields = F_DATA;
+        r->check_read = TRUE;
+        r->check_offset = len - P2_END_CHECK_LEN;
+        r->check_value = P2_END_CHECK;
+        r->bit = len * 8;
+    }
+}
+
+static void chunk_parse_ack(chunk_body_t *b)
+{
+    p2_reader_t *r = &b->r;
+    guint32 done;
+
+    b->num_bit = r->bit;
+    b->num_slices = p2_read_int(r, 1, b->max_slices);
+    if (r->errors & P2_ERR_TRUNCATED)
+        return;
+    b->nfields = FA_NUM_SLICES;
+    b->ack_bit = r->bit;
+    /* num_slices <= max_slices (a preference), so this loop is bounded by
+     * configuration, not by the packet; a short packet stops it at once. */
+    for (done = 0; done < b->num_slices && !(r->errors & P2_ERR_TRUNCATED); done += 32) {
+        guint n = MIN(32, b->num_slices - done);
+        b->acked_count += (guint32)__builtin_popcount(p2_read_bits(r, n));
+    }
+    if (r->errors & P2_ERR_TRUNCATED) {
+        b->acked_count = 0;
+        return;
+    }
+    b->nfields = FA_BITS;
+    p2_read_check(r);
+}
+
+/* Parses the datagram with MaxSlicesPerChunk max_slices and SliceSize
+ * slice_size. Never fails: problems are recorded in b->errors. */
+static void chunk_parse(tvbuff_t *tvb, guint32 max_slices, guint32 slice_size, chunk_body_t *b)
+{
+    p2_reader_t *r = &b->r;
+
+    memset(b, 0, sizeof *b);
+    p2_reader_init(r, tvb);
+    b->max_slices = max_slices;
+    b->slice_size = slice_size;
+    b->id_bits = p2_bits_required(0, max_slices - 1);
+    b->type = p2_read_int(r, CHUNK_TYPE_SLICE, CHUNK_TYPE_ACK);
+    if (!(r->errors & P2_ERR_TRUNCATED)) {
+        b->nfields = F_TYPE;
+        b->chunk_id = p2_read_bits(r, 16);
+        if (!(r->errors & P2_ERR_TRUNCATED)) {
+            b->nfields = F_CHUNK_ID;
+            if (b->type == CHUNK_TYPE_SLICE)
+                chunk_parse_slice(b);
+            else
+                chunk_parse_ack(b);
+        }
+    }
+    b->errors |= r->errors;
+}
+
+static gboolean chunk_fits(const chunk_body_t *b)
+{
+    return !(b->errors & CHUNK_ERR_STRUCTURE);
+}
+
+/* ---- Decoding decisions ------------------------------------------------- */
+
+typedef enum {
+    ID_GOOD,         /* the configured id */
+    ID_OTHER,        /* another id, the one its conversation uses */
+    ID_BAD,          /* disagrees with its conversation's id */
+    ID_UNCONFIRMED,  /* another id, nothing earlier in the conversation to compare */
+    ID_UNKNOWN       /* CRC not computable (datagram cut by the capture) */
+} chunk_id_status_t;
+
+typedef enum {
+    VAR_PREF,        /* set by preference */
+    VAR_SINGLE,      /* Auto: only this variant parses the packet */
+    VAR_DECIDED,     /* Auto: this packet decided the conversation's variant */
+    VAR_CONV,        /* Auto: the conversation's variant, decided earlier */
+    VAR_AMBIGUOUS,   /* Auto, undecided: both parse */
+    VAR_UNKNOWN      /* Auto, undecided: neither parses */
+} chunk_var_source_t;
+
+typedef struct chunk_decode {
+    gboolean crc_known;
+    guint32 stored_crc;
+    guint32 implied_id;
+    chunk_id_status_t id_status;
+    guint32 conv_id;             /* the conversation's id (ID_BAD) */
+    chunk_var_source_t vsrc;
+    guint32 var_frame;           /* VAR_CONV: deciding frame */
+    guint32 other_fit;           /* VAR_CONV: a variant that fits when the chosen does not */
+    chunk_body_t b;
+    gboolean clean;              /* strict reader accepts it; goes to analysis */
+} chunk_decode_t;
+
+/* Protocol id status of a packet implying `implied`; on the first pass
+ * (update) also advances the conversation's decision. */
+static chunk_id_status_t chunk_id_decide(chunk_conv_t *cc, guint32 frame, guint32 implied,
+                                         gboolean plausible, gboolean update)
+{
+    if (implied == cfg_protocol_id) {
+        if (update && !cc->id_frame) {
+            cc->id_frame = frame;
+            cc->id = implied;
+        }
+        return ID_GOOD;
+    }
+    if (cc->id_frame && frame >= cc->id_frame)
+        return implied == cc->id ? ID_OTHER : ID_BAD;
+    /* Nothing established yet at this frame. A second well-formed packet
+     * implying the same id establishes it: a corrupt packet implies a random
+     * id, so two agreeing by chance is a 1 in 2^32 event. */
+    if (update && plausible) {
+        for (guint i = 0; i < cc->n_candidates; i++) {
+            if (cc->candidates[i] == implied) {
+                cc->id_frame = frame;
+                cc->id = implied;
+                return ID_OTHER;
+            }
+        }
+        if (cc->n_candidates < CHUNK_ID_CANDIDATES)
+            cc->candidates[cc->n_candidates++] = implied;
+    }
+    return ID_UNCONFIRMED;
+}
+
+/* Decodes one datagram: CRC and protocol id, variant, fields, and whether a
+ * strict reader accepts it. Updates the conversation on the first pass. */
+static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, chunk_decode_t *d)
+{
+    gboolean update = !PINFO_FD_VISITED(pinfo) && !pinfo->flags.in_error_pkt;
+    guint32 frame = pinfo->num;
+    guint len = tvb_captured_length(tvb);
+    chunk_body_t alt;
+    gboolean fit_a = FALSE, fit_e = FALSE;
+
+    memset(d, 0, sizeof *d);
+    d->crc_known = len >= P2_CRC_LEN && len == tvb_reported_length(tvb);
+    if (d->crc_known) {
+        guint32 computed = p2_crc_datagram(tvb, cfg_crc_prefix);
+        d->stored_crc = tvb_get_letohl(tvb, 0);
+        d->implied_id = p2_implied_protocol_id(d->stored_crc, computed, cfg_protocol_id, len);
+    }
+
+    if (cfg_max_slices) {
+        chunk_parse(tvb, cfg_max_slices, cfg_slice_size, &d->b);
+        d->vsrc = VAR_PREF;
+    } else {
+        chunk_parse(tvb, CHUNK_VARIANT_ARTICLE, cfg_slice_size, &d->b);
+        chunk_parse(tvb, CHUNK_VARIANT_EXAMPLE, cfg_slice_size, &alt);
+        fit_a = chunk_fits(&d->b);
+        fit_e = chunk_fits(&alt);
+    }
+
+    if (d->crc_known) {
+        gboolean plausible = cfg_max_slices ? chunk_fits(&d->b) : (fit_a || fit_e);
+        d->id_status = chunk_id_decide(cc, frame, d->implied_id, plausible, update);
+        if (d->id_status == ID_BAD)
+            d->conv_id = cc->id;
+    } else {
+        d->id_status = ID_UNKNOWN;
+    }
+
+    if (!cfg_max_slices) {
+        if (cc->variant_frame && frame >= cc->variant_frame) {
+            guint32 v = cc->variant;
+            gboolean fit_v = v == CHUNK_VARIANT_ARTICLE ? fit_a : fit_e;
+            d->vsrc = frame == cc->variant_frame ? VAR_DECIDED : VAR_CONV;
+            d->var_frame = cc->variant_frame;
+            if (v == CHUNK_VARIANT_EXAMPLE)
+                d->b = alt;
+            if (!fit_v && (fit_a || fit_e))
+                d->other_fit = v == CHUNK_VARIANT_ARTICLE ? CHUNK_VARIANT_EXAMPLE : CHUNK_VARIANT_ARTICLE;
+        } else if (fit_a && fit_e) {
+            d->vsrc = VAR_AMBIGUOUS;     /* shown as the article's, flagged */
+        } else if (fit_e) {
+            d->vsrc = VAR_SINGLE;
+            d->b = alt;
+        } else if (fit_a) {
+            d->vsrc = VAR_SINGLE;
+        } else {
+            d->vsrc = VAR_UNKNOWN;       /* shown as the article's, flagged */
+        }
+    }
+
+    d->clean = (d->id_status == ID_GOOD || d->id_status == ID_OTHER) &&
+               d->b.errors == 0 && d->vsrc != VAR_AMBIGUOUS && d->vsrc != VAR_UNKNOWN;
+
+    if (d->vsrc == VAR_SINGLE && d->clean && update && !cc->variant_frame) {
+        cc->variant_frame = frame;
+        cc->variant = d->b.max_slices;
+        d->vsrc = VAR_DECIDED;
+        d->var_frame = frame;
+    }
+}
+
+/* ---- Display ---------------------------------------------------------- */
+
+/* "3-5,17,200-255" for the clear entries of acked[0..n). */
+static const char *chunk_missing_ranges(wmem_allocator_t *scope, const guint8 *acked, guint32 n)
+{
+    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
+    guint32 i = 0;
+
+    while (i < n) {
+        guint32 start;
+        if (acked[i]) {
+            i++;
+            continue;
+        }
+        start = i;
+        while (i < n && !acked[i])
+            i++;
+        if (wmem_strbuf_get_len(sb))
+            wmem_strbuf_append_c(sb, ',');
+        if (i - 1 == start)
+            wmem_strbuf_append_printf(sb, "%u", start);
+        else
+            wmem_strbuf_append_printf(sb, "%u-%u", start, i - 1);
+    }
+    return wmem_strbuf_get_str(sb);
+}
+
+static void chunk_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const chunk_decode_t *d)
+{
+    proto_item *ti, *st, *idi;
+    guint status;
+
+    if (tvb_captured_length(tvb) < P2_CRC_LEN)
+        return;
+    ti = proto_tree_add_item(tree, hf_crc, tvb, 0, P2_CRC_LEN, ENC_LITTLE_ENDIAN);
+    switch (d->id_status) {
+    case ID_GOOD:
+        status = PROTO_CHECKSUM_E_GOOD;
+        proto_item_append_text(ti, " [correct]");
+        break;
+    case ID_OTHER:
+        status = PROTO_CHECKSUM_E_GOOD;
+        proto_item_append_text(ti, " [correct for protocol id 0x%08x]", d->implied_id);
+        break;
+    case ID_BAD:
+        status = PROTO_CHECKSUM_E_BAD;
+        proto_item_append_text(ti, " [incorrect for protocol id 0x%08x]", d->conv_id);
+        break;
+    default:
+        status = PROTO_CHECKSUM_E_UNVERIFIED;
+        break;
+    }
+    st = proto_tree_add_uint(tree, hf_crc_status, tvb, 0, P2_CRC_LEN, status);
+    proto_item_set_generated(st);
+    if (!d->crc_known)
+        return;
+    idi = proto_tree_add_uint(tree, hf_protocol_id, tvb, 0, P2_CRC_LEN, d->implied_id);
+    proto_item_set_generated(idi);
+    switch (d->id_status) {
+    case ID_OTHER:
+        expert_add_info_format(pinfo, idi, &ei_id_other,
+                               "Protocol id 0x%08x, not the configured 0x%08x: the id this conversation uses",
+                               d->implied_id, cfg_protocol_id);
+        break;
+    case ID_BAD:
+        expert_add_info_format(pinfo, ti, &ei_crc_bad,
+                               "Bad CRC: implies protocol id 0x%08x, the conversation uses 0x%08x (corrupt packet)",
+                               d->implied_id, d->conv_id);
+        break;
+    case ID_UNCONFIRMED:
+        expert_add_info_format(pinfo, ti, &ei_id_unconfirmed,
+                               "CRC implies protocol id 0x%08x, not the configured 0x%08x, and no earlier packet "
+                               "of this conversation confirms it: a corrupt packet, or a game with its own id "
+                               "(set chunk.protocol_id)", d->implied_id, cfg_protocol_id);
+        break;
+    default:
+        break;
+    }
+}
+
+static void chunk_add_variant(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const chunk_decode_t *d)
+{
+    proto_item *ti = proto_tree_add_uint(tree, hf_variant, tvb, 0, 0, d->b.max_slices);
+    proto_item *si;
+
+    proto_item_set_generated(ti);
+    switch (d->vsrc) {
+    case VAR_PREF:
+        proto_item_append_text(ti, " (preference)");
+        break;
+    case VAR_SINGLE:
+        proto_item_append_text(ti, " (auto: only this variant parses the packet)");
+        break;
+    case VAR_DECIDED:
+        proto_item_append_text(ti, " (auto: decided by this packet for its conversation)");
+        break;
+    case VAR_CONV:
+        proto_item_append_text(ti, " (auto: decided for this conversation in frame %u)", d->var_frame);
+        if (d->other_fit)
+            expert_add_info_format(pinfo, ti, &ei_variant_mismatch,
+                                   "The packet parses with MaxSlicesPerChunk %u, not with the %u its conversation uses",
+                                   d->other_fit, d->b.max_slices);
+        break;
+    case VAR_AMBIGUOUS:
+        proto_item_append_text(ti, " (auto: ambiguous)");
+        expert_add_info_format(pinfo, ti, &ei_variant_ambiguous,
+                               "Parses as MaxSlicesPerChunk %u and %u alike, and no earlier packet of this "
+                               "conversation decided; shown as %u, which may be wrong (set chunk.max_slices)",
+                               CHUNK_VARIANT_ARTICLE, CHUNK_VARIANT_EXAMPLE, CHUNK_VARIANT_ARTICLE);
+        break;
+    case VAR_UNKNOWN:
+        proto_item_append_text(ti, " (auto: unknown)");
+        expert_add_info_format(pinfo, ti, &ei_variant_unknown,
+                               "Parses as neither MaxSlicesPerChunk %u nor %u (SliceSize %u); shown as %u "
+                               "(set chunk.max_slices and chunk.slice_size for other games)",
+                               CHUNK_VARIANT_ARTICLE, CHUNK_VARIANT_EXAMPLE, cfg_slice_size,
+                               CHUNK_VARIANT_ARTICLE);
+        break;
+    }
+    si = proto_tree_add_uint(tree, hf_variant_slice_size, tvb, 0, 0, d->b.slice_size);
+    proto_item_set_generated(si);
+}
+
+static void chunk_add_generated_uint(proto_tree *tree, int hf, tvbuff_t *tvb, guint bit,
+                                     guint nbits, guint32 v)
+{
+    proto_item *ti;
+    guint off = bit / 8;
+    guint end = (bit + nbits + 7) / 8;
+
+    ti = proto_tree_add_uint(tree, hf, tvb, off, end > off ? end - off : 0, v);
+    proto_item_set_generated(ti);
+}
+
+/* Adds the ack bitfield, one line per slice, and the generated counts;
+ * returns the acked array (pinfo->pool, num_slices entries). */
+static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo,
+                                  const chunk_body_t *b, const char **missing_out)
+{
+    guint32 n = b->num_slices;
+    guint8 *acked = (guint8 *)wmem_alloc(pinfo->pool, n);
+    const char *missing;
+    proto_item *ti;
+
+    /* Bounded by the max_slices preference, read 32 bits at a time. */
+    for (guint32 i = 0; i < n; i += 32) {
+        guint k = MIN(32, n - i);
+        guint32 w = tvb_get_bits32(tvb, b->ack_bit + i, k, ENC_LITTLE_ENDIAN);
+        for (guint j = 0; j < k; j++)
+            acked[i + j] = (w >> j) & 1;
+    }
+    missing = chunk_missing_ranges(pinfo->pool, acked, n);
+    *missing_out = missing;
+
+    if (tree) {
+        guint first = b->ack_bit / 8, last = (b->ack_bit + n - 1) / 8;
+        proto_tree *sub;
+
+        ti = proto_tree_add_item(tree, hf_ack_bitfield, tvb, first, last - first + 1, ENC_NA);
+        proto_item_set_text(ti, "Acked bitfield: %u of %u slices acked, slice 0 first (stream bits %u-%u)",
+                             b->acked_count, n, b->ack_bit, b->ack_bit + n - 1);
+        sub = proto_item_add_subtree(ti, ett_ack_bitfield);
+        for (guint32 i = 0; i < n; i++) {
+            guint bit = b->ack_bit + i;
+            guint pos = bit & 7;
+            char bits[10];
+            proto_item *li;
+
+            /* The byte's bits most significant first, as Wireshark draws
+             * them: this slice's bit at its place, the rest dots. */
+            for (guint c = 0, p = 0; c < 9; c++) {
+                if (c == 4) {
+                    bits[c] = ' ';
+                    continue;
+                }
+                bits[c] = (7 - p == pos) ? (acked[i] ? '1' : '0') : '.';
+                p++;
+            }
+            bits[9] = '\0';
+            li = proto_tree_add_uint_format(sub, acked[i] ? hf_ack_acked_slice : hf_ack_missing_slice,
+                                            tvb, bit / 8, 1, i, "%s = Slice %u: %s", bits, i,
+                                            acked[i] ? "acked" : "missing");
+            proto_item_set_bits_offset_len(li, pos, 1);
+        }
+    }
+    ti = proto_tree_add_uint(tree, hf_ack_acked_count, tvb, 0, 0, b->acked_count);
+    proto_item_set_generated(ti);
+    ti = proto_tree_add_uint(tree, hf_ack_missing_count, tvb, 0, 0, n - b->acked_count);
+    proto_item_set_generated(ti);
+    if (*missing)
+        ti = proto_tree_add_string(tree, hf_ack_missing, tvb, 0, 0, missing);
+    else
+        ti = proto_tree_add_string_format_value(tree, hf_ack_missing, tvb, 0, 0, missing, "none");
+    proto_item_set_generated(ti);
+    return acked;
+}
+
+static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gboolean structural)
+{
+    guint32 e = d->b.errors;
+
+    if (d->id_status == ID_BAD)
+        col_append_str(pinfo->cinfo, COL_INFO, " [Bad CRC]");
+    else if (d->id_status == ID_UNCONFIRMED)
+        col_append_str(pinfo->cinfo, COL_INFO, " [Unconfirmed protocol id]");
+    if (d->vsrc == VAR_UNKNOWN)
+        col_append_str(pinfo->cinfo, COL_INFO, " [Unknown variant]");
+    else if (d->vsrc == VAR_AMBIGUOUS)
+        col_append_str(pinfo->cinfo, COL_INFO, " [Ambiguous variant]");
+    if (structural) {
+        if (e & P2_ERR_TRUNCATED)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Truncated]");
+        if (e & P2_ERR_PADDING)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Non-zero padding]");
+        if (e & P2_ERR_END_CHECK)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Bad end check]");
+        if (e & P2_ERR_RANGE)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Value out of range]");
+        if (e & CHUNK_ERR_SLICE_SIZE)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Non-last slice not SliceSize]");
+    }
+    if (e & CHUNK_ERR_SLICE_RANGE)
+        col_append_str(pinfo->cinfo, COL_INFO, " [Slice id >= slice count]");
+    if (e & P2_ERR_TRAILING)
+        col_append_str(pinfo->cinfo, COL_INFO, " [Bytes after end check]");
+}
+
+/* Shows a decoded datagram and hands clean ones to the analysis. */
+static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chunk_decode_t *d)
+{
+    const chunk_body_t *b = &d->b;
+    const p2_display_t *p2d = chunk_p2_display();
+    /* With an unknown variant the layout is a guess: its structural errors
+     * are shown in the fields but not raised as expert infos. */
+    gboolean experts = d->vsrc != VAR_UNKNOWN;
+    proto_item *ti, *pi;
+    proto_tree *ct;
+    guint next_pad = 0;
+    guint8 *acked = NULL;
+    const char *missing = "";
+
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "Chunk");
+    col_clear(pinfo->cinfo, COL_INFO);
+
+    pi = proto_tree_add_item(tree, proto_chunk, tvb, 0, -1, ENC_NA);
+    ct = proto_item_add_subtree(pi, ett_chunk);
+
+    chunk_add_crc(ct, tvb, pinfo, d);
+    chunk_add_variant(ct, tvb, pinfo, d);
+
+    if (b->nfields >= F_TYPE)
+        p2_add_bits(ct, hf_type, tvb, P2_BODY_BIT, 1, 0);
+    if (b->nfields >= F_CHUNK_ID)
+        p2_add_bits(ct, hf_chunk_id, tvb, P2_BODY_BIT + 1, 16, 0);
+
+    if (b->nfields < F_CHUNK_ID) {
+        col_set_str(pinfo->cinfo, COL_INFO, "Chunk packet");
+    } else if (b->type == CHUNK_TYPE_SLICE) {
+        if (b->nfields >= F_SLICE_ID) {
+            ti = p2_add_bits(ct, hf_slice_id, tvb, b->slice_id_bit, b->id_bits, 0);
+            if (b->errors & CHUNK_ERR_SLICE_RANGE)
+                expert_add_info_format(pinfo, ti, &ei_slice_range,
+                                       "Slice id %u >= slice count %u (the original program accepted this; "
+                                       "a receiver that trusts it writes outside the chunk)",
+                                       b->slice_id, b->num_slices);
+        }
+        if (b->nfields >= F_NUM_SLICES) {
+            p2_add_bits(ct, hf_num_slices_m1, tvb, b->num_bit, b->id_bits, 0);
+            chunk_add_generated_uint(ct, hf_num_slices, tvb, b->num_bit, b->id_bits, b->num_slices);
+            ti = proto_tree_add_boolean(ct, hf_last_slice, tvb, 0, 0, b->last);
+            proto_item_set_generated(ti);
+        }
+        if (b->nfields >= F_SLICE_BYTES) {
+            if (b->last) {
+                p2_add_bits(ct, hf_slice_bytes_m1, tvb, b->bytes_bit, b->bytes_bits, 0);
+                chunk_add_generated_uint(ct, hf_slice_bytes, tvb, b->bytes_bit, b->bytes_bits,
+                                         b->slice_bytes);
+            } else {
+                ti = proto_tree_add_uint(ct, hf_slice_bytes, tvb, 0, 0, b->slice_bytes);
+                proto_item_append_text(ti, " (not sent: every slice but the last is SliceSize)");
+                proto_item_set_generated(ti);
+            }
+            p2_add_padding(ct, pinfo, p2d, &b->r, &next_pad, experts);
+            if (b->data_len || b->nfields >= F_DATA) {
+                ti = proto_tree_add_item(ct, hf_data, tvb, b->data_offset, b->data_len, ENC_NA);
+                if (b->errors & CHUNK_ERR_SLICE_SIZE)
+                    expert_add_info_format(pinfo, ti, &ei_slice_size,
+                                           "Slice %u of %u is not the last, so it must carry SliceSize %u bytes; "
+                                           "it carries %u", b->slice_id, b->num_slices, b->slice_size,
+                                           b->data_len);
+                else if (b->nfields < F_DATA)
+                    proto_item_append_text(ti, " [truncated: %u of %u bytes]", b->data_len, b->slice_bytes);
+            }
+            col_add_fstr(pinfo->cinfo, COL_INFO, "Slice %u/%u of chunk %u, %u bytes",
+                         b->slice_id, b->num_slices, b->chunk_id,
+                         (b->errors & CHUNK_ERR_SLICE_SIZE) ? b->data_len : b->slice_bytes);
+        } else {
+            col_add_fstr(pinfo->cinfo, COL_INFO, "Slice of chunk %u", b->chunk_id);
+        }
+    } else {
+        if (b->nfields >= FA_NUM_SLICES) {
+            p2_add_bits(ct, hf_num_slices_m1, tvb, b->num_bit, b->id_bits, 0);
+            chunk_add_generated_uint(ct, hf_num_slices, tvb, b->num_bit, b->id_bits, b->num_slices);
+        }
+        if (b->nfields >= FA_BITS) {
+            acked = chunk_add_ack_bits(ct, tvb, pinfo, b, &missing);
+            col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u: %u/%u acked", b->chunk_id,
+                         b->acked_count, b->num_slices);
+            if (*missing)
+                col_append_fstr(pinfo->cinfo, COL_INFO, ", missing %s", missing);
+        } else {
+            col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u", b->chunk_id);
+        }
+    }
+    p2_add_padding(ct, pinfo, p2d, &b->r, &next_pad, experts);
+    p2_add_end_check(ct, pinfo, p2d, &b->r, experts);
+
+    if (experts && (b->errors & P2_ERR_TRUNCATED))
+        expert_add_info_format(pinfo, pi, &ei_truncated,
+                               "Truncated: the fields need at least %u bytes, the datagram has %u",
+                               b->r.need_bytes, tvb_captured_length(tvb));
+    if (experts && (b->errors & P2_ERR_RANGE))
+        expert_add_info_format(pinfo, pi, &ei_value_range,
+                               "A field's value exceeds its maximum (MaxSlicesPerChunk %u, SliceSize %u)",
+                               b->max_slices, b->slice_size);
+    chunk_info_problems(pinfo, d, experts);
+
+    if (!d->clean || pinfo->flags.in_error_pkt)
+        return;
+    if (b->type == CHUNK_TYPE_SLICE) {
+        chunk_slice_info_t si;
+        si.chunk_id = (guint16)b->chunk_id;
+        si.slice_id = b->slice_id;
+        si.num_slices = b->num_slices;
+        si.slice_bytes = b->slice_bytes;
+        si.data_offset = (gint)b->data_offset;
+        si.max_slices = b->max_slices;
+        si.slice_size = b->slice_size;
+        chunk_analysis_slice(tvb, pinfo, ct, &si);
+    } else {
+        chunk_ack_info_t ai;
+        ai.chunk_id = (guint16)b->chunk_id;
+        ai.num_slices = b->num_slices;
+        ai.acked = acked;
+        ai.acked_count = b->acked_count;
+        ai.max_slices = b->max_slices;
+        ai.slice_size = b->slice_size;
+        chunk_analysis_ack(tvb, pinfo, ct, &ai);
+    }
+}
+
+/* Port and Decode As: everything on the port is shown, broken or not. */
+static int dissect_chunk(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    chunk_decode_t d;
+    chunk_conv_t *cc = chunk_get_conv(pinfo, NULL);
+
+    chunk_decode(tvb, pinfo, cc, &d);
+    chunk_show(tvb, pinfo, tree, &d);
+    return tvb_captured_length(tvb);
+}
+
+/* Heuristic: claim a datagram only when a layout puts the end check exactly
+ * at its end with zero padding and the CRC agrees (the configured id, or the
+ * conversation's); then pin the UDP conversation to this dissector. */
+static gboolean dissect_chunk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    chunk_decode_t d;
+    conversation_t *conv;
+    chunk_conv_t *cc;
+
+    /* Cheap first test: almost no other datagram ends in e2 ac 08 99. */
+    if (!p2_ends_with_check(tvb))
+        return FALSE;
+    cc = chunk_get_conv(pinfo, &conv);
+    chunk_decode(tvb, pinfo, cc, &d);
+    if (!(d.id_status == ID_GOOD || d.id_status == ID_OTHER) || !chunk_fits(&d.b) ||
+        (d.b.errors & P2_ERR_TRAILING) || d.vsrc == VAR_UNKNOWN)
+        return FALSE;
+    conversation_set_dissector(conv, chunk_handle);
+    chunk_show(tvb, pinfo, tree, &d);
+    return TRUE;
+}
+
+/* ---- Registration ------------------------------------------------------- */
+
+static p2_display_t chunk_p2d;
+
+static const p2_display_t *chunk_p2_display(void)
+{
+    return &chunk_p2d;
+}
+
+static void chunk_prefs_apply(void)
+{
+    cfg_protocol_id = pref_protocol_id;
+    cfg_crc_prefix = p2_crc_prefix(cfg_protocol_id);
+    cfg_max_slices = MIN(pref_max_slices, CHUNK_MAX_MAX_SLICES);
+    cfg_slice_size = pref_slice_size ? MIN(pref_slice_size, CHUNK_MAX_SLICE_SIZE) : CHUNK_DEFAULT_SLICE_SIZE;
+}
+
+void proto_register_chunk(void)
+{
+    module_t *chunk_module;
+    expert_module_t *expert_chunk;
+
+    static hf_register_info hf[] = {
+        { &hf_crc, { "CRC-32", "chunk.crc32", FT_UINT32, BASE_HEX, NULL, 0x0,
+            "zlib CRC-32 of LE32(protocol id), 4 zero bytes and the rest of the datagram", HFILL } },
+        { &hf_crc_status, { "CRC-32 status", "chunk.crc32.status", FT_UINT8, BASE_NONE,
+            VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
+        { &hf_protocol_id, { "Protocol id (implied by the CRC)", "chunk.protocol_id", FT_UINT32, BASE_HEX,
+            NULL, 0x0, "The protocol id is never sent; this is the id that makes the CRC right", HFILL } },
+        { &hf_variant, { "MaxSlicesPerChunk (variant)", "chunk.variant", FT_UINT32, BASE_DEC, NULL, 0x0,
+            "MaxSlicesPerChunk used to decode: 256 (the article) or 32 (its example program), or a preference", HFILL } },
+        { &hf_variant_slice_size, { "SliceSize", "chunk.variant.slice_size", FT_UINT32, BASE_DEC, NULL, 0x0,
+            "SliceSize used to decode", HFILL } },
+        { &hf_type, { "Packet type", "chunk.type", FT_UINT8, BASE_DEC, VALS(chunk_type_vals), 0x0,
+            NULL, HFILL } },
+        { &hf_chunk_id, { "Chunk id", "chunk.chunk_id", FT_UINT16, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_slice_id, { "Slice id", "chunk.slice_id", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_num_slices_m1, { "Slice count - 1 (as sent)", "chunk.num_slices_minus1", FT_UINT32, BASE_DEC,
+            NULL, 0x0, NULL, HFILL } },
+        { &hf_num_slices, { "Slice count", "chunk.num_slices", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_last_slice, { "Last slice", "chunk.last_slice", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+            "Slice id == slice count - 1: the slice that carries its byte count", HFILL } },
+        { &hf_slice_bytes_m1, { "Slice bytes - 1 (as sent)", "chunk.slice_bytes_minus1", FT_UINT32, BASE_DEC,
+            NULL, 0x0, NULL, HFILL } },
+        { &hf_slice_bytes, { "Slice bytes", "chunk.slice_bytes", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_data, { "Data", "chunk.data", FT_BYTES, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_padding, { "Padding", "chunk.padding", FT_UINT8, BASE_HEX, NULL, 0x0,
+            "Zero bits up to the next byte boundary", HFILL } },
+        { &hf_end_check, { "End check", "chunk.end_check", FT_UINT32, BASE_HEX, NULL, 0x0,
+            "0x9908ace2 (e2 ac 08 99)", HFILL } },
+        { &hf_end_check_status, { "End check status", "chunk.end_check.status", FT_UINT8, BASE_NONE,
+            VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
+        { &hf_trailing, { "Bytes after the end check", "chunk.trailing", FT_BYTES, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_ack_bitfield, { "Acked bitfield", "chunk.ack.bitfield", FT_NONE, BASE_NONE, NULL, 0x0,
+            "One bit per slice, slice 0 first", HFILL } },
+        { &hf_ack_acked_slice, { "Acked slice", "chunk.ack.acked_slice", FT_UINT32, BASE_DEC, NULL, 0x0,
+            "A slice whose bit is set", HFILL } },
+        { &hf_ack_missing_slice, { "Missing slice", "chunk.ack.missing_slice", FT_UINT32, BASE_DEC, NULL, 0x0,
+            "A slice whose bit is clear", HFILL } },
+        { &hf_ack_acked_count, { "Acked slices", "chunk.ack.acked_count", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_ack_missing_count, { "Missing slices", "chunk.ack.missing_count", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_ack_missing, { "Missing", "chunk.ack.missing", FT_STRING, BASE_NONE, NULL, 0x0,
+            "Missing slices as ranges, e.g. 3-5,17,200-255", HFILL } },
+    };
+
+    static gint *ett[] = {
+        &ett_chunk,
+        &ett_ack_bitfield,
+    };
+
+    static ei_register_info ei[] = {
+        { &ei_crc_bad, { "chunk.crc32.bad", PI_CHECKSUM, PI_ERROR,
+            "Bad CRC: disagrees with the conversation's protocol id", EXPFILL } },
+        { &ei_id_other, { "chunk.protocol_id.other", PI_PROTOCOL, PI_NOTE,
+            "Protocol id other than the configured one, used by the whole conversation", EXPFILL } },
+        { &ei_id_unconfirmed, { "chunk.protocol_id.unconfirmed", PI_CHECKSUM, PI_WARN,
+            "CRC implies an unconfigured protocol id that no earlier packet confirms", EXPFILL } },
+        { &ei_padding, { "chunk.padding.nonzero", PI_MALFORMED, PI_ERROR,
+            "Non-zero padding bits", EXPFILL } },
+        { &ei_end_check, { "chunk.end_check.bad", PI_MALFORMED, PI_ERROR,
+            "Wrong end check", EXPFILL } },
+        { &ei_truncated, { "chunk.truncated", PI_MALFORMED, PI_ERROR,
+            "Truncated packet", EXPFILL } },
+        { &ei_slice_range, { "chunk.slice_id.out_of_range", PI_PROTOCOL, PI_ERROR,
+            "Slice id >= slice count", EXPFILL } },
+        { &ei_trailing, { "chunk.trailing_bytes", PI_PROTOCOL, PI_WARN,
+            "Bytes after the end check", EXPFILL } },
+        { &ei_slice_size, { "chunk.slice_size.wrong", PI_PROTOCOL, PI_ERROR,
+            "Non-last slice whose size is not SliceSize", EXPFILL } },
+        { &ei_value_range, { "chunk.value.out_of_range", PI_MALFORMED, PI_ERROR,
+            "Field value above its maximum", EXPFILL } },
+        { &ei_variant_unknown, { "chunk.variant.unknown", PI_UNDECODED, PI_WARN,
+            "Unknown variant: parses with no known MaxSlicesPerChunk", EXPFILL } },
+        { &ei_variant_ambiguous, { "chunk.variant.ambiguous", PI_UNDECODED, PI_WARN,
+            "Ambiguous variant: parses as 256 and 32 alike, no decision yet", EXPFILL } },
+        { &ei_variant_mismatch, { "chunk.variant.mismatch", PI_PROTOCOL, PI_WARN,
+            "Parses only with another variant than its conversation's", EXPFILL } },
+    };
+
+    proto_chunk = proto_register_protocol("Chunk Protocol (Sending Large Blocks of Data)", "Chunk", "chunk");
+    proto_register_field_array(proto_chunk, hf, array_length(hf));
+    proto_register_subtree_array(ett, array_length(ett));
+    expert_chunk = expert_register_protocol(proto_chunk);
+    expert_register_field_array(expert_chunk, ei, array_length(ei));
+
+    chunk_module = prefs_register_protocol(proto_chunk, chunk_prefs_apply);
+    prefs_register_uint_preference(chunk_module, "protocol_id", "Protocol id",
+        "The 32-bit protocol id that seeds the CRC (never sent). A conversation whose packets all imply "
+        "another id is decoded too, with a note.", 16, &pref_protocol_id);
+    prefs_register_uint_preference(chunk_module, "max_slices", "MaxSlicesPerChunk (0 = Auto)",
+        "Sets the width of slice ids and counts. 0 (Auto): tell the article's 256 from its example "
+        "program's 32 per conversation. Other values: other games' constants (at most 65536).",
+        10, &pref_max_slices);
+    prefs_register_uint_preference(chunk_module, "slice_size", "SliceSize",
+        "Bytes in every slice but the last (default 1024, at most 65535); sets the width of the last "
+        "slice's byte count.", 10, &pref_slice_size);
+
+    chunk_handle = register_dissector("chunk", dissect_chunk, proto_chunk);
+
+    chunk_p2d.hf_padding = hf_padding;
+    chunk_p2d.hf_end_check = hf_end_check;
+    chunk_p2d.hf_end_check_status = hf_end_check_status;
+    chunk_p2d.hf_trailing = hf_trailing;
+    chunk_p2d.ei_padding = &ei_padding;
+    chunk_p2d.ei_end_check = &ei_end_check;
+    chunk_p2d.ei_trailing = &ei_trailing;
+
+    p2_crc_init();
+    chunk_prefs_apply();
+    chunk_analysis_register(proto_chunk, chunk_module);
+}
+
+void proto_reg_handoff_chunk(void)
+{
+    dissector_add_uint_range_with_preference("udp.port", CHUNK_DEFAULT_PORT_RANGE, chunk_handle);
+    dissector_add_for_decode_as("udp.port", chunk_handle);
+    heur_dissector_add("udp", dissect_chunk_heur, "Chunk over UDP", "chunk_udp", proto_chunk,
+                       HEURISTIC_ENABLE);
+    chunk_analysis_handoff();
+}
