@@ -421,8 +421,10 @@ done:;
                 program, failure ? failure : "done", bytes_acked, bytes_read,
                 (unsigned long long)counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED],
                 chunk_address_format(&link.peer, text, sizeof text), elapsed, rate);
-        fprintf(stderr, "  datagrams: %llu sent, %llu received, %llu from other addresses dropped, %llu send errors\n",
-                (unsigned long long)link.datagrams_sent, (unsigned long long)link.datagrams_received,
+        fprintf(stderr, "  datagrams: %llu sent from %s, %llu received, %llu from other addresses dropped, %llu send errors\n",
+                (unsigned long long)link.datagrams_sent,
+                chunk_address_format(link.local.family ? &link.local : &link.socket.bound, text, sizeof text),
+                (unsigned long long)link.datagrams_received,
                 (unsigned long long)link.foreign_dropped, (unsigned long long)link.send_errors);
         fprintf(stderr, "  sender:");
         for (int i = 0; i < CHUNK_SENDER_COUNTER_COUNT; i++)

@@ -1,0 +1,479 @@
+/* chunk-recv: receives chunks over real UDP with the reference receiver
+ * (chunk_receiver_*) and writes them, in order and byte-exact, to a file or
+ * stdout. See --help for when it stops. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chunk.h"
+#include "pcapout.h"
+#include "platform.h"
+
+enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2, EXIT_INCOMPLETE = 3, EXIT_TOO_MUCH = 4 };
+
+static const char *program = "chunk-recv";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: chunk-recv [options] [FILE]\n"
+            "\n"
+            "Receives chunks from one chunk sender (chunk-send) over UDP and writes them,\n"
+            "in order and byte-exact, to FILE (default: stdout, also '-').\n"
+            "\n"
+            "When it stops:\n"
+            "  --chunks N / --bytes N   once N chunks / N bytes are written, then after --linger;\n"
+            "                           exit 0. A stall of --idle-timeout before that: exit 3.\n"
+            "  otherwise                after the first complete chunk, once the sender is silent for\n"
+            "                           --idle-timeout: exit 0 if no chunk was left half received,\n"
+            "                           else 3. (A sender silent that long has got its acks or died;\n"
+            "                           use --chunks or --bytes when the exit code must prove the\n"
+            "                           whole transfer arrived.)\n"
+            "\n"
+            "options:\n"
+            "  -p, --port PORT          UDP port to listen on (default %d; 0 picks a free port)\n"
+            "  -b, --bind ADDR[:PORT]   address to listen on (default: all IPv6 and IPv4 addresses)\n"
+            "  -4, -6                   listen on IPv4 / IPv6 only (with the default address)\n"
+            "      --port-file FILE     write the port listened on to FILE once bound (with -p 0: a\n"
+            "                           free port for scripts, without races)\n"
+            "  -n, --chunks N           stop after N chunks\n"
+            "      --bytes N            stop after N bytes (suffixes K, M, G: binary)\n"
+            "      --idle-timeout SEC   see above (default 5; 0: never)\n"
+            "      --linger SEC         after the last chunk, keep re-sending the final ack while the\n"
+            "                           sender resends slices of it, until SEC seconds pass without\n"
+            "                           one (default 1; must exceed the sender's resend delay)\n"
+            "  -t, --timeout SEC        give up after SEC seconds in all: exit 3 (default: never)\n"
+            "      --ack-interval SEC   at most one ack per SEC (default 0.1)\n"
+            "      --slice-size N       SliceSize, 1..%d (default %d)\n"
+            "      --max-slices N       MaxSlicesPerChunk, 1..%d (default %d; the article's program uses 32)\n"
+            "      --protocol-id N      protocol id seeding the CRC (default 0x%08X)\n"
+            "      --first-chunk-id N   id of the first chunk expected, 0..65535 (default 0)\n"
+            "  -w, --pcap FILE          record every datagram sent and received (real time and addresses)\n"
+            "  -q, --quiet              no progress line, and no summary unless it fails\n"
+            "  -v, --verbose            log more (-v info, -vv debug: every dropped datagram and why)\n"
+            "  -h, --help               this text\n"
+            "\n"
+            "It locks onto the first address that sends a datagram the wire format accepts;\n"
+            "datagrams from any other address are then dropped and counted.\n"
+            "exit status: 0 done (see above); 1 I/O error (output, socket, pcap); 2 bad arguments;\n"
+            "3 incomplete (timeout, or idle with chunks missing); 4 more data than --bytes allowed\n"
+            "(all of it is written); 128+N interrupted by signal N (SIGINT: 130), after the summary.\n",
+            CHUNK_DEFAULT_PORT, CHUNK_SLICE_SIZE_LIMIT, CHUNK_DEFAULT_SLICE_SIZE, CHUNK_MAX_SLICES_LIMIT,
+            CHUNK_DEFAULT_MAX_SLICES, CHUNK_DEFAULT_PROTOCOL_ID);
+}
+
+static void bad_argument(const char *format, const char *value)
+{
+    fprintf(stderr, "%s: ", program);
+    fprintf(stderr, format, value);
+    fprintf(stderr, " (try --help)\n");
+    exit(EXIT_USAGE);
+}
+
+typedef struct link_t {
+    chunk_socket_t socket;
+    int locked;            /* peer is known */
+    chunk_address_t peer;  /* the sender we lock onto */
+    chunk_address_t local; /* our address as the peer sees it (for pcap) */
+    chunk_pcap_t *pcap;
+    uint64_t datagrams_sent, send_errors, datagrams_received, foreign_dropped, pcap_records;
+    int pcap_failed;
+} link_t;
+
+static void record(link_t *link, const chunk_address_t *src, const chunk_address_t *dst, const uint8_t *data,
+                   int bytes)
+{
+    if (!link->pcap) return;
+    chunk_pcap_addr_t s, d;
+    chunk_address_to_pcap(src, &s);
+    chunk_address_to_pcap(dst, &d);
+    if (chunk_pcap_write_udp(link->pcap, chunk_platform_wall_time(), &s, &d, data, bytes) == 0)
+        link->pcap_records++;
+    else
+        link->pcap_failed = 1;
+}
+
+static void send_datagram(void *context, const uint8_t *packet, int bytes)
+{
+    link_t *link = context;
+    if (!link->locked) return; /* only a valid slice, which locks, makes an ack */
+    if (chunk_socket_send(&link->socket, &link->peer, packet, bytes) != 0) {
+        link->send_errors++;
+        chunk_log(CHUNK_LOG_DEBUG, "%s: send failed: %s", program, strerror(errno));
+        return;
+    }
+    link->datagrams_sent++;
+    record(link, &link->local, &link->peer, packet, bytes);
+}
+
+static int write_all(int fd, const uint8_t *data, size_t size)
+{
+    while (size > 0) {
+        ssize_t n = write(fd, data, size);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        data += n;
+        size -= (size_t)n;
+    }
+    return 0;
+}
+
+static void format_rate(double bytes_per_second, char *buf, size_t size)
+{
+    if (bytes_per_second >= 1e6)
+        snprintf(buf, size, "%.2f MB/s", bytes_per_second / 1e6);
+    else
+        snprintf(buf, size, "%.1f kB/s", bytes_per_second / 1e3);
+}
+
+int main(int argc, char **argv)
+{
+    chunk_receiver_config_t config;
+    chunk_receiver_default_config(&config);
+    double timeout = 0, idle_timeout = 5, linger = 1;
+    long long want_chunks = -1, want_bytes = -1, value;
+    const char *bind_text = NULL, *pcap_path = NULL, *port_file = NULL;
+    int family = 0, quiet = 0, verbosity = 0, port_given = 0;
+    uint16_t port = CHUNK_DEFAULT_PORT;
+
+    enum { OPT_PORTFILE = 256, OPT_BYTES, OPT_IDLE, OPT_LINGER, OPT_ACKI, OPT_SLICE, OPT_MAXS, OPT_PID, OPT_FIRST };
+    static const struct option options[] = {
+        {"port", required_argument, NULL, 'p'},
+        {"bind", required_argument, NULL, 'b'},
+        {"port-file", required_argument, NULL, OPT_PORTFILE},
+        {"chunks", required_argument, NULL, 'n'},
+        {"bytes", required_argument, NULL, OPT_BYTES},
+        {"idle-timeout", required_argument, NULL, OPT_IDLE},
+        {"linger", required_argument, NULL, OPT_LINGER},
+        {"timeout", required_argument, NULL, 't'},
+        {"ack-interval", required_argument, NULL, OPT_ACKI},
+        {"slice-size", required_argument, NULL, OPT_SLICE},
+        {"max-slices", required_argument, NULL, OPT_MAXS},
+        {"protocol-id", required_argument, NULL, OPT_PID},
+        {"first-chunk-id", required_argument, NULL, OPT_FIRST},
+        {"pcap", required_argument, NULL, 'w'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":p:b:n:t:w:46qvh", options, NULL)) != -1) {
+        switch (opt) {
+        case 'p':
+            if (chunk_parse_port(optarg, &port) != 0) bad_argument("bad --port '%s': expected 0..65535", optarg);
+            port_given = 1;
+            break;
+        case 'b': bind_text = optarg; break;
+        case OPT_PORTFILE: port_file = optarg; break;
+        case 'n':
+            if (chunk_parse_int(optarg, 1, (long long)1 << 48, &want_chunks) != 0)
+                bad_argument("bad --chunks '%s': expected a count >= 1", optarg);
+            break;
+        case OPT_BYTES:
+            if (chunk_parse_bytes(optarg, (long long)1 << 60, &want_bytes) != 0 || want_bytes < 1)
+                bad_argument("bad --bytes '%s': expected a byte count >= 1, e.g. 1048576 or 1M", optarg);
+            break;
+        case OPT_IDLE:
+            if (chunk_parse_seconds(optarg, 1e9, &idle_timeout) != 0)
+                bad_argument("bad --idle-timeout '%s': expected seconds", optarg);
+            break;
+        case OPT_LINGER:
+            if (chunk_parse_seconds(optarg, 3600, &linger) != 0)
+                bad_argument("bad --linger '%s': expected seconds", optarg);
+            break;
+        case 't':
+            if (chunk_parse_seconds(optarg, 1e9, &timeout) != 0)
+                bad_argument("bad --timeout '%s': expected seconds", optarg);
+            break;
+        case OPT_ACKI:
+            if (chunk_parse_seconds(optarg, 3600, &config.ack_interval) != 0)
+                bad_argument("bad --ack-interval '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
+            break;
+        case OPT_SLICE:
+            if (chunk_parse_int(optarg, 1, CHUNK_SLICE_SIZE_LIMIT, &value) != 0)
+                bad_argument("bad --slice-size '%s': expected 1..8192", optarg);
+            config.wire.slice_size = (int)value;
+            break;
+        case OPT_MAXS:
+            if (chunk_parse_int(optarg, 1, CHUNK_MAX_SLICES_LIMIT, &value) != 0)
+                bad_argument("bad --max-slices '%s': expected 1..1024", optarg);
+            config.wire.max_slices = (int)value;
+            break;
+        case OPT_PID:
+            if (chunk_parse_int(optarg, 0, 0xffffffffLL, &value) != 0)
+                bad_argument("bad --protocol-id '%s': expected a 32-bit number, e.g. 0x11223344", optarg);
+            config.wire.protocol_id = (uint32_t)value;
+            break;
+        case OPT_FIRST:
+            if (chunk_parse_int(optarg, 0, 65535, &value) != 0)
+                bad_argument("bad --first-chunk-id '%s': expected 0..65535", optarg);
+            config.first_chunk_id = (uint16_t)value;
+            break;
+        case 'w': pcap_path = optarg; break;
+        case '4': family = 4; break;
+        case '6': family = 6; break;
+        case 'q': quiet = 1; break;
+        case 'v': verbosity++; break;
+        case 'h': usage(stdout); return EXIT_OK;
+        case ':': bad_argument("option %s needs a value", argv[optind - 1]); break;
+        default: bad_argument("unknown option '%s'", argv[optind - 1]); break;
+        }
+    }
+    if (argc - optind > 1) bad_argument("unexpected argument '%s'", argv[optind + 1]);
+    const char *output_path = optind < argc ? argv[optind] : "-";
+    if (want_chunks > 0 && want_bytes > 0) bad_argument("%s", "give --chunks or --bytes, not both");
+    chunk_set_log_level(verbosity >= 2 ? CHUNK_LOG_DEBUG : verbosity == 1 ? CHUNK_LOG_INFO : CHUNK_LOG_ERROR);
+
+    char err[256], text[CHUNK_ADDRESS_STRING_SIZE];
+    link_t link;
+    memset(&link, 0, sizeof link);
+    chunk_address_t bind_address;
+    int dual_stack = 0;
+    if (bind_text) {
+        if (chunk_address_parse(bind_text, family, port, &bind_address, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
+            return EXIT_USAGE;
+        }
+        if (port_given) bind_address.port = port;
+    } else {
+        chunk_address_any(&bind_address, family ? family : 6, port);
+        dual_stack = family == 0;
+    }
+    if (chunk_socket_open(&link.socket, &bind_address, dual_stack, err, sizeof err) != 0) {
+        if (!(dual_stack && bind_address.family == 6)) {
+            fprintf(stderr, "%s: %s\n", program, err);
+            return EXIT_IO;
+        }
+        /* No IPv6 on this machine: listen on IPv4 alone. */
+        chunk_address_any(&bind_address, 4, port);
+        if (chunk_socket_open(&link.socket, &bind_address, 0, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: %s\n", program, err);
+            return EXIT_IO;
+        }
+    }
+    if (port_file) {
+        FILE *f = fopen(port_file, "w");
+        if (!f || fprintf(f, "%u\n", (unsigned)link.socket.bound.port) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "%s: cannot write %s: %s\n", program, port_file, strerror(errno));
+            return EXIT_IO;
+        }
+    }
+
+    int output_fd = 1;
+    if (strcmp(output_path, "-") != 0) {
+        output_fd = open(output_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (output_fd < 0) {
+            fprintf(stderr, "%s: cannot create %s: %s\n", program, output_path, strerror(errno));
+            return EXIT_IO;
+        }
+    }
+    if (pcap_path) {
+        link.pcap = chunk_pcap_open(pcap_path, err, sizeof err);
+        if (!link.pcap) {
+            fprintf(stderr, "%s: %s\n", program, err);
+            return EXIT_IO;
+        }
+    }
+
+    config.send = send_datagram;
+    config.context = &link;
+    chunk_receiver_t *receiver = chunk_receiver_create(&config);
+    size_t chunk_capacity = (size_t)config.wire.slice_size * (size_t)config.wire.max_slices;
+    uint8_t *chunk = malloc(chunk_capacity);
+    uint8_t *datagram = malloc(CHUNK_SOCKET_MAX_DATAGRAM);
+    if (!receiver || !chunk || !datagram) {
+        fprintf(stderr, "%s: out of memory\n", program);
+        return EXIT_IO;
+    }
+    chunk_platform_catch_signals();
+    chunk_log(CHUNK_LOG_INFO, "%s: listening on %s", program,
+              chunk_address_format(&link.socket.bound, text, sizeof text));
+
+    const uint64_t *counters = chunk_receiver_counters(receiver);
+    double start = chunk_platform_time(), first_heard = -1, last_heard = 0, last_stale = 0, done_at = -1;
+    double next_progress = start + 1.0;
+    long long bytes_written = 0, chunks_written = 0;
+    uint64_t accepted_at_last_chunk = 0, stale_seen = 0;
+    uint16_t last_chunk_id = 0;
+    int exit_code = EXIT_OK, progress_shown = 0;
+    const char *outcome = NULL;
+
+    for (;;) {
+        int readable;
+        if (chunk_platform_wait(&link.socket.fd, 1, 0.005, &readable) < 0) {
+            fprintf(stderr, "%s: poll: %s\n", program, strerror(errno));
+            exit_code = EXIT_IO;
+            outcome = "poll error";
+            break;
+        }
+        if (chunk_platform_stop_signal()) {
+            exit_code = 128 + chunk_platform_stop_signal();
+            outcome = "interrupted";
+            break;
+        }
+        double now = chunk_platform_time();
+
+        for (;;) {
+            chunk_address_t from;
+            int n = chunk_socket_receive(&link.socket, &from, datagram);
+            if (n == -1) break;
+            if (n == -2) {
+                fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
+                exit_code = EXIT_IO;
+                outcome = "socket error";
+                goto done;
+            }
+            link.datagrams_received++;
+            if (!link.locked) {
+                /* Lock onto the first sender whose datagram the wire format
+                 * accepts, so one stray packet cannot capture the receiver. */
+                chunk_packet_t packet;
+                if (chunk_read_packet(&config.wire, datagram, n, &packet) == CHUNK_READ_OK) {
+                    link.locked = 1;
+                    link.peer = from;
+                    chunk_socket_local_address(&link.socket, &from, &link.local);
+                    first_heard = now;
+                    chunk_log(CHUNK_LOG_INFO, "%s: receiving from %s", program,
+                              chunk_address_format(&from, text, sizeof text));
+                }
+            }
+            if (!link.locked || !chunk_address_equal(&from, &link.peer)) {
+                chunk_address_t local;
+                chunk_socket_local_address(&link.socket, &from, &local);
+                record(&link, &from, &local, datagram, n);
+                link.foreign_dropped++;
+                chunk_log(CHUNK_LOG_DEBUG, "%s: dropped %d bytes from %s: %s", program, n,
+                          chunk_address_format(&from, text, sizeof text),
+                          link.locked ? "not the sender locked onto" : "not a valid chunk packet");
+                continue;
+            }
+            record(&link, &link.peer, &link.local, datagram, n);
+            last_heard = now;
+            chunk_receiver_receive_packet(receiver, now, datagram, n);
+        }
+        chunk_receiver_update(receiver, now);
+
+        /* Write completed chunks, unless the count asked for is reached:
+         * chunks beyond it stay unacked, which is what the sender should see. */
+        int reached = (want_chunks > 0 && chunks_written >= want_chunks) || (want_bytes > 0 && bytes_written >= want_bytes);
+        while (!reached) {
+            uint16_t id;
+            int size = chunk_receiver_pop_chunk(receiver, chunk, (int)chunk_capacity, &id);
+            if (size <= 0) break;
+            if (write_all(output_fd, chunk, (size_t)size) != 0) {
+                fprintf(stderr, "%s: writing %s: %s\n", program, output_path, strerror(errno));
+                exit_code = EXIT_IO;
+                outcome = "output error";
+                goto done;
+            }
+            bytes_written += size;
+            chunks_written++;
+            last_chunk_id = id;
+            accepted_at_last_chunk = counters[CHUNK_RECEIVER_COUNTER_SLICES_ACCEPTED];
+            reached = (want_chunks > 0 && chunks_written >= want_chunks) || (want_bytes > 0 && bytes_written >= want_bytes);
+        }
+        if (reached && done_at < 0) {
+            done_at = now;
+            last_stale = now;
+            stale_seen = counters[CHUNK_RECEIVER_COUNTER_SLICES_STALE];
+        }
+
+        if (done_at >= 0) {
+            /* Linger: the final ack may have been lost; each stale slice is
+             * the sender asking again, and the receiver answers it. */
+            if (counters[CHUNK_RECEIVER_COUNTER_SLICES_STALE] != stale_seen) {
+                stale_seen = counters[CHUNK_RECEIVER_COUNTER_SLICES_STALE];
+                last_stale = now;
+            }
+            if (now - last_stale >= linger) {
+                if (want_bytes > 0 && bytes_written > want_bytes) {
+                    exit_code = EXIT_TOO_MUCH;
+                    outcome = "more data than --bytes";
+                } else {
+                    outcome = "done";
+                }
+                break;
+            }
+        } else if (idle_timeout > 0 && first_heard >= 0 && now - last_heard >= idle_timeout) {
+            int partial = counters[CHUNK_RECEIVER_COUNTER_SLICES_ACCEPTED] != accepted_at_last_chunk;
+            if (want_chunks > 0 || want_bytes > 0) {
+                exit_code = EXIT_INCOMPLETE;
+                outcome = "idle timeout before the expected data arrived";
+                break;
+            }
+            if (chunks_written > 0 || partial) {
+                exit_code = partial ? EXIT_INCOMPLETE : EXIT_OK;
+                outcome = partial ? "idle timeout with a chunk half received" : "done (sender idle)";
+                break;
+            }
+        }
+        if (timeout > 0 && now - start >= timeout) {
+            exit_code = EXIT_INCOMPLETE;
+            outcome = "timeout";
+            break;
+        }
+        if (!quiet && done_at < 0 && first_heard >= 0 && now >= next_progress && now - first_heard >= 1.0) {
+            char rate[32];
+            format_rate(bytes_written / (now - first_heard), rate, sizeof rate);
+            fprintf(stderr, "%s: %lld bytes in %lld chunks written, %s, %llu slices received (%llu duplicate)%s",
+                    program, bytes_written, chunks_written, rate,
+                    (unsigned long long)counters[CHUNK_RECEIVER_COUNTER_SLICES_RECEIVED],
+                    (unsigned long long)counters[CHUNK_RECEIVER_COUNTER_SLICES_DUPLICATE],
+                    chunk_platform_stderr_is_tty() ? "   \r" : "\n");
+            progress_shown = 1;
+            next_progress = now + 1.0;
+        }
+    }
+done:;
+    double end = chunk_platform_time();
+    if (link.pcap && chunk_pcap_close(link.pcap) != 0) link.pcap_failed = 1;
+    if (link.pcap_failed) {
+        fprintf(stderr, "%s: writing %s failed\n", program, pcap_path);
+        if (exit_code == EXIT_OK) exit_code = EXIT_IO;
+    }
+    if (output_fd != 1 && close(output_fd) != 0) {
+        fprintf(stderr, "%s: closing %s: %s\n", program, output_path, strerror(errno));
+        if (exit_code == EXIT_OK) exit_code = EXIT_IO;
+    }
+    if (!quiet || exit_code != EXIT_OK) {
+        char rate[32], last[32] = "";
+        double busy = first_heard >= 0 ? (done_at >= 0 ? done_at : end) - first_heard : 0;
+        format_rate(busy > 0 ? bytes_written / busy : 0, rate, sizeof rate);
+        if (chunks_written > 0) snprintf(last, sizeof last, " (last chunk id %u)", (unsigned)last_chunk_id);
+        if (progress_shown && chunk_platform_stderr_is_tty()) fputc('\n', stderr);
+        fprintf(stderr, "%s: %s: %lld bytes in %lld chunks%s from %s in %.3f s (%s goodput)\n", program,
+                outcome ? outcome : "stopped", bytes_written, chunks_written, last,
+                link.locked ? chunk_address_format(&link.peer, text, sizeof text) : "nobody", busy, rate);
+        fprintf(stderr, "  datagrams: %llu sent from %s, %llu received, %llu from other addresses dropped, %llu send errors\n",
+                (unsigned long long)link.datagrams_sent,
+                chunk_address_format(link.local.family ? &link.local : &link.socket.bound, text, sizeof text),
+                (unsigned long long)link.datagrams_received,
+                (unsigned long long)link.foreign_dropped, (unsigned long long)link.send_errors);
+        fprintf(stderr, "  receiver:");
+        for (int i = 0; i < CHUNK_RECEIVER_COUNTER_COUNT; i++)
+            fprintf(stderr, "%s %s %llu", i ? "," : "", chunk_receiver_counter_name(i), (unsigned long long)counters[i]);
+        fputc('\n', stderr);
+        const uint64_t *invalid = chunk_receiver_invalid_counters(receiver);
+        for (int i = 1; i < CHUNK_READ_RESULT_COUNT; i++)
+            if (invalid[i])
+                fprintf(stderr, "  dropped as invalid: %s %llu\n", chunk_read_result_name((chunk_read_result_t)i),
+                        (unsigned long long)invalid[i]);
+        if (pcap_path)
+            fprintf(stderr, "  pcap: %llu datagrams in %s\n", (unsigned long long)link.pcap_records, pcap_path);
+    }
+    chunk_receiver_destroy(receiver);
+    chunk_socket_close(&link.socket);
+    free(chunk);
+    free(datagram);
+    return exit_code;
+}

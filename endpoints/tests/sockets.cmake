@@ -1,0 +1,11 @@
+# Real-UDP tests of chunk-send, chunk-recv and chunk-relay on loopback only
+# (scripts/test-loopback.sh): through the relay at 20% loss, over IPv6, and
+# the command-line behaviour. Ports come from the kernel, so runs in parallel
+# do not clash; exit 77 (no ::1, say) is a skip. Labelled "sanitize" so the
+# programs also run under ASan/UBSan (scripts/test.sh).
+foreach(mode relay ipv6 cli)
+  add_test(NAME endpoints.sockets.${mode}
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/test-loopback.sh $<TARGET_FILE_DIR:chunk-send> ${mode})
+  set_tests_properties(endpoints.sockets.${mode} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
+                       LABELS "endpoints;sockets;sanitize")
+endforeach()

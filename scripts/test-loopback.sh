@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# test-loopback.sh: real-UDP tests of chunk-send, chunk-recv and chunk-relay,
+# on loopback only (127.0.0.1 and ::1).
+#
+#   scripts/test-loopback.sh BIN_DIR relay|ipv6|cli
+#
+#   relay  1 MiB of random bytes, chunk-send -> chunk-relay (20% loss both
+#          ways, latency, jitter) -> chunk-recv over IPv4; byte-exact (cmp);
+#          the three pcaps read by plain tshark, every datagram as UDP with
+#          good checksums and the counts the programs report
+#   ipv6   1 MiB over [::1] without the relay, pcap read as IPv6 UDP
+#   cli    stdin to stdout with the idle-timeout stop, a stray datagram that
+#          must not capture the receiver, the timeout exit code, bad arguments
+#
+# Every port is chosen by the kernel (port 0, --port-file), so parallel runs do
+# not clash; every program runs under `timeout`, so the test cannot hang.
+# Exit 0 pass, 1 fail, 77 skipped (no IPv6 loopback, or no tshark).
+set -u
+
+bin=${1:?usage: test-loopback.sh BIN_DIR relay|ipv6|cli}
+mode=${2:?usage: test-loopback.sh BIN_DIR relay|ipv6|cli}
+for p in chunk-send chunk-recv chunk-relay; do
+    [ -x "$bin/$p" ] || { echo "FAIL: $bin/$p not built"; exit 1; }
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/chunk-loopback.XXXXXX")
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+    if [ "${failed:-0}" = 0 ]; then rm -rf "$work"; else echo "files kept in $work"; fi
+}
+trap cleanup EXIT
+failed=0
+fail() {
+    echo "FAIL: $*"
+    failed=1
+}
+
+# Waits (at most 5 s) for a program to write its port file; prints the port.
+wait_port() {
+    for _ in $(seq 100); do
+        if [ -s "$1" ]; then
+            cat "$1"
+            return 0
+        fi
+        sleep 0.05
+    done
+    return 1
+}
+
+# The number after "label" in a summary line, e.g. count "datagrams:" " sent" FILE.
+summary_number() { # FILE REGEX -> first capture group
+    sed -n -E "s/$2/\\1/p" "$1" | head -n 1
+}
+
+# Checks a pcap with plain tshark: every frame is UDP with a good UDP checksum
+# (and IPv4 header checksum), there are exactly TOTAL of them, and OWN of them
+# come from source port PORT.
+check_pcap() { # FILE TOTAL OWN PORT IPVERSION
+    local file=$1 total=$2 own=$3 first=$4 ipv=$5
+    if ! command -v tshark >/dev/null; then
+        echo "note: tshark not installed; pcap checks skipped"
+        return 0
+    fi
+    local fields
+    if ! fields=$(tshark -r "$file" -o udp.check_checksum:TRUE -o ip.check_checksum:TRUE \
+        -T fields -e frame.protocols -e udp.srcport -e udp.checksum.status -e ip.checksum.status 2>"$work/tshark.err"); then
+        fail "tshark -r $file: $(cat "$work/tshark.err")"
+        return
+    fi
+    local frames udp good own_count
+    frames=$(printf '%s\n' "$fields" | grep -c .)
+    local stack="eth:ethertype:ip:udp"
+    [ "$ipv" = 6 ] && stack="eth:ethertype:ipv6:udp"
+    udp=$(printf '%s\n' "$fields" | awk -F'\t' -v p="$stack" 'index($1, p) == 1 {n++} END {print n+0}')
+    # checksum status 1 is "Good" (proto_checksum_enum_e)
+    good=$(printf '%s\n' "$fields" | awk -F'\t' -v v="$ipv" '$3 == "1" && (v == 6 || $4 == "1") {n++} END {print n+0}')
+    own_count=$(printf '%s\n' "$fields" | awk -F'\t' -v p="$first" '$2 == p {n++} END {print n+0}')
+    [ "$frames" = "$total" ] || fail "$file: tshark reads $frames frames, the program wrote $total"
+    [ "$udp" = "$total" ] || fail "$file: $udp of $total frames are IPv$ipv/UDP"
+    [ "$good" = "$total" ] || fail "$file: $good of $total frames have good checksums"
+    [ "$own_count" = "$own" ] || fail "$file: $own_count frames from port $first, the program sent $own"
+    echo "pcap $file: $frames frames, all IPv$ipv/UDP with good checksums, $own_count from port $first"
+}
+
+# Checks "pcap: N datagrams" equals sent + received on "datagrams:" in a summary,
+# then the pcap itself. Args: SUMMARY PCAP IPVERSION
+check_program_pcap() {
+    local summary=$1 pcap=$2 ipv=$3 sent received written port
+    sent=$(summary_number "$summary" '^  datagrams: ([0-9]+) sent.*')
+    port=$(summary_number "$summary" '^  datagrams: [0-9]+ sent from .*:([0-9]+), .*')
+    received=$(summary_number "$summary" '^  datagrams: [0-9]+ sent from [^ ]*, ([0-9]+) received.*')
+    written=$(summary_number "$summary" '^  pcap: ([0-9]+) datagrams.*')
+    if [ -z "$sent" ] || [ -z "$port" ] || [ -z "$received" ] || [ -z "$written" ]; then
+        fail "no datagram counts in $summary"
+        return
+    fi
+    [ "$written" = $((sent + received)) ] || fail "$summary: pcap has $written datagrams, sent $sent + received $received"
+    check_pcap "$pcap" "$written" "$sent" "$port" "$ipv"
+}
+
+make_input() { # FILE BYTES
+    head -c "$2" /dev/urandom >"$1"
+}
+
+case "$mode" in
+relay)
+    make_input "$work/in.bin" 1048576
+    timeout 25 "$bin/chunk-recv" -b 127.0.0.1 -p 0 --port-file "$work/recv.port" --bytes 1048576 \
+        --timeout 20 -w "$work/recv.pcap" "$work/out.bin" 2>"$work/recv.log" &
+    recv_pid=$!
+    pids+=("$recv_pid")
+    recv_port=$(wait_port "$work/recv.port") || { fail "chunk-recv did not start"; cat "$work/recv.log"; exit 1; }
+    timeout 25 "$bin/chunk-relay" -l 127.0.0.1:0 --port-file "$work/relay.port" --to "127.0.0.1:$recv_port" \
+        --loss 20% --latency 2ms --jitter 1ms --seed "$$" --idle-exit 1.5 --timeout 20 \
+        -w "$work/relay.pcap" --capture-at in 2>"$work/relay.log" &
+    relay_pid=$!
+    pids+=("$relay_pid")
+    relay_port=$(wait_port "$work/relay.port") || { fail "chunk-relay did not start"; cat "$work/relay.log"; exit 1; }
+    timeout 25 "$bin/chunk-send" --rate 4MB --timeout 20 -w "$work/send.pcap" "127.0.0.1:$relay_port" \
+        "$work/in.bin" 2>"$work/send.log"
+    send_rc=$?
+    wait "$recv_pid"
+    recv_rc=$?
+    wait "$relay_pid"
+    relay_rc=$?
+    pids=()
+    cat "$work/send.log" "$work/recv.log" "$work/relay.log"
+    [ "$send_rc" = 0 ] || fail "chunk-send exited $send_rc"
+    [ "$recv_rc" = 0 ] || fail "chunk-recv exited $recv_rc"
+    [ "$relay_rc" = 0 ] || fail "chunk-relay exited $relay_rc"
+    cmp "$work/in.bin" "$work/out.bin" || fail "received file differs from the one sent"
+    # The relay really lost packets, and the sender really resent.
+    fwd_in=$(summary_number "$work/relay.log" '^  forward \(to receiver\): ([0-9]+) in.*')
+    fwd_lost=$(summary_number "$work/relay.log" '^  forward \(to receiver\):.*, lost ([0-9]+),.*')
+    resent=$(summary_number "$work/send.log" '.*slices resent ([0-9]+),.*')
+    echo "relay: $fwd_lost of $fwd_in slices lost on the way; sender resent $resent"
+    [ -n "$fwd_lost" ] && [ "$fwd_lost" -gt 0 ] || fail "the relay lost nothing at 20% loss"
+    [ -n "$resent" ] && [ "$resent" -ge "$fwd_lost" ] || fail "sender resent $resent < $fwd_lost lost"
+    check_program_pcap "$work/send.log" "$work/send.pcap" 4
+    check_program_pcap "$work/recv.log" "$work/recv.pcap" 4
+    relay_total=$(summary_number "$work/relay.log" '^  pcap: ([0-9]+) datagrams.*')
+    # Captured as they arrive: the sender's datagrams and the receiver's answers.
+    send_port=$(summary_number "$work/send.log" '^  datagrams: [0-9]+ sent from .*:([0-9]+), .*')
+    check_pcap "$work/relay.pcap" "$relay_total" "$fwd_in" "$send_port" 4
+    ;;
+ipv6)
+    if ! grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null; then
+        echo "skipped: no IPv6 loopback (::1)"
+        exit 77
+    fi
+    make_input "$work/in.bin" 1048576
+    timeout 25 "$bin/chunk-recv" -b ::1 -p 0 --port-file "$work/recv.port" --bytes 1M --timeout 20 \
+        -w "$work/recv.pcap" "$work/out.bin" 2>"$work/recv.log" &
+    recv_pid=$!
+    pids+=("$recv_pid")
+    recv_port=$(wait_port "$work/recv.port") || { fail "chunk-recv did not start"; cat "$work/recv.log"; exit 1; }
+    timeout 25 "$bin/chunk-send" --rate 8MB --timeout 20 -w "$work/send.pcap" "[::1]:$recv_port" \
+        "$work/in.bin" 2>"$work/send.log"
+    send_rc=$?
+    wait "$recv_pid"
+    recv_rc=$?
+    pids=()
+    cat "$work/send.log" "$work/recv.log"
+    [ "$send_rc" = 0 ] || fail "chunk-send exited $send_rc"
+    [ "$recv_rc" = 0 ] || fail "chunk-recv exited $recv_rc"
+    cmp "$work/in.bin" "$work/out.bin" || fail "received file differs from the one sent"
+    grep -q "from \[::1\]:" "$work/recv.log" || fail "chunk-recv did not report an IPv6 sender"
+    check_program_pcap "$work/send.log" "$work/send.pcap" 6
+    check_program_pcap "$work/recv.log" "$work/recv.pcap" 6
+    ;;
+cli)
+    # stdin -> stdout, chunks of 1000 bytes, stopping on the idle timeout; a
+    # stray datagram first must neither capture nor upset the receiver.
+    make_input "$work/in.bin" 5500
+    timeout 20 "$bin/chunk-recv" -4 -b 127.0.0.1 -p 0 --port-file "$work/recv.port" --idle-timeout 1 \
+        >"$work/out.bin" 2>"$work/recv.log" &
+    recv_pid=$!
+    pids+=("$recv_pid")
+    recv_port=$(wait_port "$work/recv.port") || { fail "chunk-recv did not start"; cat "$work/recv.log"; exit 1; }
+    python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"not a chunk packet", ("127.0.0.1", int(sys.argv[1])))' "$recv_port" \
+        || fail "could not send the stray datagram"
+    cat "$work/in.bin" | timeout 20 "$bin/chunk-send" -q -c 1000 --timeout 15 "127.0.0.1:$recv_port" 2>"$work/send.log"
+    send_rc=$?
+    wait "$recv_pid"
+    recv_rc=$?
+    pids=()
+    cat "$work/send.log" "$work/recv.log"
+    [ "$send_rc" = 0 ] || fail "chunk-send from stdin exited $send_rc"
+    [ "$recv_rc" = 0 ] || fail "chunk-recv (idle stop) exited $recv_rc"
+    cmp "$work/in.bin" "$work/out.bin" || fail "stdout differs from stdin"
+    grep -q "in 6 chunks" "$work/recv.log" || fail "expected 6 chunks of at most 1000 bytes"
+    grep -q ", 1 from other addresses dropped" "$work/recv.log" || fail "the stray datagram was not dropped and counted"
+
+    # Nobody listening: the idle timeout ends the sender with exit 3.
+    timeout 10 "$bin/chunk-recv" -b 127.0.0.1 -p 0 --port-file "$work/dead.port" --timeout 0.2 \
+        >/dev/null 2>&1
+    dead_port=$(cat "$work/dead.port")
+    timeout 10 "$bin/chunk-send" --idle-timeout 0.5 "127.0.0.1:$dead_port" "$work/in.bin" 2>"$work/dead.log"
+    rc=$?
+    [ "$rc" = 3 ] || fail "chunk-send to a closed port exited $rc, expected 3"
+    grep -q "idle timeout" "$work/dead.log" || fail "no idle timeout message"
+
+    # Bad arguments: exit 2 with a message; --help: exit 0.
+    check_usage() { # EXPECTED PROGRAM ARGS...
+        local expected=$1
+        shift
+        timeout 5 "$bin/$@" >/dev/null 2>"$work/usage.err"
+        local rc=$?
+        [ "$rc" = "$expected" ] || fail "$* exited $rc, expected $expected"
+        if [ "$expected" = 2 ] && ! grep -q "^$1: .*(try --help)" "$work/usage.err"; then
+            fail "$*: no clear message: $(cat "$work/usage.err")"
+        fi
+    }
+    for p in chunk-send chunk-recv chunk-relay; do
+        check_usage 0 "$p" --help
+        check_usage 2 "$p" --no-such-option
+        check_usage 2 "$p" --slice-size 0
+    done
+    check_usage 2 chunk-send
+    check_usage 2 chunk-send --rate fast 127.0.0.1
+    check_usage 2 chunk-send --timeout -1 127.0.0.1
+    check_usage 2 chunk-send 127.0.0.1:99999
+    check_usage 2 chunk-send -c 300K 127.0.0.1
+    check_usage 2 chunk-recv --port 70000
+    check_usage 2 chunk-recv --chunks 0
+    check_usage 2 chunk-recv --chunks 2 --bytes 5
+    check_usage 2 chunk-recv a b
+    check_usage 2 chunk-relay --loss 120%
+    check_usage 2 chunk-relay --latency-ab soon
+    check_usage 2 chunk-relay --capture-at middle
+    check_usage 2 chunk-relay --to 127.0.0.1:0
+    echo "cli: stdin to stdout, stray datagram, timeout exit code and bad arguments checked"
+    ;;
+*)
+    echo "unknown mode '$mode' (relay, ipv6 or cli)"
+    exit 2
+    ;;
+esac
+
+if [ "$failed" = 0 ]; then echo "PASS: $mode"; fi
+exit "$failed"
