@@ -11,7 +11,11 @@
  * - When an ack is due: at an update, when (a) since the last ack was sent a
  *   slice arrived that belongs to the chunk being received (new or
  *   duplicate) or is a stale slice of the chunk completed last, and (b) at
- *   least ack_interval has passed since the last ack. Case (a) with a slice
+ *   least ack_interval has passed since the last ack, and (c) the datagram
+ *   bytes of the slices in (a) add up to at least the ack's size, so that no
+ *   peer gets more bytes back than it sent (attacks.md, amplification:
+ *   15-byte slices claiming 256 slices do not earn a 44-byte ack each; real
+ *   slices are 1 KiB, so in practice only an attacker waits on it). Case (a) with a slice
  *   of the chunk being received sends its bitfield; otherwise the all-ones
  *   ack of the completed chunk (if both, the chunk being received wins: its
  *   slices prove the sender saw the final ack). Slices that are ignored
@@ -55,6 +59,7 @@ struct chunk_receiver_t {
     /* acks */
     int current_slice_since_ack; /* a slice of the chunk being received arrived */
     int stale_slice_since_ack;   /* a slice of the completed chunk arrived */
+    long bytes_since_ack;        /* datagram bytes of those slices */
     int acked_once;
     double last_ack_time;
 
@@ -131,6 +136,7 @@ static void send_ack(chunk_receiver_t *r, double time, uint16_t chunk_id, int nu
     r->last_ack_time = time;
     r->current_slice_since_ack = 0;
     r->stale_slice_since_ack = 0;
+    r->bytes_since_ack = 0;
 }
 
 static void complete_chunk(chunk_receiver_t *r, double time)
@@ -154,7 +160,7 @@ static void complete_chunk(chunk_receiver_t *r, double time)
     send_ack(r, time, r->completed_chunk_id, r->completed_num_slices, NULL);
 }
 
-static void process_slice(chunk_receiver_t *r, double time, const chunk_slice_packet_t *slice)
+static void process_slice(chunk_receiver_t *r, double time, const chunk_slice_packet_t *slice, int bytes)
 {
     int slice_size = r->config.wire.slice_size;
     r->counters[CHUNK_RECEIVER_COUNTER_SLICES_RECEIVED]++;
@@ -164,6 +170,7 @@ static void process_slice(chunk_receiver_t *r, double time, const chunk_slice_pa
             if (r->have_completed && slice->chunk_id == r->completed_chunk_id &&
                 slice->num_slices == r->completed_num_slices) {
                 r->stale_slice_since_ack = 1;
+                r->bytes_since_ack += bytes;
                 chunk_log(CHUNK_LOG_DEBUG, "receiver: slice %d of completed chunk %u: all-ones ack due",
                           slice->slice_id, slice->chunk_id);
             } else {
@@ -208,6 +215,7 @@ static void process_slice(chunk_receiver_t *r, double time, const chunk_slice_pa
         chunk_log(CHUNK_LOG_DEBUG, "receiver: chunk %u started, %d slices", r->chunk_id, r->num_slices);
     }
     r->current_slice_since_ack = 1;
+    r->bytes_since_ack += bytes;
     if (r->received[slice->slice_id]) {
         r->counters[CHUNK_RECEIVER_COUNTER_SLICES_DUPLICATE]++;
         return;
@@ -238,7 +246,7 @@ void chunk_receiver_receive_packet(chunk_receiver_t *receiver, double time, cons
                   p->u.ack.chunk_id);
         return;
     }
-    process_slice(r, time, &p->u.slice);
+    process_slice(r, time, &p->u.slice, bytes);
 }
 
 void chunk_receiver_update(chunk_receiver_t *receiver, double time)
@@ -247,12 +255,15 @@ void chunk_receiver_update(chunk_receiver_t *receiver, double time)
     assert(r);
     if (!r->current_slice_since_ack && !r->stale_slice_since_ack) return;
     if (r->acked_once && time - r->last_ack_time < r->config.ack_interval) return;
-    if (r->current_slice_since_ack && r->receiving)
-        send_ack(r, time, r->chunk_id, r->num_slices, r->received);
-    else if (r->stale_slice_since_ack)
-        send_ack(r, time, r->completed_chunk_id, r->completed_num_slices, NULL);
-    else
+    if (r->current_slice_since_ack && r->receiving) {
+        if (r->bytes_since_ack >= chunk_ack_packet_size(&r->config.wire, r->num_slices))
+            send_ack(r, time, r->chunk_id, r->num_slices, r->received);
+    } else if (r->stale_slice_since_ack) {
+        if (r->bytes_since_ack >= chunk_ack_packet_size(&r->config.wire, r->completed_num_slices))
+            send_ack(r, time, r->completed_chunk_id, r->completed_num_slices, NULL);
+    } else {
         r->current_slice_since_ack = 0;
+    }
 }
 
 int chunk_receiver_pop_chunk(chunk_receiver_t *receiver, uint8_t *out, int out_size, uint16_t *chunk_id)

@@ -167,6 +167,35 @@ static void test_ack_rate_limit_under_flood(void)
     chunk_receiver_destroy(r);
 }
 
+/* No amplification: 15-byte slices (the 1-byte last slice of a chunk that
+ * claims 256 slices) arriving every 1/8 s, slower than the ack interval,
+ * earn a 44-byte ack only once three of them have paid for it: acks after
+ * slices 3, 6, 9, 12 and 15 of 16, never more bytes out than in. */
+static void test_no_amplification(void)
+{
+    static acks_t acks;
+    memset(&acks, 0, sizeof acks);
+    chunk_receiver_config_t config;
+    chunk_receiver_default_config(&config);
+    chunk_receiver_t *r = make_receiver(&config, &acks);
+    int size = 255 * 1024 + 1;
+    for (int k = 0; k < 16; k++) {
+        give_slice(r, k / 8.0, 0, size, 255, 0);
+        int before = acks.count;
+        chunk_receiver_update(r, k / 8.0);
+        CHECK_EQ(acks.count - before, k % 3 == 2);
+    }
+    CHECK_EQ(acks.count, 5);
+    static char bits[257];
+    memset(bits, '0', 255);
+    bits[255] = '1';
+    check_ack(&acks, 0, 0, 256, bits);
+    CHECK_EQ(acks.sizes[0], 44);
+    CHECK_EQ(COUNTER(r, ACK_BYTES_SENT), 5 * 44);
+    CHECK(COUNTER(r, ACK_BYTES_SENT) <= 16 * 15);
+    chunk_receiver_destroy(r);
+}
+
 /* Slices that are ignored never make an ack due: a flood of garbage, of
  * slices for other chunks or with the wrong count gets nothing back. */
 static void test_no_ack_for_ignored_slices(void)
@@ -469,6 +498,7 @@ const chunk_test_t receiver_tests[] = {
     {"receive_chunk", test_receive_chunk},
     {"ack_rate_limit_under_flood", test_ack_rate_limit_under_flood},
     {"no_ack_for_ignored_slices", test_no_ack_for_ignored_slices},
+    {"no_amplification", test_no_amplification},
     {"lost_final_ack", test_lost_final_ack},
     {"ready_queue", test_ready_queue},
     {"bad_size_slices", test_bad_size_slices},
