@@ -51,8 +51,18 @@ typedef struct chunk_flow {
     gboolean has_paced_ack;
     guint32 paced_ack_frame;
     gint64 paced_ack_ns;
+    gint64 paced_ring[5];     /* times of the last paced acks, for the rate check */
+    guint32 paced_count;
     guint32 slices_since_ack;
     guint32 one_per_slice_run;
+    gboolean has_last_ack;    /* the previous ack, to spot network duplicates */
+    guint16 last_ack_chunk;
+    guint32 last_ack_count;
+    gint64 last_ack_ns;
+    gint64 max_ack_delay_ns;  /* longest send-to-ack time seen: scales the stall threshold */
+    gint64 old_ack_ns;        /* last ack for a chunk older than the one being sent */
+    gboolean has_old_ack;
+    guint32 sends, resends;   /* slice packets and resends: the loss estimate */
 } chunk_flow_t;
 
 /* One chunk sent in a flow. */
@@ -75,7 +85,8 @@ typedef struct chunk_transfer {
     guint32 stall_frame;      /* where the current stall was found; 0: none */
     guint32 stall_since_frame;
     guint32 first_stall_frame;
-    guint32 early_of;         /* 1 + index of the unfinished previous transfer */
+    guint32 early_of;
+    gboolean prev_ack_regressed;         /* 1 + index of the unfinished previous transfer */
     guint32 problems;         /* CHUNK_F_* seen on its frames */
 } chunk_transfer_t;
 

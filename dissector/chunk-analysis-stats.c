@@ -131,7 +131,7 @@ static void text_draw(void *p)
                t->num_slices, t->slice_pkts, t->resends, t->wasted, t->acks, t->first_frame,
                t->last_frame, (double)transfer_duration_ns(t) / 1e9, goodput_bps(t),
                100.0 * efficiency(t), status_str(scope, t));
-        if (!t->complete_frame)
+        if (chunk_analysis_diagnosis(scope, t))
             bad++;
     }
     if (bad) {

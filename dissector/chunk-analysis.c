@@ -31,6 +31,7 @@ static int proto_chunk_a = -1;
 
 /* Preferences. */
 static guint pref_min_resend_ms = 100;
+static guint pref_resend_jitter_ms = 40;
 static guint pref_ack_interval_ms = 100;
 static guint pref_stall_ms = 1000;
 static guint pref_not_listening_acks = 3;
@@ -90,6 +91,7 @@ static expert_field ei_not_reading = EI_INIT;
 static expert_field ei_dup_ack = EI_INIT;
 static expert_field ei_stale_ack = EI_INIT;
 static expert_field ei_regression = EI_INIT;
+static expert_field ei_regression_note = EI_INIT;
 static expert_field ei_unknown_chunk = EI_INIT;
 static expert_field ei_ack_count_mismatch = EI_INIT;
 static expert_field ei_too_fast = EI_INIT;
@@ -127,7 +129,7 @@ typedef struct frame_rec {
     guint16 resend;        /* slice: n on the n-th resend */
     guint16 newly;         /* ack: slices newly acked */
     guint16 cleared;       /* ack: slices acked before and clear now */
-    guint16 pad;
+    guint16 acks_seen;     /* slice: acks that had shown it acked, at this send */
     guint8 *newly_bits;    /* ack: newly acked slices, one bit each; NULL if none */
 } frame_rec_t;
 
@@ -140,6 +142,7 @@ enum {
     N_COMPLETE      = 1u << 5,
     N_IS_ACK        = 1u << 6,
     N_REASSEMBLED   = 1u << 7,
+    N_REGRESSED     = 1u << 8,
 };
 
 static gint64 ts_ns(const nstime_t *t)
@@ -321,14 +324,50 @@ static char *bits_ranges(wmem_allocator_t *scope, const guint8 *bits, guint32 n)
     return wmem_strbuf_finalize(sb);
 }
 
+/* Sends every missing slice needs before a stall is called: enough that
+ * random loss at the rate this flow shows (resends / sends) would fail that
+ * often less than once in a thousand times. */
+static guint32 stall_min_sends(const chunk_flow_t *fl)
+{
+    double r = fl->sends ? (double)fl->resends / (double)fl->sends : 0.0;
+    if (r <= 0.1)
+        return 3;
+    guint32 m = 1;
+    double p = r;
+    while (p >= 0.001 && m < 40) {
+        p *= r;
+        m++;
+    }
+    return m < 3 ? 3 : m;
+}
+
 /* A transfer that made no progress for longer than the stall threshold while
  * slices kept coming: classify and remember where it was found. */
 static void check_stall(packet_info *pinfo, chunk_transfer_t *t, frame_rec_t *fr, gint64 now)
 {
+    chunk_flow_t *fl = t->flow;
     if (t->complete_frame || t->stall_frame)
         return;
-    if (now - t->progress_ns <= (gint64)pref_stall_ms * 1000000)
+    /* On a slow or bloated path acks take long by nature: never call a
+     * stall sooner than twice the longest send-to-ack time seen, and not
+     * while the receiver is still acking an older chunk (its queue is still
+     * draining). */
+    gint64 threshold = (gint64)pref_stall_ms * 1000000;
+    if (threshold < 2 * fl->max_ack_delay_ns)
+        threshold = 2 * fl->max_ack_delay_ns;
+    gint64 ref = t->progress_ns;
+    if (fl->has_old_ack && fl->cur == t && fl->old_ack_ns > ref)
+        ref = fl->old_ack_ns;
+    if (now - ref <= threshold)
         return;
+    if (t->acks > 0) {
+        /* The receiver answers: only a stall if every missing slice was
+         * sent often enough that loss alone does not explain it. */
+        guint32 m = stall_min_sends(fl);
+        for (guint32 i = 0; i < t->num_slices; i++)
+            if (!t->slices[i].acked_in && t->slices[i].sends < m)
+                return;
+    }
     guint32 flag;
     if (t->acks == 0 && t->flow->acks == 0)
         flag = CHUNK_F_SILENT_RECEIVER;
@@ -357,6 +396,7 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
     fr->flow = fl;
     fr->slice_id = slice->slice_id;
     fl->slices_since_ack++;
+    fl->sends++;
 
     chunk_transfer_t *t = (chunk_transfer_t *)wmem_map_lookup(fl->by_chunk,
                                 GUINT_TO_POINTER((guint)slice->chunk_id));
@@ -410,16 +450,24 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
     } else {
         fr->notes |= N_RESEND;
         fr->resend = s->sends < G_MAXUINT16 ? s->sends : G_MAXUINT16;
+        fl->resends++;
         fr->ref_frame = s->last_frame;
         fr->delta_ns = now - s->last_ns;
         t->resends++;
-        if (fr->delta_ns < (gint64)pref_min_resend_ms * 1000000)
+        /* Jitter between the sender and the capture point moves two sends
+         * of a slice closer by up to twice its amplitude: allow for it. */
+        if (fr->delta_ns + (gint64)pref_resend_jitter_ms * 1000000 < (gint64)pref_min_resend_ms * 1000000)
             fr->flags |= CHUNK_F_TOO_SOON;
     }
     if (s->acked_in) {
         fr->notes |= N_ALREADY_ACKED;
         t->wasted++;
-        if (s->acks_seen >= pref_not_listening_acks)
+        fr->acks_seen = s->acks_seen;
+        /* Acks are seen before the sender has them (capture at the
+         * receiver, latency) and get lost: only a slice acked by several
+         * acks and for longer than the stall threshold is proof. */
+        if (s->acks_seen >= pref_not_listening_acks &&
+            now - s->acked_ns > (gint64)pref_stall_ms * 1000000)
             fr->flags |= CHUNK_F_NOT_LISTENING;
     }
     if (s->sends < G_MAXUINT16)
@@ -450,6 +498,10 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chu
         fl->unknown_acks++;
     } else {
         t->acks++;
+        if (fl->cur && fl->cur != t && chunk_newer(fl->cur->chunk_id, t->chunk_id)) {
+            fl->has_old_ack = TRUE;
+            fl->old_ack_ns = now;
+        }
         t->last_frame = pinfo->num;
         t->last_ns = now;
         if (ack->num_slices != t->num_slices) {
@@ -468,6 +520,8 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chu
                         fr->newly++;
                         s->acked_in = pinfo->num;
                         s->acked_ns = now;
+                        if (now - s->last_ns > fl->max_ack_delay_ns)
+                            fl->max_ack_delay_ns = now - s->last_ns;
                     }
                 } else if (s->acked_in) {
                     fr->cleared++;
@@ -479,8 +533,14 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chu
                 t->progress_frame = pinfo->num;
                 t->stall_frame = 0;
             }
-            if (fr->cleared)
-                fr->flags |= CHUNK_F_REGRESSION;
+            /* A reordered ack regresses once; a receiver that reset keeps
+             * regressing: only two regressing acks in a row are a problem. */
+            if (fr->cleared) {
+                fr->notes |= N_REGRESSED;
+                if (t->prev_ack_regressed)
+                    fr->flags |= CHUNK_F_REGRESSION;
+            }
+            t->prev_ack_regressed = fr->cleared != 0;
             if (ack->acked_count == n && !t->complete_frame) {
                 completes = TRUE;
                 t->complete_frame = pinfo->num;
@@ -496,16 +556,22 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chu
         }
     }
 
-    /* Pacing: the completing ack may go at once (behaviour.md), so it is
-     * neither checked nor the reference for the next one. 1 ms of slack
-     * covers timestamp rounding. */
-    if (!completes) {
+    /* Pacing. The completing ack may go at once (behaviour.md), so it is
+     * neither checked nor the reference for the next one; a copy of the
+     * previous ack arriving soon after it is a network duplicate. One gap
+     * says little once jitter is involved, so the rate is judged over five
+     * acks: four gaps that add up to less than 60% of four intervals. */
+    gint64 interval = (gint64)pref_ack_interval_ms * 1000000;
+    gboolean netdup = fl->has_last_ack && fl->last_ack_chunk == ack->chunk_id &&
+                      fl->last_ack_count == ack->acked_count && fr->newly == 0 &&
+                      now - fl->last_ack_ns < interval / 2;
+    if (fl->has_paced_ack) {
+        fr->ref_frame = fl->paced_ack_frame;
+        fr->delta_ns = now - fl->paced_ack_ns;
+    }
+    if (!completes && !netdup) {
         if (fl->has_paced_ack) {
-            fr->ref_frame = fl->paced_ack_frame;
-            fr->delta_ns = now - fl->paced_ack_ns;
-            gboolean fast = fr->delta_ns + 1000000 < (gint64)pref_ack_interval_ms * 1000000;
-            if (fast)
-                fr->flags |= CHUNK_F_TOO_FAST;
+            gboolean fast = fr->delta_ns < interval / 2;
             /* One ack per slice: a run of fast acks each answering at most
              * one slice. */
             if (fast && fl->slices_since_ack <= 1)
@@ -515,10 +581,18 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chu
             if (fl->one_per_slice_run >= 4)
                 fr->flags |= CHUNK_F_AMPLIFICATION;
         }
+        fl->paced_ring[fl->paced_count % 5] = now;
+        fl->paced_count++;
+        if (fl->paced_count >= 5 && now - fl->paced_ring[fl->paced_count % 5] < interval * 4 * 6 / 10)
+            fr->flags |= CHUNK_F_TOO_FAST;
         fl->has_paced_ack = TRUE;
         fl->paced_ack_frame = pinfo->num;
         fl->paced_ack_ns = now;
     }
+    fl->has_last_ack = TRUE;
+    fl->last_ack_chunk = ack->chunk_id;
+    fl->last_ack_count = ack->acked_count;
+    fl->last_ack_ns = now;
     fl->slices_since_ack = 0;
     if (t)
         t->problems |= fr->flags;
@@ -548,6 +622,10 @@ char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *
 {
     const chunk_flow_t *fl = t->flow;
     char *missing = chunk_analysis_missing_ranges(scope, t);
+    if (t->complete_frame && (t->problems & CHUNK_F_NOT_LISTENING) && fl->cur == t)
+        return wmem_strdup_printf(scope,
+            "Sender not listening: the receiver completed chunk %u in frame %u, yet the sender kept resending acked slices (%u wasted) and never moved on: it does not apply acks",
+            t->chunk_id, t->complete_frame, t->wasted);
     if (t->complete_frame)
         return NULL;
     if (t->acks == 0 && fl->acks == 0)
@@ -625,16 +703,16 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_TOO_SOON)
             expert_add_info_format(pinfo, ti, &ei_too_soon,
-                "Slice resent %.1f ms after its last send (minimum %u ms): the sender's resend delay is not applied",
-                (double)fr->delta_ns / 1e6, pref_min_resend_ms);
+                "Slice resent %.1f ms after its last send (minimum %u ms, %u ms allowed for jitter): the sender's resend delay is not applied",
+                (double)fr->delta_ns / 1e6, pref_min_resend_ms, pref_resend_jitter_ms);
     }
     if (s && (fr->notes & N_ALREADY_ACKED)) {
         ti = proto_tree_add_uint(at, hf_already_acked_in, tvb, 0, 0, s->acked_in);
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_NOT_LISTENING)
             expert_add_info_format(pinfo, ti, &ei_not_listening,
-                "Slice %u sent although %u acks since frame %u showed it acked: the sender is not applying acks",
-                fr->slice_id, s->acks_seen, s->acked_in);
+                "Slice %u sent although %u acks since frame %u (over the stall threshold ago) showed it acked: the sender is not applying acks",
+                fr->slice_id, fr->acks_seen, s->acked_in);
         else
             expert_add_info_format(pinfo, ti, &ei_already_acked,
                 "Slice %u sent although acked in frame %u (wasted; the ack may have been lost)",
@@ -740,12 +818,17 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                 "Repeated all-ones ack for chunk %u (completed in frame %u): the receiver answers stale slices",
                 t->chunk_id, fr->info_frame);
         }
-        if (fr->flags & CHUNK_F_REGRESSION) {
+        if (fr->notes & N_REGRESSED) {
             ti = proto_tree_add_uint(at, hf_regressed, tvb, 0, 0, fr->cleared);
             proto_item_set_generated(ti);
-            expert_add_info_format(pinfo, ti, &ei_regression,
-                "Ack regression: %u slices acked earlier are clear here (reordered ack, or the receiver reset)",
-                fr->cleared);
+            if (fr->flags & CHUNK_F_REGRESSION)
+                expert_add_info_format(pinfo, ti, &ei_regression,
+                    "Ack regression again: %u slices acked earlier are clear here: the receiver lost its state (reset)",
+                    fr->cleared);
+            else
+                expert_add_info_format(pinfo, ti, &ei_regression_note,
+                    "Ack regression: %u slices acked earlier are clear here (a reordered, older ack)",
+                    fr->cleared);
         }
         if (fr->notes & N_COMPLETE) {
             gint64 dur = t->complete_ns - t->first_ns;
@@ -773,8 +856,8 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         expert_add_info(pinfo, at, &ei_amplification);
     else if (fr->flags & CHUNK_F_TOO_FAST)
         expert_add_info_format(pinfo, at, &ei_too_fast,
-            "Ack %.1f ms after the previous one (interval %u ms)",
-            (double)fr->delta_ns / 1e6, pref_ack_interval_ms);
+            "Acks too fast: 5 acks within %.0f ms (interval %u ms)",
+            (double)pref_ack_interval_ms * 4 * 0.6, pref_ack_interval_ms);
     if (flags)
         show_flags(pinfo, tvb, at, flags);
 }
@@ -972,7 +1055,8 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
         { &ei_not_reading, { "chunk.analysis.receiver_not_reading", PI_SEQUENCE, PI_WARN, "Receiver not reading: next chunk never acked", EXPFILL } },
         { &ei_dup_ack, { "chunk.analysis.duplicate_ack.expert", PI_SEQUENCE, PI_NOTE, "Duplicate ack: nothing newly acked", EXPFILL } },
         { &ei_stale_ack, { "chunk.analysis.stale_ack", PI_SEQUENCE, PI_NOTE, "Repeated all-ones ack for a completed chunk", EXPFILL } },
-        { &ei_regression, { "chunk.analysis.ack_regression", PI_SEQUENCE, PI_WARN, "Ack regression: acked slices clear again", EXPFILL } },
+        { &ei_regression, { "chunk.analysis.ack_regression", PI_SEQUENCE, PI_WARN, "Ack regression in consecutive acks: the receiver reset", EXPFILL } },
+        { &ei_regression_note, { "chunk.analysis.ack_reordered", PI_SEQUENCE, PI_NOTE, "Ack regression once: a reordered older ack", EXPFILL } },
         { &ei_unknown_chunk, { "chunk.analysis.ack_unknown_chunk", PI_SEQUENCE, PI_WARN, "Ack for a chunk the sender is not sending", EXPFILL } },
         { &ei_ack_count_mismatch, { "chunk.analysis.ack_count_mismatch", PI_MALFORMED, PI_WARN, "Ack slice count differs from the chunk's", EXPFILL } },
         { &ei_too_fast, { "chunk.analysis.ack_too_fast", PI_SEQUENCE, PI_WARN, "Acks faster than the ack interval", EXPFILL } },
@@ -991,6 +1075,9 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
     prefs_register_uint_preference(chunk_module, "min_resend_ms", "Minimum resend delay (ms)",
         "A slice resent sooner than this after its last send is flagged (behaviour.md: 100 ms)",
         10, &pref_min_resend_ms);
+    prefs_register_uint_preference(chunk_module, "resend_jitter_ms", "Resend jitter allowance (ms)",
+        "A resend is flagged only when it comes this much sooner than the minimum resend delay: jitter between sender and capture point moves sends closer",
+        10, &pref_resend_jitter_ms);
     prefs_register_uint_preference(chunk_module, "ack_interval_ms", "Ack interval (ms)",
         "Acks closer together than this are flagged (behaviour.md: 100 ms)",
         10, &pref_ack_interval_ms);
