@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# demo.sh: the main job. Installs what is missing, builds, then decodes a
+# shipped capture with tshark and the chunk plugin and shows the analysis:
+# the packet list, the problems the analysis flags, and the transfers table
+# with its diagnosis.
+#   scripts/demo.sh [CAPTURE]     (default: captures/fault-drop-slice.pcap)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+capture=${1:-captures/fault-drop-slice.pcap}
+if [ ! -r "$capture" ]; then
+    echo "demo.sh: cannot read $capture" >&2
+    exit 2
+fi
+bash scripts/deps.sh
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! { cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build -j"$(nproc)"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "demo.sh: build failed" >&2
+    exit 1
+fi
+export CHUNK_BUILD_DIR=$PWD/build
+
+echo "== $capture: every packet, decoded (tshark + chunk plugin)"
+scripts/chunk-tshark -r "$capture"
+echo
+echo "== What the analysis flags (tshark -Y chunk.analysis.flags)"
+scripts/chunk-tshark -r "$capture" -Y chunk.analysis.flags -T fields \
+    -e frame.number -e _ws.expert.message -E occurrence=a -E aggregator='; '
+echo
+echo "== Transfers (tshark -z chunk,transfers)"
+scripts/chunk-tshark -r "$capture" -q -z chunk,transfers
