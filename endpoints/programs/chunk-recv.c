@@ -463,6 +463,11 @@ done:;
         for (int i = 0; i < CHUNK_RECEIVER_COUNTER_COUNT; i++)
             fprintf(stderr, "%s %s %llu", i ? "," : "", chunk_receiver_counter_name(i), (unsigned long long)counters[i]);
         fputc('\n', stderr);
+        uint64_t unwritten = counters[CHUNK_RECEIVER_COUNTER_CHUNKS_COMPLETED] - (uint64_t)chunks_written;
+        if (unwritten > 0)
+            fprintf(stderr, "  note: %llu more chunk(s) completed, and were acked, but not written%s\n",
+                    (unsigned long long)unwritten,
+                    done_at >= 0 ? ": they came after the data --chunks/--bytes asked for" : "");
         const uint64_t *invalid = chunk_receiver_invalid_counters(receiver);
         for (int i = 1; i < CHUNK_READ_RESULT_COUNT; i++)
             if (invalid[i])

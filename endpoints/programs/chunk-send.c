@@ -417,7 +417,7 @@ done:;
         char rate[32];
         format_rate(elapsed > 0 ? bytes_acked / elapsed : 0, rate, sizeof rate);
         if (progress_shown && chunk_platform_stderr_is_tty()) fputc('\n', stderr);
-        fprintf(stderr, "%s: %s: %lld of %lld bytes read acked in %llu chunks to %s in %.3f s (%s goodput)\n",
+        fprintf(stderr, "%s: %s: %lld bytes acked of %lld read, %llu chunks, to %s in %.3f s (%s goodput)\n",
                 program, failure ? failure : "done", bytes_acked, bytes_read,
                 (unsigned long long)counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED],
                 chunk_address_format(&link.peer, text, sizeof text), elapsed, rate);
