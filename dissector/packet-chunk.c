@@ -123,14 +123,18 @@ typedef struct chunk_conv {
     guint32 candidates[CHUNK_ID_CANDIDATES];
 } chunk_conv_t;
 
+/* Conversation -> chunk_conv_t. Not conversation_add_proto_data(): the
+ * analysis keeps its own state there under proto_chunk. */
+static wmem_map_t *chunk_convs;
+
 static chunk_conv_t *chunk_get_conv(packet_info *pinfo, conversation_t **conv_out)
 {
     conversation_t *conv = find_or_create_conversation(pinfo);
-    chunk_conv_t *cc = (chunk_conv_t *)conversation_get_proto_data(conv, proto_chunk);
+    chunk_conv_t *cc = (chunk_conv_t *)wmem_map_lookup(chunk_convs, conv);
 
     if (!cc) {
         cc = wmem_new0(wmem_file_scope(), chunk_conv_t);
-        conversation_add_proto_data(conv, proto_chunk, cc);
+        wmem_map_insert(chunk_convs, conv, cc);
     }
     if (conv_out)
         *conv_out = conv;
@@ -204,9 +208,11 @@ static void chunk_parse_slice(chunk_body_t *b)
         b->nfields = F_DATA;
         p2_read_check(r);
     } else {
-        /* Show what there is of the data. */
+        /* Show what there is of the data; the layout is known, so say how
+         * long the datagram should be. */
         guint have = tvb_captured_length(r->tvb);
         b->data_len = have > data_start ? MIN(have - data_start, b->slice_bytes) : 0;
+        r->need_bytes = data_start + b->slice_bytes + P2_END_CHECK_LEN;
     }
 
     /* A non-last slice is always SliceSize bytes. If the datagram instead
@@ -249,6 +255,7 @@ static void chunk_parse_ack(chunk_body_t *b)
     }
     if (r->errors & P2_ERR_TRUNCATED) {
         b->acked_count = 0;
+        r->need_bytes = (b->ack_bit + b->num_slices + 7) / 8 + P2_END_CHECK_LEN;
         return;
     }
     b->nfields = FA_BITS;
@@ -640,6 +647,10 @@ static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gbo
         if (e & CHUNK_ERR_SLICE_SIZE)
             col_append_str(pinfo->cinfo, COL_INFO, " [Non-last slice not SliceSize]");
     }
+    if (d->other_fit)
+        col_append_str(pinfo->cinfo, COL_INFO, " [Other variant]");
+    if (!structural)
+        return;
     if (e & CHUNK_ERR_SLICE_RANGE)
         col_append_str(pinfo->cinfo, COL_INFO, " [Slice id >= slice count]");
     if (e & P2_ERR_TRAILING)
@@ -651,9 +662,10 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
 {
     const chunk_body_t *b = &d->b;
     const p2_display_t *p2d = chunk_p2_display();
-    /* With an unknown variant the layout is a guess: its structural errors
-     * are shown in the fields but not raised as expert infos. */
-    gboolean experts = d->vsrc != VAR_UNKNOWN;
+    /* With an unknown variant the layout is a guess, and a packet that only
+     * the other variant parses is not broken but misread: their errors are
+     * shown in the fields but not raised as expert infos. */
+    gboolean experts = d->vsrc != VAR_UNKNOWN && !d->other_fit;
     proto_item *ti, *pi;
     proto_tree *ct;
     guint next_pad = 0;
@@ -679,7 +691,7 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
     } else if (b->type == CHUNK_TYPE_SLICE) {
         if (b->nfields >= F_SLICE_ID) {
             ti = p2_add_bits(ct, hf_slice_id, tvb, b->slice_id_bit, b->id_bits, 0);
-            if (b->errors & CHUNK_ERR_SLICE_RANGE)
+            if ((b->errors & CHUNK_ERR_SLICE_RANGE) && experts)
                 expert_add_info_format(pinfo, ti, &ei_slice_range,
                                        "Slice id %u >= slice count %u (the original program accepted this; "
                                        "a receiver that trusts it writes outside the chunk)",
@@ -704,7 +716,7 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
             p2_add_padding(ct, pinfo, p2d, &b->r, &next_pad, experts);
             if (b->data_len || b->nfields >= F_DATA) {
                 ti = proto_tree_add_item(ct, hf_data, tvb, b->data_offset, b->data_len, ENC_NA);
-                if (b->errors & CHUNK_ERR_SLICE_SIZE)
+                if ((b->errors & CHUNK_ERR_SLICE_SIZE) && experts)
                     expert_add_info_format(pinfo, ti, &ei_slice_size,
                                            "Slice %u of %u is not the last, so it must carry SliceSize %u bytes; "
                                            "it carries %u", b->slice_id, b->num_slices, b->slice_size,
@@ -938,6 +950,8 @@ void proto_register_chunk(void)
     chunk_p2d.ei_end_check = &ei_end_check;
     chunk_p2d.ei_trailing = &ei_trailing;
 
+    chunk_convs = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(),
+                                         g_direct_hash, g_direct_equal);
     p2_crc_init();
     chunk_prefs_apply();
     chunk_analysis_register(proto_chunk, chunk_module);

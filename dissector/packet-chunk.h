@@ -15,6 +15,8 @@
  * keys from it on. */
 #define CHUNK_PDATA_DECODE_BASE   0
 #define CHUNK_PDATA_ANALYSIS_BASE 16
+/* conversation_add_proto_data(conv, proto_chunk, ...) is the analysis'; the
+ * decoder keeps its per-conversation state in a map of its own. */
 
 /* A slice packet that decoded cleanly (every strict-reader rule held and the
  * CRC agrees with the conversation's protocol id). */

@@ -1,0 +1,284 @@
+"""Helpers for the dissector's tests (and the analysis tests that reuse them).
+
+- run tshark with the plugin from the build tree (scripts/chunk-tshark, as
+  root too) with WIRESHARK_ABORT_ON_DISSECTOR_BUG=1 and TZ=UTC;
+- write pcap files directly (Ethernet/IPv4/UDP), or from hex with text2pcap;
+- read the chunk fields and decoder expert infos of every frame (PDML);
+- encode chunk packets (a third, test-only encoder, checked against the
+  spec's vectors by test_vectors.py) and read the vector files.
+
+The build tree is CHUNK_BUILD_DIR (ctest sets it) or <repo>/build-dissector.
+"""
+import os
+import struct
+import subprocess
+import xml.etree.ElementTree as ET
+import zlib
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CHUNK_TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
+VECTORS = {256: os.path.join(REPO, "docs", "vectors", "vectors-256.txt"),
+           32: os.path.join(REPO, "docs", "vectors", "vectors-32.txt")}
+
+# wire-format.md, "Constants".
+PROTOCOL_ID = 0x11223344
+END_CHECK = b"\xe2\xac\x08\x99"
+SLICE_SIZE = 1024
+
+# The decoder's expert infos (packet-chunk.c); analysis ones are not here.
+DECODER_EXPERTS = {
+    "chunk.crc32.bad", "chunk.protocol_id.other", "chunk.protocol_id.unconfirmed",
+    "chunk.padding.nonzero", "chunk.end_check.bad", "chunk.truncated",
+    "chunk.slice_id.out_of_range", "chunk.trailing_bytes", "chunk.slice_size.wrong",
+    "chunk.value.out_of_range", "chunk.variant.unknown", "chunk.variant.ambiguous",
+    "chunk.variant.mismatch",
+}
+
+
+def build_dir():
+    return os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build-dissector")
+
+
+def tshark(args, check=True):
+    """Runs chunk-tshark with args; returns stdout (str). Raises on failure."""
+    env = dict(os.environ)
+    env.setdefault("CHUNK_BUILD_DIR", build_dir())
+    env["WIRESHARK_ABORT_ON_DISSECTOR_BUG"] = "1"
+    env["TZ"] = "UTC"
+    env["LC_ALL"] = "C"
+    p = subprocess.run([CHUNK_TSHARK] + list(args), env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    if check and p.returncode != 0:
+        raise RuntimeError("tshark %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr))
+    return p.stdout
+
+
+def pref_args(prefs):
+    out = []
+    for k, v in (prefs or {}).items():
+        out += ["-o", "%s:%s" % (k, v)]
+    return out
+
+
+# ---- pcap writing -----------------------------------------------------------
+
+def _ip_checksum(hdr):
+    s = sum(struct.unpack("!10H", hdr))
+    s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+def udp_frame(payload, sport=50000, dport=40000, src="10.0.0.1", dst="10.0.0.2"):
+    """Returns an Ethernet/IPv4/UDP frame carrying payload (UDP checksum 0)."""
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+    sa = bytes(int(x) for x in src.split("."))
+    da = bytes(int(x) for x in dst.split("."))
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0, sa, da)
+    ip = ip[:10] + struct.pack("!H", _ip_checksum(ip)) + ip[12:]
+    eth = b"\x02\x00\x00\x00\x00\x02" + b"\x02\x00\x00\x00\x00\x01" + b"\x08\x00"
+    return eth + ip + udp
+
+
+def write_pcap(path, packets):
+    """Writes a classic pcap (Ethernet). packets: a list of payload bytes, or
+    of dicts {payload, sport, dport, src, dst, t} (t in seconds, default i*10 ms)."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i, p in enumerate(packets):
+            if isinstance(p, (bytes, bytearray)):
+                p = {"payload": bytes(p)}
+            frame = udp_frame(p["payload"], p.get("sport", 50000), p.get("dport", 40000),
+                              p.get("src", "10.0.0.1"), p.get("dst", "10.0.0.2"))
+            t = p.get("t", i * 0.01)
+            sec = int(t)
+            usec = int(round((t - sec) * 1e6))
+            f.write(struct.pack("<IIII", sec, usec, len(frame), len(frame)))
+            f.write(frame)
+    os.chmod(path, 0o644)
+
+
+def text2pcap(path, payloads, sport=50000, dport=40000):
+    """Writes payloads (bytes) as a pcap with text2pcap -F pcap -u sport,dport."""
+    lines = []
+    for p in payloads:
+        for off in range(0, len(p), 16):
+            lines.append("%06x  %s" % (off, " ".join("%02x" % b for b in p[off:off + 16])))
+        lines.append("")
+    src = path + ".txt"
+    with open(src, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    p = subprocess.run(["text2pcap", "-q", "-F", "pcap", "-u", "%d,%d" % (sport, dport), src, path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    if p.returncode != 0:
+        raise RuntimeError("text2pcap failed: " + p.stderr)
+    os.remove(src)
+    os.chmod(path, 0o644)
+
+
+# ---- reading tshark's view -------------------------------------------------
+
+def decode(pcap, prefs=None, extra=()):
+    """Returns one dict per frame: {"fields": {name: [show, ...]},
+    "values": {name: [raw hex value, ...]}, "experts": set of decoder expert
+    names, "all_experts": every chunk.* expert name, "chunk": whether the
+    chunk dissector decoded it}."""
+    xml = tshark(["-r", pcap, "-T", "pdml"] + pref_args(prefs) + list(extra))
+    frames = []
+    root = ET.fromstring(xml)
+    for pkt in root.iter("packet"):
+        fr = {"fields": {}, "values": {}, "experts": set(), "all_experts": set()}
+        chunk = [p for p in pkt.iter("proto") if p.get("name") == "chunk"]
+        fr["chunk"] = bool(chunk)
+        for proto in chunk:
+            _collect(proto, fr, False)
+        frames.append(fr)
+    return frames
+
+
+def info(pcap, prefs=None, extra=()):
+    """Returns the Info column of every frame."""
+    out = tshark(["-r", pcap, "-T", "fields", "-e", "_ws.col.Info"] + pref_args(prefs) + list(extra))
+    return out.splitlines()
+
+
+def _collect(node, fr, in_expert):
+    for f in node.findall("field"):
+        name = f.get("name")
+        if name == "_ws.expert":
+            _collect(f, fr, True)
+            continue
+        if in_expert and name.startswith("chunk."):
+            fr["all_experts"].add(name)
+            if name in DECODER_EXPERTS:
+                fr["experts"].add(name)
+        elif not in_expert:
+            fr["fields"].setdefault(name, []).append(f.get("show"))
+            fr["values"].setdefault(name, []).append(f.get("value"))
+        _collect(f, fr, in_expert)
+
+
+# ---- encoding (test-only) -----------------------------------------------------
+
+def bits_required(lo, hi):
+    return (hi - lo).bit_length()
+
+
+class BitWriter:
+    def __init__(self):
+        self.bits = []
+
+    def put(self, value, n):
+        for i in range(n):
+            self.bits.append((value >> i) & 1)
+
+    def align(self, pad=0):
+        n = (-len(self.bits)) % 8
+        self.put(pad, n)
+
+    def raw(self, data):
+        self.align()
+        for b in data:
+            self.put(b, 8)
+
+    def tobytes(self):
+        assert len(self.bits) % 8 == 0
+        out = bytearray()
+        for i in range(0, len(self.bits), 8):
+            out.append(sum(b << k for k, b in enumerate(self.bits[i:i + 8])))
+        return bytes(out)
+
+
+def crc_for(body, protocol_id=PROTOCOL_ID):
+    """CRC-32 of LE32(protocol_id) || 0000 || body (body: datagram[4:])."""
+    return zlib.crc32(struct.pack("<I", protocol_id) + b"\0\0\0\0" + body) & 0xFFFFFFFF
+
+
+def seal(body, protocol_id=PROTOCOL_ID):
+    """Prepends the CRC to body (everything after the CRC field)."""
+    return struct.pack("<I", crc_for(body, protocol_id)) + body
+
+
+def slice_body(chunk_id, slice_id, num_slices, data, max_slices=256, slice_size=SLICE_SIZE,
+               pad=0, end_check=END_CHECK):
+    """The datagram after its CRC field; pad sets the padding bits."""
+    w = BitWriter()
+    w.put(0, 32)  # the CRC's place, dropped below
+    w.put(0, 1)
+    w.put(chunk_id, 16)
+    w.put(slice_id, bits_required(0, max_slices - 1))
+    w.put(num_slices - 1, bits_required(1, max_slices))
+    if slice_id == num_slices - 1:
+        w.put(len(data) - 1, bits_required(1, slice_size))
+    w.align(pad)
+    w.raw(data)
+    return w.tobytes()[4:] + end_check
+
+
+def ack_body(chunk_id, acked, max_slices=256, pad=0, end_check=END_CHECK):
+    w = BitWriter()
+    w.put(0, 32)
+    w.put(1, 1)
+    w.put(chunk_id, 16)
+    w.put(len(acked) - 1, bits_required(1, max_slices))
+    for a in acked:
+        w.put(1 if a else 0, 1)
+    w.align(pad)
+    return w.tobytes()[4:] + end_check
+
+
+def vector_data(n, dseed):
+    return bytes((i * 7 + dseed) % 256 for i in range(n))
+
+
+def read_vectors(path):
+    """Returns the lines of a vector file as dicts (see wire-format.md)."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if not parts or parts[0].startswith("#"):
+                continue
+            if parts[0] == "A":
+                out.append({"kind": "A", "chunk_id": int(parts[1]), "num_slices": int(parts[2]),
+                            "acked": [int(c) for c in parts[3]], "hex": parts[4]})
+            elif parts[0] == "S":
+                out.append({"kind": "S", "chunk_id": int(parts[1]), "slice_id": int(parts[2]),
+                            "num_slices": int(parts[3]), "slice_bytes": int(parts[4]),
+                            "dseed": int(parts[5]), "hex": parts[6]})
+    return out
+
+
+def ranges(indices):
+    """[3,4,5,17] -> '3-5,17'."""
+    out = []
+    i = 0
+    while i < len(indices):
+        j = i
+        while j + 1 < len(indices) and indices[j + 1] == indices[j] + 1:
+            j += 1
+        out.append(str(indices[i]) if i == j else "%d-%d" % (indices[i], indices[j]))
+        i = j + 1
+    return ",".join(out)
+
+
+class Failures:
+    """Collects failures so one run reports them all."""
+
+    def __init__(self):
+        self.items = []
+
+    def check(self, cond, msg):
+        if not cond:
+            self.items.append(msg)
+        return cond
+
+    def finish(self, name):
+        if self.items:
+            for m in self.items[:50]:
+                print("FAIL:", m)
+            if len(self.items) > 50:
+                print("... and %d more" % (len(self.items) - 50))
+            print("%s: %d failure(s)" % (name, len(self.items)))
+            raise SystemExit(1)
+        print("%s: ok" % name)
