@@ -62,7 +62,7 @@ typedef struct chunk_flow {
     gint64 max_ack_delay_ns;  /* longest send-to-ack time seen: scales the stall threshold */
     gint64 old_ack_ns;        /* last ack for a chunk older than the one being sent */
     gboolean has_old_ack;
-    guint32 sends, resends;   /* slice packets and resends: the loss estimate */
+    guint32 acked_slices, acked_sends; /* slices acked and their sends: the loss estimate */
 } chunk_flow_t;
 
 /* One chunk sent in a flow. */

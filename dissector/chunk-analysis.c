@@ -114,6 +114,7 @@ static int chunk_eo_tap = -1;
 /* All transfers of the file, in order of their first slice. */
 static wmem_array_t *all_transfers;
 static guint32 next_stream;
+static wmem_map_t *flows_by_conv;   /* conversation index -> chunk_flow_t *[2] */
 
 /* Frame record: what the analysis found in one frame, fixed on the first
  * pass. Kept small: one per chunk packet. */
@@ -168,6 +169,7 @@ static void analysis_init(void)
 {
     next_stream = 0;
     all_transfers = wmem_array_new(wmem_file_scope(), sizeof(chunk_transfer_t *));
+    flows_by_conv = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
 }
 
 guint chunk_analysis_transfer_count(void)
@@ -184,11 +186,13 @@ chunk_transfer_t *chunk_analysis_transfer(guint i)
  * source, for an ack the flow towards its source (acks answer slices). */
 static chunk_flow_t *get_flow(packet_info *pinfo, gboolean is_ack)
 {
+    /* Keyed by conversation index: the decoder owns the conversation's
+     * proto data slot of the chunk protocol. */
     conversation_t *c = find_or_create_conversation(pinfo);
-    chunk_flow_t **fl = (chunk_flow_t **)conversation_get_proto_data(c, proto_chunk_a);
+    chunk_flow_t **fl = (chunk_flow_t **)wmem_map_lookup(flows_by_conv, GUINT_TO_POINTER(c->conv_index));
     if (!fl) {
         fl = wmem_alloc0_array(wmem_file_scope(), chunk_flow_t *, 2);
-        conversation_add_proto_data(c, proto_chunk_a, fl);
+        wmem_map_insert(flows_by_conv, GUINT_TO_POINTER(c->conv_index), fl);
     }
     /* Direction 0 is from the endpoint with the lower address/port, so both
      * directions agree whichever packet is seen first. */
@@ -325,11 +329,13 @@ static char *bits_ranges(wmem_allocator_t *scope, const guint8 *bits, guint32 n)
 }
 
 /* Sends every missing slice needs before a stall is called: enough that
- * random loss at the rate this flow shows (resends / sends) would fail that
+ * random loss at the rate this flow shows (1 - acked slices / their sends) would fail that
  * often less than once in a thousand times. */
 static guint32 stall_min_sends(const chunk_flow_t *fl)
 {
-    double r = fl->sends ? (double)fl->resends / (double)fl->sends : 0.0;
+    /* From the slices that got through: a slice that never does (the
+     * stall itself) must not raise the estimate. */
+    double r = fl->acked_sends ? 1.0 - (double)fl->acked_slices / (double)fl->acked_sends : 0.0;
     if (r <= 0.1)
         return 3;
     guint32 m = 1;
@@ -396,7 +402,6 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
     fr->flow = fl;
     fr->slice_id = slice->slice_id;
     fl->slices_since_ack++;
-    fl->sends++;
 
     chunk_transfer_t *t = (chunk_transfer_t *)wmem_map_lookup(fl->by_chunk,
                                 GUINT_TO_POINTER((guint)slice->chunk_id));
@@ -450,7 +455,6 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
     } else {
         fr->notes |= N_RESEND;
         fr->resend = s->sends < G_MAXUINT16 ? s->sends : G_MAXUINT16;
-        fl->resends++;
         fr->ref_frame = s->last_frame;
         fr->delta_ns = now - s->last_ns;
         t->resends++;
@@ -520,6 +524,8 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chu
                         fr->newly++;
                         s->acked_in = pinfo->num;
                         s->acked_ns = now;
+                        fl->acked_slices++;
+                        fl->acked_sends += s->sends;
                         if (now - s->last_ns > fl->max_ack_delay_ns)
                             fl->max_ack_delay_ns = now - s->last_ns;
                     }
@@ -752,8 +758,8 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_STALL)
             expert_add_info_format(pinfo, ti, &ei_stall,
-                "Stall: no new slice of chunk %u acked for over %u ms while slices keep coming; missing %s",
-                t->chunk_id, pref_stall_ms, missing ? missing : "?");
+                "Stall: no new slice of chunk %u acked since frame %u (over %u ms) while slices keep coming; missing %s",
+                t->chunk_id, since, pref_stall_ms, missing ? missing : "?");
         else if (fr->flags & CHUNK_F_NOT_READING)
             expert_add_info_format(pinfo, ti, &ei_not_reading,
                 "Receiver not reading: chunk %u sent for over %u ms after the previous chunk completed, no ack for it: the receiver never pops the completed chunk",
