@@ -1,0 +1,405 @@
+/*
+ * chunk-soak: the soak test of the endpoints (attacks.md, "Soak tests").
+ * Iteration after iteration, a sender and a receiver (or two of each, both
+ * directions at once) exchange chunks of random sizes through the simulator
+ * with random impairments (up to 90% loss by default, duplicates, reordering,
+ * jitter, a bandwidth cap with a finite queue) in virtual time. Every chunk must
+ * arrive intact and in order, each within a generous virtual-time bound (a
+ * hang shows up as a missed bound, never as a stuck test).
+ *
+ * Each iteration draws everything from its own seed, so a failure is
+ * reproduced with `chunk-soak --seed S --only I` as printed.
+ *
+ * Exit codes: 0 every chunk delivered intact and in order; 1 a failure
+ * (corrupt, out of order, or not delivered within the bound); 2 bad arguments.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chunk.h"
+
+typedef struct soak_options_t {
+    uint64_t seed;
+    long long iterations;
+    long long only; /* run just this iteration, or -1 */
+    double seconds; /* > 0: run iterations until this much wall time has passed */
+    double max_loss, max_latency, max_jitter;
+    int verbose;
+} soak_options_t;
+
+/* One flow of an iteration: chunks from a sender on one side to a receiver on the other. */
+typedef struct soak_flow_t {
+    chunk_sender_t *sender;
+    chunk_receiver_t *receiver;
+    uint8_t **chunks;
+    int *sizes;
+    int count, queued, popped;
+    double chunk_started; /* virtual time the chunk now expected was queued or the previous popped */
+} soak_flow_t;
+
+typedef struct soak_run_t {
+    chunk_sim_t *sim;
+    soak_flow_t flow[2];
+    int flows;
+    double now;
+    chunk_wire_config_t wire;
+} soak_run_t;
+
+typedef struct soak_side_t {
+    soak_run_t *run;
+    int side;
+} soak_side_t;
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"usage: chunk-soak [options]\n"
+"Sends chunks of random sizes over random impairments in virtual time and\n"
+"checks that every chunk arrives intact, in order, within a time bound.\n"
+"  --seed N          seed of the whole run (default 1)\n"
+"  --iterations N    iterations, each a fresh scenario (default 200)\n"
+"  --seconds S       instead, run iterations until S seconds of wall time pass\n"
+"  --only I          run only iteration I (to reproduce a failure)\n"
+"  --max-loss P      highest loss drawn per direction (default 0.9)\n"
+"  --max-latency S   highest one-way latency drawn (default 0.2)\n"
+"  --max-jitter S    highest jitter drawn (default 0.1)\n"
+"  --extreme         99%% loss, 10 s latency, 3 s jitter at most (issue 5's long mode)\n"
+"  -v, --verbose     one line per iteration\n"
+"      --debug       the endpoints' debug log on stderr (with --only)\n"
+"  -h, --help        this help\n"
+"Exit status: 0 all delivered, 1 a failure, 2 bad arguments.\n");
+}
+
+static int parse_double(const char *text, double min, double max, double *out)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end || !(v >= min && v <= max)) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_count(const char *text, long long min, long long max, long long *out)
+{
+    char *end;
+    long long v = strtoll(text, &end, 0);
+    if (end == text || *end || v < min || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+static void parse_options(soak_options_t *opt, int argc, char **argv)
+{
+    *opt = (soak_options_t){.seed = 1, .iterations = 200, .only = -1, .max_loss = 0.9, .max_latency = 0.2, .max_jitter = 0.1};
+    static const struct option options[] = {
+        {"seed", required_argument, 0, 's'},       {"iterations", required_argument, 0, 'i'},
+        {"seconds", required_argument, 0, 'S'},    {"only", required_argument, 0, 'o'},
+        {"max-loss", required_argument, 0, 'l'},   {"max-latency", required_argument, 0, 'L'},
+        {"max-jitter", required_argument, 0, 'j'}, {"extreme", no_argument, 0, 'x'},
+        {"verbose", no_argument, 0, 'v'},          {"help", no_argument, 0, 'h'},
+        {"debug", no_argument, 0, 'd'},
+        {0, 0, 0, 0},
+    };
+    int c;
+    long long n;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":vh", options, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 's': bad = parse_count(optarg, 0, INT64_MAX, &n); opt->seed = (uint64_t)n; break;
+        case 'i': bad = parse_count(optarg, 1, INT64_MAX, &opt->iterations); break;
+        case 'o': bad = parse_count(optarg, 0, INT64_MAX, &opt->only); break;
+        case 'S': bad = parse_double(optarg, 0.001, 1e7, &opt->seconds); break;
+        case 'l': bad = parse_double(optarg, 0, 0.99, &opt->max_loss); break;
+        case 'L': bad = parse_double(optarg, 0, 60, &opt->max_latency); break;
+        case 'j': bad = parse_double(optarg, 0, 60, &opt->max_jitter); break;
+        case 'x': opt->max_loss = 0.99, opt->max_latency = 10, opt->max_jitter = 3; break;
+        case 'v': opt->verbose = 1; break;
+        case 'd': chunk_set_log_level(CHUNK_LOG_DEBUG); break;
+        case 'h': usage(stdout); exit(0);
+        case ':': fprintf(stderr, "chunk-soak: option %s needs a value (try --help)\n", argv[optind - 1]); exit(2);
+        default: fprintf(stderr, "chunk-soak: unknown option %s (try --help)\n", argv[optind - 1]); exit(2);
+        }
+        if (bad) {
+            fprintf(stderr, "chunk-soak: bad value '%s' for %s (try --help)\n", optarg, argv[optind - 1]);
+            exit(2);
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "chunk-soak: unexpected argument '%s' (try --help)\n", argv[optind]);
+        exit(2);
+    }
+}
+
+static double uniform(chunk_rng_t *rng, double lo, double hi) { return lo + (hi - lo) * chunk_rng_uniform(rng); }
+
+static void on_send(void *context, const uint8_t *packet, int bytes)
+{
+    soak_side_t *side = context;
+    chunk_sim_send(side->run->sim, side->side, side->run->now, packet, bytes);
+}
+
+/* Hands a datagram that reached `side` to its sender (acks) or receiver (the rest). */
+static void dispatch(soak_run_t *run, int side, const uint8_t *packet, int bytes)
+{
+    chunk_sender_t *sender = side < run->flows ? run->flow[side].sender : NULL;
+    chunk_receiver_t *receiver = 1 - side < run->flows ? run->flow[1 - side].receiver : NULL;
+    chunk_packet_t parsed;
+    int is_ack = chunk_read_packet(&run->wire, packet, bytes, &parsed) == CHUNK_READ_OK && parsed.type == CHUNK_PACKET_ACK;
+    if ((is_ack && sender) || !receiver)
+        chunk_sender_receive_packet(sender, run->now, packet, bytes);
+    else
+        chunk_receiver_receive_packet(receiver, run->now, packet, bytes);
+}
+
+typedef struct soak_totals_t {
+    long long chunks, bytes, slices_sent, slices_resent;
+    double virtual_time;
+} soak_totals_t;
+
+/* Pops every ready chunk of a flow and checks it. Returns 0, or -1 on a bad chunk. */
+static int pop_and_check(soak_run_t *run, soak_flow_t *flow, uint16_t first_id, uint8_t *buffer, int capacity,
+                         const char *where)
+{
+    uint16_t id;
+    int size;
+    while ((size = chunk_receiver_pop_chunk(flow->receiver, buffer, capacity, &id)) > 0) {
+        int k = flow->popped;
+        if (k >= flow->count) {
+            fprintf(stderr, "chunk-soak: %s: a chunk (id %u) popped after all %d were delivered\n", where, id, flow->count);
+            return -1;
+        }
+        uint16_t want = (uint16_t)(first_id + k);
+        if (id != want || size != flow->sizes[k] || memcmp(buffer, flow->chunks[k], (size_t)size) != 0) {
+            fprintf(stderr, "chunk-soak: %s: chunk %d: got id %u, %d bytes; want id %u, %d bytes%s\n", where, k, id, size,
+                    want, flow->sizes[k], id == want && size == flow->sizes[k] ? " (data differs)" : "");
+            return -1;
+        }
+        flow->popped++;
+        flow->chunk_started = run->now;
+    }
+    return 0;
+}
+
+/* Runs one iteration. Returns 0, or -1 on a failure (already reported). */
+static int run_iteration(const soak_options_t *opt, long long iteration, soak_totals_t *totals)
+{
+    chunk_rng_t rng;
+    chunk_rng_seed(&rng, opt->seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)iteration * 0xc2b2ae3d27d4eb4full);
+    char where[96];
+    snprintf(where, sizeof where, "iteration %lld (reproduce: chunk-soak --seed %llu --only %lld)", iteration,
+             (unsigned long long)opt->seed, iteration);
+
+    soak_run_t run;
+    memset(&run, 0, sizeof run);
+    chunk_wire_default_config(&run.wire);
+    /* Mostly the two variants in the wild; sometimes small slices, so that
+     * chunks of many slices stay cheap. */
+    double variant = chunk_rng_uniform(&rng);
+    if (variant < 0.2) run.wire.max_slices = 32;
+    else if (variant < 0.35) run.wire.slice_size = 1 + (int)(chunk_rng_next(&rng) % 300), run.wire.max_slices = 64;
+    run.flows = chunk_rng_uniform(&rng) < 0.25 ? 2 : 1;
+
+    chunk_sim_config_t sim;
+    chunk_sim_default_config(&sim);
+    sim.seed = chunk_rng_next(&rng);
+    sim.wire = run.wire;
+    double rtt = 0;
+    for (int d = 0; d < 2; d++) {
+        chunk_link_config_t *l = &sim.link[d];
+        l->loss = uniform(&rng, 0, opt->max_loss);
+        l->latency = uniform(&rng, 0, opt->max_latency);
+        l->jitter = uniform(&rng, 0, opt->max_jitter);
+        l->duplicate = uniform(&rng, 0, 0.2);
+        l->reorder = uniform(&rng, 0, 0.2);
+        l->reorder_delay = uniform(&rng, 0, 0.1);
+        if (chunk_rng_uniform(&rng) < 0.3) {
+            l->bandwidth = uniform(&rng, 100e3, 2e6);
+            l->queue_bytes = 4096 + (int)(chunk_rng_next(&rng) % (256 * 1024));
+        }
+        rtt += l->latency;
+    }
+    double rate = uniform(&rng, 100e3, 4e6);
+    double tick = uniform(&rng, 0.001, 0.02);
+    uint16_t first_id = (uint16_t)chunk_rng_next(&rng); /* wraps within some iterations */
+    int use_rtt = chunk_rng_uniform(&rng) < 0.5;
+    int burst = chunk_rng_uniform(&rng) < 0.2 ? (int)(chunk_rng_next(&rng) % (64 * 1024)) : 0;
+    int ready_queue = 1 + (int)(chunk_rng_next(&rng) % 3);
+
+    run.sim = chunk_sim_create(&sim);
+    soak_side_t sides[2] = {{&run, 0}, {&run, 1}};
+    int capacity = run.wire.slice_size * run.wire.max_slices;
+    uint8_t *buffer = malloc((size_t)capacity);
+    int failed = 0;
+    long long flow_bytes = 0;
+    for (int f = 0; f < run.flows; f++) {
+        soak_flow_t *flow = &run.flow[f];
+        chunk_sender_config_t sc;
+        chunk_sender_default_config(&sc);
+        sc.wire = run.wire;
+        sc.rate_bytes_per_second = rate;
+        if (use_rtt) sc.rtt = rtt;
+        sc.initial_burst_bytes = burst;
+        sc.first_chunk_id = first_id;
+        sc.send = on_send;
+        sc.context = &sides[f];
+        chunk_receiver_config_t rc;
+        chunk_receiver_default_config(&rc);
+        rc.wire = run.wire;
+        rc.first_chunk_id = first_id;
+        rc.ready_queue_length = ready_queue;
+        rc.send = on_send;
+        rc.context = &sides[1 - f];
+        flow->sender = chunk_sender_create(&sc);
+        flow->receiver = chunk_receiver_create(&rc);
+        /* Sizes spread over every scale, 1 byte up to the largest chunk,
+         * uniform in log size. */
+        flow->count = 1 + (int)(chunk_rng_next(&rng) % 12);
+        flow->chunks = calloc((size_t)flow->count, sizeof *flow->chunks);
+        flow->sizes = calloc((size_t)flow->count, sizeof *flow->sizes);
+        for (int k = 0; k < flow->count; k++) {
+            int size = (int)pow((double)capacity, chunk_rng_uniform(&rng));
+            if (size < 1) size = 1;
+            if (size > capacity) size = capacity;
+            flow->sizes[k] = size;
+            flow->chunks[k] = malloc((size_t)size);
+            for (int i = 0; i < size; i++) flow->chunks[k][i] = (uint8_t)chunk_rng_next(&rng);
+            flow_bytes += size;
+        }
+    }
+
+    /* Virtual-time bound for one chunk: 30 times a pessimistic estimate of
+     * what it takes. The last round trip needs a slice through one link and
+     * the ack back through the other, so each try succeeds with probability
+     * (1 - loss0)(1 - loss1) and costs a resend delay plus a round trip; the
+     * chance of an honest transfer missing the bound is about e^-30. */
+    double attempt = capacity * 1.1 / rate + 1.25 * rtt + 0.1 + 0.1 /* ack interval */ + rtt + 2 * opt->max_jitter + 0.1;
+    double per_chunk_bound = 60.0 + 30.0 * attempt / ((1.0 - sim.link[0].loss) * (1.0 - sim.link[1].loss));
+
+    uint8_t packet[CHUNK_MAX_PACKET_BYTES];
+    for (long long step = 0; !failed; step++) {
+        run.now = (double)step * tick;
+        int done = 1;
+        for (int f = 0; f < run.flows; f++) {
+            soak_flow_t *flow = &run.flow[f];
+            while (flow->queued < flow->count &&
+                   chunk_sender_queue_chunk(flow->sender, flow->chunks[flow->queued], flow->sizes[flow->queued]) == 0)
+                flow->queued++;
+            chunk_sender_update(flow->sender, run.now);
+            chunk_receiver_update(flow->receiver, run.now);
+            if (pop_and_check(&run, flow, first_id, buffer, capacity, where) != 0) failed = 1;
+            if (flow->popped < flow->count || chunk_sender_busy(flow->sender)) done = 0;
+            if (flow->popped < flow->count && run.now - flow->chunk_started > per_chunk_bound) {
+                fprintf(stderr, "chunk-soak: %s: flow %d: chunk %d of %d not delivered within %.0f s of virtual time "
+                        "(loss %.2f/%.2f, rate %.0f B/s, slice size %d, max slices %d, size %d)\n",
+                        where, f, flow->popped, flow->count, per_chunk_bound, sim.link[0].loss, sim.link[1].loss, rate,
+                        run.wire.slice_size, run.wire.max_slices, flow->sizes[flow->popped]);
+                failed = 1;
+            }
+        }
+        if (done || failed) break;
+        double next = (double)(step + 1) * tick, due;
+        while ((due = chunk_sim_next_delivery(run.sim)) >= 0 && due <= next) {
+            for (int link = 0; link < 2; link++) {
+                double at;
+                int bytes = chunk_sim_receive(run.sim, link, due, packet, &at);
+                if (bytes <= 0) continue;
+                run.now = at;
+                dispatch(&run, 1 - link, packet, bytes);
+                break;
+            }
+        }
+    }
+
+    if (opt->verbose || failed)
+        fprintf(failed ? stderr : stdout,
+                "iteration %lld: %s, %d flow(s), %d+%d chunks, %lld bytes, slice %d x %d, loss %.2f/%.2f, "
+                "latency %.3f/%.3f, jitter %.3f/%.3f, dup %.2f/%.2f, reorder %.2f/%.2f, bw %.0f/%.0f, rate %.0f, "
+                "tick %.3f, virtual %.2f s\n",
+                iteration, failed ? "FAILED" : "ok", run.flows, run.flow[0].count, run.flows > 1 ? run.flow[1].count : 0,
+                flow_bytes, run.wire.slice_size, run.wire.max_slices, sim.link[0].loss, sim.link[1].loss,
+                sim.link[0].latency, sim.link[1].latency, sim.link[0].jitter, sim.link[1].jitter, sim.link[0].duplicate,
+                sim.link[1].duplicate, sim.link[0].reorder, sim.link[1].reorder, sim.link[0].bandwidth,
+                sim.link[1].bandwidth, rate, tick, run.now);
+
+    if (failed) { /* the counters say where it stuck */
+        for (int f = 0; f < run.flows; f++) {
+            const uint64_t *sc = chunk_sender_counters(run.flow[f].sender);
+            const uint64_t *rc = chunk_receiver_counters(run.flow[f].receiver);
+            fprintf(stderr, "  flow %d: %d/%d popped, sender chunk id %u, busy %d; sender:", f, run.flow[f].popped,
+                    run.flow[f].count, chunk_sender_chunk_id(run.flow[f].sender), chunk_sender_busy(run.flow[f].sender));
+            for (int i = 0; i < CHUNK_SENDER_COUNTER_COUNT; i++)
+                fprintf(stderr, " %s %llu,", chunk_sender_counter_name(i), (unsigned long long)sc[i]);
+            fprintf(stderr, "\n    receiver:");
+            for (int i = 0; i < CHUNK_RECEIVER_COUNTER_COUNT; i++)
+                fprintf(stderr, " %s %llu,", chunk_receiver_counter_name(i), (unsigned long long)rc[i]);
+            fprintf(stderr, "\n");
+        }
+        for (int d = 0; d < 2; d++) {
+            const uint64_t *c = chunk_sim_counters(run.sim, d);
+            fprintf(stderr, "  link %d:", d);
+            for (int i = 0; i < CHUNK_SIM_COUNTER_COUNT; i++)
+                fprintf(stderr, " %s %llu,", chunk_sim_counter_name(i), (unsigned long long)c[i]);
+            fprintf(stderr, "\n");
+        }
+    }
+    for (int f = 0; f < run.flows; f++) {
+        soak_flow_t *flow = &run.flow[f];
+        const uint64_t *sc = chunk_sender_counters(flow->sender);
+        totals->chunks += flow->popped;
+        totals->slices_sent += (long long)sc[CHUNK_SENDER_COUNTER_SLICES_SENT];
+        totals->slices_resent += (long long)sc[CHUNK_SENDER_COUNTER_SLICES_RESENT];
+        for (int k = 0; k < flow->popped; k++) totals->bytes += flow->sizes[k];
+        for (int k = 0; k < flow->count; k++) free(flow->chunks[k]);
+        free(flow->chunks);
+        free(flow->sizes);
+        chunk_sender_destroy(flow->sender);
+        chunk_receiver_destroy(flow->receiver);
+    }
+    totals->virtual_time += run.now;
+    chunk_sim_destroy(run.sim);
+    free(buffer);
+    return failed ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    soak_options_t opt;
+    parse_options(&opt, argc, argv);
+    soak_totals_t totals;
+    memset(&totals, 0, sizeof totals);
+    double start = wall_seconds(), last_progress = start;
+    long long iterations = 0, failures = 0;
+    long long first = opt.only >= 0 ? opt.only : 0;
+    for (long long i = first;; i++) {
+        if (opt.only >= 0 && i > opt.only) break;
+        if (opt.only < 0 && opt.seconds <= 0 && i >= opt.iterations) break;
+        if (opt.only < 0 && opt.seconds > 0 && wall_seconds() - start >= opt.seconds) break;
+        if (run_iteration(&opt, i, &totals) != 0) failures++;
+        iterations++;
+        double now = wall_seconds();
+        if (now - start > 1.0 && now - last_progress > 2.0) {
+            last_progress = now;
+            fprintf(stderr, "chunk-soak: %lld iterations, %lld chunks, %lld failures, %.0f s\n", iterations,
+                    totals.chunks, failures, now - start);
+        }
+    }
+    printf("chunk-soak: seed %llu: %lld iterations, %lld chunks (%lld bytes) delivered intact and in order, "
+           "%lld slices sent (%lld resent), %.0f s of virtual time in %.1f s; %lld failed\n",
+           (unsigned long long)opt.seed, iterations, totals.chunks, totals.bytes, totals.slices_sent,
+           totals.slices_resent, totals.virtual_time, wall_seconds() - start, failures);
+    return failures ? 1 : 0;
+}
