@@ -6,8 +6,9 @@
 #
 #   relay  1 MiB of random bytes, chunk-send -> chunk-relay (20% loss both
 #          ways, latency, jitter) -> chunk-recv over IPv4; byte-exact (cmp);
-#          the three pcaps read by plain tshark, every datagram as UDP with
-#          good checksums and the counts the programs report
+#          the three pcaps (sender's, receiver's, the relay's sender leg) read
+#          by plain tshark, every datagram as UDP with good checksums and the
+#          counts the programs report
 #   ipv6   1 MiB over [::1] without the relay, pcap read as IPv6 UDP
 #   cli    stdin to stdout with the idle-timeout stop, a stray datagram that
 #          must not capture the receiver, the timeout exit code, bad arguments
@@ -113,7 +114,7 @@ relay)
     recv_port=$(wait_port "$work/recv.port") || { fail "chunk-recv did not start"; cat "$work/recv.log"; exit 1; }
     timeout 25 "$bin/chunk-relay" -l 127.0.0.1:0 --port-file "$work/relay.port" --to "127.0.0.1:$recv_port" \
         --loss 20% --latency 2ms --jitter 1ms --seed "$$" --idle-exit 1.5 --timeout 20 \
-        -w "$work/relay.pcap" --capture-at in 2>"$work/relay.log" &
+        -w "$work/relay.pcap" --capture-at sender 2>"$work/relay.log" &
     relay_pid=$!
     pids+=("$relay_pid")
     relay_port=$(wait_port "$work/relay.port") || { fail "chunk-relay did not start"; cat "$work/relay.log"; exit 1; }
@@ -139,8 +140,10 @@ relay)
     [ -n "$resent" ] && [ "$resent" -ge "$fwd_lost" ] || fail "sender resent $resent < $fwd_lost lost"
     check_program_pcap "$work/send.log" "$work/send.pcap" 4
     check_program_pcap "$work/recv.log" "$work/recv.pcap" 4
+    # The sender's leg: every slice as it arrived, every ack the relay let through.
     relay_total=$(summary_number "$work/relay.log" '^  pcap: ([0-9]+) datagrams.*')
-    # Captured as they arrive: the sender's datagrams and the receiver's answers.
+    back_out=$(summary_number "$work/relay.log" '^  back \(to sender\): [0-9]+ in, ([0-9]+) out.*')
+    [ "$relay_total" = $((fwd_in + back_out)) ] || fail "relay pcap has $relay_total datagrams, not $fwd_in in + $back_out out"
     send_port=$(summary_number "$work/send.log" '^  datagrams: [0-9]+ sent from .*:([0-9]+), .*')
     check_pcap "$work/relay.pcap" "$relay_total" "$fwd_in" "$send_port" 4
     ;;

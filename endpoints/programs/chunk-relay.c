@@ -17,6 +17,8 @@
 
 enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2 };
 enum { DIR_FORWARD = 0, DIR_BACK = 1 }; /* toward the receiver / toward the sender */
+enum { CAPTURE_SENDER, CAPTURE_RECEIVER, CAPTURE_IN, CAPTURE_OUT };
+static const char *capture_names[] = {"sender", "receiver", "in", "out"};
 
 static const char *program = "chunk-relay";
 
@@ -62,8 +64,16 @@ static void usage(FILE *out)
             "  -t, --timeout SEC         stop after SEC seconds (default: run until interrupted)\n"
             "      --idle-exit SEC       stop once traffic has started and nothing arrived for SEC\n"
             "  -w, --pcap FILE           write what crosses the relay to FILE\n"
-            "      --capture-at in|out   in: datagrams as they arrive at the relay (before the\n"
-            "                            impairments); out: as the relay sends them on (default in)\n"
+            "      --capture-at WHERE    which datagrams go in the pcap, with real addresses:\n"
+            "                            sender: the sender's leg, as chunk-send sees it (slices\n"
+            "                              before the impairments, acks after), one UDP conversation\n"
+            "                              between the sender and the relay (the default)\n"
+            "                            receiver: the receiver's leg, as chunk-recv sees it (slices\n"
+            "                              after, acks before), one conversation\n"
+            "                            in: both directions as they arrive at the relay (before the\n"
+            "                              impairments); out: both as the relay sends them on. These two\n"
+            "                              span both legs, so slices and acks are in different UDP\n"
+            "                              conversations and a dissector cannot pair them\n"
             "  -q, --quiet               no progress line, and no summary unless it fails\n"
             "  -v, --verbose             log more (-v info, -vv debug)\n"
             "  -h, --help                this text\n"
@@ -150,7 +160,7 @@ typedef struct relay_t {
     chunk_address_t listen_local;   /* listen socket's address as the sender sees it */
     chunk_address_t upstream_local; /* upstream socket's address as the receiver sees it */
     chunk_pcap_t *pcap;
-    int capture_out;
+    int capture_at; /* CAPTURE_* */
     uint64_t arrived[2], forwarded[2], foreign_dropped[2], size_dropped[2], send_errors[2], pcap_records;
     uint64_t bytes_forwarded[2];
     int pcap_failed;
@@ -167,6 +177,18 @@ static void record(relay_t *relay, const chunk_address_t *src, const chunk_addre
         relay->pcap_records++;
     else
         relay->pcap_failed = 1;
+}
+
+/* 1 when datagrams in direction dir are captured as they arrive at the
+ * relay, 0 when as they leave it (after the impairments). */
+static int capture_on_arrival(int capture_at, int dir)
+{
+    switch (capture_at) {
+    case CAPTURE_SENDER: return dir == DIR_FORWARD;
+    case CAPTURE_RECEIVER: return dir == DIR_BACK;
+    case CAPTURE_IN: return 1;
+    default: return 0;
+    }
 }
 
 int main(int argc, char **argv)
@@ -258,12 +280,10 @@ int main(int argc, char **argv)
             break;
         case 'w': pcap_path = optarg; break;
         case OPT_AT:
-            if (strcmp(optarg, "in") == 0)
-                relay.capture_out = 0;
-            else if (strcmp(optarg, "out") == 0)
-                relay.capture_out = 1;
-            else
-                bad_argument("bad --capture-at '%s': expected in or out", optarg);
+            relay.capture_at = -1;
+            for (int i = 0; i < 4; i++)
+                if (strcmp(optarg, capture_names[i]) == 0) relay.capture_at = i;
+            if (relay.capture_at < 0) bad_argument("bad --capture-at '%s': expected sender, receiver, in or out", optarg);
             break;
         case 'q': quiet = 1; break;
         case 'v': verbosity++; break;
@@ -404,7 +424,7 @@ int main(int argc, char **argv)
                 }
                 relay.arrived[dir]++;
                 last_arrival = now;
-                if (!relay.capture_out)
+                if (capture_on_arrival(relay.capture_at, dir))
                     record(&relay, peer, dir == DIR_FORWARD ? &relay.listen_local : &relay.upstream_local, datagram, n);
                 if (n <= 0 || n > CHUNK_MAX_PACKET_BYTES) {
                     /* The simulator carries only what a chunk packet can be. */
@@ -429,7 +449,7 @@ int main(int argc, char **argv)
                 }
                 relay.forwarded[dir]++;
                 relay.bytes_forwarded[dir] += (uint64_t)n;
-                if (relay.capture_out)
+                if (!capture_on_arrival(relay.capture_at, dir))
                     record(&relay, dir == DIR_FORWARD ? &relay.upstream_local : &relay.listen_local, to, datagram, n);
             }
         }
@@ -481,8 +501,8 @@ done:;
             fputc('\n', stderr);
         }
         if (pcap_path)
-            fprintf(stderr, "  pcap: %llu datagrams (%s) in %s\n", (unsigned long long)relay.pcap_records,
-                    relay.capture_out ? "as sent on" : "as they arrived", pcap_path);
+            fprintf(stderr, "  pcap: %llu datagrams (capture at %s) in %s\n", (unsigned long long)relay.pcap_records,
+                    capture_names[relay.capture_at], pcap_path);
     }
     chunk_sim_destroy(sim);
     chunk_socket_close(&relay.listen);
