@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Transfer analysis against every committed capture and its truth file.
+
+    test_truth.py [NAME ...]      (default: every captures/*.truth.json)
+
+For each capture (docs/truth.md describes the truth file):
+- every slice frame of every chunk is in the right transfer; the first send has
+  no chunk.analysis.resend, the k-th resend has resend == k and resend_of the
+  frame before it; every ack frame of the chunk is in the same transfer;
+- chunk.analysis.chunk_complete sits exactly on the truth's complete_frame;
+- faults: each fault capture gets its diagnosis (flag bit) on the chunks it
+  bears on, and no other problem; a capture without faults (lossy ones too)
+  has no chunk.analysis.flags at all;
+- a transfer that never completed has "incomplete" (0x1000) and a diagnosis
+  on its last frame with -2;
+- one pass and two passes agree on every backward-looking field;
+- Export Objects writes every chunk whose slices are all in the capture, byte
+  for byte the data chunk-sim sent (regenerated here from the run's seed).
+"""
+import glob
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import chunktest as ct  # noqa: E402
+
+CAPTURES = os.path.join(ct.REPO, "captures")
+
+FIELDS = ["frame.number", "ip.src", "udp.srcport", "chunk.type", "chunk.chunk_id", "chunk.slice_id",
+          "chunk.stream", "chunk.transfer", "chunk.analysis.resend", "chunk.analysis.resend_of",
+          "chunk.analysis.flags", "chunk.analysis.chunk_complete", "chunk.analysis.transfer_time",
+          "chunk.analysis.newly_acked", "chunk.analysis.newly_acked_slices",
+          "chunk.analysis.duplicate_ack", "chunk.analysis.already_acked_in", "chunk.analysis.stale",
+          "chunk.analysis.early", "chunk.analysis.stall_since", "chunk.analysis.regressed",
+          "chunk.analysis.since_last_sent", "chunk.analysis.ack_delta",
+          # forward-looking: only with -2
+          "chunk.analysis.acked_in", "chunk.analysis.ack_time", "chunk.reassembled_in",
+          "chunk.analysis.diagnosis"]
+FORWARD = {"chunk.analysis.acked_in", "chunk.analysis.ack_time", "chunk.reassembled_in",
+           "chunk.analysis.diagnosis"}
+
+F_TOO_SOON, F_NOT_LISTENING, F_STALL = 0x1, 0x2, 0x20
+F_SILENT, F_NOT_READING, F_INCOMPLETE = 0x40, 0x80, 0x1000
+
+# What each fault must raise on a chunk it bears on, and all it may raise.
+FAULT_FLAGS = {
+    "drop_acks": (F_SILENT, F_SILENT | F_INCOMPLETE),
+    "drop_slice": (F_STALL, F_STALL | F_INCOMPLETE),
+    "receiver_never_pops": (F_NOT_READING, F_NOT_READING | F_INCOMPLETE),
+    "sender_ignores_acks": (F_NOT_LISTENING, F_NOT_LISTENING),
+    "no_resend_delay": (F_TOO_SOON, F_TOO_SOON),
+}
+
+
+def read_fields(pcap, two_pass):
+    args = (["-2"] if two_pass else []) + ["-r", pcap, "-T", "fields", "-E", "separator=\t",
+                                           "-E", "occurrence=a", "-E", "aggregator=,"]
+    for f in FIELDS:
+        args += ["-e", f]
+    rows = {}
+    for line in ct.tshark(args).splitlines():
+        parts = line.split("\t")
+        row = dict(zip(FIELDS, parts + [""] * (len(FIELDS) - len(parts))))
+        rows[int(row["frame.number"])] = row
+    return rows
+
+
+def flags_of(row):
+    return int(row["chunk.analysis.flags"], 16) if row["chunk.analysis.flags"] else 0
+
+
+def splitmix64(seed):
+    state = seed & 0xFFFFFFFFFFFFFFFF
+    while True:
+        state = (state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+        yield z ^ (z >> 31)
+
+
+def sent_data(truth, flow_index, size):
+    """The bytes chunk-sim generates for a flow (chunk-sim.c: splitmix64
+    seeded with seed * 0x100000001b3 + 0xda7a0000 + flow)."""
+    seed = truth["config"]["seed"] * 0x100000001B3 + 0xDA7A0000 + flow_index
+    out = bytearray()
+    for v in splitmix64(seed):
+        if len(out) >= size:
+            break
+        out += v.to_bytes(8, "little")
+    return bytes(out[:size])
+
+
+def check_capture(name, fail):
+    pcap = os.path.join(CAPTURES, name + ".pcap")
+    truth = json.load(open(os.path.join(CAPTURES, name + ".truth.json")))
+    fail.check(truth["format"] == "chunkshark-truth" and truth["version"] == 1, name + ": truth format")
+    two = read_fields(pcap, True)
+    one = read_fields(pcap, False)
+    capture_faults = [k for k, v in truth["faults"].items() if v not in (False, None)]
+
+    # One pass and two agree on everything that looks back.
+    for n in sorted(two):
+        for f in FIELDS:
+            a, b = one[n][f], two[n][f]
+            if f == "chunk.analysis.flags":
+                a = flags_of(one[n]) & ~F_INCOMPLETE
+                b = flags_of(two[n]) & ~F_INCOMPLETE
+            if f in FORWARD:
+                fail.check(f == "chunk.reassembled_in" or a == "",
+                           "%s frame %d: forward-looking %s in one pass: %r" % (name, n, f, a))
+                continue
+            fail.check(a == b, "%s frame %d: %s one pass %r, two passes %r" % (name, n, f, a, b))
+
+    if not capture_faults:
+        flagged = [n for n in two if two[n]["chunk.analysis.flags"]]
+        fail.check(not flagged, "%s: no faults, but flags on frames %s" % (name, flagged[:10]))
+
+    flow_flags = {}
+    flow_frames = {}
+    for c in truth["chunks"]:
+        cap = c["capture"]
+        tag = "%s %s chunk %d" % (name, c["flow"], c["chunk_id"])
+        src_ip, src_port = c["sender"].split(":")
+        frames = [f for fl in cap["slice_frames"] for f in fl] + list(cap["ack_frames"])
+        if not frames:
+            fail.check(not c["started"] or truth["capture"]["at"] != c["sender"], tag + ": started but no frames")
+            continue
+        transfers = {two[f]["chunk.transfer"] for f in frames}
+        if not fail.check(len(transfers) == 1 and "" not in transfers,
+                          "%s: frames in transfers %s" % (tag, sorted(transfers))):
+            continue
+        transfer = transfers.pop()
+        mine = sorted(n for n in two if two[n]["chunk.transfer"] == transfer)
+        flow_frames.setdefault(c["flow"], []).extend(mine)
+        for sid, fl in enumerate(cap["slice_frames"]):
+            for k, f in enumerate(fl):
+                row = two[f]
+                fail.check(row["chunk.type"] == "0" and row["chunk.chunk_id"] == str(c["chunk_id"])
+                           and row["chunk.slice_id"] == str(sid) and row["ip.src"] == src_ip
+                           and row["udp.srcport"] == src_port,
+                           "%s: frame %d is not slice %d from %s" % (tag, f, sid, c["sender"]))
+                want = "" if k == 0 else str(k)
+                fail.check(row["chunk.analysis.resend"] == want,
+                           "%s slice %d frame %d: resend %r, truth %r" % (tag, sid, f, row["chunk.analysis.resend"], want))
+                want = "" if k == 0 else str(fl[k - 1])
+                fail.check(row["chunk.analysis.resend_of"] == want,
+                           "%s slice %d frame %d: resend_of %r, truth %r" % (tag, sid, f, row["chunk.analysis.resend_of"], want))
+        for f in cap["ack_frames"]:
+            fail.check(two[f]["chunk.type"] == "1" and two[f]["chunk.chunk_id"] == str(c["chunk_id"]),
+                       "%s: frame %d is not its ack" % (tag, f))
+        complete = [n for n in mine if two[n]["chunk.analysis.chunk_complete"]]
+        want = [cap["complete_frame"]] if cap["complete_frame"] else []
+        fail.check(complete == want, "%s: chunk_complete on %s, truth %s" % (tag, complete, want))
+        if complete:
+            fail.check(two[complete[0]]["chunk.analysis.transfer_time"] != "", tag + ": no transfer_time")
+
+        flags = 0
+        for n in mine:
+            flags |= flags_of(two[n])
+        flow_flags[c["flow"]] = flow_flags.get(c["flow"], 0) | flags
+        if not complete:
+            last = mine[-1]
+            fail.check(flags_of(two[last]) & F_INCOMPLETE and two[last]["chunk.analysis.diagnosis"],
+                       "%s: unfinished, but no incomplete flag/diagnosis on its last frame %d" % (tag, last))
+        for fault in c["faults"]:
+            need, allowed = FAULT_FLAGS[fault]
+            fail.check(flags & ~allowed == 0, "%s: fault %s, unexpected flags 0x%x" % (tag, fault, flags & ~allowed))
+            if fault == "no_resend_delay":
+                continue   # judged per flow below: a chunk may have no resend at all
+            if fault == "receiver_never_pops" and c["index"] == 0:
+                continue   # the first chunk completes; the trouble starts with the next
+            if fault == "sender_ignores_acks" and not c["receiver_completed"]:
+                continue
+            fail.check(flags & need, "%s: fault %s, flag 0x%x missing (flags 0x%x)" % (tag, fault, need, flags))
+        if not c["faults"]:
+            fail.check(flags == 0, "%s: no fault, flags 0x%x" % (tag, flags))
+    for flow, flags in flow_flags.items():
+        if "no_resend_delay" in capture_faults:
+            fail.check(flags & F_TOO_SOON, "%s %s: no_resend_delay, no too-soon flag" % (name, flow))
+
+    # Export Objects: every chunk whose slices are all captured, as sent.
+    out = tempfile.mkdtemp(prefix="chunk-eo-")
+    try:
+        ct.tshark(["-r", pcap, "-q", "--export-objects", "chunk," + out])
+        got = set(os.listdir(out))
+        want = set()
+        flows = [f["flow"] for f in truth["flows"]]
+        for c in truth["chunks"]:
+            cap = c["capture"]
+            if not all(cap["slice_frames"]):
+                continue
+            first = cap["slice_frames"][0][0]
+            fname = "stream%s-chunk%d-transfer%s.bin" % (two[first]["chunk.stream"], c["chunk_id"],
+                                                          two[first]["chunk.transfer"])
+            want.add(fname)
+            if not fail.check(fname in got, "%s: %s not exported (got %s)" % (name, fname, sorted(got))):
+                continue
+            flow_chunks = [x for x in truth["chunks"] if x["flow"] == c["flow"]]
+            offset = sum(x["size"] for x in flow_chunks if x["index"] < c["index"])
+            total = sum(x["size"] for x in flow_chunks)
+            data = sent_data(truth, flows.index(c["flow"]), total)[offset:offset + c["size"]]
+            with open(os.path.join(out, fname), "rb") as f:
+                fail.check(f.read() == data, "%s: %s differs from the data sent" % (name, fname))
+        fail.check(got == want, "%s: exported %s, expected %s" % (name, sorted(got), sorted(want)))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def main():
+    names = sys.argv[1:] or sorted(os.path.basename(p)[:-len(".truth.json")]
+                                   for p in glob.glob(os.path.join(CAPTURES, "*.truth.json")))
+    fail = ct.Failures()
+    fail.check(names, "no captures with truth files in " + CAPTURES)
+    for name in names:
+        check_capture(name, fail)
+    fail.finish("analysis truth (%d captures)" % len(names))
+
+
+if __name__ == "__main__":
+    main()
