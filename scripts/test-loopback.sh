@@ -181,8 +181,8 @@ cli)
     recv_pid=$!
     pids+=("$recv_pid")
     recv_port=$(wait_port "$work/recv.port") || { fail "chunk-recv did not start"; cat "$work/recv.log"; exit 1; }
-    python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"not a chunk packet", ("127.0.0.1", int(sys.argv[1])))' "$recv_port" \
-        || fail "could not send the stray datagram"
+    # bash's /dev/udp: one datagram from another port, before the real sender.
+    printf 'not a chunk packet' >"/dev/udp/127.0.0.1/$recv_port" || fail "could not send the stray datagram"
     cat "$work/in.bin" | timeout 20 "$bin/chunk-send" -q -c 1000 --timeout 15 "127.0.0.1:$recv_port" 2>"$work/send.log"
     send_rc=$?
     wait "$recv_pid"
