@@ -120,7 +120,9 @@ const char *chunk_read_result_name(chunk_read_result_t result);
 
 /* Reads one datagram with every strict-reader rule of wire-format.md.
  * Returns CHUNK_READ_OK and fills *packet, or the reason it was rejected
- * (packet contents are then unspecified). A slice's data points into buffer. */
+ * (packet contents are then unspecified, except that CHUNK_READ_SLICE_ID_RANGE
+ * sets type, slice_id and num_slices, for log lines). A slice's data points
+ * into buffer. */
 chunk_read_result_t chunk_read_packet(const chunk_wire_config_t *config, const uint8_t *buffer,
                                       int bytes, chunk_packet_t *packet);
 

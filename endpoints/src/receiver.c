@@ -237,7 +237,11 @@ void chunk_receiver_receive_packet(chunk_receiver_t *receiver, double time, cons
     if (result != CHUNK_READ_OK) {
         r->counters[CHUNK_RECEIVER_COUNTER_PACKETS_INVALID]++;
         r->invalid[result]++;
-        chunk_log(CHUNK_LOG_DEBUG, "receiver: dropped %d-byte packet: %s", bytes, chunk_read_result_name(result));
+        if (result == CHUNK_READ_SLICE_ID_RANGE)
+            chunk_log(CHUNK_LOG_DEBUG, "receiver: ignored slice packet: slice id %d >= num slices %d",
+                      p->u.slice.slice_id, p->u.slice.num_slices);
+        else
+            chunk_log(CHUNK_LOG_DEBUG, "receiver: dropped %d-byte packet: %s", bytes, chunk_read_result_name(result));
         return;
     }
     if (p->type != CHUNK_PACKET_SLICE) {

@@ -235,7 +235,11 @@ void chunk_sender_receive_packet(chunk_sender_t *sender, double time, const uint
     if (result != CHUNK_READ_OK) {
         s->counters[CHUNK_SENDER_COUNTER_PACKETS_INVALID]++;
         s->invalid[result]++;
-        chunk_log(CHUNK_LOG_DEBUG, "sender: dropped %d-byte packet: %s", bytes, chunk_read_result_name(result));
+        if (result == CHUNK_READ_SLICE_ID_RANGE)
+            chunk_log(CHUNK_LOG_DEBUG, "sender: ignored slice packet: slice id %d >= num slices %d",
+                      p->u.slice.slice_id, p->u.slice.num_slices);
+        else
+            chunk_log(CHUNK_LOG_DEBUG, "sender: dropped %d-byte packet: %s", bytes, chunk_read_result_name(result));
         return;
     }
     if (p->type != CHUNK_PACKET_ACK) {

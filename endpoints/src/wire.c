@@ -256,7 +256,12 @@ static chunk_read_result_t read_slice(const chunk_wire_config_t *config, bit_rea
     TRY(read_int(r, 1, (uint32_t)config->max_slices, &num_slices));
     /* Checked at once, before the slice id decides whether a size follows:
      * nothing after it would be read the way its writer meant. */
-    if (slice_id >= num_slices) return CHUNK_READ_SLICE_ID_RANGE;
+    if (slice_id >= num_slices) {
+        /* Kept for the caller's log line ("slice id 40 >= num slices 32"). */
+        slice->slice_id = (int)slice_id;
+        slice->num_slices = (int)num_slices;
+        return CHUNK_READ_SLICE_ID_RANGE;
+    }
     if (slice_id == num_slices - 1)
         TRY(read_int(r, 1, (uint32_t)config->slice_size, &slice_bytes));
     else

@@ -477,7 +477,12 @@ static void test_reject_slice_id_range(void)
     /* 32 variant: type bit 32, chunk id 33..48, slice id 49..53 (byte 6 bits 1..5). */
     buffer[6] = (uint8_t)((buffer[6] & ~0x3e) | (20 << 1));
     fix_crc(&config, buffer, n);
-    CHECK_EQ(read_result(&config, buffer, n), CHUNK_READ_SLICE_ID_RANGE);
+    static chunk_packet_t packet;
+    CHECK_EQ(chunk_read_packet(&config, buffer, n, &packet), CHUNK_READ_SLICE_ID_RANGE);
+    /* The two ids are kept for the log line. */
+    CHECK_EQ(packet.type, CHUNK_PACKET_SLICE);
+    CHECK_EQ(packet.u.slice.slice_id, 20);
+    CHECK_EQ(packet.u.slice.num_slices, 8);
     /* sliceId == numSlices is the smallest bad value: slice 8 of 8. */
     buffer[6] = (uint8_t)((buffer[6] & ~0x3e) | (8 << 1));
     fix_crc(&config, buffer, n);
