@@ -380,7 +380,11 @@ int main(int argc, char **argv)
             chunks_seen_completed++;
         }
 
-        if (input_eof && !pending_full && !chunk_sender_busy(sender)) break; /* all acked */
+        if (input_eof && !pending_full && !chunk_sender_busy(sender)) { /* all acked */
+            /* A chunk is 1 byte or more, so empty input sends nothing at all. */
+            if (bytes_read == 0) failure = "empty input, nothing sent";
+            break;
+        }
         if (timeout > 0 && now - start >= timeout) {
             exit_code = EXIT_TIMEOUT;
             failure = "timeout";
