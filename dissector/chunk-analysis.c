@@ -673,6 +673,22 @@ static void show_flags(packet_info *pinfo, tvbuff_t *tvb, proto_tree *tree, guin
     proto_item_set_generated(it);
 }
 
+/* On the last frame of an unfinished transfer, with the whole capture seen
+ * (second pass, GUI): why it did not finish. */
+static gboolean is_last_of_unfinished(packet_info *pinfo, const chunk_transfer_t *t)
+{
+    return t && PINFO_FD_VISITED(pinfo) && t->last_frame == pinfo->num && !t->complete_frame;
+}
+
+static void show_end_of_capture(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at,
+                                const chunk_transfer_t *t)
+{
+    char *d = chunk_analysis_diagnosis(pinfo->pool, t);
+    proto_item *ti = proto_tree_add_string(at, hf_diagnosis, tvb, 0, 0, d);
+    proto_item_set_generated(ti);
+    expert_add_info_format(pinfo, ti, &ei_incomplete, "Last packet of an unfinished transfer. %s", d);
+}
+
 static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                        const chunk_slice_info_t *slice, const frame_rec_t *fr)
 {
@@ -680,8 +696,7 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     proto_tree *at;
     proto_item *ti;
     guint32 flags = fr->flags;
-    gboolean last_of_transfer = PINFO_FD_VISITED(pinfo) && t->last_frame == pinfo->num &&
-                                !t->complete_frame;
+    gboolean last_of_transfer = is_last_of_unfinished(pinfo, t);
 
     if (last_of_transfer)
         flags |= CHUNK_F_INCOMPLETE;
@@ -772,12 +787,8 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (t->reassembled_in && t->reassembled_in != pinfo->num) {
         add_gen_uint(tree, hf_reassembled_in, tvb, t->reassembled_in);
     }
-    if (last_of_transfer) {
-        char *d = chunk_analysis_diagnosis(pinfo->pool, t);
-        ti = proto_tree_add_string(at, hf_diagnosis, tvb, 0, 0, d);
-        proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_incomplete, "Last packet of an unfinished transfer. %s", d);
-    }
+    if (last_of_transfer)
+        show_end_of_capture(tvb, pinfo, at, t);
     if (flags)
         show_flags(pinfo, tvb, at, flags);
 }
@@ -857,6 +868,10 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (fr->ref_frame) {
         add_gen_uint(at, hf_prev_ack, tvb, fr->ref_frame);
         add_gen_time(at, hf_ack_delta, tvb, fr->delta_ns);
+    }
+    if (is_last_of_unfinished(pinfo, t)) {
+        flags |= CHUNK_F_INCOMPLETE;
+        show_end_of_capture(tvb, pinfo, at, t);
     }
     if (fr->flags & CHUNK_F_AMPLIFICATION)
         expert_add_info(pinfo, at, &ei_amplification);
