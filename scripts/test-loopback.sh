@@ -11,7 +11,8 @@
 #          counts the programs report
 #   ipv6   1 MiB over [::1] without the relay, pcap read as IPv6 UDP
 #   cli    stdin to stdout with the idle-timeout stop, a stray datagram that
-#          must not capture the receiver, the timeout exit code, bad arguments
+#          must not capture the receiver, the timeout exit code for a dead
+#          receiver and for a slice the relay always drops, bad arguments
 #
 # Every port is chosen by the kernel (port 0, --port-file), so parallel runs do
 # not clash; every program runs under `timeout`, so the test cannot hang.
@@ -202,7 +203,31 @@ cli)
     timeout 10 "$bin/chunk-send" --idle-timeout 0.5 "127.0.0.1:$dead_port" "$work/in.bin" 2>"$work/dead.log"
     rc=$?
     [ "$rc" = 3 ] || fail "chunk-send to a closed port exited $rc, expected 3"
-    grep -q "idle timeout" "$work/dead.log" || fail "no idle timeout message"
+    grep -q "idle timeout: no ack from the receiver" "$work/dead.log" || fail "no idle timeout message"
+
+    # A slice that never gets through (the relay's drop-slice fault): the
+    # receiver keeps acking the rest, and the sender gives up with exit 3.
+    timeout 10 "$bin/chunk-recv" -b 127.0.0.1 -p 0 --port-file "$work/stall.port" --timeout 5 \
+        >/dev/null 2>"$work/stall-recv.log" &
+    stall_recv=$!
+    pids+=("$stall_recv")
+    stall_port=$(wait_port "$work/stall.port") || fail "chunk-recv did not start"
+    timeout 10 "$bin/chunk-relay" -q -l 127.0.0.1:0 --port-file "$work/stall-relay.port" \
+        --to "127.0.0.1:$stall_port" --drop-slice 2 --timeout 5 2>"$work/stall-relay.log" &
+    stall_relay=$!
+    pids+=("$stall_relay")
+    stall_relay_port=$(wait_port "$work/stall-relay.port") || fail "chunk-relay did not start"
+    timeout 10 "$bin/chunk-send" --idle-timeout 0.7 -c 4000 "127.0.0.1:$stall_relay_port" "$work/in.bin" \
+        2>"$work/stall.log"
+    rc=$?
+    kill -INT "$stall_recv" "$stall_relay" 2>/dev/null
+    wait "$stall_recv"
+    wait "$stall_relay"
+    pids=()
+    [ "$rc" = 3 ] || fail "chunk-send with slice 2 always dropped exited $rc, expected 3"
+    grep -q "idle timeout: no slice newly acked for .*(chunk 0 stuck)" "$work/stall.log" \
+        || fail "no stall message: $(head -n 1 "$work/stall.log")"
+    grep -q "slices acked 3," "$work/stall.log" || fail "expected slices 0, 1 and 3 acked: $(grep sender: "$work/stall.log")"
 
     # Bad arguments: exit 2 with a message; --help: exit 0.
     check_usage() { # EXPECTED PROGRAM ARGS...
@@ -233,7 +258,7 @@ cli)
     check_usage 2 chunk-relay --latency-ab soon
     check_usage 2 chunk-relay --capture-at middle
     check_usage 2 chunk-relay --to 127.0.0.1:0
-    echo "cli: stdin to stdout, stray datagram, timeout exit code and bad arguments checked"
+    echo "cli: stdin to stdout, stray datagram, timeout exit codes and bad arguments checked"
     ;;
 *)
     echo "unknown mode '$mode' (relay, ipv6 or cli)"

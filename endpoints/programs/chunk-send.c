@@ -47,8 +47,9 @@ static void usage(FILE *out)
             "  -b, --bind ADDR[:PORT]   local address and port to send from (default: any, a free port)\n"
             "  -4, -6                   resolve HOST to IPv4 / IPv6 only\n"
             "  -t, --timeout SEC        give up after SEC seconds in all (default: never)\n"
-            "      --idle-timeout SEC   give up when the receiver sends nothing for SEC seconds while\n"
-            "                           chunks are unacked (default 10; 0: never)\n"
+            "      --idle-timeout SEC   give up when no slice is newly acked for SEC seconds while\n"
+            "                           chunks are unacked: the receiver is silent, or acks but a\n"
+            "                           slice never gets through (default 10; 0: never)\n"
             "  -w, --pcap FILE          record every datagram sent and received (real time and addresses)\n"
             "  -q, --quiet              no progress line, and no summary unless it fails\n"
             "  -v, --verbose            log more (-v info, -vv debug: every dropped datagram and why)\n"
@@ -294,11 +295,13 @@ int main(int argc, char **argv)
               chunk_address_format(&link.local, err, sizeof err));
 
     const uint64_t *counters = chunk_sender_counters(sender);
-    double start = chunk_platform_time(), last_heard = start, next_progress = start + 1.0;
+    double start = chunk_platform_time(), last_heard = start, last_progress = start, next_progress = start + 1.0;
+    uint64_t slices_acked_seen = 0;
     long long pending_bytes = 0, bytes_read = 0, bytes_acked = 0;
     uint64_t chunks_seen_completed = 0;
     int input_eof = 0, pending_full = 0, exit_code = EXIT_OK, progress_shown = 0;
     const char *failure = NULL;
+    char failure_text[160];
 
     for (;;) {
         int fds[2] = {link.socket.fd, -1}, readable[2];
@@ -342,7 +345,7 @@ int main(int argc, char **argv)
                 pending_bytes = 0;
                 pending_full = 0;
                 /* Silence before the first chunk is not the receiver's fault. */
-                if (!was_busy) last_heard = now;
+                if (!was_busy) last_heard = last_progress = now;
             }
         }
 
@@ -390,9 +393,23 @@ int main(int argc, char **argv)
             failure = "timeout";
             break;
         }
-        if (idle_timeout > 0 && chunk_sender_busy(sender) && now - last_heard >= idle_timeout) {
+        if (counters[CHUNK_SENDER_COUNTER_SLICES_ACKED] != slices_acked_seen) {
+            slices_acked_seen = counters[CHUNK_SENDER_COUNTER_SLICES_ACKED];
+            last_progress = now;
+        }
+        if (idle_timeout > 0 && chunk_sender_busy(sender) && now - last_progress >= idle_timeout) {
             exit_code = EXIT_TIMEOUT;
-            failure = "idle timeout: nothing heard from the receiver";
+            /* The receiver acks only while slices arrive, so a slice the
+             * network always drops silences it too: say what is known. */
+            if (counters[CHUNK_SENDER_COUNTER_ACKS_RECEIVED] == 0)
+                snprintf(failure_text, sizeof failure_text, "idle timeout: no ack from the receiver in %.1f s",
+                         now - start);
+            else
+                snprintf(failure_text, sizeof failure_text,
+                         "idle timeout: no slice newly acked for %.1f s, last heard from the receiver %.1f s ago "
+                         "(chunk %u stuck)",
+                         now - last_progress, now - last_heard, (unsigned)chunk_sender_chunk_id(sender));
+            failure = failure_text;
             break;
         }
         if (!quiet && now >= next_progress) {
