@@ -15,6 +15,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
 
 K = 1024
+DECODER_FIELDS = ("chunk.variant", "chunk.crc32.status", "chunk.protocol_id", "chunk.type",
+                  "chunk.chunk_id", "chunk.slice_id", "chunk.num_slices", "chunk.slice_bytes",
+                  "chunk.ack.missing", "chunk.end_check.status")
 
 
 def with_crc_flipped(pkt):
@@ -79,6 +82,14 @@ def run(F, tmp, name, rows, prefs=None):
         if want_info is not None:
             F.check(infos[n] == want_info, "%s frame %d: Info %r, want %r" % (name, n + 1, infos[n], want_info))
     F.check(len(frames) == len(rows), "%s: %d frames" % (name, len(frames)))
+    # Decisions made on the first pass hold on the second: same decode.
+    two = ct.decode(os.path.join(tmp, name + ".pcap"), prefs, extra=["-2"])
+    for n, (a, b) in enumerate(zip(frames, two)):
+        F.check(a["experts"] == b["experts"], "%s frame %d: -2 experts %s, one pass %s"
+                % (name, n + 1, sorted(b["experts"]), sorted(a["experts"])))
+        for f in DECODER_FIELDS:
+            F.check(a["fields"].get(f) == b["fields"].get(f), "%s frame %d: -2 %s %s, one pass %s"
+                    % (name, n + 1, f, b["fields"].get(f), a["fields"].get(f)))
     return frames
 
 
