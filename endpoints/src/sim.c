@@ -11,7 +11,7 @@
  *      overhead); when the bytes not yet serialised plus this datagram exceed
  *      queue_bytes, the datagram is dropped (the bytes not yet serialised
  *      include the datagram on the wire, so queue_bytes is the most a burst
- *      may put ahead of the link);
+ *      may put ahead of the link; queue_bytes <= 0 is a buffer without limit);
  *   4. latency, plus a uniform jitter in [-jitter, +jitter] (never earlier
  *      than the moment it left the queue), plus reorder_delay with
  *      probability `reorder`;
