@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# screenshot.sh: make docs/screenshot-ack.png, the Wireshark GUI showing an
+# ack packet with its bitfield expanded, with the plugin from the build tree.
+#
+#   scripts/screenshot.sh -b build-bench
+#
+# Runs Debian's wireshark-qt under Xvfb (apt-get install wireshark-qt xvfb
+# xdotool imagemagick). Like scripts/chunk-tshark it runs Wireshark as user
+# nobody when we are root (Wireshark 4.0 ignores plugin folders for uid 0),
+# with a private HOME holding the preferences and window geometry that lay
+# the window out: packet list on top, details in the middle, bytes below.
+# The capture is opened with a display filter for acks with missing slices
+# and the frame to select (-g); xdotool then expands the chunk tree (Shift+
+# Right on "Chunk Protocol": expand subtrees) and selects one missing
+# slice's bit, so the bytes pane highlights the byte that holds it.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+usage() {
+    cat <<EOF
+usage: scripts/screenshot.sh [options]
+  -b, --build DIR     build tree with plugins/4.0/epan/chunk.so
+                      (default: \$CHUNK_BUILD_DIR, else $repo/build)
+  -r, --read FILE     capture (default: captures/loss-10-jitter.pcap)
+  -g, --frame N       ack frame to show (default 34: chunk 0, 21/24 acked,
+                      missing 5,8,13)
+      --select N      rows below "Chunk Protocol" to select after expanding
+                      (default 16: the line of slice 5, missing)
+  -o, --output FILE   PNG to write (default: docs/screenshot-ack.png)
+      --display N     X display number for Xvfb (default 77)
+      --keep-tmp      keep the temporary folder (logs, raw screenshot)
+  -h, --help          this help
+Exit status 0, 1 when Wireshark or the screenshot failed, 2 for bad arguments.
+EOF
+}
+
+die_usage() {
+    echo "screenshot.sh: $1 (try --help)" >&2
+    exit 2
+}
+
+build=${CHUNK_BUILD_DIR:-$repo/build}
+capture=$repo/captures/loss-10-jitter.pcap
+frame=34
+select=16
+output=$repo/docs/screenshot-ack.png
+display=77
+keep=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -b | --build) [ $# -ge 2 ] || die_usage "$1 needs a folder"; build=$2; shift ;;
+    -r | --read) [ $# -ge 2 ] || die_usage "$1 needs a file"; capture=$2; shift ;;
+    -g | --frame) [ $# -ge 2 ] || die_usage "$1 needs a number"; frame=$2; shift ;;
+    --select) [ $# -ge 2 ] || die_usage "$1 needs a number"; select=$2; shift ;;
+    -o | --output) [ $# -ge 2 ] || die_usage "$1 needs a file"; output=$2; shift ;;
+    --display) [ $# -ge 2 ] || die_usage "$1 needs a number"; display=$2; shift ;;
+    --keep-tmp) keep=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) die_usage "unknown argument '$1'" ;;
+    esac
+    shift
+done
+for n in "$frame" "$select" "$display"; do
+    [[ "$n" =~ ^[0-9]+$ ]] || die_usage "'$n' is not a number"
+done
+plugin=$build/plugins/4.0/epan/chunk.so
+[ -f "$plugin" ] || die_usage "no plugin at $plugin: build first or give -b"
+[ -r "$capture" ] || die_usage "cannot read $capture"
+for tool in wireshark Xvfb xdotool convert; do
+    command -v "$tool" >/dev/null ||
+        die_usage "$tool not found (apt-get install wireshark-qt xvfb xdotool imagemagick)"
+done
+[ ! -e "/tmp/.X11-unix/X$display" ] || die_usage "display :$display is in use; pick another with --display"
+
+W=1280
+H=1280
+tmp=$(mktemp -d /tmp/chunk-screenshot.XXXXXX)
+chmod 755 "$tmp"
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    if [ $keep = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+
+mkdir -p "$tmp/plugins/4.0/epan" "$tmp/home/.config/wireshark" "$tmp/run"
+cp "$plugin" "$tmp/plugins/4.0/epan/chunk.so"
+cp "$capture" "$tmp/capture.pcap"
+# The window fills the screen; the upper pane (packet list) shows the
+# filtered acks, the lower pane boundary leaves the bytes a few lines.
+cat > "$tmp/home/.config/wireshark/recent_common" <<EOF
+gui.geometry_main_x: 0
+gui.geometry_main_y: 0
+gui.geometry_main_width: $W
+gui.geometry_main_height: $H
+gui.geometry_main_maximized: FALSE
+EOF
+cat > "$tmp/home/.config/wireshark/recent" <<EOF
+gui.geometry_main_upper_pane: 185
+gui.geometry_main_lower_pane: 905
+EOF
+cat > "$tmp/home/.config/wireshark/preferences" <<EOF
+gui.layout_type: 1
+gui.layout_content_1: PLIST
+gui.layout_content_2: PDETAILS
+gui.layout_content_3: PBYTES
+EOF
+chmod -R a+rX "$tmp"
+as_user=()
+if [ "$(id -u)" = 0 ]; then
+    command -v setpriv >/dev/null || die_usage "setpriv not found (util-linux)"
+    chown -R 65534:65534 "$tmp/home" "$tmp/run"
+    as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+fi
+chmod 700 "$tmp/run"
+
+# -ac: no X access control, so user nobody may connect.
+Xvfb ":$display" -screen 0 "${W}x${H}x24" -ac -nolisten tcp > "$tmp/xvfb.log" 2>&1 &
+pids+=($!)
+export DISPLAY=:$display
+for _ in $(seq 50); do
+    xdotool getdisplaygeometry > /dev/null 2>&1 && break
+    sleep 0.1
+done
+
+"${as_user[@]}" env HOME="$tmp/home" XDG_RUNTIME_DIR="$tmp/run" WIRESHARK_PLUGIN_DIR="$tmp/plugins" \
+    DISPLAY=":$display" wireshark -r "$tmp/capture.pcap" \
+    -Y 'chunk.type == 1 && chunk.ack.missing_count > 0' -g "$frame" > "$tmp/wireshark.log" 2>&1 &
+pids+=($!)
+
+# Wait for the main window (its title is the capture's name).
+win=""
+for _ in $(seq 100); do
+    win=$(xdotool search --onlyvisible --name 'capture.pcap' 2>/dev/null | head -n 1 || true)
+    [ -n "$win" ] && break
+    sleep 0.2
+done
+if [ -z "$win" ]; then
+    echo "screenshot.sh: no Wireshark window appeared; its log:" >&2
+    cat "$tmp/wireshark.log" >&2
+    exit 1
+fi
+sleep 3   # the file is read and frame $frame selected after the window maps
+
+# Without a window manager nothing has focus: click the first line of the
+# packet details (the frame line), go to its last top-level line (Chunk
+# Protocol), expand its subtrees, then select the row of a missing slice.
+xdotool mousemove --window "$win" 200 290 click 1
+sleep 0.5
+xdotool key --window "$win" End
+xdotool key --window "$win" shift+Right
+sleep 0.5
+for _ in $(seq "$select"); do xdotool key --window "$win" Down; done
+sleep 1
+xdotool mousemove 0 "$H"   # the pointer out of the picture
+
+xwd_out=$tmp/raw.png
+import -window root "$xwd_out"
+mkdir -p "$(dirname "$output")"
+# 8-bit palette PNG: a UI screenshot has few colours; keeps the file small.
+convert "$xwd_out" -colors 256 -strip PNG8:"$output"
+echo "wrote $output ($(stat -c %s "$output") bytes)" >&2
