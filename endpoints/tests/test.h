@@ -34,4 +34,9 @@ extern int chunk_test_failures;
 /* Directory of shared/spec (set by the runner from CHUNK_SPEC_DIR or --spec). */
 extern const char *chunk_test_spec_dir;
 
+/* Seed for tests that draw random traffic: CHUNK_TEST_SEED from the
+ * environment (decimal or 0x hex), default 1. Printed when a test fails, so
+ * scripts/loop-tests.sh can loop with fresh seeds and a failure replays. */
+extern unsigned long long chunk_test_seed;
+
 #endif

@@ -8,6 +8,7 @@
 
 int chunk_test_failures = 0;
 const char *chunk_test_spec_dir = NULL;
+unsigned long long chunk_test_seed = 1;
 
 #define CHUNK_TEST_GROUP(g) extern const chunk_test_t g##_tests[];
 #include "groups.h"
@@ -34,6 +35,7 @@ int main(int argc, char **argv)
 {
     int first = 1, list = 0;
     chunk_test_spec_dir = getenv("CHUNK_SPEC_DIR");
+    if (getenv("CHUNK_TEST_SEED")) chunk_test_seed = strtoull(getenv("CHUNK_TEST_SEED"), NULL, 0);
     while (first < argc && strncmp(argv[first], "--", 2) == 0) {
         if (strcmp(argv[first], "--list") == 0) {
             list = 1;
@@ -74,5 +76,6 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("%d passed, %d failed\n", run - failed, failed);
+    if (failed) printf("CHUNK_TEST_SEED=%llu\n", chunk_test_seed);
     return failed ? 1 : 0;
 }
