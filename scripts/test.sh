@@ -2,7 +2,8 @@
 # test.sh: installs what is missing, builds, and runs every test.
 #   1. endpoints under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   2. everything, dissector included (build/), with ctest's summary last.
-# Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1.
+# Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1,
+# CHUNK_SKIP_FUZZ=1 to skip the bounded fuzz runs (build-fuzz/).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/deps.sh --test
@@ -28,6 +29,14 @@ if [ "${CHUNK_SKIP_ASAN:-0}" != 1 ]; then
     quiet cmake --build build-asan -j"$jobs"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --test-dir build-asan -L sanitize --output-on-failure -j"$jobs" || status=1
+fi
+
+if [ "${CHUNK_SKIP_FUZZ:-0}" != 1 ]; then
+    # Bounded libFuzzer runs (fuzz/README.md), about a minute; CHUNK_SKIP_FUZZ=1 skips.
+    echo "== bounded fuzz runs (build-fuzz/, clang, ctest -L fuzz)"
+    quiet env CC=clang cmake -S . -B build-fuzz -DCHUNK_FUZZ=ON
+    quiet cmake --build build-fuzz -j"$jobs" --target chunk-fuzzers
+    ctest --test-dir build-fuzz -L fuzz --output-on-failure || status=1
 fi
 
 echo "== all tests (build/)"
