@@ -115,6 +115,11 @@ static int chunk_eo_tap = -1;
 static wmem_array_t *all_transfers;
 static guint32 next_stream;
 static wmem_map_t *flows_by_conv;   /* conversation index -> chunk_flow_t *[2] */
+static wmem_allocator_t *rec_scope; /* where this packet's frame record lives */
+static gboolean transient;          /* tshark's single pass: see begin_packet() */
+static const frame_data *prev_fd;
+static guint32 prev_num;
+static fragment_head *pending_free; /* reassembled data to drop at the next packet */
 
 /* Frame record: what the analysis found in one frame, fixed on the first
  * pass. Kept small: one per chunk packet. */
@@ -170,6 +175,10 @@ static void analysis_init(void)
     next_stream = 0;
     all_transfers = wmem_array_new(wmem_file_scope(), sizeof(chunk_transfer_t *));
     flows_by_conv = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
+    transient = FALSE;
+    prev_fd = NULL;
+    prev_num = 0;
+    pending_free = NULL;
 }
 
 guint chunk_analysis_transfer_count(void)
@@ -388,15 +397,15 @@ static void check_stall(packet_info *pinfo, chunk_transfer_t *t, frame_rec_t *fr
     t->stall_since_frame = t->progress_frame;
     if (!t->first_stall_frame)
         t->first_stall_frame = pinfo->num;
-    p_add_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_STALL,
-                     missing_with_sends(wmem_file_scope(), t));
-    p_add_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_STALL_SINCE,
+    p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL,
+                     missing_with_sends(rec_scope, t));
+    p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL_SINCE,
                      GUINT_TO_POINTER(t->progress_frame));
 }
 
 static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk_slice_info_t *slice)
 {
-    frame_rec_t *fr = wmem_new0(wmem_file_scope(), frame_rec_t);
+    frame_rec_t *fr = wmem_new0(rec_scope, frame_rec_t);
     chunk_flow_t *fl = get_flow(pinfo, FALSE);
     gint64 now = ts_ns(&pinfo->abs_ts);
     fr->flow = fl;
@@ -486,7 +495,7 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
 
 static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chunk_ack_info_t *ack)
 {
-    frame_rec_t *fr = wmem_new0(wmem_file_scope(), frame_rec_t);
+    frame_rec_t *fr = wmem_new0(rec_scope, frame_rec_t);
     chunk_flow_t *fl = get_flow(pinfo, TRUE);
     gint64 now = ts_ns(&pinfo->abs_ts);
     fr->flow = fl;
@@ -519,7 +528,7 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chu
                         s->acks_seen++;
                     if (!s->acked_in) {
                         if (!fr->newly_bits)
-                            fr->newly_bits = (guint8 *)wmem_alloc0(wmem_file_scope(), (n + 7) / 8);
+                            fr->newly_bits = (guint8 *)wmem_alloc0(rec_scope, (n + 7) / 8);
                         fr->newly_bits[i >> 3] |= (guint8)(1u << (i & 7));
                         fr->newly++;
                         s->acked_in = pinfo->num;
@@ -606,9 +615,39 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chu
     return fr;
 }
 
+/* Memory in tshark's single pass.
+ *
+ * Frames are never revisited there, so keeping a record per frame and every
+ * reassembled chunk for the whole file would only cost memory (the
+ * reassembled data alone is as large as the capture's payload). tshark's
+ * single pass is recognised by what it does: it dissects every frame in the
+ * same frame_data (a local of its packet loop) and with columns. Its two-pass
+ * mode (-2) has no columns in its first pass, and Wireshark keeps a
+ * frame_data per frame, so both keep everything. Then per-frame records live
+ * in the packet scope and each chunk's reassembled data is freed once its
+ * frame has been dissected and tapped (at the next chunk packet). */
+
+static void begin_packet(packet_info *pinfo)
+{
+    if (!PINFO_FD_VISITED(pinfo)) {
+        transient = pinfo->fd == prev_fd && pinfo->num != prev_num && pinfo->cinfo != NULL;
+        prev_fd = pinfo->fd;
+        prev_num = pinfo->num;
+    }
+    rec_scope = transient && !PINFO_FD_VISITED(pinfo) ? pinfo->pool : wmem_file_scope();
+    if (pending_free) {
+        /* The reassembled tvb of that frame is gone with its packet; the
+         * table keeps the (small) head, without the data. */
+        if (pending_free->tvb_data && !(pending_free->flags & FD_SUBSET_TVB))
+            tvb_free(pending_free->tvb_data);
+        pending_free->tvb_data = NULL;
+        pending_free = NULL;
+    }
+}
+
 static frame_rec_t *get_record(packet_info *pinfo)
 {
-    return (frame_rec_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_FRAME);
+    return (frame_rec_t *)p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME);
 }
 
 static void add_gen_uint(proto_tree *tree, int hf, tvbuff_t *tvb, guint32 v)
@@ -689,6 +728,18 @@ static void show_end_of_capture(tvbuff_t *tvb, packet_info *pinfo, proto_tree *a
     expert_add_info_format(pinfo, ti, &ei_incomplete, "Last packet of an unfinished transfer. %s", d);
 }
 
+/* The "Transfer analysis" subtree, made when there is something to put in it. */
+static proto_tree *analysis_tree(proto_tree **at, proto_tree *tree, tvbuff_t *tvb)
+{
+    if (!*at) {
+        proto_item *ti;
+        *at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_analysis, &ti, "Transfer analysis");
+        proto_item_set_generated(ti);
+    }
+    return *at;
+}
+#define AT analysis_tree(&at, tree, tvb)
+
 static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                        const chunk_slice_info_t *slice, const frame_rec_t *fr)
 {
@@ -704,22 +755,21 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     add_gen_uint(tree, hf_stream, tvb, fr->flow->stream);
     add_gen_uint(tree, hf_transfer, tvb, t->index);
 
-    at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_analysis, &ti, "Transfer analysis");
-    proto_item_set_generated(ti);
+    at = NULL;
 
     const chunk_slice_state_t *s = (fr->flags & CHUNK_F_COUNT_MISMATCH) ? NULL : &t->slices[fr->slice_id];
 
     if (fr->notes & N_RESEND) {
-        ti = proto_tree_add_uint(at, hf_resend, tvb, 0, 0, fr->resend);
+        ti = proto_tree_add_uint(AT, hf_resend, tvb, 0, 0, fr->resend);
         proto_item_set_generated(ti);
         expert_add_info_format(pinfo, ti, &ei_resend, "Resend %u of slice %u of chunk %u (previous send frame %u)",
                                fr->resend, fr->slice_id, t->chunk_id, fr->ref_frame);
-        add_gen_uint(at, hf_resend_of, tvb, fr->ref_frame);
+        add_gen_uint(AT, hf_resend_of, tvb, fr->ref_frame);
         if (s && s->first_frame != fr->ref_frame)
-            add_gen_uint(at, hf_first_send, tvb, s->first_frame);
+            add_gen_uint(AT, hf_first_send, tvb, s->first_frame);
         {
             nstime_t d = ns_ts(fr->delta_ns);
-            ti = proto_tree_add_time(at, hf_since_last, tvb, 0, 0, &d);
+            ti = proto_tree_add_time(AT, hf_since_last, tvb, 0, 0, &d);
         }
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_TOO_SOON)
@@ -728,7 +778,7 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                 (double)fr->delta_ns / 1e6, pref_min_resend_ms, pref_resend_jitter_ms);
     }
     if (s && (fr->notes & N_ALREADY_ACKED)) {
-        ti = proto_tree_add_uint(at, hf_already_acked_in, tvb, 0, 0, s->acked_in);
+        ti = proto_tree_add_uint(AT, hf_already_acked_in, tvb, 0, 0, s->acked_in);
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_NOT_LISTENING)
             expert_add_info_format(pinfo, ti, &ei_not_listening,
@@ -740,36 +790,36 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                 fr->slice_id, s->acked_in);
     } else if (s && s->acked_in) {
         /* Forward-looking: known once the whole capture was seen. */
-        add_gen_uint(at, hf_acked_in, tvb, s->acked_in);
-        add_gen_time(at, hf_ack_time, tvb, s->acked_ns - s->first_ns);
+        add_gen_uint(AT, hf_acked_in, tvb, s->acked_in);
+        add_gen_time(AT, hf_ack_time, tvb, s->acked_ns - s->first_ns);
     }
     if (fr->notes & N_STALE) {
-        ti = proto_tree_add_uint(at, hf_stale, tvb, 0, 0, fr->info_frame);
+        ti = proto_tree_add_uint(AT, hf_stale, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
         expert_add_info_format(pinfo, ti, &ei_stale,
             "Stale slice: the receiver completed chunk %u in frame %u (the final ack was lost or ignored)",
             t->chunk_id, fr->info_frame);
     }
     if (fr->flags & CHUNK_F_EARLY) {
-        ti = proto_tree_add_uint(at, hf_prev_chunk, tvb, 0, 0, fr->info_frame);
+        ti = proto_tree_add_uint(AT, hf_prev_chunk, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
         expert_add_info_format(pinfo, ti, &ei_early,
             "Chunk %u started before the previous chunk (first frame %u) was fully acked: one chunk in flight is broken",
             t->chunk_id, fr->info_frame);
     }
     if (fr->flags & CHUNK_F_COUNT_MISMATCH)
-        expert_add_info_format(pinfo, at, &ei_count_mismatch,
+        expert_add_info_format(pinfo, AT, &ei_count_mismatch,
             "Slice count %u differs from %u in the chunk's first slice (frame %u): a receiver ignores it",
             slice->num_slices, t->num_slices, t->first_frame);
     if (fr->flags & CHUNK_F_SIZE_MISMATCH)
-        expert_add_info_format(pinfo, at, &ei_size_mismatch,
+        expert_add_info_format(pinfo, AT, &ei_size_mismatch,
             "Slice carries %u bytes, earlier slices of this chunk imply %u",
             slice->slice_bytes, fr->slice_id == t->num_slices - 1 ? t->last_bytes : t->slice_size);
 
     if (fr->flags & (CHUNK_F_STALL | CHUNK_F_SILENT_RECEIVER | CHUNK_F_NOT_READING)) {
-        const char *missing = (const char *)p_get_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_STALL);
-        guint32 since = (guint32)GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_STALL_SINCE));
-        ti = proto_tree_add_uint(at, hf_stall_since, tvb, 0, 0, since);
+        const char *missing = (const char *)p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL);
+        guint32 since = (guint32)GPOINTER_TO_UINT(p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL_SINCE));
+        ti = proto_tree_add_uint(AT, hf_stall_since, tvb, 0, 0, since);
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_STALL)
             expert_add_info_format(pinfo, ti, &ei_stall,
@@ -788,9 +838,9 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         add_gen_uint(tree, hf_reassembled_in, tvb, t->reassembled_in);
     }
     if (last_of_transfer)
-        show_end_of_capture(tvb, pinfo, at, t);
+        show_end_of_capture(tvb, pinfo, AT, t);
     if (flags)
-        show_flags(pinfo, tvb, at, flags);
+        show_flags(pinfo, tvb, AT, flags);
 }
 
 static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
@@ -804,39 +854,38 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     add_gen_uint(tree, hf_stream, tvb, fr->flow->stream);
     if (t)
         add_gen_uint(tree, hf_transfer, tvb, t->index);
-    at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_analysis, &ti, "Transfer analysis");
-    proto_item_set_generated(ti);
+    at = NULL;
 
     if (!t) {
-        expert_add_info_format(pinfo, ti, &ei_unknown_chunk,
+        expert_add_info_format(pinfo, AT, &ei_unknown_chunk,
             "Ack for chunk %u, but no slice of that chunk was seen in this stream: the sender is not sending it",
             ack->chunk_id);
     } else if (fr->flags & CHUNK_F_COUNT_MISMATCH) {
-        expert_add_info_format(pinfo, ti, &ei_ack_count_mismatch,
+        expert_add_info_format(pinfo, AT, &ei_ack_count_mismatch,
             "Ack has %u slices, the chunk has %u: the sender ignores it",
             ack->num_slices, t->num_slices);
     } else {
-        ti = proto_tree_add_uint(at, hf_newly_acked, tvb, 0, 0, fr->newly);
+        ti = proto_tree_add_uint(AT, hf_newly_acked, tvb, 0, 0, fr->newly);
         proto_item_set_generated(ti);
         if (fr->newly_bits) {
-            ti = proto_tree_add_string(at, hf_newly_acked_slices, tvb, 0, 0,
+            ti = proto_tree_add_string(AT, hf_newly_acked_slices, tvb, 0, 0,
                                        bits_ranges(pinfo->pool, fr->newly_bits, t->num_slices));
             proto_item_set_generated(ti);
         }
         if (fr->notes & N_DUP_ACK) {
-            ti = proto_tree_add_boolean(at, hf_duplicate_ack, tvb, 0, 0, TRUE);
+            ti = proto_tree_add_boolean(AT, hf_duplicate_ack, tvb, 0, 0, TRUE);
             proto_item_set_generated(ti);
             expert_add_info(pinfo, ti, &ei_dup_ack);
         }
         if (fr->notes & N_STALE_ACK) {
-            ti = proto_tree_add_uint(at, hf_completed_in, tvb, 0, 0, fr->info_frame);
+            ti = proto_tree_add_uint(AT, hf_completed_in, tvb, 0, 0, fr->info_frame);
             proto_item_set_generated(ti);
             expert_add_info_format(pinfo, ti, &ei_stale_ack,
                 "Repeated all-ones ack for chunk %u (completed in frame %u): the receiver answers stale slices",
                 t->chunk_id, fr->info_frame);
         }
         if (fr->notes & N_REGRESSED) {
-            ti = proto_tree_add_uint(at, hf_regressed, tvb, 0, 0, fr->cleared);
+            ti = proto_tree_add_uint(AT, hf_regressed, tvb, 0, 0, fr->cleared);
             proto_item_set_generated(ti);
             if (fr->flags & CHUNK_F_REGRESSION)
                 expert_add_info_format(pinfo, ti, &ei_regression,
@@ -849,13 +898,13 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         }
         if (fr->notes & N_COMPLETE) {
             gint64 dur = t->complete_ns - t->first_ns;
-            ti = proto_tree_add_uint(at, hf_chunk_complete, tvb, 0, 0, t->chunk_id);
+            ti = proto_tree_add_uint(AT, hf_chunk_complete, tvb, 0, 0, t->chunk_id);
             proto_item_set_generated(ti);
-            add_gen_time(at, hf_transfer_time, tvb, dur);
+            add_gen_time(AT, hf_transfer_time, tvb, dur);
             if (t->size_known) {
-                add_gen_uint(at, hf_chunk_size, tvb, t->size);
+                add_gen_uint(AT, hf_chunk_size, tvb, t->size);
                 if (dur > 0) {
-                    proto_item *g = proto_tree_add_double(at, hf_goodput, tvb, 0, 0,
+                    proto_item *g = proto_tree_add_double(AT, hf_goodput, tvb, 0, 0,
                                                           (double)t->size * 8e9 / (double)dur);
                     proto_item_set_generated(g);
                 }
@@ -866,21 +915,21 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         }
     }
     if (fr->ref_frame) {
-        add_gen_uint(at, hf_prev_ack, tvb, fr->ref_frame);
-        add_gen_time(at, hf_ack_delta, tvb, fr->delta_ns);
+        add_gen_uint(AT, hf_prev_ack, tvb, fr->ref_frame);
+        add_gen_time(AT, hf_ack_delta, tvb, fr->delta_ns);
     }
     if (is_last_of_unfinished(pinfo, t)) {
         flags |= CHUNK_F_INCOMPLETE;
-        show_end_of_capture(tvb, pinfo, at, t);
+        show_end_of_capture(tvb, pinfo, AT, t);
     }
     if (fr->flags & CHUNK_F_AMPLIFICATION)
-        expert_add_info(pinfo, at, &ei_amplification);
+        expert_add_info(pinfo, AT, &ei_amplification);
     else if (fr->flags & CHUNK_F_TOO_FAST)
-        expert_add_info_format(pinfo, at, &ei_too_fast,
+        expert_add_info_format(pinfo, AT, &ei_too_fast,
             "Acks too fast: 5 acks within %.0f ms (interval %u ms)",
             (double)pref_ack_interval_ms * 4 * 0.6, pref_ack_interval_ms);
     if (flags)
-        show_flags(pinfo, tvb, at, flags);
+        show_flags(pinfo, tvb, AT, flags);
 }
 
 /* Reassembly: each first send of a slice goes to the reassembly table until
@@ -918,22 +967,25 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         eo->data = tvb_get_ptr(rtvb, 0, eo->len);
         tap_queue_packet(chunk_eo_tap, pinfo, eo);
     }
+    if (transient)
+        pending_free = fd;
 }
 
 void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                           const chunk_slice_info_t *slice)
 {
+    begin_packet(pinfo);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
             return;   /* not a clean slice on the first pass */
         fr = analyse_slice(tvb, pinfo, slice);
-        p_add_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_FRAME, fr);
+        p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME, fr);
     }
-    if (pref_reassemble)
-        reassemble(tvb, pinfo, chunk_tree, slice, fr);
     if (chunk_tree)
         show_slice(tvb, pinfo, chunk_tree, slice, fr);
+    if (pref_reassemble)
+        reassemble(tvb, pinfo, chunk_tree, slice, fr);
     if (have_tap_listener(chunk_tap)) {
         chunk_tap_info_t *ti = wmem_new0(pinfo->pool, chunk_tap_info_t);
         ti->t = fr->t;
@@ -950,12 +1002,13 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
 void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                         const chunk_ack_info_t *ack)
 {
+    begin_packet(pinfo);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
             return;
         fr = analyse_ack(tvb, pinfo, ack);
-        p_add_proto_data(wmem_file_scope(), pinfo, proto_chunk_a, PDATA_FRAME, fr);
+        p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME, fr);
     }
     if (chunk_tree)
         show_ack(tvb, pinfo, chunk_tree, ack, fr);
