@@ -41,6 +41,7 @@ typedef struct soak_flow_t {
     int *sizes;
     int count, queued, popped;
     double chunk_started; /* virtual time the chunk now expected was queued or the previous popped */
+    double next_pop;      /* the application reads completed chunks at this time or later */
 } soak_flow_t;
 
 typedef struct soak_run_t {
@@ -238,6 +239,12 @@ static int run_iteration(const soak_options_t *opt, long long iteration, soak_to
     int use_rtt = chunk_rng_uniform(&rng) < 0.5;
     int burst = chunk_rng_uniform(&rng) < 0.2 ? (int)(chunk_rng_next(&rng) % (64 * 1024)) : 0;
     int ready_queue = 1 + (int)(chunk_rng_next(&rng) % 3);
+    /* Sometimes the application reads completed chunks only now and then, so
+     * that the receiver's ready queue fills and it discards the next chunk's
+     * slices meanwhile; sometimes the sender behaves like the article's
+     * program and resends without delay. Neither may stop delivery. */
+    double pop_interval = chunk_rng_uniform(&rng) < 0.3 ? uniform(&rng, 0, 0.5) : 0;
+    int no_resend_delay = chunk_rng_uniform(&rng) < 0.1;
 
     run.sim = chunk_sim_create(&sim);
     soak_side_t sides[2] = {{&run, 0}, {&run, 1}};
@@ -252,6 +259,7 @@ static int run_iteration(const soak_options_t *opt, long long iteration, soak_to
         sc.wire = run.wire;
         sc.rate_bytes_per_second = rate;
         if (use_rtt) sc.rtt = rtt;
+        sc.fault_no_resend_delay = no_resend_delay;
         sc.initial_burst_bytes = burst;
         sc.first_chunk_id = first_id;
         sc.send = on_send;
@@ -300,7 +308,10 @@ static int run_iteration(const soak_options_t *opt, long long iteration, soak_to
                 flow->queued++;
             chunk_sender_update(flow->sender, run.now);
             chunk_receiver_update(flow->receiver, run.now);
-            if (pop_and_check(&run, flow, first_id, buffer, capacity, where) != 0) failed = 1;
+            if (run.now >= flow->next_pop) {
+                if (pop_and_check(&run, flow, first_id, buffer, capacity, where) != 0) failed = 1;
+                flow->next_pop = run.now + pop_interval;
+            }
             if (flow->popped < flow->count || chunk_sender_busy(flow->sender)) done = 0;
             if (flow->popped < flow->count && run.now - flow->chunk_started > per_chunk_bound) {
                 fprintf(stderr, "chunk-soak: %s: flow %d: chunk %d of %d not delivered within %.0f s of virtual time "
@@ -328,12 +339,12 @@ static int run_iteration(const soak_options_t *opt, long long iteration, soak_to
         fprintf(failed ? stderr : stdout,
                 "iteration %lld: %s, %d flow(s), %d+%d chunks, %lld bytes, slice %d x %d, loss %.2f/%.2f, "
                 "latency %.3f/%.3f, jitter %.3f/%.3f, dup %.2f/%.2f, reorder %.2f/%.2f, bw %.0f/%.0f, rate %.0f, "
-                "tick %.3f, virtual %.2f s\n",
+                "tick %.3f, pop every %.3f s%s, virtual %.2f s\n",
                 iteration, failed ? "FAILED" : "ok", run.flows, run.flow[0].count, run.flows > 1 ? run.flow[1].count : 0,
                 flow_bytes, run.wire.slice_size, run.wire.max_slices, sim.link[0].loss, sim.link[1].loss,
                 sim.link[0].latency, sim.link[1].latency, sim.link[0].jitter, sim.link[1].jitter, sim.link[0].duplicate,
                 sim.link[1].duplicate, sim.link[0].reorder, sim.link[1].reorder, sim.link[0].bandwidth,
-                sim.link[1].bandwidth, rate, tick, run.now);
+                sim.link[1].bandwidth, rate, tick, pop_interval, no_resend_delay ? ", no resend delay" : "", run.now);
 
     if (failed) { /* the counters say where it stuck */
         for (int f = 0; f < run.flows; f++) {
