@@ -163,6 +163,28 @@ int chunk_parse_rate(const char *text, double *out)
 
 int chunk_platform_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
 
+int chunk_platform_write_port_file(const char *path, uint16_t port, char *err, size_t err_size)
+{
+    char temporary[4096];
+    if (snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof temporary) {
+        snprintf(err, err_size, "path too long: %s", path);
+        return -1;
+    }
+    FILE *f = fopen(temporary, "w");
+    if (!f) {
+        snprintf(err, err_size, "cannot create %s: %s", temporary, strerror(errno));
+        return -1;
+    }
+    int failed = fprintf(f, "%u\n", (unsigned)port) < 0;
+    failed |= fclose(f) != 0;
+    if (failed || rename(temporary, path) != 0) {
+        snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno));
+        remove(temporary);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- addresses ---- */
 
 int chunk_parse_port(const char *text, uint16_t *port)

@@ -53,6 +53,11 @@ int chunk_parse_bytes(const char *text, long long max, long long *out);
  * k = 1000, M = 10^6, G = 10^9), or "0" / "unlimited" for no limit (0). */
 int chunk_parse_rate(const char *text, double *out);
 
+/* Writes port and a newline to path through a temporary file and a rename,
+ * so a script polling for the file never reads it half written. Returns 0,
+ * or -1 with a message in err. */
+int chunk_platform_write_port_file(const char *path, uint16_t port, char *err, size_t err_size);
+
 /* 1 when stderr is a terminal (progress lines then redraw in place). */
 int chunk_platform_stderr_is_tty(void);
 

@@ -261,12 +261,9 @@ int main(int argc, char **argv)
             return EXIT_IO;
         }
     }
-    if (port_file) {
-        FILE *f = fopen(port_file, "w");
-        if (!f || fprintf(f, "%u\n", (unsigned)link.socket.bound.port) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "%s: cannot write %s: %s\n", program, port_file, strerror(errno));
-            return EXIT_IO;
-        }
+    if (port_file && chunk_platform_write_port_file(port_file, link.socket.bound.port, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: --port-file: %s\n", program, err);
+        return EXIT_IO;
     }
 
     int output_fd = 1;

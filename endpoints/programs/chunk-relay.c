@@ -347,12 +347,9 @@ int main(int argc, char **argv)
         return EXIT_IO;
     }
     chunk_socket_local_address(&relay.upstream, &relay.receiver, &relay.upstream_local);
-    if (port_file) {
-        FILE *f = fopen(port_file, "w");
-        if (!f || fprintf(f, "%u\n", (unsigned)relay.listen.bound.port) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "%s: cannot write %s: %s\n", program, port_file, strerror(errno));
-            return EXIT_IO;
-        }
+    if (port_file && chunk_platform_write_port_file(port_file, relay.listen.bound.port, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: --port-file: %s\n", program, err);
+        return EXIT_IO;
     }
     if (pcap_path) {
         relay.pcap = chunk_pcap_open(pcap_path, err, sizeof err);
