@@ -13,7 +13,8 @@ For each capture (docs/truth.md describes the truth file):
   has no chunk.analysis.flags at all;
 - a transfer that never completed has "incomplete" (0x1000) and a diagnosis
   on its last frame with -2;
-- one pass and two passes agree on every backward-looking field;
+- one pass and two passes agree on every backward-looking field, and so does
+  the single pass with columns (which keeps no per-frame state);
 - Export Objects writes every chunk whose slices are all in the capture, byte
   for byte the data chunk-sim sent (regenerated here from the run's seed).
 """
@@ -36,7 +37,7 @@ FIELDS = ["frame.number", "ip.src", "udp.srcport", "chunk.type", "chunk.chunk_id
           "chunk.analysis.newly_acked", "chunk.analysis.newly_acked_slices",
           "chunk.analysis.duplicate_ack", "chunk.analysis.already_acked_in", "chunk.analysis.stale",
           "chunk.analysis.early", "chunk.analysis.stall_since", "chunk.analysis.regressed",
-          "chunk.analysis.since_last_sent", "chunk.analysis.ack_delta",
+          "chunk.analysis.since_last_sent", "chunk.analysis.ack_delta", "chunk.reassembled.length",
           # forward-looking: only with -2
           "chunk.analysis.acked_in", "chunk.analysis.ack_time", "chunk.reassembled_in",
           "chunk.analysis.diagnosis"]
@@ -66,6 +67,25 @@ def read_fields(pcap, two_pass):
         parts = line.split("\t")
         row = dict(zip(FIELDS, parts + [""] * (len(FIELDS) - len(parts))))
         rows[int(row["frame.number"])] = row
+    return rows
+
+
+# tshark's single pass with columns keeps no per-frame state (see
+# begin_packet() in chunk-analysis.c): read the same fields as custom columns
+# of a summary (-T tabs) and check them against -T fields.
+COLUMN_FIELDS = ["chunk.stream", "chunk.transfer", "chunk.analysis.resend", "chunk.analysis.resend_of",
+                 "chunk.analysis.flags", "chunk.analysis.newly_acked_slices",
+                 "chunk.analysis.duplicate_ack", "chunk.analysis.chunk_complete",
+                 "chunk.analysis.stall_since", "chunk.reassembled.length"]
+
+
+def read_columns(pcap):
+    fmt = ['"No.","%m"'] + ['"c%d","%%Cus:%s:0:R"' % (i, f) for i, f in enumerate(COLUMN_FIELDS)]
+    rows = {}
+    for line in ct.tshark(["-r", pcap, "-T", "tabs", "-o", "gui.column.format:" + ",".join(fmt)]).splitlines():
+        parts = line.split("\t")
+        rows[int(parts[0])] = dict(zip(COLUMN_FIELDS, [p.strip() for p in parts[1:]] +
+                                       [""] * (len(COLUMN_FIELDS) + 1 - len(parts))))
     return rows
 
 
@@ -115,6 +135,15 @@ def check_capture(name, fail):
                            "%s frame %d: forward-looking %s in one pass: %r" % (name, n, f, a))
                 continue
             fail.check(a == b, "%s frame %d: %s one pass %r, two passes %r" % (name, n, f, a, b))
+
+    cols = read_columns(pcap)
+    for n in sorted(one):
+        for f in COLUMN_FIELDS:
+            a = cols.get(n, {}).get(f, "")
+            b = one[n][f]
+            if f == "chunk.analysis.duplicate_ack":
+                b = "True" if b == "1" else b
+            fail.check(a == b, "%s frame %d: %s summary column %r, -T fields %r" % (name, n, f, a, b))
 
     if not capture_faults:
         flagged = [n for n in two if two[n]["chunk.analysis.flags"]]
