@@ -2,13 +2,16 @@
 # run-endpoints.sh: runs the endpoint libFuzzer harnesses (fuzz_read_packet,
 # fuzz_endpoints) under ASan/UBSan.
 #
-#   fuzz/run-endpoints.sh [--bounded | --long] [--seconds N] [--build DIR] [HARNESS...]
+#   fuzz/run-endpoints.sh [--bounded | --long | --coverage] [--seconds N] [--build DIR] [HARNESS...]
 #
 #   --bounded     each harness for 20 s (or --seconds), one after the other,
 #                 into a scratch corpus: what ctest -L fuzz runs
 #   --long        each harness for --seconds (default 4 hours), all at once,
 #                 one core each, into a corpus kept in the build tree
 #                 (DIR/fuzz/corpus-NAME) so that the next long run resumes
+#   --coverage    no fuzzing: replays the kept corpus and the seeds through a
+#                 build with clang's source-based coverage and prints the
+#                 llvm-cov report of the endpoint library (DIR/fuzz/coverage/)
 #   --build DIR   build tree (default build-fuzz); configured with clang and
 #                 -DCHUNK_FUZZ=ON and the harnesses built when needed
 #   HARNESS       read_packet and/or endpoints (default both)
@@ -24,6 +27,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --bounded) mode=bounded ;;
     --long) mode=long ;;
+    --coverage) mode=coverage ;;
     --seconds)
         [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -gt 0 ] || { echo "run-endpoints.sh: --seconds needs a positive whole number (try --help)" >&2; exit 2; }
         seconds=$2
@@ -32,7 +36,7 @@ while [ $# -gt 0 ]; do
         [ $# -ge 2 ] || { echo "run-endpoints.sh: --build needs a directory (try --help)" >&2; exit 2; }
         build=$2
         shift ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     read_packet | endpoints) harnesses+=("$1") ;;
     *) echo "run-endpoints.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
@@ -60,6 +64,23 @@ run() { # HARNESS CORPUS
         -print_final_stats=1 -artifact_prefix="$fuzz_dir/artifacts/$name-" \
         "$corpus" "$fuzz_dir/seeds/$name" >"$fuzz_dir/logs/$name.log" 2>&1
 }
+
+if [ "$mode" = coverage ]; then
+    # A separate, uninstrumented-by-sanitizers build: coverage counters only.
+    cov="$fuzz_dir/coverage"
+    mkdir -p "$cov"
+    for name in "${harnesses[@]}"; do
+        ${CC:-clang} -O1 -g -fsanitize=fuzzer -fprofile-instr-generate -fcoverage-mapping -Iendpoints \
+            endpoints/src/*.c "fuzz/fuzz_$name.c" -lz -lm -o "$cov/cov_$name"
+        mkdir -p "$fuzz_dir/corpus-$name"
+        LLVM_PROFILE_FILE="$cov/$name.profraw" "$cov/cov_$name" -runs=0 \
+            "$fuzz_dir/corpus-$name" "$fuzz_dir/seeds/$name" >"$cov/$name.log" 2>&1
+        llvm-profdata-14 merge -o "$cov/$name.profdata" "$cov/$name.profraw"
+        echo "fuzz_$name: $(ls "$fuzz_dir/corpus-$name" | wc -l) corpus inputs + $(ls "$fuzz_dir/seeds/$name" | wc -l) seeds"
+        llvm-cov-14 report "$cov/cov_$name" -instr-profile="$cov/$name.profdata" endpoints/src/*.c
+    done
+    exit 0
+fi
 
 status=0
 pids=()
