@@ -98,6 +98,7 @@ static expert_field ei_too_fast = EI_INIT;
 static expert_field ei_amplification = EI_INIT;
 static expert_field ei_complete = EI_INIT;
 static expert_field ei_incomplete = EI_INIT;
+static expert_field ei_capped = EI_INIT;
 
 static const fragment_items chunk_frag_items = {
     &ett_fragment, &ett_fragments,
@@ -120,6 +121,18 @@ static gboolean transient;          /* tshark's single pass: see begin_packet() 
 static const frame_data *prev_fd;
 static guint32 prev_num;
 static fragment_head *pending_free; /* reassembled data to drop at the next packet */
+
+/* Cap on per-slice state (issue 5, docs/robustness.md "Dissector"). A single
+ * 15-byte slice claims 256 slices, i.e. 10 KiB of chunk_slice_state_t: 65 536
+ * chunk ids or 100 000 conversations made tshark use 5x its own memory. A
+ * transfer gets per-slice state only while all of it stays within
+ * CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE x the chunk packet bytes seen so
+ * far (honest traffic needs 40 bytes per slice of up to 1 KiB); past it the
+ * transfer is decoded but not analysed (slices == NULL, ei_capped). */
+#define CHUNK_STATE_FLOOR    (32u << 20)
+#define CHUNK_STATE_PER_BYTE 2u
+static guint64 state_bytes;   /* per-slice state allocated in this file */
+static guint64 chunk_bytes;   /* bytes of clean chunk packets analysed */
 
 /* Frame record: what the analysis found in one frame, fixed on the first
  * pass. Kept small: one per chunk packet. */
@@ -149,6 +162,7 @@ enum {
     N_IS_ACK        = 1u << 6,
     N_REASSEMBLED   = 1u << 7,
     N_REGRESSED     = 1u << 8,
+    N_CAPPED        = 1u << 9,   /* transfer over the state cap: not analysed */
 };
 
 static gint64 ts_ns(const nstime_t *t)
@@ -179,6 +193,8 @@ static void analysis_init(void)
     prev_fd = NULL;
     prev_num = 0;
     pending_free = NULL;
+    state_bytes = 0;
+    chunk_bytes = 0;
 }
 
 guint chunk_analysis_transfer_count(void)
@@ -243,8 +259,12 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
     t->max_slices = slice->max_slices;
     t->slice_size = slice->slice_size;
     /* num_slices is bounded by the variant's MaxSlicesPerChunk: the decoder
-     * rejected anything larger. */
-    t->slices = wmem_alloc0_array(wmem_file_scope(), chunk_slice_state_t, t->num_slices);
+     * rejected anything larger. Past the cap no state (see CHUNK_STATE_FLOOR). */
+    guint64 need = (guint64)t->num_slices * sizeof(chunk_slice_state_t);
+    if (state_bytes + need <= CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE * chunk_bytes) {
+        t->slices = wmem_alloc0_array(wmem_file_scope(), chunk_slice_state_t, t->num_slices);
+        state_bytes += need;
+    }
     t->first_frame = pinfo->num;
     t->first_ns = ts_ns(&pinfo->abs_ts);
     t->progress_ns = t->first_ns;
@@ -263,7 +283,7 @@ static char *missing_with_sends(wmem_allocator_t *scope, const chunk_transfer_t 
 {
     wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
     guint32 i = 0, shown = 0;
-    while (i < t->num_slices) {
+    while (t->slices && i < t->num_slices) {
         if (t->slices[i].acked_in) {
             i++;
             continue;
@@ -292,6 +312,8 @@ char *chunk_analysis_missing_ranges(wmem_allocator_t *scope, const chunk_transfe
 {
     wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
     guint32 i = 0;
+    if (!t->slices)   /* over the state cap: not known */
+        return wmem_strdup(scope, "?");
     while (i < t->num_slices) {
         if (t->slices[i].acked_in) {
             i++;
@@ -411,6 +433,7 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
     fr->flow = fl;
     fr->slice_id = slice->slice_id;
     fl->slices_since_ack++;
+    chunk_bytes += tvb_reported_length(tvb);
 
     chunk_transfer_t *t = (chunk_transfer_t *)wmem_map_lookup(fl->by_chunk,
                                 GUINT_TO_POINTER((guint)slice->chunk_id));
@@ -443,6 +466,10 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
          * no per-slice state is kept for it. */
         fr->flags |= CHUNK_F_COUNT_MISMATCH;
         t->problems |= fr->flags;
+        return fr;
+    }
+    if (!t->slices) {
+        fr->notes |= N_CAPPED;
         return fr;
     }
     if (slice->slice_id == t->num_slices - 1) {
@@ -493,8 +520,9 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
     return fr;
 }
 
-static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chunk_ack_info_t *ack)
+static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_ack_info_t *ack)
 {
+    chunk_bytes += tvb_reported_length(tvb);
     frame_rec_t *fr = wmem_new0(rec_scope, frame_rec_t);
     chunk_flow_t *fl = get_flow(pinfo, TRUE);
     gint64 now = ts_ns(&pinfo->abs_ts);
@@ -519,6 +547,8 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb _U_, packet_info *pinfo, const chu
         t->last_ns = now;
         if (ack->num_slices != t->num_slices) {
             fr->flags |= CHUNK_F_COUNT_MISMATCH;
+        } else if (!t->slices) {
+            fr->notes |= N_CAPPED;
         } else {
             guint32 n = t->num_slices;
             for (guint32 i = 0; i < n; i++) {
@@ -667,6 +697,10 @@ char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *
 {
     const chunk_flow_t *fl = t->flow;
     char *missing = chunk_analysis_missing_ranges(scope, t);
+    if (!t->slices)
+        return wmem_strdup_printf(scope,
+            "Not analysed: chunk %u started after the analysis' memory cap was reached (per-slice state above %u MiB + %u x the chunk packet bytes); its %u slice packets and %u acks were decoded only",
+            t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE, t->slice_pkts, t->acks);
     if (t->complete_frame && (t->problems & CHUNK_F_NOT_LISTENING) && fl->cur == t)
         return wmem_strdup_printf(scope,
             "Sender not listening: the receiver completed chunk %u in frame %u, yet the sender kept resending acked slices (%u wasted) and never moved on: it does not apply acks",
@@ -757,7 +791,12 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 
     at = NULL;
 
-    const chunk_slice_state_t *s = (fr->flags & CHUNK_F_COUNT_MISMATCH) ? NULL : &t->slices[fr->slice_id];
+    const chunk_slice_state_t *s = (fr->flags & CHUNK_F_COUNT_MISMATCH) || !t->slices ? NULL : &t->slices[fr->slice_id];
+
+    if (fr->notes & N_CAPPED)
+        expert_add_info_format(pinfo, AT, &ei_capped,
+            "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only",
+            t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
 
     if (fr->notes & N_RESEND) {
         ti = proto_tree_add_uint(AT, hf_resend, tvb, 0, 0, fr->resend);
@@ -864,6 +903,10 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         expert_add_info_format(pinfo, AT, &ei_ack_count_mismatch,
             "Ack has %u slices, the chunk has %u: the sender ignores it",
             ack->num_slices, t->num_slices);
+    } else if (fr->notes & N_CAPPED) {
+        expert_add_info_format(pinfo, AT, &ei_capped,
+            "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only",
+            t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
     } else {
         ti = proto_tree_add_uint(AT, hf_newly_acked, tvb, 0, 0, fr->newly);
         proto_item_set_generated(ti);
@@ -1136,6 +1179,7 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
         { &ei_too_fast, { "chunk.analysis.ack_too_fast", PI_SEQUENCE, PI_WARN, "Acks faster than the ack interval", EXPFILL } },
         { &ei_amplification, { "chunk.analysis.ack_amplification", PI_SECURITY, PI_WARN, "One ack per slice: the receiver can be used for amplification", EXPFILL } },
         { &ei_complete, { "chunk.analysis.complete", PI_SEQUENCE, PI_CHAT, "Chunk complete", EXPFILL } },
+        { &ei_capped, { "chunk.analysis.capped", PI_UNDECODED, PI_NOTE, "Transfer not analysed: the analysis' memory cap was reached", EXPFILL } },
         { &ei_incomplete, { "chunk.analysis.incomplete", PI_SEQUENCE, PI_WARN, "Transfer incomplete at end of capture", EXPFILL } },
     };
     expert_module_t *em;

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""run-hostile.py: tshark with the chunk plugin on the hostile captures of
+scripts/make-hostile-captures.py, against the same tshark with
+--disable-protocol chunk: time and peak memory must stay bounded.
+
+  run-hostile.py --work DIR              # ctest sizes (ctest dissector.hostile)
+  run-hostile.py --work DIR --full       # the issue's sizes (long mode)
+  run-hostile.py --work DIR --only conversations
+
+For each capture it runs, through scripts/chunk-tshark (so as root too), with
+WIRESHARK_ABORT_ON_DISSECTOR_BUG=1, under /usr/bin/time:
+
+  plugin   tshark -r FILE [its options] -T fields -e _ws.col.Protocol
+                  -e chunk.analysis.capped                one pass
+  off      the same with --disable-protocol chunk          the reference
+
+and fails when tshark fails, when not every frame is decoded as Chunk, when
+the memory the plugin adds (peak RSS minus the reference's) exceeds
+EXTRA_PER_BYTE x the capture's size + EXTRA_SLACK_MB, when its time exceeds
+TIME_RATIO x the reference's + TIME_SLACK_S, or when the analysis' state cap
+(chunk.analysis.capped) is hit where it must not be or not hit where it must.
+Without the cap, 65 536 chunk ids of 256-slice chunks (10 MiB of capture)
+made the plugin add 680 MiB, and 100 000 conversations (17 MiB) 1.1 GiB
+(see docs/robustness.md, "Dissector").
+CHUNK_BUILD_DIR selects the build tree (its plugins/4.0/epan/chunk.so).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+CHUNK_TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
+MAKE = os.path.join(REPO, "scripts", "make-hostile-captures.py")
+
+# Bounds. The reference is stock tshark on the same frames (UDP, data).
+# Memory: the analysis keeps per-slice state up to 32 MiB + 2 bytes per chunk
+# packet byte, plus ~1.5 KiB per conversation and per transfer; on these
+# captures of tiny packets that is at most ~11 bytes per capture byte.
+EXTRA_PER_BYTE = 12
+EXTRA_SLACK_MB = 48
+# Time: generous, the machine is shared; a quadratic blow-up still fails.
+TIME_RATIO = 3.0
+TIME_SLACK_S = 20.0
+# Captures where the cap must be hit (and where not: all the others).
+MUST_CAP = {"all-chunk-ids", "conversations"}
+
+
+def run_timed(args, env):
+    """Runs chunk-tshark args under /usr/bin/time; returns (rc, seconds,
+    peak RSS in MiB, stdout, stderr)."""
+    tf = "/tmp/run-hostile.%d.time" % os.getpid()
+    cmd = ["/usr/bin/time", "-f", "%e %M", "-o", tf, CHUNK_TSHARK] + args
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    wall = time.monotonic() - t0
+    with open(tf) as f:
+        line = f.read().strip().splitlines()[-1]
+    os.unlink(tf)
+    secs, kb = line.split()
+    return p.returncode, float(secs) if secs else wall, int(kb) / 1024.0, p.stdout, p.stderr
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--work", required=True, help="folder for the captures (build tree)")
+    ap.add_argument("--full", action="store_true", help="the issue's sizes (long mode)")
+    ap.add_argument("--only", action="append", metavar="NAME", help="only this capture")
+    ap.add_argument("--keep", action="store_true", help="keep the captures afterwards")
+    args = ap.parse_args()
+
+    gen = [sys.executable, MAKE, args.work] + (["--full"] if args.full else [])
+    for n in args.only or []:
+        gen += ["--only", n]
+    p = subprocess.run(gen, stdout=subprocess.PIPE, universal_newlines=True)
+    if p.returncode != 0:
+        print("run-hostile: make-hostile-captures.py failed", file=sys.stderr)
+        return 2
+    caps = [line.split("\t") for line in p.stdout.splitlines() if line]
+
+    env = dict(os.environ)
+    env["WIRESHARK_ABORT_ON_DISSECTOR_BUG"] = "1"
+    env["WIRESHARK_ABORT_ON_TOO_MANY_ITEMS"] = "1"
+    env["LC_ALL"] = "C"
+    failures = []
+    print("%-20s %9s | %8s %8s %6s | %8s %8s %6s" % ("capture", "frames", "s", "s off", "ratio",
+                                                    "MiB", "MiB off", "ratio"))
+    for name, path, opts, count in caps:
+        count = int(count)
+        popts = opts.split() if opts else []
+        fields = ["-T", "fields", "-e", "_ws.col.Protocol", "-e", "chunk.analysis.capped"]
+        rc, secs, mib, out, err = run_timed(["-r", path] + popts + fields, env)
+        rc0, secs0, mib0, _, err0 = run_timed(["-r", path, "--disable-protocol", "chunk"] + fields, env)
+        cap_mib = os.path.getsize(path) / 1048576.0
+        print("%-20s %9d | %8.2f %8.2f %6.2f | %8.1f %8.1f %6.2f" % (
+            name, count, secs, secs0, secs / max(secs0, 0.01), mib, mib0, mib / max(mib0, 1)))
+        sys.stdout.flush()
+        if rc != 0 or rc0 != 0:
+            failures.append("%s: tshark exit %d (reference %d): %s%s" % (name, rc, rc0, err[-2000:], err0[-500:]))
+            continue
+        rows = [line.split("\t") for line in out.splitlines()]
+        chunk_rows = sum(1 for r in rows if r[0] == "Chunk")
+        capped = sum(1 for r in rows if len(r) > 1 and r[1])
+        print("    %d frames Chunk, %d not analysed (cap); capture %.1f MiB, plugin adds %.1f MiB" % (
+            chunk_rows, capped, cap_mib, mib - mib0))
+        if chunk_rows != count:
+            failures.append("%s: %d of %d frames decoded as Chunk" % (name, chunk_rows, count))
+        if (capped > 0) != (name in MUST_CAP) or capped == count:
+            failures.append("%s: %d of %d frames over the state cap, expected %s" % (
+                name, capped, count, "some but not all" if name in MUST_CAP else "none"))
+        if mib - mib0 > EXTRA_PER_BYTE * cap_mib + EXTRA_SLACK_MB:
+            failures.append("%s: the plugin adds %.1f MiB > %d x %.1f MiB of capture + %d MiB" % (
+                name, mib - mib0, EXTRA_PER_BYTE, cap_mib, EXTRA_SLACK_MB))
+        if secs > TIME_RATIO * secs0 + TIME_SLACK_S:
+            failures.append("%s: %.2f s > %.1f x %.2f s + %.0f s" % (
+                name, secs, TIME_RATIO, secs0, TIME_SLACK_S))
+        if not args.keep:
+            os.unlink(path)
+    for f in failures:
+        print("FAIL " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""make-hostile-captures.py: write the hostile captures of issue 5 (pcap,
+Ethernet/IPv4/UDP) that the dissector's time and memory must survive.
+
+Every packet carries a valid CRC (protocol id 0x11223344) and end check, so
+it gets past the decoder and into the transfer analysis: the point is to
+attack the analysis state, not the parser (the fuzzers do that).
+
+  scripts/make-hostile-captures.py OUTDIR                 # ctest sizes
+  scripts/make-hostile-captures.py OUTDIR --full          # the issue's sizes
+  scripts/make-hostile-captures.py OUTDIR --only all-chunk-ids
+
+Captures (name: what it holds; ctest size / --full size):
+
+  all-chunk-ids       every chunk id 0..65535 in one conversation: for each,
+                      the last slice of a chunk that claims 256 slices, and an
+                      ack of it (65 536 of each at both sizes)
+  slice-count-changes one chunk whose slice count changes on every packet
+                      (1..256, cycling), 100 000 / 1 000 000 slices
+  million-slices      one chunk of 256 slices, SliceSize 1 (decode with
+                      -o chunk.slice_size:1), sent round robin with slice 17
+                      never acked: 200 000 / 1 000 000 slice packets and an
+                      ack every 100 ms
+  ack-patterns        every ack bit pattern of 1..K slices (K = 14 / 16; all
+                      2^k patterns for each k, each chunk announced by a
+                      slice first), then random patterns of 256 slices
+                      (10 000 / 100 000)
+  conversations       100 000 UDP conversations (a source address and port
+                      each), each with the last slice of a 256-slice chunk
+                      and an ack (the same at both sizes)
+
+Each capture's tshark options are printed one per line as
+"NAME<TAB>FILE<TAB>OPTIONS" (options may be empty), for the test runner.
+Deterministic: the same arguments write the same bytes.
+"""
+import argparse
+import os
+import random
+import struct
+import sys
+import zlib
+
+# wire-format.md, "Constants" and "Framing".
+PROTOCOL_ID = 0x11223344
+END_CHECK = b"\xe2\xac\x08\x99"
+SLICE_SIZE = 1024
+PORT = 40000
+# CRC state after LE32(protocol id) and the CRC field taken as zero.
+CRC_PREFIX = zlib.crc32(struct.pack("<I", PROTOCOL_ID) + b"\0\0\0\0")
+
+
+def bits_required(lo, hi):
+    return (hi - lo).bit_length()
+
+
+def seal(body_bits, nbits, data=b""):
+    """Datagram from a body bit stream (value, length; LSB first, starting
+    at bit 32): align, data, align, end check, CRC in front."""
+    nbytes = (nbits + 7) // 8
+    body = body_bits.to_bytes(nbytes, "little") + data + END_CHECK
+    return struct.pack("<I", zlib.crc32(body, CRC_PREFIX)) + body
+
+
+def slice_packet(chunk_id, slice_id, num_slices, data, max_slices=256, slice_size=SLICE_SIZE):
+    w = bits_required(0, max_slices - 1)
+    v = 0 | (chunk_id << 1) | (slice_id << 17) | ((num_slices - 1) << (17 + w))
+    n = 17 + 2 * w
+    if slice_id == num_slices - 1:
+        bw = bits_required(1, slice_size)
+        v |= (len(data) - 1) << n
+        n += bw
+    return seal(v, n, data)
+
+
+def ack_packet(chunk_id, acked, max_slices=256):
+    """acked: list of 0/1, slice 0 first."""
+    w = bits_required(0, max_slices - 1)
+    v = 1 | (chunk_id << 1) | ((len(acked) - 1) << 17)
+    n = 17 + w
+    bits = 0
+    for i, b in enumerate(acked):
+        if b:
+            bits |= 1 << i
+    v |= bits << n
+    n += len(acked)
+    return seal(v, n)
+
+
+def ack_packet_bits(chunk_id, num, bits, max_slices=256):
+    """Ack from an integer bitfield (bit i = slice i)."""
+    w = bits_required(0, max_slices - 1)
+    v = 1 | (chunk_id << 1) | ((num - 1) << 17) | (bits << (17 + w))
+    return seal(v, 17 + w + num)
+
+
+def _ip_checksum(hdr):
+    s = sum(struct.unpack("!10H", hdr))
+    s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+class PcapWriter:
+    """Classic pcap, Ethernet, microsecond timestamps. Frames are built from
+    the IPv4 addresses and ports given; UDP checksum 0 (none)."""
+
+    def __init__(self, path):
+        self.f = open(path, "wb", buffering=1 << 20)
+        self.f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        self.count = 0
+        self.eth = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00"
+
+    def write(self, t_us, payload, src, dst, sport, dport):
+        ulen = 8 + len(payload)
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + ulen, 0, 0x4000, 64, 17, 0, src, dst)
+        ip = ip[:10] + struct.pack("!H", _ip_checksum(ip)) + ip[12:]
+        frame = self.eth + ip + struct.pack("!HHHH", sport, dport, ulen, 0) + payload
+        self.f.write(struct.pack("<IIII", t_us // 1000000, t_us % 1000000, len(frame), len(frame)))
+        self.f.write(frame)
+        self.count += 1
+
+    def close(self):
+        self.f.close()
+
+
+SENDER = bytes([10, 0, 0, 1])
+RECEIVER = bytes([10, 0, 0, 2])
+T0 = 1_700_000_000 * 1_000_000
+
+
+def gen_all_chunk_ids(w, full):
+    """Every chunk id once, in order (crossing 65535 -> 0 is not needed:
+    they start at 0): a 256-slice chunk's last slice, then an ack of it."""
+    t = T0
+    for cid in range(65536):
+        w.write(t, slice_packet(cid, 255, 256, b"\x5a"), SENDER, RECEIVER, 50000, PORT)
+        t += 500
+        w.write(t, ack_packet_bits(cid, 256, 1 << 255), RECEIVER, SENDER, PORT, 50000)
+        t += 500
+
+
+def gen_slice_count_changes(w, full):
+    n = 1_000_000 if full else 100_000
+    t = T0
+    for i in range(n):
+        num = (i % 256) + 1
+        # The last slice: 1..64 bytes, so packets stay small.
+        w.write(t, slice_packet(7, num - 1, num, bytes([i & 0xFF]) * (1 + i % 64)),
+                SENDER, RECEIVER, 50000, PORT)
+        t += 1000
+
+
+def gen_million_slices(w, full):
+    """256 slices of 1 byte (SliceSize 1), round robin; slice 17 is lost
+    every time; every 100 ms an ack of everything received so far."""
+    n = 1_000_000 if full else 200_000
+    pkts = [slice_packet(3, s, 256, bytes([s]), slice_size=1) for s in range(256)]
+    t = T0
+    got = 0
+    next_ack = T0 + 100_000
+    for i in range(n):
+        s = i % 256
+        w.write(t, pkts[s], SENDER, RECEIVER, 50000, PORT)
+        if s != 17:
+            got |= 1 << s
+        t += 200
+        if t >= next_ack:
+            w.write(t, ack_packet_bits(3, 256, got), RECEIVER, SENDER, PORT, 50000)
+            next_ack += 100_000
+            t += 50
+
+
+def gen_ack_patterns(w, full):
+    kmax = 16 if full else 14
+    nrand = 100_000 if full else 10_000
+    rng = random.Random(5)
+    t = T0
+    for k in range(1, kmax + 1):
+        w.write(t, slice_packet(k, k - 1, k, b"\x01"), SENDER, RECEIVER, 50000, PORT)
+        t += 1000
+        for bits in range(1 << k):
+            w.write(t, ack_packet_bits(k, k, bits), RECEIVER, SENDER, PORT, 50000)
+            t += 1000
+    w.write(t, slice_packet(300, 255, 256, b"\x02"), SENDER, RECEIVER, 50000, PORT)
+    t += 1000
+    for _ in range(nrand):
+        w.write(t, ack_packet_bits(300, 256, rng.getrandbits(256)), RECEIVER, SENDER, PORT, 50000)
+        t += 1000
+
+
+def gen_conversations(w, full):
+    t = T0
+    for c in range(100_000):
+        src = bytes([10, 1 + (c >> 16), (c >> 8) & 0xFF, c & 0xFF])
+        # Above 40000: UDP tries the lower port's dissector first, and
+        # many ports below 40000 belong to other protocols.
+        sport = 40001 + (c % 25000)
+        w.write(t, slice_packet(c & 0xFFFF, 255, 256, b"\x33"), src, RECEIVER, sport, PORT)
+        t += 100
+        w.write(t, ack_packet_bits(c & 0xFFFF, 256, 1 << 255), RECEIVER, src, PORT, sport)
+        t += 100
+
+
+CAPTURES = [
+    ("all-chunk-ids", gen_all_chunk_ids, ""),
+    ("slice-count-changes", gen_slice_count_changes, ""),
+    ("million-slices", gen_million_slices, "-o chunk.slice_size:1"),
+    ("ack-patterns", gen_ack_patterns, ""),
+    ("conversations", gen_conversations, ""),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("outdir", help="folder to write NAME.pcap into (created)")
+    ap.add_argument("--full", action="store_true", help="the issue's sizes (long mode)")
+    ap.add_argument("--only", action="append", metavar="NAME",
+                    help="write only this capture (repeatable)")
+    ap.add_argument("--list", action="store_true", help="print the names and exit")
+    args = ap.parse_args()
+    names = [c[0] for c in CAPTURES]
+    if args.list:
+        print("\n".join(names))
+        return 0
+    for n in args.only or []:
+        if n not in names:
+            print("make-hostile-captures: unknown capture %r (known: %s)" % (n, ", ".join(names)),
+                  file=sys.stderr)
+            return 2
+    os.makedirs(args.outdir, exist_ok=True)
+    for name, gen, opts in CAPTURES:
+        if args.only and name not in args.only:
+            continue
+        path = os.path.join(args.outdir, name + ".pcap")
+        w = PcapWriter(path + ".tmp")
+        gen(w, args.full)
+        w.close()
+        os.replace(path + ".tmp", path)
+        print("%s\t%s\t%s\t%d" % (name, path, opts, w.count))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
