@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The statistics against the truth files of every committed capture.
+
+- `-z chunk,transfers`: one row per chunk with frames in the capture; its
+  slice packets, resends, acks, first and last frame, size and status agree
+  with the truth; a diagnosis line exactly for the transfers that did not
+  complete (or whose sender never moved on), naming the fault's cause; none
+  in captures without faults;
+- `-z chunk,transfers_table` (the GUI's table) has the same numbers;
+- `-z chunk,tree`: packet, slice, first-send, resend and ack counts.
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import chunktest as ct  # noqa: E402
+
+CAPTURES = os.path.join(ct.REPO, "captures")
+
+# The plain-words cause each fault must produce for an unfinished transfer.
+CAUSE = {
+    "drop_acks": "Silent receiver",
+    "receiver_never_pops": "Receiver not reading",
+    "drop_slice": "Stalled",
+    "sender_ignores_acks": "Sender not listening",
+}
+
+ROW = re.compile(r"^(\d+)\s+(\d+)\s+(\S+ -> \S+)\s+(\d+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)"
+                 r"\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+(.*)$")
+DIAG = re.compile(r"^Stream (\d+) transfer (\d+) \(chunk (\d+)\): (.*)\.$")
+
+
+def transfers_text(pcap):
+    rows, diags = {}, {}
+    for line in ct.tshark(["-r", pcap, "-q", "-z", "chunk,transfers"]).splitlines():
+        m = ROW.match(line)
+        if m:
+            g = m.groups()
+            rows[(int(g[0]), int(g[3]))] = {
+                "transfer": int(g[1]), "direction": g[2], "size": g[4], "slices": int(g[5]),
+                "pkts": int(g[6]), "resends": int(g[7]), "wasted": int(g[8]), "acks": int(g[9]),
+                "first": int(g[10]), "last": int(g[11]), "duration": float(g[12]),
+                "goodput": int(g[13]), "efficiency": float(g[14]), "status": g[15]}
+        m = DIAG.match(line)
+        if m:
+            diags[int(m.group(2))] = m.group(4)
+    return rows, diags
+
+
+def transfers_table(pcap):
+    """Rows of the generic table printer: 'a |b |c |'."""
+    out = {}
+    for line in ct.tshark(["-r", pcap, "-q", "-z", "chunk,transfers_table"]).splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) >= 17 and cells[0].isdigit():
+            out[int(cells[1])] = cells
+    return out
+
+
+def tree(pcap):
+    counts = {}
+    for line in ct.tshark(["-r", pcap, "-q", "-z", "chunk,tree"]).splitlines():
+        m = re.match(r"^(\s*)(\S.*?)\s{2,}(\d+)\s", line)
+        if m:
+            counts.setdefault(m.group(2), int(m.group(3)))
+    return counts
+
+
+def check(name, fail):
+    pcap = os.path.join(CAPTURES, name + ".pcap")
+    truth = json.load(open(os.path.join(CAPTURES, name + ".truth.json")))
+    rows, diags = transfers_text(pcap)
+    table = transfers_table(pcap)
+    streams = {}
+    seen = set()
+    n_slices = n_resends = n_acks = 0
+    for c in truth["chunks"]:
+        cap = c["capture"]
+        slices = [f for fl in cap["slice_frames"] for f in fl]
+        frames = slices + cap["ack_frames"]
+        n_slices += len(slices)
+        n_acks += len(cap["ack_frames"])
+        resends = sum(max(0, len(fl) - 1) for fl in cap["slice_frames"])
+        n_resends += resends
+        if not slices:
+            continue
+        tag = "%s %s chunk %d" % (name, c["flow"], c["chunk_id"])
+        sender = c["sender"]
+        candidates = [k for k, r in rows.items() if k[1] == c["chunk_id"] and r["direction"].startswith(sender + " ")
+                      and k not in seen]
+        if not fail.check(len(candidates) == 1, "%s: %d rows (%s)" % (tag, len(candidates), sorted(rows))):
+            continue
+        key = candidates[0]
+        seen.add(key)
+        streams.setdefault(c["flow"], key[0])
+        fail.check(streams[c["flow"]] == key[0], "%s: flow in streams %d and %d" % (tag, streams[c["flow"]], key[0]))
+        r = rows[key]
+        want = {"pkts": len(slices), "resends": resends, "acks": len(cap["ack_frames"]),
+                "first": min(frames), "last": max(frames), "slices": c["num_slices"]}
+        for k, v in want.items():
+            fail.check(r[k] == v, "%s: %s %r, truth %r" % (tag, k, r[k], v))
+        if cap["slice_frames"][-1]:
+            fail.check(r["size"] == str(c["size"]), "%s: size %s, truth %d" % (tag, r["size"], c["size"]))
+        if cap["complete_frame"]:
+            fail.check(r["status"] == "complete in frame %d" % cap["complete_frame"],
+                       "%s: status %r" % (tag, r["status"]))
+            fail.check(r["goodput"] > 0 and r["duration"] > 0, "%s: no goodput/duration" % tag)
+        else:
+            fail.check(r["status"].startswith(("stalled since frame", "incomplete, missing")),
+                       "%s: status %r" % (tag, r["status"]))
+            fail.check(r["goodput"] == 0, "%s: goodput for an unfinished transfer" % tag)
+        fail.check(0 < r["efficiency"] <= 100, "%s: efficiency %r" % (tag, r["efficiency"]))
+        d = diags.get(r["transfer"])
+        stuck = not cap["complete_frame"] or "sender_ignores_acks" in c["faults"]
+        if stuck:
+            causes = [CAUSE[f] for f in c["faults"] if f in CAUSE]
+            fail.check(d is not None and (not causes or any(d.startswith(x) for x in causes)),
+                       "%s: diagnosis %r, want one of %s" % (tag, d, causes))
+        else:
+            fail.check(d is None, "%s: diagnosis for a finished transfer: %r" % (tag, d))
+        t = table.get(r["transfer"])
+        if fail.check(t is not None, "%s: not in the GUI table" % tag):
+            fail.check([int(t[i]) for i in (0, 3, 6, 7, 8, 9, 10, 11)] ==
+                       [key[0], c["chunk_id"], r["pkts"], r["resends"], r["wasted"], r["acks"], r["first"], r["last"]]
+                       and t[15] == r["status"],
+                       "%s: GUI table row %s differs from the text table %s" % (tag, t, r))
+    fail.check(set(rows) == seen, "%s: extra rows %s" % (name, sorted(set(rows) - seen)))
+    if not any(truth["faults"].values()):
+        fail.check(not diags, "%s: diagnoses without faults: %s" % (name, diags))
+
+    counts = tree(pcap)
+    want = {"Chunk packets": n_slices + n_acks, "Slices": n_slices, "Acks": n_acks,
+            "First sends": n_slices - n_resends}
+    if n_resends:
+        want["Resends"] = n_resends
+    for k, v in want.items():
+        fail.check(counts.get(k) == v, "%s: tree %s = %r, truth %d" % (name, k, counts.get(k), v))
+
+
+def main():
+    names = sys.argv[1:] or sorted(os.path.basename(p)[:-len(".truth.json")]
+                                   for p in glob.glob(os.path.join(CAPTURES, "*.truth.json")))
+    fail = ct.Failures()
+    for name in names:
+        check(name, fail)
+    fail.finish("analysis stats (%d captures)" % len(names))
+
+
+if __name__ == "__main__":
+    main()
