@@ -1,0 +1,465 @@
+#!/usr/bin/env python3
+"""mutate-fuzz.py: mutation fuzzing of the chunk dissector inside tshark.
+
+Every capture in captures/ (concatenated, each in its own UDP conversations)
+is mutated, once per seed, in two ways:
+
+  editcap   editcap -E RATE --seed SEED: random byte errors anywhere in the
+            frames. Most land in Ethernet/IP/UDP or break the chunk CRC, so
+            this mostly tests the decoder's reject paths;
+  crcfix    this script's mutator, aimed at our packets: bit flips biased to
+            the chunk header, rewritten chunk ids and slice counts, random
+            acks, truncation and extension (often with a fresh end check),
+            splices between packets, duplicated, swapped and dropped frames,
+            moved conversations and timestamps; the chunk CRC is then
+            recomputed (mostly), so the mutants get past the CRC check into
+            the variant logic and the transfer analysis.
+
+Each mutant file is decoded with tshark -V, in one pass and with -2, through
+scripts/chunk-tshark (plugin of CHUNK_BUILD_DIR), with
+WIRESHARK_ABORT_ON_DISSECTOR_BUG=1 and WIRESHARK_ABORT_ON_TOO_MANY_ITEMS=1.
+If the plugin was built with ASan (cmake -DCHUNK_SANITIZE=ON), the ASan
+runtime is LD_PRELOADed into the stock tshark. A run fails on a non-zero
+exit, a sanitizer report, a dissector bug, a GLib critical, or a timeout;
+the mutant is kept in --crash-dir with a shrunk copy (frames removed while it
+still fails) for dissector/tests/hostile/regressions/.
+
+  mutate-fuzz.py --work DIR --min-packets 20000       # ctest dissector.fuzz.mutate
+  mutate-fuzz.py --work DIR --hours 4 --start-seed 1000 --jobs 1   # long mode
+
+Exit: 0 no failure, 1 failures (listed), 2 bad arguments or setup.
+"""
+import argparse
+import concurrent.futures
+import glob
+import os
+import random
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import time
+import zlib
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CHUNK_TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
+
+# wire-format.md: ProtocolId seeds the CRC; the end check closes every packet.
+PROTOCOL_ID = 0x11223344
+END_CHECK = b"\xe2\xac\x08\x99"
+CRC_PREFIX = zlib.crc32(struct.pack("<I", PROTOCOL_ID) + b"\0\0\0\0")
+
+BAD_STDERR = re.compile(r"ERROR: AddressSanitizer|runtime error:|Dissector bug|CRITICAL|"
+                        r"LeakSanitizer|SUMMARY: UndefinedBehaviorSanitizer")
+
+
+# ---- pcap ---------------------------------------------------------------------
+
+def read_pcap(path):
+    """Returns (global header bytes, [(sec, usec, frame)]) of a classic
+    little-endian microsecond pcap (what mergecap -F pcap writes here)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if struct.unpack_from("<I", data, 0)[0] != 0xA1B2C3D4:
+        raise ValueError("%s: not a little-endian microsecond pcap" % path)
+    hdr = data[:24]
+    recs = []
+    off = 24
+    while off + 16 <= len(data):
+        sec, usec, incl, orig = struct.unpack_from("<IIII", data, off)
+        off += 16
+        recs.append((sec, usec, data[off:off + incl]))
+        off += incl
+    return hdr, recs
+
+
+def write_pcap(path, hdr, recs):
+    with open(path, "wb") as f:
+        f.write(hdr)
+        for sec, usec, frame in recs:
+            f.write(struct.pack("<IIII", sec, usec, len(frame), len(frame)))
+            f.write(frame)
+
+
+# ---- frames: find and replace the UDP payload ------------------------------------
+
+def split_udp(frame):
+    """Returns (prefix, payload, kind) for an Ethernet/IPv4|IPv6/UDP frame, or
+    None. prefix holds the Ethernet, IP and UDP headers."""
+    if len(frame) < 14:
+        return None
+    etype = struct.unpack_from("!H", frame, 12)[0]
+    if etype == 0x0800 and len(frame) >= 34:
+        ihl = (frame[14] & 0x0F) * 4
+        if frame[23] != 17 or ihl < 20 or len(frame) < 14 + ihl + 8:
+            return None
+        u = 14 + ihl
+        return frame[:u + 8], frame[u + 8:], 4
+    if etype == 0x86DD and len(frame) >= 62:
+        if frame[20] != 17:
+            return None
+        return frame[:62], frame[62:], 6
+    return None
+
+
+def _ip_checksum(hdr):
+    s = sum(struct.unpack("!%dH" % (len(hdr) // 2), hdr))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+def join_udp(prefix, payload, kind, sport=None):
+    """Frame with the headers' lengths (and IPv4 checksum) made to fit."""
+    p = bytearray(prefix)
+    ulen = 8 + len(payload)
+    u = len(p) - 8
+    struct.pack_into("!H", p, u + 4, ulen & 0xFFFF)
+    struct.pack_into("!H", p, u + 6, 0)          # no UDP checksum
+    if sport is not None:
+        struct.pack_into("!H", p, u, sport)
+    if kind == 4:
+        ihl = u - 14
+        struct.pack_into("!H", p, 16, (ihl + ulen) & 0xFFFF)
+        struct.pack_into("!H", p, 24, 0)
+        struct.pack_into("!H", p, 24, _ip_checksum(bytes(p[14:14 + ihl])))
+    else:
+        struct.pack_into("!H", p, 18, ulen & 0xFFFF)
+    return bytes(p) + payload
+
+
+def fix_crc(payload):
+    if len(payload) < 4:
+        return payload
+    return struct.pack("<I", zlib.crc32(payload[4:], CRC_PREFIX)) + payload[4:]
+
+
+# ---- the mutator ---------------------------------------------------------------
+
+def set_bits(buf, bit, nbits, value):
+    """Writes value into nbits of buf (LSB first stream) at stream bit `bit`
+    (stream bit 0 = datagram bit 0), if the bytes exist."""
+    for i in range(nbits):
+        k = bit + i
+        if k // 8 >= len(buf):
+            return
+        if (value >> i) & 1:
+            buf[k // 8] |= 1 << (k % 8)
+        else:
+            buf[k // 8] &= ~(1 << (k % 8)) & 0xFF
+
+
+def random_ack(rng):
+    """A well-formed ack of either variant (before CRC)."""
+    width = rng.choice((8, 5))
+    maxs = 1 << width
+    n = rng.choice((1, 2, 3, maxs, maxs - 1, rng.randint(1, maxs)))
+    v = 1 | (rng.choice((0, 1, 65535, 32768, rng.getrandbits(16))) << 1) | ((n - 1) << 17)
+    bits = rng.choice((0, (1 << n) - 1, rng.getrandbits(n)))
+    v |= bits << (17 + width)
+    nb = (17 + width + n + 7) // 8
+    return b"\0\0\0\0" + v.to_bytes(nb, "little") + END_CHECK
+
+
+def mutate_payload(rng, payload, others):
+    b = bytearray(payload)
+    op = rng.randrange(9)
+    if op == 0 and b:                       # bit flips, mostly in the header
+        for _ in range(rng.randint(1, 4)):
+            hi = min(len(b), 12) if rng.random() < 0.6 else len(b)
+            i = rng.randrange(hi * 8)
+            b[i // 8] ^= 1 << (i % 8)
+    elif op == 1 and b:                     # interesting byte
+        b[rng.randrange(len(b))] = rng.choice((0, 0xFF, 0x80, 0x7F, 0x01))
+    elif op == 2:                           # chunk id (stream bits 33..48)
+        set_bits(b, 33, 16, rng.choice((0, 1, 0x7FFF, 0x8000, 0xFFFF, rng.getrandbits(16))))
+    elif op == 3:                           # slice id / slice count, either width
+        w = rng.choice((8, 5))
+        set_bits(b, 49 + rng.choice((0, w)), w, rng.getrandbits(w))
+    elif op == 4:                           # truncate, maybe with a new end check
+        b = b[:rng.randint(0, len(b))]
+        if rng.random() < 0.5:
+            b += END_CHECK
+    elif op == 5:                           # extend
+        b += bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 16)))
+        if rng.random() < 0.5:
+            b += END_CHECK
+    elif op == 6 and others:                # splice two packets
+        o = rng.choice(others)
+        cut = rng.randint(0, min(len(b), len(o)))
+        b = b[:cut] + bytearray(o[cut:])
+    elif op == 7:                           # a random well-formed ack
+        b = bytearray(random_ack(rng))
+    else:                                   # all-ones / all-zero header bits
+        set_bits(b, 32, rng.randint(1, 40), rng.choice((0, (1 << 40) - 1)))
+    if rng.random() < 0.85:
+        b = bytearray(fix_crc(bytes(b)))
+    return bytes(b)
+
+
+def build_base(caps, path):
+    """Concatenates the captures into one pcap, each in its own UDP
+    conversations (ports other than 40000 moved up by the capture's index),
+    so that one capture's decisions (protocol id, variant) and transfers do
+    not leak into the next. Returns (header, records)."""
+    hdr = None
+    out = []
+    for k, cap in enumerate(caps):
+        h, recs = read_pcap(cap)
+        if hdr is None:
+            hdr = h
+        elif h[20:24] != hdr[20:24]:
+            raise ValueError("%s: link type differs from %s" % (cap, caps[0]))
+        for sec, usec, frame in recs:
+            parts = split_udp(frame)
+            if parts:
+                prefix, payload, kind = parts
+                f = bytearray(frame)
+                u = len(prefix) - 8
+                for off in (u, u + 2):
+                    port = struct.unpack_from("!H", f, off)[0]
+                    if port != 40000:
+                        struct.pack_into("!H", f, off, (port + k) & 0xFFFF)
+                frame = bytes(f)
+            out.append((sec, usec, frame))
+    write_pcap(path, hdr, out)
+    return hdr, out
+
+
+def crcfix_mutants(recs, seed):
+    """Mutated copy of recs: ~half the chunk frames mutated, and the frame
+    sequence perturbed, deterministic for a seed."""
+    rng = random.Random(seed)
+    payloads = [s[1] for s in (split_udp(f) for _, _, f in recs) if s]
+    out = []
+    i = 0
+    while i < len(recs):
+        sec, usec, frame = recs[i]
+        r = rng.random()
+        if r < 0.01:                        # drop
+            i += 1
+            continue
+        if r < 0.03 and i + 1 < len(recs):  # swap with the next
+            out.append(recs[i + 1])
+            i += 1
+        parts = split_udp(frame)
+        if parts and rng.random() < 0.5:
+            prefix, payload, kind = parts
+            sport = None
+            if rng.random() < 0.02:         # move to another conversation
+                sport = rng.choice((40000, 40001, rng.randint(40001, 65535)))
+            frame = join_udp(prefix, mutate_payload(rng, payload, payloads), kind, sport)
+        if rng.random() < 0.03:             # timestamp jumps, backwards too
+            sec = max(0, sec + rng.choice((-5, -1, 1, 10, 1000)))
+        out.append((sec, usec, frame))
+        if rng.random() < 0.02:             # duplicate
+            out.append((sec, usec, frame))
+        i += 1
+    return out
+
+
+# ---- running tshark ------------------------------------------------------------
+
+def sanitizer_env(build_dir):
+    """Environment for tshark: the aborts, and the ASan runtime preloaded when
+    the plugin needs it. Returns (env, description)."""
+    env = dict(os.environ)
+    env["CHUNK_BUILD_DIR"] = build_dir
+    env["WIRESHARK_ABORT_ON_DISSECTOR_BUG"] = "1"
+    env["WIRESHARK_ABORT_ON_TOO_MANY_ITEMS"] = "1"
+    env["LC_ALL"] = "C"
+    so = os.path.join(build_dir, "plugins", "4.0", "epan", "chunk.so")
+    if not os.path.exists(so):
+        raise SystemExit("mutate-fuzz: no plugin at %s (build target chunk_plugin)" % so)
+    undef = subprocess.run(["nm", "-D", "--undefined-only", so], stdout=subprocess.PIPE,
+                           universal_newlines=True).stdout
+    if "__asan_" not in undef and "__ubsan_" not in undef:
+        return env, "plugin without sanitizers"
+    needed = subprocess.run(["readelf", "-d", so], stdout=subprocess.PIPE,
+                            universal_newlines=True).stdout
+    m = re.search(r"\[(libasan\.so[.0-9]*)\]", needed)
+    if m:
+        lib = subprocess.run(["gcc", "-print-file-name=" + m.group(1)], stdout=subprocess.PIPE,
+                             universal_newlines=True).stdout.strip()
+    else:
+        lib = subprocess.run(["clang", "-print-file-name=libclang_rt.asan-x86_64.so"],
+                             stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+    if not os.path.isabs(lib) or not os.path.exists(lib):
+        raise SystemExit("mutate-fuzz: the plugin needs the ASan runtime, not found (%s)" % lib)
+    env["LD_PRELOAD"] = lib
+    # tshark itself leaks at exit by design; sanitizer reports abort the run.
+    env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1:allocator_may_return_null=0"
+    env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
+    return env, "ASan/UBSan plugin, %s preloaded" % lib
+
+
+def decode(path, two_pass, env, timeout):
+    """Runs tshark -V on path; returns (ok, chunk frames, message)."""
+    args = [CHUNK_TSHARK, "-r", path, "-V"] + (["-2"] if two_pass else [])
+    try:
+        p = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, 0, "timeout after %d s (hang?)" % timeout
+    out = p.stdout.decode("utf-8", "replace")
+    err = p.stderr.decode("utf-8", "replace")
+    frames = out.count("\nChunk Protocol (Sending Large Blocks of Data)")
+    if p.returncode != 0:
+        return False, frames, "exit %d: %s" % (p.returncode, err[-3000:])
+    m = BAD_STDERR.search(err)
+    if m:
+        return False, frames, "stderr: %s" % err[max(0, m.start() - 200):m.start() + 2000]
+    return True, frames, ""
+
+
+def shrink(hdr, recs, two_pass, env, timeout, work, budget=60):
+    """Removes frames while the failure persists (halves, then quarters...);
+    returns the smallest failing list found within `budget` tshark runs."""
+    path = os.path.join(work, "shrink.pcap")
+    n = 2
+    runs = 0
+    while len(recs) >= 2 and runs < budget:
+        size = max(1, len(recs) // n)
+        removed = False
+        for start in range(0, len(recs), size):
+            cand = recs[:start] + recs[start + size:]
+            if not cand:
+                continue
+            write_pcap(path, hdr, cand)
+            runs += 1
+            ok, _, _ = decode(path, two_pass, env, timeout)
+            if not ok:
+                recs = cand
+                n = max(n - 1, 2)
+                removed = True
+                break
+            if runs >= budget:
+                break
+        if not removed:
+            if size == 1:
+                break
+            n = min(n * 2, len(recs))
+    return recs
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Mutation fuzzing of the chunk dissector in tshark.",
+                                 epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", required=True, help="scratch folder (mutants are deleted when they pass)")
+    ap.add_argument("--captures", default=os.path.join(REPO, "captures"),
+                    help="folder of .pcap files to mutate (default: captures/)")
+    ap.add_argument("--min-packets", type=int, default=0,
+                    help="stop once this many mutated packets were decoded (default 20000 without --hours)")
+    ap.add_argument("--hours", type=float, default=0, help="long mode: run this long")
+    ap.add_argument("--start-seed", type=int, default=1)
+    ap.add_argument("--rate", type=float, default=0.02, help="editcap -E error probability")
+    ap.add_argument("--jobs", type=int, default=1, help="tshark runs in parallel")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per tshark run")
+    ap.add_argument("--crash-dir", help="where failing mutants go (default WORK/crashes)")
+    args = ap.parse_args()
+    if args.min_packets < 0 or args.hours < 0 or args.jobs < 1 or not 0 < args.rate <= 1:
+        print("mutate-fuzz: bad arguments", file=sys.stderr)
+        return 2
+    if not args.min_packets and not args.hours:
+        args.min_packets = 20000
+    caps = sorted(glob.glob(os.path.join(args.captures, "*.pcap")))
+    if not caps:
+        print("mutate-fuzz: no .pcap in %s" % args.captures, file=sys.stderr)
+        return 2
+    for tool in ("editcap", "nm", "readelf"):
+        if not shutil.which(tool):
+            print("mutate-fuzz: %s not found" % tool, file=sys.stderr)
+            return 2
+    build_dir = os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build")
+    env, desc = sanitizer_env(build_dir)
+    os.makedirs(args.work, exist_ok=True)
+    os.chmod(args.work, 0o755)
+    crash_dir = args.crash_dir or os.path.join(args.work, "crashes")
+    base = os.path.join(args.work, "base.pcap")
+    hdr, recs = build_base(caps, base)
+    print("mutate-fuzz: %d captures, %d frames; %s; %s" % (
+        len(caps), len(recs), desc, "until %d packets" % args.min_packets if args.min_packets
+        else "for %.2f h" % args.hours))
+    sys.stdout.flush()
+
+    deadline = time.monotonic() + args.hours * 3600 if args.hours else None
+    t0 = time.monotonic()
+    totals = {"packets": 0, "chunk": 0, "runs": 0, "files": 0}
+    failures = []
+    seed = args.start_seed
+
+    def one_file(kind, seed):
+        path = os.path.join(args.work, "%s-%d.pcap" % (kind, seed))
+        if kind == "editcap":
+            subprocess.run(["editcap", "-F", "pcap", "-E", str(args.rate), "--seed", str(seed),
+                            base, path], check=True, stdout=subprocess.DEVNULL)
+            _, m = read_pcap(path)
+        else:
+            m = crcfix_mutants(recs, seed)
+            write_pcap(path, hdr, m)
+        os.chmod(path, 0o644)
+        res = []
+        for two in (False, True):
+            ok, frames, msg = decode(path, two, env, args.timeout)
+            res.append((two, ok, frames, msg))
+        bad = [r for r in res if not r[1]]
+        if bad:
+            os.makedirs(crash_dir, exist_ok=True)
+            keep = os.path.join(crash_dir, os.path.basename(path))
+            shutil.copy(path, keep)
+            two = bad[0][0]
+            sdir = os.path.join(args.work, "shrink-%s-%d" % (kind, seed))
+            os.makedirs(sdir, exist_ok=True)
+            small = shrink(hdr, read_pcap(path)[1], two, env, args.timeout, sdir)
+            shutil.rmtree(sdir, ignore_errors=True)
+            small_path = keep.replace(".pcap", ".min.pcap")
+            write_pcap(small_path, hdr, small)
+            for r in bad:
+                failures.append("%s (%s pass): %s\n    kept %s, shrunk to %d frames: %s" % (
+                    os.path.basename(path), "two" if r[0] else "one", r[3], keep, len(small), small_path))
+        else:
+            os.unlink(path)
+        return len(m), max(r[2] for r in res)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        pending = set()
+        while True:
+            done_enough = (args.min_packets and totals["packets"] >= args.min_packets) or \
+                          (deadline and time.monotonic() >= deadline)
+            if not done_enough and len(pending) < args.jobs:
+                # Work in flight counts toward the target, so no extra seeds start.
+                inflight = len(pending) * len(recs)
+                if not args.min_packets or totals["packets"] + inflight < args.min_packets:
+                    for kind in ("editcap", "crcfix"):
+                        pending.add(pool.submit(one_file, kind, seed))
+                    seed += 1
+                    continue
+            if not pending:
+                break
+            done, pending = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+            for f in done:
+                n, chunk = f.result()
+                totals["packets"] += n
+                totals["chunk"] += chunk
+                totals["files"] += 1
+                totals["runs"] += 2
+            if totals["files"] % 20 == 0:
+                print("  %d files, %d mutated packets (%d decoded as chunk), %d tshark runs, %.0f s, %d failures" % (
+                    totals["files"], totals["packets"], totals["chunk"], totals["runs"],
+                    time.monotonic() - t0, len(failures)))
+                sys.stdout.flush()
+    print("mutate-fuzz: seeds %d..%d: %d files, %d mutated packets (%d decoded as chunk per pass), "
+          "%d tshark -V runs (one pass and -2) in %.0f s, %d failures" % (
+              args.start_seed, seed - 1, totals["files"], totals["packets"], totals["chunk"],
+              totals["runs"], time.monotonic() - t0, len(failures)))
+    if totals["chunk"] == 0:
+        failures.append("no frame decoded as chunk: is the plugin loaded?")
+    for f in failures:
+        print("FAIL " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
