@@ -85,7 +85,6 @@ typedef struct chunk_transfer {
     guint32 stall_frame;      /* where the current stall was found; 0: none */
     guint32 stall_since_frame;
     guint32 first_stall_frame;
-    guint32 early_of;
     gboolean prev_ack_regressed;         /* 1 + index of the unfinished previous transfer */
     guint32 problems;         /* CHUNK_F_* seen on its frames */
 } chunk_transfer_t;

@@ -159,8 +159,6 @@ enum {
     N_DUP_ACK       = 1u << 3,
     N_STALE_ACK     = 1u << 4,
     N_COMPLETE      = 1u << 5,
-    N_IS_ACK        = 1u << 6,
-    N_REASSEMBLED   = 1u << 7,
     N_REGRESSED     = 1u << 8,
     N_CAPPED        = 1u << 9,   /* transfer over the state cap: not analysed */
 };
@@ -444,7 +442,6 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
             /* One chunk in flight: the previous one was not fully acked. */
             fr->flags |= CHUNK_F_EARLY;
             fr->info_frame = fl->cur->first_frame;
-            t->early_of = fl->cur->index + 1;
         }
     }
     if (!fl->cur || chunk_newer(t->chunk_id, fl->cur->chunk_id))
@@ -527,7 +524,6 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
     chunk_flow_t *fl = get_flow(pinfo, TRUE);
     gint64 now = ts_ns(&pinfo->abs_ts);
     fr->flow = fl;
-    fr->notes |= N_IS_ACK;
     fl->acks++;
 
     chunk_transfer_t *t = (chunk_transfer_t *)wmem_map_lookup(fl->by_chunk,
@@ -990,10 +986,8 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         fd = fragment_add_seq_check(&chunk_reassembly_table, tvb, slice->data_offset, pinfo,
                                     t->index, NULL, slice->slice_id, slice->slice_bytes,
                                     slice->slice_id != t->num_slices - 1);
-        if (fd) {
+        if (fd)
             t->reassembled_in = pinfo->num;
-            fr->notes |= N_REASSEMBLED;
-        }
     } else if (t->reassembled_in == pinfo->num) {
         fd = fragment_get_reassembled_id(&chunk_reassembly_table, pinfo, t->index);
     }
