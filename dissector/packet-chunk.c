@@ -428,7 +428,15 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, ch
 
 /* ---- Display ---------------------------------------------------------- */
 
-/* "3-5,17,200-255" for the clear entries of acked[0..n). */
+/* Display caps (issue 5, docs/robustness.md "Dissector"): with the
+ * max_slices preference at 65536 an ack holds 65536 bits, and one line and
+ * one range each made tshark spend 0.2 s per 8 KiB ack. The 256 variant never
+ * reaches them (its longest ranges string is 456 characters). */
+#define CHUNK_MAX_ACK_LINES   1024   /* per-slice lines in the bitfield subtree */
+#define CHUNK_MAX_RANGES_LEN  1024   /* characters of chunk.ack.missing, then ",..." */
+
+/* "3-5,17,200-255" for the clear entries of acked[0..n); cut with ",..."
+ * after CHUNK_MAX_RANGES_LEN characters. */
 static const char *chunk_missing_ranges(wmem_allocator_t *scope, const guint8 *acked, guint32 n)
 {
     wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
@@ -439,6 +447,10 @@ static const char *chunk_missing_ranges(wmem_allocator_t *scope, const guint8 *a
         if (acked[i]) {
             i++;
             continue;
+        }
+        if (wmem_strbuf_get_len(sb) >= CHUNK_MAX_RANGES_LEN) {
+            wmem_strbuf_append(sb, ",...");
+            break;
         }
         start = i;
         while (i < n && !acked[i])
@@ -588,7 +600,7 @@ static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *
         proto_item_set_text(ti, "Acked bitfield: %u of %u slices acked, slice 0 first (stream bits %u-%u)",
                              b->acked_count, n, b->ack_bit, b->ack_bit + n - 1);
         sub = proto_item_add_subtree(ti, ett_ack_bitfield);
-        for (guint32 i = 0; i < n; i++) {
+        for (guint32 i = 0; i < n && i < CHUNK_MAX_ACK_LINES; i++) {
             guint bit = b->ack_bit + i;
             guint pos = bit & 7;
             char bits[10];
@@ -610,6 +622,12 @@ static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *
                                             acked[i] ? "acked" : "missing");
             proto_item_set_bits_offset_len(li, pos, 1);
         }
+        if (n > CHUNK_MAX_ACK_LINES)
+            proto_tree_add_none_format(sub, hf_ack_bitfield, tvb, (b->ack_bit + CHUNK_MAX_ACK_LINES) / 8,
+                                       last - (b->ack_bit + CHUNK_MAX_ACK_LINES) / 8 + 1,
+                                       "Slices %u-%u: not listed one per line (at most %u lines per ack); "
+                                       "the counts and ranges below cover them", CHUNK_MAX_ACK_LINES, n - 1,
+                                       CHUNK_MAX_ACK_LINES);
     }
     ti = proto_tree_add_uint(tree, hf_ack_acked_count, tvb, 0, 0, b->acked_count);
     proto_item_set_generated(ti);

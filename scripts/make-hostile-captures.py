@@ -28,6 +28,10 @@ Captures (name: what it holds; ctest size / --full size):
   conversations       100 000 UDP conversations (a source address and port
                       each), each with the last slice of a 256-slice chunk
                       and an ack (the same at both sizes)
+  wide-acks           MaxSlicesPerChunk 65536, the largest the preference
+                      allows (decode with -o chunk.max_slices:65536): a
+                      slice announcing 65536 slices, then acks of 65536
+                      random bits (8 KiB each), 500 / 5 000
 
 Each capture's tshark options are printed one per line as
 "NAME<TAB>FILE<TAB>OPTIONS" (options may be empty), for the test runner.
@@ -201,12 +205,24 @@ def gen_conversations(w, full):
         t += 100
 
 
+def gen_wide_acks(w, full):
+    n = 5_000 if full else 500
+    rng = random.Random(7)
+    t = T0
+    w.write(t, slice_packet(9, 65535, 65536, b"\x07", max_slices=65536), SENDER, RECEIVER, 50000, PORT)
+    for _ in range(n):
+        t += 100_000
+        w.write(t, ack_packet_bits(9, 65536, rng.getrandbits(65536), max_slices=65536),
+                RECEIVER, SENDER, PORT, 50000)
+
+
 CAPTURES = [
     ("all-chunk-ids", gen_all_chunk_ids, ""),
     ("slice-count-changes", gen_slice_count_changes, ""),
     ("million-slices", gen_million_slices, "-o chunk.slice_size:1"),
     ("ack-patterns", gen_ack_patterns, ""),
     ("conversations", gen_conversations, ""),
+    ("wide-acks", gen_wide_acks, "-o chunk.max_slices:65536"),
 ]
 
 
