@@ -70,7 +70,7 @@ check_pcap() { # FILE TOTAL OWN PORT IPVERSION
         return 0
     fi
     local fields
-    if ! fields=$(tshark -r "$file" -o udp.check_checksum:TRUE -o ip.check_checksum:TRUE \
+    if ! fields=$(timeout -k 2 30 tshark -r "$file" -o udp.check_checksum:TRUE -o ip.check_checksum:TRUE \
         -T fields -e frame.protocols -e udp.srcport -e udp.checksum.status -e ip.checksum.status 2>"$work/tshark.err"); then
         fail "tshark -r $file: $(cat "$work/tshark.err")"
         return
