@@ -121,6 +121,8 @@ static gboolean transient;          /* tshark's single pass: see begin_packet() 
 static const frame_data *prev_fd;
 static guint32 prev_num;
 static fragment_head *pending_free; /* reassembled data to drop at the next packet */
+static int probe_tap = -1;          /* taps run for this frame?: see begin_packet() */
+static guint32 probe_seen_num;
 
 /* Cap on per-slice state (issue 5, docs/robustness.md "Dissector"). A single
  * 15-byte slice claims 256 slices, i.e. 10 KiB of chunk_slice_state_t: 65 536
@@ -191,6 +193,7 @@ static void analysis_init(void)
     prev_fd = NULL;
     prev_num = 0;
     pending_free = NULL;
+    probe_seen_num = 0;
     state_bytes = 0;
     chunk_bytes = 0;
 }
@@ -647,16 +650,24 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
  * reassembled chunk for the whole file would only cost memory (the
  * reassembled data alone is as large as the capture's payload). tshark's
  * single pass is recognised by what it does: it dissects every frame in the
- * same frame_data (a local of its packet loop) and with columns. Its two-pass
- * mode (-2) has no columns in its first pass, and Wireshark keeps a
- * frame_data per frame, so both keep everything. Then per-frame records live
- * in the packet scope and each chunk's reassembled data is freed once its
- * frame has been dissected and tapped (at the next chunk packet). */
+ * same frame_data (a local of its packet loop), and runs the taps (a probe
+ * listener of ours sees them) or fills columns. The first pass of its -2 mode
+ * uses one frame_data too, but with neither taps nor columns; Wireshark keeps
+ * a frame_data per frame. Both keep everything. In the single pass per-frame
+ * records live in the packet scope and each chunk's reassembled data is freed
+ * once its frame has been dissected and tapped (at the next chunk packet). */
+static tap_packet_status probe_packet(void *tapdata _U_, packet_info *pinfo, epan_dissect_t *edt _U_,
+                                      const void *data _U_, tap_flags_t flags _U_)
+{
+    probe_seen_num = pinfo->num;
+    return TAP_PACKET_DONT_REDRAW;
+}
 
 static void begin_packet(packet_info *pinfo)
 {
     if (!PINFO_FD_VISITED(pinfo)) {
-        transient = pinfo->fd == prev_fd && pinfo->num != prev_num && pinfo->cinfo != NULL;
+        transient = pinfo->fd == prev_fd && pinfo->num != prev_num &&
+                    (pinfo->cinfo != NULL || (prev_num && probe_seen_num == prev_num));
         prev_fd = pinfo->fd;
         prev_num = pinfo->num;
     }
@@ -1034,6 +1045,8 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
         ti->stale = (fr->notes & N_STALE) != 0;
         tap_queue_packet(chunk_tap, pinfo, ti);
     }
+    if (!PINFO_FD_VISITED(pinfo))
+        tap_queue_packet(probe_tap, pinfo, NULL);
 }
 
 void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
@@ -1061,6 +1074,8 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
         ti->complete = (fr->notes & N_COMPLETE) != 0;
         tap_queue_packet(chunk_tap, pinfo, ti);
     }
+    if (!PINFO_FD_VISITED(pinfo))
+        tap_queue_packet(probe_tap, pinfo, NULL);
 }
 
 static const value_string flag_names[] = {
@@ -1206,9 +1221,23 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
     reassembly_table_register(&chunk_reassembly_table, &addresses_ports_reassembly_table_functions);
     register_init_routine(analysis_init);
     chunk_tap = register_tap("chunk_transfers");
+    probe_tap = register_tap("chunk_analysis_probe");
     chunk_eo_tap = chunk_analysis_register_stats(proto_chunk);
 }
 
 void chunk_analysis_handoff(void)
 {
+    /* The probe that tells tshark's single pass (taps run) from the first
+     * pass of -2 (no taps); it needs neither tree nor columns. Once: the
+     * handoff runs again when preferences change. */
+    static gboolean registered;
+    if (registered)
+        return;
+    registered = TRUE;
+    GString *err = register_tap_listener("chunk_analysis_probe", &probe_tap, NULL,
+                                         TL_IS_DISSECTOR_HELPER, NULL, probe_packet, NULL, NULL);
+    if (err) {
+        ws_warning("chunk analysis: cannot register its tap probe: %s", err->str);
+        g_string_free(err, TRUE);
+    }
 }
