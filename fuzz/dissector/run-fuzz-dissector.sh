@@ -19,9 +19,10 @@ case "${1:-}" in -h|--help) usage ;; esac
 build=$1
 secs=${2:-14400}
 [[ "$secs" =~ ^[0-9]+$ ]] || usage
-dir=$build/fuzz/dissector
-bin=$dir/fuzz_dissector
+bin=$build/fuzz/dissector/fuzz_dissector
 [ -x "$bin" ] || { echo "$0: $bin not built (cmake --build $build --target fuzz_dissector)" >&2; exit 2; }
+dir=$(cd "$build/fuzz/dissector" && pwd)
+bin=$dir/fuzz_dissector
 mkdir -p "$dir/corpus-long" "$dir/artifacts"
 cd "$dir"
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
