@@ -991,8 +991,10 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     fragment_head *fd = NULL;
 
     if (!PINFO_FD_VISITED(pinfo)) {
+        /* Only first sends, and not for a transfer over the state cap: its
+         * resends are not told apart, and every copy would be kept. */
         if (t->reassembled_in || (fr->flags & (CHUNK_F_COUNT_MISMATCH | CHUNK_F_SIZE_MISMATCH)) ||
-            (fr->notes & N_RESEND))
+            (fr->notes & (N_RESEND | N_CAPPED)))
             return;
         fd = fragment_add_seq_check(&chunk_reassembly_table, tvb, slice->data_offset, pinfo,
                                     t->index, NULL, slice->slice_id, slice->slice_bytes,
