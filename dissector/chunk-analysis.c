@@ -93,6 +93,7 @@ static expert_field ei_stale_ack = EI_INIT;
 static expert_field ei_regression = EI_INIT;
 static expert_field ei_regression_note = EI_INIT;
 static expert_field ei_unknown_chunk = EI_INIT;
+static expert_field ei_ack_before_slices = EI_INIT;
 static expert_field ei_ack_count_mismatch = EI_INIT;
 static expert_field ei_too_fast = EI_INIT;
 static expert_field ei_amplification = EI_INIT;
@@ -162,6 +163,7 @@ enum {
     N_STALE_ACK     = 1u << 4,
     N_COMPLETE      = 1u << 5,
     N_REGRESSED     = 1u << 8,
+    N_ACK_BEFORE_SLICES = 1u << 10, /* ack of an unknown chunk before any slice of the stream */
     N_CAPPED        = 1u << 9,   /* transfer over the state cap: not analysed */
 };
 
@@ -441,7 +443,7 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
     if (!t) {
         t = new_transfer(fl, pinfo, slice);
         if (fl->cur && fl->cur != t && chunk_newer(t->chunk_id, fl->cur->chunk_id) &&
-            fl->cur->acked_count < fl->cur->num_slices) {
+            fl->cur->slices && fl->cur->acked_count < fl->cur->num_slices) {
             /* One chunk in flight: the previous one was not fully acked. */
             fr->flags |= CHUNK_F_EARLY;
             fr->info_frame = fl->cur->first_frame;
@@ -534,7 +536,13 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
     fr->t = t;
     gboolean completes = FALSE;
     if (!t) {
-        fr->flags |= CHUNK_F_UNKNOWN_CHUNK;
+        /* Before any slice of the stream this is most likely a capture
+         * that started mid-transfer: a note. Once the sender is seen
+         * sending, an ack for a chunk it never sent is a problem. */
+        if (fl->cur)
+            fr->flags |= CHUNK_F_UNKNOWN_CHUNK;
+        else
+            fr->notes |= N_ACK_BEFORE_SLICES;
         fl->unknown_acks++;
     } else {
         t->acks++;
@@ -562,10 +570,14 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
                         fr->newly++;
                         s->acked_in = pinfo->num;
                         s->acked_ns = now;
-                        fl->acked_slices++;
-                        fl->acked_sends += s->sends;
-                        if (now - s->last_ns > fl->max_ack_delay_ns)
-                            fl->max_ack_delay_ns = now - s->last_ns;
+                        /* A slice acked but never seen sent (the capture
+                         * started mid-transfer) says nothing of loss or delay. */
+                        if (s->sends) {
+                            fl->acked_slices++;
+                            fl->acked_sends += s->sends;
+                            if (now - s->last_ns > fl->max_ack_delay_ns)
+                                fl->max_ack_delay_ns = now - s->last_ns;
+                        }
                     }
                 } else if (s->acked_in) {
                     fr->cleared++;
@@ -902,7 +914,11 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         add_gen_uint(tree, hf_transfer, tvb, t->index);
     at = NULL;
 
-    if (!t) {
+    if (!t && (fr->notes & N_ACK_BEFORE_SLICES)) {
+        expert_add_info_format(pinfo, AT, &ei_ack_before_slices,
+            "Ack for chunk %u before any slice of this stream: the capture started mid-transfer, or the acks go to a peer that sends no slices",
+            ack->chunk_id);
+    } else if (!t) {
         expert_add_info_format(pinfo, AT, &ei_unknown_chunk,
             "Ack for chunk %u, but no slice of that chunk was seen in this stream: the sender is not sending it",
             ack->chunk_id);
@@ -1186,6 +1202,7 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
         { &ei_regression, { "chunk.analysis.ack_regression", PI_SEQUENCE, PI_WARN, "Ack regression in consecutive acks: the receiver reset", EXPFILL } },
         { &ei_regression_note, { "chunk.analysis.ack_reordered", PI_SEQUENCE, PI_NOTE, "Ack regression once: a reordered older ack", EXPFILL } },
         { &ei_unknown_chunk, { "chunk.analysis.ack_unknown_chunk", PI_SEQUENCE, PI_WARN, "Ack for a chunk the sender is not sending", EXPFILL } },
+        { &ei_ack_before_slices, { "chunk.analysis.ack_before_slices", PI_SEQUENCE, PI_NOTE, "Ack before any slice of the stream", EXPFILL } },
         { &ei_ack_count_mismatch, { "chunk.analysis.ack_count_mismatch", PI_MALFORMED, PI_WARN, "Ack slice count differs from the chunk's", EXPFILL } },
         { &ei_too_fast, { "chunk.analysis.ack_too_fast", PI_SEQUENCE, PI_WARN, "Acks faster than the ack interval", EXPFILL } },
         { &ei_amplification, { "chunk.analysis.ack_amplification", PI_SECURITY, PI_WARN, "One ack per slice: the receiver can be used for amplification", EXPFILL } },

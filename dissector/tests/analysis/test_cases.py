@@ -27,6 +27,9 @@ FIELDS = ["chunk.stream", "chunk.transfer", "chunk.analysis.flags", "chunk.analy
 FORWARD = {"chunk.analysis.acked_in", "chunk.reassembled_in", "chunk.analysis.diagnosis"}
 
 
+T0 = 1700000000.0
+
+
 def sl(chunk, sid, n, t, size=K, sport=50000):
     data = bytes((chunk * 31 + sid * 7 + i) % 256 for i in range(size))
     return {"payload": ct.seal(ct.slice_body(chunk, sid, n, data)), "t": t, "sport": sport}
@@ -89,13 +92,26 @@ CASES = [
         3: {"chunk.transfer": "0", "chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
             "Incomplete at end of capture: chunk 4 has 1/2 slices acked; missing 1"}}),
     ("acks for a chunk not sent, and with the wrong slice count", [
-        ack(9, [1, 0], 0.000),                   # 1: nothing sent
+        ack(9, [1, 0], 0.000),                   # 1: before any slice: a note only
         sl(6, 0, 2, 0.100),
         sl(6, 1, 2, 0.110, size=10),
         ack(6, [1, 1, 1], 0.300),                # 4: count mismatch
         ack(6, [1, 1], 0.400),
-    ], {1: {"chunk.analysis.flags": "0x00000200", "chunk.stream": "0", "chunk.transfer": ""},
-        4: {"chunk.analysis.flags": "0x00000008"}}),
+        ack(9, [1, 0], 0.500),                   # 6: the sender sends chunk 6, not 9
+    ], {1: {"chunk.stream": "0", "chunk.transfer": ""},
+        4: {"chunk.analysis.flags": "0x00000008"},
+        6: {"chunk.analysis.flags": "0x00000200", "chunk.transfer": ""}}),
+    ("capture started mid-transfer: slices acked before the capture say nothing of delay", [
+        # real-world timestamps: a slice's unset send time (0) would be decades ago
+        sl(14, 3, 4, T0, size=10), ack(14, [1, 1, 1, 0], T0 + 0.050)] +
+       [sl(14, 3, 4, T0 + 0.1 * (i + 1), size=10) for i in range(14)], {
+        # slices 0-2 were sent before the capture; progress at 0.05 s (frame 2);
+        # frames 3..16 at 0.1 .. 1.4 s: stalled at 1.1 s
+        2: {"chunk.analysis.newly_acked_slices": "0-2"},
+        13: {"chunk.analysis.flags": "0x00000020", "chunk.analysis.stall_since": "2"},
+        16: {"chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
+             "Stalled: no new slice of chunk 14 acked since frame 2; missing 3"},
+    }),
     ("ack regression: once is reordering, twice a reset", [
         sl(7, 0, 4, 0.000), sl(7, 1, 4, 0.010), sl(7, 2, 4, 0.020), sl(7, 3, 4, 0.030, size=9),
         ack(7, [1, 1, 0, 0], 0.100),             # 5
