@@ -19,7 +19,10 @@
  *          bit 4     sender fault: no resend delay
  *          bits 5-6  ack interval 0.1, 0.05, 0, 0.3 s
  *          bit 7     sender rate unlimited (else 125 000 B/s)
- *   first chunk id   b < 128: b; else 65532 + (b & 3), to cross the wrap
+ *   second byte b    bit 7: first chunk id 65532 + (b & 3), to cross the
+ *                    wrap, else (b & 3) * 100; bits 2-3: sender RTT estimate
+ *                    none, 0.03, 0.2, 1.5 s; bits 4 and 5 both set: sender
+ *                    fault_ignore_acks; bit 6: sender queue of 0 (else 4)
  *   op % 13:  0 advance time by b ms (255: 5 s), update both ends
  *             1 deliver the oldest of A    2 drop the oldest of A
  *             3 deliver A[b] again (duplicate / reorder)
@@ -276,13 +279,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const double intervals[4] = {0.1, 0.05, 0, 0.3};
     st.ack_interval = intervals[(config >> 5) & 3];
     int id_byte = next_byte(&in);
-    st.first_id = (uint16_t)(id_byte < 128 ? id_byte : 65532 + (id_byte & 3));
+    st.first_id = (uint16_t)((id_byte & 0x80) ? 65532 + (id_byte & 3) : (id_byte & 3) * 100);
     int capacity = st.wire.slice_size * st.wire.max_slices;
 
     chunk_sender_config_t sc;
     chunk_sender_default_config(&sc);
     sc.wire = st.wire;
-    sc.queue_capacity = 4;
+    static const double rtts[4] = {0, 0.03, 0.2, 1.5};
+    sc.queue_capacity = (id_byte & 0x40) ? 0 : 4;
+    sc.rtt = rtts[(id_byte >> 2) & 3];
+    sc.fault_ignore_acks = (id_byte & 0x30) == 0x30;
     sc.first_chunk_id = st.first_id;
     if (config & 4) sc.initial_burst_bytes = capacity;
     if (config & 16) sc.fault_no_resend_delay = 1;

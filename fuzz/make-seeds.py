@@ -75,17 +75,17 @@ def main():
         # article variant, a 3000-byte chunk, clean link
         "clean-256": bytes([0x00, 0]) + queue(3000, 1) + bytes([ROUNDS, 20, POP]),
         # example program's variant, four chunks across the 65535 -> 0 wrap
-        "wrap-32": bytes([0x01, 0x80]) + queue(1, 2) + queue(1024, 3) + queue(5000, 4) + queue(32768, 5)
+        "wrap-32": bytes([0x01, 0x80 | 0x04]) + queue(1, 2) + queue(1024, 3) + queue(5000, 4) + queue(32768, 5)
         + bytes([ROUNDS, 80, POP]),
         # small slices, losses, a duplicate, reordering and a stale resend
-        "lossy-small": bytes([0x02, 8, 15, 3]) + queue(100, 6)
+        "lossy-small": bytes([0x02, 8, 15, 0x09]) + queue(100, 6)
         + bytes([ADVANCE, 10, DROP_A, DELIVER_A, DUP_A, 0, DELIVER_A, ADVANCE, 120, DELIVER_B, DROP_B,
                  ADVANCE, 200, DELIVER_A, DELIVER_A, DUP_A, 3, ADVANCE, 150, DELIVER_B, DUP_B, 0, POP,
                  ROUNDS, 30, POP]),
         # the largest chunk, unlimited rate, burst, ready queue of 2
-        "burst-256k": bytes([0x8C, 5]) + queue(256 * 1024, 7) + queue(1000, 8) + bytes([ROUNDS, 40, POP]),
+        "burst-256k": bytes([0x8C, 0x40 | 0x08 | 1]) + queue(256 * 1024, 7) + queue(1000, 8) + bytes([ROUNDS, 40, POP]),
         # mutated slices and acks with the CRC fixed, in the middle of a transfer
-        "mutate": bytes([0x20, 9]) + queue(4000, 9)
+        "mutate": bytes([0x20, 0x02]) + queue(4000, 9)
         + bytes([ADVANCE, 50, MUTATE_A, 0, 0x48, 0x00, 1, MUTATE_A, 1, 0x30, 0x00, 1, DELIVER_A, ADVANCE, 100,
                  MUTATE_B, 0, 0x22, 0x00, 1, ROUNDS, 20, POP]),
     }
@@ -95,6 +95,8 @@ def main():
     for i, (_, datagram) in enumerate(v32):
         seeds["inject-32-%03d" % i] = bytes([0x01, 0]) + inject(datagram) + inject(datagram, to_sender=True) \
             + bytes([ADVANCE, 200])
+    # a sender that ignores acks (the fault), against a receiver that completes
+    seeds["ignores-acks"] = bytes([0x00, 0x30]) + queue(2000, 10) + bytes([ROUNDS, 30, POP])
     for name, content in seeds.items():
         with open(os.path.join(ep, name), "wb") as f:
             f.write(content)
