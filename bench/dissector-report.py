@@ -56,8 +56,8 @@ def main(argv):
     if loads:
         print(f"load average during the runs: {min(loads):.1f} to {max(loads):.1f} (2 cores)")
     print()
-    print("| mode | size | frames | configuration | runs | wall s | CPU s | peak RSS MiB | wall × | CPU × | RSS × |")
-    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| mode | size | frames | configuration | runs | wall s | CPU s | CPU s min-max | peak RSS MiB | wall × | CPU × | RSS × |")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     order = {"base": 0, "data": 1, "decode": 2, "noreasm": 3, "full": 4}
     sizes = {"quarter": 0, "half": 1, "full": 2}
     for key in sorted(runs, key=lambda k: (k[0] != "summary", sizes.get(k[1], 9), order.get(k[2], 9))):
@@ -70,7 +70,7 @@ def main(argv):
         else:
             ratios = "| |"
         print(f"| {mode} | {size} | {r['frames']} | {config} | {len(r['wall'])} | {med(r, 'wall'):.2f} | "
-              f"{med(r, 'cpu'):.2f} | {med(r, 'rss'):.0f} | {ratios} |")
+              f"{med(r, 'cpu'):.2f} | {min(r['cpu']):.2f}-{max(r['cpu']):.2f} | {med(r, 'rss'):.0f} | {ratios} |")
     print()
 
     print("Goals (medians, full-size capture, ratio to base):")

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# bench/dissector-instructions.sh: instructions per packet that tshark spends,
+# with the chunk plugin and without, counted by valgrind's callgrind.
+#
+#   bench/dissector-instructions.sh -b build-bench
+#
+# Wall and CPU time swing by tens of percent when other work shares the
+# machine; an instruction count does not. Each configuration of
+# bench/dissector.sh (base, data, decode, noreasm, full; see there) reads the
+# first N frames of the benchmark capture and then only its first frame;
+# the difference divided by N-1 is the cost per packet without tshark's
+# start-up. Needs the work folder of a bench/dissector.sh run (big.pcap and
+# the plugin snapshots) and valgrind.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+usage() {
+    cat <<EOF
+usage: bench/dissector-instructions.sh [options]
+  -b, --build DIR    build tree (default: \$CHUNK_BUILD_DIR, else $repo/build)
+  -w, --work DIR     bench/dissector.sh's work folder (default BUILD/bench-dissector)
+  -n, --frames N     frames to count over (default 50000)
+  -h, --help         this help
+Prints a Markdown table. Exit status 0, 1 when a run failed, 2 for bad arguments.
+EOF
+}
+die_usage() {
+    echo "dissector-instructions.sh: $1 (try --help)" >&2
+    exit 2
+}
+
+build=${CHUNK_BUILD_DIR:-$repo/build}
+work=""
+frames=50000
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -b | --build) [ $# -ge 2 ] || die_usage "$1 needs a folder"; build=$2; shift ;;
+    -w | --work) [ $# -ge 2 ] || die_usage "$1 needs a folder"; work=$2; shift ;;
+    -n | --frames) [ $# -ge 2 ] || die_usage "$1 needs a number"; frames=$2; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) die_usage "unknown argument '$1'" ;;
+    esac
+    shift
+done
+[[ "$frames" =~ ^[1-9][0-9]*$ ]] && [ "$frames" -ge 2 ] || die_usage "--frames needs a number >= 2"
+work=${work:-$build/bench-dissector}
+[ -f "$work/big.pcap" ] && [ -d "$work/plugins" ] ||
+    die_usage "no big.pcap and plugins in $work: run bench/dissector.sh first"
+command -v valgrind >/dev/null || die_usage "valgrind not found (apt-get install valgrind)"
+
+cg=$work/callgrind
+mkdir -p "$cg"
+chmod 777 "$cg"   # tshark runs as nobody under chunk-tshark when we are root
+editcap -r "$work/big.pcap" "$cg/n.pcap" "1-$frames"
+editcap -r "$work/big.pcap" "$cg/one.pcap" 1
+chmod a+r "$cg"/*.pcap
+cat > "$cg/tshark" <<EOF
+#!/bin/sh
+exec valgrind --tool=callgrind --callgrind-out-file=$cg/out.\$\$ /usr/bin/tshark "\$@"
+EOF
+chmod 755 "$cg/tshark"
+
+declare -A args plugins
+args[base]="--disable-protocol chunk"
+args[data]="--disable-protocol chunk -d udp.port==40000,data"
+args[decode]=""
+args[noreasm]="-o chunk.reassemble:FALSE"
+args[full]=""
+if [ -d "$work/plugins-decode" ]; then
+    plugins[decode]=$work/plugins-decode
+else
+    args[decode]="-o chunk.analyze:FALSE"
+fi
+
+# count FILE CONFIG: total instructions of one tshark run.
+count() {
+    local f=$1 c=$2 out
+    rm -f "$cg"/out.*
+    # shellcheck disable=SC2086  # args are several words
+    CHUNK_PLUGIN_DIR=${plugins[$c]:-$work/plugins} TSHARK=$cg/tshark \
+        "$repo/scripts/chunk-tshark" -r "$f" ${args[$c]} > /dev/null 2> "$cg/stderr" ||
+        { cat "$cg/stderr" >&2; exit 1; }
+    out=$(ls "$cg"/out.* | head -n 1)
+    awk '/^(summary|totals):/ { print $2; exit }' "$out"
+}
+
+declare -A per nn oo
+for c in base data decode noreasm full; do
+    nn[$c]=$(count "$cg/n.pcap" "$c")
+    oo[$c]=$(count "$cg/one.pcap" "$c")
+    per[$c]=$(( (nn[$c] - oo[$c]) / (frames - 1) ))
+    echo "  $c: ${nn[$c]} - ${oo[$c]} instructions" >&2
+done
+echo "| configuration | instructions, $frames frames | one frame | per packet | × base | × data |"
+echo "|---|---:|---:|---:|---:|---:|"
+for c in base data decode noreasm full; do
+    awk -v c="$c" -v a="${nn[$c]}" -v o="${oo[$c]}" -v n="${per[$c]}" -v b="${per[base]}" -v d="${per[data]}" \
+        'BEGIN { printf "| %s | %.0f | %.0f | %.0f | %.2f | %.2f |\n", c, a, o, n, n / b, n / d }'
+done
