@@ -1044,7 +1044,8 @@ typedef struct program_t {
 static int program_setup(program_t *p)
 {
     memset(p, 0, sizeof *p);
-    snprintf(p->dir, sizeof p->dir, "%s", "/tmp/chunk-attacks.XXXXXX");
+    const char *tmp = getenv("TMPDIR");
+    snprintf(p->dir, sizeof p->dir, "%s/chunk-attacks.XXXXXX", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
     if (!mkdtemp(p->dir)) {
         fprintf(stderr, "  mkdtemp: %s\n", strerror(errno));
         return -1;
