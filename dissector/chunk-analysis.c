@@ -134,6 +134,7 @@ static guint32 probe_seen_num;
  * transfer is decoded but not analysed (slices == NULL, ei_capped). */
 #define CHUNK_STATE_FLOOR    (32u << 20)
 #define CHUNK_STATE_PER_BYTE 2u
+static gint64 capture_last_ns; /* time of the latest chunk packet analysed */
 static guint64 state_bytes;   /* per-slice state allocated in this file */
 static guint64 chunk_bytes;   /* bytes of clean chunk packets analysed */
 
@@ -196,6 +197,7 @@ static void analysis_init(void)
     prev_num = 0;
     pending_free = NULL;
     probe_seen_num = 0;
+    capture_last_ns = 0;
     state_bytes = 0;
     chunk_bytes = 0;
 }
@@ -436,6 +438,8 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
     fr->flow = fl;
     fr->slice_id = slice->slice_id;
     fl->slices_since_ack++;
+    if (now > capture_last_ns)
+        capture_last_ns = now;
     chunk_bytes += tvb_reported_length(tvb);
 
     chunk_transfer_t *t = (chunk_transfer_t *)wmem_map_lookup(fl->by_chunk,
@@ -530,6 +534,8 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
     gint64 now = ts_ns(&pinfo->abs_ts);
     fr->flow = fl;
     fl->acks++;
+    if (now > capture_last_ns)
+        capture_last_ns = now;
 
     chunk_transfer_t *t = (chunk_transfer_t *)wmem_map_lookup(fl->by_chunk,
                                 GUINT_TO_POINTER((guint)ack->chunk_id));
@@ -722,14 +728,14 @@ char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *
             t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE, t->slice_pkts, t->acks);
     if (t->complete_frame && (t->problems & CHUNK_F_NOT_LISTENING) && fl->cur == t)
         return wmem_strdup_printf(scope,
-            "Sender not listening: the receiver completed chunk %u in frame %u, yet the sender kept resending acked slices (%u wasted) and never moved on: it does not apply acks",
+            "Sender not listening: the receiver completed chunk %u in frame %u, yet the sender kept resending acked slices (%u wasted) and never moved on: it does not apply the acks, or they never reach it (a capture at the sender tells which)",
             t->chunk_id, t->complete_frame, t->wasted);
     if (t->complete_frame)
         return NULL;
     if (t->acks == 0 && fl->acks == 0)
         return wmem_strdup_printf(scope,
-            "Silent receiver: chunk %u was sent %u times in slices but no ack for it (or any chunk of this stream) is in the capture: the receiver is not running, acks are blocked, or it answers to another port%s",
-            t->chunk_id, t->slice_pkts, fl->unknown_acks ? "" : "");
+            "Silent receiver: chunk %u was sent %u times in slices but no ack for it (or any chunk of this stream) is in the capture: the receiver is not running, acks are blocked, or it answers to another port",
+            t->chunk_id, t->slice_pkts);
     if (t->acks == 0 && fl->completed)
         return wmem_strdup_printf(scope,
             "Receiver not reading: the sender moved on to chunk %u after the receiver completed the previous chunk, and the receiver acks nothing of it: the completed chunk is never popped (readyToRead stays set), so new slices are discarded",
@@ -740,12 +746,19 @@ char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *
             t->chunk_id, t->slice_pkts);
     if (t->problems & CHUNK_F_NOT_LISTENING)
         return wmem_strdup_printf(scope,
-            "Sender not listening: acks for chunk %u arrive but the sender keeps resending acked slices (%u wasted resends); missing %s",
+            "Sender not listening: acks for chunk %u show its slices but the sender keeps resending them (%u wasted resends): it does not apply the acks, or they never reach it; missing %s",
             t->chunk_id, t->wasted, missing);
     if (t->stall_frame || t->first_stall_frame)
         return wmem_strdup_printf(scope,
             "Stalled: no new slice of chunk %u acked since frame %u; missing %s",
             t->chunk_id, t->stall_frame ? t->stall_since_frame : t->progress_frame, missing);
+    /* Quiet at the end: captured at the receiver, a slice that never
+     * arrives leaves nothing to see once the rest is acked. */
+    gint64 quiet = capture_last_ns - t->last_ns;
+    if (quiet > (gint64)pref_stall_ms * 1000000)
+        return wmem_strdup_printf(scope,
+            "Incomplete at end of capture: chunk %u has %u/%u slices acked; missing %s; nothing of it in the last %.1f s of the capture: the sender stopped, or its slices no longer arrive",
+            t->chunk_id, t->acked_count, t->num_slices, missing, (double)quiet / 1e9);
     return wmem_strdup_printf(scope,
         "Incomplete at end of capture: chunk %u has %u/%u slices acked; missing %s",
         t->chunk_id, t->acked_count, t->num_slices, missing);

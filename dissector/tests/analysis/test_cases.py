@@ -148,6 +148,14 @@ CASES = [
         17: {"chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
              "Stalled: no new slice of chunk 12 acked since frame 3; missing 1"},
     }),
+    ("a transfer that goes quiet before the capture ends", [
+        sl(20, 0, 2, 0.000),
+        ack(20, [1, 0], 0.100),
+        sl(21, 0, 1, 2.500, size=3, sport=50001),
+        ack(21, [1], 2.510, sport=50001),
+    ], {2: {"chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
+            "Incomplete at end of capture: chunk 20 has 1/2 slices acked; missing 1; nothing of it in the "
+            "last 2.4 s of the capture: the sender stopped, or its slices no longer arrive"}}),
     ("two conversations: streams pair acks with their slices", [
         sl(13, 0, 1, 0.000, size=4),
         sl(13, 0, 1, 0.001, size=4, sport=50001),
