@@ -26,6 +26,6 @@ bin=$dir/fuzz_dissector
 mkdir -p "$dir/corpus-long" "$dir/artifacts"
 cd "$dir"
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-nice -n 10 "$bin" -max_total_time="$secs" -max_len=65536 -timeout=60 -rss_limit_mb=4096 \
+nice -n 10 "$bin" -max_total_time="$secs" -max_len=65536 -timeout=60 -rss_limit_mb=8192 \
     -detect_leaks=0 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" \
     "$dir/corpus-long" "$dir/seeds" 2>&1 | tee "$dir/long.log" | grep -E "DONE|ERROR|SUMMARY|stat::|pulse" 
