@@ -24,9 +24,11 @@ export CHUNK_BUILD_DIR=$PWD/build
 echo "== $capture: every packet, decoded (tshark + chunk plugin)"
 scripts/chunk-tshark -r "$capture"
 echo
-echo "== What the analysis flags (tshark -Y chunk.analysis.flags)"
-scripts/chunk-tshark -r "$capture" -Y chunk.analysis.flags -T fields \
-    -e frame.number -e _ws.expert.message -E occurrence=a -E aggregator='; '
+echo "== What the analysis flags, frame by frame (tshark -2 -Y chunk.analysis.flags)"
+# Two passes, so the end-of-capture diagnosis shows on the last packet too.
+scripts/chunk-tshark -2 -r "$capture" -Y chunk.analysis.flags -T fields \
+    -e frame.number -e _ws.expert.message -E occurrence=a -E aggregator='|' |
+    sed 's/^/frame /; s/|/\n          /g'
 echo
 echo "== Transfers (tshark -z chunk,transfers)"
 scripts/chunk-tshark -r "$capture" -q -z chunk,transfers
