@@ -842,8 +842,43 @@ static const p2_display_t *chunk_p2_display(void)
     return &chunk_p2d;
 }
 
+/* The chunk.udp.port range as last applied to the udp.port table (a copy);
+ * NULL until the handoff has registered the preference. */
+static range_t *chunk_ports_applied;
+
+/* Drops from udp.port the ports the chunk.udp.port preference no longer
+ * holds. Wireshark 4.0 applies a changed port range from -o or the
+ * preferences file in prefs.c's set_pref, which adds the new range but then
+ * deletes the new range again instead of the old one, so the old ports (the
+ * default 40000) stayed chunk's. The GUI's preference dialog deletes the old
+ * ones itself; then there is nothing left to do here. A Decode As of a port
+ * the new range drops cannot be told from a left-over and is dropped too. */
+static void chunk_ports_apply(void)
+{
+    dissector_table_t udp = find_dissector_table("udp.port");
+    range_t *now;
+
+    if (!chunk_ports_applied || !udp)
+        return;
+    now = prefs_get_range_value("chunk", "udp.port");
+    if (!now || ranges_are_equal(chunk_ports_applied, now))
+        return;
+    for (guint i = 0; i < chunk_ports_applied->nranges; i++) {
+        /* 64-bit counter: a range may end at the type's maximum. */
+        for (guint64 port = chunk_ports_applied->ranges[i].low;
+             port <= chunk_ports_applied->ranges[i].high; port++) {
+            if (!value_is_in_range(now, (guint32)port) &&
+                dissector_get_uint_handle(udp, (guint32)port) == chunk_handle)
+                dissector_delete_uint("udp.port", (guint32)port, chunk_handle);
+        }
+    }
+    wmem_free(wmem_epan_scope(), chunk_ports_applied);
+    chunk_ports_applied = range_copy(wmem_epan_scope(), now);
+}
+
 static void chunk_prefs_apply(void)
 {
+    chunk_ports_apply();
     cfg_protocol_id = pref_protocol_id;
     cfg_crc_prefix = p2_crc_prefix(cfg_protocol_id);
     cfg_max_slices = MIN(pref_max_slices, CHUNK_MAX_MAX_SLICES);
@@ -978,6 +1013,7 @@ void proto_register_chunk(void)
 void proto_reg_handoff_chunk(void)
 {
     dissector_add_uint_range_with_preference("udp.port", CHUNK_DEFAULT_PORT_RANGE, chunk_handle);
+    chunk_ports_applied = range_copy(wmem_epan_scope(), prefs_get_range_value("chunk", "udp.port"));
     dissector_add_for_decode_as("udp.port", chunk_handle);
     heur_dissector_add("udp", dissect_chunk_heur, "Chunk over UDP", "chunk_udp", proto_chunk,
                        HEURISTIC_ENABLE);

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""How the dissector finds its traffic: the chunk.udp.port preference, Decode
+As and the chunk_udp heuristic, each alone, on captures/clean.pcap (ports
+50000 -> 40000) and on a datagram no heuristic claims.
+
+The port preference is set with -o, which Wireshark 4.0 applies through
+prefs.c's set_pref: that adds the new range to udp.port but deletes the new
+range instead of the old one, so without the dissector's own clean-up the
+default port 40000 stayed registered and "-o chunk.udp.port:1
+--disable-heuristic chunk_udp" still decoded everything as chunk. (A -d for
+a port the new range drops is dropped with it: the two look the same in the
+table, so it is not checked here.)
+"""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chunktest as ct  # noqa: E402
+
+CLEAN = os.path.join(ct.REPO, "captures", "clean.pcap")
+NO_HEUR = ["--disable-heuristic", "chunk_udp"]
+
+
+def protocols(pcap, args):
+    """frame.protocols of every frame."""
+    out = ct.tshark(["-r", pcap, "-T", "fields", "-e", "frame.protocols"] + list(args))
+    return out.splitlines()
+
+
+def expect(F, name, pcap, args, chunk, frames=None):
+    """Checks that every frame is (chunk) or no frame is (not chunk) chunk."""
+    protos = protocols(pcap, args)
+    F.check(protos, "%s: no frames" % name)
+    if frames is not None:
+        F.check(len(protos) == frames, "%s: %d frames, want %d" % (name, len(protos), frames))
+    wrong = [n + 1 for n, p in enumerate(protos) if p.endswith(":chunk") != chunk]
+    F.check(not wrong, "%s: frames %s %s chunk (first: %s)" % (
+        name, wrong[:10], "not decoded as" if chunk else "decoded as",
+        protos[wrong[0] - 1] if wrong else ""))
+
+
+def main():
+    F = ct.Failures()
+    clean_frames = len(protocols(CLEAN, ["--disable-protocol", "chunk"]))
+    F.check(clean_frames > 20, "clean.pcap: only %d frames" % clean_frames)
+
+    def clean(name, args, chunk):
+        expect(F, "clean.pcap " + name, CLEAN, args, chunk, clean_frames)
+
+    clean("defaults", [], True)
+    clean("port 40000 alone", NO_HEUR, True)
+    # The bug: the old port stayed registered after -o moved it.
+    clean("port moved, heuristic off", ["-o", "chunk.udp.port:1"] + NO_HEUR, False)
+    clean("port moved to a range without 40000, heuristic off",
+          ["-o", "chunk.udp.port:1-100,39999,40001"] + NO_HEUR, False)
+    # Moved to the capture's other port (the sender's 50000): decoded again.
+    clean("port moved to 50000, heuristic off", ["-o", "chunk.udp.port:50000"] + NO_HEUR, True)
+    clean("port 40000 set explicitly, heuristic off", ["-o", "chunk.udp.port:40000"] + NO_HEUR, True)
+    clean("heuristic alone (port moved)", ["-o", "chunk.udp.port:1"], True)
+    clean("Decode As udp.port==50000 alone (port moved, heuristic off)",
+          ["-o", "chunk.udp.port:1", "-d", "udp.port==50000,chunk"] + NO_HEUR, True)
+    clean("protocol disabled", ["--disable-protocol", "chunk"], False)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        # Not a chunk datagram, so no heuristic claims it: only the port
+        # table or Decode As can make it chunk (then flagged, not hidden).
+        hello = os.path.join(tmp, "hello.pcap")
+        ct.write_pcap(hello, [{"payload": b"hello, not a chunk packet", "sport": 50000, "dport": 40000}])
+        expect(F, "not chunk, port 40000", hello, [], True, 1)
+        expect(F, "not chunk, port moved", hello, ["-o", "chunk.udp.port:1"], False, 1)
+        expect(F, "not chunk, port moved to 50000", hello, ["-o", "chunk.udp.port:50000"], True, 1)
+        # Ports rewritten off 40000: Decode As on either port.
+        moved = os.path.join(tmp, "moved.pcap")
+        ct.write_pcap(moved, [
+            {"payload": ct.seal(ct.slice_body(1, 0, 2, bytes(ct.SLICE_SIZE))), "sport": 50001, "dport": 40001},
+            {"payload": ct.seal(ct.ack_body(1, [1, 0])), "sport": 40001, "dport": 50001,
+             "src": "10.0.0.2", "dst": "10.0.0.1"},
+        ])
+        expect(F, "ports 50001/40001, heuristic off", moved, NO_HEUR, False, 2)
+        expect(F, "ports 50001/40001, Decode As 40001", moved, ["-d", "udp.port==40001,chunk"] + NO_HEUR,
+               True, 2)
+        expect(F, "ports 50001/40001, port preference 50001", moved,
+               ["-o", "chunk.udp.port:50001"] + NO_HEUR, True, 2)
+    F.finish("test_ports")
+
+
+if __name__ == "__main__":
+    main()
