@@ -47,6 +47,8 @@ typedef struct chunk_flow {
     struct chunk_transfer *cur;   /* newest chunk the sender sends */
     wmem_map_t *by_chunk;  /* chunk id -> transfer */
     guint32 acks, unknown_acks, completed;
+    guint32 last_done_frame;  /* the latest completing ack, and its chunk */
+    guint16 last_done_chunk;
     guint32 problems;
     gboolean has_paced_ack;
     guint32 paced_ack_frame;
@@ -85,6 +87,8 @@ typedef struct chunk_transfer {
     guint32 stall_frame;      /* where the current stall was found; 0: none */
     guint32 stall_since_frame;
     guint32 first_stall_frame;
+    guint32 prev_done_frame;  /* the flow's latest completing ack when this transfer began */
+    guint16 prev_done_chunk;
     gboolean prev_ack_regressed;         /* 1 + index of the unfinished previous transfer */
     guint32 problems;         /* CHUNK_F_* seen on its frames */
 } chunk_transfer_t;
@@ -115,8 +119,20 @@ chunk_transfer_t *chunk_analysis_transfer(guint i);
 /* Missing (unacked) slices of t as ranges "3-5,17"; "" when none. */
 char *chunk_analysis_missing_ranges(wmem_allocator_t *scope, const chunk_transfer_t *t);
 
-/* Plain-words diagnosis of an unfinished transfer from the state at the end
- * of the pass; NULL when the transfer completed. */
+/* Diagnosis of an unfinished transfer: what happened, with its evidence,
+ * and what to check next. Each is one or two sentences ending in '.', under
+ * Wireshark's 240-character item label. */
+typedef struct chunk_diagnosis {
+    const char *what;
+    const char *check;
+} chunk_diagnosis_t;
+
+/* Fills d from the state at the end of the pass; returns FALSE (d
+ * untouched) when the transfer completed and nothing is wrong with it. */
+gboolean chunk_analysis_diagnose(wmem_allocator_t *scope, const chunk_transfer_t *t, chunk_diagnosis_t *d);
+
+/* The whole diagnosis, "what check", for the statistics; NULL when
+ * chunk_analysis_diagnose() returns FALSE. */
 char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *t);
 
 /* Short name of one CHUNK_F_* bit. */

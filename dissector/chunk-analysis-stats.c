@@ -140,7 +140,7 @@ static void text_draw(void *p)
             const chunk_transfer_t *t = (const chunk_transfer_t *)g_ptr_array_index(tt->seen, i);
             char *d = chunk_analysis_diagnosis(scope, t);
             if (d)
-                printf("Stream %u transfer %u (chunk %u): %s.\n", t->flow->stream, t->index, t->chunk_id, d);
+                printf("Stream %u transfer %u (chunk %u): %s\n", t->flow->stream, t->index, t->chunk_id, d);
         }
     }
     printf("==================================================================================================================================\n");

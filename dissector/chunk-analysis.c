@@ -17,6 +17,7 @@
 #include <epan/proto_data.h>
 #include <epan/reassemble.h>
 #include <epan/tap.h>
+#include <epan/to_str.h>
 #include <epan/wmem_scopes.h>
 
 #include "packet-chunk.h"
@@ -62,6 +63,7 @@ static int hf_goodput = -1;
 static int hf_chunk_size = -1;
 static int hf_stall_since = -1;
 static int hf_diagnosis = -1;
+static int hf_check = -1;
 static int hf_reassembled_in = -1;
 static int hf_reassembled_length = -1;
 static int hf_fragments = -1;
@@ -274,6 +276,8 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
     t->first_ns = ts_ns(&pinfo->abs_ts);
     t->progress_ns = t->first_ns;
     t->progress_frame = pinfo->num;
+    t->prev_done_frame = fl->last_done_frame;
+    t->prev_done_chunk = fl->last_done_chunk;
     wmem_array_append_one(all_transfers, t);
     /* A chunk id comes back after 65536 chunks: forget the transfer half a
      * wrap behind, so an id seen again starts a new transfer. */
@@ -283,7 +287,8 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
 }
 
 /* Missing slices of t as ranges, each with how often it was sent:
- * "3-5 (sent 4x), 17 (sent 6x)". Built only when a stall is found. */
+ * "3-5 (sent 4x), 17 (sent 6x)", at most about 100 characters. Built only
+ * when a stall is found. */
 static char *missing_with_sends(wmem_allocator_t *scope, const chunk_transfer_t *t)
 {
     wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
@@ -297,7 +302,9 @@ static char *missing_with_sends(wmem_allocator_t *scope, const chunk_transfer_t 
         while (j + 1 < t->num_slices && !t->slices[j + 1].acked_in &&
                t->slices[j + 1].sends == t->slices[i].sends)
             j++;
-        if (shown++ == 24) {
+        /* Keeps the expert message that holds it under the 240-character
+         * item label. */
+        if (shown++ == 24 || wmem_strbuf_get_len(sb) > 80) {
             wmem_strbuf_append(sb, ", ...");
             break;
         }
@@ -609,6 +616,8 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
                 t->complete_ns = now;
                 fr->notes |= N_COMPLETE;
                 fl->completed++;
+                fl->last_done_frame = pinfo->num;
+                fl->last_done_chunk = t->chunk_id;
             } else if (ack->acked_count == n) {
                 fr->notes |= N_STALE_ACK;
                 fr->info_frame = t->complete_frame;
@@ -716,52 +725,153 @@ static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
     proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, &t));
 }
 
+/* Missing slices of t as ranges ("3-5,17"), cut at a range boundary with
+ * ",..." so that a message holding it stays well under Wireshark's
+ * 240-character item label. */
+static char *missing_short(wmem_allocator_t *scope, const chunk_transfer_t *t, gsize max)
+{
+    char *m = chunk_analysis_missing_ranges(scope, t);
+    if (strlen(m) <= max)
+        return m;
+    gsize cut = max - 4;
+    while (cut > 0 && m[cut] != ',')
+        cut--;
+    m[cut] = '\0';
+    return wmem_strdup_printf(scope, "%s,...", m);
+}
+
+/* Fewest and most sends of t's missing slices; FALSE when none is missing. */
+static gboolean missing_sends(const chunk_transfer_t *t, guint32 *lo, guint32 *hi, guint32 *first)
+{
+    gboolean any = FALSE;
+    for (guint32 i = 0; i < t->num_slices; i++) {
+        if (t->slices[i].acked_in)
+            continue;
+        guint32 n = t->slices[i].sends;
+        if (!any) {
+            *lo = *hi = n;
+            *first = i;
+            any = TRUE;
+        }
+        if (n < *lo)
+            *lo = n;
+        if (n > *hi)
+            *hi = n;
+    }
+    return any;
+}
+
+#define CHECK_NOT_LISTENING \
+    "The sender does not act on the acks: check that ack packets reach the chunk sender and that it reads " \
+    "their chunk id and bitfield right (bit order, variant). Captured at the receiver, lost acks look the " \
+    "same: capture at the sender to tell."
+
 /* End-of-capture diagnosis of an unfinished transfer in plain words; needs
- * the state after the whole capture (so only at the end of a pass). */
-char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *t)
+ * the state after the whole capture (so only at the end of a pass). Each
+ * part is one or two sentences ending in '.', under 240 characters. */
+gboolean chunk_analysis_diagnose(wmem_allocator_t *scope, const chunk_transfer_t *t, chunk_diagnosis_t *d)
 {
     const chunk_flow_t *fl = t->flow;
-    char *missing = chunk_analysis_missing_ranges(scope, t);
-    if (!t->slices)
-        return wmem_strdup_printf(scope,
-            "Not analysed: chunk %u started after the analysis' memory cap was reached (per-slice state above %u MiB + %u x the chunk packet bytes); its %u slice packets and %u acks were decoded only",
-            t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE, t->slice_pkts, t->acks);
-    if (t->complete_frame && (t->problems & CHUNK_F_NOT_LISTENING) && fl->cur == t)
-        return wmem_strdup_printf(scope,
-            "Sender not listening: the receiver completed chunk %u in frame %u, yet the sender kept resending acked slices (%u wasted) and never moved on: it does not apply the acks, or they never reach it (a capture at the sender tells which)",
+    if (!t->slices) {
+        d->what = wmem_strdup_printf(scope,
+            "Not analysed: chunk %u started after the analysis reached its memory cap; its %u slice packets and %u acks were only decoded.",
+            t->chunk_id, t->slice_pkts, t->acks);
+        d->check = wmem_strdup_printf(scope,
+            "The cap (per-slice state above %u MiB + %u bytes per chunk packet byte) guards against hostile captures: split the capture (editcap -c) to analyse this transfer.",
+            CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
+        return TRUE;
+    }
+    if (t->complete_frame && (t->problems & CHUNK_F_NOT_LISTENING) && fl->cur == t) {
+        d->what = wmem_strdup_printf(scope,
+            "Sender not listening: the receiver completed chunk %u in frame %u, yet the sender resent acked slices %u times and never moved on.",
             t->chunk_id, t->complete_frame, t->wasted);
+        d->check = CHECK_NOT_LISTENING;
+        return TRUE;
+    }
     if (t->complete_frame)
-        return NULL;
-    if (t->acks == 0 && fl->acks == 0)
-        return wmem_strdup_printf(scope,
-            "Silent receiver: chunk %u was sent %u times in slices but no ack for it (or any chunk of this stream) is in the capture: the receiver is not running, acks are blocked, or it answers to another port",
+        return FALSE;
+    char *missing = missing_short(scope, t, 60);
+    guint32 nmiss = t->num_slices - t->acked_count;
+    if (t->acks == 0 && fl->acks == 0) {
+        d->what = wmem_strdup_printf(scope,
+            "Silent receiver: %u slice packets of chunk %u went to %s:%u and no ack for any chunk of this stream is in the capture.",
+            t->slice_pkts, t->chunk_id, address_to_str(scope, &fl->dst), fl->dport);
+        d->check = "Check that the receiver runs and listens on that port, that no firewall or NAT drops its acks, and that it answers from that port (acks from another port show as \"ack before any slice\" notes).";
+        return TRUE;
+    }
+    if (t->acks == 0 && fl->completed) {
+        if (t->prev_done_frame)
+            d->what = wmem_strdup_printf(scope,
+                "Receiver not reading: chunk %u completed in frame %u, then %u slice packets of chunk %u got no ack at all.",
+                t->prev_done_chunk, t->prev_done_frame, t->slice_pkts, t->chunk_id);
+        else
+            d->what = wmem_strdup_printf(scope,
+                "Receiver not reading: the receiver completed an earlier chunk, then %u slice packets of chunk %u got no ack at all.",
+                t->slice_pkts, t->chunk_id);
+        d->check = "It still holds the completed chunk (readyToRead stays set) and discards the next one: check that the game pops completed chunks every frame, also during a load screen.";
+        return TRUE;
+    }
+    if (t->acks == 0) {
+        d->what = wmem_strdup_printf(scope,
+            "No ack for chunk %u: %u slice packets and not one ack for it, although the receiver acks other chunks of this stream.",
             t->chunk_id, t->slice_pkts);
-    if (t->acks == 0 && fl->completed)
-        return wmem_strdup_printf(scope,
-            "Receiver not reading: the sender moved on to chunk %u after the receiver completed the previous chunk, and the receiver acks nothing of it: the completed chunk is never popped (readyToRead stays set), so new slices are discarded",
-            t->chunk_id);
-    if (t->acks == 0)
-        return wmem_strdup_printf(scope,
-            "Silent receiver for chunk %u: %u slice packets and no ack for this chunk anywhere in the capture",
-            t->chunk_id, t->slice_pkts);
-    if (t->problems & CHUNK_F_NOT_LISTENING)
-        return wmem_strdup_printf(scope,
-            "Sender not listening: acks for chunk %u show its slices but the sender keeps resending them (%u wasted resends): it does not apply the acks, or they never reach it; missing %s",
+        d->check = "The receiver ignores this chunk's slices: check the chunk id it expects (after a restart or an id wrap) and its slice count and size limits.";
+        return TRUE;
+    }
+    if (t->problems & CHUNK_F_NOT_LISTENING) {
+        d->what = wmem_strdup_printf(scope,
+            "Sender not listening: acks showed slices of chunk %u as received, yet the sender resent them %u times; still missing %s.",
             t->chunk_id, t->wasted, missing);
-    if (t->stall_frame || t->first_stall_frame)
-        return wmem_strdup_printf(scope,
-            "Stalled: no new slice of chunk %u acked since frame %u; missing %s",
-            t->chunk_id, t->stall_frame ? t->stall_since_frame : t->progress_frame, missing);
+        d->check = CHECK_NOT_LISTENING;
+        return TRUE;
+    }
+    if (t->stall_frame || t->first_stall_frame) {
+        guint32 since = t->stall_frame ? t->stall_since_frame : t->progress_frame;
+        guint32 lo = 0, hi = 0, first = 0;
+        missing_sends(t, &lo, &hi, &first);
+        if (nmiss == 1 && t->acked_count)
+            d->what = wmem_strdup_printf(scope,
+                "Stalled: slice %u of chunk %u was sent %u times and never acked, while every other slice is; no progress since frame %u.",
+                first, t->chunk_id, hi, since);
+        else if (lo == hi)
+            d->what = wmem_strdup_printf(scope,
+                "Stalled: slices %s (%u of %u) of chunk %u were sent %u times each and never acked; no progress since frame %u.",
+                missing, nmiss, t->num_slices, t->chunk_id, hi, since);
+        else
+            d->what = wmem_strdup_printf(scope,
+                "Stalled: slices %s (%u of %u) of chunk %u were sent %u to %u times each and never acked; no progress since frame %u.",
+                missing, nmiss, t->num_slices, t->chunk_id, lo, hi, since);
+        if (t->acked_count == 0)
+            d->check = "The receiver answers but accepts none of these slices: check that it expects this chunk id and slice count, and what it does with a rejected slice.";
+        else if (nmiss == 1)
+            d->check = "One slice lost every time: look for something that drops that one datagram (its size? a filter? the MTU?) or a receiver that rejects it (its slice id or size checks).";
+        else
+            d->check = "The same slices are lost every time while others get through: look for something that drops those datagrams (their size? a filter?) or a receiver that rejects them.";
+        return TRUE;
+    }
     /* Quiet at the end: captured at the receiver, a slice that never
      * arrives leaves nothing to see once the rest is acked. */
     gint64 quiet = capture_last_ns - t->last_ns;
-    if (quiet > (gint64)pref_stall_ms * 1000000)
-        return wmem_strdup_printf(scope,
-            "Incomplete at end of capture: chunk %u has %u/%u slices acked; missing %s; nothing of it in the last %.1f s of the capture: the sender stopped, or its slices no longer arrive",
+    if (quiet > (gint64)pref_stall_ms * 1000000) {
+        d->what = wmem_strdup_printf(scope,
+            "Incomplete at end of capture: chunk %u has %u/%u slices acked, missing %s; nothing of it in the last %.1f s of the capture.",
             t->chunk_id, t->acked_count, t->num_slices, missing, (double)quiet / 1e9);
-    return wmem_strdup_printf(scope,
-        "Incomplete at end of capture: chunk %u has %u/%u slices acked; missing %s",
+        d->check = "The sender stopped sending it (gave up, reset or closed), or, captured at the receiver, its slices stopped arriving: look at the sender at that time.";
+        return TRUE;
+    }
+    d->what = wmem_strdup_printf(scope,
+        "Incomplete at end of capture: chunk %u has %u/%u slices acked, missing %s.",
         t->chunk_id, t->acked_count, t->num_slices, missing);
+    d->check = "It was still under way when the capture ended: capture for longer to see whether it completes.";
+    return TRUE;
+}
+
+char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *t)
+{
+    chunk_diagnosis_t d;
+    if (!chunk_analysis_diagnose(scope, t, &d))
+        return NULL;
+    return wmem_strdup_printf(scope, "%s %s", d.what, d.check);
 }
 
 /* chunk.analysis.flags, its value followed by the names of the problems. */
@@ -788,10 +898,14 @@ static gboolean is_last_of_unfinished(packet_info *pinfo, const chunk_transfer_t
 static void show_end_of_capture(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at,
                                 const chunk_transfer_t *t)
 {
-    char *d = chunk_analysis_diagnosis(pinfo->pool, t);
-    proto_item *ti = proto_tree_add_string(at, hf_diagnosis, tvb, 0, 0, d);
+    chunk_diagnosis_t d;
+    if (!chunk_analysis_diagnose(pinfo->pool, t, &d))
+        return;
+    proto_item *ti = proto_tree_add_string(at, hf_diagnosis, tvb, 0, 0, d.what);
     proto_item_set_generated(ti);
-    expert_add_info_format(pinfo, ti, &ei_incomplete, "Last packet of an unfinished transfer. %s", d);
+    /* The short part only: an expert message is cut at 240 characters. */
+    expert_add_info_format(pinfo, ti, &ei_incomplete, "%s", d.what);
+    proto_item_set_generated(proto_tree_add_string(at, hf_check, tvb, 0, 0, d.check));
 }
 
 /* The "Transfer analysis" subtree, made when there is something to put in it. */
@@ -827,13 +941,13 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 
     if (fr->notes & N_CAPPED)
         expert_add_info_format(pinfo, AT, &ei_capped,
-            "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only",
+            "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only.",
             t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
 
     if (fr->notes & N_RESEND) {
         ti = proto_tree_add_uint(AT, hf_resend, tvb, 0, 0, fr->resend);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_resend, "Resend %u of slice %u of chunk %u (previous send frame %u)",
+        expert_add_info_format(pinfo, ti, &ei_resend, "Resend %u of slice %u of chunk %u (previous send frame %u).",
                                fr->resend, fr->slice_id, t->chunk_id, fr->ref_frame);
         add_gen_uint(AT, hf_resend_of, tvb, fr->ref_frame);
         if (s && s->first_frame != fr->ref_frame)
@@ -845,7 +959,7 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_TOO_SOON)
             expert_add_info_format(pinfo, ti, &ei_too_soon,
-                "Slice resent %.1f ms after its last send (minimum %u ms, %u ms allowed for jitter): the sender's resend delay is not applied",
+                "Slice resent %.1f ms after its last send (minimum %u ms, %u ms allowed for jitter): the sender's resend delay is not applied.",
                 (double)fr->delta_ns / 1e6, pref_min_resend_ms, pref_resend_jitter_ms);
     }
     if (s && (fr->notes & N_ALREADY_ACKED)) {
@@ -853,11 +967,11 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_NOT_LISTENING)
             expert_add_info_format(pinfo, ti, &ei_not_listening,
-                "Slice %u sent although %u acks since frame %u (over the stall threshold ago) showed it acked: the sender is not applying acks",
+                "Slice %u sent although %u acks since frame %u (over the stall threshold ago) showed it acked: the sender is not applying acks.",
                 fr->slice_id, fr->acks_seen, s->acked_in);
         else
             expert_add_info_format(pinfo, ti, &ei_already_acked,
-                "Slice %u sent although acked in frame %u (wasted; the ack may have been lost)",
+                "Slice %u sent although acked in frame %u (wasted; the ack may have been lost).",
                 fr->slice_id, s->acked_in);
     } else if (s && s->acked_in) {
         /* Forward-looking: known once the whole capture was seen. */
@@ -868,23 +982,23 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         ti = proto_tree_add_uint(AT, hf_stale, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
         expert_add_info_format(pinfo, ti, &ei_stale,
-            "Stale slice: the receiver completed chunk %u in frame %u (the final ack was lost or ignored)",
+            "Stale slice: the receiver completed chunk %u in frame %u (the final ack was lost or ignored).",
             t->chunk_id, fr->info_frame);
     }
     if (fr->flags & CHUNK_F_EARLY) {
         ti = proto_tree_add_uint(AT, hf_prev_chunk, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
         expert_add_info_format(pinfo, ti, &ei_early,
-            "Chunk %u started before the previous chunk (first frame %u) was fully acked: one chunk in flight is broken",
+            "Chunk %u started before the previous chunk (first frame %u) was fully acked: one chunk in flight is broken.",
             t->chunk_id, fr->info_frame);
     }
     if (fr->flags & CHUNK_F_COUNT_MISMATCH)
         expert_add_info_format(pinfo, AT, &ei_count_mismatch,
-            "Slice count %u differs from %u in the chunk's first slice (frame %u): a receiver ignores it",
+            "Slice count %u differs from %u in the chunk's first slice (frame %u): a receiver ignores it.",
             slice->num_slices, t->num_slices, t->first_frame);
     if (fr->flags & CHUNK_F_SIZE_MISMATCH)
         expert_add_info_format(pinfo, AT, &ei_size_mismatch,
-            "Slice carries %u bytes, earlier slices of this chunk imply %u",
+            "Slice carries %u bytes, earlier slices of this chunk imply %u.",
             slice->slice_bytes, fr->slice_id == t->num_slices - 1 ? t->last_bytes : t->slice_size);
 
     if (fr->flags & (CHUNK_F_STALL | CHUNK_F_SILENT_RECEIVER | CHUNK_F_NOT_READING)) {
@@ -894,15 +1008,15 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_STALL)
             expert_add_info_format(pinfo, ti, &ei_stall,
-                "Stall: no new slice of chunk %u acked since frame %u (over %u ms) while slices keep coming; missing %s",
-                t->chunk_id, since, pref_stall_ms, missing ? missing : "?");
+                "Stall: no new slice of chunk %u acked for over %u ms (since frame %u) while slices keep coming; never acked: %s.",
+                t->chunk_id, pref_stall_ms, since, missing ? missing : "?");
         else if (fr->flags & CHUNK_F_NOT_READING)
             expert_add_info_format(pinfo, ti, &ei_not_reading,
-                "Receiver not reading: chunk %u sent for over %u ms after the previous chunk completed, no ack for it: the receiver never pops the completed chunk",
+                "Receiver not reading: chunk %u sent for over %u ms after the previous chunk completed, and no ack for it: the completed chunk is not popped.",
                 t->chunk_id, pref_stall_ms);
         else
             expert_add_info_format(pinfo, ti, &ei_silent,
-                "Silent receiver: chunk %u sent for over %u ms and no ack for it so far; missing %s",
+                "Silent receiver: chunk %u sent for over %u ms and no ack for it so far; unacked: %s.",
                 t->chunk_id, pref_stall_ms, missing ? missing : "?");
     }
     if (t->reassembled_in && t->reassembled_in != pinfo->num) {
@@ -929,19 +1043,19 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 
     if (!t && (fr->notes & N_ACK_BEFORE_SLICES)) {
         expert_add_info_format(pinfo, AT, &ei_ack_before_slices,
-            "Ack for chunk %u before any slice of this stream: the capture started mid-transfer, or the acks go to a peer that sends no slices",
+            "Ack for chunk %u before any slice of this stream: the capture started mid-transfer, or the acks go to a peer that sends no slices.",
             ack->chunk_id);
     } else if (!t) {
         expert_add_info_format(pinfo, AT, &ei_unknown_chunk,
-            "Ack for chunk %u, but no slice of that chunk was seen in this stream: the sender is not sending it",
+            "Ack for chunk %u, but no slice of that chunk was seen in this stream: the sender is not sending it.",
             ack->chunk_id);
     } else if (fr->flags & CHUNK_F_COUNT_MISMATCH) {
         expert_add_info_format(pinfo, AT, &ei_ack_count_mismatch,
-            "Ack has %u slices, the chunk has %u: the sender ignores it",
+            "Ack has %u slices, the chunk has %u: the sender ignores it.",
             ack->num_slices, t->num_slices);
     } else if (fr->notes & N_CAPPED) {
         expert_add_info_format(pinfo, AT, &ei_capped,
-            "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only",
+            "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only.",
             t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
     } else {
         ti = proto_tree_add_uint(AT, hf_newly_acked, tvb, 0, 0, fr->newly);
@@ -960,7 +1074,7 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
             ti = proto_tree_add_uint(AT, hf_completed_in, tvb, 0, 0, fr->info_frame);
             proto_item_set_generated(ti);
             expert_add_info_format(pinfo, ti, &ei_stale_ack,
-                "Repeated all-ones ack for chunk %u (completed in frame %u): the receiver answers stale slices",
+                "Repeated all-ones ack for chunk %u (completed in frame %u): the receiver answers stale slices.",
                 t->chunk_id, fr->info_frame);
         }
         if (fr->notes & N_REGRESSED) {
@@ -968,11 +1082,11 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
             proto_item_set_generated(ti);
             if (fr->flags & CHUNK_F_REGRESSION)
                 expert_add_info_format(pinfo, ti, &ei_regression,
-                    "Ack regression again: %u slices acked earlier are clear here: the receiver lost its state (reset)",
+                    "Ack regression again: %u slices acked earlier are clear here: the receiver lost its state (reset).",
                     fr->cleared);
             else
                 expert_add_info_format(pinfo, ti, &ei_regression_note,
-                    "Ack regression: %u slices acked earlier are clear here (a reordered, older ack)",
+                    "Ack regression: %u slices acked earlier are clear here (a reordered, older ack).",
                     fr->cleared);
         }
         if (fr->notes & N_COMPLETE) {
@@ -989,7 +1103,7 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                 }
             }
             expert_add_info_format(pinfo, ti, &ei_complete,
-                "Chunk %u complete: %u slices acked, transfer time %.3f s",
+                "Chunk %u complete: %u slices acked, transfer time %.3f s.",
                 t->chunk_id, t->num_slices, (double)dur / 1e9);
         }
     }
@@ -1005,7 +1119,7 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         expert_add_info(pinfo, AT, &ei_amplification);
     else if (fr->flags & CHUNK_F_TOO_FAST)
         expert_add_info_format(pinfo, AT, &ei_too_fast,
-            "Acks too fast: 5 acks within %.0f ms (interval %u ms)",
+            "Acks too fast: 5 acks within %.0f ms (interval %u ms).",
             (double)pref_ack_interval_ms * 4 * 0.6, pref_ack_interval_ms);
     if (flags)
         show_flags(pinfo, tvb, AT, flags);
@@ -1183,7 +1297,9 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
         { &hf_stall_since, { "No progress since frame", "chunk.analysis.stall_since", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             "Last frame that newly acked a slice (or the chunk's first)", HFILL } },
         { &hf_diagnosis, { "Diagnosis", "chunk.analysis.diagnosis", FT_STRING, BASE_NONE, NULL, 0x0,
-            "Why the transfer did not complete (end of capture)", HFILL } },
+            "Why the transfer did not complete (end of capture), with the evidence", HFILL } },
+        { &hf_check, { "What to check", "chunk.analysis.check", FT_STRING, BASE_NONE, NULL, 0x0,
+            "The next thing to look at for this diagnosis", HFILL } },
         { &hf_reassembled_in, { "Reassembled in", "chunk.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             "Frame where the whole chunk was received", HFILL } },
         { &hf_reassembled_length, { "Reassembled chunk length", "chunk.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0x0,
@@ -1210,7 +1326,7 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
         { &ei_stall, { "chunk.analysis.stall", PI_SEQUENCE, PI_WARN, "Transfer stalled: no new slice acked", EXPFILL } },
         { &ei_silent, { "chunk.analysis.silent_receiver", PI_SEQUENCE, PI_WARN, "Silent receiver: slices and no ack", EXPFILL } },
         { &ei_not_reading, { "chunk.analysis.receiver_not_reading", PI_SEQUENCE, PI_WARN, "Receiver not reading: next chunk never acked", EXPFILL } },
-        { &ei_dup_ack, { "chunk.analysis.duplicate_ack.expert", PI_SEQUENCE, PI_NOTE, "Duplicate ack: nothing newly acked", EXPFILL } },
+        { &ei_dup_ack, { "chunk.analysis.duplicate_ack.expert", PI_SEQUENCE, PI_NOTE, "Duplicate ack: nothing newly acked.", EXPFILL } },
         { &ei_stale_ack, { "chunk.analysis.stale_ack", PI_SEQUENCE, PI_NOTE, "Repeated all-ones ack for a completed chunk", EXPFILL } },
         { &ei_regression, { "chunk.analysis.ack_regression", PI_SEQUENCE, PI_WARN, "Ack regression in consecutive acks: the receiver reset", EXPFILL } },
         { &ei_regression_note, { "chunk.analysis.ack_reordered", PI_SEQUENCE, PI_NOTE, "Ack regression once: a reordered older ack", EXPFILL } },
@@ -1218,7 +1334,7 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
         { &ei_ack_before_slices, { "chunk.analysis.ack_before_slices", PI_SEQUENCE, PI_NOTE, "Ack before any slice of the stream", EXPFILL } },
         { &ei_ack_count_mismatch, { "chunk.analysis.ack_count_mismatch", PI_MALFORMED, PI_WARN, "Ack slice count differs from the chunk's", EXPFILL } },
         { &ei_too_fast, { "chunk.analysis.ack_too_fast", PI_SEQUENCE, PI_WARN, "Acks faster than the ack interval", EXPFILL } },
-        { &ei_amplification, { "chunk.analysis.ack_amplification", PI_SECURITY, PI_WARN, "One ack per slice: the receiver can be used for amplification", EXPFILL } },
+        { &ei_amplification, { "chunk.analysis.ack_amplification", PI_SECURITY, PI_WARN, "One ack per slice: the receiver can be used for amplification.", EXPFILL } },
         { &ei_complete, { "chunk.analysis.complete", PI_SEQUENCE, PI_CHAT, "Chunk complete", EXPFILL } },
         { &ei_capped, { "chunk.analysis.capped", PI_UNDECODED, PI_NOTE, "Transfer not analysed: the analysis' memory cap was reached", EXPFILL } },
         { &ei_incomplete, { "chunk.analysis.incomplete", PI_SEQUENCE, PI_WARN, "Transfer incomplete at end of capture", EXPFILL } },

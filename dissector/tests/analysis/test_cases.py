@@ -90,7 +90,7 @@ CASES = [
         ack(5, [1], 0.130),
     ], {4: {"chunk.analysis.flags": "0x00000004", "chunk.analysis.early": "1", "chunk.transfer": "1"},
         3: {"chunk.transfer": "0", "chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
-            "Incomplete at end of capture: chunk 4 has 1/2 slices acked; missing 1"}}),
+            "Incomplete at end of capture: chunk 4 has 1/2 slices acked, missing 1."}}),
     ("acks for a chunk not sent, and with the wrong slice count", [
         ack(9, [1, 0], 0.000),                   # 1: before any slice: a note only
         sl(6, 0, 2, 0.100),
@@ -110,7 +110,8 @@ CASES = [
         2: {"chunk.analysis.newly_acked_slices": "0-2"},
         13: {"chunk.analysis.flags": "0x00000020", "chunk.analysis.stall_since": "2"},
         16: {"chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
-             "Stalled: no new slice of chunk 14 acked since frame 2; missing 3"},
+             "Stalled: slice 3 of chunk 14 was sent 15 times and never acked, while every other slice is; "
+             "no progress since frame 2."},
     }),
     ("ack regression: once is reordering, twice a reset", [
         sl(7, 0, 4, 0.000), sl(7, 1, 4, 0.010), sl(7, 2, 4, 0.020), sl(7, 3, 4, 0.030, size=9),
@@ -146,7 +147,21 @@ CASES = [
         # frames 4..17 at 0.2 .. 1.5 s; progress at 0.1 s: more than 1 s at 1.2 s
         14: {"chunk.analysis.flags": "0x00000020", "chunk.analysis.stall_since": "3"},
         17: {"chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
-             "Stalled: no new slice of chunk 12 acked since frame 3; missing 1"},
+             "Stalled: slice 1 of chunk 12 was sent 15 times and never acked, while every other slice is; "
+             "no progress since frame 3."},
+    }),
+    ("stall with two slices missing, sent unequally often", [
+        sl(15, 0, 4, 0.000), sl(15, 1, 4, 0.010), sl(15, 2, 4, 0.020), sl(15, 3, 4, 0.030, size=7),
+        ack(15, [1, 0, 0, 1], 0.100)] +          # 5: progress
+       [p for i in range(14) for p in ([sl(15, 1, 4, 0.2 + 0.1 * i)] +
+                                       ([sl(15, 2, 4, 0.25 + 0.1 * i)] if i < 10 else []))], {
+        # frames 6, 8, .., 24: slice 1 at 0.2 .. 1.1 s; 7, 9, .., 25: slice 2 at
+        # 0.25 .. 1.15 s; 26..29: slice 1 at 1.2 .. 1.5 s. 1.15 s is the first
+        # over 1 s after frame 5. Slice 1 is sent 1 + 14 times, slice 2 1 + 10.
+        25: {"chunk.analysis.flags": "0x00000020", "chunk.analysis.stall_since": "5"},
+        29: {"chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
+             "Stalled: slices 1-2 (2 of 4) of chunk 15 were sent 11 to 15 times each and never acked; "
+             "no progress since frame 5."},
     }),
     ("a transfer that goes quiet before the capture ends", [
         sl(20, 0, 2, 0.000),
@@ -154,8 +169,8 @@ CASES = [
         sl(21, 0, 1, 2.500, size=3, sport=50001),
         ack(21, [1], 2.510, sport=50001),
     ], {2: {"chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
-            "Incomplete at end of capture: chunk 20 has 1/2 slices acked; missing 1; nothing of it in the "
-            "last 2.4 s of the capture: the sender stopped, or its slices no longer arrive"}}),
+            "Incomplete at end of capture: chunk 20 has 1/2 slices acked, missing 1; nothing of it in the "
+            "last 2.4 s of the capture."}}),
     ("two conversations: streams pair acks with their slices", [
         sl(13, 0, 1, 0.000, size=4),
         sl(13, 0, 1, 0.001, size=4, sport=50001),
