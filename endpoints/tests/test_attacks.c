@@ -610,7 +610,7 @@ static void test_malformed_datagrams(void)
     twin_slices(t, 0, data, size, 0, 1);
     attack_begin(t);
     static uint8_t p[CHUNK_MAX_PACKET_BYTES + 1];
-    int len = write_slice(&t->config.wire, p, 0, data, size, 1); /* the last slice, 1048 bytes */
+    int len = write_slice(&t->config.wire, p, 0, data, size, 1); /* the last slice: 24 bytes of data, 38 in all */
     int bad_crc = 0, padding = 0, end_check = 0, trailing = 0;
     /* Expected reasons. A prefix with its CRC recomputed fails wherever its
      * fields run out (truncated, or an end check or padding read from the
