@@ -160,8 +160,7 @@ typedef struct chunk_body {
     guint32 slice_bytes;    /* as meant */
     guint data_offset;      /* byte offset of the data */
     guint data_len;         /* data bytes present (slice_bytes unless broken) */
-    guint ack_bit;
-    guint32 acked_count;
+    guint ack_bit;          /* stream bit of slice 0's ack bit */
     guint32 errors;         /* P2_ERR_* | CHUNK_ERR_* */
 } chunk_body_t;
 
@@ -239,7 +238,6 @@ static void chunk_parse_slice(chunk_body_t *b)
 static void chunk_parse_ack(chunk_body_t *b)
 {
     p2_reader_t *r = &b->r;
-    guint32 done;
 
     b->num_bit = r->bit;
     b->num_slices = p2_read_int(r, 1, b->max_slices);
@@ -247,14 +245,9 @@ static void chunk_parse_ack(chunk_body_t *b)
         return;
     b->nfields = FA_NUM_SLICES;
     b->ack_bit = r->bit;
-    /* num_slices <= max_slices (a preference), so this loop is bounded by
-     * configuration, not by the packet; a short packet stops it at once. */
-    for (done = 0; done < b->num_slices && !(r->errors & P2_ERR_TRUNCATED); done += 32) {
-        guint n = MIN(32, b->num_slices - done);
-        b->acked_count += (guint32)__builtin_popcount(p2_read_bits(r, n));
-    }
-    if (r->errors & P2_ERR_TRUNCATED) {
-        b->acked_count = 0;
+    /* The bits are read where they are shown (chunk_add_ack_bits); the
+     * layout only needs to know they are there. */
+    if (!p2_skip_bits(r, b->num_slices)) {
         r->need_bytes = (b->ack_bit + b->num_slices + 7) / 8 + P2_END_CHECK_LEN;
         return;
     }
@@ -561,24 +554,31 @@ static void chunk_add_variant(proto_tree *tree, tvbuff_t *tvb, packet_info *pinf
     proto_item_set_generated(si);
 }
 
-static void chunk_add_generated_uint(proto_tree *tree, int hf, tvbuff_t *tvb, guint bit,
-                                     guint nbits, guint32 v)
+/* Adds a count sent as n-1 in nbits at stream bit `bit` (hf_sent) and,
+ * generated over the same bytes, the n it means (hf_meant). */
+static void chunk_add_minus1(proto_tree *tree, int hf_sent, int hf_meant, tvbuff_t *tvb,
+                             guint bit, guint nbits, guint32 meant)
 {
     proto_item *ti;
     guint off = bit / 8;
     guint end = (bit + nbits + 7) / 8;
 
-    ti = proto_tree_add_uint(tree, hf, tvb, off, end > off ? end - off : 0, v);
+    p2_add_bits(tree, hf_sent, tvb, bit, nbits, 0);
+    ti = proto_tree_add_uint(tree, hf_meant, tvb, off, end > off ? end - off : 0, meant);
     proto_item_set_generated(ti);
 }
 
 /* Adds the ack bitfield, one line per slice, and the generated counts;
- * returns the acked array (pinfo->pool, num_slices entries). */
+ * returns the acked array (pinfo->pool, num_slices entries) and, in
+ * *acked_count_out and *missing_out, its set bits and its clear ones as
+ * ranges. The parse has checked that the bits are there. */
 static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo,
-                                  const chunk_body_t *b, const char **missing_out)
+                                  const chunk_body_t *b, guint32 *acked_count_out,
+                                  const char **missing_out)
 {
     guint32 n = b->num_slices;
     guint8 *acked = (guint8 *)wmem_alloc(pinfo->pool, n);
+    guint32 acked_count = 0;
     const char *missing;
     proto_item *ti;
 
@@ -586,9 +586,11 @@ static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *
     for (guint32 i = 0; i < n; i += 32) {
         guint k = MIN(32, n - i);
         guint32 w = tvb_get_bits32(tvb, b->ack_bit + i, k, ENC_LITTLE_ENDIAN);
+        acked_count += (guint32)__builtin_popcount(w);
         for (guint j = 0; j < k; j++)
             acked[i + j] = (w >> j) & 1;
     }
+    *acked_count_out = acked_count;
     missing = chunk_missing_ranges(pinfo->pool, acked, n);
     *missing_out = missing;
 
@@ -598,7 +600,7 @@ static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *
 
         ti = proto_tree_add_item(tree, hf_ack_bitfield, tvb, first, last - first + 1, ENC_NA);
         proto_item_set_text(ti, "Acked bitfield: %u of %u slices acked, slice 0 first (stream bits %u-%u)",
-                             b->acked_count, n, b->ack_bit, b->ack_bit + n - 1);
+                             acked_count, n, b->ack_bit, b->ack_bit + n - 1);
         sub = proto_item_add_subtree(ti, ett_ack_bitfield);
         for (guint32 i = 0; i < n && i < CHUNK_MAX_ACK_LINES; i++) {
             guint bit = b->ack_bit + i;
@@ -629,9 +631,9 @@ static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *
                                        "the counts and ranges below cover them", CHUNK_MAX_ACK_LINES, n - 1,
                                        CHUNK_MAX_ACK_LINES);
     }
-    ti = proto_tree_add_uint(tree, hf_ack_acked_count, tvb, 0, 0, b->acked_count);
+    ti = proto_tree_add_uint(tree, hf_ack_acked_count, tvb, 0, 0, acked_count);
     proto_item_set_generated(ti);
-    ti = proto_tree_add_uint(tree, hf_ack_missing_count, tvb, 0, 0, n - b->acked_count);
+    ti = proto_tree_add_uint(tree, hf_ack_missing_count, tvb, 0, 0, n - acked_count);
     proto_item_set_generated(ti);
     if (*missing)
         ti = proto_tree_add_string(tree, hf_ack_missing, tvb, 0, 0, missing);
@@ -641,6 +643,37 @@ static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *
     return acked;
 }
 
+/* An Info column mark for a body error. */
+typedef struct chunk_error_mark {
+    guint32 error;
+    const char *mark;
+} chunk_error_mark_t;
+
+/* The layout does not fit the packet. */
+static const chunk_error_mark_t chunk_structure_marks[] = {
+    { P2_ERR_TRUNCATED,     " [Truncated]" },
+    { P2_ERR_PADDING,       " [Non-zero padding]" },
+    { P2_ERR_END_CHECK,     " [Bad end check]" },
+    { P2_ERR_RANGE,         " [Value out of range]" },
+    { CHUNK_ERR_SLICE_SIZE, " [Non-last slice not SliceSize]" },
+};
+
+/* It fits, but a strict reader drops it. */
+static const chunk_error_mark_t chunk_strict_marks[] = {
+    { CHUNK_ERR_SLICE_RANGE, " [Slice id >= slice count]" },
+    { P2_ERR_TRAILING,       " [Bytes after end check]" },
+};
+
+static void chunk_info_marks(packet_info *pinfo, guint32 errors, const chunk_error_mark_t *marks,
+                             size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (errors & marks[i].error)
+            col_append_str(pinfo->cinfo, COL_INFO, marks[i].mark);
+}
+
+/* Appends the packet's problems to the Info column; body errors only when
+ * `structural` (the layout is known). */
 static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gboolean structural)
 {
     guint32 e = d->b.errors;
@@ -653,26 +686,12 @@ static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gbo
         col_append_str(pinfo->cinfo, COL_INFO, " [Unknown variant]");
     else if (d->vsrc == VAR_AMBIGUOUS)
         col_append_str(pinfo->cinfo, COL_INFO, " [Ambiguous variant]");
-    if (structural) {
-        if (e & P2_ERR_TRUNCATED)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Truncated]");
-        if (e & P2_ERR_PADDING)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Non-zero padding]");
-        if (e & P2_ERR_END_CHECK)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Bad end check]");
-        if (e & P2_ERR_RANGE)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Value out of range]");
-        if (e & CHUNK_ERR_SLICE_SIZE)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Non-last slice not SliceSize]");
-    }
+    if (structural)
+        chunk_info_marks(pinfo, e, chunk_structure_marks, array_length(chunk_structure_marks));
     if (d->other_fit)
         col_append_str(pinfo->cinfo, COL_INFO, " [Other variant]");
-    if (!structural)
-        return;
-    if (e & CHUNK_ERR_SLICE_RANGE)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Slice id >= slice count]");
-    if (e & P2_ERR_TRAILING)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Bytes after end check]");
+    if (structural)
+        chunk_info_marks(pinfo, e, chunk_strict_marks, array_length(chunk_strict_marks));
 }
 
 /* Shows a decoded datagram and hands clean ones to the analysis. */
@@ -688,6 +707,7 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
     proto_tree *ct;
     guint next_pad = 0;
     guint8 *acked = NULL;
+    guint32 acked_count = 0;
     const char *missing = "";
 
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "Chunk");
@@ -716,16 +736,15 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
                                        b->slice_id, b->num_slices);
         }
         if (b->nfields >= F_NUM_SLICES) {
-            p2_add_bits(ct, hf_num_slices_m1, tvb, b->num_bit, b->id_bits, 0);
-            chunk_add_generated_uint(ct, hf_num_slices, tvb, b->num_bit, b->id_bits, b->num_slices);
+            chunk_add_minus1(ct, hf_num_slices_m1, hf_num_slices, tvb, b->num_bit, b->id_bits,
+                             b->num_slices);
             ti = proto_tree_add_boolean(ct, hf_last_slice, tvb, 0, 0, b->last);
             proto_item_set_generated(ti);
         }
         if (b->nfields >= F_SLICE_BYTES) {
             if (b->last) {
-                p2_add_bits(ct, hf_slice_bytes_m1, tvb, b->bytes_bit, b->bytes_bits, 0);
-                chunk_add_generated_uint(ct, hf_slice_bytes, tvb, b->bytes_bit, b->bytes_bits,
-                                         b->slice_bytes);
+                chunk_add_minus1(ct, hf_slice_bytes_m1, hf_slice_bytes, tvb, b->bytes_bit, b->bytes_bits,
+                                 b->slice_bytes);
             } else {
                 ti = proto_tree_add_uint(ct, hf_slice_bytes, tvb, 0, 0, b->slice_bytes);
                 proto_item_append_text(ti, " (not sent: every slice but the last is SliceSize)");
@@ -749,14 +768,13 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
             col_add_fstr(pinfo->cinfo, COL_INFO, "Slice of chunk %u", b->chunk_id);
         }
     } else {
-        if (b->nfields >= FA_NUM_SLICES) {
-            p2_add_bits(ct, hf_num_slices_m1, tvb, b->num_bit, b->id_bits, 0);
-            chunk_add_generated_uint(ct, hf_num_slices, tvb, b->num_bit, b->id_bits, b->num_slices);
-        }
+        if (b->nfields >= FA_NUM_SLICES)
+            chunk_add_minus1(ct, hf_num_slices_m1, hf_num_slices, tvb, b->num_bit, b->id_bits,
+                             b->num_slices);
         if (b->nfields >= FA_BITS) {
-            acked = chunk_add_ack_bits(ct, tvb, pinfo, b, &missing);
+            acked = chunk_add_ack_bits(ct, tvb, pinfo, b, &acked_count, &missing);
             col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u: %u/%u acked", b->chunk_id,
-                         b->acked_count, b->num_slices);
+                         acked_count, b->num_slices);
             if (*missing)
                 col_append_fstr(pinfo->cinfo, COL_INFO, ", missing %s", missing);
         } else {
@@ -793,7 +811,7 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
         ai.chunk_id = (guint16)b->chunk_id;
         ai.num_slices = b->num_slices;
         ai.acked = acked;
-        ai.acked_count = b->acked_count;
+        ai.acked_count = acked_count;
         ai.max_slices = b->max_slices;
         ai.slice_size = b->slice_size;
         chunk_analysis_ack(tvb, pinfo, ct, &ai);

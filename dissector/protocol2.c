@@ -42,23 +42,27 @@ static void p2_truncate(p2_reader_t *r, guint need)
     }
 }
 
+gboolean p2_skip_bits(p2_reader_t *r, guint nbits)
+{
+    if (r->errors & P2_ERR_TRUNCATED)
+        return FALSE;
+    if ((guint64)r->bit + nbits > r->limit) {
+        p2_truncate(r, (guint)(((guint64)r->bit + nbits + 7) / 8));
+        return FALSE;
+    }
+    r->bit += nbits;
+    return TRUE;
+}
+
 guint32 p2_read_bits(p2_reader_t *r, guint nbits)
 {
-    guint32 v;
+    guint start = r->bit;
 
-    if (r->errors & P2_ERR_TRUNCATED)
+    if (nbits == 0 || !p2_skip_bits(r, nbits))
         return 0;
-    if (nbits == 0)
-        return 0;
-    if (r->bit + nbits > r->limit) {
-        p2_truncate(r, (r->bit + nbits + 7) / 8);
-        return 0;
-    }
     /* tvb_get_bits32 with ENC_LITTLE_ENDIAN numbers bits from each byte's
      * least significant bit, as the stream does (tvb_get_bits8 would not). */
-    v = tvb_get_bits32(r->tvb, r->bit, nbits, ENC_LITTLE_ENDIAN);
-    r->bit += nbits;
-    return v;
+    return tvb_get_bits32(r->tvb, start, nbits, ENC_LITTLE_ENDIAN);
 }
 
 guint32 p2_read_int(p2_reader_t *r, guint32 min, guint32 max)

@@ -70,6 +70,10 @@ guint p2_bits_required(guint32 min, guint32 max);
  * P2_ERR_TRUNCATED when the datagram is too short. */
 guint32 p2_read_bits(p2_reader_t *r, guint nbits);
 
+/* Moves past nbits (any number) bits without reading them. Returns FALSE and
+ * sets P2_ERR_TRUNCATED when the datagram is too short (or was already). */
+gboolean p2_skip_bits(p2_reader_t *r, guint nbits);
+
 /* Reads int(min, max): returns the raw field plus min. Sets P2_ERR_RANGE when
  * the value exceeds max (possible when max - min + 1 is not a power of 2). */
 guint32 p2_read_int(p2_reader_t *r, guint32 min, guint32 max);
