@@ -9,9 +9,11 @@
 
 The build tree is CHUNK_BUILD_DIR (ctest sets it) or <repo>/build-dissector.
 """
+import contextlib
 import os
 import struct
 import subprocess
+import tempfile
 import xml.etree.ElementTree as ET
 import zlib
 
@@ -51,6 +53,16 @@ def tshark(args, check=True):
     if check and p.returncode != 0:
         raise RuntimeError("tshark %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr))
     return p.stdout
+
+
+@contextlib.contextmanager
+def scratch_dir():
+    """A temporary folder for a test's captures, readable by everyone: as
+    root, chunk-tshark runs tshark as nobody (it would copy each capture
+    nobody cannot read)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        yield tmp
 
 
 def pref_args(prefs):

@@ -9,7 +9,6 @@ formats, and the heuristic (claims only clean packets, pins the flow).
 """
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
@@ -70,9 +69,14 @@ def range_run():
     ]
 
 
+def write_rows(path, rows):
+    """Writes the packets of rows (ports, packet, ...) as a capture."""
+    ct.write_pcap(path, [dict(p, payload=pkt) for p, pkt, *_ in rows])
+
+
 def run(F, tmp, name, rows, prefs=None):
     path = os.path.join(tmp, name + ".pcap")
-    ct.write_pcap(path, [dict(p, payload=pkt) for p, pkt, _, _ in rows])
+    write_rows(path, rows)
     frames = ct.decode(path, prefs)
     infos = ct.info(path, prefs)
     for n, (fr, (_, _, want, want_info)) in enumerate(zip(frames, rows)):
@@ -112,7 +116,7 @@ def heuristic_run(F, tmp):
         (P3, s(ct.ack_body(1, [1, 0, 1]))[:-5] + b"\x00" + ct.END_CHECK, False, set()),
     ]
     path = os.path.join(tmp, "heur.pcap")
-    ct.write_pcap(path, [dict(p, payload=pkt) for p, pkt, _, _ in rows])
+    write_rows(path, rows)
     frames = ct.decode(path)
     for n, (fr, (_, _, claimed, want)) in enumerate(zip(frames, rows)):
         F.check(fr["chunk"] == claimed, "heuristic frame %d: chunk %s, want %s" % (n + 1, fr["chunk"], claimed))
@@ -125,8 +129,7 @@ def heuristic_run(F, tmp):
 
 def main():
     F = ct.Failures()
-    with tempfile.TemporaryDirectory() as tmp:
-        os.chmod(tmp, 0o755)
+    with ct.scratch_dir() as tmp:
         frames = run(F, tmp, "experts", port_run(tmp))
         # Each expert info of the list above is raised somewhere.
         seen = set().union(*(fr["experts"] for fr in frames))

@@ -13,7 +13,6 @@ table, so it is not checked here.)
 """
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
@@ -62,8 +61,7 @@ def main():
           ["-o", "chunk.udp.port:1", "-d", "udp.port==50000,chunk"] + NO_HEUR, True)
     clean("protocol disabled", ["--disable-protocol", "chunk"], False)
 
-    with tempfile.TemporaryDirectory() as tmp:
-        os.chmod(tmp, 0o755)
+    with ct.scratch_dir() as tmp:
         # Not a chunk datagram, so no heuristic claims it: only the port
         # table or Decode As can make it chunk (then flagged, not hidden).
         hello = os.path.join(tmp, "hello.pcap")

@@ -12,7 +12,6 @@ Seeded (CHUNK_ROBUST_SEED, default 1) so a failure can be reproduced.
 import os
 import random
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
@@ -65,8 +64,7 @@ def main():
         ({"chunk.max_slices": 3, "chunk.slice_size": 1000}, []),
         ({"chunk.max_slices": 65536, "chunk.slice_size": 65535}, []),
     ]
-    with tempfile.TemporaryDirectory() as tmp:
-        os.chmod(tmp, 0o755)
+    with ct.scratch_dir() as tmp:
         path = os.path.join(tmp, "robust.pcap")
         # A few conversations, so Auto decisions happen at different points.
         ct.write_pcap(path, [{"payload": p, "sport": 50000 + (i % 5)} for i, p in enumerate(pkts)])

@@ -18,7 +18,6 @@ built right.
 """
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
@@ -129,8 +128,7 @@ EXPECT_FLAGGED = {(32, "explicit"): 0, (32, "auto"): 1, (32, "isolated"): 6,
 def main():
     F = ct.Failures()
     check_spec_examples(F)
-    with tempfile.TemporaryDirectory() as tmp:
-        os.chmod(tmp, 0o755)
+    with ct.scratch_dir() as tmp:
         for variant, path in sorted(ct.VECTORS.items()):
             vectors = ct.read_vectors(path)
             check_encoder(F, variant, vectors)
