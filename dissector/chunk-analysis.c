@@ -1125,6 +1125,61 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         show_flags(pinfo, tvb, AT, flags);
 }
 
+/* Short marks in the Info column, as TCP's "[TCP Retransmission]", so the
+ * packet list alone shows what happened. All come from the frame record,
+ * fixed on the first pass, so one pass and two show the same; only
+ * [Incomplete] needs the whole capture. */
+static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ack)
+{
+    const chunk_transfer_t *t = fr->t;
+    guint32 f = fr->flags;
+    if (!pinfo->cinfo)
+        return;
+    if (!is_ack) {
+        if (fr->notes & N_RESEND)
+            col_append_fstr(pinfo->cinfo, COL_INFO, " [Resend %u]", fr->resend);
+        if (f & CHUNK_F_TOO_SOON)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Too soon]");
+        if (f & CHUNK_F_NOT_LISTENING)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Not listening]");
+        else if ((fr->notes & N_ALREADY_ACKED) && !(fr->notes & N_STALE))
+            col_append_str(pinfo->cinfo, COL_INFO, " [Already acked]");
+        if (fr->notes & N_STALE)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Stale]");
+        if (f & CHUNK_F_EARLY)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Early]");
+        if (f & CHUNK_F_SIZE_MISMATCH)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Size mismatch]");
+        if (f & CHUNK_F_STALL)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Stall]");
+        if (f & CHUNK_F_SILENT_RECEIVER)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Silent receiver]");
+        if (f & CHUNK_F_NOT_READING)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Not reading]");
+    } else {
+        if (fr->notes & N_COMPLETE)
+            col_append_fstr(pinfo->cinfo, COL_INFO, " [Chunk %u complete]", t->chunk_id);
+        if (fr->notes & N_DUP_ACK)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Duplicate ack]");
+        if (fr->notes & N_STALE_ACK)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Already complete]");
+        if (f & CHUNK_F_REGRESSION)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Ack regression]");
+        else if (fr->notes & N_REGRESSED)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Reordered]");
+        if (f & CHUNK_F_UNKNOWN_CHUNK)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Unknown chunk]");
+        if (f & CHUNK_F_AMPLIFICATION)
+            col_append_str(pinfo->cinfo, COL_INFO, " [One ack per slice]");
+        else if (f & CHUNK_F_TOO_FAST)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Acks too fast]");
+    }
+    if (f & CHUNK_F_COUNT_MISMATCH)
+        col_append_str(pinfo->cinfo, COL_INFO, " [Count mismatch]");
+    if (is_last_of_unfinished(pinfo, t))
+        col_append_str(pinfo->cinfo, COL_INFO, " [Incomplete]");
+}
+
 /* Reassembly: each first send of a slice goes to the reassembly table until
  * the chunk is whole; the frame that completes it shows the chunk. */
 static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
@@ -1177,6 +1232,7 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
     }
     if (chunk_tree)
         show_slice(tvb, pinfo, chunk_tree, slice, fr);
+    info_marks(pinfo, fr, FALSE);
     if (pref_reassemble)
         reassemble(tvb, pinfo, chunk_tree, slice, fr);
     if (have_tap_listener(chunk_tap)) {
@@ -1207,6 +1263,7 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
     }
     if (chunk_tree)
         show_ack(tvb, pinfo, chunk_tree, ack, fr);
+    info_marks(pinfo, fr, TRUE);
     if (have_tap_listener(chunk_tap)) {
         chunk_tap_info_t *ti = wmem_new0(pinfo->pool, chunk_tap_info_t);
         ti->t = fr->t;

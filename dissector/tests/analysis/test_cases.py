@@ -23,7 +23,7 @@ FIELDS = ["chunk.stream", "chunk.transfer", "chunk.analysis.flags", "chunk.analy
           "chunk.analysis.duplicate_ack", "chunk.analysis.regressed", "chunk.analysis.chunk_complete",
           "chunk.analysis.transfer_time", "chunk.analysis.chunk_size", "chunk.analysis.goodput",
           "chunk.reassembled_in", "chunk.reassembled.length", "chunk.analysis.completed_in",
-          "chunk.analysis.stall_since", "chunk.analysis.diagnosis"]
+          "chunk.analysis.stall_since", "chunk.analysis.diagnosis", "_ws.col.Info"]
 FORWARD = {"chunk.analysis.acked_in", "chunk.reassembled_in", "chunk.analysis.diagnosis"}
 
 
@@ -58,13 +58,16 @@ CASES = [
         4: {"chunk.analysis.newly_acked": "2", "chunk.analysis.newly_acked_slices": "0,2",
             "chunk.stream": "0", "chunk.transfer": "0"},
         5: {"chunk.analysis.resend": "1", "chunk.analysis.resend_of": "2",
-            "chunk.analysis.since_last_sent": "0.140000000", "chunk.analysis.acked_in": "8"},
-        6: {"chunk.analysis.newly_acked": "0", "chunk.analysis.duplicate_ack": "1"},
+            "chunk.analysis.since_last_sent": "0.140000000", "chunk.analysis.acked_in": "8",
+            "_ws.col.Info": "Slice 1/3 of chunk 1, 1024 bytes [Resend 1]"},
+        6: {"chunk.analysis.newly_acked": "0", "chunk.analysis.duplicate_ack": "1",
+            "_ws.col.Info": "Ack chunk 1: 2/3 acked, missing 1 [Duplicate ack]"},
         7: {"chunk.analysis.resend": "2", "chunk.analysis.resend_of": "5",
-            "chunk.reassembled_in": "3", "chunk.reassembled.length": ""},
+            "chunk.reassembled_in": "3", "chunk.reassembled.length": "",
+            "_ws.col.Info": "Slice 1/3 of chunk 1, 1024 bytes [Resend 2]"},
         8: {"chunk.analysis.newly_acked_slices": "1", "chunk.analysis.chunk_complete": "1",
             "chunk.analysis.transfer_time": "0.310000000", "chunk.analysis.chunk_size": "2148",
-            "chunk.analysis.goodput": "55432.2580645161"},
+            "chunk.analysis.goodput": "55432.2580645161", "_ws.col.Info": "Ack chunk 1: 3/3 acked [Chunk 1 complete]"},
     }),
     ("resend too soon", [
         sl(2, 0, 2, 0.000),
@@ -72,24 +75,29 @@ CASES = [
         sl(2, 0, 2, 0.030),                      # 3: 30 ms later: too soon
         sl(2, 0, 2, 0.130),                      # 4: 100 ms later: fine
         ack(2, [1, 1], 0.140),
-    ], {3: {"chunk.analysis.flags": "0x00000001", "chunk.analysis.resend": "1"},
-        4: {"chunk.analysis.flags": "", "chunk.analysis.resend": "2"}}),
+    ], {3: {"chunk.analysis.flags": "0x00000001", "chunk.analysis.resend": "1",
+            "_ws.col.Info": "Slice 0/2 of chunk 2, 1024 bytes [Resend 1] [Too soon]"},
+        4: {"chunk.analysis.flags": "", "chunk.analysis.resend": "2",
+            "_ws.col.Info": "Slice 0/2 of chunk 2, 1024 bytes [Resend 2]"}}),
     ("slice count and size change within a chunk", [
         sl(3, 0, 2, 0.000),
         sl(3, 1, 2, 0.010, size=10),
         sl(3, 1, 4, 0.020),                      # 3: widening to 4 slices
         sl(3, 1, 2, 0.200, size=20),             # 4: last slice, other size
         ack(3, [1, 1], 0.300),
-    ], {3: {"chunk.analysis.flags": "0x00000008"},
-        4: {"chunk.analysis.flags": "0x00000010", "chunk.analysis.resend": "1"}}),
+    ], {3: {"chunk.analysis.flags": "0x00000008", "_ws.col.Info": "Slice 1/4 of chunk 3, 1024 bytes [Count mismatch]"},
+        4: {"chunk.analysis.flags": "0x00000010", "chunk.analysis.resend": "1",
+            "_ws.col.Info": "Slice 1/2 of chunk 3, 20 bytes [Resend 1] [Size mismatch]"}}),
     ("chunk started before the previous was acked", [
         sl(4, 0, 2, 0.000),
         sl(4, 1, 2, 0.010, size=10),
         ack(4, [1, 0], 0.100),
         sl(5, 0, 1, 0.120, size=50),             # 4: early
         ack(5, [1], 0.130),
-    ], {4: {"chunk.analysis.flags": "0x00000004", "chunk.analysis.early": "1", "chunk.transfer": "1"},
-        3: {"chunk.transfer": "0", "chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
+    ], {4: {"chunk.analysis.flags": "0x00000004", "chunk.analysis.early": "1", "chunk.transfer": "1",
+            "_ws.col.Info": "Slice 0/1 of chunk 5, 50 bytes [Early]"},
+        3: {"chunk.transfer": "0", "chunk.analysis.flags": "0x00001000",
+            "_ws.col.Info": "Ack chunk 4: 1/2 acked, missing 1 [Incomplete]", "chunk.analysis.diagnosis":
             "Incomplete at end of capture: chunk 4 has 1/2 slices acked, missing 1."}}),
     ("acks for a chunk not sent, and with the wrong slice count", [
         ack(9, [1, 0], 0.000),                   # 1: before any slice: a note only
@@ -99,8 +107,9 @@ CASES = [
         ack(6, [1, 1], 0.400),
         ack(9, [1, 0], 0.500),                   # 6: the sender sends chunk 6, not 9
     ], {1: {"chunk.stream": "0", "chunk.transfer": ""},
-        4: {"chunk.analysis.flags": "0x00000008"},
-        6: {"chunk.analysis.flags": "0x00000200", "chunk.transfer": ""}}),
+        4: {"chunk.analysis.flags": "0x00000008", "_ws.col.Info": "Ack chunk 6: 3/3 acked [Count mismatch]"},
+        6: {"chunk.analysis.flags": "0x00000200", "chunk.transfer": "",
+            "_ws.col.Info": "Ack chunk 9: 1/2 acked, missing 1 [Unknown chunk]"}}),
     ("capture started mid-transfer: slices acked before the capture say nothing of delay", [
         # real-world timestamps: a slice's unset send time (0) would be decades ago
         sl(14, 3, 4, T0, size=10), ack(14, [1, 1, 1, 0], T0 + 0.050)] +
@@ -122,9 +131,11 @@ CASES = [
         ack(8, [1, 1], 0.500),                   # 10
         ack(8, [1, 0], 0.600),                   # 11: regression, a note
         ack(8, [0, 0], 0.700),                   # 12: again: the receiver reset
-    ], {6: {"chunk.analysis.regressed": "1", "chunk.analysis.flags": ""},
+    ], {6: {"chunk.analysis.regressed": "1", "chunk.analysis.flags": "",
+            "_ws.col.Info": "Ack chunk 7: 1/4 acked, missing 1-3 [Duplicate ack] [Reordered]"},
         11: {"chunk.analysis.regressed": "1", "chunk.analysis.flags": ""},
-        12: {"chunk.analysis.regressed": "2", "chunk.analysis.flags": "0x00000100"}}),
+        12: {"chunk.analysis.regressed": "2", "chunk.analysis.flags": "0x00000100",
+             "_ws.col.Info": "Ack chunk 8: 0/2 acked, missing 0-1 [Duplicate ack] [Ack regression]"}}),
     ("one ack per slice", [p for i in range(8) for p in (sl(10, i, 9, 0.002 * i), ack(10, [1] * (i + 1) + [0] * (8 - i), 0.002 * i + 0.001))]
      + [sl(10, 8, 9, 0.5, size=1), ack(10, [1] * 9, 0.501)], {
         # acks are frames 2, 4, ..., 16; the 5th within 240 ms is too fast,
@@ -132,21 +143,25 @@ CASES = [
         10: {"chunk.analysis.flags": "0x00000c00"},
         12: {"chunk.analysis.flags": "0x00000c00"},
         14: {"chunk.analysis.flags": "0x00000c00"},
-        16: {"chunk.analysis.flags": "0x00000c00"},
+        16: {"chunk.analysis.flags": "0x00000c00", "_ws.col.Info": "Ack chunk 10: 8/9 acked, missing 8 [One ack per slice]"},
     }),
     ("stale slice after completion, and the receiver's repeated all-ones ack", [
         sl(11, 0, 1, 0.000, size=10),
         ack(11, [1], 0.010),
         sl(11, 0, 1, 0.200, size=10),            # 3: stale (the ack was lost on the way)
         ack(11, [1], 0.210),                     # 4: repeated all-ones ack
-    ], {3: {"chunk.analysis.stale": "2", "chunk.analysis.already_acked_in": "2", "chunk.analysis.resend": "1"},
-        4: {"chunk.analysis.completed_in": "2", "chunk.analysis.chunk_complete": ""}}),
+    ], {3: {"chunk.analysis.stale": "2", "chunk.analysis.already_acked_in": "2", "chunk.analysis.resend": "1",
+            "_ws.col.Info": "Slice 0/1 of chunk 11, 10 bytes [Resend 1] [Stale]"},
+        4: {"chunk.analysis.completed_in": "2", "chunk.analysis.chunk_complete": "",
+            "_ws.col.Info": "Ack chunk 11: 1/1 acked [Already complete]"}}),
     ("stall: slices keep coming, nothing new acked", [
         sl(12, 0, 2, 0.000), sl(12, 1, 2, 0.010, size=10),
         ack(12, [1, 0], 0.100)] + [sl(12, 1, 2, 0.2 + 0.1 * i, size=10) for i in range(14)], {
         # frames 4..17 at 0.2 .. 1.5 s; progress at 0.1 s: more than 1 s at 1.2 s
-        14: {"chunk.analysis.flags": "0x00000020", "chunk.analysis.stall_since": "3"},
-        17: {"chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
+        14: {"chunk.analysis.flags": "0x00000020", "chunk.analysis.stall_since": "3",
+             "_ws.col.Info": "Slice 1/2 of chunk 12, 10 bytes [Resend 11] [Stall]"},
+        17: {"chunk.analysis.flags": "0x00001000",
+             "_ws.col.Info": "Slice 1/2 of chunk 12, 10 bytes [Resend 14] [Incomplete]", "chunk.analysis.diagnosis":
              "Stalled: slice 1 of chunk 12 was sent 15 times and never acked, while every other slice is; "
              "no progress since frame 3."},
     }),
@@ -216,6 +231,8 @@ def main():
                 if f == "chunk.analysis.flags":
                     a = int(a or "0", 16) & ~0x1000
                     b = int(b or "0", 16) & ~0x1000
+                if f == "_ws.col.Info":
+                    b = b.replace(" [Incomplete]", "")
                 if f in FORWARD:
                     fail.check(f == "chunk.reassembled_in" or a == "",
                                "%s frame %d: forward-looking %s in one pass" % (name, n, f))

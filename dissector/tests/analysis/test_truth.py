@@ -38,6 +38,7 @@ FIELDS = ["frame.number", "ip.src", "udp.srcport", "chunk.type", "chunk.chunk_id
           "chunk.analysis.duplicate_ack", "chunk.analysis.already_acked_in", "chunk.analysis.stale",
           "chunk.analysis.early", "chunk.analysis.stall_since", "chunk.analysis.regressed",
           "chunk.analysis.since_last_sent", "chunk.analysis.ack_delta", "chunk.reassembled.length",
+          "_ws.col.Info",
           # forward-looking: only with -2
           "chunk.analysis.acked_in", "chunk.analysis.ack_time", "chunk.reassembled_in",
           "chunk.analysis.diagnosis"]
@@ -130,11 +131,35 @@ def check_capture(name, fail):
             if f == "chunk.analysis.flags":
                 a = flags_of(one[n]) & ~F_INCOMPLETE
                 b = flags_of(two[n]) & ~F_INCOMPLETE
+            if f == "_ws.col.Info":
+                b = b.replace(" [Incomplete]", "")
             if f in FORWARD:
                 fail.check(f == "chunk.reassembled_in" or a == "",
                            "%s frame %d: forward-looking %s in one pass: %r" % (name, n, f, a))
                 continue
             fail.check(a == b, "%s frame %d: %s one pass %r, two passes %r" % (name, n, f, a, b))
+
+    # The Info column's marks say what the fields say.
+    for n, row in sorted(two.items()):
+        info, flags = row["_ws.col.Info"], flags_of(row)
+        marks = {
+            " [Resend %s]" % row["chunk.analysis.resend"]: row["chunk.analysis.resend"] != "",
+            " [Stale]": row["chunk.analysis.stale"] != "",
+            " [Duplicate ack]": row["chunk.analysis.duplicate_ack"] == "1",
+            " [Chunk %s complete]" % row["chunk.analysis.chunk_complete"]: row["chunk.analysis.chunk_complete"] != "",
+            " [Stall]": bool(flags & F_STALL),
+            " [Silent receiver]": bool(flags & F_SILENT),
+            " [Not reading]": bool(flags & F_NOT_READING),
+            " [Not listening]": bool(flags & F_NOT_LISTENING),
+            " [Too soon]": bool(flags & F_TOO_SOON),
+            " [Incomplete]": bool(flags & F_INCOMPLETE),
+        }
+        for mark, want in marks.items():
+            fail.check((mark in info) == want, "%s frame %d: Info %r, mark %r %s" %
+                       (name, n, info, mark, "missing" if want else "unexpected"))
+        fail.check((" [Already acked]" in info) ==
+                   (row["chunk.analysis.already_acked_in"] != "" and row["chunk.analysis.stale"] == ""
+                    and not flags & F_NOT_LISTENING), "%s frame %d: Info %r, [Already acked]" % (name, n, info))
 
     cols = read_columns(pcap)
     for n in sorted(one):
