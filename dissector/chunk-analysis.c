@@ -287,8 +287,8 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
 }
 
 /* Missing slices of t as ranges, each with how often it was sent:
- * "3-5 (sent 4x), 17 (sent 6x)", at most about 100 characters. Built only
- * when a stall is found. */
+ * "3-5 (sent 4x), 17 (sent 6x)", at most about 90 characters (then " and
+ * more"). Built only when a stall is found. */
 static char *missing_with_sends(wmem_allocator_t *scope, const chunk_transfer_t *t)
 {
     wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
@@ -304,8 +304,8 @@ static char *missing_with_sends(wmem_allocator_t *scope, const chunk_transfer_t 
             j++;
         /* Keeps the expert message that holds it under the 240-character
          * item label. */
-        if (shown++ == 24 || wmem_strbuf_get_len(sb) > 80) {
-            wmem_strbuf_append(sb, ", ...");
+        if (shown++ == 24 || wmem_strbuf_get_len(sb) > 60) {
+            wmem_strbuf_append(sb, " and more");
             break;
         }
         if (wmem_strbuf_get_len(sb))

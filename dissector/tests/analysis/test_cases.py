@@ -178,6 +178,19 @@ CASES = [
              "Stalled: slices 1-2 (2 of 4) of chunk 15 were sent 11 to 15 times each and never acked; "
              "no progress since frame 5."},
     }),
+    ("stall with every other slice of 64 missing: lists cut short", [
+        sl(16, i, 64, 0.001 * i) for i in range(64)] +
+       [ack(16, [1, 0] * 32, 0.100)] +          # 65: the even slices
+       [sl(16, 2 * k + 1, 64, 0.2 + 0.15 * r + 0.001 * k) for r in range(8) for k in range(32)], {
+        # round r resends the 32 odd slices at 0.2 + 0.15 r s: round 6 starts
+        # at 1.1 s, exactly 1 s after the ack; its second packet (frame 65 +
+        # 6 x 32 + 2 = 259) is the first over. By then slices 1 and 3 were
+        # sent 8 times, the others 7; at the end all 9 times.
+        259: {"chunk.analysis.flags": "0x00000020", "chunk.analysis.stall_since": "65"},
+        321: {"chunk.analysis.flags": "0x00001000", "chunk.analysis.diagnosis":
+              "Stalled: slices 1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31,33,35,37,39,... (32 of 64) of chunk 16 "
+              "were sent 9 times each and never acked; no progress since frame 65."},
+    }),
     ("a transfer that goes quiet before the capture ends", [
         sl(20, 0, 2, 0.000),
         ack(20, [1, 0], 0.100),
@@ -218,6 +231,11 @@ def main():
         ct.write_pcap(pcap, packets)
         two = read(pcap, True)
         one = read(pcap, False)
+        # Whole sentences, well under Wireshark's 240-character label limit.
+        for line in ct.tshark(["-2", "-r", pcap, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|",
+                               "-e", "_ws.expert.message"]).splitlines():
+            for m in filter(None, line.split("|")):
+                fail.check(m.endswith(".") and len(m) <= 200, "%s: expert message %r" % (name, m))
         fail.check(len(two) == len(packets), "%s: %d frames" % (name, len(two)))
         for n, row in enumerate(two, 1):
             want = expect.get(n, {})
