@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# screenshot.sh: make docs/screenshot-ack.png, the Wireshark GUI showing an
-# ack packet with its bitfield expanded, with the plugin from the build tree.
+# screenshot.sh: make the Wireshark GUI pictures in docs/ with the plugin
+# from the build tree:
 #
-#   scripts/screenshot.sh -b build-bench
+#   scripts/screenshot.sh -b build-bench ack         # docs/screenshot-ack.png
+#   scripts/screenshot.sh -b build-bench transfers   # docs/screenshot-transfers.png
+#
+# ack: an ack packet with its bitfield expanded.
+# transfers: the Statistics > Chunk Transfers table (opened with
+# `-z chunk,transfers_table`, as the menu item does) on
+# captures/fault-never-pops.pcap, one healthy and one stalled transfer with
+# its diagnosis.
 #
 # Runs Debian's wireshark-qt under Xvfb (apt-get install wireshark-qt xvfb
 # xdotool imagemagick). Like scripts/chunk-tshark it runs Wireshark as user
 # nobody when we are root (Wireshark 4.0 ignores plugin folders for uid 0),
 # with a private HOME holding the preferences and window geometry that lay
 # the window out: packet list on top, details in the middle, bytes below.
-# The capture is opened with a display filter for acks with missing slices
+# ack: the capture is opened with a display filter for acks with missing slices
 # and the frame to select (-g); xdotool then expands the chunk tree (Shift+
 # Right on "Chunk Protocol": expand subtrees) and selects one missing
 # slice's bit, so the bytes pane highlights the byte that holds it.
@@ -19,15 +26,19 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 usage() {
     cat <<EOF
-usage: scripts/screenshot.sh [options]
+usage: scripts/screenshot.sh [options] [ack|transfers]
+  ack                 an ack packet, bitfield expanded (the default)
+  transfers           the Statistics > Chunk Transfers table
   -b, --build DIR     build tree with plugins/4.0/epan/chunk.so
                       (default: \$CHUNK_BUILD_DIR, else $repo/build)
-  -r, --read FILE     capture (default: captures/loss-10-jitter.pcap)
-  -g, --frame N       ack frame to show (default 34: chunk 0, 21/24 acked,
-                      missing 5,8,13)
-      --select N      rows below "Chunk Protocol" to select after expanding
-                      (default 16: the line of slice 5, missing)
-  -o, --output FILE   PNG to write (default: docs/screenshot-ack.png)
+  -r, --read FILE     capture (default: captures/loss-10-jitter.pcap for ack,
+                      captures/fault-never-pops.pcap for transfers)
+  -g, --frame N       ack: ack frame to show (default 34: chunk 0, 21/24
+                      acked, missing 5,8,13)
+      --select N      ack: rows below "Chunk Protocol" to select after
+                      expanding (default 16: the line of slice 5, missing)
+  -o, --output FILE   PNG to write (default: docs/screenshot-ack.png or
+                      docs/screenshot-transfers.png)
       --display N     X display number for Xvfb (default 77)
       --keep-tmp      keep the temporary folder (logs, raw screenshot)
   -h, --help          this help
@@ -41,10 +52,11 @@ die_usage() {
 }
 
 build=${CHUNK_BUILD_DIR:-$repo/build}
-capture=$repo/captures/loss-10-jitter.pcap
+what=ack
+capture=""
 frame=34
 select=16
-output=$repo/docs/screenshot-ack.png
+output=""
 display=77
 keep=0
 while [ $# -gt 0 ]; do
@@ -57,6 +69,7 @@ while [ $# -gt 0 ]; do
     --display) [ $# -ge 2 ] || die_usage "$1 needs a number"; display=$2; shift ;;
     --keep-tmp) keep=1 ;;
     -h | --help) usage; exit 0 ;;
+    ack | transfers) what=$1 ;;
     *) die_usage "unknown argument '$1'" ;;
     esac
     shift
@@ -64,6 +77,13 @@ done
 for n in "$frame" "$select" "$display"; do
     [[ "$n" =~ ^[0-9]+$ ]] || die_usage "'$n' is not a number"
 done
+if [ "$what" = ack ]; then
+    capture=${capture:-$repo/captures/loss-10-jitter.pcap}
+    output=${output:-$repo/docs/screenshot-ack.png}
+else
+    capture=${capture:-$repo/captures/fault-never-pops.pcap}
+    output=${output:-$repo/docs/screenshot-transfers.png}
+fi
 plugin=$build/plugins/4.0/epan/chunk.so
 [ -f "$plugin" ] || die_usage "no plugin at $plugin: build first or give -b"
 [ -r "$capture" ] || die_usage "cannot read $capture"
@@ -73,8 +93,9 @@ for tool in wireshark Xvfb xdotool convert; do
 done
 [ ! -e "/tmp/.X11-unix/X$display" ] || die_usage "display :$display is in use; pick another with --display"
 
-W=1280
-H=1280
+# ack: a tall screen for the expanded tree. transfers: a wide one, so the
+# table's columns, Diagnosis last, get room.
+if [ "$what" = ack ]; then W=1280; H=1280; else W=3500; H=600; fi
 tmp=$(mktemp -d /tmp/chunk-screenshot.XXXXXX)
 chmod 755 "$tmp"
 pids=()
@@ -125,9 +146,13 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 
+if [ "$what" = ack ]; then
+    ws_args=(-Y 'chunk.type == 1 && chunk.ack.missing_count > 0' -g "$frame")
+else
+    ws_args=(-z 'chunk,transfers_table')
+fi
 "${as_user[@]}" env HOME="$tmp/home" XDG_RUNTIME_DIR="$tmp/run" WIRESHARK_PLUGIN_DIR="$tmp/plugins" \
-    DISPLAY=":$display" wireshark -r "$tmp/capture.pcap" \
-    -Y 'chunk.type == 1 && chunk.ack.missing_count > 0' -g "$frame" > "$tmp/wireshark.log" 2>&1 &
+    DISPLAY=":$display" wireshark -r "$tmp/capture.pcap" "${ws_args[@]}" > "$tmp/wireshark.log" 2>&1 &
 pids+=($!)
 
 # Wait for the main window (its title is the capture's name).
@@ -142,7 +167,31 @@ if [ -z "$win" ]; then
     cat "$tmp/wireshark.log" >&2
     exit 1
 fi
-sleep 3   # the file is read and frame $frame selected after the window maps
+sleep 3   # the file is read (and frame $frame selected) after the window maps
+
+xwd_out=$tmp/raw.png
+if [ "$what" = transfers ]; then
+    dlg=""
+    for _ in $(seq 50); do
+        dlg=$(xdotool search --onlyvisible --name 'Chunk Transfers' 2>/dev/null | head -n 1 || true)
+        [ -n "$dlg" ] && break
+        sleep 0.2
+    done
+    if [ -z "$dlg" ]; then
+        echo "screenshot.sh: no Chunk Transfers window appeared; Wireshark's log:" >&2
+        cat "$tmp/wireshark.log" >&2
+        exit 1
+    fi
+    # The dialog across the screen, tall enough for a few rows.
+    xdotool windowmove "$dlg" 0 0 windowsize "$dlg" "$W" 180
+    sleep 2
+    xdotool mousemove "$W" "$H"
+    import -window "$dlg" "$xwd_out"
+    mkdir -p "$(dirname "$output")"
+    convert "$xwd_out" -colors 256 -strip PNG8:"$output"
+    echo "wrote $output ($(stat -c %s "$output") bytes)" >&2
+    exit 0
+fi
 
 # Without a window manager nothing has focus: click the first line of the
 # packet details (the frame line), go to its last top-level line (Chunk
@@ -156,7 +205,6 @@ for _ in $(seq "$select"); do xdotool key --window "$win" Down; done
 sleep 1
 xdotool mousemove 0 "$H"   # the pointer out of the picture
 
-xwd_out=$tmp/raw.png
 import -window root "$xwd_out"
 mkdir -p "$(dirname "$output")"
 # 8-bit palette PNG: a UI screenshot has few colours; keeps the file small.
