@@ -13,6 +13,7 @@
 
 #include "chunk.h"
 #include "pcapout.h"
+#include "link.h"
 #include "platform.h"
 
 enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2, EXIT_INCOMPLETE = 3, EXIT_TOO_MUCH = 4 };
@@ -66,14 +67,6 @@ static void usage(FILE *out)
             "(all of it is written); 128+N interrupted by signal N (SIGINT: 130), after the summary.\n",
             CHUNK_DEFAULT_PORT, CHUNK_SLICE_SIZE_LIMIT, CHUNK_DEFAULT_SLICE_SIZE, CHUNK_MAX_SLICES_LIMIT,
             CHUNK_DEFAULT_MAX_SLICES, CHUNK_DEFAULT_PROTOCOL_ID);
-}
-
-static void bad_argument(const char *format, const char *value)
-{
-    fprintf(stderr, "%s: ", program);
-    fprintf(stderr, format, value);
-    fprintf(stderr, " (try --help)\n");
-    exit(EXIT_USAGE);
 }
 
 typedef struct link_t {
@@ -139,12 +132,12 @@ int main(int argc, char **argv)
     chunk_receiver_config_t config;
     chunk_receiver_default_config(&config);
     double timeout = 0, idle_timeout = 5, linger = 1;
-    long long want_chunks = -1, want_bytes = -1, value;
+    long long want_chunks = -1, want_bytes = -1;
     const char *bind_text = NULL, *pcap_path = NULL, *port_file = NULL;
     int family = 0, quiet = 0, verbosity = 0, port_given = 0;
     uint16_t port = CHUNK_DEFAULT_PORT;
 
-    enum { OPT_PORTFILE = 256, OPT_BYTES, OPT_IDLE, OPT_LINGER, OPT_ACKI, OPT_SLICE, OPT_MAXS, OPT_PID, OPT_FIRST };
+    enum { OPT_PORTFILE = 256, OPT_BYTES, OPT_IDLE, OPT_LINGER, OPT_ACKI };
     static const struct option options[] = {
         {"port", required_argument, NULL, 'p'},
         {"bind", required_argument, NULL, 'b'},
@@ -155,10 +148,10 @@ int main(int argc, char **argv)
         {"linger", required_argument, NULL, OPT_LINGER},
         {"timeout", required_argument, NULL, 't'},
         {"ack-interval", required_argument, NULL, OPT_ACKI},
-        {"slice-size", required_argument, NULL, OPT_SLICE},
-        {"max-slices", required_argument, NULL, OPT_MAXS},
-        {"protocol-id", required_argument, NULL, OPT_PID},
-        {"first-chunk-id", required_argument, NULL, OPT_FIRST},
+        {"slice-size", required_argument, NULL, CHUNK_OPT_SLICE_SIZE},
+        {"max-slices", required_argument, NULL, CHUNK_OPT_MAX_SLICES},
+        {"protocol-id", required_argument, NULL, CHUNK_OPT_PROTOCOL_ID},
+        {"first-chunk-id", required_argument, NULL, CHUNK_OPT_FIRST_CHUNK_ID},
         {"pcap", required_argument, NULL, 'w'},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
@@ -170,54 +163,42 @@ int main(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":p:b:n:t:w:46qvh", options, NULL)) != -1) {
         switch (opt) {
         case 'p':
-            if (chunk_parse_port(optarg, &port) != 0) bad_argument("bad --port '%s': expected 0..65535", optarg);
+            if (chunk_parse_port(optarg, &port) != 0)
+                chunk_app_bad_argument(program, "bad --port '%s': expected 0..65535", optarg);
             port_given = 1;
             break;
         case 'b': bind_text = optarg; break;
         case OPT_PORTFILE: port_file = optarg; break;
         case 'n':
             if (chunk_parse_int(optarg, 1, (long long)1 << 48, &want_chunks) != 0)
-                bad_argument("bad --chunks '%s': expected a count >= 1", optarg);
+                chunk_app_bad_argument(program, "bad --chunks '%s': expected a count >= 1", optarg);
             break;
         case OPT_BYTES:
             if (chunk_parse_bytes(optarg, (long long)1 << 60, &want_bytes) != 0 || want_bytes < 1)
-                bad_argument("bad --bytes '%s': expected a byte count >= 1, e.g. 1048576 or 1M", optarg);
+                chunk_app_bad_argument(program, "bad --bytes '%s': expected a byte count >= 1, e.g. 1048576 or 1M",
+                                       optarg);
             break;
         case OPT_IDLE:
             if (chunk_parse_seconds(optarg, 1e9, &idle_timeout) != 0)
-                bad_argument("bad --idle-timeout '%s': expected seconds", optarg);
+                chunk_app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
             break;
         case OPT_LINGER:
             if (chunk_parse_seconds(optarg, 3600, &linger) != 0)
-                bad_argument("bad --linger '%s': expected seconds", optarg);
+                chunk_app_bad_argument(program, "bad --linger '%s': expected seconds", optarg);
             break;
         case 't':
             if (chunk_parse_seconds(optarg, 1e9, &timeout) != 0)
-                bad_argument("bad --timeout '%s': expected seconds", optarg);
+                chunk_app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
             break;
         case OPT_ACKI:
             if (chunk_parse_seconds(optarg, 3600, &config.ack_interval) != 0)
-                bad_argument("bad --ack-interval '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
+                chunk_app_bad_argument(program, "bad --ack-interval '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
             break;
-        case OPT_SLICE:
-            if (chunk_parse_int(optarg, 1, CHUNK_SLICE_SIZE_LIMIT, &value) != 0)
-                bad_argument("bad --slice-size '%s': expected 1..8192", optarg);
-            config.wire.slice_size = (int)value;
-            break;
-        case OPT_MAXS:
-            if (chunk_parse_int(optarg, 1, CHUNK_MAX_SLICES_LIMIT, &value) != 0)
-                bad_argument("bad --max-slices '%s': expected 1..1024", optarg);
-            config.wire.max_slices = (int)value;
-            break;
-        case OPT_PID:
-            if (chunk_parse_int(optarg, 0, 0xffffffffLL, &value) != 0)
-                bad_argument("bad --protocol-id '%s': expected a 32-bit number, e.g. 0x11223344", optarg);
-            config.wire.protocol_id = (uint32_t)value;
-            break;
-        case OPT_FIRST:
-            if (chunk_parse_int(optarg, 0, 65535, &value) != 0)
-                bad_argument("bad --first-chunk-id '%s': expected 0..65535", optarg);
-            config.first_chunk_id = (uint16_t)value;
+        case CHUNK_OPT_SLICE_SIZE:
+        case CHUNK_OPT_MAX_SLICES:
+        case CHUNK_OPT_PROTOCOL_ID:
+        case CHUNK_OPT_FIRST_CHUNK_ID:
+            chunk_app_wire_option(program, opt, optarg, &config.wire, &config.first_chunk_id);
             break;
         case 'w': pcap_path = optarg; break;
         case '4': family = 4; break;
@@ -225,14 +206,14 @@ int main(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'v': verbosity++; break;
         case 'h': usage(stdout); return EXIT_OK;
-        case ':': bad_argument("option %s needs a value", argv[optind - 1]); break;
-        default: bad_argument("unknown option '%s'", argv[optind - 1]); break;
+        case ':': chunk_app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
+        default: chunk_app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
         }
     }
-    if (argc - optind > 1) bad_argument("unexpected argument '%s'", argv[optind + 1]);
+    if (argc - optind > 1) chunk_app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
     const char *output_path = optind < argc ? argv[optind] : "-";
-    if (want_chunks > 0 && want_bytes > 0) bad_argument("%s", "give --chunks or --bytes, not both");
-    chunk_set_log_level(verbosity >= 2 ? CHUNK_LOG_DEBUG : verbosity == 1 ? CHUNK_LOG_INFO : CHUNK_LOG_ERROR);
+    if (want_chunks > 0 && want_bytes > 0) chunk_app_bad_argument(program, "%s", "give --chunks or --bytes, not both");
+    chunk_app_set_verbosity(verbosity);
 
     char err[256], text[CHUNK_ADDRESS_STRING_SIZE];
     link_t link;

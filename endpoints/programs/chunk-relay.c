@@ -13,6 +13,7 @@
 
 #include "chunk.h"
 #include "pcapout.h"
+#include "link.h"
 #include "platform.h"
 
 enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2 };
@@ -83,14 +84,6 @@ static void usage(FILE *out)
             "128+N stopped by signal N (SIGINT: 130), after the summary.\n",
             CHUNK_DEFAULT_PORT, CHUNK_DEFAULT_SLICE_SIZE, CHUNK_DEFAULT_MAX_SLICES, CHUNK_DEFAULT_PROTOCOL_ID,
             CHUNK_MAX_PACKET_BYTES);
-}
-
-static void bad_argument(const char *format, const char *value)
-{
-    fprintf(stderr, "%s: ", program);
-    fprintf(stderr, format, value);
-    fprintf(stderr, " (try --help)\n");
-    exit(EXIT_USAGE);
 }
 
 /* Kinds of per-direction option values. */
@@ -202,10 +195,7 @@ int main(int argc, char **argv)
     relay_t relay;
     memset(&relay, 0, sizeof relay);
 
-    enum {
-        OPT_PORTFILE = 256, OPT_DROP_ACKS, OPT_DROP_SLICE, OPT_SEED, OPT_SLICE, OPT_MAXS, OPT_PID, OPT_IDLE,
-        OPT_AT
-    };
+    enum { OPT_PORTFILE = 256, OPT_DROP_ACKS, OPT_DROP_SLICE, OPT_SEED, OPT_IDLE, OPT_AT };
     static const struct option fixed_options[] = {
         {"listen", required_argument, NULL, 'l'},
         {"to", required_argument, NULL, 'T'},
@@ -214,9 +204,9 @@ int main(int argc, char **argv)
         {"drop-slice", required_argument, NULL, OPT_DROP_SLICE},
         {"drop-slice-id", required_argument, NULL, OPT_DROP_SLICE},
         {"seed", required_argument, NULL, OPT_SEED},
-        {"slice-size", required_argument, NULL, OPT_SLICE},
-        {"max-slices", required_argument, NULL, OPT_MAXS},
-        {"protocol-id", required_argument, NULL, OPT_PID},
+        {"slice-size", required_argument, NULL, CHUNK_OPT_SLICE_SIZE},
+        {"max-slices", required_argument, NULL, CHUNK_OPT_MAX_SLICES},
+        {"protocol-id", required_argument, NULL, CHUNK_OPT_PROTOCOL_ID},
         {"timeout", required_argument, NULL, 't'},
         {"idle-exit", required_argument, NULL, OPT_IDLE},
         {"pcap", required_argument, NULL, 'w'},
@@ -247,48 +237,39 @@ int main(int argc, char **argv)
         case OPT_DROP_ACKS: fwd->drop_acks = back->drop_acks = 1; break;
         case OPT_DROP_SLICE:
             if (chunk_parse_int(optarg, 0, CHUNK_MAX_SLICES_LIMIT - 1, &value) != 0)
-                bad_argument("bad --drop-slice '%s': expected a slice id, 0..1023", optarg);
+                chunk_app_bad_argument(program, "bad --drop-slice '%s': expected a slice id, 0..1023", optarg);
             fwd->drop_slice_id = back->drop_slice_id = (int)value;
             break;
         case OPT_SEED:
             if (chunk_parse_int(optarg, 0, INT64_MAX, &value) != 0)
-                bad_argument("bad --seed '%s': expected a non-negative integer", optarg);
+                chunk_app_bad_argument(program, "bad --seed '%s': expected a non-negative integer", optarg);
             sim_config.seed = (uint64_t)value;
             break;
-        case OPT_SLICE:
-            if (chunk_parse_int(optarg, 1, CHUNK_SLICE_SIZE_LIMIT, &value) != 0)
-                bad_argument("bad --slice-size '%s': expected 1..8192", optarg);
-            sim_config.wire.slice_size = (int)value;
-            break;
-        case OPT_MAXS:
-            if (chunk_parse_int(optarg, 1, CHUNK_MAX_SLICES_LIMIT, &value) != 0)
-                bad_argument("bad --max-slices '%s': expected 1..1024", optarg);
-            sim_config.wire.max_slices = (int)value;
-            break;
-        case OPT_PID:
-            if (chunk_parse_int(optarg, 0, 0xffffffffLL, &value) != 0)
-                bad_argument("bad --protocol-id '%s': expected a 32-bit number, e.g. 0x11223344", optarg);
-            sim_config.wire.protocol_id = (uint32_t)value;
+        case CHUNK_OPT_SLICE_SIZE:
+        case CHUNK_OPT_MAX_SLICES:
+        case CHUNK_OPT_PROTOCOL_ID:
+            chunk_app_wire_option(program, opt, optarg, &sim_config.wire, NULL);
             break;
         case 't':
             if (chunk_parse_seconds(optarg, 1e9, &timeout) != 0)
-                bad_argument("bad --timeout '%s': expected seconds", optarg);
+                chunk_app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
             break;
         case OPT_IDLE:
             if (chunk_parse_seconds(optarg, 1e9, &idle_exit) != 0)
-                bad_argument("bad --idle-exit '%s': expected seconds", optarg);
+                chunk_app_bad_argument(program, "bad --idle-exit '%s': expected seconds", optarg);
             break;
         case 'w': pcap_path = optarg; break;
         case OPT_AT:
             relay.capture_at = -1;
             for (int i = 0; i < 4; i++)
                 if (strcmp(optarg, capture_names[i]) == 0) relay.capture_at = i;
-            if (relay.capture_at < 0) bad_argument("bad --capture-at '%s': expected sender, receiver, in or out", optarg);
+            if (relay.capture_at < 0)
+                chunk_app_bad_argument(program, "bad --capture-at '%s': expected sender, receiver, in or out", optarg);
             break;
         case 'q': quiet = 1; break;
         case 'v': verbosity++; break;
         case 'h': usage(stdout); return EXIT_OK;
-        case ':': bad_argument("option %s needs a value", argv[optind - 1]); break;
+        case ':': chunk_app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
         default:
             if (opt >= OPT_LINK_BASE && opt < OPT_LINK_BASE + 3 * LINK_OPTION_COUNT) {
                 int index = (opt - OPT_LINK_BASE) / 3;
@@ -299,14 +280,14 @@ int main(int argc, char **argv)
                 }
                 break;
             }
-            bad_argument("unknown option '%s'", argv[optind - 1]);
+            chunk_app_bad_argument(program, "unknown option '%s'", argv[optind - 1]);
             break;
         }
     }
-    if (optind < argc) bad_argument("unexpected argument '%s'", argv[optind]);
+    if (optind < argc) chunk_app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
     if (fwd->drop_slice_id >= sim_config.wire.max_slices)
-        bad_argument("--drop-slice is not below --max-slices%s", "");
-    chunk_set_log_level(verbosity >= 2 ? CHUNK_LOG_DEBUG : verbosity == 1 ? CHUNK_LOG_INFO : CHUNK_LOG_ERROR);
+        chunk_app_bad_argument(program, "--drop-slice is not below --max-slices%s", "");
+    chunk_app_set_verbosity(verbosity);
 
     char err[256], text[CHUNK_ADDRESS_STRING_SIZE], text2[CHUNK_ADDRESS_STRING_SIZE];
     /* --listen: "PORT" alone, or ADDR:PORT / [ADDR]:PORT. */
@@ -327,7 +308,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: --to: %s (try --help)\n", program, err);
         return EXIT_USAGE;
     }
-    if (relay.receiver.port == 0) bad_argument("--to '%s' has port 0: give the receiver's port", to_text);
+    if (relay.receiver.port == 0) chunk_app_bad_argument(program, "--to '%s' has port 0: give the receiver's port",
+                                                         to_text);
 
     if (chunk_socket_open(&relay.listen, &listen_address, dual_stack, err, sizeof err) != 0) {
         if (!dual_stack) {

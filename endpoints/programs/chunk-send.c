@@ -14,6 +14,7 @@
 
 #include "chunk.h"
 #include "pcapout.h"
+#include "link.h"
 #include "platform.h"
 
 enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2, EXIT_TIMEOUT = 3 };
@@ -60,14 +61,6 @@ static void usage(FILE *out)
             "3 timeout or idle timeout; 128+N interrupted by signal N (SIGINT: 130), after the summary.\n",
             CHUNK_DEFAULT_PORT, CHUNK_SLICE_SIZE_LIMIT, CHUNK_DEFAULT_SLICE_SIZE, CHUNK_MAX_SLICES_LIMIT,
             CHUNK_DEFAULT_MAX_SLICES, CHUNK_DEFAULT_PROTOCOL_ID);
-}
-
-static void bad_argument(const char *format, const char *value)
-{
-    fprintf(stderr, "%s: ", program);
-    fprintf(stderr, format, value);
-    fprintf(stderr, " (try --help)\n");
-    exit(EXIT_USAGE);
 }
 
 /* Everything the send callback and the receive path need. */
@@ -132,17 +125,17 @@ int main(int argc, char **argv)
     int family = 0, quiet = 0, verbosity = 0;
     long long value;
 
-    enum { OPT_RESEND = 256, OPT_RTT, OPT_BURST, OPT_SLICE, OPT_MAXS, OPT_PID, OPT_FIRST, OPT_IDLE };
+    enum { OPT_RESEND = 256, OPT_RTT, OPT_BURST, OPT_IDLE };
     static const struct option options[] = {
         {"chunk-size", required_argument, NULL, 'c'},
         {"rate", required_argument, NULL, 'r'},
         {"resend-delay", required_argument, NULL, OPT_RESEND},
         {"rtt", required_argument, NULL, OPT_RTT},
         {"burst", required_argument, NULL, OPT_BURST},
-        {"slice-size", required_argument, NULL, OPT_SLICE},
-        {"max-slices", required_argument, NULL, OPT_MAXS},
-        {"protocol-id", required_argument, NULL, OPT_PID},
-        {"first-chunk-id", required_argument, NULL, OPT_FIRST},
+        {"slice-size", required_argument, NULL, CHUNK_OPT_SLICE_SIZE},
+        {"max-slices", required_argument, NULL, CHUNK_OPT_MAX_SLICES},
+        {"protocol-id", required_argument, NULL, CHUNK_OPT_PROTOCOL_ID},
+        {"first-chunk-id", required_argument, NULL, CHUNK_OPT_FIRST_CHUNK_ID},
         {"bind", required_argument, NULL, 'b'},
         {"timeout", required_argument, NULL, 't'},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
@@ -159,66 +152,54 @@ int main(int argc, char **argv)
         case 'c':
             if (chunk_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT, &chunk_size) != 0 ||
                 chunk_size < 1)
-                bad_argument("bad --chunk-size '%s': expected bytes, e.g. 65536 or 64K", optarg);
+                chunk_app_bad_argument(program, "bad --chunk-size '%s': expected bytes, e.g. 65536 or 64K", optarg);
             break;
         case 'r':
             if (chunk_parse_rate(optarg, &config.rate_bytes_per_second) != 0)
-                bad_argument("bad --rate '%s': expected bytes/s, e.g. 125000, 125kB, 1Mbit or unlimited", optarg);
+                chunk_app_bad_argument(program,
+                                       "bad --rate '%s': expected bytes/s, e.g. 125000, 125kB, 1Mbit or unlimited",
+                                       optarg);
             break;
         case OPT_RESEND:
             if (chunk_parse_seconds(optarg, 3600, &config.resend_delay) != 0)
-                bad_argument("bad --resend-delay '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
+                chunk_app_bad_argument(program, "bad --resend-delay '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
             break;
         case OPT_RTT:
             if (chunk_parse_seconds(optarg, 3600, &config.rtt) != 0)
-                bad_argument("bad --rtt '%s': expected seconds, e.g. 0.05 or 50ms", optarg);
+                chunk_app_bad_argument(program, "bad --rtt '%s': expected seconds, e.g. 0.05 or 50ms", optarg);
             break;
         case OPT_BURST:
             if (chunk_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT, &value) != 0)
-                bad_argument("bad --burst '%s': expected bytes, e.g. 262144 or 256K", optarg);
+                chunk_app_bad_argument(program, "bad --burst '%s': expected bytes, e.g. 262144 or 256K", optarg);
             config.initial_burst_bytes = (int)value;
             break;
-        case OPT_SLICE:
-            if (chunk_parse_int(optarg, 1, CHUNK_SLICE_SIZE_LIMIT, &value) != 0)
-                bad_argument("bad --slice-size '%s': expected 1..8192", optarg);
-            config.wire.slice_size = (int)value;
-            break;
-        case OPT_MAXS:
-            if (chunk_parse_int(optarg, 1, CHUNK_MAX_SLICES_LIMIT, &value) != 0)
-                bad_argument("bad --max-slices '%s': expected 1..1024", optarg);
-            config.wire.max_slices = (int)value;
-            break;
-        case OPT_PID:
-            if (chunk_parse_int(optarg, 0, 0xffffffffLL, &value) != 0)
-                bad_argument("bad --protocol-id '%s': expected a 32-bit number, e.g. 0x11223344", optarg);
-            config.wire.protocol_id = (uint32_t)value;
-            break;
-        case OPT_FIRST:
-            if (chunk_parse_int(optarg, 0, 65535, &value) != 0)
-                bad_argument("bad --first-chunk-id '%s': expected 0..65535", optarg);
-            config.first_chunk_id = (uint16_t)value;
+        case CHUNK_OPT_SLICE_SIZE:
+        case CHUNK_OPT_MAX_SLICES:
+        case CHUNK_OPT_PROTOCOL_ID:
+        case CHUNK_OPT_FIRST_CHUNK_ID:
+            chunk_app_wire_option(program, opt, optarg, &config.wire, &config.first_chunk_id);
             break;
         case 'b': bind_text = optarg; break;
         case '4': family = 4; break;
         case '6': family = 6; break;
         case 't':
             if (chunk_parse_seconds(optarg, 1e9, &timeout) != 0)
-                bad_argument("bad --timeout '%s': expected seconds", optarg);
+                chunk_app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
             break;
         case OPT_IDLE:
             if (chunk_parse_seconds(optarg, 1e9, &idle_timeout) != 0)
-                bad_argument("bad --idle-timeout '%s': expected seconds", optarg);
+                chunk_app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
             break;
         case 'w': pcap_path = optarg; break;
         case 'q': quiet = 1; break;
         case 'v': verbosity++; break;
         case 'h': usage(stdout); return EXIT_OK;
-        case ':': bad_argument("option %s needs a value", argv[optind - 1]); break;
-        default: bad_argument("unknown option '%s'", argv[optind - 1]); break;
+        case ':': chunk_app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
+        default: chunk_app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
         }
     }
-    if (optind >= argc) bad_argument("%s", "missing HOST[:PORT] of the receiver");
-    if (argc - optind > 2) bad_argument("unexpected argument '%s'", argv[optind + 2]);
+    if (optind >= argc) chunk_app_bad_argument(program, "%s", "missing HOST[:PORT] of the receiver");
+    if (argc - optind > 2) chunk_app_bad_argument(program, "unexpected argument '%s'", argv[optind + 2]);
     const char *host_text = argv[optind];
     const char *input_path = optind + 1 < argc ? argv[optind + 1] : "-";
 
@@ -229,7 +210,7 @@ int main(int argc, char **argv)
                 program, chunk_size, max_chunk);
         return EXIT_USAGE;
     }
-    chunk_set_log_level(verbosity >= 2 ? CHUNK_LOG_DEBUG : verbosity == 1 ? CHUNK_LOG_INFO : CHUNK_LOG_ERROR);
+    chunk_app_set_verbosity(verbosity);
 
     char err[256], text[CHUNK_ADDRESS_STRING_SIZE];
     link_t link;
@@ -238,7 +219,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s (try --help)\n", program, err);
         return EXIT_USAGE;
     }
-    if (link.peer.port == 0) bad_argument("receiver port 0 in '%s': give the port it listens on", host_text);
+    if (link.peer.port == 0) chunk_app_bad_argument(program, "receiver port 0 in '%s': give the port it listens on",
+                                                    host_text);
     chunk_address_t bind_address;
     chunk_address_any(&bind_address, link.peer.family, 0);
     if (bind_text) {
