@@ -69,42 +69,6 @@ static void usage(FILE *out)
             CHUNK_DEFAULT_MAX_SLICES, CHUNK_DEFAULT_PROTOCOL_ID);
 }
 
-typedef struct link_t {
-    chunk_socket_t socket;
-    int locked;            /* peer is known */
-    chunk_address_t peer;  /* the sender we lock onto */
-    chunk_address_t local; /* our address as the peer sees it (for pcap) */
-    chunk_pcap_t *pcap;
-    uint64_t datagrams_sent, send_errors, datagrams_received, foreign_dropped, pcap_records;
-    int pcap_failed;
-} link_t;
-
-static void record(link_t *link, const chunk_address_t *src, const chunk_address_t *dst, const uint8_t *data,
-                   int bytes)
-{
-    if (!link->pcap) return;
-    chunk_pcap_addr_t s, d;
-    chunk_address_to_pcap(src, &s);
-    chunk_address_to_pcap(dst, &d);
-    if (chunk_pcap_write_udp(link->pcap, chunk_platform_wall_time(), &s, &d, data, bytes) == 0)
-        link->pcap_records++;
-    else
-        link->pcap_failed = 1;
-}
-
-static void send_datagram(void *context, const uint8_t *packet, int bytes)
-{
-    link_t *link = context;
-    if (!link->locked) return; /* only a valid slice, which locks, makes an ack */
-    if (chunk_socket_send(&link->socket, &link->peer, packet, bytes) != 0) {
-        link->send_errors++;
-        chunk_log(CHUNK_LOG_DEBUG, "%s: send failed: %s", program, strerror(errno));
-        return;
-    }
-    link->datagrams_sent++;
-    record(link, &link->local, &link->peer, packet, bytes);
-}
-
 static int write_all(int fd, const uint8_t *data, size_t size)
 {
     while (size > 0) {
@@ -216,8 +180,9 @@ int main(int argc, char **argv)
     chunk_app_set_verbosity(verbosity);
 
     char err[256], text[CHUNK_ADDRESS_STRING_SIZE];
-    link_t link;
+    chunk_link_t link;
     memset(&link, 0, sizeof link);
+    link.program = program;
     chunk_address_t bind_address;
     int dual_stack = 0;
     if (bind_text) {
@@ -255,15 +220,9 @@ int main(int argc, char **argv)
             return EXIT_IO;
         }
     }
-    if (pcap_path) {
-        link.pcap = chunk_pcap_open(pcap_path, err, sizeof err);
-        if (!link.pcap) {
-            fprintf(stderr, "%s: %s\n", program, err);
-            return EXIT_IO;
-        }
-    }
+    if (chunk_capture_open(&link.capture, program, pcap_path) != 0) return EXIT_IO;
 
-    config.send = send_datagram;
+    config.send = chunk_link_send;
     config.context = &link;
     chunk_receiver_t *receiver = chunk_receiver_create(&config);
     size_t chunk_capacity = (size_t)config.wire.slice_size * (size_t)config.wire.max_slices;
@@ -303,7 +262,7 @@ int main(int argc, char **argv)
 
         for (;;) {
             chunk_address_t from;
-            int n = chunk_socket_receive(&link.socket, &from, datagram);
+            int n = chunk_link_receive(&link, &from, datagram);
             if (n == -1) break;
             if (n == -2) {
                 fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
@@ -311,13 +270,12 @@ int main(int argc, char **argv)
                 outcome = "socket error";
                 goto done;
             }
-            link.datagrams_received++;
-            if (!link.locked) {
+            if (!link.peer_known) {
                 /* Lock onto the first sender whose datagram the wire format
                  * accepts, so one stray packet cannot capture the receiver. */
                 chunk_packet_t packet;
                 if (chunk_read_packet(&config.wire, datagram, n, &packet) == CHUNK_READ_OK) {
-                    link.locked = 1;
+                    link.peer_known = 1;
                     link.peer = from;
                     chunk_socket_local_address(&link.socket, &from, &link.local);
                     first_heard = now;
@@ -325,17 +283,9 @@ int main(int argc, char **argv)
                               chunk_address_format(&from, text, sizeof text));
                 }
             }
-            if (!link.locked || !chunk_address_equal(&from, &link.peer)) {
-                chunk_address_t local;
-                chunk_socket_local_address(&link.socket, &from, &local);
-                record(&link, &from, &local, datagram, n);
-                link.foreign_dropped++;
-                chunk_log(CHUNK_LOG_DEBUG, "%s: dropped %d bytes from %s: %s", program, n,
-                          chunk_address_format(&from, text, sizeof text),
-                          link.locked ? "not the sender locked onto" : "not a valid chunk packet");
+            if (!chunk_link_accept(&link, &from, datagram, n,
+                                   link.peer_known ? "not the sender locked onto" : "not a valid chunk packet"))
                 continue;
-            }
-            record(&link, &link.peer, &link.local, datagram, n);
             last_heard = now;
             chunk_receiver_receive_packet(receiver, now, datagram, n);
         }
@@ -414,11 +364,7 @@ int main(int argc, char **argv)
     }
 done:;
     double end = chunk_platform_time();
-    if (link.pcap && chunk_pcap_close(link.pcap) != 0) link.pcap_failed = 1;
-    if (link.pcap_failed) {
-        fprintf(stderr, "%s: writing %s failed\n", program, pcap_path);
-        if (exit_code == EXIT_OK) exit_code = EXIT_IO;
-    }
+    exit_code = chunk_capture_finish(&link.capture, program, exit_code);
     if (output_fd != 1 && close(output_fd) != 0) {
         fprintf(stderr, "%s: closing %s: %s\n", program, output_path, strerror(errno));
         if (exit_code == EXIT_OK) exit_code = EXIT_IO;
@@ -431,7 +377,7 @@ done:;
         if (progress_shown && chunk_platform_stderr_is_tty()) fputc('\n', stderr);
         fprintf(stderr, "%s: %s: %lld bytes in %lld chunks%s from %s in %.3f s (%s goodput)\n", program,
                 outcome ? outcome : "stopped", bytes_written, chunks_written, last,
-                link.locked ? chunk_address_format(&link.peer, text, sizeof text) : "nobody", busy, rate);
+                link.peer_known ? chunk_address_format(&link.peer, text, sizeof text) : "nobody", busy, rate);
         fprintf(stderr, "  datagrams: %llu sent from %s, %llu received, %llu from other addresses dropped, %llu send errors\n",
                 (unsigned long long)link.datagrams_sent,
                 chunk_address_format(link.local.family ? &link.local : &link.socket.bound, text, sizeof text),
@@ -452,7 +398,7 @@ done:;
                 fprintf(stderr, "  dropped as invalid: %s %llu\n", chunk_read_result_name((chunk_read_result_t)i),
                         (unsigned long long)invalid[i]);
         if (pcap_path)
-            fprintf(stderr, "  pcap: %llu datagrams in %s\n", (unsigned long long)link.pcap_records, pcap_path);
+            fprintf(stderr, "  pcap: %llu datagrams in %s\n", (unsigned long long)link.capture.records, pcap_path);
     }
     chunk_receiver_destroy(receiver);
     chunk_socket_close(&link.socket);

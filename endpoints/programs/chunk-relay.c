@@ -152,25 +152,11 @@ typedef struct relay_t {
     chunk_address_t sender, receiver;
     chunk_address_t listen_local;   /* listen socket's address as the sender sees it */
     chunk_address_t upstream_local; /* upstream socket's address as the receiver sees it */
-    chunk_pcap_t *pcap;
+    chunk_capture_t capture;
     int capture_at; /* CAPTURE_* */
-    uint64_t arrived[2], forwarded[2], foreign_dropped[2], size_dropped[2], send_errors[2], pcap_records;
+    uint64_t arrived[2], forwarded[2], foreign_dropped[2], size_dropped[2], send_errors[2];
     uint64_t bytes_forwarded[2];
-    int pcap_failed;
 } relay_t;
-
-static void record(relay_t *relay, const chunk_address_t *src, const chunk_address_t *dst, const uint8_t *data,
-                   int bytes)
-{
-    if (!relay->pcap) return;
-    chunk_pcap_addr_t s, d;
-    chunk_address_to_pcap(src, &s);
-    chunk_address_to_pcap(dst, &d);
-    if (chunk_pcap_write_udp(relay->pcap, chunk_platform_wall_time(), &s, &d, data, bytes) == 0)
-        relay->pcap_records++;
-    else
-        relay->pcap_failed = 1;
-}
 
 /* 1 when datagrams in direction dir are captured as they arrive at the
  * relay, 0 when as they leave it (after the impairments). */
@@ -333,13 +319,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: --port-file: %s\n", program, err);
         return EXIT_IO;
     }
-    if (pcap_path) {
-        relay.pcap = chunk_pcap_open(pcap_path, err, sizeof err);
-        if (!relay.pcap) {
-            fprintf(stderr, "%s: %s\n", program, err);
-            return EXIT_IO;
-        }
-    }
+    if (chunk_capture_open(&relay.capture, program, pcap_path) != 0) return EXIT_IO;
     chunk_sim_t *sim = chunk_sim_create(&sim_config);
     uint8_t *datagram = malloc(CHUNK_SOCKET_MAX_DATAGRAM);
     if (!sim || !datagram) {
@@ -404,7 +384,8 @@ int main(int argc, char **argv)
                 relay.arrived[dir]++;
                 last_arrival = now;
                 if (capture_on_arrival(relay.capture_at, dir))
-                    record(&relay, peer, dir == DIR_FORWARD ? &relay.listen_local : &relay.upstream_local, datagram, n);
+                    chunk_capture_record(&relay.capture, peer,
+                                         dir == DIR_FORWARD ? &relay.listen_local : &relay.upstream_local, datagram, n);
                 if (n <= 0 || n > CHUNK_MAX_PACKET_BYTES) {
                     /* The simulator carries only what a chunk packet can be. */
                     relay.size_dropped[dir]++;
@@ -429,7 +410,8 @@ int main(int argc, char **argv)
                 relay.forwarded[dir]++;
                 relay.bytes_forwarded[dir] += (uint64_t)n;
                 if (!capture_on_arrival(relay.capture_at, dir))
-                    record(&relay, dir == DIR_FORWARD ? &relay.upstream_local : &relay.listen_local, to, datagram, n);
+                    chunk_capture_record(&relay.capture, dir == DIR_FORWARD ? &relay.upstream_local : &relay.listen_local,
+                                         to, datagram, n);
             }
         }
 
@@ -457,11 +439,7 @@ int main(int argc, char **argv)
         }
     }
 done:;
-    if (relay.pcap && chunk_pcap_close(relay.pcap) != 0) relay.pcap_failed = 1;
-    if (relay.pcap_failed) {
-        fprintf(stderr, "%s: writing %s failed\n", program, pcap_path);
-        if (exit_code == EXIT_OK) exit_code = EXIT_IO;
-    }
+    exit_code = chunk_capture_finish(&relay.capture, program, exit_code);
     if (!quiet || exit_code != EXIT_OK) {
         if (progress_shown && chunk_platform_stderr_is_tty()) fputc('\n', stderr);
         fprintf(stderr, "%s: %s after %.3f s; sender %s, receiver %s, seed %llu\n", program, outcome,
@@ -480,7 +458,7 @@ done:;
             fputc('\n', stderr);
         }
         if (pcap_path)
-            fprintf(stderr, "  pcap: %llu datagrams (capture at %s) in %s\n", (unsigned long long)relay.pcap_records,
+            fprintf(stderr, "  pcap: %llu datagrams (capture at %s) in %s\n", (unsigned long long)relay.capture.records,
                     capture_names[relay.capture_at], pcap_path);
     }
     chunk_sim_destroy(sim);

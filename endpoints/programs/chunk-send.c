@@ -63,42 +63,6 @@ static void usage(FILE *out)
             CHUNK_DEFAULT_MAX_SLICES, CHUNK_DEFAULT_PROTOCOL_ID);
 }
 
-/* Everything the send callback and the receive path need. */
-typedef struct link_t {
-    chunk_socket_t socket;
-    chunk_address_t peer;  /* the receiver */
-    chunk_address_t local; /* our address as the receiver sees it (for pcap) */
-    chunk_pcap_t *pcap;
-    uint64_t datagrams_sent, send_errors, datagrams_received, foreign_dropped, pcap_records;
-    int pcap_failed;
-} link_t;
-
-static void record(link_t *link, const chunk_address_t *src, const chunk_address_t *dst, const uint8_t *data,
-                   int bytes)
-{
-    if (!link->pcap) return;
-    chunk_pcap_addr_t s, d;
-    chunk_address_to_pcap(src, &s);
-    chunk_address_to_pcap(dst, &d);
-    if (chunk_pcap_write_udp(link->pcap, chunk_platform_wall_time(), &s, &d, data, bytes) == 0)
-        link->pcap_records++;
-    else
-        link->pcap_failed = 1;
-}
-
-static void send_datagram(void *context, const uint8_t *packet, int bytes)
-{
-    link_t *link = context;
-    if (chunk_socket_send(&link->socket, &link->peer, packet, bytes) != 0) {
-        /* A full socket buffer is a lost packet, which the protocol resends. */
-        link->send_errors++;
-        chunk_log(CHUNK_LOG_DEBUG, "%s: send failed: %s", program, strerror(errno));
-        return;
-    }
-    link->datagrams_sent++;
-    record(link, &link->local, &link->peer, packet, bytes);
-}
-
 /* Sizes of the chunks queued and not yet acked, oldest first, so progress
  * can count acked bytes from the completed-chunk counter. */
 typedef struct size_ring_t {
@@ -213,8 +177,10 @@ int main(int argc, char **argv)
     chunk_app_set_verbosity(verbosity);
 
     char err[256], text[CHUNK_ADDRESS_STRING_SIZE];
-    link_t link;
+    chunk_link_t link;
     memset(&link, 0, sizeof link);
+    link.program = program;
+    link.peer_known = 1; /* the receiver, given on the command line */
     if (chunk_address_parse(host_text, family, CHUNK_DEFAULT_PORT, &link.peer, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s (try --help)\n", program, err);
         return EXIT_USAGE;
@@ -251,15 +217,9 @@ int main(int argc, char **argv)
         return EXIT_IO;
     }
     chunk_socket_local_address(&link.socket, &link.peer, &link.local);
-    if (pcap_path) {
-        link.pcap = chunk_pcap_open(pcap_path, err, sizeof err);
-        if (!link.pcap) {
-            fprintf(stderr, "%s: %s\n", program, err);
-            return EXIT_IO;
-        }
-    }
+    if (chunk_capture_open(&link.capture, program, pcap_path) != 0) return EXIT_IO;
 
-    config.send = send_datagram;
+    config.send = chunk_link_send;
     config.context = &link;
     chunk_sender_t *sender = chunk_sender_create(&config);
     size_ring_t ring = {0};
@@ -335,7 +295,7 @@ int main(int argc, char **argv)
 
         for (;;) {
             chunk_address_t from;
-            int n = chunk_socket_receive(&link.socket, &from, datagram);
+            int n = chunk_link_receive(&link, &from, datagram);
             if (n == -1) break;
             if (n == -2) {
                 fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
@@ -343,17 +303,7 @@ int main(int argc, char **argv)
                 failure = "socket error";
                 goto done;
             }
-            link.datagrams_received++;
-            if (!chunk_address_equal(&from, &link.peer)) {
-                chunk_address_t local;
-                chunk_socket_local_address(&link.socket, &from, &local);
-                record(&link, &from, &local, datagram, n);
-                link.foreign_dropped++;
-                chunk_log(CHUNK_LOG_DEBUG, "%s: dropped %d bytes from %s: not the receiver", program, n,
-                          chunk_address_format(&from, text, sizeof text));
-                continue;
-            }
-            record(&link, &link.peer, &link.local, datagram, n);
+            if (!chunk_link_accept(&link, &from, datagram, n, "not the receiver")) continue;
             last_heard = now;
             chunk_sender_receive_packet(sender, now, datagram, n);
         }
@@ -411,11 +361,7 @@ int main(int argc, char **argv)
     }
 done:;
     double elapsed = chunk_platform_time() - start;
-    if (link.pcap && chunk_pcap_close(link.pcap) != 0) link.pcap_failed = 1;
-    if (link.pcap_failed) {
-        fprintf(stderr, "%s: writing %s failed\n", program, pcap_path);
-        if (exit_code == EXIT_OK) exit_code = EXIT_IO;
-    }
+    exit_code = chunk_capture_finish(&link.capture, program, exit_code);
     if (!quiet || exit_code != EXIT_OK) {
         char rate[32];
         format_rate(elapsed > 0 ? bytes_acked / elapsed : 0, rate, sizeof rate);
@@ -439,7 +385,7 @@ done:;
                 fprintf(stderr, "  dropped as invalid: %s %llu\n", chunk_read_result_name((chunk_read_result_t)i),
                         (unsigned long long)invalid[i]);
         if (pcap_path)
-            fprintf(stderr, "  pcap: %llu datagrams in %s\n", (unsigned long long)link.pcap_records, pcap_path);
+            fprintf(stderr, "  pcap: %llu datagrams in %s\n", (unsigned long long)link.capture.records, pcap_path);
     }
     chunk_sender_destroy(sender);
     chunk_socket_close(&link.socket);
