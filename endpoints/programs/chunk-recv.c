@@ -195,22 +195,8 @@ int main(int argc, char **argv)
         chunk_address_any(&bind_address, family ? family : 6, port);
         dual_stack = family == 0;
     }
-    if (chunk_socket_open(&link.socket, &bind_address, dual_stack, err, sizeof err) != 0) {
-        if (!(dual_stack && bind_address.family == 6)) {
-            fprintf(stderr, "%s: %s\n", program, err);
-            return EXIT_IO;
-        }
-        /* No IPv6 on this machine: listen on IPv4 alone. */
-        chunk_address_any(&bind_address, 4, port);
-        if (chunk_socket_open(&link.socket, &bind_address, 0, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: %s\n", program, err);
-            return EXIT_IO;
-        }
-    }
-    if (port_file && chunk_platform_write_port_file(port_file, link.socket.bound.port, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: --port-file: %s\n", program, err);
-        return EXIT_IO;
-    }
+    if (chunk_app_open_listener(program, &link.socket, &bind_address, dual_stack) != 0) return EXIT_IO;
+    if (port_file && chunk_app_write_port_file(program, port_file, link.socket.bound.port) != 0) return EXIT_IO;
 
     int output_fd = 1;
     if (strcmp(output_path, "-") != 0) {

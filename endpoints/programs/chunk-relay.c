@@ -297,17 +297,7 @@ int main(int argc, char **argv)
     if (relay.receiver.port == 0) chunk_app_bad_argument(program, "--to '%s' has port 0: give the receiver's port",
                                                          to_text);
 
-    if (chunk_socket_open(&relay.listen, &listen_address, dual_stack, err, sizeof err) != 0) {
-        if (!dual_stack) {
-            fprintf(stderr, "%s: %s\n", program, err);
-            return EXIT_IO;
-        }
-        chunk_address_any(&listen_address, 4, port); /* no IPv6 here */
-        if (chunk_socket_open(&relay.listen, &listen_address, 0, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: %s\n", program, err);
-            return EXIT_IO;
-        }
-    }
+    if (chunk_app_open_listener(program, &relay.listen, &listen_address, dual_stack) != 0) return EXIT_IO;
     chunk_address_t upstream_address;
     chunk_address_any(&upstream_address, relay.receiver.family, 0);
     if (chunk_socket_open(&relay.upstream, &upstream_address, 0, err, sizeof err) != 0) {
@@ -315,10 +305,7 @@ int main(int argc, char **argv)
         return EXIT_IO;
     }
     chunk_socket_local_address(&relay.upstream, &relay.receiver, &relay.upstream_local);
-    if (port_file && chunk_platform_write_port_file(port_file, relay.listen.bound.port, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: --port-file: %s\n", program, err);
-        return EXIT_IO;
-    }
+    if (port_file && chunk_app_write_port_file(program, port_file, relay.listen.bound.port) != 0) return EXIT_IO;
     if (chunk_capture_open(&relay.capture, program, pcap_path) != 0) return EXIT_IO;
     chunk_sim_t *sim = chunk_sim_create(&sim_config);
     uint8_t *datagram = malloc(CHUNK_SOCKET_MAX_DATAGRAM);
