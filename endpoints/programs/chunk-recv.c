@@ -83,14 +83,6 @@ static int write_all(int fd, const uint8_t *data, size_t size)
     return 0;
 }
 
-static void format_rate(double bytes_per_second, char *buf, size_t size)
-{
-    if (bytes_per_second >= 1e6)
-        snprintf(buf, size, "%.2f MB/s", bytes_per_second / 1e6);
-    else
-        snprintf(buf, size, "%.1f kB/s", bytes_per_second / 1e3);
-}
-
 int main(int argc, char **argv)
 {
     chunk_receiver_config_t config;
@@ -338,12 +330,12 @@ int main(int argc, char **argv)
         }
         if (!quiet && done_at < 0 && first_heard >= 0 && now >= next_progress && now - first_heard >= 1.0) {
             char rate[32];
-            format_rate(bytes_written / (now - first_heard), rate, sizeof rate);
+            chunk_app_format_rate(bytes_written / (now - first_heard), rate, sizeof rate);
             fprintf(stderr, "%s: %lld bytes in %lld chunks written, %s, %llu slices received (%llu duplicate)%s",
                     program, bytes_written, chunks_written, rate,
                     (unsigned long long)counters[CHUNK_RECEIVER_COUNTER_SLICES_RECEIVED],
                     (unsigned long long)counters[CHUNK_RECEIVER_COUNTER_SLICES_DUPLICATE],
-                    chunk_platform_stderr_is_tty() ? "   \r" : "\n");
+                    chunk_app_progress_end());
             progress_shown = 1;
             next_progress = now + 1.0;
         }
@@ -358,33 +350,22 @@ done:;
     if (!quiet || exit_code != EXIT_OK) {
         char rate[32], last[32] = "";
         double busy = first_heard >= 0 ? (done_at >= 0 ? done_at : end) - first_heard : 0;
-        format_rate(busy > 0 ? bytes_written / busy : 0, rate, sizeof rate);
+        chunk_app_format_rate(busy > 0 ? bytes_written / busy : 0, rate, sizeof rate);
         if (chunks_written > 0) snprintf(last, sizeof last, " (last chunk id %u)", (unsigned)last_chunk_id);
-        if (progress_shown && chunk_platform_stderr_is_tty()) fputc('\n', stderr);
+        chunk_app_progress_finish(progress_shown);
         fprintf(stderr, "%s: %s: %lld bytes in %lld chunks%s from %s in %.3f s (%s goodput)\n", program,
                 outcome ? outcome : "stopped", bytes_written, chunks_written, last,
                 link.peer_known ? chunk_address_format(&link.peer, text, sizeof text) : "nobody", busy, rate);
-        fprintf(stderr, "  datagrams: %llu sent from %s, %llu received, %llu from other addresses dropped, %llu send errors\n",
-                (unsigned long long)link.datagrams_sent,
-                chunk_address_format(link.local.family ? &link.local : &link.socket.bound, text, sizeof text),
-                (unsigned long long)link.datagrams_received,
-                (unsigned long long)link.foreign_dropped, (unsigned long long)link.send_errors);
+        chunk_link_print_datagrams(&link);
         fprintf(stderr, "  receiver:");
-        for (int i = 0; i < CHUNK_RECEIVER_COUNTER_COUNT; i++)
-            fprintf(stderr, "%s %s %llu", i ? "," : "", chunk_receiver_counter_name(i), (unsigned long long)counters[i]);
-        fputc('\n', stderr);
+        chunk_app_print_counters(counters, CHUNK_RECEIVER_COUNTER_COUNT, chunk_receiver_counter_name);
         uint64_t unwritten = counters[CHUNK_RECEIVER_COUNTER_CHUNKS_COMPLETED] - (uint64_t)chunks_written;
         if (unwritten > 0)
             fprintf(stderr, "  note: %llu more chunk(s) completed, and were acked, but not written%s\n",
                     (unsigned long long)unwritten,
                     done_at >= 0 ? ": they came after the data --chunks/--bytes asked for" : "");
-        const uint64_t *invalid = chunk_receiver_invalid_counters(receiver);
-        for (int i = 1; i < CHUNK_READ_RESULT_COUNT; i++)
-            if (invalid[i])
-                fprintf(stderr, "  dropped as invalid: %s %llu\n", chunk_read_result_name((chunk_read_result_t)i),
-                        (unsigned long long)invalid[i]);
-        if (pcap_path)
-            fprintf(stderr, "  pcap: %llu datagrams in %s\n", (unsigned long long)link.capture.records, pcap_path);
+        chunk_app_print_invalid(chunk_receiver_invalid_counters(receiver));
+        chunk_capture_print(&link.capture);
     }
     chunk_receiver_destroy(receiver);
     chunk_socket_close(&link.socket);

@@ -420,7 +420,7 @@ int main(int argc, char **argv)
                     (unsigned long long)relay.arrived[1], (unsigned long long)relay.forwarded[1],
                     (unsigned long long)(c1[CHUNK_SIM_COUNTER_LOST] + c1[CHUNK_SIM_COUNTER_QUEUE_DROPPED] +
                                          c1[CHUNK_SIM_COUNTER_FAULT_DROPPED]),
-                    relay.bytes_forwarded[0] / now / 1e3, chunk_platform_stderr_is_tty() ? "   \r" : "\n");
+                    relay.bytes_forwarded[0] / now / 1e3, chunk_app_progress_end());
             progress_shown = 1;
             next_progress = now + start + 1.0;
         }
@@ -428,7 +428,7 @@ int main(int argc, char **argv)
 done:;
     exit_code = chunk_capture_finish(&relay.capture, program, exit_code);
     if (!quiet || exit_code != EXIT_OK) {
-        if (progress_shown && chunk_platform_stderr_is_tty()) fputc('\n', stderr);
+        chunk_app_progress_finish(progress_shown);
         fprintf(stderr, "%s: %s after %.3f s; sender %s, receiver %s, seed %llu\n", program, outcome,
                 chunk_platform_time() - start,
                 relay.sender_known ? chunk_address_format(&relay.sender, text, sizeof text) : "never heard",
@@ -440,9 +440,7 @@ done:;
                     (unsigned long long)relay.arrived[dir], (unsigned long long)relay.forwarded[dir],
                     (unsigned long long)relay.foreign_dropped[dir], (unsigned long long)relay.size_dropped[dir],
                     (unsigned long long)relay.send_errors[dir]);
-            for (int i = 0; i < CHUNK_SIM_COUNTER_COUNT; i++)
-                fprintf(stderr, "%s %s %llu", i ? "," : "", chunk_sim_counter_name(i), (unsigned long long)c[i]);
-            fputc('\n', stderr);
+            chunk_app_print_counters(c, CHUNK_SIM_COUNTER_COUNT, chunk_sim_counter_name);
         }
         if (pcap_path)
             fprintf(stderr, "  pcap: %llu datagrams (capture at %s) in %s\n", (unsigned long long)relay.capture.records,

@@ -70,14 +70,6 @@ typedef struct size_ring_t {
     int capacity, head, count;
 } size_ring_t;
 
-static void format_rate(double bytes_per_second, char *buf, size_t size)
-{
-    if (bytes_per_second >= 1e6)
-        snprintf(buf, size, "%.2f MB/s", bytes_per_second / 1e6);
-    else
-        snprintf(buf, size, "%.1f kB/s", bytes_per_second / 1e3);
-}
-
 int main(int argc, char **argv)
 {
     chunk_sender_config_t config;
@@ -346,7 +338,7 @@ int main(int argc, char **argv)
         }
         if (!quiet && now >= next_progress) {
             char rate[32];
-            format_rate(bytes_acked / (now - start), rate, sizeof rate);
+            chunk_app_format_rate(bytes_acked / (now - start), rate, sizeof rate);
             char total[48] = "";
             if (input_total > 0)
                 snprintf(total, sizeof total, " of %lld (%.0f%%)", input_total, 100.0 * bytes_acked / input_total);
@@ -354,7 +346,7 @@ int main(int argc, char **argv)
                     bytes_acked, total, (unsigned long long)counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED], rate,
                     (unsigned long long)counters[CHUNK_SENDER_COUNTER_SLICES_SENT],
                     (unsigned long long)counters[CHUNK_SENDER_COUNTER_SLICES_RESENT],
-                    chunk_platform_stderr_is_tty() ? "   \r" : "\n");
+                    chunk_app_progress_end());
             progress_shown = 1;
             next_progress = now + 1.0;
         }
@@ -364,28 +356,17 @@ done:;
     exit_code = chunk_capture_finish(&link.capture, program, exit_code);
     if (!quiet || exit_code != EXIT_OK) {
         char rate[32];
-        format_rate(elapsed > 0 ? bytes_acked / elapsed : 0, rate, sizeof rate);
-        if (progress_shown && chunk_platform_stderr_is_tty()) fputc('\n', stderr);
+        chunk_app_format_rate(elapsed > 0 ? bytes_acked / elapsed : 0, rate, sizeof rate);
+        chunk_app_progress_finish(progress_shown);
         fprintf(stderr, "%s: %s: %lld bytes acked of %lld read, %llu chunks, to %s in %.3f s (%s goodput)\n",
                 program, failure ? failure : "done", bytes_acked, bytes_read,
                 (unsigned long long)counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED],
                 chunk_address_format(&link.peer, text, sizeof text), elapsed, rate);
-        fprintf(stderr, "  datagrams: %llu sent from %s, %llu received, %llu from other addresses dropped, %llu send errors\n",
-                (unsigned long long)link.datagrams_sent,
-                chunk_address_format(link.local.family ? &link.local : &link.socket.bound, text, sizeof text),
-                (unsigned long long)link.datagrams_received,
-                (unsigned long long)link.foreign_dropped, (unsigned long long)link.send_errors);
+        chunk_link_print_datagrams(&link);
         fprintf(stderr, "  sender:");
-        for (int i = 0; i < CHUNK_SENDER_COUNTER_COUNT; i++)
-            fprintf(stderr, "%s %s %llu", i ? "," : "", chunk_sender_counter_name(i), (unsigned long long)counters[i]);
-        fputc('\n', stderr);
-        const uint64_t *invalid = chunk_sender_invalid_counters(sender);
-        for (int i = 1; i < CHUNK_READ_RESULT_COUNT; i++)
-            if (invalid[i])
-                fprintf(stderr, "  dropped as invalid: %s %llu\n", chunk_read_result_name((chunk_read_result_t)i),
-                        (unsigned long long)invalid[i]);
-        if (pcap_path)
-            fprintf(stderr, "  pcap: %llu datagrams in %s\n", (unsigned long long)link.capture.records, pcap_path);
+        chunk_app_print_counters(counters, CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
+        chunk_app_print_invalid(chunk_sender_invalid_counters(sender));
+        chunk_capture_print(&link.capture);
     }
     chunk_sender_destroy(sender);
     chunk_socket_close(&link.socket);
