@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "chunk.h"
-#include "pcapout.h"
 #include "link.h"
 #include "platform.h"
 

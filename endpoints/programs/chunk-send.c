@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "chunk.h"
-#include "pcapout.h"
 #include "link.h"
 #include "platform.h"
 
