@@ -245,6 +245,7 @@ int main(int argc, char **argv)
         if (chunk_platform_wait(fds, 2, wait, readable) < 0) {
             fprintf(stderr, "%s: poll: %s\n", program, strerror(errno));
             exit_code = EXIT_IO;
+            failure = "poll error";
             break;
         }
         if (chunk_platform_stop_signal()) {
