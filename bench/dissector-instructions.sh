@@ -47,6 +47,8 @@ done
 work=${work:-$build/bench-dissector}
 [ -f "$work/big.pcap" ] && [ -d "$work/plugins" ] ||
     die_usage "no big.pcap and plugins in $work: run bench/dissector.sh first"
+# Absolute: the valgrind wrapper below names its output file by this path.
+work=$(cd "$work" && pwd)
 command -v valgrind >/dev/null || die_usage "valgrind not found (apt-get install valgrind)"
 
 cg=$work/callgrind
