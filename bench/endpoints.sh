@@ -62,14 +62,20 @@ PY
 status=0
 echo "### One 256 KiB chunk at 1 Mbit/s, RTT 50 ms (seeds 1..$seeds)"
 echo
-echo "| loss | ideal (s) | delivered, mean (s) | ratio mean | ratio worst | sender done, mean (s) | slices sent, mean | goal 1.10x |"
-echo "|---|---|---|---|---|---|---|---|"
-for loss in 0 1 10 30; do
-    : > "$tmp/rows"
-    for seed in $(seq 1 "$seeds"); do
-        run --rate 125000 --latency 25ms --loss "$loss%" --seed "$seed" >> "$tmp/rows"
-    done
-    line=$(python3 - "$tmp/rows" "$loss" <<'PY'
+echo "The sender's resend delay is 1.25 x RTT when it has an RTT estimate (behaviour.md),"
+echo "else 100 ms. The goal is judged on the first (a game has an RTT estimate); the"
+echo "second shows a sender without one."
+echo
+echo "| resend delay | loss | ideal (s) | delivered, mean (s) | ratio mean | ratio worst | sender done, mean (s) | slices sent, mean | goal 1.10x |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for mode in rtt default; do
+    if [ "$mode" = rtt ]; then rtt_args=(--rtt 50ms); label="62.5 ms (1.25 x RTT)"; else rtt_args=(); label="100 ms (no RTT estimate)"; fi
+    for loss in 0 1 10 30; do
+        : > "$tmp/rows"
+        for seed in $(seq 1 "$seeds"); do
+            run --rate 125000 --latency 25ms --loss "$loss%" --seed "$seed" "${rtt_args[@]}" >> "$tmp/rows"
+        done
+        line=$(python3 - "$tmp/rows" "$loss" "$label" <<'PY'
 import sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 loss = float(sys.argv[2]) / 100
@@ -77,13 +83,16 @@ ideal = 256 * (1037 + 28) / 125000 / (1 - loss) + 0.05
 ratios = [r[0] / ideal for r in rows]
 mean = lambda xs: sum(xs) / len(xs)
 ok = all(x == x for x in ratios) and max(ratios) <= 1.10
-print("| %d%% | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %s |" % (
-    loss * 100, ideal, mean([r[0] for r in rows]), mean(ratios), max(ratios),
+print("| %s | %d%% | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %s |" % (
+    sys.argv[3], loss * 100, ideal, mean([r[0] for r in rows]), mean(ratios), max(ratios),
     mean([r[1] for r in rows]), mean([r[2] for r in rows]), "met" if ok else "MISSED"))
 PY
 )
-    echo "$line"
-    case "$line" in *MISSED*) status=1 ;; esac
+        echo "$line"
+        if [ "$mode" = rtt ]; then
+            case "$line" in *MISSED*) status=1 ;; esac
+        fi
+    done
 done
 echo
 echo "### Initial burst (--burst 256K), one 256 KiB chunk, 100 Mbit/s link, RTT 50 ms"
