@@ -82,6 +82,11 @@ typedef struct chunk_transfer {
     guint32 complete_frame;
     gint64 complete_ns;
     guint32 reassembled_in;
+    /* Single pass only (chunk-analysis.c reassemble()): the slices gathered
+     * so far in the analysis' own buffer, or NULL; in_table when the
+     * transfer went to Wireshark's reassembly table instead. */
+    struct chunk_reasm *reasm;
+    gboolean in_table;
     gint64 progress_ns;       /* last new slice acked (or first send) */
     guint32 progress_frame;
     guint32 stall_frame;      /* where the current stall was found; 0: none */

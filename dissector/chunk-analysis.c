@@ -19,6 +19,7 @@
 #include <epan/tap.h>
 #include <epan/to_str.h>
 #include <epan/wmem_scopes.h>
+#include <wsutil/str_util.h>
 
 #include "packet-chunk.h"
 #include "chunk-analysis-int.h"
@@ -138,6 +139,7 @@ static guint32 probe_seen_num;
 #define CHUNK_STATE_PER_BYTE 2u
 static gint64 capture_last_ns; /* time of the latest chunk packet analysed */
 static guint64 state_bytes;   /* per-slice state allocated in this file */
+static guint64 reasm_bytes;   /* live single-pass reassembly buffers: see reassemble() */
 static guint64 chunk_bytes;   /* bytes of clean chunk packets analysed */
 
 /* Frame record: what the analysis found in one frame, fixed on the first
@@ -189,6 +191,42 @@ static gboolean chunk_newer(guint16 a, guint16 b)
     return (a > b && a - b <= 32768) || (a < b && b - a > 32768);
 }
 
+/* Single pass: a transfer's first sends gathered in the analysis' own
+ * buffer (see reassemble()). */
+typedef struct chunk_reasm {
+    guint8 *data;       /* g_malloc'd; slice i at i x slice_size */
+    guint32 cap;        /* bytes allocated at data */
+    guint32 have;       /* slices in */
+    guint32 last_len;   /* bytes of the last slice, once in */
+    guint32 frame[];    /* per slice: frame of its first send, 0 while missing */
+} chunk_reasm_t;
+
+/* Frees t's single-pass reassembly buffer, if any. */
+static void free_reasm(chunk_transfer_t *t)
+{
+    chunk_reasm_t *r = t->reasm;
+    if (!r)
+        return;
+    reasm_bytes -= r->cap + sizeof(chunk_reasm_t) + (guint64)t->num_slices * sizeof(guint32);
+    g_free(r->data);
+    g_free(r);
+    t->reasm = NULL;
+}
+
+/* wmem callback at the end of the file scope: the buffers of transfers that
+ * never completed. Returns FALSE: analysis_init() registers it again for
+ * the next file. */
+static gboolean free_unfinished_reasm(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_,
+                                      void *user_data _U_)
+{
+    guint n = all_transfers ? wmem_array_get_count(all_transfers) : 0;
+    for (guint i = 0; i < n; i++)
+        free_reasm(*(chunk_transfer_t **)wmem_array_index(all_transfers, i));
+    all_transfers = NULL;
+    reasm_bytes = 0;
+    return FALSE;
+}
+
 static void analysis_init(void)
 {
     next_stream = 0;
@@ -202,6 +240,8 @@ static void analysis_init(void)
     capture_last_ns = 0;
     state_bytes = 0;
     chunk_bytes = 0;
+    reasm_bytes = 0;
+    wmem_register_callback(wmem_file_scope(), free_unfinished_reasm, NULL);
 }
 
 guint chunk_analysis_transfer_count(void)
@@ -1180,13 +1220,117 @@ static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ac
         col_append_str(pinfo->cinfo, COL_INFO, " [Incomplete]");
 }
 
+/* Starts t's single-pass buffer: num_slices x slice_size bytes, within the
+ * state cap (CHUNK_STATE_FLOOR) counted over the buffers alive at once.
+ * Returns FALSE (t->reasm stays NULL) when over it: the transfer then uses
+ * the reassembly table, which keeps only the bytes that really came. */
+static gboolean reasm_start(chunk_transfer_t *t)
+{
+    guint64 cap = (guint64)t->num_slices * t->slice_size;
+    guint64 need = cap + sizeof(chunk_reasm_t) + (guint64)t->num_slices * sizeof(guint32);
+    if (cap > G_MAXUINT32 / 2 ||
+        reasm_bytes + need > CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE * chunk_bytes)
+        return FALSE;
+    chunk_reasm_t *r = (chunk_reasm_t *)g_malloc0(sizeof(chunk_reasm_t) + t->num_slices * sizeof(guint32));
+    r->data = (guint8 *)g_malloc(cap ? cap : 1);
+    r->cap = (guint32)cap;
+    reasm_bytes += need;
+    t->reasm = r;
+    return TRUE;
+}
+
+/* The slices tree of a chunk completed in the single pass, item for item
+ * what process_reassembled_data() shows for a fragment_add_seq_check()
+ * reassembly (show_fragment_seq_tree() in epan/reassemble.c): the output
+ * must not depend on the number of passes. Slices are contiguous: all but
+ * the last are slice_size bytes (others are not reassembled). */
+static void show_own_slices(packet_info *pinfo, proto_tree *tree, tvbuff_t *rtvb,
+                            const chunk_transfer_t *t, const chunk_reasm_t *r)
+{
+    guint32 count = t->num_slices, total = tvb_captured_length(rtvb);
+    pinfo->fragmented = FALSE;
+    proto_item *fi = proto_tree_add_item(tree, hf_fragments, rtvb, 0, -1, ENC_NA);
+    proto_item_set_generated(fi);
+    proto_tree *ft = proto_item_add_subtree(fi, ett_fragments);
+    for (guint32 i = 0; i < count; i++) {
+        guint32 off = i * t->slice_size;
+        guint32 len = i == count - 1 ? r->last_len : t->slice_size;
+        guint32 frame = r->frame[i];
+        if (i == 0)
+            proto_item_set_text(fi, "%u %s (%u byte%s): ", count,
+                                proto_registrar_get_name(count == 1 ? hf_fragment : hf_fragments),
+                                total, plurality(total, "", "s"));
+        else
+            proto_item_append_text(fi, ", ");
+        proto_item_append_text(fi, "#%u(%u)", frame, len);
+        proto_item *fei;
+        if (len == 0)
+            fei = proto_tree_add_uint_format(ft, hf_fragment, rtvb, off, 0, frame,
+                                             "Frame: %u (no data)", frame);
+        else
+            fei = proto_tree_add_uint_format(ft, hf_fragment, rtvb, off, len, frame,
+                                             "Frame: %u, payload: %u-%u (%u byte%s)", frame, off,
+                                             off + len - 1, len, plurality(len, "", "s"));
+        proto_item_set_generated(fei);
+        mark_frame_as_depended_upon(pinfo, frame);
+    }
+    proto_item_set_generated(proto_tree_add_uint(ft, hf_fragment_count, rtvb, 0, 0, count));
+    proto_item_set_generated(proto_tree_add_uint(ft, hf_reassembled_length, rtvb, 0, 0, total));
+}
+
+/* Adds a first send to t's own buffer; returns the reassembled chunk (its
+ * data freed with the packet's tvbs) when this slice completes it, else NULL. */
+static tvbuff_t *own_add(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                         const chunk_slice_info_t *slice, chunk_transfer_t *t)
+{
+    chunk_reasm_t *r = t->reasm;
+    guint32 id = slice->slice_id, len = slice->slice_bytes;
+    guint64 end = (guint64)id * t->slice_size + len;
+    if (r->frame[id] || end > G_MAXUINT32 / 2)
+        return NULL;   /* first sends only come once; a huge last slice is not kept */
+    if (end > r->cap) {
+        /* Only the last slice can be longer than slice_size. */
+        r->data = (guint8 *)g_realloc(r->data, (gsize)end);
+        reasm_bytes += end - r->cap;
+        r->cap = (guint32)end;
+    }
+    tvb_memcpy(tvb, r->data + (gsize)id * t->slice_size, slice->data_offset, len);
+    r->frame[id] = pinfo->num;
+    if (id == t->num_slices - 1)
+        r->last_len = len;
+    if (++r->have < t->num_slices)
+        return NULL;
+
+    guint32 total = (t->num_slices - 1) * t->slice_size + r->last_len;
+    t->reassembled_in = pinfo->num;
+    /* The data now belongs to the tvb, freed with this packet's tvbs. */
+    tvbuff_t *rtvb = tvb_new_child_real_data(tvb, r->data, total, total);
+    tvb_set_free_cb(rtvb, g_free);
+    reasm_bytes -= r->cap;
+    r->cap = 0;
+    r->data = NULL;
+    add_new_data_source(pinfo, rtvb, "Reassembled chunk");
+    /* Should the tree throw, the file scope's end frees the rest. */
+    show_own_slices(pinfo, tree, rtvb, t, r);
+    free_reasm(t);
+    return rtvb;
+}
+
 /* Reassembly: each first send of a slice goes to the reassembly table until
- * the chunk is whole; the frame that completes it shows the chunk. */
+ * the chunk is whole; the frame that completes it shows the chunk.
+ *
+ * In tshark's single pass (transient) the table would keep a fragment_head
+ * and fragment_items (about 135 bytes a slice) for the whole file though no
+ * frame is revisited: there a transfer's slices go to a buffer of our own,
+ * freed when the chunk is whole, and the completing frame shows the same
+ * tree, data source and export object. A transfer begun in the table (the
+ * first frame of a file is never seen as transient) stays there. */
 static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                        const chunk_slice_info_t *slice, frame_rec_t *fr)
 {
     chunk_transfer_t *t = fr->t;
     fragment_head *fd = NULL;
+    tvbuff_t *rtvb = NULL;
 
     if (!PINFO_FD_VISITED(pinfo)) {
         /* Only first sends, and not for a transfer over the state cap: its
@@ -1194,20 +1338,31 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         if (t->reassembled_in || (fr->flags & (CHUNK_F_COUNT_MISMATCH | CHUNK_F_SIZE_MISMATCH)) ||
             (fr->notes & (N_RESEND | N_CAPPED)))
             return;
-        fd = fragment_add_seq_check(&chunk_reassembly_table, tvb, slice->data_offset, pinfo,
-                                    t->index, NULL, slice->slice_id, slice->slice_bytes,
-                                    slice->slice_id != t->num_slices - 1);
-        if (fd)
-            t->reassembled_in = pinfo->num;
+        if (t->reasm || (transient && !t->in_table && reasm_start(t))) {
+            rtvb = own_add(tvb, pinfo, tree, slice, t);
+            if (!rtvb)
+                return;
+        } else {
+            t->in_table = TRUE;
+            fd = fragment_add_seq_check(&chunk_reassembly_table, tvb, slice->data_offset, pinfo,
+                                        t->index, NULL, slice->slice_id, slice->slice_bytes,
+                                        slice->slice_id != t->num_slices - 1);
+            if (fd)
+                t->reassembled_in = pinfo->num;
+        }
     } else if (t->reassembled_in == pinfo->num) {
         fd = fragment_get_reassembled_id(&chunk_reassembly_table, pinfo, t->index);
     }
-    if (!fd)
-        return;
-    tvbuff_t *rtvb = process_reassembled_data(tvb, slice->data_offset, pinfo, "Reassembled chunk",
-                                              fd, &chunk_frag_items, NULL, tree);
-    if (!rtvb)
-        return;
+    if (!rtvb) {
+        if (!fd)
+            return;
+        rtvb = process_reassembled_data(tvb, slice->data_offset, pinfo, "Reassembled chunk",
+                                        fd, &chunk_frag_items, NULL, tree);
+        if (!rtvb)
+            return;
+        if (transient)
+            pending_free = fd;
+    }
     if (have_tap_listener(chunk_eo_tap)) {
         chunk_eo_t *eo = wmem_new0(pinfo->pool, chunk_eo_t);
         eo->t = t;
@@ -1215,8 +1370,6 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         eo->data = tvb_get_ptr(rtvb, 0, eo->len);
         tap_queue_packet(chunk_eo_tap, pinfo, eo);
     }
-    if (transient)
-        pending_free = fd;
 }
 
 void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
