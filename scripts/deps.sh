@@ -5,9 +5,11 @@
 # Runs apt-get as root, or through sudo. Installs nothing when all is present.
 set -euo pipefail
 
-pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libwireshark-dev tshark python3 util-linux)
+# libglib2.0-dev: wireshark.pc requires glib-2.0, and libwireshark-dev does not pull it in.
+pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libglib2.0-dev libwireshark-dev tshark python3 util-linux)
 if [ "${1:-}" = "--test" ]; then
-    pkgs+=(clang libclang-rt-14-dev)
+    # time: /usr/bin/time measures peak memory in the hostile-capture tests.
+    pkgs+=(clang libclang-rt-14-dev time)
 fi
 
 missing=()

@@ -42,5 +42,11 @@ fi
 echo "== all tests (build/)"
 quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 quiet cmake --build build -j"$jobs"
+# The dissector is only built when libwireshark is found; its tests must not
+# be skipped silently.
+if [ ! -f build/plugins/4.0/epan/chunk.so ]; then
+    echo "test.sh: the dissector was not built (libwireshark-dev / libglib2.0-dev missing?); see build/CMakeCache.txt" >&2
+    exit 1
+fi
 ctest --test-dir build --output-on-failure -j"$jobs" || status=1
 exit $status
