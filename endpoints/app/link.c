@@ -197,3 +197,20 @@ void chunk_capture_print(const chunk_capture_t *capture)
     if (capture->path)
         fprintf(stderr, "  pcap: %llu datagrams in %s\n", (unsigned long long)capture->records, capture->path);
 }
+
+int chunk_app_wait(const char *program, const int *fds, int count, double seconds, int *readable,
+                   int *exit_code, const char **outcome)
+{
+    if (chunk_platform_wait(fds, count, seconds, readable) < 0) {
+        fprintf(stderr, "%s: poll: %s\n", program, strerror(errno));
+        *exit_code = 1; /* every socket program's I/O error code */
+        *outcome = "poll error";
+        return -1;
+    }
+    if (chunk_platform_stop_signal()) {
+        *exit_code = 128 + chunk_platform_stop_signal();
+        *outcome = "interrupted";
+        return -1;
+    }
+    return 0;
+}

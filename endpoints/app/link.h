@@ -106,6 +106,14 @@ int chunk_link_accept(chunk_link_t *link, const chunk_address_t *from, const uin
 
 /* ---- summaries ---- */
 
+/* One turn of a program's event loop: waits up to seconds for one of fds to
+ * become readable (readable[i] set as chunk_platform_wait does), then checks
+ * for SIGINT/SIGTERM. Returns 0 to go on. Returns -1 to stop, with *exit_code
+ * and *outcome set: 1 and "poll error" when poll failed (the error printed),
+ * 128 + the signal and "interrupted" when a stop signal came. */
+int chunk_app_wait(const char *program, const int *fds, int count, double seconds, int *readable,
+                   int *exit_code, const char **outcome);
+
 /* Formats a rate as "1.23 MB/s" (1 MB/s and up) or "12.3 kB/s". */
 void chunk_app_format_rate(double bytes_per_second, char *buf, size_t size);
 

@@ -224,17 +224,7 @@ int main(int argc, char **argv)
 
     for (;;) {
         int readable;
-        if (chunk_platform_wait(&link.socket.fd, 1, 0.005, &readable) < 0) {
-            fprintf(stderr, "%s: poll: %s\n", program, strerror(errno));
-            exit_code = EXIT_IO;
-            outcome = "poll error";
-            break;
-        }
-        if (chunk_platform_stop_signal()) {
-            exit_code = 128 + chunk_platform_stop_signal();
-            outcome = "interrupted";
-            break;
-        }
+        if (chunk_app_wait(program, &link.socket.fd, 1, 0.005, &readable, &exit_code, &outcome) != 0) break;
         double now = chunk_platform_time();
 
         for (;;) {

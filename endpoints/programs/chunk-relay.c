@@ -329,17 +329,7 @@ int main(int argc, char **argv)
         double wait = 0.05;
         if (next >= 0) wait = next - now < 0 ? 0 : next - now < wait ? next - now : wait;
         int fds[2] = {relay.listen.fd, relay.upstream.fd}, readable[2];
-        if (chunk_platform_wait(fds, 2, wait, readable) < 0) {
-            fprintf(stderr, "%s: poll: %s\n", program, strerror(errno));
-            exit_code = EXIT_IO;
-            outcome = "poll error";
-            break;
-        }
-        if (chunk_platform_stop_signal()) {
-            exit_code = 128 + chunk_platform_stop_signal();
-            outcome = "interrupted";
-            break;
-        }
+        if (chunk_app_wait(program, fds, 2, wait, readable, &exit_code, &outcome) != 0) break;
         now = chunk_platform_time() - start;
 
         for (int dir = 0; dir < 2; dir++) {

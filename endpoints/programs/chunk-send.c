@@ -242,17 +242,7 @@ int main(int argc, char **argv)
         /* 1 ms ticks while sending keep the pacing smooth; when only waiting
          * for input, a slower tick is enough for timeouts and progress. */
         double wait = chunk_sender_busy(sender) ? 0.001 : 0.05;
-        if (chunk_platform_wait(fds, 2, wait, readable) < 0) {
-            fprintf(stderr, "%s: poll: %s\n", program, strerror(errno));
-            exit_code = EXIT_IO;
-            failure = "poll error";
-            break;
-        }
-        if (chunk_platform_stop_signal()) {
-            exit_code = 128 + chunk_platform_stop_signal();
-            failure = "interrupted";
-            break;
-        }
+        if (chunk_app_wait(program, fds, 2, wait, readable, &exit_code, &failure) != 0) break;
         double now = chunk_platform_time();
 
         /* Input: fill one chunk at a time, queue it when full or at EOF. */
