@@ -21,6 +21,8 @@
 #include <epan/wmem_scopes.h>
 #include <wsutil/str_util.h>
 
+#include "ws-compat.h"
+
 #include "packet-chunk.h"
 #include "chunk-analysis-int.h"
 
@@ -37,7 +39,7 @@ static guint pref_resend_jitter_ms = 40;
 static guint pref_ack_interval_ms = 100;
 static guint pref_stall_ms = 1000;
 static guint pref_not_listening_acks = 3;
-static gboolean pref_reassemble = TRUE;
+static ws_cb_bool pref_reassemble = TRUE;
 
 static int hf_stream = -1;
 static int hf_transfer = -1;
@@ -216,7 +218,7 @@ static void free_reasm(chunk_transfer_t *t)
 /* wmem callback at the end of the file scope: the buffers of transfers that
  * never completed. Returns FALSE: analysis_init() registers it again for
  * the next file. */
-static gboolean free_unfinished_reasm(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_,
+static ws_cb_bool free_unfinished_reasm(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_,
                                       void *user_data _U_)
 {
     guint n = all_transfers ? wmem_array_get_count(all_transfers) : 0;
@@ -1272,7 +1274,7 @@ static void show_own_slices(packet_info *pinfo, proto_tree *tree, tvbuff_t *rtvb
                                              "Frame: %u, payload: %u-%u (%u byte%s)", frame, off,
                                              off + len - 1, len, plurality(len, "", "s"));
         proto_item_set_generated(fei);
-        mark_frame_as_depended_upon(pinfo, frame);
+        CS_MARK_DEPENDED_UPON(pinfo, frame);
     }
     proto_item_set_generated(proto_tree_add_uint(ft, hf_fragment_count, rtvb, 0, 0, count));
     proto_item_set_generated(proto_tree_add_uint(ft, hf_reassembled_length, rtvb, 0, 0, total));

@@ -24,6 +24,7 @@
 #include "packet-chunk.h"
 #include "packet-chunk-plugin.h"
 #include "protocol2.h"
+#include "ws-compat.h"
 
 /* wire-format.md, "Constants" and "Variants". */
 #define CHUNK_TYPE_SLICE          0
@@ -832,7 +833,7 @@ static int dissect_chunk(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, vo
 /* Heuristic: claim a datagram only when a layout puts the end check exactly
  * at its end with zero padding and the CRC agrees (the configured id, or the
  * conversation's); then pin the UDP conversation to this dissector. */
-static gboolean dissect_chunk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+static ws_cb_bool dissect_chunk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
     chunk_decode_t d;
     conversation_t *conv;

@@ -1,0 +1,35 @@
+/* ws-compat.h
+ * The few places where Wireshark's plugin API differs between the versions
+ * this plugin supports (4.0, 4.4, 4.6), named once so that every protocol of
+ * the plugin builds from one source tree against any of them.
+ *
+ * From 4.2 on, Wireshark's callbacks and preference variables use C99 bool
+ * where 4.0 used gboolean: heuristic dissectors, wmem user callbacks and
+ * bool preferences. gcc 14 makes the mismatch an error, so each such callback
+ * and preference variable is declared with ws_cb_bool.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef WS_COMPAT_H
+#define WS_COMPAT_H
+
+#include <stdbool.h>
+#include <ws_version.h>
+#include <epan/packet.h>
+
+#define CS_WS_AT_LEAST(maj, min) \
+    (WIRESHARK_VERSION_MAJOR > (maj) || \
+     (WIRESHARK_VERSION_MAJOR == (maj) && WIRESHARK_VERSION_MINOR >= (min)))
+
+#if CS_WS_AT_LEAST(4, 2)
+/* Return type of heuristic dissectors and wmem callbacks; type of the
+ * variable behind prefs_register_bool_preference(). */
+typedef bool ws_cb_bool;
+/* mark_frame_as_depended_upon() takes the frame_data from 4.2 on. */
+#define CS_MARK_DEPENDED_UPON(pinfo, frame) mark_frame_as_depended_upon((pinfo)->fd, (frame))
+#else
+typedef gboolean ws_cb_bool;
+#define CS_MARK_DEPENDED_UPON(pinfo, frame) mark_frame_as_depended_upon((pinfo), (frame))
+#endif
+
+#endif /* WS_COMPAT_H */
