@@ -919,6 +919,8 @@ char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *
 /* chunk.analysis.flags, its value followed by the names of the problems. */
 static void show_flags(packet_info *pinfo, tvbuff_t *tvb, proto_tree *tree, guint32 flags)
 {
+    if (!tree)
+        return;   /* only an item: no text to build for it */
     wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
     for (guint i = 0; i < CHUNK_F_COUNT; i++) {
         if (flags & (1u << i))
@@ -954,7 +956,7 @@ static void show_end_of_capture(tvbuff_t *tvb, packet_info *pinfo, proto_tree *a
 static proto_tree *analysis_tree(proto_tree **at, proto_tree *tree, tvbuff_t *tvb)
 {
     if (!*at) {
-        proto_item *ti;
+        proto_item *ti = NULL;
         *at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_analysis, &ti, "Transfer analysis");
         proto_item_set_generated(ti);
     }
@@ -1102,7 +1104,7 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     } else {
         ti = proto_tree_add_uint(AT, hf_newly_acked, tvb, 0, 0, fr->newly);
         proto_item_set_generated(ti);
-        if (fr->newly_bits) {
+        if (fr->newly_bits && tree) {
             ti = proto_tree_add_string(AT, hf_newly_acked_slices, tvb, 0, 0,
                                        bits_ranges(pinfo->pool, fr->newly_bits, t->num_slices));
             proto_item_set_generated(ti);
@@ -1385,8 +1387,9 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
         fr = analyse_slice(tvb, pinfo, slice);
         p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME, fr);
     }
-    if (chunk_tree)
-        show_slice(tvb, pinfo, chunk_tree, slice, fr);
+    /* Also without a tree (first pass, packet list, taps, Expert
+     * Information): the expert infos go to the expert tap either way. */
+    show_slice(tvb, pinfo, chunk_tree, slice, fr);
     info_marks(pinfo, fr, FALSE);
     if (pref_reassemble)
         reassemble(tvb, pinfo, chunk_tree, slice, fr);
@@ -1416,8 +1419,7 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
         fr = analyse_ack(tvb, pinfo, ack);
         p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME, fr);
     }
-    if (chunk_tree)
-        show_ack(tvb, pinfo, chunk_tree, ack, fr);
+    show_ack(tvb, pinfo, chunk_tree, ack, fr);
     info_marks(pinfo, fr, TRUE);
     if (have_tap_listener(chunk_tap)) {
         chunk_tap_info_t *ti = wmem_new0(pinfo->pool, chunk_tap_info_t);
