@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Expert infos without a tree: what Wireshark's Expert Information dialog sees.
+
+Wireshark dissects without a protocol tree on its first pass, for the packet
+list, for taps and for Analyze > Expert Information (no display filter). The
+quick check is `tshark -q -z expert`: the expert tap, no tree. For every
+committed capture, in one pass and two (-2, as the GUI's rescans):
+
+- every expert info that the full tree (PDML, as -V) holds is also in the
+  no-tree run: the same count per expert filter name (the tree run names
+  each message; the no-tree table is matched to names by message), and the
+  same messages with the same frequency, severity and group;
+- the fault captures raise their analysis experts (a stall, a silent or
+  not-reading receiver, a sender not listening, resends too soon, and with
+  -2 the end-of-capture diagnosis) without a tree.
+
+Before the fix (commit "expert infos ... also without a tree") the no-tree
+table held no analysis expert at all.
+"""
+import collections
+import glob
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import chunktest as ct  # noqa: E402
+
+SECTION = re.compile(r"^(Errors|Warns|Notes|Chats|Comments) \((\d+)\)$")
+ROW = re.compile(r"^\s*(\d+)\s+(\S+)\s+(\S+)\s+(.*)$")
+SEVERITY = {"Errors": "Error", "Warns": "Warning", "Notes": "Note", "Chats": "Chat", "Comments": "Comment"}
+SHOWNAME = re.compile(r"^Expert Info \(([^/]+)/([^)]+)\): ")
+
+# Analysis experts each fault capture must raise without a tree:
+# (one pass, added with -2).
+EXPECTED = {
+    "fault-drop-slice": ({"chunk.analysis.stall", "chunk.analysis.resend.expert"},
+                         {"chunk.analysis.incomplete"}),
+    "fault-drop-acks": ({"chunk.analysis.silent_receiver"}, {"chunk.analysis.incomplete"}),
+    "fault-never-pops": ({"chunk.analysis.receiver_not_reading"}, {"chunk.analysis.incomplete"}),
+    "fault-ignores-acks": ({"chunk.analysis.sender_not_listening", "chunk.analysis.already_acked"},
+                           set()),
+    "fault-no-resend-delay": ({"chunk.analysis.too_soon"}, set()),
+    "loss-10-at-receiver": ({"chunk.analysis.already_acked", "chunk.analysis.duplicate_ack.expert",
+                             "chunk.analysis.complete"}, set()),
+}
+
+
+def expert_table(out):
+    """Rows (severity, group, protocol, summary) -> frequency of -z expert."""
+    rows = collections.Counter()
+    section = None
+    for line in out.splitlines():
+        m = SECTION.match(line)
+        if m:
+            section = SEVERITY[m.group(1)]
+            continue
+        if section is None or not line.strip() or line.startswith("=") or "Frequency" in line:
+            continue
+        m = ROW.match(line)
+        if m:
+            rows[(section, m.group(2), m.group(3), m.group(4))] += int(m.group(1))
+    return rows
+
+
+def tree_experts(pcap, extra):
+    """[(filter name, severity, group, message)] of every chunk expert info in
+    the full tree."""
+    out = ct.tshark(extra + ["-r", pcap, "-T", "pdml"])
+    found = []
+    for pkt in ET.fromstring(out).iter("packet"):
+        for f in pkt.iter("field"):
+            if f.get("name") != "_ws.expert":
+                continue
+            kids = {k.get("name"): k for k in f}
+            names = [k for k in kids if k.startswith("chunk.")]
+            if not names:
+                continue
+            m = SHOWNAME.match(f.get("showname", ""))
+            found.append((names[0], m.group(1) if m else "?", m.group(2) if m else "?",
+                          kids["_ws.expert.message"].get("show")))
+    return found
+
+
+def main():
+    F = ct.Failures()
+    caps = sorted(glob.glob(os.path.join(ct.REPO, "captures", "*.pcap")))
+    for cap in caps:
+        name = os.path.basename(cap)[:-5]
+        for extra in ([], ["-2"]):
+            label = "%s%s" % (name, " -2" if extra else "")
+            table = expert_table(ct.tshark(extra + ["-r", cap, "-q", "-z", "expert"]))
+            chunk_rows = collections.Counter({k: v for k, v in table.items() if k[2] == "Chunk"})
+            tree = tree_experts(cap, extra)
+            want_rows = collections.Counter((sev, grp, "Chunk", msg) for _, sev, grp, msg in tree)
+            F.check(chunk_rows == want_rows,
+                    "%s: -q -z expert differs from the tree: missing %s, extra %s"
+                    % (label, sorted(want_rows - chunk_rows)[:3], sorted(chunk_rows - want_rows)[:3]))
+            # Counts per filter name: the no-tree messages named by the tree's.
+            by_msg = {}
+            for n, _, _, msg in tree:
+                by_msg.setdefault(msg, n)
+            want_names = collections.Counter(n for n, _, _, _ in tree)
+            got_names = collections.Counter()
+            for (_, _, _, msg), k in chunk_rows.items():
+                got_names[by_msg.get(msg, "(not in the tree) " + msg)] += k
+            F.check(got_names == want_names, "%s: per filter name, tree %s, no tree %s"
+                    % (label, dict(want_names), dict(got_names)))
+            if name in EXPECTED:
+                want = EXPECTED[name][0] | (EXPECTED[name][1] if extra else set())
+                missing = want - set(got_names)
+                F.check(not missing, "%s: no tree: never raised %s" % (label, sorted(missing)))
+            print("%-28s tree %4d, no tree %4d chunk expert infos"
+                  % (label, sum(want_names.values()), sum(chunk_rows.values())))
+    F.finish("test_gui_experts")
+
+
+if __name__ == "__main__":
+    main()
