@@ -194,7 +194,9 @@ enum {
 };
 
 static stat_tap_table_item table_fields[] = {
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Stream", "%u" },
+    /* Wireshark sizes this first column before it shows the sort arrow in
+     * its header: the spaces keep "Stream" whole next to the arrow. */
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Stream    ", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Transfer", "%u" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Chunk", "%u" },
@@ -206,9 +208,12 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Acks", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Duration (s)", "%.3f" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Goodput (bit/s)", "%.0f" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Efficiency (%)", "%.1f" },
+    /* The GUI prints a TABLE_ITEM_FLOAT with six decimals whatever the
+     * format: whole milliseconds and bit/s, and the efficiency as text with
+     * one decimal, padded so that sorting the text sorts the numbers. */
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Duration (ms)", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Goodput (bit/s)", "%u" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Efficiency (%)", "%s" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Status", "%s" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
 };
@@ -228,13 +233,6 @@ static void set_uint(stat_tap_table *table, guint row, guint col, guint v)
 {
     stat_tap_table_item_type *it = stat_tap_get_field_data(table, row, col);
     it->value.uint_value = v;
-    stat_tap_set_field_data(table, row, col, it);
-}
-
-static void set_float(stat_tap_table *table, guint row, guint col, double v)
-{
-    stat_tap_table_item_type *it = stat_tap_get_field_data(table, row, col);
-    it->value.float_value = v;
     stat_tap_set_field_data(table, row, col, it);
 }
 
@@ -267,6 +265,7 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_di
             items[c].type = table_fields[c].type;
         items[COL_DIRECTION].value.string_value = direction_str(NULL, t->flow);
         items[COL_STATUS].value.string_value = g_strdup("");
+        items[COL_EFFICIENCY].value.string_value = g_strdup("");
         items[COL_DIAGNOSIS].value.string_value = g_strdup("");
         row = table->num_elements + 1;
         stat_tap_init_table_row(table, row - 1, COL_N, items);
@@ -284,9 +283,12 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_di
     set_uint(table, row, COL_ACKS, t->acks);
     set_uint(table, row, COL_FIRST, t->first_frame);
     set_uint(table, row, COL_LAST, t->last_frame);
-    set_float(table, row, COL_DURATION, (double)transfer_duration_ns(t) / 1e9);
-    set_float(table, row, COL_GOODPUT, goodput_bps(t));
-    set_float(table, row, COL_EFFICIENCY, 100.0 * efficiency(t));
+    set_uint(table, row, COL_DURATION, (guint)((transfer_duration_ns(t) + 500000) / 1000000));
+    double g = goodput_bps(t) + 0.5;
+    set_uint(table, row, COL_GOODPUT, g < (double)G_MAXUINT32 ? (guint)g : G_MAXUINT32);
+    char eff[16];
+    snprintf(eff, sizeof eff, "%5.1f", 100.0 * efficiency(t));
+    set_string(table, row, COL_EFFICIENCY, eff);
     /* Strings only where the packet can change them, to keep the cost low. */
     if (ti->is_ack || pinfo->num == t->last_frame) {
         set_string(table, row, COL_STATUS, status_str(pinfo->pool, t));
@@ -311,7 +313,8 @@ static void table_reset(stat_tap_table *table)
 static void table_free_item(stat_tap_table *table _U_, guint row _U_, guint column,
                             stat_tap_table_item_type *field)
 {
-    if (column == COL_DIRECTION || column == COL_STATUS || column == COL_DIAGNOSIS) {
+    if (column == COL_DIRECTION || column == COL_STATUS || column == COL_DIAGNOSIS ||
+        column == COL_EFFICIENCY) {
         g_free((char *)field->value.string_value);
         field->value.string_value = NULL;
     }
@@ -322,7 +325,7 @@ static tap_param table_params[] = {
 };
 
 static stat_tap_table_ui table_ui = {
-    REGISTER_STAT_GROUP_GENERIC, "Chunk Transfers", "chunk_transfers", "chunk,transfers_table",
+    REGISTER_PACKET_STAT_GROUP_UNSORTED, "Chunk Transfers", "chunk_transfers", "chunk,transfers_table",
     table_init, table_packet, table_reset, table_free_item, NULL,
     array_length(table_fields), table_fields, array_length(table_params), table_params, NULL, 0
 };
@@ -339,7 +342,11 @@ static void tree_init(stats_tree *st)
     st_node_packets = stats_tree_create_node(st, "Chunk packets", 0, STAT_DT_INT, TRUE);
     st_node_slices = stats_tree_create_node(st, "Slices", st_node_packets, STAT_DT_INT, TRUE);
     st_node_acks = stats_tree_create_node(st, "Acks", st_node_packets, STAT_DT_INT, TRUE);
-    st_node_problems = stats_tree_create_node(st, "Packets with problems", 0, STAT_DT_INT, TRUE);
+    /* Under "Chunk packets", after slices and acks: its percentage is the
+     * share of chunk packets with a problem (a node of its own at the top
+     * level showed a meaningless 100%). Below it, per problem, the share of
+     * those packets (a packet can have several). */
+    st_node_problems = stats_tree_create_node(st, "With problems", st_node_packets, STAT_DT_INT, TRUE);
 }
 
 static tap_packet_status tree_packet(stats_tree *st, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
@@ -375,7 +382,7 @@ static tap_packet_status tree_packet(stats_tree *st, packet_info *pinfo _U_, epa
             tick_stat_node(st, "With newly acked slices", st_node_acks, FALSE);
     }
     if (ti->flags) {
-        tick_stat_node(st, "Packets with problems", 0, TRUE);
+        tick_stat_node(st, "With problems", st_node_packets, TRUE);
         for (guint i = 0; i < CHUNK_F_COUNT; i++)
             if (ti->flags & (1u << i))
                 tick_stat_node(st, chunk_analysis_flag_name(1u << i), st_node_problems, FALSE);
