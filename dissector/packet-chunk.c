@@ -762,8 +762,10 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
                 else if (b->nfields < F_DATA)
                     proto_item_append_text(ti, " [truncated: %u of %u bytes]", b->data_len, b->slice_bytes);
             }
-            col_add_fstr(pinfo->cinfo, COL_INFO, "Slice %u/%u of chunk %u, %u bytes",
-                         b->slice_id, b->num_slices, b->chunk_id,
+            /* Slice ids count from 0: "Slice 29/30" read as "29 of 30" on
+             * the last slice. */
+            col_add_fstr(pinfo->cinfo, COL_INFO, "Slice %u%s of %u, chunk %u, %u bytes",
+                         b->slice_id, b->last ? " (last)" : "", b->num_slices, b->chunk_id,
                          (b->errors & CHUNK_ERR_SLICE_SIZE) ? b->data_len : b->slice_bytes);
         } else {
             col_add_fstr(pinfo->cinfo, COL_INFO, "Slice of chunk %u", b->chunk_id);
