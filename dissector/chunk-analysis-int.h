@@ -49,6 +49,11 @@ typedef struct chunk_flow {
     guint32 acks, unknown_acks, completed;
     guint32 last_done_frame;  /* the latest completing ack, and its chunk */
     guint16 last_done_chunk;
+    gint64 last_done_ns;
+    /* Soonest the capture showed the sender react to an ack: from a
+     * completing ack to the next chunk's first slice; -1 until seen. At the
+     * sender this is its processing time, at the receiver a round trip. */
+    gint64 react_ns;
     guint32 problems;
     gboolean has_paced_ack;
     guint32 paced_ack_frame;

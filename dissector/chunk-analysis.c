@@ -144,6 +144,8 @@ static guint64 state_bytes;   /* per-slice state allocated in this file */
 static guint64 reasm_bytes;   /* live single-pass reassembly buffers: see reassemble() */
 static guint64 chunk_bytes;   /* bytes of clean chunk packets analysed */
 
+#define REACT_UNKNOWN G_MAXUINT32
+
 /* Frame record: what the analysis found in one frame, fixed on the first
  * pass. Kept small: one per chunk packet. */
 typedef struct frame_rec {
@@ -159,6 +161,7 @@ typedef struct frame_rec {
     guint16 newly;         /* ack: slices newly acked */
     guint16 cleared;       /* ack: slices acked before and clear now */
     guint16 acks_seen;     /* slice: acks that had shown it acked, at this send */
+    guint32 react_us;      /* already acked: the flow's react_ns then (us); REACT_UNKNOWN */
     guint8 *newly_bits;    /* ack: newly acked slices, one bit each; NULL if none */
 } frame_rec_t;
 
@@ -292,6 +295,7 @@ static chunk_flow_t *get_flow(packet_info *pinfo, gboolean is_ack)
             f->dport = pinfo->destport;
         }
         f->by_chunk = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
+        f->react_ns = -1;
         fl[dir] = f;
     }
     return fl[dir];
@@ -320,6 +324,9 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
     t->progress_frame = pinfo->num;
     t->prev_done_frame = fl->last_done_frame;
     t->prev_done_chunk = fl->last_done_chunk;
+    if (fl->last_done_frame && t->first_ns >= fl->last_done_ns &&
+        (fl->react_ns < 0 || t->first_ns - fl->last_done_ns < fl->react_ns))
+        fl->react_ns = t->first_ns - fl->last_done_ns;
     wmem_array_append_one(all_transfers, t);
     /* A chunk id comes back after 65536 chunks: forget the transfer half a
      * wrap behind, so an id seen again starts a new transfer. */
@@ -558,6 +565,8 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
         fr->notes |= N_ALREADY_ACKED;
         t->wasted++;
         fr->acks_seen = s->acks_seen;
+        fr->react_us = fl->react_ns < 0 ? REACT_UNKNOWN
+                     : (guint32)MIN(fl->react_ns / 1000, (gint64)REACT_UNKNOWN - 1);
         /* Acks are seen before the sender has them (capture at the
          * receiver, latency) and get lost: only a slice acked by several
          * acks and for longer than the stall threshold is proof. */
@@ -660,6 +669,7 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
                 fl->completed++;
                 fl->last_done_frame = pinfo->num;
                 fl->last_done_chunk = t->chunk_id;
+                fl->last_done_ns = now;
             } else if (ack->acked_count == n) {
                 fr->notes |= N_STALE_ACK;
                 fr->info_frame = t->complete_frame;
@@ -952,6 +962,32 @@ static void show_end_of_capture(tvbuff_t *tvb, packet_info *pinfo, proto_tree *a
     proto_item_set_generated(proto_tree_add_string(at, hf_check, tvb, 0, 0, d.check));
 }
 
+/* A slice sent after an ack in the capture showed it: wasted, and why, as
+ * far as the capture tells. The sender's soonest reaction to an ack seen in
+ * this capture (react_us) says where the capture was made: at the sender
+ * (a millisecond or so) an ack in the capture had reached it; at the
+ * receiver (a round trip) a slice that arrives sooner after the ack than
+ * that was sent before the ack could arrive. Sooner than the reaction: the
+ * ack was still on its way; later: it was lost, or the sender did not apply
+ * it in time. Before the capture shows a reaction it cannot tell. */
+static void already_acked_expert(packet_info *pinfo, proto_item *ti, const frame_rec_t *fr,
+                                 const chunk_slice_state_t *s)
+{
+    double gap_ms = (double)(ts_ns(&pinfo->abs_ts) - s->acked_ns) / 1e6;
+    if (fr->react_us == REACT_UNKNOWN)
+        expert_add_info_format(pinfo, ti, &ei_already_acked,
+            "Slice %u sent %.0f ms after the ack in frame %u showed it (wasted): that ack was on its way or lost; the capture shows no reaction to an ack yet to tell which.",
+            fr->slice_id, gap_ms, s->acked_in);
+    else if (gap_ms * 1000.0 < (double)fr->react_us)
+        expert_add_info_format(pinfo, ti, &ei_already_acked,
+            "Slice %u sent %.0f ms after the ack in frame %u showed it, sooner than the sender reacts to an ack here (%.0f ms): the ack was still on its way (wasted, not lost).",
+            fr->slice_id, gap_ms, s->acked_in, (double)fr->react_us / 1000.0);
+    else
+        expert_add_info_format(pinfo, ti, &ei_already_acked,
+            "Slice %u sent %.0f ms after the ack in frame %u showed it, later than the sender reacts to an ack here (%.0f ms): that ack was lost or not applied (wasted).",
+            fr->slice_id, gap_ms, s->acked_in, (double)fr->react_us / 1000.0);
+}
+
 /* The "Transfer analysis" subtree, made when there is something to put in it. */
 static proto_tree *analysis_tree(proto_tree **at, proto_tree *tree, tvbuff_t *tvb)
 {
@@ -1014,9 +1050,7 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                 "Slice %u sent although %u acks since frame %u (over the stall threshold ago) showed it acked: the sender is not applying acks.",
                 fr->slice_id, fr->acks_seen, s->acked_in);
         else
-            expert_add_info_format(pinfo, ti, &ei_already_acked,
-                "Slice %u sent although acked in frame %u (wasted; the ack may have been lost).",
-                fr->slice_id, s->acked_in);
+            already_acked_expert(pinfo, ti, fr, s);
     } else if (s && s->acked_in) {
         /* Forward-looking: known once the whole capture was seen. */
         add_gen_uint(AT, hf_acked_in, tvb, s->acked_in);
