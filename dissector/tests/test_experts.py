@@ -31,7 +31,7 @@ def port_run(tmp):
     D = {"sport": 50003}
     s = ct.seal
     rows = [
-        (A, s(ct.slice_body(1, 0, 3, bytes(K))), set(), "Slice 0/3 of chunk 1, 1024 bytes"),
+        (A, s(ct.slice_body(1, 0, 3, bytes(K))), set(), "Slice 0 of 3, chunk 1, 1024 bytes"),
         (A, with_crc_flipped(s(ct.ack_body(1, [1, 0, 0]))), {"chunk.crc32.bad"},
          "Ack chunk 1: 1/3 acked, missing 1-2 [Bad CRC]"),
         (A, s(ct.slice_body(1, 2, 3, bytes(10), pad=1)), {"chunk.padding.nonzero"}, None),
@@ -40,7 +40,7 @@ def port_run(tmp):
         (A, s(ct.slice_body(1, 5, 3, bytes(K))), {"chunk.slice_id.out_of_range"}, None),
         (A, s(ct.ack_body(1, [1, 1, 1]) + b"xyz"), {"chunk.trailing_bytes"}, None),
         (A, s(ct.slice_body(1, 0, 3, bytes(100))), {"chunk.slice_size.wrong"},
-         "Slice 0/3 of chunk 1, 100 bytes [Non-last slice not SliceSize]"),
+         "Slice 0 of 3, chunk 1, 100 bytes [Non-last slice not SliceSize]"),
         (A, s(ct.slice_body(1, 1, 3, bytes(1100))), {"chunk.slice_size.wrong"}, None),
         (A, s(ct.slice_body(2, 0, 2, bytes(K), max_slices=32)), {"chunk.variant.mismatch"}, None),
         (A, s(ct.ack_body(3, [0 if i in (3, 4, 5, 17) else 1 for i in range(256)])), set(),

@@ -59,12 +59,12 @@ CASES = [
             "chunk.stream": "0", "chunk.transfer": "0"},
         5: {"chunk.analysis.resend": "1", "chunk.analysis.resend_of": "2",
             "chunk.analysis.since_last_sent": "0.140000000", "chunk.analysis.acked_in": "8",
-            "_ws.col.Info": "Slice 1/3 of chunk 1, 1024 bytes [Resend 1]"},
+            "_ws.col.Info": "Slice 1 of 3, chunk 1, 1024 bytes [Resend 1]"},
         6: {"chunk.analysis.newly_acked": "0", "chunk.analysis.duplicate_ack": "1",
             "_ws.col.Info": "Ack chunk 1: 2/3 acked, missing 1 [Duplicate ack]"},
         7: {"chunk.analysis.resend": "2", "chunk.analysis.resend_of": "5",
             "chunk.reassembled_in": "3", "chunk.reassembled.length": "",
-            "_ws.col.Info": "Slice 1/3 of chunk 1, 1024 bytes [Resend 2]"},
+            "_ws.col.Info": "Slice 1 of 3, chunk 1, 1024 bytes [Resend 2]"},
         8: {"chunk.analysis.newly_acked_slices": "1", "chunk.analysis.chunk_complete": "1",
             "chunk.analysis.transfer_time": "0.310000000", "chunk.analysis.chunk_size": "2148",
             "chunk.analysis.goodput": "55432.2580645161", "_ws.col.Info": "Ack chunk 1: 3/3 acked [Chunk 1 complete]"},
@@ -76,18 +76,18 @@ CASES = [
         sl(2, 0, 2, 0.130),                      # 4: 100 ms later: fine
         ack(2, [1, 1], 0.140),
     ], {3: {"chunk.analysis.flags": "0x00000001", "chunk.analysis.resend": "1",
-            "_ws.col.Info": "Slice 0/2 of chunk 2, 1024 bytes [Resend 1] [Too soon]"},
+            "_ws.col.Info": "Slice 0 of 2, chunk 2, 1024 bytes [Resend 1] [Too soon]"},
         4: {"chunk.analysis.flags": "", "chunk.analysis.resend": "2",
-            "_ws.col.Info": "Slice 0/2 of chunk 2, 1024 bytes [Resend 2]"}}),
+            "_ws.col.Info": "Slice 0 of 2, chunk 2, 1024 bytes [Resend 2]"}}),
     ("slice count and size change within a chunk", [
         sl(3, 0, 2, 0.000),
         sl(3, 1, 2, 0.010, size=10),
         sl(3, 1, 4, 0.020),                      # 3: widening to 4 slices
         sl(3, 1, 2, 0.200, size=20),             # 4: last slice, other size
         ack(3, [1, 1], 0.300),
-    ], {3: {"chunk.analysis.flags": "0x00000008", "_ws.col.Info": "Slice 1/4 of chunk 3, 1024 bytes [Count mismatch]"},
+    ], {3: {"chunk.analysis.flags": "0x00000008", "_ws.col.Info": "Slice 1 of 4, chunk 3, 1024 bytes [Count mismatch]"},
         4: {"chunk.analysis.flags": "0x00000010", "chunk.analysis.resend": "1",
-            "_ws.col.Info": "Slice 1/2 of chunk 3, 20 bytes [Resend 1] [Size mismatch]"}}),
+            "_ws.col.Info": "Slice 1 (last) of 2, chunk 3, 20 bytes [Resend 1] [Size mismatch]"}}),
     ("chunk started before the previous was acked", [
         sl(4, 0, 2, 0.000),
         sl(4, 1, 2, 0.010, size=10),
@@ -95,7 +95,7 @@ CASES = [
         sl(5, 0, 1, 0.120, size=50),             # 4: early
         ack(5, [1], 0.130),
     ], {4: {"chunk.analysis.flags": "0x00000004", "chunk.analysis.early": "1", "chunk.transfer": "1",
-            "_ws.col.Info": "Slice 0/1 of chunk 5, 50 bytes [Early]"},
+            "_ws.col.Info": "Slice 0 (last) of 1, chunk 5, 50 bytes [Early]"},
         3: {"chunk.transfer": "0", "chunk.analysis.flags": "0x00001000",
             "_ws.col.Info": "Ack chunk 4: 1/2 acked, missing 1 [Incomplete]", "chunk.analysis.diagnosis":
             "Incomplete at end of capture: chunk 4 has 1/2 slices acked, missing 1."}}),
@@ -151,7 +151,7 @@ CASES = [
         sl(11, 0, 1, 0.200, size=10),            # 3: stale (the ack was lost on the way)
         ack(11, [1], 0.210),                     # 4: repeated all-ones ack
     ], {3: {"chunk.analysis.stale": "2", "chunk.analysis.already_acked_in": "2", "chunk.analysis.resend": "1",
-            "_ws.col.Info": "Slice 0/1 of chunk 11, 10 bytes [Resend 1] [Stale]"},
+            "_ws.col.Info": "Slice 0 (last) of 1, chunk 11, 10 bytes [Resend 1] [Stale]"},
         4: {"chunk.analysis.completed_in": "2", "chunk.analysis.chunk_complete": "",
             "_ws.col.Info": "Ack chunk 11: 1/1 acked [Already complete]"}}),
     ("stall: slices keep coming, nothing new acked", [
@@ -159,9 +159,9 @@ CASES = [
         ack(12, [1, 0], 0.100)] + [sl(12, 1, 2, 0.2 + 0.1 * i, size=10) for i in range(14)], {
         # frames 4..17 at 0.2 .. 1.5 s; progress at 0.1 s: more than 1 s at 1.2 s
         14: {"chunk.analysis.flags": "0x00000020", "chunk.analysis.stall_since": "3",
-             "_ws.col.Info": "Slice 1/2 of chunk 12, 10 bytes [Resend 11] [Stall]"},
+             "_ws.col.Info": "Slice 1 (last) of 2, chunk 12, 10 bytes [Resend 11] [Stall]"},
         17: {"chunk.analysis.flags": "0x00001000",
-             "_ws.col.Info": "Slice 1/2 of chunk 12, 10 bytes [Resend 14] [Incomplete]", "chunk.analysis.diagnosis":
+             "_ws.col.Info": "Slice 1 (last) of 2, chunk 12, 10 bytes [Resend 14] [Incomplete]", "chunk.analysis.diagnosis":
              "Stalled: slice 1 of chunk 12 was sent 15 times and never acked, while every other slice is; "
              "no progress since frame 3."},
     }),
