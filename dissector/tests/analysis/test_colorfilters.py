@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""docs/chunk.colorfilters: every rule is in the format Wireshark's View >
+Coloring Rules > Import reads (@name@filter@[r,g,b][r,g,b], 16-bit colours,
+'#' comments), its filter compiles (tshark -Y) and matches the packets it is
+for: each rule colours at least one packet of the capture named below, and a
+packet that only a rule placed after it would match is not taken by an
+earlier one."""
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import chunktest as ct  # noqa: E402
+
+RULE = re.compile(r"^@([^@]+)@([^@]+)@\[(\d+),(\d+),(\d+)\]\[(\d+),(\d+),(\d+)\]$")
+FILE = os.path.join(ct.REPO, "docs", "chunk.colorfilters")
+CAP = os.path.join(ct.REPO, "captures")
+# Rule name -> (capture, frames the rule must be the first to match, at least).
+WANT = {
+    "Chunk broken packet": ("crafted", 1),
+    "Chunk problem": ("fault-drop-slice.pcap", 2),
+    "Chunk wasted resend": ("loss-10-at-receiver.pcap", 20),
+    "Chunk resend": ("fault-drop-slice.pcap", 20),
+    "Chunk complete": ("loss-10-at-receiver.pcap", 4),
+}
+
+
+def frames(pcap, flt):
+    out = ct.tshark(["-2", "-r", pcap, "-Y", flt, "-T", "fields", "-e", "frame.number"])
+    return set(int(x) for x in out.split())
+
+
+def main():
+    F = ct.Failures()
+    rules = []
+    with open(FILE) as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            m = RULE.match(line)
+            if not F.check(m, "line %d is not a colouring rule: %r" % (n, line)):
+                continue
+            F.check(all(int(c) <= 65535 for c in m.groups()[2:]), "line %d: colour over 65535" % n)
+            rules.append((m.group(1), m.group(2)))
+    F.check(sorted(r for r, _ in rules) == sorted(WANT), "rules %s, want %s" % ([r for r, _ in rules], sorted(WANT)))
+    with ct.scratch_dir() as tmp:
+        crafted = os.path.join(tmp, "crafted.pcap")
+        good = ct.seal(ct.slice_body(1, 0, 2, bytes(ct.SLICE_SIZE)))
+        ct.write_pcap(crafted, [good, bytes([good[0] ^ 1]) + good[1:]])
+        taken = {}
+        for name, flt in rules:
+            cap, least = WANT.get(name, ("fault-drop-slice.pcap", 0))
+            path = crafted if cap == "crafted" else os.path.join(CAP, cap)
+            try:
+                got = frames(path, flt)
+            except RuntimeError as e:
+                F.check(False, "%s: filter does not compile: %s" % (name, e))
+                continue
+            first = got - taken.get(path, set())
+            F.check(len(first) >= least, "%s: colours %d frames of %s first, want at least %d"
+                    % (name, len(first), cap, least))
+            taken.setdefault(path, set()).update(got)
+            print("%-22s %4d frames of %s (%d first)" % (name, len(got), cap, len(first)))
+    F.finish("test_colorfilters")
+
+
+if __name__ == "__main__":
+    main()
