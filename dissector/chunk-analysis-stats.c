@@ -195,8 +195,9 @@ enum {
 
 static stat_tap_table_item table_fields[] = {
     /* Wireshark sizes this first column before it shows the sort arrow in
-     * its header: the spaces keep "Stream" whole next to the arrow. */
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Stream    ", "%u" },
+     * its header, which then cut a right-aligned "Stream" to "tream": left
+     * aligned, with room after it for the arrow. */
+    { TABLE_ITEM_UINT, TAP_ALIGN_LEFT, "Stream    ", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Transfer", "%u" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Chunk", "%u" },
