@@ -4,12 +4,19 @@
 #
 #   scripts/screenshot.sh -b build-bench ack         # docs/screenshot-ack.png
 #   scripts/screenshot.sh -b build-bench transfers   # docs/screenshot-transfers.png
+#   scripts/screenshot.sh -b build-bench experts     # docs/screenshot-experts.png
+#   scripts/screenshot.sh -b build-bench menu        # docs/screenshot-menu.png
 #
 # ack: an ack packet with its bitfield expanded.
 # transfers: the Statistics > Chunk Transfers table (opened with
 # `-z chunk,transfers_table`, as the menu item does) on
 # captures/fault-never-pops.pcap, one healthy and one stalled transfer with
 # its diagnosis.
+# experts: Analyze > Expert Information (opened with `-z expert`, no display
+# filter) on captures/fault-drop-slice.pcap, over the packet list coloured by
+# docs/chunk.colorfilters (put in the private profile, as an import does).
+# menu: the Statistics menu with Chunk Transfers and the Chunk submenu (the
+# stats tree) open, reached with the keyboard (Alt+S, Up --menu-up times, Right).
 #
 # Runs Debian's wireshark-qt under Xvfb (apt-get install wireshark-qt xvfb
 # xdotool imagemagick). Like scripts/chunk-tshark it runs Wireshark as user
@@ -26,19 +33,25 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 usage() {
     cat <<EOF
-usage: scripts/screenshot.sh [options] [ack|transfers]
+usage: scripts/screenshot.sh [options] [ack|transfers|experts|menu]
   ack                 an ack packet, bitfield expanded (the default)
   transfers           the Statistics > Chunk Transfers table
+  experts             Analyze > Expert Information, no display filter, over
+                      the packet list coloured by docs/chunk.colorfilters
+  menu                the Statistics menu with the chunk entries
   -b, --build DIR     build tree with plugins/4.0/epan/chunk.so
                       (default: \$CHUNK_BUILD_DIR, else $repo/build)
   -r, --read FILE     capture (default: captures/loss-10-jitter.pcap for ack,
-                      captures/fault-never-pops.pcap for transfers)
+                      captures/fault-never-pops.pcap for transfers,
+                      captures/fault-drop-slice.pcap for experts and menu)
   -g, --frame N       ack: ack frame to show (default 34: chunk 0, 21/24
                       acked, missing 5,8,13)
       --select N      ack: rows below "Chunk Protocol" to select after
                       expanding (default 16: the line of slice 5, missing)
-  -o, --output FILE   PNG to write (default: docs/screenshot-ack.png or
-                      docs/screenshot-transfers.png)
+      --menu-up N     menu: Up presses from the top of the Statistics menu
+                      to the Chunk submenu (default 2: the last but one
+                      entry in Debian 12's Wireshark 4.0)
+  -o, --output FILE   PNG to write (default: docs/screenshot-WHAT.png)
       --display N     X display number for Xvfb (default 77)
       --keep-tmp      keep the temporary folder (logs, raw screenshot)
   -h, --help          this help
@@ -56,6 +69,7 @@ what=ack
 capture=""
 frame=34
 select=16
+menu_up=2
 output=""
 display=77
 keep=0
@@ -65,25 +79,25 @@ while [ $# -gt 0 ]; do
     -r | --read) [ $# -ge 2 ] || die_usage "$1 needs a file"; capture=$2; shift ;;
     -g | --frame) [ $# -ge 2 ] || die_usage "$1 needs a number"; frame=$2; shift ;;
     --select) [ $# -ge 2 ] || die_usage "$1 needs a number"; select=$2; shift ;;
+    --menu-up) [ $# -ge 2 ] || die_usage "$1 needs a number"; menu_up=$2; shift ;;
     -o | --output) [ $# -ge 2 ] || die_usage "$1 needs a file"; output=$2; shift ;;
     --display) [ $# -ge 2 ] || die_usage "$1 needs a number"; display=$2; shift ;;
     --keep-tmp) keep=1 ;;
     -h | --help) usage; exit 0 ;;
-    ack | transfers) what=$1 ;;
+    ack | transfers | experts | menu) what=$1 ;;
     *) die_usage "unknown argument '$1'" ;;
     esac
     shift
 done
-for n in "$frame" "$select" "$display"; do
+for n in "$frame" "$select" "$display" "$menu_up"; do
     [[ "$n" =~ ^[0-9]+$ ]] || die_usage "'$n' is not a number"
 done
-if [ "$what" = ack ]; then
-    capture=${capture:-$repo/captures/loss-10-jitter.pcap}
-    output=${output:-$repo/docs/screenshot-ack.png}
-else
-    capture=${capture:-$repo/captures/fault-never-pops.pcap}
-    output=${output:-$repo/docs/screenshot-transfers.png}
-fi
+case $what in
+ack) capture=${capture:-$repo/captures/loss-10-jitter.pcap} ;;
+transfers) capture=${capture:-$repo/captures/fault-never-pops.pcap} ;;
+*) capture=${capture:-$repo/captures/fault-drop-slice.pcap} ;;
+esac
+output=${output:-$repo/docs/screenshot-$what.png}
 plugin=$build/plugins/4.0/epan/chunk.so
 [ -f "$plugin" ] || die_usage "no plugin at $plugin: build first or give -b"
 [ -r "$capture" ] || die_usage "cannot read $capture"
@@ -95,7 +109,12 @@ done
 
 # ack: a tall screen for the expanded tree. transfers: a wide one, so the
 # table's columns, Diagnosis last, get room.
-if [ "$what" = ack ]; then W=1280; H=1280; else W=3500; H=600; fi
+case $what in
+ack) W=1280; H=1280 ;;
+transfers) W=3500; H=600 ;;
+experts) W=1280; H=900 ;;
+menu) W=1280; H=800 ;;
+esac
 tmp=$(mktemp -d /tmp/chunk-screenshot.XXXXXX)
 chmod 755 "$tmp"
 pids=()
@@ -109,6 +128,9 @@ trap cleanup EXIT
 mkdir -p "$tmp/plugins/4.0/epan" "$tmp/home/.config/wireshark" "$tmp/run"
 cp "$plugin" "$tmp/plugins/4.0/epan/chunk.so"
 cp "$capture" "$tmp/capture.pcap"
+if [ "$what" = experts ]; then
+    cp "$repo/docs/chunk.colorfilters" "$tmp/home/.config/wireshark/colorfilters"
+fi
 # The window fills the screen; the upper pane (packet list) shows the
 # filtered acks, the lower pane boundary leaves the bytes a few lines.
 cat > "$tmp/home/.config/wireshark/recent_common" <<EOF
@@ -118,9 +140,12 @@ gui.geometry_main_width: $W
 gui.geometry_main_height: $H
 gui.geometry_main_maximized: FALSE
 EOF
+# experts: a taller packet list, the dialog goes over the panes below it.
+upper=185; lower=905
+if [ "$what" = experts ]; then upper=340; lower=400; fi
 cat > "$tmp/home/.config/wireshark/recent" <<EOF
-gui.geometry_main_upper_pane: 185
-gui.geometry_main_lower_pane: 905
+gui.geometry_main_upper_pane: $upper
+gui.geometry_main_lower_pane: $lower
 EOF
 cat > "$tmp/home/.config/wireshark/preferences" <<EOF
 gui.layout_type: 1
@@ -146,11 +171,12 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 
-if [ "$what" = ack ]; then
-    ws_args=(-Y 'chunk.type == 1 && chunk.ack.missing_count > 0' -g "$frame")
-else
-    ws_args=(-z 'chunk,transfers_table')
-fi
+case $what in
+ack) ws_args=(-Y 'chunk.type == 1 && chunk.ack.missing_count > 0' -g "$frame") ;;
+transfers) ws_args=(-z 'chunk,transfers_table') ;;
+experts) ws_args=(-z expert) ;;
+menu) ws_args=() ;;
+esac
 "${as_user[@]}" env HOME="$tmp/home" XDG_RUNTIME_DIR="$tmp/run" WIRESHARK_PLUGIN_DIR="$tmp/plugins" \
     DISPLAY=":$display" wireshark -r "$tmp/capture.pcap" "${ws_args[@]}" > "$tmp/wireshark.log" 2>&1 &
 pids+=($!)
@@ -170,6 +196,48 @@ fi
 sleep 3   # the file is read (and frame $frame selected) after the window maps
 
 xwd_out=$tmp/raw.png
+shoot_root() {
+    import -window root "$xwd_out"
+    mkdir -p "$(dirname "$output")"
+    # 8-bit palette PNG: a UI screenshot has few colours; keeps the file small.
+    convert "$xwd_out" -colors 256 -strip PNG8:"$output"
+    echo "wrote $output ($(stat -c %s "$output") bytes)" >&2
+}
+if [ "$what" = experts ]; then
+    dlg=""
+    for _ in $(seq 50); do
+        dlg=$(xdotool search --onlyvisible --name 'Expert Information' 2>/dev/null | head -n 1 || true)
+        [ -n "$dlg" ] && break
+        sleep 0.2
+    done
+    if [ -z "$dlg" ]; then
+        echo "screenshot.sh: no Expert Information window appeared; Wireshark's log:" >&2
+        cat "$tmp/wireshark.log" >&2
+        exit 1
+    fi
+    # The dialog over the lower panes: the coloured packet list stays in view.
+    xdotool windowmove "$dlg" 0 450 windowsize "$dlg" "$W" 450
+    sleep 2
+    xdotool mousemove "$W" "$H"
+    shoot_root
+    exit 0
+fi
+if [ "$what" = menu ]; then
+    # Focus the main window with a click in the packet list, park the
+    # pointer outside the menu (it would select what it hovers), then walk
+    # the Statistics menu with the keyboard.
+    xdotool mousemove --window "$win" 300 300 click 1
+    sleep 0.5
+    xdotool mousemove "$((W - 1))" "$((H - 1))"
+    sleep 0.3
+    xdotool key alt+s
+    sleep 1
+    for _ in $(seq "$menu_up"); do xdotool key Up; sleep 0.4; done
+    xdotool key Right
+    sleep 1
+    shoot_root
+    exit 0
+fi
 if [ "$what" = transfers ]; then
     dlg=""
     for _ in $(seq 50); do
@@ -205,8 +273,4 @@ for _ in $(seq "$select"); do xdotool key --window "$win" Down; done
 sleep 1
 xdotool mousemove 0 "$H"   # the pointer out of the picture
 
-import -window root "$xwd_out"
-mkdir -p "$(dirname "$output")"
-# 8-bit palette PNG: a UI screenshot has few colours; keeps the file small.
-convert "$xwd_out" -colors 256 -strip PNG8:"$output"
-echo "wrote $output ($(stat -c %s "$output") bytes)" >&2
+shoot_root

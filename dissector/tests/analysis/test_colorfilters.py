@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """docs/chunk.colorfilters: every rule is in the format Wireshark's View >
-Coloring Rules > Import reads (@name@filter@[r,g,b][r,g,b], 16-bit colours,
+Coloring Rules > Import reads (@name@filter@[background][foreground], 16-bit RGB,
 '#' comments), its filter compiles (tshark -Y) and matches the packets it is
 for: each rule colours at least one packet of the capture named below, and a
 packet that only a rule placed after it would match is not taken by an
