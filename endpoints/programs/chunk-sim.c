@@ -369,6 +369,60 @@ static void push_frame(uint32_t **list, int *count, int *capacity, uint32_t fram
     (*list)[(*count)++] = frame;
 }
 
+/* Reads the whole --input file into *data (xcalloc'd). Returns its size, or
+ * -1 after printing why (unreadable, empty, too large). */
+static long long read_input_file(const char *path, uint8_t **data)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in) {
+        fprintf(stderr, "chunk-sim: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t capacity = 1 << 16, used = 0;
+    *data = xcalloc(capacity, 1);
+    for (;;) {
+        if (used == capacity) {
+            if ((long long)capacity * 2 > MAX_INPUT_BYTES) {
+                fprintf(stderr, "chunk-sim: %s is larger than %lld bytes\n", path, MAX_INPUT_BYTES);
+                fclose(in);
+                return -1;
+            }
+            capacity *= 2;
+            uint8_t *grown = realloc(*data, capacity);
+            if (!grown) {
+                fclose(in);
+                return -1;
+            }
+            *data = grown;
+        }
+        size_t n = fread(*data + used, 1, capacity - used, in);
+        used += n;
+        if (n == 0) break;
+    }
+    int bad = ferror(in);
+    fclose(in);
+    if (bad) {
+        fprintf(stderr, "chunk-sim: error reading %s\n", path);
+        return -1;
+    }
+    if (used == 0) {
+        fprintf(stderr, "chunk-sim: %s is empty: nothing to send\n", path);
+        return -1;
+    }
+    return (long long)used;
+}
+
+/* Fills data with size seeded bytes: flow f's generated data. */
+static void generate_data(uint8_t *data, long long size, uint64_t seed, int f)
+{
+    rng_t rng;
+    rng_seed(&rng, seed * 0x100000001b3ull + 0xda7a0000u + (uint64_t)f);
+    for (long long i = 0; i < size; i += 8) {
+        uint64_t v = rng_next(&rng);
+        for (int k = 0; k < 8 && i + k < size; k++) data[i + k] = (uint8_t)(v >> (8 * k));
+    }
+}
+
 /* Fills a flow's data (the input file or seeded bytes) and its transfers. */
 static int setup_flow(run_t *run, int f)
 {
@@ -376,52 +430,12 @@ static int setup_flow(run_t *run, int f)
     flow_t *flow = xcalloc(1, sizeof *flow);
     run->flow[f] = flow;
     if (opt->input_path) {
-        FILE *in = fopen(opt->input_path, "rb");
-        if (!in) {
-            fprintf(stderr, "chunk-sim: cannot open %s: %s\n", opt->input_path, strerror(errno));
-            return -1;
-        }
-        size_t capacity = 1 << 16, used = 0;
-        flow->data = xcalloc(capacity, 1);
-        for (;;) {
-            if (used == capacity) {
-                if ((long long)capacity * 2 > MAX_INPUT_BYTES) {
-                    fprintf(stderr, "chunk-sim: %s is larger than %lld bytes\n", opt->input_path, MAX_INPUT_BYTES);
-                    fclose(in);
-                    return -1;
-                }
-                capacity *= 2;
-                uint8_t *grown = realloc(flow->data, capacity);
-                if (!grown) {
-                    fclose(in);
-                    return -1;
-                }
-                flow->data = grown;
-            }
-            size_t n = fread(flow->data + used, 1, capacity - used, in);
-            used += n;
-            if (n == 0) break;
-        }
-        int bad = ferror(in);
-        fclose(in);
-        if (bad) {
-            fprintf(stderr, "chunk-sim: error reading %s\n", opt->input_path);
-            return -1;
-        }
-        if (used == 0) {
-            fprintf(stderr, "chunk-sim: %s is empty: nothing to send\n", opt->input_path);
-            return -1;
-        }
-        flow->data_size = (long long)used;
+        flow->data_size = read_input_file(opt->input_path, &flow->data);
+        if (flow->data_size < 0) return -1;
     } else {
         flow->data_size = opt->size;
         flow->data = xcalloc((size_t)opt->size, 1);
-        rng_t rng;
-        rng_seed(&rng, opt->sp.sim.seed * 0x100000001b3ull + 0xda7a0000u + (uint64_t)f);
-        for (long long i = 0; i < opt->size; i += 8) {
-            uint64_t v = rng_next(&rng);
-            for (int k = 0; k < 8 && i + k < opt->size; k++) flow->data[i + k] = (uint8_t)(v >> (8 * k));
-        }
+        generate_data(flow->data, opt->size, opt->sp.sim.seed, f);
     }
     flow->count = (int)((flow->data_size + opt->chunk_size - 1) / opt->chunk_size);
     flow->transfers = xcalloc((size_t)flow->count, sizeof *flow->transfers);
@@ -633,14 +647,15 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
     printf("result: %s (virtual time %.3f s, exit %d)\n", verdict, end_time, exit_code);
 }
 
-static int write_truth(const run_t *run, double end_time, int exit_code, int expected_failure)
+/* The truth file's hosts, as "address:port". */
+static const char *const truth_endpoint[2] = {"10.0.0.1:50000", "10.0.0.2:40000"};
+
+/* The truth file's run-wide part: configuration, faults, capture, result. */
+static void truth_run(FILE *out, const run_t *run, double end_time, int exit_code, int expected_failure)
 {
     const options_t *opt = run->opt;
-    FILE *out = simprog_truth_open(run->sp);
-    if (!out) return -1;
-    const char *endpoint[2] = {"10.0.0.1:50000", "10.0.0.2:40000"};
     fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"chunk-sim\",\n");
-    fprintf(out, "  \"endpoints\": {\"a\": \"%s\", \"b\": \"%s\"},\n", endpoint[0], endpoint[1]);
+    fprintf(out, "  \"endpoints\": {\"a\": \"%s\", \"b\": \"%s\"},\n", truth_endpoint[0], truth_endpoint[1]);
     fprintf(out, "  \"config\": {\"seed\": %llu, \"duplex\": %s, \"slice_size\": %d, \"max_slices\": %d, "
                  "\"protocol_id\": %u, \"first_chunk_id\": %u, \"chunk_size\": %lld, \"tick\": %.6f, \"time_limit\": %.6f, "
                  "\"rate\": %.3f, \"resend_delay\": %.6f, \"rtt\": %.6f, \"initial_burst_bytes\": %d, "
@@ -659,7 +674,7 @@ static int write_truth(const run_t *run, double end_time, int exit_code, int exp
             truth_bool(opt->never_pops), truth_bool(opt->ignore_acks), truth_bool(opt->no_resend_delay));
     fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"host\": \"%s\", \"frames\": %u, \"slice_frames\": %u, \"ack_frames\": %u},\n",
             truth_bool(run->sp->pcap_path != NULL), run->sp->capture_side == SIMPROG_SIDE_A ? "a" : "b",
-            endpoint[run->sp->capture_side], run->sp->frames, run->slice_frames_total, run->ack_frames_total);
+            truth_endpoint[run->sp->capture_side], run->sp->frames, run->slice_frames_total, run->ack_frames_total);
     int chunks = 0, delivered = 0;
     for (int f = 0; f < run->flows; f++)
         for (int k = 0; k < run->flow[f]->count; k++) {
@@ -669,89 +684,101 @@ static int write_truth(const run_t *run, double end_time, int exit_code, int exp
     fprintf(out, "  \"result\": {\"chunks\": %d, \"delivered\": %d, \"corrupt\": %s, \"end_time\": %.6f, "
                  "\"exit_code\": %d, \"expected_failure\": %s},\n",
             chunks, delivered, truth_bool(run->corrupt), end_time, exit_code, truth_bool(expected_failure));
+}
 
+/* The "flows" array: each flow's endpoints and their counters. */
+static void truth_flows(FILE *out, const run_t *run)
+{
     fprintf(out, "  \"flows\": [");
     for (int f = 0; f < run->flows; f++) {
         const flow_t *flow = run->flow[f];
         fprintf(out, "%s\n    {\"flow\": \"%s\", \"sender\": \"%s\", \"receiver\": \"%s\", \"chunks\": %d,\n",
-                f ? "," : "", simprog_link_name(f), endpoint[f], endpoint[1 - f], flow->count);
-        const uint64_t *sc = chunk_sender_counters(flow->sender);
-        fprintf(out, "     \"sender_counters\": {");
-        for (int i = 0; i < CHUNK_SENDER_COUNTER_COUNT; i++)
-        {
-            fprintf(out, "%s", i ? ", " : "");
-            truth_key(out, chunk_sender_counter_name(i));
-            fprintf(out, ": %llu", (unsigned long long)sc[i]);
-        }
-        const uint64_t *rc = chunk_receiver_counters(flow->receiver);
-        fprintf(out, "},\n     \"receiver_counters\": {");
-        for (int i = 0; i < CHUNK_RECEIVER_COUNTER_COUNT; i++)
-        {
-            fprintf(out, "%s", i ? ", " : "");
-            truth_key(out, chunk_receiver_counter_name(i));
-            fprintf(out, ": %llu", (unsigned long long)rc[i]);
-        }
-        fprintf(out, "}}");
+                f ? "," : "", simprog_link_name(f), truth_endpoint[f], truth_endpoint[1 - f], flow->count);
+        fprintf(out, "     \"sender_counters\": ");
+        truth_counters(out, chunk_sender_counters(flow->sender), CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
+        fprintf(out, ",\n     \"receiver_counters\": ");
+        truth_counters(out, chunk_receiver_counters(flow->receiver), CHUNK_RECEIVER_COUNTER_COUNT,
+                       chunk_receiver_counter_name);
+        fprintf(out, "}");
     }
     fprintf(out, "\n  ],\n");
+}
+
+/* The names of the faults that apply to transfer t, as a JSON array. */
+static void truth_chunk_faults(FILE *out, const options_t *opt, const transfer_t *t)
+{
+    fprintf(out, "[");
+    int nf = 0;
+    if (opt->drop_acks) fprintf(out, "%s\"drop_acks\"", nf++ ? ", " : "");
+    if (opt->drop_slice >= 0 && opt->drop_slice < t->num_slices) fprintf(out, "%s\"drop_slice\"", nf++ ? ", " : "");
+    if (opt->never_pops) fprintf(out, "%s\"receiver_never_pops\"", nf++ ? ", " : "");
+    if (opt->ignore_acks) fprintf(out, "%s\"sender_ignores_acks\"", nf++ ? ", " : "");
+    if (opt->no_resend_delay) fprintf(out, "%s\"no_resend_delay\"", nf++ ? ", " : "");
+    fprintf(out, "]");
+}
+
+/* One element of the "chunks" array: transfer k of flow f. */
+static void truth_chunk(FILE *out, const run_t *run, int f, int k)
+{
+    const transfer_t *t = &run->flow[f]->transfers[k];
+    uint64_t sent = 0;
+    int sent_once = 0;
+    for (int s = 0; s < t->num_slices; s++) {
+        sent += t->sent_per_slice[s];
+        sent_once += t->sent_per_slice[s] > 0;
+    }
+    fprintf(out, "\n    {\"flow\": \"%s\", \"index\": %d, \"sender\": \"%s\", \"receiver\": \"%s\", \"chunk_id\": %u, "
+                 "\"size\": %d, \"num_slices\": %d,\n",
+            simprog_link_name(f), k, truth_endpoint[f], truth_endpoint[1 - f], t->chunk_id, t->size, t->num_slices);
+    fprintf(out, "     \"started\": %s, \"sender_completed\": %s, \"receiver_completed\": %s, \"popped\": %s, \"intact\": %s,\n",
+            truth_bool(t->started), truth_bool(t->sender_completed), truth_bool(t->receiver_completed),
+            truth_bool(t->popped), truth_bool(t->popped && t->intact));
+    fprintf(out, "     ");
+    truth_time_or_null(out, "time_first_send", t->started, t->time_first_send);
+    fprintf(out, ", ");
+    truth_time_or_null(out, "time_sender_completed", t->sender_completed, t->time_sender_complete);
+    fprintf(out, ", ");
+    truth_time_or_null(out, "time_popped", t->popped, t->time_popped);
+    fprintf(out, ",\n     \"slices_sent\": %llu, \"resends\": %llu, \"sent_per_slice\": ",
+            (unsigned long long)sent, (unsigned long long)(sent - (uint64_t)sent_once));
+    truth_frames(out, t->sent_per_slice, t->num_slices);
+    fprintf(out, ",\n     \"acks_sent\": %llu, \"acks_all_ones_sent\": %llu, \"acks_delivered\": %llu, "
+                 "\"acks_fault_dropped\": %llu, \"slices_fault_dropped\": %llu,\n",
+            (unsigned long long)t->acks_sent, (unsigned long long)t->acks_all_ones_sent,
+            (unsigned long long)t->acks_delivered, (unsigned long long)t->acks_fault_dropped,
+            (unsigned long long)t->slices_fault_dropped);
+    fprintf(out, "     \"faults\": ");
+    truth_chunk_faults(out, run->opt, t);
+    fprintf(out, ",\n     \"capture\": {");
+    truth_frame_or_null(out, "first_slice_frame", t->first_slice_frame);
+    fprintf(out, ", ");
+    truth_frame_or_null(out, "complete_frame", t->complete_frame);
+    fprintf(out, ", \"ack_frames\": ");
+    truth_frames(out, t->ack_frames, t->ack_frame_count);
+    fprintf(out, ",\n       \"slice_frames\": [");
+    for (int s = 0; s < t->num_slices; s++) {
+        fprintf(out, "%s", s ? ", " : "");
+        truth_frames(out, t->slice_frames[s], t->slice_frame_count[s]);
+    }
+    fprintf(out, "]}}");
+}
+
+/* Writes the truth file (docs/truth.md). Returns 0, or -1 after printing why. */
+static int write_truth(const run_t *run, double end_time, int exit_code, int expected_failure)
+{
+    FILE *out = simprog_truth_open(run->sp);
+    if (!out) return -1;
+    truth_run(out, run, end_time, exit_code, expected_failure);
+    truth_flows(out, run);
     fprintf(out, "  \"links\": ");
     simprog_truth_link_counters(out, run->sp);
     fprintf(out, ",\n");
-
     fprintf(out, "  \"chunks\": [");
-    int first = 1;
-    for (int f = 0; f < run->flows; f++) {
-        const flow_t *flow = run->flow[f];
-        for (int k = 0; k < flow->count; k++) {
-            const transfer_t *t = &flow->transfers[k];
-            uint64_t sent = 0;
-            int sent_once = 0;
-            for (int s = 0; s < t->num_slices; s++) {
-                sent += t->sent_per_slice[s];
-                sent_once += t->sent_per_slice[s] > 0;
-            }
-            fprintf(out, "%s\n    {\"flow\": \"%s\", \"index\": %d, \"sender\": \"%s\", \"receiver\": \"%s\", \"chunk_id\": %u, "
-                         "\"size\": %d, \"num_slices\": %d,\n",
-                    first ? "" : ",", simprog_link_name(f), k, endpoint[f], endpoint[1 - f], t->chunk_id, t->size, t->num_slices);
-            first = 0;
-            fprintf(out, "     \"started\": %s, \"sender_completed\": %s, \"receiver_completed\": %s, \"popped\": %s, \"intact\": %s,\n",
-                    truth_bool(t->started), truth_bool(t->sender_completed), truth_bool(t->receiver_completed),
-                    truth_bool(t->popped), truth_bool(t->popped && t->intact));
-            fprintf(out, "     ");
-            truth_time_or_null(out, "time_first_send", t->started, t->time_first_send);
-            fprintf(out, ", ");
-            truth_time_or_null(out, "time_sender_completed", t->sender_completed, t->time_sender_complete);
-            fprintf(out, ", ");
-            truth_time_or_null(out, "time_popped", t->popped, t->time_popped);
-            fprintf(out, ",\n     \"slices_sent\": %llu, \"resends\": %llu, \"sent_per_slice\": ",
-                    (unsigned long long)sent, (unsigned long long)(sent - (uint64_t)sent_once));
-            truth_frames(out, t->sent_per_slice, t->num_slices);
-            fprintf(out, ",\n     \"acks_sent\": %llu, \"acks_all_ones_sent\": %llu, \"acks_delivered\": %llu, "
-                         "\"acks_fault_dropped\": %llu, \"slices_fault_dropped\": %llu,\n",
-                    (unsigned long long)t->acks_sent, (unsigned long long)t->acks_all_ones_sent,
-                    (unsigned long long)t->acks_delivered, (unsigned long long)t->acks_fault_dropped,
-                    (unsigned long long)t->slices_fault_dropped);
-            fprintf(out, "     \"faults\": [");
-            int nf = 0;
-            if (opt->drop_acks) fprintf(out, "%s\"drop_acks\"", nf++ ? ", " : "");
-            if (opt->drop_slice >= 0 && opt->drop_slice < t->num_slices) fprintf(out, "%s\"drop_slice\"", nf++ ? ", " : "");
-            if (opt->never_pops) fprintf(out, "%s\"receiver_never_pops\"", nf++ ? ", " : "");
-            if (opt->ignore_acks) fprintf(out, "%s\"sender_ignores_acks\"", nf++ ? ", " : "");
-            if (opt->no_resend_delay) fprintf(out, "%s\"no_resend_delay\"", nf++ ? ", " : "");
-            fprintf(out, "],\n     \"capture\": {");
-            truth_frame_or_null(out, "first_slice_frame", t->first_slice_frame);
-            fprintf(out, ", ");
-            truth_frame_or_null(out, "complete_frame", t->complete_frame);
-            fprintf(out, ", \"ack_frames\": ");
-            truth_frames(out, t->ack_frames, t->ack_frame_count);
-            fprintf(out, ",\n       \"slice_frames\": [");
-            for (int s = 0; s < t->num_slices; s++) {
-                fprintf(out, "%s", s ? ", " : "");
-                truth_frames(out, t->slice_frames[s], t->slice_frame_count[s]);
-            }
-            fprintf(out, "]}}");
+    for (int f = 0, first = 1; f < run->flows; f++)
+        for (int k = 0; k < run->flow[f]->count; k++, first = 0) {
+            if (!first) fputc(',', out);
+            truth_chunk(out, run, f, k);
         }
-    }
     fprintf(out, "\n  ]\n}\n");
     return simprog_truth_close(run->sp, out);
 }
