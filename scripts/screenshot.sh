@@ -13,7 +13,7 @@
 #
 # Runs Debian's wireshark-qt under Xvfb (apt-get install wireshark-qt xvfb
 # xdotool imagemagick). Like scripts/chunk-tshark it runs Wireshark as user
-# nobody when we are root (Wireshark 4.0 ignores plugin folders for uid 0),
+# nobody when we are root (Wireshark ignores plugin folders for uid 0),
 # with a private HOME holding the preferences and window geometry that lay
 # the window out: packet list on top, details in the middle, bytes below.
 # ack: the capture is opened with a display filter for acks with missing slices
@@ -29,7 +29,7 @@ usage() {
 usage: scripts/screenshot.sh [options] [ack|transfers]
   ack                 an ack packet, bitfield expanded (the default)
   transfers           the Statistics > Chunk Transfers table
-  -b, --build DIR     build tree with plugins/4.0/epan/chunk.so
+  -b, --build DIR     build tree with the plugin (its plugin-dir.txt names the folder)
                       (default: \$CHUNK_BUILD_DIR, else $repo/build)
   -r, --read FILE     capture (default: captures/loss-10-jitter.pcap for ack,
                       captures/fault-never-pops.pcap for transfers)
@@ -84,7 +84,9 @@ else
     capture=${capture:-$repo/captures/fault-never-pops.pcap}
     output=${output:-$repo/docs/screenshot-transfers.png}
 fi
-plugin=$build/plugins/4.0/epan/chunk.so
+# plugin-dir.txt (cmake): plugins/<major.minor>/epan, the Wireshark built against.
+plugsub=$(cat "$build/plugin-dir.txt" 2>/dev/null) || die_usage "no $build/plugin-dir.txt: build first or give -b"
+plugin=$build/$plugsub/chunk.so
 [ -f "$plugin" ] || die_usage "no plugin at $plugin: build first or give -b"
 [ -r "$capture" ] || die_usage "cannot read $capture"
 for tool in wireshark Xvfb xdotool convert; do
@@ -106,8 +108,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$tmp/plugins/4.0/epan" "$tmp/home/.config/wireshark" "$tmp/run"
-cp "$plugin" "$tmp/plugins/4.0/epan/chunk.so"
+mkdir -p "$tmp/$plugsub" "$tmp/home/.config/wireshark" "$tmp/run"
+cp "$plugin" "$tmp/$plugsub/chunk.so"
 cp "$capture" "$tmp/capture.pcap"
 # The window fills the screen; the upper pane (packet list) shows the
 # filtered acks, the lower pane boundary leaves the bytes a few lines.

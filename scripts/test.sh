@@ -44,7 +44,8 @@ quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 quiet cmake --build build -j"$jobs"
 # The dissector is only built when libwireshark is found; its tests must not
 # be skipped silently.
-if [ ! -f build/plugins/4.0/epan/chunk.so ]; then
+# build/plugin-dir.txt: plugins/<major.minor>/epan, from the Wireshark built against.
+if [ ! -f build/plugin-dir.txt ] || [ ! -f "build/$(cat build/plugin-dir.txt)/chunk.so" ]; then
     echo "test.sh: the dissector was not built (libwireshark-dev / libglib2.0-dev missing?); see build/CMakeCache.txt" >&2
     exit 1
 fi
