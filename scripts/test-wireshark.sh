@@ -6,6 +6,9 @@
 #   scripts/test-wireshark.sh 4.4 4.6      # both, one after the other
 #   scripts/test-wireshark.sh all          # every version of the matrix
 #   scripts/test-wireshark.sh --shell 4.6  # a root shell in the chroot, clone mounted
+#   scripts/test-wireshark.sh --run 'python3 dissector/tests/goldens.py --regenerate' 4.6
+#                                          # build, then run a command in the clone
+#                                          # (CHUNK_BUILD_DIR=build-ws4.6) instead of ctest
 #
 # The matrix (README.md, "Wireshark versions"):
 #   4.0  Debian 12 (bookworm): the host; scripts/test.sh runs everything there
@@ -50,12 +53,14 @@ pkgs=(gcc make cmake pkg-config libwireshark-dev tshark libglib2.0-dev zlib1g-de
 
 usage() {
     cat <<EOF
-usage: scripts/test-wireshark.sh [--shell] VERSION...
+usage: scripts/test-wireshark.sh [--shell | --run CMD] VERSION...
 Builds the chunk plugin and runs its dissector and analysis tests against
 Wireshark VERSION in a Debian chroot (made and provisioned on first use).
 
   VERSION     4.4 (Debian trixie), 4.6 (Debian sid), or all
   --shell     open a root shell in the chroot instead (clone at /src)
+  --run CMD   build, then run CMD (bash) in the clone instead of ctest, with
+              CHUNK_BUILD_DIR set to the version's build tree
   -h, --help  this help
 
 Chroots: \$CHUNK_CHROOTS (default /var/cache/chunkshark/chroots). Exit status:
@@ -72,12 +77,18 @@ suite_of() {
     esac
 }
 
+orig_args=("$@")
 shell=0
+run_cmd=""
 versions=()
-for a in "$@"; do
+while [ $# -gt 0 ]; do
+    a=$1
+    shift
     case "$a" in
     -h | --help) usage; exit 0 ;;
     --shell) shell=1 ;;
+    --run) [ $# -gt 0 ] || { echo "test-wireshark.sh: --run needs a command" >&2; exit 2; }
+           run_cmd=$1; shift ;;
     all) versions+=(4.4 4.6) ;;
     4.0) echo "test-wireshark.sh: 4.0 is the host's Wireshark (Debian 12): bash scripts/test.sh" >&2; exit 2 ;;
     *) suite_of "$a" >/dev/null || { echo "test-wireshark.sh: unknown version '$a' (4.4, 4.6 or all; try --help)" >&2; exit 2; }
@@ -88,7 +99,7 @@ done
 
 if [ "$(id -u)" != 0 ]; then
     command -v sudo >/dev/null || { echo "test-wireshark.sh: needs root (debootstrap, chroot, mount), and there is no sudo" >&2; exit 2; }
-    exec sudo --preserve-env=CHUNK_CHROOTS,CHUNK_MIRROR,CHUNK_WS_TESTS,JOBS "$0" "$@"
+    exec sudo --preserve-env=CHUNK_CHROOTS,CHUNK_MIRROR,CHUNK_WS_TESTS,JOBS "$0" "${orig_args[@]}"
 fi
 
 say() { echo "test-wireshark.sh: $*" >&2; }
@@ -200,6 +211,8 @@ run_version() {
             rm -f $b.log"; then
         loud "Wireshark $v ($suite): the build FAILED"
         rc=1
+    elif [ -n "$run_cmd" ]; then
+        "${in_chroot[@]}" CHUNK_BUILD_DIR=/src/$b bash -c "cd /src && $run_cmd" || rc=1
     elif ! "${in_chroot[@]}" bash -c "cd /src && ctest --test-dir $b -R '$tests' --output-on-failure -j$jobs"; then
         loud "Wireshark $v ($suite): tests FAILED"
         rc=1

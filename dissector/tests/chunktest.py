@@ -55,6 +55,29 @@ def tshark(args, check=True):
     return p.stdout
 
 
+_BOOL_FIELDS = None
+
+
+def bool_fields():
+    """The chunk plugin's boolean fields (FT_BOOLEAN), from tshark -G fields."""
+    global _BOOL_FIELDS
+    if _BOOL_FIELDS is None:
+        rows = (line.split("\t") for line in tshark(["-G", "fields"]).splitlines())
+        _BOOL_FIELDS = {r[2] for r in rows
+                        if len(r) > 3 and r[0] == "F" and r[2].startswith("chunk.") and r[3] == "FT_BOOLEAN"}
+    return _BOOL_FIELDS
+
+
+def field_value(name, text, sep=","):
+    """A -T fields cell (or custom column) of field name, as a value that
+    means the same on every Wireshark: booleans as 1/0 (Wireshark 4.0 prints
+    1/0 with -T fields, 4.4 and later True/False, custom columns True/False
+    on all); occurrences joined by sep stay joined by sep."""
+    if text and name in bool_fields():
+        return sep.join({"True": "1", "False": "0"}.get(v, v) for v in text.split(sep))
+    return text
+
+
 @contextlib.contextmanager
 def scratch_dir():
     """A temporary folder for a test's captures, readable by everyone: as

@@ -1,7 +1,15 @@
 #!/usr/bin/env python3
 """tshark -V -O chunk on every capture in captures/ against its reviewed
-golden output in dissector/tests/golden/: <capture>.txt (one pass) and
-<capture>.2pass.txt (-2).
+golden output in dissector/tests/golden/<major.minor>/, the set for the
+Wireshark the plugin was built against (<build>/plugin-dir.txt):
+<capture>.txt (one pass) and <capture>.2pass.txt (-2).
+
+Wireshark's -V text changes between minor versions ("Data […]:", cut labels,
+times in milliseconds on 4.6, ...), so each version has its own set; the
+decode in them must be the same. After regenerating a set, compare it with
+4.0's (diff -r golden/4.0 golden/4.6): the only differences may be
+Wireshark's formatting. The analysis and decoder tests compare field values
+and do not depend on this text.
 
   goldens.py                 compare (ctest dissector.goldens)
   goldens.py --regenerate    rewrite the goldens from the current plugin;
@@ -9,6 +17,8 @@ golden output in dissector/tests/golden/: <capture>.txt (one pass) and
   goldens.py [--regenerate] NAME...   only these captures (e.g. clean)
 
 Runs the plugin from CHUNK_BUILD_DIR (default <repo>/build-dissector).
+Another Wireshark's set: scripts/test-wireshark.sh --run
+'python3 dissector/tests/goldens.py --regenerate' 4.6
 """
 import difflib
 import glob
@@ -18,7 +28,14 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
 
-GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+GOLDENS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+
+
+def golden_dir():
+    """golden/<major.minor> for the Wireshark of the build tree."""
+    with open(os.path.join(ct.build_dir(), "plugin-dir.txt")) as f:
+        sub = f.read().strip()          # plugins/<major.minor>/epan
+    return os.path.join(GOLDENS, sub.split("/")[1])
 PASSES = {"": [], ".2pass": ["-2"]}
 
 
@@ -36,6 +53,11 @@ def main():
     caps = captures(names)
     if not caps:
         print("goldens: no captures found")
+        return 1
+    GOLDEN = golden_dir()
+    if not regen and not os.path.isdir(GOLDEN):
+        print("FAIL: no reviewed goldens for this Wireshark (%s): goldens.py --regenerate, then compare "
+              "with golden/4.0 and keep only Wireshark's formatting changes" % os.path.relpath(GOLDEN, ct.REPO))
         return 1
     os.makedirs(GOLDEN, exist_ok=True)
     failed = 0
@@ -58,11 +80,12 @@ def main():
             if out != want:
                 failed += 1
                 diff = list(difflib.unified_diff(want.splitlines(), out.splitlines(),
-                                                 "golden/" + name + suffix + ".txt", "tshark", lineterm="", n=2))
+                                                 os.path.relpath(path, GOLDENS), "tshark", lineterm="", n=2))
                 print("FAIL: %s differs (%d diff lines):" % (name + suffix, len(diff)))
                 print("\n".join(diff[:60]))
     if not regen:
-        print("goldens: %d captures x %d passes, %d differ" % (len(caps), len(PASSES), failed))
+        print("goldens (%s): %d captures x %d passes, %d differ" % (
+            os.path.relpath(GOLDEN, ct.REPO), len(caps), len(PASSES), failed))
     return 1 if failed else 0
 
 

@@ -218,7 +218,8 @@ def read(pcap, two_pass):
     rows = []
     for line in ct.tshark(args).splitlines():
         parts = line.split("\t")
-        rows.append(dict(zip(FIELDS, parts + [""] * (len(FIELDS) - len(parts)))))
+        row = dict(zip(FIELDS, parts + [""] * (len(FIELDS) - len(parts))))
+        rows.append({f: ct.field_value(f, v) for f, v in row.items()})
     return rows
 
 
