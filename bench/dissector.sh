@@ -12,9 +12,11 @@
 # a rebuild during the run cannot mix two versions), in these configurations:
 #
 #   base       --disable-protocol chunk                       the reference
-#   data       --disable-protocol chunk -d udp.port==40000,data
-#              (informative: without chunk, UDP tries every heuristic
-#              dissector on each datagram, which costs more than chunk does)
+#   data       --disable-heuristic chunk_udp -d udp.port==40000,data
+#              the same datagrams decoded as plain data: tshark's own cost
+#              (issue 8's reference; with the chunk protocol disabled, UDP
+#              tries every heuristic dissector on each datagram, which makes
+#              base slower than data and the plugin look cheaper than it is)
 #   decode     the decoder alone: -o chunk.analyze:FALSE if the plugin has
 #              that preference, else a second chunk.so built here from
 #              dissector/ with bench/decode-only.c in place of the analysis
@@ -24,7 +26,7 @@
 # Summary mode is `tshark -r FILE > /dev/null`, -V mode `tshark -r FILE -V >
 # /dev/null`, both one pass. Each run is timed with /usr/bin/time: wall
 # time, CPU time (user + sys: steadier than wall time when other work shares
-# the machine) and peak RSS. The report gives medians and ratios to base.
+# the machine) and peak RSS. The report gives medians and ratios to base and data.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -154,7 +156,7 @@ tshark_cmd=("$repo/scripts/chunk-tshark")
 
 declare -A config_args config_plugins
 config_args[base]="--disable-protocol chunk"
-config_args[data]="--disable-protocol chunk -d udp.port==40000,data"
+config_args[data]="--disable-heuristic chunk_udp -d udp.port==40000,data"
 config_args[noreasm]="-o chunk.reassemble:FALSE"
 config_args[full]=""
 if "${tshark_cmd[@]}" -G defaultprefs 2>/dev/null | grep -q '^#chunk\.analyze:'; then
