@@ -65,7 +65,7 @@ chmod 755 "$cg/tshark"
 
 declare -A args plugins
 args[base]="--disable-protocol chunk"
-args[data]="--disable-protocol chunk -d udp.port==40000,data"
+args[data]="--disable-heuristic chunk_udp -d udp.port==40000,data"
 args[decode]=""
 args[noreasm]="-o chunk.reassemble:FALSE"
 args[full]=""

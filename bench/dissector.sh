@@ -12,9 +12,11 @@
 # a rebuild during the run cannot mix two versions), in these configurations:
 #
 #   base       --disable-protocol chunk                       the reference
-#   data       --disable-protocol chunk -d udp.port==40000,data
-#              (informative: without chunk, UDP tries every heuristic
-#              dissector on each datagram, which costs more than chunk does)
+#   data       --disable-heuristic chunk_udp -d udp.port==40000,data
+#              the same datagrams decoded as plain data: tshark's own cost
+#              (issue 8's reference; with the chunk protocol disabled, UDP
+#              tries every heuristic dissector on each datagram, which makes
+#              base slower than data and the plugin look cheaper than it is)
 #   decode     the decoder alone: -o chunk.analyze:FALSE if the plugin has
 #              that preference, else a second chunk.so built here from
 #              dissector/ with bench/decode-only.c in place of the analysis
@@ -24,7 +26,7 @@
 # Summary mode is `tshark -r FILE > /dev/null`, -V mode `tshark -r FILE -V >
 # /dev/null`, both one pass. Each run is timed with /usr/bin/time: wall
 # time, CPU time (user + sys: steadier than wall time when other work shares
-# the machine) and peak RSS. The report gives medians and ratios to base.
+# the machine) and peak RSS. The report gives medians and ratios to base and data.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,7 +37,7 @@ usage: bench/dissector.sh [options]
 Measures tshark's time and peak memory with the chunk plugin against
 --disable-protocol chunk, on a large capture made by chunk-sim.
 
-  -b, --build DIR     build tree with bin/chunk-sim and plugins/4.0/epan/chunk.so
+  -b, --build DIR     build tree with bin/chunk-sim and the plugin (plugin-dir.txt)
                       (default: \$CHUNK_BUILD_DIR, else $repo/build)
   -w, --work DIR      where the captures, raw timings and report go
                       (default: BUILD/bench-dissector; captures are reused)
@@ -86,7 +88,10 @@ done
 build=$(cd "$build" 2>/dev/null && pwd) || die_usage "no build folder $build"
 sim=$build/bin/chunk-sim
 [ -x "$sim" ] || die_usage "no $sim: build first (cmake --build $build)"
-[ -f "$build/plugins/4.0/epan/chunk.so" ] || die_usage "no plugin in $build/plugins/4.0/epan: build first"
+# plugin-dir.txt (cmake): plugins/<major.minor>/epan, the Wireshark built against.
+plugsub=$(cat "$build/plugin-dir.txt" 2>/dev/null) || die_usage "no $build/plugin-dir.txt: build first"
+[ -f "$build/$plugsub/chunk.so" ] || die_usage "no plugin in $build/$plugsub: build first"
+wsver=$(basename "$(dirname "$plugsub")")
 for tool in editcap capinfos python3 /usr/bin/time; do
     command -v "$tool" >/dev/null || die_usage "$tool not found (apt-get install tshark time python3)"
 done
@@ -142,8 +147,8 @@ chmod a+r "$work"/*.pcap
 # ---- The plugin snapshot ---------------------------------------------------
 plugins=$work/plugins
 rm -rf "$plugins"
-mkdir -p "$plugins/4.0/epan"
-cp "$build/plugins/4.0/epan/chunk.so" "$plugins/4.0/epan/chunk.so"
+mkdir -p "$plugins/$wsver/epan"
+cp "$build/$plugsub/chunk.so" "$plugins/$wsver/epan/chunk.so"
 chmod -R a+rX "$plugins"
 export CHUNK_PLUGIN_DIR=$plugins
 export WIRESHARK_ABORT_ON_DISSECTOR_BUG=1
@@ -151,7 +156,7 @@ tshark_cmd=("$repo/scripts/chunk-tshark")
 
 declare -A config_args config_plugins
 config_args[base]="--disable-protocol chunk"
-config_args[data]="--disable-protocol chunk -d udp.port==40000,data"
+config_args[data]="--disable-heuristic chunk_udp -d udp.port==40000,data"
 config_args[noreasm]="-o chunk.reassemble:FALSE"
 config_args[full]=""
 if "${tshark_cmd[@]}" -G defaultprefs 2>/dev/null | grep -q '^#chunk\.analyze:'; then
@@ -161,12 +166,13 @@ else
     # bench/decode-only.c in place of chunk-analysis*.c, as the build tree
     # builds it (-O2 -g, the RelWithDebInfo default).
     echo "no chunk.analyze preference: decode-only plugin built from dissector/ and bench/decode-only.c" >&2
-    mkdir -p "$work/plugins-decode/4.0/epan"
+    rm -rf "$work/plugins-decode"
+    mkdir -p "$work/plugins-decode/$wsver/epan"
     # shellcheck disable=SC2046  # pkg-config prints several flags
     gcc -std=c11 -O2 -g -DNDEBUG -Wall -Wextra -fPIC -shared -fvisibility=hidden -DWS_BUILD_DLL \
         -DCHUNK_PLUGIN_VERSION='"bench-decode-only"' -I"$repo/dissector" $(pkg-config --cflags wireshark) \
         $(ls "$repo"/dissector/*.c | grep -v '/chunk-analysis') "$repo/bench/decode-only.c" \
-        -o "$work/plugins-decode/4.0/epan/chunk.so" $(pkg-config --libs wireshark) -lz -Wl,--no-undefined
+        -o "$work/plugins-decode/$wsver/epan/chunk.so" $(pkg-config --libs wireshark) -lz -Wl,--no-undefined
     chmod -R a+rX "$work/plugins-decode"
     config_plugins[decode]=$work/plugins-decode
     config_args[decode]=""

@@ -45,7 +45,6 @@ typedef struct chunk_flow {
     address src, dst;      /* of the slices */
     guint32 sport, dport;
     struct chunk_transfer *cur;   /* newest chunk the sender sends */
-    wmem_map_t *by_chunk;  /* chunk id -> transfer */
     guint32 acks, unknown_acks, completed;
     guint32 last_done_frame;  /* the latest completing ack, and its chunk */
     guint16 last_done_chunk;

@@ -18,6 +18,7 @@
 
 #include "packet-chunk.h"
 #include "chunk-analysis-int.h"
+#include "ws-compat.h"
 
 /* ---- Export Objects ------------------------------------------------------ */
 
@@ -155,7 +156,7 @@ static void text_finish(void *p)
     g_free(tt);
 }
 
-static void text_init(const char *opt_arg, void *userdata _U_)
+static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
 {
     transfers_text_t *tt = g_new0(transfers_text_t, 1);
     const char *filter = NULL;
@@ -174,6 +175,7 @@ static void text_init(const char *opt_arg, void *userdata _U_)
         text_finish(tt);
         exit(1);
     }
+    CS_TAP_INIT_OK;
 }
 
 static tap_param text_params[] = {

@@ -7,6 +7,9 @@
  * where 4.0 used gboolean: heuristic dissectors, wmem user callbacks and
  * bool preferences. gcc 14 makes the mismatch an error, so each such callback
  * and preference variable is declared with ws_cb_bool.
+ * From 4.6 on, a stat_tap_ui's tap_init_cb returns bool (true: the tap is
+ * set up) where it returned void: CS_TAP_INIT_RET and CS_TAP_INIT_OK.
+ * plugin_describe() (4.2 on) is in plugin.c, under CS_WS_AT_LEAST(4, 2).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -30,6 +33,15 @@ typedef bool ws_cb_bool;
 #else
 typedef gboolean ws_cb_bool;
 #define CS_MARK_DEPENDED_UPON(pinfo, frame) mark_frame_as_depended_upon((pinfo), (frame))
+#endif
+
+#if CS_WS_AT_LEAST(4, 6)
+/* Return type of a stat_tap_ui's tap_init_cb, and its successful return. */
+typedef bool CS_TAP_INIT_RET;
+#define CS_TAP_INIT_OK return true
+#else
+typedef void CS_TAP_INIT_RET;
+#define CS_TAP_INIT_OK return
 #endif
 
 #endif /* WS_COMPAT_H */

@@ -20,7 +20,7 @@
 #
 # Runs Debian's wireshark-qt under Xvfb (apt-get install wireshark-qt xvfb
 # xdotool imagemagick). Like scripts/chunk-tshark it runs Wireshark as user
-# nobody when we are root (Wireshark 4.0 ignores plugin folders for uid 0),
+# nobody when we are root (Wireshark ignores plugin folders for uid 0),
 # with a private HOME holding the preferences and window geometry that lay
 # the window out: packet list on top, details in the middle, bytes below.
 # ack: the capture is opened with a display filter for acks with missing slices
@@ -39,7 +39,7 @@ usage: scripts/screenshot.sh [options] [ack|transfers|experts|menu]
   experts             Analyze > Expert Information, no display filter, over
                       the packet list coloured by docs/chunk.colorfilters
   menu                the Statistics menu with the chunk entries
-  -b, --build DIR     build tree with plugins/4.0/epan/chunk.so
+  -b, --build DIR     build tree with the plugin (its plugin-dir.txt names the folder)
                       (default: \$CHUNK_BUILD_DIR, else $repo/build)
   -r, --read FILE     capture (default: captures/loss-10-jitter.pcap for ack,
                       captures/fault-never-pops.pcap for transfers,
@@ -98,7 +98,9 @@ transfers) capture=${capture:-$repo/captures/fault-never-pops.pcap} ;;
 *) capture=${capture:-$repo/captures/fault-drop-slice.pcap} ;;
 esac
 output=${output:-$repo/docs/screenshot-$what.png}
-plugin=$build/plugins/4.0/epan/chunk.so
+# plugin-dir.txt (cmake): plugins/<major.minor>/epan, the Wireshark built against.
+plugsub=$(cat "$build/plugin-dir.txt" 2>/dev/null) || die_usage "no $build/plugin-dir.txt: build first or give -b"
+plugin=$build/$plugsub/chunk.so
 [ -f "$plugin" ] || die_usage "no plugin at $plugin: build first or give -b"
 [ -r "$capture" ] || die_usage "cannot read $capture"
 for tool in wireshark Xvfb xdotool convert; do
@@ -125,8 +127,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$tmp/plugins/4.0/epan" "$tmp/home/.config/wireshark" "$tmp/run"
-cp "$plugin" "$tmp/plugins/4.0/epan/chunk.so"
+mkdir -p "$tmp/$plugsub" "$tmp/home/.config/wireshark" "$tmp/run"
+cp "$plugin" "$tmp/$plugsub/chunk.so"
 cp "$capture" "$tmp/capture.pcap"
 if [ "$what" = experts ]; then
     cp "$repo/docs/chunk.colorfilters" "$tmp/home/.config/wireshark/colorfilters"

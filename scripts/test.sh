@@ -2,8 +2,11 @@
 # test.sh: installs what is missing, builds, and runs every test.
 #   1. endpoints under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   2. everything, dissector included (build/), with ctest's summary last.
+#   3. the dissector and analysis tests against Wireshark 4.4 and 4.6, in
+#      Debian 13 and sid chroots (scripts/test-wireshark.sh all; needs root or sudo).
 # Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1,
-# CHUNK_SKIP_FUZZ=1 to skip the bounded fuzz runs (build-fuzz/).
+# CHUNK_SKIP_FUZZ=1 to skip the bounded fuzz runs (build-fuzz/),
+# CHUNK_SKIP_WIRESHARK=1 to skip step 3.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/deps.sh --test
@@ -29,6 +32,7 @@ if [ "${CHUNK_SKIP_ASAN:-0}" != 1 ]; then
     quiet cmake --build build-asan -j"$jobs"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --test-dir build-asan -L sanitize --output-on-failure -j"$jobs" || status=1
+    echo "== (at $SECONDS s)"
 fi
 
 if [ "${CHUNK_SKIP_FUZZ:-0}" != 1 ]; then
@@ -37,6 +41,7 @@ if [ "${CHUNK_SKIP_FUZZ:-0}" != 1 ]; then
     quiet env CC=clang cmake -S . -B build-fuzz -DCHUNK_FUZZ=ON
     quiet cmake --build build-fuzz -j"$jobs" --target chunk-fuzzers
     ctest --test-dir build-fuzz -L fuzz --output-on-failure || status=1
+    echo "== (at $SECONDS s)"
 fi
 
 echo "== all tests (build/)"
@@ -44,9 +49,28 @@ quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 quiet cmake --build build -j"$jobs"
 # The dissector is only built when libwireshark is found; its tests must not
 # be skipped silently.
-if [ ! -f build/plugins/4.0/epan/chunk.so ]; then
+# build/plugin-dir.txt: plugins/<major.minor>/epan, from the Wireshark built against.
+if [ ! -f build/plugin-dir.txt ] || [ ! -f "build/$(cat build/plugin-dir.txt)/chunk.so" ]; then
     echo "test.sh: the dissector was not built (libwireshark-dev / libglib2.0-dev missing?); see build/CMakeCache.txt" >&2
     exit 1
 fi
 ctest --test-dir build --output-on-failure -j"$jobs" || status=1
+echo "== host stages done in $SECONDS s"
+
+if [ "${CHUNK_SKIP_WIRESHARK:-0}" != 1 ]; then
+    # Other Wireshark versions (README.md, "Wireshark versions"): a chroot
+    # that cannot be made (mirror) is skipped loudly; one that fails to build
+    # or test fails the run.
+    echo "== Wireshark 4.4 and 4.6 in chroots (scripts/test-wireshark.sh all)"
+    t0=$SECONDS
+    rc=0
+    JOBS=$jobs bash scripts/test-wireshark.sh all || rc=$?
+    case $rc in
+    0) ;;
+    77) echo "test.sh: WARNING: no other Wireshark version was tested: every chroot was skipped (see above)" >&2 ;;
+    *) status=1 ;;
+    esac
+    echo "== chroot stages done in $((SECONDS - t0)) s"
+fi
+echo "== test.sh: $([ $status = 0 ] && echo passed || echo FAILED) in $SECONDS s"
 exit $status

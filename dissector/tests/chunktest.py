@@ -55,6 +55,42 @@ def tshark(args, check=True):
     return p.stdout
 
 
+_FIELD_TYPES = None
+
+
+def field_types():
+    """{field name: type (FT_BOOLEAN, FT_DOUBLE, ...)} of the chunk plugin's
+    fields, from tshark -G fields."""
+    global _FIELD_TYPES
+    if _FIELD_TYPES is None:
+        rows = (line.split("\t") for line in tshark(["-G", "fields"]).splitlines())
+        _FIELD_TYPES = {r[2]: r[3] for r in rows if len(r) > 3 and r[0] == "F" and r[2].startswith("chunk.")}
+    return _FIELD_TYPES
+
+
+def field_value(name, text, sep=","):
+    """A -T fields cell (or custom column) of field name, as a value that
+    means the same on every Wireshark: booleans as 1/0 (Wireshark 4.0 prints
+    1/0 with -T fields, 4.4 and later True/False, custom columns True/False
+    on all); occurrences joined by sep stay joined by sep."""
+    if text and field_types().get(name) == "FT_BOOLEAN":
+        return sep.join({"True": "1", "False": "0"}.get(v, v) for v in text.split(sep))
+    return text
+
+
+def same_value(name, got, want):
+    """Whether -T fields text got of field name means the value want (text):
+    doubles (FT_DOUBLE) to 12 significant digits, since Wireshark 4.6 prints
+    them with up to 17 where 4.0 printed 15; everything else exactly."""
+    if got != want and got and want and field_types().get(name) == "FT_DOUBLE":
+        try:
+            g, w = float(got), float(want)
+        except ValueError:
+            return False
+        return abs(g - w) <= 1e-12 * max(abs(g), abs(w))
+    return got == want
+
+
 @contextlib.contextmanager
 def scratch_dir():
     """A temporary folder for a test's captures, readable by everyone: as

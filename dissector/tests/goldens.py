@@ -1,7 +1,15 @@
 #!/usr/bin/env python3
 """tshark -V -O chunk on every capture in captures/ against its reviewed
-golden output in dissector/tests/golden/: <capture>.txt (one pass) and
-<capture>.2pass.txt (-2).
+golden output in dissector/tests/golden/<major.minor>/, the set for the
+Wireshark the plugin was built against (<build>/plugin-dir.txt):
+<capture>.txt (one pass) and <capture>.2pass.txt (-2).
+
+Wireshark's -V text changes between minor versions ("Data […]:", cut labels,
+times in milliseconds on 4.6, ...), so each version has its own set; the
+decode in them must be the same: for another version, the test also checks
+that its set equals golden/4.0's once the formatting changes Wireshark made
+(wireshark_formatting(), each reviewed by hand) are undone. The analysis and decoder tests compare field values
+and do not depend on this text.
 
   goldens.py                 compare (ctest dissector.goldens)
   goldens.py --regenerate    rewrite the goldens from the current plugin;
@@ -9,17 +17,61 @@ golden output in dissector/tests/golden/: <capture>.txt (one pass) and
   goldens.py [--regenerate] NAME...   only these captures (e.g. clean)
 
 Runs the plugin from CHUNK_BUILD_DIR (default <repo>/build-dissector).
+Another Wireshark's set: scripts/test-wireshark.sh --run
+'python3 dissector/tests/goldens.py --regenerate' 4.6
 """
 import difflib
 import glob
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
 
-GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+GOLDENS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+
+
+def golden_dir():
+    """golden/<major.minor> for the Wireshark of the build tree."""
+    with open(os.path.join(ct.build_dir(), "plugin-dir.txt")) as f:
+        sub = f.read().strip()          # plugins/<major.minor>/epan
+    return os.path.join(GOLDENS, sub.split("/")[1])
 PASSES = {"": [], ".2pass": ["-2"]}
+
+
+# What Wireshark changed in -V text after 4.0, and only that: a set of
+# another version, with these undone, must equal golden/4.0 line for line.
+def wireshark_formatting(line):
+    # 4.4: bytes fields print in full after "Data […]:"; 4.0 cut them at 36 bytes with "…".
+    line = re.sub(r"^(\s*)Data( \[…\])?: ([0-9a-f]{72})[0-9a-f]*…?", r"\1Data: \3", line)
+    # 4.6: "Frame N: Packet, ..."
+    line = re.sub(r"^Frame (\d+): Packet, ", r"Frame \1: ", line)
+    # 4.6: relative times under a second in milliseconds
+    line = re.sub(r"(\d+\.\d+) milliseconds", lambda m: "%.9f seconds" % (float(m.group(1)) / 1000), line)
+    # 4.6: doubles with up to 17 significant digits (4.0: 15)
+    line = re.sub(r"(Goodput \(bit/s\): )([0-9.e+-]+)", lambda m: m.group(1) + "%.12g" % float(m.group(2)), line)
+    # 4.4: a label Wireshark cut at its length limit starts with "[…] " and is cut elsewhere
+    line = line.replace("[[…] ", "[")
+    return line[:200]
+
+
+def equivalent_to_40(golden):
+    """Lines of the set golden that differ from golden/4.0 in more than
+    Wireshark's formatting: [] when the decode is the same."""
+    base = os.path.join(GOLDENS, "4.0")
+    out = []
+    for name in sorted(os.listdir(base)):
+        other = os.path.join(golden, name)
+        if not os.path.exists(other):
+            out.append("%s: missing" % os.path.relpath(other, GOLDENS))
+            continue
+        a = [wireshark_formatting(x) for x in open(os.path.join(base, name)).read().splitlines()]
+        b = [wireshark_formatting(x) for x in open(other).read().splitlines()]
+        if a != b:
+            diff = list(difflib.unified_diff(a, b, "4.0/" + name, os.path.relpath(other, GOLDENS), lineterm="", n=0))
+            out.append("\n".join(diff[:20]))
+    return out
 
 
 def captures(names):
@@ -36,6 +88,11 @@ def main():
     caps = captures(names)
     if not caps:
         print("goldens: no captures found")
+        return 1
+    GOLDEN = golden_dir()
+    if not regen and not os.path.isdir(GOLDEN):
+        print("FAIL: no reviewed goldens for this Wireshark (%s): goldens.py --regenerate, then compare "
+              "with golden/4.0 and keep only Wireshark's formatting changes" % os.path.relpath(GOLDEN, ct.REPO))
         return 1
     os.makedirs(GOLDEN, exist_ok=True)
     failed = 0
@@ -58,11 +115,17 @@ def main():
             if out != want:
                 failed += 1
                 diff = list(difflib.unified_diff(want.splitlines(), out.splitlines(),
-                                                 "golden/" + name + suffix + ".txt", "tshark", lineterm="", n=2))
+                                                 os.path.relpath(path, GOLDENS), "tshark", lineterm="", n=2))
                 print("FAIL: %s differs (%d diff lines):" % (name + suffix, len(diff)))
                 print("\n".join(diff[:60]))
+    if not regen and os.path.basename(GOLDEN) != "4.0" and not names:
+        # This version's reviewed set says what 4.0's says.
+        for d in equivalent_to_40(GOLDEN):
+            failed += 1
+            print("FAIL: differs from golden/4.0 in more than Wireshark's formatting:\n" + d)
     if not regen:
-        print("goldens: %d captures x %d passes, %d differ" % (len(caps), len(PASSES), failed))
+        print("goldens (%s): %d captures x %d passes, %d differ" % (
+            os.path.relpath(GOLDEN, ct.REPO), len(caps), len(PASSES), failed))
     return 1 if failed else 0
 
 

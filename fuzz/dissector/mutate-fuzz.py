@@ -261,6 +261,17 @@ def crcfix_mutants(recs, seed):
 
 # ---- running tshark ------------------------------------------------------------
 
+def plugin_so(build):
+    """The plugin in build tree build: <build>/<plugin-dir.txt>/chunk.so, the
+    folder cmake derived from the Wireshark it built against
+    (plugins/<major.minor>/epan); None without plugin-dir.txt."""
+    try:
+        with open(os.path.join(build, "plugin-dir.txt")) as f:
+            return os.path.join(build, f.read().strip(), "chunk.so")
+    except OSError:
+        return None
+
+
 def sanitizer_env(build_dir):
     """Environment for tshark: the aborts, and the ASan runtime preloaded when
     the plugin needs it. Returns (env, description)."""
@@ -269,8 +280,8 @@ def sanitizer_env(build_dir):
     env["WIRESHARK_ABORT_ON_DISSECTOR_BUG"] = "1"
     env["WIRESHARK_ABORT_ON_TOO_MANY_ITEMS"] = "1"
     env["LC_ALL"] = "C"
-    so = os.path.join(build_dir, "plugins", "4.0", "epan", "chunk.so")
-    if not os.path.exists(so):
+    so = plugin_so(build_dir)
+    if not so or not os.path.exists(so):
         raise SystemExit("mutate-fuzz: no plugin at %s (build target chunk_plugin)" % so)
     undef = subprocess.run(["nm", "-D", "--undefined-only", so], stdout=subprocess.PIPE,
                            universal_newlines=True).stdout

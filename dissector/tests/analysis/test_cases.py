@@ -218,7 +218,8 @@ def read(pcap, two_pass):
     rows = []
     for line in ct.tshark(args).splitlines():
         parts = line.split("\t")
-        rows.append(dict(zip(FIELDS, parts + [""] * (len(FIELDS) - len(parts)))))
+        row = dict(zip(FIELDS, parts + [""] * (len(FIELDS) - len(parts))))
+        rows.append({f: ct.field_value(f, v) for f, v in row.items()})
     return rows
 
 
@@ -243,7 +244,7 @@ def main():
                 fail.check(row["chunk.analysis.flags"] == "",
                            "%s frame %d: unexpected flags %s" % (name, n, row["chunk.analysis.flags"]))
             for f, v in want.items():
-                fail.check(row[f] == v, "%s frame %d: %s = %r, want %r" % (name, n, f, row[f], v))
+                fail.check(ct.same_value(f, row[f], v), "%s frame %d: %s = %r, want %r" % (name, n, f, row[f], v))
             for f in FIELDS:
                 a, b = one[n - 1][f], row[f]
                 if f == "chunk.analysis.flags":

@@ -23,7 +23,8 @@ capture, or when the analysis' state cap
 Without the cap, 65 536 chunk ids of 256-slice chunks (10 MiB of capture)
 made the plugin add 680 MiB, and 100 000 conversations (17 MiB) 1.1 GiB
 (see docs/robustness.md, "Dissector").
-CHUNK_BUILD_DIR selects the build tree (its plugins/4.0/epan/chunk.so).
+CHUNK_BUILD_DIR selects the build tree (its plugins/<major.minor>/epan/chunk.so,
+named by its plugin-dir.txt).
 """
 import argparse
 import os
@@ -51,6 +52,17 @@ TIME_PER_MIB_S = 1.0
 MUST_CAP = {"all-chunk-ids", "conversations"}
 
 
+def plugin_so(build):
+    """The plugin in build tree build: <build>/<plugin-dir.txt>/chunk.so, the
+    folder cmake derived from the Wireshark it built against
+    (plugins/<major.minor>/epan); None without plugin-dir.txt."""
+    try:
+        with open(os.path.join(build, "plugin-dir.txt")) as f:
+            return os.path.join(build, f.read().strip(), "chunk.so")
+    except OSError:
+        return None
+
+
 def run_timed(args, env):
     """Runs chunk-tshark args under /usr/bin/time; returns (rc, seconds,
     peak RSS in MiB, stdout, stderr)."""
@@ -76,7 +88,10 @@ def main():
     args = ap.parse_args()
 
     build = os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build")
-    so = os.path.join(build, "plugins", "4.0", "epan", "chunk.so")
+    so = plugin_so(build)
+    if not so or not os.path.exists(so):
+        print("run-hostile: no plugin in %s (plugin-dir.txt; build first)" % build)
+        return 2
     undef = subprocess.run(["nm", "-D", "--undefined-only", so], stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, universal_newlines=True).stdout
     if "__asan_" in undef:

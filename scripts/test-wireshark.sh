@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# test-wireshark.sh: build the plugin and run its dissector and analysis tests
+# against another Wireshark, in a Debian chroot made with debootstrap.
+#
+#   scripts/test-wireshark.sh 4.6          # Wireshark 4.6 (Debian sid)
+#   scripts/test-wireshark.sh 4.4 4.6      # both, one after the other
+#   scripts/test-wireshark.sh all          # every version of the matrix
+#   scripts/test-wireshark.sh --shell 4.6  # a root shell in the chroot, clone mounted
+#   scripts/test-wireshark.sh --run 'python3 dissector/tests/goldens.py --regenerate' 4.6
+#                                          # build, then run a command in the clone
+#                                          # (CHUNK_BUILD_DIR=build-ws4.6) instead of ctest
+#
+# The matrix (README.md, "Wireshark versions"):
+#   4.0  Debian 12 (bookworm): the host; scripts/test.sh runs everything there
+#   4.4  Debian 13 (trixie):   chroot CHROOTS/trixie
+#   4.6  Debian sid:           chroot CHROOTS/sid
+#
+# For each version it
+#   1. makes the chroot once (debootstrap --variant=minbase) and installs the
+#      packages below; a stamp file in the chroot (.chunkshark-packages) lists
+#      them, so a later run with the same list does neither. When debootstrap
+#      or apt-get cannot fetch from the mirror, it says so loudly and SKIPS
+#      that version (exit status 77 when every version asked for was skipped);
+#   2. mounts /proc, /dev, /dev/pts, /dev/shm and this clone (at /src) in the
+#      chroot, and unmounts them on exit, failure included;
+#   3. configures and builds the clone with -Werror into build-ws<VERSION>/
+#      (a build tree per version, in the clone, reused by the next run);
+#   4. runs ctest -R '^(dissector|analysis)\.' (CHUNK_WS_TESTS overrides the
+#      regex) in it. scripts/chunk-tshark runs tshark as the user nobody, since
+#      tshark running as root ignores plugin folders.
+# A chroot that exists and fails to build or test fails the run (exit 1).
+#
+# Needs root (debootstrap, chroot, mount): run as root or it re-runs itself
+# through sudo. One run per chroot at a time (flock on CHROOTS/<suite>.lock).
+#
+# Environment:
+#   CHUNK_CHROOTS   where the chroots are kept (default /var/cache/chunkshark/chroots),
+#                   outside the clone, reused by every run and every clone
+#   CHUNK_MIRROR    Debian mirror (default http://deb.debian.org/debian)
+#   CHUNK_WS_TESTS  ctest -R regex (default '^(dissector|analysis)\.')
+#   JOBS            parallel build and test jobs (default: nproc)
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+chroots=${CHUNK_CHROOTS:-/var/cache/chunkshark/chroots}
+mirror=${CHUNK_MIRROR:-http://deb.debian.org/debian}
+tests=${CHUNK_WS_TESTS:-'^(dissector|analysis)\.'}
+jobs=${JOBS:-$(nproc)}
+# What the build and the tests need (scripts/deps.sh --test, less clang:
+# the fuzzers run on the host only).
+pkgs=(gcc make cmake pkg-config libwireshark-dev tshark libglib2.0-dev zlib1g-dev
+      libpcap-dev python3 util-linux time binutils)
+
+usage() {
+    cat <<EOF
+usage: scripts/test-wireshark.sh [--shell | --run CMD] VERSION...
+Builds the chunk plugin and runs its dissector and analysis tests against
+Wireshark VERSION in a Debian chroot (made and provisioned on first use).
+
+  VERSION     4.4 (Debian trixie), 4.6 (Debian sid), or all
+  --shell     open a root shell in the chroot instead (clone at /src)
+  --run CMD   build, then run CMD (bash) in the clone instead of ctest, with
+              CHUNK_BUILD_DIR set to the version's build tree
+  -h, --help  this help
+
+Chroots: \$CHUNK_CHROOTS (default /var/cache/chunkshark/chroots). Exit status:
+0 all passed, 1 a build or test failed, 2 bad arguments, 77 every version
+asked for was skipped because its chroot could not be made (mirror).
+EOF
+}
+
+suite_of() {
+    case "$1" in
+    4.4) echo trixie ;;
+    4.6) echo sid ;;
+    *) return 1 ;;
+    esac
+}
+
+orig_args=("$@")
+shell=0
+run_cmd=""
+versions=()
+while [ $# -gt 0 ]; do
+    a=$1
+    shift
+    case "$a" in
+    -h | --help) usage; exit 0 ;;
+    --shell) shell=1 ;;
+    --run) [ $# -gt 0 ] || { echo "test-wireshark.sh: --run needs a command" >&2; exit 2; }
+           run_cmd=$1; shift ;;
+    all) versions+=(4.4 4.6) ;;
+    4.0) echo "test-wireshark.sh: 4.0 is the host's Wireshark (Debian 12): bash scripts/test.sh" >&2; exit 2 ;;
+    *) suite_of "$a" >/dev/null || { echo "test-wireshark.sh: unknown version '$a' (4.4, 4.6 or all; try --help)" >&2; exit 2; }
+       versions+=("$a") ;;
+    esac
+done
+[ ${#versions[@]} -gt 0 ] || { usage >&2; exit 2; }
+
+if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "test-wireshark.sh: needs root (debootstrap, chroot, mount), and there is no sudo" >&2; exit 2; }
+    exec sudo --preserve-env=CHUNK_CHROOTS,CHUNK_MIRROR,CHUNK_WS_TESTS,JOBS "$0" "${orig_args[@]}"
+fi
+
+say() { echo "test-wireshark.sh: $*" >&2; }
+loud() {
+    echo "################################################################################" >&2
+    echo "### test-wireshark.sh: $*" >&2
+    echo "################################################################################" >&2
+}
+
+# The chroot's apt: sid's Release file may have expired on the mirror.
+apt_opts=(-o Acquire::Check-Valid-Until=false -o Acquire::Retries=3 -o APT::Install-Recommends=false -q)
+
+# ensure_chroot SUITE ROOT: 0 ready, 3 could not be made (mirror).
+ensure_chroot() {
+    local suite=$1 root=$2 stamp=$2/.chunkshark-packages want
+    want=$(printf '%s\n' "${pkgs[@]}" | sort)
+    # debootstrap removes ROOT/debootstrap when it completes: a tree that
+    # still has it (or has no apt) is an interrupted one, made again.
+    if [ -d "$root" ] && { [ -d "$root/debootstrap" ] || [ ! -x "$root/usr/bin/apt-get" ]; }; then
+        if findmnt -rn -o TARGET | grep -q "^$root/"; then
+            say "$root is incomplete and has mounts under it; unmount them first"
+            return 1
+        fi
+        say "$root: an incomplete debootstrap, removing it"
+        rm -rf --one-file-system "$root"
+    fi
+    if [ ! -d "$root" ]; then
+        if ! command -v debootstrap >/dev/null; then
+            say "installing debootstrap on the host"
+            { DEBIAN_FRONTEND=noninteractive apt-get -q update &&
+              DEBIAN_FRONTEND=noninteractive apt-get -q install -y --no-install-recommends debootstrap; } >&2 ||
+                { loud "cannot install debootstrap on the host (apt-get failed)"; return 3; }
+        fi
+        say "debootstrap $suite into $root (a few minutes, once)"
+        mkdir -p "$(dirname "$root")"
+        if ! debootstrap --variant=minbase "$suite" "$root" "$mirror" > "$root.debootstrap.log" 2>&1; then
+            tail -n 20 "$root.debootstrap.log" >&2
+            loud "cannot make the $suite chroot: debootstrap from $mirror failed (log: $root.debootstrap.log)"
+            return 3
+        fi
+    fi
+    if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+        return 0
+    fi
+    say "installing into the $suite chroot: ${pkgs[*]}"
+    cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    if ! chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+            apt-get "${apt_opts[@]}" update > "$root.apt.log" 2>&1 ||
+       ! chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+            apt-get "${apt_opts[@]}" install -y "${pkgs[@]}" >> "$root.apt.log" 2>&1; then
+        tail -n 20 "$root.apt.log" >&2
+        loud "cannot provision the $suite chroot: apt-get from $mirror failed (log: $root.apt.log)"
+        return 3
+    fi
+    echo "$want" > "$stamp"
+    return 0
+}
+
+mounted=()
+unmount_all() {
+    local i
+    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+        umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null ||
+            say "could not unmount ${mounted[$i]}"
+    done
+    mounted=()
+}
+trap unmount_all EXIT
+trap 'exit 130' INT TERM
+
+mnt() {  # mnt ARGS... TARGET
+    local target=${*: -1}
+    mkdir -p "$target"
+    mount "$@"
+    mounted+=("$target")
+}
+
+# run_version VERSION: 0 passed, 1 failed, 3 skipped.
+run_version() {
+    local v=$1 suite root b rc=0 t0
+    suite=$(suite_of "$v")
+    root=$chroots/$suite
+    t0=$(date +%s)
+    exec 9>"$chroots/$suite.lock"
+    flock 9
+    ensure_chroot "$suite" "$root" || { rc=$?; exec 9>&-; return $rc; }
+    mnt -t proc proc "$root/proc"
+    mnt --bind /dev "$root/dev"
+    mnt --bind /dev/pts "$root/dev/pts"
+    mnt -t tmpfs -o mode=1777 shm "$root/dev/shm"
+    mnt --bind "$repo" "$root/src"
+    local -a in_chroot=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+                        LANG=C.UTF-8 TERM=dumb JOBS="$jobs")
+    if [ $shell = 1 ]; then
+        say "shell in $root (Wireshark $v); the clone is at /src; exit to unmount"
+        "${in_chroot[@]}" TERM="${TERM:-xterm}" bash -i || true
+        unmount_all
+        exec 9>&-
+        return 0
+    fi
+    b=build-ws$v
+    local wsv
+    wsv=$("${in_chroot[@]}" pkg-config --modversion wireshark)
+    say "== Wireshark $wsv (Debian $suite): build $b/ (-Werror)"
+    if ! "${in_chroot[@]}" bash -c "set -e; cd /src
+            cmake -S . -B $b -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS=-Werror > $b.log 2>&1 ||
+                { cat $b.log; exit 1; }
+            cmake --build $b -j$jobs >> $b.log 2>&1 || { grep -E 'error|warning' $b.log | head -n 40; exit 1; }
+            rm -f $b.log"; then
+        loud "Wireshark $v ($suite): the build FAILED"
+        rc=1
+    elif [ -n "$run_cmd" ]; then
+        "${in_chroot[@]}" CHUNK_BUILD_DIR=/src/$b bash -c "cd /src && $run_cmd" || rc=1
+    elif ! "${in_chroot[@]}" bash -c "cd /src && ctest --test-dir $b -R '$tests' --output-on-failure -j$jobs"; then
+        loud "Wireshark $v ($suite): tests FAILED"
+        rc=1
+    fi
+    unmount_all
+    exec 9>&-
+    say "== Wireshark $v ($suite): $([ $rc = 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - t0 )) s"
+    return $rc
+}
+
+mkdir -p "$chroots"
+failed=0
+skipped=0
+for v in "${versions[@]}"; do
+    rc=0
+    run_version "$v" || rc=$?
+    case $rc in
+    0) ;;
+    3) skipped=$((skipped + 1)); loud "Wireshark $v SKIPPED: its chroot could not be made (see above)" ;;
+    *) failed=1 ;;
+    esac
+done
+[ $failed = 0 ] || exit 1
+[ $skipped -lt ${#versions[@]} ] || exit 77
+exit 0
