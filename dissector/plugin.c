@@ -10,6 +10,7 @@
 #include <epan/packet.h>
 
 #include "packet-chunk-plugin.h"
+#include "packet-p2frag-plugin.h"
 
 #ifndef CHUNK_PLUGIN_VERSION
 #define CHUNK_PLUGIN_VERSION "0.1.0"
@@ -25,6 +26,7 @@ WS_DLL_PUBLIC void plugin_register(void);
  * configured id protocol2 computes each datagram's CRC with. */
 static proto_plugin plugin_protocols[] = {
     { proto_register_chunk, proto_reg_handoff_chunk },
+    { proto_register_p2frag, proto_reg_handoff_p2frag },
 };
 
 /* Called once by Wireshark when it loads chunk.so. */

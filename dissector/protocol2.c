@@ -485,6 +485,18 @@ void p2_id_decide(p2_id_state_t *st, const p2_protocol_t *p, const p2_frame_t *f
     id->status = P2_ID_UNCONFIRMED;
 }
 
+void p2_id_check(const p2_protocol_t *p, const p2_frame_t *f, p2_id_t *id)
+{
+    memset(id, 0, sizeof *id);
+    id->crc_known = f->crc_known;
+    id->implied_id = f->implied_id;
+    id->cfg_id = *p->cfg_id;
+    if (!f->crc_known)
+        id->status = P2_ID_UNKNOWN;
+    else
+        id->status = f->implied_id == *p->cfg_id ? P2_ID_GOOD : P2_ID_WRONG;
+}
+
 void p2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2_display_t *d,
                 const p2_protocol_t *p, const p2_id_t *id)
 {
@@ -506,6 +518,10 @@ void p2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2_di
     case P2_ID_BAD:
         status = PROTO_CHECKSUM_E_BAD;
         proto_item_append_text(ti, " [incorrect for protocol id 0x%08x]", id->conv_id);
+        break;
+    case P2_ID_WRONG:
+        status = PROTO_CHECKSUM_E_BAD;
+        proto_item_append_text(ti, " [incorrect for protocol id 0x%08x]", id->cfg_id);
         break;
     default:
         status = PROTO_CHECKSUM_E_UNVERIFIED;
@@ -534,6 +550,19 @@ void p2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2_di
                                "of this conversation confirms it: a corrupt packet, or a game with its own id "
                                "(set %s.protocol_id)", id->implied_id, id->cfg_id, p->filter_name);
         break;
+    case P2_ID_WRONG: {
+        const p2_protocol_t *other = p2_protocol_for(&(p2_frame_t){ TRUE, 0, id->implied_id });
+        if (other)
+            expert_add_info_format(pinfo, ti, d->ei_crc_bad,
+                                   "Bad CRC for protocol id 0x%08x: it implies 0x%08x, the id of %s packets",
+                                   id->cfg_id, id->implied_id, other->filter_name);
+        else
+            expert_add_info_format(pinfo, ti, d->ei_crc_bad,
+                                   "Bad CRC: implies protocol id 0x%08x, not the configured 0x%08x "
+                                   "(a corrupt packet, or a game with its own id: set %s.protocol_id)",
+                                   id->implied_id, id->cfg_id, p->filter_name);
+        break;
+    }
     default:
         break;
     }

@@ -169,7 +169,8 @@ typedef enum {
     P2_ID_OTHER,        /* another id, the one its conversation uses */
     P2_ID_BAD,          /* disagrees with its conversation's id */
     P2_ID_UNCONFIRMED,  /* another id, nothing earlier in the conversation to compare */
-    P2_ID_UNKNOWN       /* CRC not computable (datagram cut by the capture) */
+    P2_ID_UNKNOWN,      /* CRC not computable (datagram cut by the capture) */
+    P2_ID_WRONG         /* not the configured id, for a protocol that learns none */
 } p2_id_status_t;
 
 /* A packet's protocol id as shown by p2_add_crc(). */
@@ -243,6 +244,10 @@ p2_id_state_t *p2_conv_state(packet_info *pinfo, const p2_protocol_t *p, void **
  * (`plausible`) packet implies it. */
 void p2_id_decide(p2_id_state_t *st, const p2_protocol_t *p, const p2_frame_t *f, guint32 frame,
                   gboolean plausible, gboolean update, p2_id_t *id);
+
+/* Sets id->status for a protocol that accepts only its configured id:
+ * P2_ID_GOOD, P2_ID_WRONG or P2_ID_UNKNOWN. */
+void p2_id_check(const p2_protocol_t *p, const p2_frame_t *f, p2_id_t *id);
 
 /* Adds the CRC, its status and the implied protocol id, with their expert
  * infos; adds nothing for a datagram shorter than the CRC. */
