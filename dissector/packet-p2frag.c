@@ -790,8 +790,11 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
             expert_add_info_format(pinfo, ti, &ei_p2frag_size_short,
                                    "Fragment %u of %u is not the last, so it must carry %u bytes; it carries %u",
                                    b->fragment_id, b->num_fragments, P2FRAG_FRAGMENT_SIZE, b->data_len);
-        proto_tree_add_item(tree, hf_p2frag_fragment_data, tvb, b->data_offset,
-                            MIN(b->data_len, tvb_captured_length_remaining(tvb, b->data_offset)), ENC_NA);
+        {
+            gint have = tvb_captured_length_remaining(tvb, b->data_offset);
+            proto_tree_add_item(tree, hf_p2frag_fragment_data, tvb, b->data_offset,
+                                have > 0 ? MIN(b->data_len, (guint)have) : 0, ENC_NA);
+        }
         info = wmem_strdup_printf(pinfo->pool, "Fragment %u/%u of packet %u, %u byte%s", b->fragment_id,
                                   b->num_fragments, b->seq, b->data_len, plurality(b->data_len, "", "s"));
     } else {
