@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol2.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,7 +27,6 @@ extern "C" {
 #define CHUNK_DEFAULT_SLICE_SIZE 1024
 #define CHUNK_DEFAULT_MAX_SLICES 256
 #define CHUNK_DEFAULT_PROTOCOL_ID 0x11223344u
-#define CHUNK_END_CHECK 0x9908ACE2u
 #define CHUNK_PACKET_SLICE 0
 #define CHUNK_PACKET_ACK 1
 #define CHUNK_DEFAULT_PORT 40000
@@ -51,18 +52,8 @@ typedef struct chunk_wire_config_t {
 /* Fills in 1024 / 256 / 0x11223344. */
 void chunk_wire_default_config(chunk_wire_config_t *config);
 
-/* Number of bits needed for an integer in [min, max] (bit length of max-min). */
-int chunk_bits_required(uint32_t min, uint32_t max);
-
 /* Wrap-aware 16-bit comparison: 1 when a is more recent than b. */
 int chunk_id_newer(uint16_t a, uint16_t b);
-
-/* CRC-32 of LE32(protocol_id) || 00 00 00 00 || packet[4..bytes). */
-uint32_t chunk_packet_crc(uint32_t protocol_id, const uint8_t *packet, int bytes);
-
-/* The plain zlib / IEEE 802.3 CRC-32 (check value 0xcbf43926), continuing
- * from crc (0 to start) over bytes more bytes. */
-uint32_t chunk_crc32(uint32_t crc, const uint8_t *data, size_t bytes);
 
 typedef struct chunk_slice_packet_t {
     uint16_t chunk_id;

@@ -70,7 +70,7 @@ if [ "$mode" = coverage ]; then
     cov="$fuzz_dir/coverage"
     mkdir -p "$cov"
     for name in "${harnesses[@]}"; do
-        ${CC:-clang} -O1 -g -fsanitize=fuzzer -fprofile-instr-generate -fcoverage-mapping -Iendpoints \
+        ${CC:-clang} -O1 -g -fsanitize=fuzzer -fprofile-instr-generate -fcoverage-mapping -Iendpoints -Iendpoints/include \
             endpoints/src/*.c "fuzz/fuzz_$name.c" -lz -lm -o "$cov/cov_$name"
         mkdir -p "$fuzz_dir/corpus-$name"
         LLVM_PROFILE_FILE="$cov/$name.profraw" "$cov/cov_$name" -runs=0 \

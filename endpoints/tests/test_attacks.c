@@ -135,7 +135,7 @@ static void forge_align(forge_t *f, uint32_t pad)
 
 static void fix_crc(const chunk_wire_config_t *wire, uint8_t *packet, int bytes)
 {
-    uint32_t crc = chunk_packet_crc(wire->protocol_id, packet, bytes);
+    uint32_t crc = p2_packet_crc(wire->protocol_id, packet, bytes);
     for (int i = 0; i < 4; i++) packet[i] = (uint8_t)(crc >> (8 * i));
 }
 
@@ -149,12 +149,12 @@ static int forge_slice(const chunk_wire_config_t *wire, forge_t *f, uint16_t chu
 {
     memset(f->buffer, 0, sizeof f->buffer);
     f->bit = 32;
-    int id_bits = chunk_bits_required(0, (uint32_t)wire->max_slices - 1);
+    int id_bits = p2_bits_required(0, (uint32_t)wire->max_slices - 1);
     forge_bits(f, CHUNK_PACKET_SLICE, 1);
     forge_bits(f, chunk_id, 16);
     forge_bits(f, slice_raw, id_bits);
     forge_bits(f, count_raw, id_bits);
-    if (has_size) forge_bits(f, size_raw, chunk_bits_required(1, (uint32_t)wire->slice_size));
+    if (has_size) forge_bits(f, size_raw, p2_bits_required(1, (uint32_t)wire->slice_size));
     forge_align(f, pad);
     int at = f->bit >> 3;
     CHECK(at + data_bytes + 4 <= FORGE_BYTES);
@@ -163,7 +163,7 @@ static int forge_slice(const chunk_wire_config_t *wire, forge_t *f, uint16_t chu
     else
         memset(f->buffer + at, 0x5a, (size_t)data_bytes);
     f->bit += 8 * data_bytes;
-    forge_bits(f, CHUNK_END_CHECK, 32);
+    forge_bits(f, P2_END_CHECK, 32);
     int bytes = f->bit >> 3;
     fix_crc(wire, f->buffer, bytes);
     return bytes;
@@ -938,7 +938,7 @@ static void log_slice(void *context, const uint8_t *packet, int bytes)
     slice_log_t *log = context;
     log->count++;
     log->bytes += bytes;
-    log->hash = chunk_crc32(log->hash, packet, (size_t)bytes);
+    log->hash = p2_crc32(log->hash, packet, (size_t)bytes);
 }
 
 /* Acks that claim another slice count, other chunk ids, or arrive mangled are

@@ -45,7 +45,7 @@ static void config_for(chunk_wire_config_t *config, int max_slices)
 /* Rewrites a datagram's CRC so that only the rule a test breaks can fail. */
 static void fix_crc(const chunk_wire_config_t *config, uint8_t *packet, int bytes)
 {
-    uint32_t crc = chunk_packet_crc(config->protocol_id, packet, bytes);
+    uint32_t crc = p2_packet_crc(config->protocol_id, packet, bytes);
     for (int i = 0; i < 4; i++) packet[i] = (uint8_t)(crc >> (8 * i));
 }
 
@@ -261,25 +261,25 @@ static void test_packet_sizes(void)
 static void test_bits_required(void)
 {
     /* The table of wire-format.md, "The bit stream". */
-    CHECK_EQ(chunk_bits_required(0, 255), 8);
-    CHECK_EQ(chunk_bits_required(1, 256), 8);
-    CHECK_EQ(chunk_bits_required(0, 31), 5);
-    CHECK_EQ(chunk_bits_required(1, 32), 5);
-    CHECK_EQ(chunk_bits_required(1, 1024), 10);
-    CHECK_EQ(chunk_bits_required(0, 1), 1);
+    CHECK_EQ(p2_bits_required(0, 255), 8);
+    CHECK_EQ(p2_bits_required(1, 256), 8);
+    CHECK_EQ(p2_bits_required(0, 31), 5);
+    CHECK_EQ(p2_bits_required(1, 32), 5);
+    CHECK_EQ(p2_bits_required(1, 1024), 10);
+    CHECK_EQ(p2_bits_required(0, 1), 1);
     /* Edges: an empty range needs no bits; one past a power of two needs one more. */
-    CHECK_EQ(chunk_bits_required(5, 5), 0);
-    CHECK_EQ(chunk_bits_required(0, 256), 9);
-    CHECK_EQ(chunk_bits_required(1, 1000), 10);
-    CHECK_EQ(chunk_bits_required(0, 0xffffffffu), 32);
+    CHECK_EQ(p2_bits_required(5, 5), 0);
+    CHECK_EQ(p2_bits_required(0, 256), 9);
+    CHECK_EQ(p2_bits_required(1, 1000), 10);
+    CHECK_EQ(p2_bits_required(0, 0xffffffffu), 32);
 }
 
 static void test_crc(void)
 {
     /* The plain CRC is the zlib / IEEE 802.3 one: its check value. */
-    CHECK_EQ(chunk_crc32(0, (const uint8_t *)"123456789", 9), 0xcbf43926u);
+    CHECK_EQ(p2_crc32(0, (const uint8_t *)"123456789", 9), 0xcbf43926u);
     /* Continuing a CRC over a second part is the CRC of the concatenation. */
-    CHECK_EQ(chunk_crc32(chunk_crc32(0, (const uint8_t *)"1234", 4), (const uint8_t *)"56789", 5), 0xcbf43926u);
+    CHECK_EQ(p2_crc32(p2_crc32(0, (const uint8_t *)"1234", 4), (const uint8_t *)"56789", 5), 0xcbf43926u);
 
     /* The packet CRC is the plain CRC of LE32(ProtocolId) || 00 00 00 00 ||
      * datagram[4..]: build that input by hand and compare. */
@@ -287,14 +287,14 @@ static void test_crc(void)
     CHECK_EQ(parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", ack, sizeof ack), 12);
     uint8_t input[16] = {0x44, 0x33, 0x22, 0x11, 0, 0, 0, 0};
     memcpy(input + 8, ack + 4, 8);
-    CHECK_EQ(chunk_crc32(0, input, sizeof input), 0x51fedea4u);
-    CHECK_EQ(chunk_packet_crc(0x11223344u, ack, 12), 0x51fedea4u);
+    CHECK_EQ(p2_crc32(0, input, sizeof input), 0x51fedea4u);
+    CHECK_EQ(p2_packet_crc(0x11223344u, ack, 12), 0x51fedea4u);
     /* The CRC field itself is taken as zero, whatever it holds. */
     ack[0] ^= 0xff;
     ack[3] ^= 0x5a;
-    CHECK_EQ(chunk_packet_crc(0x11223344u, ack, 12), 0x51fedea4u);
+    CHECK_EQ(p2_packet_crc(0x11223344u, ack, 12), 0x51fedea4u);
     /* Another protocol id gives another CRC. */
-    CHECK(chunk_packet_crc(0x11223345u, ack, 12) != 0x51fedea4u);
+    CHECK(p2_packet_crc(0x11223345u, ack, 12) != 0x51fedea4u);
 }
 
 static void test_chunk_id_newer(void)
