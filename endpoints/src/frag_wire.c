@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "frag.h"
-#include "p2bits.h"
+#include "protocol2.h"
 
 void frag_wire_default_config(frag_wire_config_t *config)
 {
@@ -73,15 +73,22 @@ int frag_write_fragment(const frag_wire_config_t *config, const frag_fragment_t 
     if (bytes > buffer_size) return -1;
     memset(buffer, 0, (size_t)header);
     p2_writer_t w;
-    p2_writer_init(&w, buffer, bytes);
+    p2_writer_begin(&w, buffer);
     p2_write_bits(&w, fragment->sequence, 16);
     p2_write_int(&w, FRAG_PACKET_FRAGMENT, 0, (uint32_t)config->num_packet_types - 1);
     p2_write_bits(&w, (uint32_t)fragment->fragment_id, 8);
     p2_write_bits(&w, (uint32_t)fragment->num_fragments, 8); /* the raw count, as the original */
     p2_write_bytes(&w, fragment->data, fragment->fragment_bytes);
-    int written = p2_finish_no_check(&w, config->protocol_id);
+    int written = p2_write_finish(&w, config->protocol_id); /* no end check on fragments */
     assert(written == bytes);
     return written;
+}
+
+/* int(min, max) with a negative min: value - min in the field's bits. */
+static void write_sint(p2_writer_t *w, int value, int min, int max)
+{
+    assert(value >= min && value <= max);
+    p2_write_int(w, (uint32_t)(value - min), 0, (uint32_t)(max - min));
 }
 
 static int test_body_bits(const frag_test_packet_t *packet)
@@ -112,19 +119,19 @@ int frag_write_test_packet(const frag_wire_config_t *config, const frag_test_pac
     if (bytes > buffer_size) return -1;
     memset(buffer, 0, (size_t)bytes);
     p2_writer_t w;
-    p2_writer_init(&w, buffer, bytes);
+    p2_writer_begin(&w, buffer);
     p2_write_bits(&w, packet->sequence, 16);
     p2_write_int(&w, (uint32_t)packet->type, 0, (uint32_t)config->num_packet_types - 1);
     switch (packet->type) {
     case FRAG_PACKET_A:
-        p2_write_sint(&w, packet->a, -10, 10);
-        p2_write_sint(&w, packet->b, -20, 20);
-        p2_write_sint(&w, packet->c, -30, 30);
+        write_sint(&w, packet->a, -10, 10);
+        write_sint(&w, packet->b, -20, 20);
+        write_sint(&w, packet->c, -30, 30);
         break;
     case FRAG_PACKET_B:
         assert(packet->num_items >= 0 && packet->num_items <= FRAG_MAX_B_ITEMS);
         p2_write_int(&w, (uint32_t)packet->num_items, 0, FRAG_MAX_B_ITEMS);
-        for (int i = 0; i < packet->num_items; i++) p2_write_sint(&w, packet->items[i], -100, 100);
+        for (int i = 0; i < packet->num_items; i++) write_sint(&w, packet->items[i], -100, 100);
         break;
     case FRAG_PACKET_C:
         assert(packet->at_rest == 0 || packet->at_rest == 1);
@@ -134,7 +141,8 @@ int frag_write_test_packet(const frag_wire_config_t *config, const frag_test_pac
             for (int i = 0; i < 3; i++) p2_write_bits(&w, packet->velocity[i], 32);
         break;
     }
-    int written = p2_finish(&w, config->protocol_id, FRAG_END_CHECK);
+    p2_write_check(&w);
+    int written = p2_write_finish(&w, config->protocol_id);
     assert(written == bytes);
     return written;
 }
@@ -146,6 +154,7 @@ static frag_read_result_t from_p2(p2_read_result_t r)
     switch (r) {
     case P2_READ_OK: return FRAG_READ_OK;
     case P2_READ_TRUNCATED: return FRAG_READ_TRUNCATED;
+    case P2_READ_BAD_CRC: return FRAG_READ_BAD_CRC;
     case P2_READ_BAD_PADDING: return FRAG_READ_BAD_PADDING;
     case P2_READ_BAD_VALUE: return FRAG_READ_BAD_VALUE;
     case P2_READ_BAD_END_CHECK: return FRAG_READ_BAD_END_CHECK;
@@ -210,7 +219,8 @@ static frag_read_result_t read_test_body(p2_reader_t *r, int type, frag_test_pac
     default:
         return FRAG_READ_UNKNOWN_TYPE;
     }
-    TRY(p2_read_end(r, FRAG_END_CHECK));
+    TRY(p2_read_check(r));
+    TRY(p2_read_end(r));
     if (p) p->type = type;
     return FRAG_READ_OK;
 }
@@ -221,9 +231,7 @@ static frag_read_result_t read_start(const frag_wire_config_t *config, const uin
 {
     check_config(config);
     assert(bytes >= 0 && (buffer || bytes == 0));
-    if (bytes < 4) return FRAG_READ_TRUNCATED;
-    if (!p2_crc_ok(config->protocol_id, buffer, bytes)) return FRAG_READ_BAD_CRC;
-    p2_reader_init(r, buffer, bytes);
+    TRY(p2_reader_begin(r, config->protocol_id, buffer, bytes));
     uint32_t seq, t;
     TRY(p2_read_bits(r, 16, &seq));
     TRY(p2_read_int(r, 0, (uint32_t)config->num_packet_types - 1, &t));
@@ -253,7 +261,7 @@ frag_read_result_t frag_read_packet(const frag_wire_config_t *config, const uint
     TRY(p2_read_bits(&r, 8, &id));
     TRY(p2_read_bits(&r, 8, &count));
     /* The header is filled in before the padding is checked, for log lines. */
-    int header = (int)((p2_reader_bit(&r) + 7) / 8);
+    int header = (int)((r.bit + 7) / 8);
     f->sequence = sequence;
     f->fragment_id = (int)id;
     f->num_fragments = (int)count;

@@ -625,7 +625,7 @@ static void test_receiver_regular(void)
     frag_packet_t parsed;
     parsed.regular = &packet_b;
     CHECK_EQ(frag_read_packet(&wire, datagram, n, &parsed), FRAG_READ_BAD_CRC);
-    uint32_t crc = chunk_packet_crc(FRAG_DEFAULT_PROTOCOL_ID, datagram, n);
+    uint32_t crc = p2_packet_crc(FRAG_DEFAULT_PROTOCOL_ID, datagram, n);
     for (int i = 0; i < 4; i++) datagram[i] = (uint8_t)(crc >> (8 * i));
     CHECK_EQ(frag_read_packet(&wire, datagram, n, &parsed), FRAG_READ_BAD_VALUE);
     CHECK_EQ(frag_receiver_receive_packet(r, 0, datagram, n), FRAG_VERDICT_INVALID);
@@ -644,7 +644,7 @@ static void test_read_truncated(void)
         uint8_t *copy = malloc((size_t)len + 1); /* exact size for ASan */
         memcpy(copy, datagram, (size_t)len);
         if (len >= 4) {
-            uint32_t crc = chunk_packet_crc(FRAG_DEFAULT_PROTOCOL_ID, copy, len);
+            uint32_t crc = p2_packet_crc(FRAG_DEFAULT_PROTOCOL_ID, copy, len);
             for (int i = 0; i < 4; i++) copy[i] = (uint8_t)(crc >> (8 * i));
         }
         frag_packet_t parsed;

@@ -23,7 +23,6 @@ extern "C" {
 /* ---- constants ---- */
 
 #define FRAG_DEFAULT_PROTOCOL_ID 0x55667788u
-#define FRAG_END_CHECK 0x9908ACE2u
 #define FRAG_FRAGMENT_SIZE 1024     /* data bytes of every fragment but the last */
 #define FRAG_MAX_FRAGMENTS 255      /* numFragments is 8 bits and 0 is malformed */
 #define FRAG_MAX_PACKET_BYTES (FRAG_MAX_FRAGMENTS * FRAG_FRAGMENT_SIZE) /* 261 120 */
