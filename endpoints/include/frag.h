@@ -182,6 +182,9 @@ uint16_t frag_sender_next_sequence(const frag_sender_t *sender);
  * datagrams of the first `interleave` queued packets in turn. */
 void frag_sender_update(frag_sender_t *sender, double time);
 
+/* Packets in the queue, the ones being sent included. */
+int frag_sender_queued(const frag_sender_t *sender);
+
 /* 1 while a queued packet has datagrams left to send. */
 int frag_sender_busy(const frag_sender_t *sender);
 

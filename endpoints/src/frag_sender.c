@@ -159,6 +159,12 @@ uint16_t frag_sender_next_sequence(const frag_sender_t *sender)
     return sender->next_sequence;
 }
 
+int frag_sender_queued(const frag_sender_t *sender)
+{
+    assert(sender);
+    return sender->count;
+}
+
 int frag_sender_busy(const frag_sender_t *sender)
 {
     assert(sender);
