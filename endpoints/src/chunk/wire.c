@@ -1,5 +1,5 @@
 /*
- * wire.c: the chunk protocol's wire codec (shared/spec/wire-format.md).
+ * wire.c: the chunk protocol's wire codec (docs/protocol.md).
  *
  * The bit packing, CRC and end check are protocol2's (protocol2.h). The
  * writer computes a packet's exact length before writing anything, so it
