@@ -367,17 +367,23 @@ static struct {
     p2_frame_t f;
 } p2_dispatched;
 
-/* TRUE when UDP called `handle` for a port the user gave it with Decode As
- * (the port's current handle is not the one its preference registered). */
-static gboolean p2_is_decode_as(packet_info *pinfo, dissector_handle_t handle)
+/* TRUE when UDP called owner's handle for a port the user gave it with
+ * Decode As: the port UDP matched is not in owner's port preference. (The
+ * udp.port table cannot tell: Wireshark 4.0 applies -o <proto>.udp.port with
+ * dissector_change_uint, as Decode As does, so both leave the port's initial
+ * handle alone.) A conversation pinned by a heuristic is not Decode As. */
+static gboolean p2_is_decode_as(packet_info *pinfo, const p2_protocol_t *owner)
 {
     dissector_table_t udp = find_dissector_table("udp.port");
     guint32 port = pinfo->match_uint;
+    range_t *pref;
 
     if (!udp || pinfo->ptype != PT_UDP || (port != pinfo->srcport && port != pinfo->destport))
         return FALSE;
-    return dissector_get_uint_handle(udp, port) == handle &&
-           dissector_get_default_uint_handle("udp.port", port) != handle;
+    if (dissector_get_uint_handle(udp, port) != owner->handle)
+        return FALSE;
+    pref = prefs_get_range_value(owner->filter_name, "udp.port");
+    return !pref || !value_is_in_range(pref, port);
 }
 
 /* Wireshark put `proto` in the frame's layers when it called its handle; a
@@ -403,7 +409,7 @@ int p2_dissect_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *da
     if (data == &p2_dispatched)
         return owner->dissect(tvb, pinfo, tree, &p2_dispatched.f);
     p2_frame_get(tvb, pinfo, &f);
-    if (!p2_is_decode_as(pinfo, owner->handle)) {
+    if (!p2_is_decode_as(pinfo, owner)) {
         target = p2_protocol_for(&f);
         if (target && target != owner) {
             p2_leave_layer(pinfo, owner->proto);

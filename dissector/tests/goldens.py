@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tshark -V -O chunk on every capture in captures/ against its reviewed
+"""tshark -V -O chunk,p2frag on every capture in captures/ against its reviewed
 golden output in dissector/tests/golden/: <capture>.txt (one pass) and
 <capture>.2pass.txt (-2).
 
@@ -42,7 +42,7 @@ def main():
     for cap in caps:
         name = os.path.basename(cap)[:-5]
         for suffix, extra in PASSES.items():
-            out = ct.tshark(["-r", cap, "-V", "-O", "chunk"] + extra)
+            out = ct.tshark(["-r", cap, "-V", "-O", "chunk,p2frag"] + extra)
             path = os.path.join(GOLDEN, name + suffix + ".txt")
             if regen:
                 with open(path, "w") as f:
