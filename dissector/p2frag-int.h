@@ -26,6 +26,7 @@ typedef struct p2frag_dir {
     guint64 frags_expected;    /* sum of their fragment counts */
     guint64 frags_seen;        /* distinct fragments seen */
     guint32 regular;           /* regular packets */
+    guint32 *n_count;          /* [n]: fragmented packets of n fragments (256 entries) */
 } p2frag_dir_t;
 
 /* One fragmented packet: a sequence of one direction. */

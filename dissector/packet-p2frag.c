@@ -59,8 +59,10 @@
 #define P2FRAG_MAX_ITEMS  16384
 #define P2FRAG_ITEM_MIN   (-100)
 #define P2FRAG_ITEM_MAX   100
-/* Display cap: a B packet of 16384 items shows them all, one line each;
- * a hostile count cannot ask for more (the field is 15 bits). */
+/* A B packet's items past the first P2FRAG_ITEMS_SHOWN are added hidden:
+ * p2frag.item and -T fields still have every one, the tree (and -V) one
+ * line for the rest instead of up to 16384. */
+#define P2FRAG_ITEMS_SHOWN 100
 
 /* Body errors, after protocol2's. */
 #define P2FRAG_ERR_COUNT_ZERO  (P2_ERR_BODY_BASE << 0)  /* numFragments 0 */
@@ -456,6 +458,7 @@ static p2frag_dir_t *p2frag_get_dir(packet_info *pinfo)
             dir->dport = d ? pinfo->srcport : pinfo->destport;
             dir->pkts = wmem_tree_new(wmem_file_scope());
             dir->in_progress = wmem_list_new(wmem_file_scope());
+            dir->n_count = wmem_alloc0_array(wmem_file_scope(), guint32, 256);
         }
         *data = pc;
     }
@@ -538,6 +541,7 @@ static p2frag_frame_t *p2frag_analyse(packet_info *pinfo, const p2frag_body_t *b
                 pkt->lost_frame = pinfo->num;   /* out of the window from its first fragment */
             dir->frag_pkts++;
             dir->frags_expected += pkt->num_fragments;
+            dir->n_count[pkt->num_fragments]++;
         }
         ff->pkt = pkt;
         pkt->last_frame = pinfo->num;
@@ -682,11 +686,21 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
         for (guint32 i = 0; i < b->items_read; i++) {
             guint bit = b->items_bit + i * ib;
             guint32 raw = tvb_get_bits32(tvb, bit, ib, ENC_LITTLE_ENDIAN);
-            if (tree)
-                p2frag_add_sint(it, hf_p2frag_item, tvb, bit, ib, P2FRAG_ITEM_MIN);
+            if (tree) {
+                proto_item *ii = p2frag_add_sint(it, hf_p2frag_item, tvb, bit, ib, P2FRAG_ITEM_MIN);
+                if (i >= P2FRAG_ITEMS_SHOWN)
+                    proto_item_set_hidden(ii);
+            }
             if (raw > (guint32)(P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN))
                 bad++;
         }
+        if (b->items_read > P2FRAG_ITEMS_SHOWN)
+            proto_tree_add_subtree_format(it, tvb, (b->items_bit + P2FRAG_ITEMS_SHOWN * ib) / 8,
+                                          (b->items_bit + b->items_read * ib + 7) / 8 -
+                                          (b->items_bit + P2FRAG_ITEMS_SHOWN * ib) / 8,
+                                          ett_p2frag_items, NULL,
+                                          "Items %u-%u: not listed one per line (p2frag.item has them)",
+                                          P2FRAG_ITEMS_SHOWN, b->items_read - 1);
         if (bad && experts)
             expert_add_info_format(pinfo, ti, &ei_p2frag_value_range,
                                    "%u item%s above the maximum %d: a reader drops the packet", bad,
@@ -935,13 +949,17 @@ static void p2frag_show_analysis(proto_tree *tree, tvbuff_t *tvb, packet_info *p
     if (dir->frags_expected) {
         double p = 1.0 - (double)dir->frags_seen / (double)dir->frags_expected;
         double pl = 1.0 - (double)dir->frag_pkts_complete / (double)dir->frag_pkts;
-        double n = (double)dir->frags_expected / (double)dir->frag_pkts;
+        double pred = 0.0;
+        for (guint n = 1; n < 256; n++)
+            if (dir->n_count[n])
+                pred += dir->n_count[n] * (1.0 - pow(1.0 - p, (double)n));
+        pred /= (double)dir->frag_pkts;
         ti = proto_tree_add_double(at, hf_p2frag_an_frag_loss, tvb, 0, 0, 100.0 * p);
         proto_item_set_generated(ti);
         ti = proto_tree_add_double(at, hf_p2frag_an_pkt_loss, tvb, 0, 0, 100.0 * pl);
         proto_item_set_generated(ti);
-        ti = proto_tree_add_double(at, hf_p2frag_an_predicted, tvb, 0, 0, 100.0 * (1.0 - pow(1.0 - p, n)));
-        proto_item_append_text(ti, " (1 - (1 - p)^n, n = %.1f fragments per packet)", n);
+        ti = proto_tree_add_double(at, hf_p2frag_an_predicted, tvb, 0, 0, 100.0 * pred);
+        proto_item_append_text(ti, " (mean of 1 - (1 - p)^n over the packets, n their fragment counts)");
         proto_item_set_generated(ti);
     }
 }
@@ -1185,7 +1203,7 @@ void proto_register_p2frag(void)
         { &hf_p2frag_an_pkt_loss, { "Direction: packet loss (%)", "p2frag.analysis.packet_loss", FT_DOUBLE,
             BASE_NONE, NULL, 0x0, "Fragmented packets not complete / fragmented packets seen", HFILL } },
         { &hf_p2frag_an_predicted, { "Direction: predicted packet loss (%)", "p2frag.analysis.predicted_loss",
-            FT_DOUBLE, BASE_NONE, NULL, 0x0, "1 - (1 - fragment loss)^(mean fragments per packet)", HFILL } },
+            FT_DOUBLE, BASE_NONE, NULL, 0x0, "Mean over the fragmented packets seen of 1 - (1 - fragment loss)^n, n the packet's fragment count", HFILL } },
     };
 
     static gint *ett[] = {
