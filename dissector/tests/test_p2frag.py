@@ -251,6 +251,42 @@ def _a_raw(seq, ra, rb, rc):
     return w.tobytes()[4:] + ct.END_CHECK
 
 
+# ---- preferences -----------------------------------------------------------------------
+
+def preferences(F, tmp):
+    P = {"sport": 7400, "dport": 7401}
+    # Opaque bodies: the body goes to the data dissector, the end check is
+    # still checked.
+    path = os.path.join(tmp, "opaque.pcap")
+    ct.write_pcap(path, [dict(P, payload=pt.packet_a(5, 1, 2, 3))])
+    got = pt.fields(path, ["p2frag.a", "p2frag.body", "data.data", "p2frag.end_check.status"],
+                    {"p2frag.bodies": "opaque"})
+    F.check(got[0]["p2frag.a"] == [] and len(got[0]["p2frag.body"]) == 1 and got[0]["data.data"]
+            and got[0]["p2frag.end_check.status"] == ["1"], "opaque: %s" % got[0])
+    # A game with 8 packet types: a 3-bit type; its fragments carry the
+    # data from byte 9 still (16 + 3 + 16 bits round up to 5 bytes).
+    def frag8(seq, fid, n, data):
+        return pt.seal(pt.fragment_body(seq, fid, n, data, type_bits=3))
+    whole = bytes(range(256)) * 6
+    frs = [frag8(40, i, 2, whole[i * K:(i + 1) * K]) for i in range(2)]
+    path = os.path.join(tmp, "types8.pcap")
+    ct.write_pcap(path, [dict(P, payload=f) for f in frs])
+    got = pt.fields(path, ["p2frag.fragment_id", "p2frag.num_fragments", "p2frag.reassembled.length"],
+                    {"p2frag.num_types": "8"})
+    F.check([g["p2frag.fragment_id"] for g in got] == [["0"], ["1"]] and
+            got[1]["p2frag.reassembled.length"] == [str(len(whole))], "num_types 8: %s" % got)
+    # Reassembly off: no reassembled packet, the analysis still counts.
+    got = pt.fields(path, ["p2frag.reassembled.length", "p2frag.analysis.complete_in"],
+                    {"p2frag.num_types": "8", "p2frag.reassemble": "FALSE"})
+    F.check(got[1]["p2frag.reassembled.length"] == [] and got[1]["p2frag.analysis.complete_in"] == ["2"],
+            "reassemble off: %s" % got)
+    # Another protocol id.
+    path = os.path.join(tmp, "ownid.pcap")
+    ct.write_pcap(path, [dict(P, payload=pt.packet_a(5, 1, 2, 3, protocol_id=0x01020304))])
+    e = pt.experts(path, {"p2frag.protocol_id": "0x01020304"})
+    F.check(e[0]["p2frag"] and not e[0]["experts"], "own id: %s" % e[0])
+
+
 # ---- statistics and expert infos without a tree ---------------------------------------
 
 def stats(F, tmp):
@@ -303,6 +339,7 @@ def main():
         dispatch(F, tmp)
         reassembly(F, tmp)
         rules(F, tmp)
+        preferences(F, tmp)
         stats(F, tmp)
         expert_without_tree(F, tmp)
     F.finish("test_p2frag")
