@@ -314,7 +314,9 @@ static void p2frag_parse_regular(p2frag_body_t *b, int bodies)
     b->body_bit = r->bit;
     if (bodies == P2FRAG_BODIES_EXAMPLE && b->type <= P2FRAG_TYPE_C) {
         p2frag_parse_example(b);
-        if (!(r->errors & (P2_ERR_TRUNCATED | P2_ERR_RANGE))) {
+        /* A value out of range leaves the layout known, except a B count. */
+        if (!(r->errors & P2_ERR_TRUNCATED) &&
+            !(b->type == P2FRAG_TYPE_B && b->num_items > P2FRAG_MAX_ITEMS)) {
             b->nfields = PF_BODY;
             p2_read_check(r);
         }
