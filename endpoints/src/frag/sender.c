@@ -14,8 +14,8 @@
  * - The budget: rate_bytes_per_second of datagram bytes accrues with time,
  *   and a datagram is sent while the accrued budget is positive (it may go
  *   negative by at most one datagram, repaid before the next). Budget unused
- *   while idle is not banked beyond one full datagram, so an idle sender does
- *   not come back with a burst.
+ *   while idle is not banked beyond one full datagram (or max_burst_bytes),
+ *   so an idle sender does not come back with a burst.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -204,9 +204,10 @@ void frag_sender_update(frag_sender_t *sender, double time)
     assert(sender->last_time < 0 || time >= sender->last_time);
     double rate = sender->config.rate_bytes_per_second;
     if (rate > 0) {
+        double cap = sender->config.max_burst_bytes > 0 ? sender->config.max_burst_bytes : FRAG_MAX_DATAGRAM_BYTES;
         if (sender->last_time >= 0) sender->budget += (time - sender->last_time) * rate;
-        else sender->budget = FRAG_MAX_DATAGRAM_BYTES;
-        if (sender->budget > FRAG_MAX_DATAGRAM_BYTES) sender->budget = FRAG_MAX_DATAGRAM_BYTES;
+        else sender->budget = cap;
+        if (sender->budget > cap) sender->budget = cap;
     }
     sender->last_time = time;
     while (sender->count > 0 && (rate <= 0 || sender->budget > 0)) {
