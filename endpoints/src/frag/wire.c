@@ -71,9 +71,8 @@ int frag_write_fragment(const frag_wire_config_t *config, const frag_fragment_t 
     int header = fragment_header_bytes(config);
     int bytes = header + fragment->fragment_bytes;
     if (bytes > buffer_size) return -1;
-    memset(buffer, 0, (size_t)header);
     p2_writer_t w;
-    p2_writer_begin(&w, buffer);
+    p2_writer_begin(&w, buffer, bytes);
     p2_write_bits(&w, fragment->sequence, 16);
     p2_write_int(&w, FRAG_PACKET_FRAGMENT, 0, (uint32_t)config->num_packet_types - 1);
     p2_write_bits(&w, (uint32_t)fragment->fragment_id, 8);
@@ -97,6 +96,7 @@ static void write_sint(p2_writer_t *w, int value, int min, int max)
 static void write_item(p2_writer_t *w, int value)
 {
     assert(value >= -100 && value <= 100);
+    assert(w->bit + 8 <= 8 * w->bytes);
     uint32_t v = (uint32_t)(value + 100);
     int shift = w->bit & 7;
     w->buffer[w->bit >> 3] |= (uint8_t)(v << shift);
@@ -130,9 +130,8 @@ int frag_write_test_packet(const frag_wire_config_t *config, const frag_test_pac
     assert(packet && buffer);
     int bytes = frag_test_packet_size(config, packet);
     if (bytes > buffer_size) return -1;
-    memset(buffer, 0, (size_t)bytes);
     p2_writer_t w;
-    p2_writer_begin(&w, buffer);
+    p2_writer_begin(&w, buffer, bytes);
     p2_write_bits(&w, packet->sequence, 16);
     p2_write_int(&w, (uint32_t)packet->type, 0, (uint32_t)config->num_packet_types - 1);
     switch (packet->type) {
