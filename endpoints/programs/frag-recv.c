@@ -99,8 +99,9 @@ int main(int argc, char **argv)
     frag_receiver_default_config(&config);
     double timeout = 0, idle_timeout = 2;
     long long want_packets = -1, value;
-    const char *bind_text = NULL, *pcap_path = NULL, *port_file = NULL, *manifest_path = NULL;
-    int family = 0, quiet = 0, verbosity = 0, port_given = 0;
+    const char *bind_text = NULL, *port_file = NULL, *manifest_path = NULL;
+    app_common_options_t common = {NULL, 0, 0};
+    int family = 0, port_given = 0;
     uint16_t port = CHUNK_DEFAULT_PORT;
 
     enum { OPT_PORTFILE = 256, OPT_IDLE, OPT_MAXFRAG, OPT_PROTOCOL, OPT_MANIFEST };
@@ -114,15 +115,13 @@ int main(int argc, char **argv)
         {"max-fragments", required_argument, NULL, OPT_MAXFRAG},
         {"protocol-id", required_argument, NULL, OPT_PROTOCOL},
         {"manifest", required_argument, NULL, OPT_MANIFEST},
-        {"pcap", required_argument, NULL, 'w'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
+        APP_COMMON_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":p:b:n:t:w:46qvh", options, NULL)) != -1) {
+        if (app_common_option(&common, opt, optarg)) continue;
         switch (opt) {
         case 'p':
             if (platform_parse_port(optarg, &port) != 0)
@@ -154,11 +153,8 @@ int main(int argc, char **argv)
             config.wire.protocol_id = (uint32_t)value;
             break;
         case OPT_MANIFEST: manifest_path = optarg; break;
-        case 'w': pcap_path = optarg; break;
         case '4': family = 4; break;
         case '6': family = 6; break;
-        case 'q': quiet = 1; break;
-        case 'v': verbosity++; break;
         case 'h': usage(stdout); return EXIT_OK;
         case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
         default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
@@ -166,7 +162,7 @@ int main(int argc, char **argv)
     }
     if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
     const char *output_path = optind < argc ? argv[optind] : "-";
-    app_set_verbosity(verbosity);
+    app_set_verbosity(common.verbosity);
     log_set_name("frag");
 
     char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
@@ -200,7 +196,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: cannot write %s: %s\n", program, manifest_path, strerror(errno));
         return EXIT_IO;
     }
-    if (app_capture_open(&link.capture, program, pcap_path) != 0) return EXIT_IO;
+    if (app_capture_open(&link.capture, program, common.pcap_path) != 0) return EXIT_IO;
 
     config.deliver = on_deliver;
     config.context = &output;
@@ -273,7 +269,7 @@ int main(int argc, char **argv)
             outcome = "timeout";
             break;
         }
-        if (!quiet && first_heard >= 0 && now >= next_progress) {
+        if (!common.quiet && first_heard >= 0 && now >= next_progress) {
             fprintf(stderr, "%s: %lld packets (%lld bytes) delivered, %llu datagrams, %llu fragments accepted%s", program,
                     output.packets, output.bytes, (unsigned long long)counters[FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED],
                     (unsigned long long)counters[FRAG_RECEIVER_COUNTER_FRAGMENTS_ACCEPTED], app_progress_end());
@@ -289,7 +285,7 @@ done:;
         fprintf(stderr, "%s: error writing %s\n", program, manifest_path);
         if (exit_code == EXIT_OK) exit_code = EXIT_IO;
     }
-    if (!quiet || exit_code != EXIT_OK) {
+    if (!common.quiet || exit_code != EXIT_OK) {
         app_progress_finish(progress_shown);
         fprintf(stderr, "%s: %s: %lld packets (%lld bytes) delivered from %s in %.3f s; %d unfinished at the end (lost)\n",
                 program, outcome ? outcome : "stopped", output.packets, output.bytes,

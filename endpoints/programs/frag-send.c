@@ -81,8 +81,9 @@ int main(int argc, char **argv)
     frag_sender_default_config(&config);
     config.rate_bytes_per_second = 1000000;
     long long packet_size = 4096, value;
-    const char *bind_text = NULL, *pcap_path = NULL, *manifest_path = NULL;
-    int family = 0, quiet = 0, verbosity = 0;
+    const char *bind_text = NULL, *manifest_path = NULL;
+    app_common_options_t common = {NULL, 0, 0};
+    int family = 0;
 
     enum { OPT_INTERLEAVE = 256, OPT_FIRST, OPT_PROTOCOL, OPT_MANIFEST };
     static const struct option options[] = {
@@ -93,15 +94,13 @@ int main(int argc, char **argv)
         {"protocol-id", required_argument, NULL, OPT_PROTOCOL},
         {"manifest", required_argument, NULL, OPT_MANIFEST},
         {"bind", required_argument, NULL, 'b'},
-        {"pcap", required_argument, NULL, 'w'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
+        APP_COMMON_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":s:r:b:w:46qvh", options, NULL)) != -1) {
+        if (app_common_option(&common, opt, optarg)) continue;
         switch (opt) {
         case 's':
             if (platform_parse_bytes(optarg, FRAG_MAX_PACKET_BYTES, &packet_size) != 0 || packet_size < 1)
@@ -128,11 +127,8 @@ int main(int argc, char **argv)
             break;
         case OPT_MANIFEST: manifest_path = optarg; break;
         case 'b': bind_text = optarg; break;
-        case 'w': pcap_path = optarg; break;
         case '4': family = 4; break;
         case '6': family = 6; break;
-        case 'q': quiet = 1; break;
-        case 'v': verbosity++; break;
         case 'h': usage(stdout); return EXIT_OK;
         case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
         default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
@@ -142,7 +138,7 @@ int main(int argc, char **argv)
     if (argc - optind > 2) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 2]);
     const char *host_text = argv[optind];
     const char *input_path = optind + 1 < argc ? argv[optind + 1] : "-";
-    app_set_verbosity(verbosity);
+    app_set_verbosity(common.verbosity);
     log_set_name("frag");
 
     char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
@@ -179,7 +175,7 @@ int main(int argc, char **argv)
         return EXIT_IO;
     }
     platform_socket_local_address(&link.socket, &link.peer, &link.local);
-    if (app_capture_open(&link.capture, program, pcap_path) != 0) return EXIT_IO;
+    if (app_capture_open(&link.capture, program, common.pcap_path) != 0) return EXIT_IO;
 
     /* The loop wakes about every millisecond: bank 10 ms of budget, so that
      * the rate, not the wake-ups, sets the pace. */
@@ -239,7 +235,7 @@ int main(int argc, char **argv)
         while ((n = udp_link_receive(&link, &from, datagram)) >= 0)
             if (udp_link_accept(&link, &from, datagram, n, "not the receiver"))
                 log_message(LOG_LEVEL_DEBUG, "%s: ignored %d bytes from the receiver (fragments have no acks)", program, n);
-        if (!quiet && now >= next_progress) {
+        if (!common.quiet && now >= next_progress) {
             char rate[32];
             app_format_rate(counters[FRAG_SENDER_COUNTER_BYTES_SENT] / (now - start), rate, sizeof rate);
             fprintf(stderr, "%s: %lld packets (%lld bytes) read, %llu datagrams sent, %s%s", program, packets,
@@ -256,7 +252,7 @@ done:;
         fprintf(stderr, "%s: error writing %s\n", program, manifest_path);
         if (exit_code == EXIT_OK) exit_code = EXIT_IO;
     }
-    if (!quiet || exit_code != EXIT_OK) {
+    if (!common.quiet || exit_code != EXIT_OK) {
         char rate[32];
         app_format_rate(elapsed > 0 ? counters[FRAG_SENDER_COUNTER_BYTES_SENT] / elapsed : 0, rate, sizeof rate);
         app_progress_finish(progress_shown);
