@@ -273,3 +273,14 @@ void truth_time_or_null(FILE *out, const char *name, int valid, double time)
     if (valid) fprintf(out, "\"%s\": %.6f", name, time);
     else fprintf(out, "\"%s\": null", name);
 }
+
+void truth_counters(FILE *out, const uint64_t *counters, int count, const char *(*name)(int))
+{
+    fputc('{', out);
+    for (int i = 0; i < count; i++) {
+        fprintf(out, "%s", i ? ", " : "");
+        truth_key(out, name(i));
+        fprintf(out, ": %llu", (unsigned long long)counters[i]);
+    }
+    fputc('}', out);
+}

@@ -143,4 +143,8 @@ void truth_frames(FILE *out, const uint32_t *frames, int count);
 void truth_frame_or_null(FILE *out, const char *name, uint32_t frame);
 void truth_time_or_null(FILE *out, const char *name, int valid, double time);
 
+/* count counters as a JSON object, keys from name(i) as truth_key writes them:
+ * {"slices_sent": 12, ...}. */
+void truth_counters(FILE *out, const uint64_t *counters, int count, const char *(*name)(int));
+
 #endif /* SIMPROG_H */

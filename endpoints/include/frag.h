@@ -146,6 +146,9 @@ typedef void (*frag_send_fn)(void *context, const uint8_t *datagram, int bytes);
 typedef struct frag_sender_config_t {
     frag_wire_config_t wire;
     double rate_bytes_per_second; /* datagram bytes per second; <= 0 unlimited */
+    double max_burst_bytes;       /* budget banked at most; <= 0 (default): one full datagram,
+                                   * 1033 bytes. A program whose updates come further apart than
+                                   * one datagram's time at the rate raises it. */
     int interleave;               /* fragments of up to this many packets alternate, default 1 */
     int queue_capacity;           /* packets waiting in the sender, default 64 */
     uint16_t first_sequence;      /* default 0 */

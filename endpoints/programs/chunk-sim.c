@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "chunk-app.h"
 #include "chunk.h"
 #include "netsim.h"
 #include "platform.h"
@@ -50,7 +51,7 @@ typedef struct options_t {
     long long chunk_size; /* bytes per chunk */
     int chunk_size_set;
     double drain;
-    int drop_acks, drop_slice, never_pops, ignore_acks, no_resend_delay, article;
+    int never_pops, ignore_acks, no_resend_delay, article;
 } options_t;
 
 /* What happened to one chunk: the truth file's per-chunk record. */
@@ -158,7 +159,7 @@ static void usage(FILE *out)
 enum {
     OPT_INPUT = 256, OPT_SIZE, OPT_CHUNKS, OPT_CHUNK_SIZE, OPT_DUPLEX, OPT_DRAIN, OPT_RATE, OPT_RESEND_DELAY,
     OPT_RTT, OPT_BURST, OPT_ACK_INTERVAL, OPT_FIRST_CHUNK_ID, OPT_SLICE_SIZE, OPT_MAX_SLICES, OPT_PROTOCOL_ID,
-    OPT_READY_QUEUE, OPT_DROP_ACKS, OPT_DROP_SLICE, OPT_NEVER_POPS, OPT_IGNORE_ACKS, OPT_NO_RESEND_DELAY,
+    OPT_READY_QUEUE, OPT_NEVER_POPS, OPT_IGNORE_ACKS, OPT_NO_RESEND_DELAY,
     OPT_ARTICLE,
 };
 
@@ -208,7 +209,6 @@ static void set_defaults(options_t *opt)
     opt->size = 64 * 1024;
     opt->chunk_size = 16 * 1024;
     opt->drain = 1;
-    opt->drop_slice = -1;
 }
 
 /* chunk-sim's getopt_long table: its own options, then simprog's. */
@@ -231,8 +231,8 @@ static const struct option *option_table(void)
         {"max-slices", required_argument, 0, OPT_MAX_SLICES},
         {"protocol-id", required_argument, 0, OPT_PROTOCOL_ID},
         {"ready-queue", required_argument, 0, OPT_READY_QUEUE},
-        {"drop-acks", no_argument, 0, OPT_DROP_ACKS},
-        {"drop-slice", required_argument, 0, OPT_DROP_SLICE},
+        {"drop-acks", no_argument, 0, CHUNK_OPT_DROP_ACKS},
+        {"drop-slice", required_argument, 0, CHUNK_OPT_DROP_SLICE},
         {"receiver-never-pops", no_argument, 0, OPT_NEVER_POPS},
         {"sender-ignores-acks", no_argument, 0, OPT_IGNORE_ACKS},
         {"no-resend-delay", no_argument, 0, OPT_NO_RESEND_DELAY},
@@ -273,8 +273,8 @@ static void own_option(options_t *opt, int c, const char *name, const char *text
     case OPT_MAX_SLICES: opt->wire.max_slices = (int)parse_int_option(name, text, 1, CHUNK_MAX_SLICES_LIMIT); break;
     case OPT_PROTOCOL_ID: opt->wire.protocol_id = (uint32_t)parse_int_option(name, text, 0, 0xffffffffLL); break;
     case OPT_READY_QUEUE: opt->receiver.ready_queue_length = (int)parse_int_option(name, text, 1, 1024); break;
-    case OPT_DROP_ACKS: opt->drop_acks = 1; break;
-    case OPT_DROP_SLICE: opt->drop_slice = (int)parse_int_option(name, text, 0, CHUNK_MAX_SLICES_LIMIT - 1); break;
+    case CHUNK_OPT_DROP_ACKS:
+    case CHUNK_OPT_DROP_SLICE: chunk_app_fault_option(program, c, text, &opt->faults); break;
     case OPT_NEVER_POPS: opt->never_pops = 1; break;
     case OPT_IGNORE_ACKS: opt->ignore_acks = 1; break;
     case OPT_NO_RESEND_DELAY: opt->no_resend_delay = 1; break;
@@ -296,9 +296,6 @@ static void finish_options(options_t *opt)
     if (opt->size > MAX_INPUT_BYTES)
         app_bad_argument(program, "--chunks x --chunk-size is more than %lld bytes", MAX_INPUT_BYTES);
     if (!opt->input_path && opt->size < 1) app_bad_argument(program, "--size must be at least 1 byte");
-    if (opt->drop_slice >= opt->wire.max_slices)
-        app_bad_argument(program, "--drop-slice %d is not a slice id below --max-slices %d", opt->drop_slice,
-                         opt->wire.max_slices);
     if (opt->sender.rate_bytes_per_second < 0) /* article preset: one full slice per tick */
         opt->sender.rate_bytes_per_second =
             1.01 * (chunk_slice_packet_size(&opt->wire, 0, 2, opt->wire.slice_size) + CHUNK_IP_UDP_OVERHEAD) /
@@ -306,10 +303,7 @@ static void finish_options(options_t *opt)
     if (opt->no_resend_delay) opt->sender.fault_no_resend_delay = 1;
     if (opt->ignore_acks) opt->sender.fault_ignore_acks = 1;
     opt->sender.wire = opt->receiver.wire = opt->faults.wire = opt->wire;
-    for (int d = 0; d < 2; d++) {
-        opt->faults.drop_acks[d] = opt->drop_acks;
-        opt->faults.drop_slice_id[d] = opt->drop_slice;
-    }
+    chunk_app_check_faults(program, &opt->faults);
     if (chunk_faults_any(&opt->faults)) {
         opt->sp.sim.filter = chunk_faults_filter;
         opt->sp.sim.filter_context = &opt->faults;
@@ -369,6 +363,60 @@ static void push_frame(uint32_t **list, int *count, int *capacity, uint32_t fram
     (*list)[(*count)++] = frame;
 }
 
+/* Reads the whole --input file into *data (xcalloc'd). Returns its size, or
+ * -1 after printing why (unreadable, empty, too large). */
+static long long read_input_file(const char *path, uint8_t **data)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in) {
+        fprintf(stderr, "chunk-sim: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t capacity = 1 << 16, used = 0;
+    *data = xcalloc(capacity, 1);
+    for (;;) {
+        if (used == capacity) {
+            if ((long long)capacity * 2 > MAX_INPUT_BYTES) {
+                fprintf(stderr, "chunk-sim: %s is larger than %lld bytes\n", path, MAX_INPUT_BYTES);
+                fclose(in);
+                return -1;
+            }
+            capacity *= 2;
+            uint8_t *grown = realloc(*data, capacity);
+            if (!grown) {
+                fclose(in);
+                return -1;
+            }
+            *data = grown;
+        }
+        size_t n = fread(*data + used, 1, capacity - used, in);
+        used += n;
+        if (n == 0) break;
+    }
+    int bad = ferror(in);
+    fclose(in);
+    if (bad) {
+        fprintf(stderr, "chunk-sim: error reading %s\n", path);
+        return -1;
+    }
+    if (used == 0) {
+        fprintf(stderr, "chunk-sim: %s is empty: nothing to send\n", path);
+        return -1;
+    }
+    return (long long)used;
+}
+
+/* Fills data with size seeded bytes: flow f's generated data. */
+static void generate_data(uint8_t *data, long long size, uint64_t seed, int f)
+{
+    rng_t rng;
+    rng_seed(&rng, seed * 0x100000001b3ull + 0xda7a0000u + (uint64_t)f);
+    for (long long i = 0; i < size; i += 8) {
+        uint64_t v = rng_next(&rng);
+        for (int k = 0; k < 8 && i + k < size; k++) data[i + k] = (uint8_t)(v >> (8 * k));
+    }
+}
+
 /* Fills a flow's data (the input file or seeded bytes) and its transfers. */
 static int setup_flow(run_t *run, int f)
 {
@@ -376,52 +424,12 @@ static int setup_flow(run_t *run, int f)
     flow_t *flow = xcalloc(1, sizeof *flow);
     run->flow[f] = flow;
     if (opt->input_path) {
-        FILE *in = fopen(opt->input_path, "rb");
-        if (!in) {
-            fprintf(stderr, "chunk-sim: cannot open %s: %s\n", opt->input_path, strerror(errno));
-            return -1;
-        }
-        size_t capacity = 1 << 16, used = 0;
-        flow->data = xcalloc(capacity, 1);
-        for (;;) {
-            if (used == capacity) {
-                if ((long long)capacity * 2 > MAX_INPUT_BYTES) {
-                    fprintf(stderr, "chunk-sim: %s is larger than %lld bytes\n", opt->input_path, MAX_INPUT_BYTES);
-                    fclose(in);
-                    return -1;
-                }
-                capacity *= 2;
-                uint8_t *grown = realloc(flow->data, capacity);
-                if (!grown) {
-                    fclose(in);
-                    return -1;
-                }
-                flow->data = grown;
-            }
-            size_t n = fread(flow->data + used, 1, capacity - used, in);
-            used += n;
-            if (n == 0) break;
-        }
-        int bad = ferror(in);
-        fclose(in);
-        if (bad) {
-            fprintf(stderr, "chunk-sim: error reading %s\n", opt->input_path);
-            return -1;
-        }
-        if (used == 0) {
-            fprintf(stderr, "chunk-sim: %s is empty: nothing to send\n", opt->input_path);
-            return -1;
-        }
-        flow->data_size = (long long)used;
+        flow->data_size = read_input_file(opt->input_path, &flow->data);
+        if (flow->data_size < 0) return -1;
     } else {
         flow->data_size = opt->size;
         flow->data = xcalloc((size_t)opt->size, 1);
-        rng_t rng;
-        rng_seed(&rng, opt->sp.sim.seed * 0x100000001b3ull + 0xda7a0000u + (uint64_t)f);
-        for (long long i = 0; i < opt->size; i += 8) {
-            uint64_t v = rng_next(&rng);
-            for (int k = 0; k < 8 && i + k < opt->size; k++) flow->data[i + k] = (uint8_t)(v >> (8 * k));
-        }
+        generate_data(flow->data, opt->size, opt->sp.sim.seed, f);
     }
     flow->count = (int)((flow->data_size + opt->chunk_size - 1) / opt->chunk_size);
     flow->transfers = xcalloc((size_t)flow->count, sizeof *flow->transfers);
@@ -633,14 +641,15 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
     printf("result: %s (virtual time %.3f s, exit %d)\n", verdict, end_time, exit_code);
 }
 
-static int write_truth(const run_t *run, double end_time, int exit_code, int expected_failure)
+/* The truth file's hosts, as "address:port". */
+static const char *const truth_endpoint[2] = {"10.0.0.1:50000", "10.0.0.2:40000"};
+
+/* The truth file's run-wide part: configuration, faults, capture, result. */
+static void truth_run(FILE *out, const run_t *run, double end_time, int exit_code, int expected_failure)
 {
     const options_t *opt = run->opt;
-    FILE *out = simprog_truth_open(run->sp);
-    if (!out) return -1;
-    const char *endpoint[2] = {"10.0.0.1:50000", "10.0.0.2:40000"};
     fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"chunk-sim\",\n");
-    fprintf(out, "  \"endpoints\": {\"a\": \"%s\", \"b\": \"%s\"},\n", endpoint[0], endpoint[1]);
+    fprintf(out, "  \"endpoints\": {\"a\": \"%s\", \"b\": \"%s\"},\n", truth_endpoint[0], truth_endpoint[1]);
     fprintf(out, "  \"config\": {\"seed\": %llu, \"duplex\": %s, \"slice_size\": %d, \"max_slices\": %d, "
                  "\"protocol_id\": %u, \"first_chunk_id\": %u, \"chunk_size\": %lld, \"tick\": %.6f, \"time_limit\": %.6f, "
                  "\"rate\": %.3f, \"resend_delay\": %.6f, \"rtt\": %.6f, \"initial_burst_bytes\": %d, "
@@ -652,14 +661,14 @@ static int write_truth(const run_t *run, double end_time, int exit_code, int exp
     fprintf(out, "    \"links\": ");
     simprog_truth_link_config(out, run->sp);
     fprintf(out, "},\n");
-    fprintf(out, "  \"faults\": {\"drop_acks\": %s, \"drop_slice\": ", truth_bool(opt->drop_acks));
-    if (opt->drop_slice >= 0) fprintf(out, "%d", opt->drop_slice);
+    fprintf(out, "  \"faults\": {\"drop_acks\": %s, \"drop_slice\": ", truth_bool(opt->faults.drop_acks[0]));
+    if (opt->faults.drop_slice_id[0] >= 0) fprintf(out, "%d", opt->faults.drop_slice_id[0]);
     else fprintf(out, "null");
     fprintf(out, ", \"receiver_never_pops\": %s, \"sender_ignores_acks\": %s, \"no_resend_delay\": %s},\n",
             truth_bool(opt->never_pops), truth_bool(opt->ignore_acks), truth_bool(opt->no_resend_delay));
     fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"host\": \"%s\", \"frames\": %u, \"slice_frames\": %u, \"ack_frames\": %u},\n",
             truth_bool(run->sp->pcap_path != NULL), run->sp->capture_side == SIMPROG_SIDE_A ? "a" : "b",
-            endpoint[run->sp->capture_side], run->sp->frames, run->slice_frames_total, run->ack_frames_total);
+            truth_endpoint[run->sp->capture_side], run->sp->frames, run->slice_frames_total, run->ack_frames_total);
     int chunks = 0, delivered = 0;
     for (int f = 0; f < run->flows; f++)
         for (int k = 0; k < run->flow[f]->count; k++) {
@@ -669,89 +678,101 @@ static int write_truth(const run_t *run, double end_time, int exit_code, int exp
     fprintf(out, "  \"result\": {\"chunks\": %d, \"delivered\": %d, \"corrupt\": %s, \"end_time\": %.6f, "
                  "\"exit_code\": %d, \"expected_failure\": %s},\n",
             chunks, delivered, truth_bool(run->corrupt), end_time, exit_code, truth_bool(expected_failure));
+}
 
+/* The "flows" array: each flow's endpoints and their counters. */
+static void truth_flows(FILE *out, const run_t *run)
+{
     fprintf(out, "  \"flows\": [");
     for (int f = 0; f < run->flows; f++) {
         const flow_t *flow = run->flow[f];
         fprintf(out, "%s\n    {\"flow\": \"%s\", \"sender\": \"%s\", \"receiver\": \"%s\", \"chunks\": %d,\n",
-                f ? "," : "", simprog_link_name(f), endpoint[f], endpoint[1 - f], flow->count);
-        const uint64_t *sc = chunk_sender_counters(flow->sender);
-        fprintf(out, "     \"sender_counters\": {");
-        for (int i = 0; i < CHUNK_SENDER_COUNTER_COUNT; i++)
-        {
-            fprintf(out, "%s", i ? ", " : "");
-            truth_key(out, chunk_sender_counter_name(i));
-            fprintf(out, ": %llu", (unsigned long long)sc[i]);
-        }
-        const uint64_t *rc = chunk_receiver_counters(flow->receiver);
-        fprintf(out, "},\n     \"receiver_counters\": {");
-        for (int i = 0; i < CHUNK_RECEIVER_COUNTER_COUNT; i++)
-        {
-            fprintf(out, "%s", i ? ", " : "");
-            truth_key(out, chunk_receiver_counter_name(i));
-            fprintf(out, ": %llu", (unsigned long long)rc[i]);
-        }
-        fprintf(out, "}}");
+                f ? "," : "", simprog_link_name(f), truth_endpoint[f], truth_endpoint[1 - f], flow->count);
+        fprintf(out, "     \"sender_counters\": ");
+        truth_counters(out, chunk_sender_counters(flow->sender), CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
+        fprintf(out, ",\n     \"receiver_counters\": ");
+        truth_counters(out, chunk_receiver_counters(flow->receiver), CHUNK_RECEIVER_COUNTER_COUNT,
+                       chunk_receiver_counter_name);
+        fprintf(out, "}");
     }
     fprintf(out, "\n  ],\n");
+}
+
+/* The names of the faults that apply to transfer t, as a JSON array. */
+static void truth_chunk_faults(FILE *out, const options_t *opt, const transfer_t *t)
+{
+    fprintf(out, "[");
+    int nf = 0;
+    if (opt->faults.drop_acks[0]) fprintf(out, "%s\"drop_acks\"", nf++ ? ", " : "");
+    if (opt->faults.drop_slice_id[0] >= 0 && opt->faults.drop_slice_id[0] < t->num_slices) fprintf(out, "%s\"drop_slice\"", nf++ ? ", " : "");
+    if (opt->never_pops) fprintf(out, "%s\"receiver_never_pops\"", nf++ ? ", " : "");
+    if (opt->ignore_acks) fprintf(out, "%s\"sender_ignores_acks\"", nf++ ? ", " : "");
+    if (opt->no_resend_delay) fprintf(out, "%s\"no_resend_delay\"", nf++ ? ", " : "");
+    fprintf(out, "]");
+}
+
+/* One element of the "chunks" array: transfer k of flow f. */
+static void truth_chunk(FILE *out, const run_t *run, int f, int k)
+{
+    const transfer_t *t = &run->flow[f]->transfers[k];
+    uint64_t sent = 0;
+    int sent_once = 0;
+    for (int s = 0; s < t->num_slices; s++) {
+        sent += t->sent_per_slice[s];
+        sent_once += t->sent_per_slice[s] > 0;
+    }
+    fprintf(out, "\n    {\"flow\": \"%s\", \"index\": %d, \"sender\": \"%s\", \"receiver\": \"%s\", \"chunk_id\": %u, "
+                 "\"size\": %d, \"num_slices\": %d,\n",
+            simprog_link_name(f), k, truth_endpoint[f], truth_endpoint[1 - f], t->chunk_id, t->size, t->num_slices);
+    fprintf(out, "     \"started\": %s, \"sender_completed\": %s, \"receiver_completed\": %s, \"popped\": %s, \"intact\": %s,\n",
+            truth_bool(t->started), truth_bool(t->sender_completed), truth_bool(t->receiver_completed),
+            truth_bool(t->popped), truth_bool(t->popped && t->intact));
+    fprintf(out, "     ");
+    truth_time_or_null(out, "time_first_send", t->started, t->time_first_send);
+    fprintf(out, ", ");
+    truth_time_or_null(out, "time_sender_completed", t->sender_completed, t->time_sender_complete);
+    fprintf(out, ", ");
+    truth_time_or_null(out, "time_popped", t->popped, t->time_popped);
+    fprintf(out, ",\n     \"slices_sent\": %llu, \"resends\": %llu, \"sent_per_slice\": ",
+            (unsigned long long)sent, (unsigned long long)(sent - (uint64_t)sent_once));
+    truth_frames(out, t->sent_per_slice, t->num_slices);
+    fprintf(out, ",\n     \"acks_sent\": %llu, \"acks_all_ones_sent\": %llu, \"acks_delivered\": %llu, "
+                 "\"acks_fault_dropped\": %llu, \"slices_fault_dropped\": %llu,\n",
+            (unsigned long long)t->acks_sent, (unsigned long long)t->acks_all_ones_sent,
+            (unsigned long long)t->acks_delivered, (unsigned long long)t->acks_fault_dropped,
+            (unsigned long long)t->slices_fault_dropped);
+    fprintf(out, "     \"faults\": ");
+    truth_chunk_faults(out, run->opt, t);
+    fprintf(out, ",\n     \"capture\": {");
+    truth_frame_or_null(out, "first_slice_frame", t->first_slice_frame);
+    fprintf(out, ", ");
+    truth_frame_or_null(out, "complete_frame", t->complete_frame);
+    fprintf(out, ", \"ack_frames\": ");
+    truth_frames(out, t->ack_frames, t->ack_frame_count);
+    fprintf(out, ",\n       \"slice_frames\": [");
+    for (int s = 0; s < t->num_slices; s++) {
+        fprintf(out, "%s", s ? ", " : "");
+        truth_frames(out, t->slice_frames[s], t->slice_frame_count[s]);
+    }
+    fprintf(out, "]}}");
+}
+
+/* Writes the truth file (docs/truth.md). Returns 0, or -1 after printing why. */
+static int write_truth(const run_t *run, double end_time, int exit_code, int expected_failure)
+{
+    FILE *out = simprog_truth_open(run->sp);
+    if (!out) return -1;
+    truth_run(out, run, end_time, exit_code, expected_failure);
+    truth_flows(out, run);
     fprintf(out, "  \"links\": ");
     simprog_truth_link_counters(out, run->sp);
     fprintf(out, ",\n");
-
     fprintf(out, "  \"chunks\": [");
-    int first = 1;
-    for (int f = 0; f < run->flows; f++) {
-        const flow_t *flow = run->flow[f];
-        for (int k = 0; k < flow->count; k++) {
-            const transfer_t *t = &flow->transfers[k];
-            uint64_t sent = 0;
-            int sent_once = 0;
-            for (int s = 0; s < t->num_slices; s++) {
-                sent += t->sent_per_slice[s];
-                sent_once += t->sent_per_slice[s] > 0;
-            }
-            fprintf(out, "%s\n    {\"flow\": \"%s\", \"index\": %d, \"sender\": \"%s\", \"receiver\": \"%s\", \"chunk_id\": %u, "
-                         "\"size\": %d, \"num_slices\": %d,\n",
-                    first ? "" : ",", simprog_link_name(f), k, endpoint[f], endpoint[1 - f], t->chunk_id, t->size, t->num_slices);
-            first = 0;
-            fprintf(out, "     \"started\": %s, \"sender_completed\": %s, \"receiver_completed\": %s, \"popped\": %s, \"intact\": %s,\n",
-                    truth_bool(t->started), truth_bool(t->sender_completed), truth_bool(t->receiver_completed),
-                    truth_bool(t->popped), truth_bool(t->popped && t->intact));
-            fprintf(out, "     ");
-            truth_time_or_null(out, "time_first_send", t->started, t->time_first_send);
-            fprintf(out, ", ");
-            truth_time_or_null(out, "time_sender_completed", t->sender_completed, t->time_sender_complete);
-            fprintf(out, ", ");
-            truth_time_or_null(out, "time_popped", t->popped, t->time_popped);
-            fprintf(out, ",\n     \"slices_sent\": %llu, \"resends\": %llu, \"sent_per_slice\": ",
-                    (unsigned long long)sent, (unsigned long long)(sent - (uint64_t)sent_once));
-            truth_frames(out, t->sent_per_slice, t->num_slices);
-            fprintf(out, ",\n     \"acks_sent\": %llu, \"acks_all_ones_sent\": %llu, \"acks_delivered\": %llu, "
-                         "\"acks_fault_dropped\": %llu, \"slices_fault_dropped\": %llu,\n",
-                    (unsigned long long)t->acks_sent, (unsigned long long)t->acks_all_ones_sent,
-                    (unsigned long long)t->acks_delivered, (unsigned long long)t->acks_fault_dropped,
-                    (unsigned long long)t->slices_fault_dropped);
-            fprintf(out, "     \"faults\": [");
-            int nf = 0;
-            if (opt->drop_acks) fprintf(out, "%s\"drop_acks\"", nf++ ? ", " : "");
-            if (opt->drop_slice >= 0 && opt->drop_slice < t->num_slices) fprintf(out, "%s\"drop_slice\"", nf++ ? ", " : "");
-            if (opt->never_pops) fprintf(out, "%s\"receiver_never_pops\"", nf++ ? ", " : "");
-            if (opt->ignore_acks) fprintf(out, "%s\"sender_ignores_acks\"", nf++ ? ", " : "");
-            if (opt->no_resend_delay) fprintf(out, "%s\"no_resend_delay\"", nf++ ? ", " : "");
-            fprintf(out, "],\n     \"capture\": {");
-            truth_frame_or_null(out, "first_slice_frame", t->first_slice_frame);
-            fprintf(out, ", ");
-            truth_frame_or_null(out, "complete_frame", t->complete_frame);
-            fprintf(out, ", \"ack_frames\": ");
-            truth_frames(out, t->ack_frames, t->ack_frame_count);
-            fprintf(out, ",\n       \"slice_frames\": [");
-            for (int s = 0; s < t->num_slices; s++) {
-                fprintf(out, "%s", s ? ", " : "");
-                truth_frames(out, t->slice_frames[s], t->slice_frame_count[s]);
-            }
-            fprintf(out, "]}}");
+    for (int f = 0, first = 1; f < run->flows; f++)
+        for (int k = 0; k < run->flow[f]->count; k++, first = 0) {
+            if (!first) fputc(',', out);
+            truth_chunk(out, run, f, k);
         }
-    }
     fprintf(out, "\n  ]\n}\n");
     return simprog_truth_close(run->sp, out);
 }
@@ -882,7 +903,7 @@ int main(int argc, char **argv)
 
     int delivered = all_delivered(&run);
     /* Faults that can stop delivery; --no-resend-delay only wastes bandwidth. */
-    int faulty = opt.drop_acks || opt.drop_slice >= 0 || opt.never_pops || opt.ignore_acks;
+    int faulty = chunk_faults_any(&opt.faults) || opt.never_pops || opt.ignore_acks;
     int exit_code = run.corrupt ? EXIT_CORRUPT : delivered || faulty ? EXIT_DELIVERED : EXIT_INCOMPLETE;
     if (simprog_close_pcap(&opt.sp) != 0 && exit_code == EXIT_DELIVERED) exit_code = EXIT_IO;
     if (opt.sp.truth_path && write_truth(&run, end_time, exit_code, !delivered && faulty) != 0 &&

@@ -17,32 +17,34 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "app.h"
 #include "chunk.h"
 #include "frag.h"
-#include "pcapout.h"
+#include "netsim.h"
 #include "platform.h"
 #include "sha256.h"
+#include "simprog.h"
+#include "util.h"
 
-enum { EXIT_DELIVERED = 0, EXIT_INCOMPLETE = 1, EXIT_USAGE = 2, EXIT_CORRUPT = 3, EXIT_IO = 4 };
+enum { EXIT_DELIVERED = 0, EXIT_INCOMPLETE = 1, EXIT_USAGE = SIMPROG_EXIT_USAGE, EXIT_CORRUPT = 3,
+       EXIT_IO = SIMPROG_EXIT_IO };
 
-#define SIDE_A 0
-#define SIDE_B 1
+#define SIDE_A SIMPROG_SIDE_A
+#define SIDE_B SIMPROG_SIDE_B
+static const char *const program = "frag-sim";
 #define OUT_OF_WINDOW_DISTANCE 300 /* an out-of-window packet goes this far behind the newest sent */
 #define MAX_ARRIVALS 4             /* the simulator delivers a datagram at most twice */
 
 typedef struct options_t {
-    chunk_sim_config_t sim;
+    simprog_t sp; /* the simulator, the capture, the common options */
     frag_sender_config_t sender;
     frag_receiver_config_t receiver;
-    int capture_side;
-    const char *pcap_path, *truth_path;
     long long packets;
     long long size_min, size_max;
     int raw;             /* --content raw */
@@ -50,8 +52,7 @@ typedef struct options_t {
     long long out_of_window; /* every Nth packet; 0 = off */
     int mixed;
     long long chunks, chunk_size;
-    double tick, time_limit, drain;
-    int quiet;
+    double drain;
 } options_t;
 
 /* One datagram of a packet: a fragment, or the whole regular packet. */
@@ -93,13 +94,13 @@ typedef struct chunk_rec_t {
 
 typedef struct run_t {
     options_t *opt;
-    chunk_sim_t *sim;
+    simprog_t *sp; /* &opt->sp */
     frag_sender_t *sender;
     frag_receiver_t *receiver;
     chunk_sender_t *chunk_sender;
     chunk_receiver_t *chunk_receiver;
     chunk_wire_config_t chunk_wire;
-    chunk_rng_t plan; /* packet sizes and contents */
+    rng_t plan; /* packet sizes and contents */
     packet_t *packets;
     int queued; /* packets handed to the sender */
     int packet_of_sequence[65536]; /* the latest queued packet with this sequence, or -1 */
@@ -109,10 +110,8 @@ typedef struct run_t {
     int chunks_queued, chunks_popped;
     uint8_t *pop_buffer;
     double now;
-    chunk_pcap_t *pcap;
-    chunk_pcap_addr_t addr[2];
-    uint32_t frames, fragment_frames, regular_frames, chunk_frames, other_frames;
-    int corrupt, io_error;
+    uint32_t fragment_frames, regular_frames, chunk_frames, other_frames;
+    int corrupt;
     frag_test_packet_t test_packet;
     uint8_t scratch[FRAG_MAX_PACKET_BYTES];
 } run_t;
@@ -124,14 +123,11 @@ static void usage(FILE *out)
 "Runs a fragmenting sender (host A, 10.0.0.1:50000) and a reassembling\n"
 "receiver (host B, 10.0.0.2:40000) over a seeded network simulator in\n"
 "virtual time (packet fragmentation and reassembly, protocol id 0x55667788).\n"
-"\n"
-"Output:\n"
-"  -w, --pcap FILE          write a pcap of the traffic seen at the capture point\n"
-"      --capture-at WHERE   receiver|b (default: datagrams after the network)\n"
-"                           or sender|a (datagrams as sent)\n"
-"      --truth FILE         write the per-packet JSON account (docs/truth.md)\n"
-"  -q, --quiet              no summary on stdout\n"
-"  -v, --verbose            endpoint debug log on stderr\n"
+"\n");
+    simprog_print_help_output(out, "receiver|b (default: datagrams after the network)\n"
+                                   "                           or sender|a (datagrams as sent)",
+                              "per-packet");
+    fprintf(out,
 "Packets:\n"
 "      --packets N          packets to send (default 20)\n"
 "      --packet-size B[-B]  bytes per packet, or a range drawn uniformly\n"
@@ -147,42 +143,22 @@ static void usage(FILE *out)
 "      --out-of-window N    every Nth packet is sent %d sequences behind the\n"
 "                           newest (raw bytes): a receiver drops it as too old\n"
 "      --protocol-id N      protocol id seeding the CRC (default 0x55667788)\n"
-"      --seed N             seeds the packets and the simulator (default 1)\n"
+"      (--seed N also seeds the packets)\n"
 "Mixed traffic (chunks and fragments from one socket to one port):\n"
 "      --mixed              host A also sends chunks (protocol id 0x11223344)\n"
 "      --chunks N           chunks in mixed mode (default 2)\n"
 "      --chunk-size BYTES   bytes per chunk (default 16K)\n"
-"Run:\n"
-"      --time-limit SEC     stop after this much virtual time (default 60)\n"
-"      --tick SEC           endpoint update interval (default 1ms)\n"
-"      --drain SEC          after the last send, keep delivering this long (default 1)\n"
-"Link (each also as --NAME-ab for A->B only and --NAME-ba for B->A only):\n"
-"      --loss P             drop probability, 0.1 or 10%% (default 0)\n"
-"      --latency SEC        one-way latency (default 0)\n"
-"      --jitter SEC         uniform +- jitter added to the latency (default 0)\n"
-"      --duplicate P        probability of delivering a second copy (default 0)\n"
-"      --reorder P          probability of holding a datagram back (default 0)\n"
-"      --reorder-delay SEC  how long it is held back (default 50ms)\n"
-"      --bandwidth RATE     link rate, e.g. 1Mbit or 125000 (default unlimited)\n"
-"      --queue BYTES        router buffer before the link; overflow drops\n"
-"                           (default 64K; 0 = no limit)\n"
+"Run:\n", OUT_OF_WINDOW_DISTANCE);
+    simprog_print_help_run(out);
+    fprintf(out,
+"      --drain SEC          after the last send, keep delivering this long (default 1)\n");
+    simprog_print_help_link(out);
+    fprintf(out,
 "  -h, --help               this help\n"
 "\n"
 "Exit status: 0 every packet whose datagrams all arrived was delivered intact,\n"
 "1 one was not (or, mixed, a chunk was not delivered), 2 bad arguments,\n"
-"3 a delivered packet differs from what was sent, 4 file error.\n",
-            OUT_OF_WINDOW_DISTANCE);
-}
-
-_Noreturn static void die_usage(const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    fprintf(stderr, "frag-sim: ");
-    vfprintf(stderr, format, args);
-    va_end(args);
-    fprintf(stderr, " (try --help)\n");
-    exit(EXIT_USAGE);
+"3 a delivered packet differs from what was sent, 4 file error.\n");
 }
 
 static void *xcalloc(size_t n, size_t size)
@@ -198,60 +174,31 @@ static void *xcalloc(size_t n, size_t size)
 /* ---- options ---- */
 
 enum {
-    OPT_CAPTURE_AT = 256, OPT_TRUTH, OPT_PACKETS, OPT_PACKET_SIZE, OPT_CONTENT, OPT_PACKET_RATE, OPT_RATE,
-    OPT_INTERLEAVE, OPT_FIRST_SEQUENCE, OPT_OUT_OF_WINDOW, OPT_PROTOCOL_ID, OPT_SEED, OPT_MIXED, OPT_CHUNKS,
-    OPT_CHUNK_SIZE, OPT_TIME_LIMIT, OPT_TICK, OPT_DRAIN,
-    OPT_LINK_BASE = 1000 /* + 3 * link option + (0 both, 1 ab, 2 ba) */
+    OPT_PACKETS = 256, OPT_PACKET_SIZE, OPT_CONTENT, OPT_PACKET_RATE, OPT_RATE, OPT_INTERLEAVE,
+    OPT_FIRST_SEQUENCE, OPT_OUT_OF_WINDOW, OPT_PROTOCOL_ID, OPT_MIXED, OPT_CHUNKS, OPT_CHUNK_SIZE, OPT_DRAIN,
 };
-
-enum { LINK_LOSS, LINK_LATENCY, LINK_JITTER, LINK_DUPLICATE, LINK_REORDER, LINK_REORDER_DELAY,
-       LINK_BANDWIDTH, LINK_QUEUE, LINK_OPTION_COUNT };
-static const char *const link_option_names[LINK_OPTION_COUNT] = {
-    "loss", "latency", "jitter", "duplicate", "reorder", "reorder-delay", "bandwidth", "queue",
-};
-
-static void set_link_option(options_t *opt, int which, int variant, const char *name, const char *text)
-{
-    for (int d = 0; d < 2; d++) {
-        if ((variant == 1 && d != 0) || (variant == 2 && d != 1)) continue;
-        chunk_link_config_t *link = &opt->sim.link[d];
-        long long bytes;
-        int bad = 0;
-        switch (which) {
-        case LINK_LOSS: bad = chunk_parse_probability(text, &link->loss); break;
-        case LINK_LATENCY: bad = chunk_parse_seconds(text, 3600, &link->latency); break;
-        case LINK_JITTER: bad = chunk_parse_seconds(text, 3600, &link->jitter); break;
-        case LINK_DUPLICATE: bad = chunk_parse_probability(text, &link->duplicate); break;
-        case LINK_REORDER: bad = chunk_parse_probability(text, &link->reorder); break;
-        case LINK_REORDER_DELAY: bad = chunk_parse_seconds(text, 3600, &link->reorder_delay); break;
-        case LINK_BANDWIDTH: bad = chunk_parse_rate(text, &link->bandwidth); break;
-        case LINK_QUEUE:
-            bad = chunk_parse_bytes(text, 1LL << 30, &bytes);
-            link->queue_bytes = (int)bytes;
-            break;
-        }
-        if (bad) die_usage("bad value for --%s: '%s'", name, text);
-    }
-}
 
 static long long parse_int_option(const char *name, const char *text, long long min, long long max)
 {
     long long v;
-    if (chunk_parse_int(text, min, max, &v) != 0) die_usage("--%s wants an integer in %lld..%lld, not '%s'", name, min, max, text);
+    if (platform_parse_int(text, min, max, &v) != 0)
+        app_bad_argument(program, "--%s wants an integer in %lld..%lld, not '%s'", name, min, max, text);
     return v;
 }
 
 static double parse_seconds_option(const char *name, const char *text, double max)
 {
     double v;
-    if (chunk_parse_seconds(text, max, &v) != 0) die_usage("--%s wants a time like 0.1, 100ms or 2s, not '%s'", name, text);
+    if (platform_parse_seconds(text, max, &v) != 0)
+        app_bad_argument(program, "--%s wants a time like 0.1, 100ms or 2s, not '%s'", name, text);
     return v;
 }
 
 static long long parse_bytes_option(const char *name, const char *text, long long max)
 {
     long long v;
-    if (chunk_parse_bytes(text, max, &v) != 0) die_usage("--%s wants a byte count like 4096 or 16K, not '%s'", name, text);
+    if (platform_parse_bytes(text, max, &v) != 0)
+        app_bad_argument(program, "--%s wants a byte count like 4096 or 16K, not '%s'", name, text);
     return v;
 }
 
@@ -261,37 +208,61 @@ static void parse_size_range(options_t *opt, const char *text)
     char first[64];
     const char *dash = strchr(text, '-');
     size_t n = dash ? (size_t)(dash - text) : strlen(text);
-    if (n == 0 || n >= sizeof first) die_usage("--packet-size wants BYTES or MIN-MAX, not '%s'", text);
+    if (n == 0 || n >= sizeof first) app_bad_argument(program, "--packet-size wants BYTES or MIN-MAX, not '%s'", text);
     memcpy(first, text, n);
     first[n] = 0;
     opt->size_min = parse_bytes_option("packet-size", first, FRAG_MAX_PACKET_BYTES);
     opt->size_max = dash ? parse_bytes_option("packet-size", dash + 1, FRAG_MAX_PACKET_BYTES) : opt->size_min;
     if (opt->size_min < 1 || opt->size_max < opt->size_min)
-        die_usage("--packet-size wants 1 <= MIN <= MAX <= %d, not '%s'", FRAG_MAX_PACKET_BYTES, text);
+        app_bad_argument(program, "--packet-size wants 1 <= MIN <= MAX <= 261120, not '%s'", text);
+}
+
+static void own_option(options_t *opt, int c, const char *name, const char *text)
+{
+    double rate;
+    switch (c) {
+    case OPT_PACKETS: opt->packets = parse_int_option(name, text, 1, 10000000); break;
+    case OPT_PACKET_SIZE: parse_size_range(opt, text); break;
+    case OPT_CONTENT:
+        if (strcmp(text, "test") == 0) opt->raw = 0;
+        else if (strcmp(text, "raw") == 0) opt->raw = 1;
+        else app_bad_argument(program, "--content wants test or raw, not '%s'", text);
+        break;
+    case OPT_PACKET_RATE: opt->packet_rate = (double)parse_int_option(name, text, 1, 1000000); break;
+    case OPT_RATE:
+        if (platform_parse_rate(text, &rate) != 0) app_bad_argument(program, "bad value for --rate: '%s'", text);
+        opt->sender.rate_bytes_per_second = rate;
+        break;
+    case OPT_INTERLEAVE: opt->sender.interleave = (int)parse_int_option(name, text, 1, 64); break;
+    case OPT_FIRST_SEQUENCE: opt->sender.first_sequence = (uint16_t)parse_int_option(name, text, 0, 65535); break;
+    case OPT_OUT_OF_WINDOW: opt->out_of_window = parse_int_option(name, text, 2, 10000000); break;
+    case OPT_PROTOCOL_ID: opt->sender.wire.protocol_id = (uint32_t)parse_int_option(name, text, 0, 0xffffffffLL); break;
+    case OPT_MIXED: opt->mixed = 1; break;
+    case OPT_CHUNKS: opt->chunks = parse_int_option(name, text, 1, 10000); break;
+    case OPT_CHUNK_SIZE:
+        opt->chunk_size = parse_bytes_option(name, text, (long long)CHUNK_DEFAULT_SLICE_SIZE * CHUNK_DEFAULT_MAX_SLICES);
+        if (opt->chunk_size < 1) app_bad_argument(program, "--chunk-size must be at least 1 byte, not '%s'", text);
+        break;
+    case OPT_DRAIN: opt->drain = parse_seconds_option(name, text, 3600); break;
+    default: app_bad_argument(program, "unhandled option %s", name);
+    }
 }
 
 static void parse_options(options_t *opt, int argc, char **argv)
 {
-    chunk_sim_default_config(&opt->sim);
+    simprog_init(&opt->sp, program, "sender", "receiver", 50000, CHUNK_DEFAULT_PORT);
+    opt->sp.capture_side = SIDE_B; /* no feedback: loss shows only after the network */
     frag_sender_default_config(&opt->sender);
     frag_receiver_default_config(&opt->receiver);
-    opt->capture_side = SIDE_B;
     opt->packets = 20;
     opt->size_min = 1200;
     opt->size_max = 6000;
     opt->packet_rate = 60;
     opt->chunks = 2;
     opt->chunk_size = 16 * 1024;
-    opt->tick = 0.001;
-    opt->time_limit = 60;
     opt->drain = 1;
 
-    static struct option fixed[] = {
-        {"pcap", required_argument, 0, 'w'},
-        {"capture-at", required_argument, 0, OPT_CAPTURE_AT},
-        {"truth", required_argument, 0, OPT_TRUTH},
-        {"quiet", no_argument, 0, 'q'},
-        {"verbose", no_argument, 0, 'v'},
+    static const struct option own[] = {
         {"packets", required_argument, 0, OPT_PACKETS},
         {"packet-size", required_argument, 0, OPT_PACKET_SIZE},
         {"content", required_argument, 0, OPT_CONTENT},
@@ -301,85 +272,33 @@ static void parse_options(options_t *opt, int argc, char **argv)
         {"first-sequence", required_argument, 0, OPT_FIRST_SEQUENCE},
         {"out-of-window", required_argument, 0, OPT_OUT_OF_WINDOW},
         {"protocol-id", required_argument, 0, OPT_PROTOCOL_ID},
-        {"seed", required_argument, 0, OPT_SEED},
         {"mixed", no_argument, 0, OPT_MIXED},
         {"chunks", required_argument, 0, OPT_CHUNKS},
         {"chunk-size", required_argument, 0, OPT_CHUNK_SIZE},
-        {"time-limit", required_argument, 0, OPT_TIME_LIMIT},
-        {"tick", required_argument, 0, OPT_TICK},
         {"drain", required_argument, 0, OPT_DRAIN},
         {"help", no_argument, 0, 'h'},
     };
-    enum { FIXED = sizeof fixed / sizeof fixed[0] };
-    static char link_names[LINK_OPTION_COUNT * 3][32];
-    static struct option options[FIXED + LINK_OPTION_COUNT * 3 + 1];
-    memcpy(options, fixed, sizeof fixed);
-    for (int i = 0; i < LINK_OPTION_COUNT; i++)
-        for (int v = 0; v < 3; v++) {
-            char *name = link_names[i * 3 + v];
-            snprintf(name, 32, "%s%s", link_option_names[i], v == 0 ? "" : v == 1 ? "-ab" : "-ba");
-            options[FIXED + i * 3 + v] = (struct option){name, required_argument, 0, OPT_LINK_BASE + i * 3 + v};
-        }
-    memset(&options[FIXED + LINK_OPTION_COUNT * 3], 0, sizeof options[0]);
+    enum { OWN = sizeof own / sizeof own[0] };
+    static struct option options[OWN + SIMPROG_OPTION_COUNT + 1];
+    memcpy(options, own, sizeof own);
+    simprog_add_options(options, OWN);
 
     int c, index;
-    double rate;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":w:qvh", options, &index)) != -1) {
-        const char *name = c >= 256 ? options[index].name : "";
-        switch (c) {
-        case 'w': opt->pcap_path = optarg; break;
-        case 'q': opt->quiet = 1; break;
-        case 'v': chunk_set_log_level(CHUNK_LOG_DEBUG); break;
-        case 'h': usage(stdout); exit(0);
-        case OPT_CAPTURE_AT:
-            if (strcmp(optarg, "sender") == 0 || strcmp(optarg, "a") == 0) opt->capture_side = SIDE_A;
-            else if (strcmp(optarg, "receiver") == 0 || strcmp(optarg, "b") == 0) opt->capture_side = SIDE_B;
-            else die_usage("--capture-at wants sender, receiver, a or b, not '%s'", optarg);
-            break;
-        case OPT_TRUTH: opt->truth_path = optarg; break;
-        case OPT_PACKETS: opt->packets = parse_int_option(name, optarg, 1, 10000000); break;
-        case OPT_PACKET_SIZE: parse_size_range(opt, optarg); break;
-        case OPT_CONTENT:
-            if (strcmp(optarg, "test") == 0) opt->raw = 0;
-            else if (strcmp(optarg, "raw") == 0) opt->raw = 1;
-            else die_usage("--content wants test or raw, not '%s'", optarg);
-            break;
-        case OPT_PACKET_RATE: opt->packet_rate = (double)parse_int_option(name, optarg, 1, 1000000); break;
-        case OPT_RATE:
-            if (chunk_parse_rate(optarg, &rate) != 0) die_usage("bad value for --rate: '%s'", optarg);
-            opt->sender.rate_bytes_per_second = rate;
-            break;
-        case OPT_INTERLEAVE: opt->sender.interleave = (int)parse_int_option(name, optarg, 1, 64); break;
-        case OPT_FIRST_SEQUENCE: opt->sender.first_sequence = (uint16_t)parse_int_option(name, optarg, 0, 65535); break;
-        case OPT_OUT_OF_WINDOW: opt->out_of_window = parse_int_option(name, optarg, 2, 10000000); break;
-        case OPT_PROTOCOL_ID:
-            opt->sender.wire.protocol_id = (uint32_t)parse_int_option(name, optarg, 0, 0xffffffffLL);
-            break;
-        case OPT_SEED: opt->sim.seed = (uint64_t)parse_int_option(name, optarg, 0, INT64_MAX); break;
-        case OPT_MIXED: opt->mixed = 1; break;
-        case OPT_CHUNKS: opt->chunks = parse_int_option(name, optarg, 1, 10000); break;
-        case OPT_CHUNK_SIZE:
-            opt->chunk_size = parse_bytes_option(name, optarg, (long long)CHUNK_DEFAULT_SLICE_SIZE * CHUNK_DEFAULT_MAX_SLICES);
-            if (opt->chunk_size < 1) die_usage("--chunk-size must be at least 1 byte");
-            break;
-        case OPT_TIME_LIMIT: opt->time_limit = parse_seconds_option(name, optarg, 1e6); break;
-        case OPT_TICK: opt->tick = parse_seconds_option(name, optarg, 10); break;
-        case OPT_DRAIN: opt->drain = parse_seconds_option(name, optarg, 3600); break;
-        case ':': die_usage("option %s needs a value", argv[optind - 1]);
-        case '?':
-            if (optopt) die_usage("unknown option -%c", optopt);
-            die_usage("unknown option %s", argv[optind - 1]);
-        default:
-            if (c >= OPT_LINK_BASE && c < OPT_LINK_BASE + LINK_OPTION_COUNT * 3)
-                set_link_option(opt, (c - OPT_LINK_BASE) / 3, (c - OPT_LINK_BASE) % 3, name, optarg);
-            else
-                die_usage("unhandled option");
+    while ((c = getopt_long(argc, argv, ":" SIMPROG_SHORT_OPTIONS "h", options, &index)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            exit(0);
         }
+        if (c == ':') app_bad_argument(program, "option %s needs a value", argv[optind - 1]);
+        if (c == '?') {
+            if (optopt) app_bad_argument(program, "unknown option -%c", optopt);
+            app_bad_argument(program, "unknown option %s", argv[optind - 1]);
+        }
+        if (!simprog_option(&opt->sp, c, optarg)) own_option(opt, c, options[index].name, optarg);
     }
-    if (optind < argc) die_usage("unexpected argument '%s'", argv[optind]);
-    if (opt->tick <= 0) die_usage("--tick must be above 0");
-    if (opt->out_of_window && opt->packets < 2) die_usage("--out-of-window needs at least 2 --packets");
+    if (optind < argc) app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
+    if (opt->out_of_window && opt->packets < 2) app_bad_argument(program, "--out-of-window needs at least 2 --packets%s", "");
     opt->receiver.wire = opt->sender.wire;
 }
 
@@ -395,14 +314,14 @@ static void queue_next_packet(run_t *run)
     int i = run->queued;
     packet_t *p = &run->packets[i];
     uint64_t span = (uint64_t)(opt->size_max - opt->size_min + 1);
-    p->size = (int)(opt->size_min + (long long)(chunk_rng_next(&run->plan) % span));
+    p->size = (int)(opt->size_min + (long long)(rng_next(&run->plan) % span));
     p->out_of_window = opt->out_of_window && i % opt->out_of_window == opt->out_of_window - 1;
     int test_size_ok = p->size >= 13 && p->size <= 13 + FRAG_MAX_B_ITEMS;
     p->raw = opt->raw || p->out_of_window || !test_size_ok;
     int sequence;
     if (p->raw) {
         for (int k = 0; k < p->size; k += 8) {
-            uint64_t v = chunk_rng_next(&run->plan);
+            uint64_t v = rng_next(&run->plan);
             for (int b = 0; b < 8 && k + b < p->size; b++) run->scratch[k + b] = (uint8_t)(v >> (8 * b));
         }
         if (p->out_of_window) {
@@ -416,7 +335,7 @@ static void queue_next_packet(run_t *run)
         frag_test_packet_t *t = &run->test_packet;
         t->type = FRAG_PACKET_B;
         t->num_items = p->size - 13;
-        for (int k = 0; k < t->num_items; k++) t->items[k] = (int8_t)((int)(chunk_rng_next(&run->plan) % 201) - 100);
+        for (int k = 0; k < t->num_items; k++) t->items[k] = (int8_t)((int)(rng_next(&run->plan) % 201) - 100);
         t->sequence = frag_sender_next_sequence(run->sender);
         int written = frag_write_test_packet(&opt->sender.wire, t, run->scratch, (int)sizeof run->scratch);
         if (written != p->size) {
@@ -443,8 +362,8 @@ static void queue_next_packet(run_t *run)
 static void setup_chunks(run_t *run)
 {
     const options_t *opt = run->opt;
-    chunk_rng_t rng;
-    chunk_rng_seed(&rng, opt->sim.seed * 0x100000001b3ull + 0xda7a0000u);
+    rng_t rng;
+    rng_seed(&rng, opt->sp.sim.seed * 0x100000001b3ull + 0xda7a0000u);
     run->chunks = xcalloc((size_t)opt->chunks, sizeof *run->chunks);
     for (int k = 0; k < opt->chunks; k++) {
         chunk_rec_t *c = &run->chunks[k];
@@ -453,7 +372,7 @@ static void setup_chunks(run_t *run)
         c->num_slices = (c->size + CHUNK_DEFAULT_SLICE_SIZE - 1) / CHUNK_DEFAULT_SLICE_SIZE;
         c->data = xcalloc((size_t)c->size, 1);
         for (int i = 0; i < c->size; i += 8) {
-            uint64_t v = chunk_rng_next(&rng);
+            uint64_t v = rng_next(&rng);
             for (int b = 0; b < 8 && i + b < c->size; b++) c->data[i + b] = (uint8_t)(v >> (8 * b));
         }
         sha256_hex(c->data, (size_t)c->size, c->sha);
@@ -497,17 +416,14 @@ static datagram_t *find_datagram(run_t *run, const uint8_t *datagram, int bytes,
  * is the capture point. */
 static void observe(run_t *run, int side, int arriving, const uint8_t *datagram, int bytes)
 {
-    if (side != run->opt->capture_side) return;
-    /* arriving at A or sent by B travels B -> A */
-    int from = (arriving ? 1 - side : side);
-    run->frames++;
-    if (run->pcap &&
-        chunk_pcap_write_udp(run->pcap, run->now, &run->addr[from], &run->addr[1 - from], datagram, bytes) != 0)
-        run->io_error = 1;
+    /* arriving at A or sent by B travels B -> A: link 1 */
+    int link = arriving ? 1 - side : side;
+    uint32_t frame = simprog_record(run->sp, side, link, run->now, datagram, bytes);
+    if (frame == 0) return;
     packet_t *p;
     datagram_t *d = find_datagram(run, datagram, bytes, &p);
     if (d) {
-        if (d->frame_count < MAX_ARRIVALS) d->frames[d->frame_count++] = run->frames;
+        if (d->frame_count < MAX_ARRIVALS) d->frames[d->frame_count++] = frame;
         if (p->fragmented) run->fragment_frames++;
         else run->regular_frames++;
         return;
@@ -516,7 +432,7 @@ static void observe(run_t *run, int side, int arriving, const uint8_t *datagram,
     if (run->opt->mixed && chunk_read_packet(&run->chunk_wire, datagram, bytes, &parsed) == CHUNK_READ_OK) {
         run->chunk_frames++;
         record_chunk_frame(run, parsed.type == CHUNK_PACKET_SLICE ? parsed.u.slice.chunk_id : parsed.u.ack.chunk_id,
-                           run->frames);
+                           frame);
         return;
     }
     run->other_frames++;
@@ -534,7 +450,7 @@ static void on_frag_send(void *context, const uint8_t *datagram, int bytes)
     }
     run->sends++;
     observe(run, SIDE_A, 0, datagram, bytes);
-    chunk_sim_send(run->sim, 0, run->now, datagram, bytes);
+    netsim_send(run->sp->netsim, 0, run->now, datagram, bytes);
 }
 
 static void on_chunk_send_a(void *context, const uint8_t *datagram, int bytes)
@@ -542,14 +458,14 @@ static void on_chunk_send_a(void *context, const uint8_t *datagram, int bytes)
     run_t *run = context;
     run->sends++; /* chunk slices take part in the send order too (reordering) */
     observe(run, SIDE_A, 0, datagram, bytes);
-    chunk_sim_send(run->sim, 0, run->now, datagram, bytes);
+    netsim_send(run->sp->netsim, 0, run->now, datagram, bytes);
 }
 
 static void on_chunk_send_b(void *context, const uint8_t *datagram, int bytes)
 {
     run_t *run = context;
     observe(run, SIDE_B, 0, datagram, bytes);
-    chunk_sim_send(run->sim, 1, run->now, datagram, bytes);
+    netsim_send(run->sp->netsim, 1, run->now, datagram, bytes);
 }
 
 static void on_deliver(void *context, double time, uint16_t sequence, const uint8_t *packet, int bytes, int fragmented)
@@ -694,14 +610,11 @@ static void compute_loss(const run_t *run, loss_t *l)
     l->predicted = l->fragmented ? predicted_sum / (double)l->fragmented : 0;
 }
 
-static int write_truth(const run_t *run, const char *path, double end_time, int exit_code)
+static int write_truth(const run_t *run, double end_time, int exit_code)
 {
     const options_t *opt = run->opt;
-    FILE *out = fopen(path, "w");
-    if (!out) {
-        fprintf(stderr, "frag-sim: cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    FILE *out = simprog_truth_open(run->sp);
+    if (!out) return -1;
     const char *endpoint[2] = {"10.0.0.1:50000", "10.0.0.2:40000"};
     fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"frag-sim\",\n");
     fprintf(out, "  \"endpoints\": {\"a\": \"%s\", \"b\": \"%s\"},\n", endpoint[0], endpoint[1]);
@@ -709,24 +622,18 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
                  "\"content\": \"%s\", \"packet_rate\": %.3f, \"rate\": %.3f, \"interleave\": %d, \"first_sequence\": %u, "
                  "\"out_of_window\": %lld, \"protocol_id\": %u, \"num_packet_types\": %d, \"mixed\": %s, \"chunks\": %lld, "
                  "\"chunk_size\": %lld, \"chunk_protocol_id\": %u, \"tick\": %.6f, \"time_limit\": %.6f,\n",
-            (unsigned long long)opt->sim.seed, opt->packets, opt->size_min, opt->size_max, opt->raw ? "raw" : "test",
+            (unsigned long long)opt->sp.sim.seed, opt->packets, opt->size_min, opt->size_max, opt->raw ? "raw" : "test",
             opt->packet_rate, opt->sender.rate_bytes_per_second, opt->sender.interleave, opt->sender.first_sequence,
             opt->out_of_window, opt->sender.wire.protocol_id, opt->sender.wire.num_packet_types, json_bool(opt->mixed),
-            opt->mixed ? opt->chunks : 0, opt->mixed ? opt->chunk_size : 0, CHUNK_DEFAULT_PROTOCOL_ID, opt->tick,
-            opt->time_limit);
-    fprintf(out, "    \"links\": [");
-    for (int d = 0; d < 2; d++) {
-        const chunk_link_config_t *l = &opt->sim.link[d];
-        fprintf(out, "%s\n      {\"link\": \"%s\", \"loss\": %.6f, \"latency\": %.6f, \"jitter\": %.6f, \"duplicate\": %.6f, "
-                     "\"reorder\": %.6f, \"reorder_delay\": %.6f, \"bandwidth\": %.3f, \"queue_bytes\": %d}",
-                d ? "," : "", d ? "b_to_a" : "a_to_b", l->loss, l->latency, l->jitter, l->duplicate, l->reorder,
-                l->reorder_delay, l->bandwidth, l->queue_bytes);
-    }
-    fprintf(out, "\n    ]},\n");
+            opt->mixed ? opt->chunks : 0, opt->mixed ? opt->chunk_size : 0, CHUNK_DEFAULT_PROTOCOL_ID, opt->sp.tick,
+            opt->sp.time_limit);
+    fprintf(out, "    \"links\": ");
+    simprog_truth_link_config(out, run->sp);
+    fprintf(out, "},\n");
     fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"host\": \"%s\", \"frames\": %u, \"fragment_frames\": %u, "
                  "\"regular_frames\": %u, \"chunk_frames\": %u},\n",
-            json_bool(opt->pcap_path != NULL), opt->capture_side == SIDE_A ? "a" : "b",
-            endpoint[opt->capture_side], run->frames, run->fragment_frames, run->regular_frames, run->chunk_frames);
+            json_bool(opt->sp.pcap_path != NULL), opt->sp.capture_side == SIDE_A ? "a" : "b",
+            endpoint[opt->sp.capture_side], run->sp->frames, run->fragment_frames, run->regular_frames, run->chunk_frames);
     int delivered = 0;
     for (int i = 0; i < run->queued; i++) delivered += run->packets[i].delivered && run->packets[i].intact;
     loss_t l;
@@ -745,18 +652,9 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
                   frag_receiver_counter_name);
     json_counters(out, "receiver_invalid", frag_receiver_invalid_counters(run->receiver), FRAG_READ_RESULT_COUNT,
                   read_result_name);
-    fprintf(out, "  \"links\": [");
-    for (int d = 0; d < 2; d++) {
-        const uint64_t *c = chunk_sim_counters(run->sim, d);
-        fprintf(out, "%s\n    {\"link\": \"%s\"", d ? "," : "", d ? "b_to_a" : "a_to_b");
-        for (int i = 0; i < CHUNK_SIM_COUNTER_COUNT; i++) {
-            fprintf(out, ", ");
-            json_key(out, chunk_sim_counter_name(i));
-            fprintf(out, ": %llu", (unsigned long long)c[i]);
-        }
-        fprintf(out, "}");
-    }
-    fprintf(out, "\n  ],\n  \"packets\": [");
+    fprintf(out, "  \"links\": ");
+    simprog_truth_link_counters(out, run->sp);
+    fprintf(out, ",\n  \"packets\": [");
     for (int i = 0; i < run->queued; i++) {
         const packet_t *p = &run->packets[i];
         fprintf(out, "%s\n    {\"index\": %d, \"sequence\": %u, \"size\": %d, \"fragmented\": %s, \"num_fragments\": %d, "
@@ -807,10 +705,7 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
         fprintf(out, "]}");
     }
     fprintf(out, "\n  ]\n}\n");
-    int bad = ferror(out);
-    if (fclose(out) != 0) bad = 1;
-    if (bad) fprintf(stderr, "frag-sim: error writing %s\n", path);
-    return bad ? -1 : 0;
+    return simprog_truth_close(run->sp, out);
 }
 
 /* ---- summary ---- */
@@ -839,9 +734,10 @@ static void print_summary(const run_t *run, double end_time, int exit_code, int 
         if (rc[i]) printf(" %s %llu,", frag_receiver_counter_name(i), (unsigned long long)rc[i]);
     printf("\n");
     if (opt->mixed) printf("  chunks: %d/%lld delivered intact\n", run->chunks_popped, opt->chunks);
-    printf("  capture at %s: %u frames (%u fragments, %u regular, %u chunk)%s%s\n", opt->capture_side ? "B" : "A",
-           run->frames, run->fragment_frames, run->regular_frames, run->chunk_frames, opt->pcap_path ? " in " : "",
-           opt->pcap_path ? opt->pcap_path : "");
+    printf("  capture at %s: %u frames (%u fragments, %u regular, %u chunk)%s%s\n", opt->sp.capture_side ? "B" : "A",
+           run->sp->frames, run->fragment_frames, run->regular_frames, run->chunk_frames, opt->sp.pcap_path ? " in " : "",
+           opt->sp.pcap_path ? opt->sp.pcap_path : "");
+    simprog_print_links(run->sp);
     if (exit_code == EXIT_INCOMPLETE)
         printf("  NOT DELIVERED: %d packet(s) whose every datagram arrived%s\n", expected_missing,
                opt->mixed && run->chunks_popped < opt->chunks ? ", or chunks" : "");
@@ -865,7 +761,7 @@ static void free_run(run_t *run)
     frag_receiver_destroy(run->receiver);
     chunk_sender_destroy(run->chunk_sender);
     chunk_receiver_destroy(run->chunk_receiver);
-    chunk_sim_destroy(run->sim);
+    simprog_free(run->sp);
 }
 
 /* 1 when every packet is queued and sent and (mixed) every chunk popped. */
@@ -876,113 +772,104 @@ static int all_sent(const run_t *run)
     return 1;
 }
 
+/* Runs ticks until every packet is sent and the network is quiet (or the
+ * drain time passed), or the time limit. Returns the virtual end time. */
+static double run_until_done(run_t *run)
+{
+    const options_t *opt = run->opt;
+    static uint8_t buffer[NETSIM_MAX_DATAGRAM];
+    double done_at = -1;
+    for (long long step = 0;; step++) {
+        run->now = (double)step * opt->sp.tick;
+        /* A packet waits while the sender's queue is full (a slow --rate). */
+        while (run->queued < opt->packets && (double)run->queued / opt->packet_rate <= run->now + 1e-9 &&
+               frag_sender_queued(run->sender) < opt->sender.queue_capacity)
+            queue_next_packet(run);
+        frag_sender_update(run->sender, run->now);
+        if (opt->mixed) {
+            while (run->chunks_queued < opt->chunks) {
+                chunk_rec_t *c = &run->chunks[run->chunks_queued];
+                if (chunk_sender_queue_chunk(run->chunk_sender, c->data, c->size) != 0) break;
+                run->chunks_queued++;
+            }
+            chunk_sender_update(run->chunk_sender, run->now);
+            chunk_receiver_update(run->chunk_receiver, run->now);
+            pop_chunks(run);
+        }
+        if (done_at < 0 && all_sent(run)) done_at = run->now;
+        if (done_at >= 0 && (netsim_next_delivery(run->sp->netsim) < 0 || run->now - done_at >= opt->drain)) break;
+        if (run->now >= opt->sp.time_limit) break;
+
+        int link, bytes;
+        double at;
+        while ((bytes = simprog_next_arrival(run->sp, (double)(step + 1) * opt->sp.tick, &link, buffer, &at)) > 0) {
+            run->now = at;
+            arrive(run, 1 - link, buffer, bytes);
+            pop_chunks(run);
+        }
+        if (simprog_progress_due(run->sp, step))
+            simprog_progress(run->sp, run->now, "%d/%lld packets queued, %u frames", run->queued, opt->packets,
+                             run->sp->frames);
+    }
+    simprog_progress_finish(run->sp);
+    return run->now;
+}
+
+/* Creates the endpoints (and, mixed, the chunk ones). Returns 0, or EXIT_IO. */
+static int create_endpoints(run_t *run)
+{
+    options_t *opt = run->opt;
+    opt->sender.send = on_frag_send;
+    opt->sender.context = run;
+    opt->sender.queue_capacity = 256;
+    opt->receiver.deliver = on_deliver;
+    opt->receiver.context = run;
+    run->sender = frag_sender_create(&opt->sender);
+    run->receiver = frag_receiver_create(&opt->receiver);
+    if (!run->sender || !run->receiver) {
+        fprintf(stderr, "frag-sim: out of memory\n");
+        return EXIT_IO;
+    }
+    if (!opt->mixed) return 0;
+    setup_chunks(run);
+    chunk_sender_config_t sc;
+    chunk_sender_default_config(&sc);
+    sc.send = on_chunk_send_a;
+    sc.context = run;
+    chunk_receiver_config_t rc;
+    chunk_receiver_default_config(&rc);
+    rc.send = on_chunk_send_b;
+    rc.context = run;
+    run->chunk_sender = chunk_sender_create(&sc);
+    run->chunk_receiver = chunk_receiver_create(&rc);
+    run->pop_buffer = xcalloc(CHUNK_DEFAULT_SLICE_SIZE * CHUNK_DEFAULT_MAX_SLICES, 1);
+    if (!run->chunk_sender || !run->chunk_receiver) {
+        fprintf(stderr, "frag-sim: out of memory\n");
+        return EXIT_IO;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static options_t opt;
     parse_options(&opt, argc, argv);
+    log_set_name("frag");
 
     static run_t run;
     run.opt = &opt;
-    chunk_rng_seed(&run.plan, plan_seed(opt.sim.seed));
+    run.sp = &opt.sp;
+    rng_seed(&run.plan, plan_seed(opt.sp.sim.seed));
     for (int s = 0; s < 65536; s++) run.packet_of_sequence[s] = -1;
     run.packets = xcalloc((size_t)opt.packets, sizeof *run.packets);
-    chunk_pcap_addr_ipv4(&run.addr[SIDE_A], 10, 0, 0, 1, 50000);
-    chunk_pcap_addr_ipv4(&run.addr[SIDE_B], 10, 0, 0, 2, CHUNK_DEFAULT_PORT);
     chunk_wire_default_config(&run.chunk_wire);
-
-    /* The simulator's fault filters are off; it carries both protocols alike. */
-    run.sim = chunk_sim_create(&opt.sim);
-    opt.sender.send = on_frag_send;
-    opt.sender.context = &run;
-    opt.sender.queue_capacity = 256;
-    opt.receiver.deliver = on_deliver;
-    opt.receiver.context = &run;
-    run.sender = frag_sender_create(&opt.sender);
-    run.receiver = frag_receiver_create(&opt.receiver);
-    if (!run.sim || !run.sender || !run.receiver) {
-        fprintf(stderr, "frag-sim: out of memory\n");
+    /* No filter: the simulator carries both protocols alike. */
+    if (simprog_start(&opt.sp) != 0 || create_endpoints(&run) != 0) {
+        free_run(&run);
         return EXIT_IO;
     }
-    if (opt.mixed) {
-        setup_chunks(&run);
-        chunk_sender_config_t sc;
-        chunk_sender_default_config(&sc);
-        sc.send = on_chunk_send_a;
-        sc.context = &run;
-        chunk_receiver_config_t rc;
-        chunk_receiver_default_config(&rc);
-        rc.send = on_chunk_send_b;
-        rc.context = &run;
-        run.chunk_sender = chunk_sender_create(&sc);
-        run.chunk_receiver = chunk_receiver_create(&rc);
-        run.pop_buffer = xcalloc(CHUNK_DEFAULT_SLICE_SIZE * CHUNK_DEFAULT_MAX_SLICES, 1);
-        if (!run.chunk_sender || !run.chunk_receiver) {
-            fprintf(stderr, "frag-sim: out of memory\n");
-            return EXIT_IO;
-        }
-    }
-    if (opt.pcap_path) {
-        char err[256];
-        run.pcap = chunk_pcap_open(opt.pcap_path, err, sizeof err);
-        if (!run.pcap) {
-            fprintf(stderr, "frag-sim: cannot write %s: %s\n", opt.pcap_path, err);
-            free_run(&run);
-            return EXIT_IO;
-        }
-    }
 
-    double wall_start = chunk_platform_time(), wall_last = wall_start;
-    int tty = chunk_platform_stderr_is_tty(), progress_shown = 0;
-    double done_at = -1;
-    static uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
-    for (long long step = 0;; step++) {
-        run.now = (double)step * opt.tick;
-        /* A packet waits while the sender's queue is full (a slow --rate). */
-        while (run.queued < opt.packets && (double)run.queued / opt.packet_rate <= run.now + 1e-9 &&
-               frag_sender_queued(run.sender) < opt.sender.queue_capacity)
-            queue_next_packet(&run);
-        frag_sender_update(run.sender, run.now);
-        if (opt.mixed) {
-            while (run.chunks_queued < opt.chunks) {
-                chunk_rec_t *c = &run.chunks[run.chunks_queued];
-                if (chunk_sender_queue_chunk(run.chunk_sender, c->data, c->size) != 0) break;
-                run.chunks_queued++;
-            }
-            chunk_sender_update(run.chunk_sender, run.now);
-            chunk_receiver_update(run.chunk_receiver, run.now);
-            pop_chunks(&run);
-        }
-
-        if (done_at < 0 && all_sent(&run)) done_at = run.now;
-        if (done_at >= 0 && (chunk_sim_next_delivery(run.sim) < 0 || run.now - done_at >= opt.drain)) break;
-        if (run.now >= opt.time_limit) break;
-
-        double next = (double)(step + 1) * opt.tick;
-        double due;
-        while ((due = chunk_sim_next_delivery(run.sim)) >= 0 && due <= next) {
-            for (int link = 0; link < 2; link++) {
-                double at;
-                int bytes = chunk_sim_receive(run.sim, link, due, buffer, &at);
-                if (bytes <= 0) continue;
-                run.now = at;
-                arrive(&run, 1 - link, buffer, bytes);
-                pop_chunks(&run);
-                break;
-            }
-        }
-
-        if ((step & 1023) == 0) {
-            double wall = chunk_platform_time();
-            if (wall - wall_start > 1.0 && wall - wall_last > (tty ? 0.2 : 2.0)) {
-                wall_last = wall;
-                fprintf(stderr, "%sfrag-sim: virtual time %.1f s, %d/%lld packets queued, %u frames%s", tty ? "\r" : "",
-                        run.now, run.queued, opt.packets, run.frames, tty ? "   " : "\n");
-                progress_shown = 1;
-            }
-        }
-    }
-    if (progress_shown && tty) fprintf(stderr, "\n");
-    double end_time = run.now;
+    double end_time = run_until_done(&run);
 
     /* Every packet whose datagrams all arrived must have been delivered,
      * unless it was sent from outside the window on purpose. */
@@ -998,15 +885,10 @@ int main(int argc, char **argv)
                     : expected_missing || run.queued < opt.packets || (opt.mixed && run.chunks_popped < opt.chunks)
                         ? EXIT_INCOMPLETE
                         : EXIT_DELIVERED;
-    if (run.pcap && chunk_pcap_close(run.pcap) != 0) {
-        fprintf(stderr, "frag-sim: error writing %s\n", opt.pcap_path);
-        run.io_error = 1;
-    }
-    run.pcap = NULL;
-    if (run.io_error && exit_code == EXIT_DELIVERED) exit_code = EXIT_IO;
-    if (opt.truth_path && write_truth(&run, opt.truth_path, end_time, exit_code) != 0 && exit_code == EXIT_DELIVERED)
+    if (simprog_close_pcap(&opt.sp) != 0 && exit_code == EXIT_DELIVERED) exit_code = EXIT_IO;
+    if (opt.sp.truth_path && write_truth(&run, end_time, exit_code) != 0 && exit_code == EXIT_DELIVERED)
         exit_code = EXIT_IO;
-    if (!opt.quiet) print_summary(&run, end_time, exit_code, expected_missing);
+    if (!opt.sp.quiet) print_summary(&run, end_time, exit_code, expected_missing);
     free_run(&run);
     return exit_code;
 }

@@ -28,6 +28,8 @@
 
 #include "chunk.h"
 #include "frag.h"
+#include "netsim.h"
+#include "util.h"
 
 #define MAX_PACKETS 200
 
@@ -42,7 +44,7 @@ typedef struct soak_packet_t {
 } soak_packet_t;
 
 typedef struct soak_t {
-    chunk_sim_t *sim;
+    netsim_t *sim;
     frag_sender_t *sender;
     frag_receiver_t *receiver;
     frag_wire_config_t wire;
@@ -67,7 +69,7 @@ static void fail(const char *what, int packet)
 static void on_send(void *context, const uint8_t *datagram, int bytes)
 {
     (void)context;
-    chunk_sim_send(soak.sim, 0, soak.now, datagram, bytes);
+    netsim_send(soak.sim, 0, soak.now, datagram, bytes);
 }
 
 static void on_deliver(void *context, double time, uint16_t sequence, const uint8_t *packet, int bytes, int fragmented)
@@ -120,16 +122,16 @@ static int check_counters(void)
 /* One scenario drawn from seed; returns 0 when every check holds. */
 static int run_iteration(uint64_t seed, int verbose)
 {
-    chunk_rng_t rng;
-    chunk_rng_seed(&rng, seed);
-#define DRAW(n) ((int)(chunk_rng_next(&rng) % (uint64_t)(n)))
-#define UNIFORM() chunk_rng_uniform(&rng)
+    rng_t rng;
+    rng_seed(&rng, seed);
+#define DRAW(n) ((int)(rng_next(&rng) % (uint64_t)(n)))
+#define UNIFORM() rng_uniform(&rng)
     memset(&soak, 0, sizeof soak);
     for (int s = 0; s < 65536; s++) soak.index_of[s] = -1;
     frag_wire_default_config(&soak.wire);
 
-    chunk_sim_config_t sim;
-    chunk_sim_default_config(&sim);
+    netsim_config_t sim;
+    netsim_default_config(&sim);
     sim.seed = seed;
     sim.link[0].loss = UNIFORM() < 0.3 ? 0 : UNIFORM() * 0.3;
     sim.link[0].duplicate = UNIFORM() * 0.2;
@@ -137,7 +139,7 @@ static int run_iteration(uint64_t seed, int verbose)
     sim.link[0].latency = UNIFORM() * 0.1;
     sim.link[0].jitter = UNIFORM() * 0.02;
     sim.link[0].queue_bytes = 0; /* no bandwidth cap: losses are the drawn ones */
-    soak.sim = chunk_sim_create(&sim);
+    soak.sim = netsim_create(&sim);
 
     frag_sender_config_t sc;
     frag_sender_default_config(&sc);
@@ -201,11 +203,11 @@ static int run_iteration(uint64_t seed, int verbose)
             next_queue += interval;
         }
         frag_sender_update(soak.sender, soak.now);
-        uint8_t datagram[CHUNK_MAX_PACKET_BYTES];
+        uint8_t datagram[NETSIM_MAX_DATAGRAM];
         double at;
         int bytes;
-        while ((bytes = chunk_sim_receive(soak.sim, 0, soak.now, datagram, &at)) > 0) arrive(datagram, bytes);
-        if (soak.count == packets && !frag_sender_busy(soak.sender) && chunk_sim_next_delivery(soak.sim) < 0) break;
+        while ((bytes = netsim_receive(soak.sim, 0, soak.now, datagram, &at)) > 0) arrive(datagram, bytes);
+        if (soak.count == packets && !frag_sender_busy(soak.sender) && netsim_next_delivery(soak.sim) < 0) break;
     }
 
     /* An out-of-window packet takes over a sequence; packets it shadows are
@@ -223,7 +225,7 @@ static int run_iteration(uint64_t seed, int verbose)
     for (int i = 0; i < soak.count; i++) free(soak.packets[i].data);
     frag_sender_destroy(soak.sender);
     frag_receiver_destroy(soak.receiver);
-    chunk_sim_destroy(soak.sim);
+    netsim_destroy(soak.sim);
     return soak.failed;
 #undef DRAW
 #undef UNIFORM

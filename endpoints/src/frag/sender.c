@@ -14,8 +14,8 @@
  * - The budget: rate_bytes_per_second of datagram bytes accrues with time,
  *   and a datagram is sent while the accrued budget is positive (it may go
  *   negative by at most one datagram, repaid before the next). Budget unused
- *   while idle is not banked beyond one full datagram, so an idle sender does
- *   not come back with a burst.
+ *   while idle is not banked beyond one full datagram (or max_burst_bytes),
+ *   so an idle sender does not come back with a burst.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -105,27 +105,29 @@ int frag_sender_queue_test_packet(frag_sender_t *sender, const frag_test_packet_
         sender->counters[FRAG_SENDER_COUNTER_QUEUE_FULL]++;
         return -1;
     }
-    /* Written with its sequence; copying the whole struct for that would
-     * move 16 KiB, so the sequence is patched in the written bytes instead. */
     int bytes = frag_test_packet_size(&sender->config.wire, packet);
     assert(bytes <= FRAG_MAX_PACKET_BYTES);
     uint8_t *data = malloc((size_t)bytes);
     if (!data) return -1;
-    int written = frag_write_test_packet(&sender->config.wire, packet, data, bytes);
-    assert(written == bytes);
-    (void)written;
     uint16_t sequence = sender->next_sequence;
+    /* Written under the sender's sequence: the caller's packet as it is when
+     * its sequence already is that, else a copy (16 KiB) with it. */
+    const frag_test_packet_t *source = packet;
+    frag_test_packet_t *copy = NULL;
     if (packet->sequence != sequence) {
-        frag_test_packet_t *copy = malloc(sizeof *copy);
+        copy = malloc(sizeof *copy);
         if (!copy) {
             free(data);
             return -1;
         }
         memcpy(copy, packet, sizeof *copy);
         copy->sequence = sequence;
-        frag_write_test_packet(&sender->config.wire, copy, data, bytes);
-        free(copy);
+        source = copy;
     }
+    int written = frag_write_test_packet(&sender->config.wire, source, data, bytes);
+    assert(written == bytes);
+    (void)written;
+    free(copy);
     int result = enqueue(sender, sequence, data, bytes, bytes <= FRAG_MAX_REGULAR_BYTES);
     if (result >= 0) sender->next_sequence++;
     return result;
@@ -204,9 +206,10 @@ void frag_sender_update(frag_sender_t *sender, double time)
     assert(sender->last_time < 0 || time >= sender->last_time);
     double rate = sender->config.rate_bytes_per_second;
     if (rate > 0) {
+        double cap = sender->config.max_burst_bytes > 0 ? sender->config.max_burst_bytes : FRAG_MAX_DATAGRAM_BYTES;
         if (sender->last_time >= 0) sender->budget += (time - sender->last_time) * rate;
-        else sender->budget = FRAG_MAX_DATAGRAM_BYTES;
-        if (sender->budget > FRAG_MAX_DATAGRAM_BYTES) sender->budget = FRAG_MAX_DATAGRAM_BYTES;
+        else sender->budget = cap;
+        if (sender->budget > cap) sender->budget = cap;
     }
     sender->last_time = time;
     while (sender->count > 0 && (rate <= 0 || sender->budget > 0)) {
