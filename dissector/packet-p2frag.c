@@ -224,6 +224,7 @@ typedef struct p2frag_body {
     guint32 num_items;
     guint items_bit;
     guint32 items_read;      /* items present (num_items unless broken) */
+    guint32 items_bad;       /* items above their maximum */
     guint32 pos[3], vel[3];  /* IEEE-754 bits */
     gboolean at_rest;
     guint float_bit;         /* stream bit of position x */
@@ -271,6 +272,38 @@ static gint32 p2frag_read_sint(p2_reader_t *r, gint32 min, gint32 max)
     return (gint32)raw + min;
 }
 
+/* Reads the items of a B packet (8 bits each) from the bytes directly: a
+ * reassembled B packet holds up to 16384 of them, and reading them one
+ * bit field at a time was most of the dissector's time. Counts those above
+ * the maximum (P2_ERR_RANGE) and stops where the datagram does. */
+static void p2frag_read_items(p2frag_body_t *b)
+{
+    p2_reader_t *r = &b->r;
+    guint ib = p2_bits_required(0, P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
+    guint avail = r->limit > r->bit ? (r->limit - r->bit) / ib : 0;
+    guint32 n = MIN(b->num_items, avail);
+    guint shift = r->bit & 7;
+    const guint8 *p;
+
+    DISSECTOR_ASSERT(ib == 8);
+    b->items_read = n;
+    if (n) {
+        /* The bytes the items touch: n, or n + 1 when they straddle bytes. */
+        guint nbytes = (shift + n * 8 + 7) / 8;
+        p = tvb_get_ptr(r->tvb, r->bit / 8, nbytes);
+        for (guint32 i = 0; i < n; i++) {
+            guint v = shift ? ((guint)(p[i] >> shift) | ((guint)p[i + 1] << (8 - shift))) & 0xFF : p[i];
+            if (v > (guint)(P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN))
+                b->items_bad++;
+        }
+        r->bit += n * 8;
+    }
+    if (b->items_bad)
+        r->errors |= P2_ERR_RANGE;
+    if (n < b->num_items)
+        p2_skip_bits(r, (b->num_items - n) * ib);   /* sets P2_ERR_TRUNCATED */
+}
+
 static void p2frag_parse_example(p2frag_body_t *b)
 {
     p2_reader_t *r = &b->r;
@@ -286,11 +319,7 @@ static void p2frag_parse_example(p2frag_body_t *b)
         if (r->errors & (P2_ERR_TRUNCATED | P2_ERR_RANGE))
             return;   /* a reader stops at a bad count */
         b->items_bit = r->bit;
-        for (b->items_read = 0; b->items_read < b->num_items; b->items_read++) {
-            p2_read_int(r, 0, P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
-            if (r->errors & P2_ERR_TRUNCATED)
-                return;
-        }
+        p2frag_read_items(b);
         break;
     case P2FRAG_TYPE_C:
         b->float_bit = r->bit;
@@ -685,17 +714,13 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
                                            b->items_read ? (b->items_bit + b->items_read * ib + 7) / 8 -
                                                            b->items_bit / 8 : 0,
                                            ett_p2frag_items, NULL, "Items (%u)", b->items_read);
-        for (guint32 i = 0; i < b->items_read; i++) {
-            guint bit = b->items_bit + i * ib;
-            guint32 raw = tvb_get_bits32(tvb, bit, ib, ENC_LITTLE_ENDIAN);
-            if (tree) {
-                proto_item *ii = p2frag_add_sint(it, hf_p2frag_item, tvb, bit, ib, P2FRAG_ITEM_MIN);
-                if (i >= P2FRAG_ITEMS_SHOWN)
-                    proto_item_set_hidden(ii);
-            }
-            if (raw > (guint32)(P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN))
-                bad++;
+        for (guint32 i = 0; tree && i < b->items_read; i++) {
+            proto_item *ii = p2frag_add_sint(it, hf_p2frag_item, tvb, b->items_bit + i * ib, ib,
+                                             P2FRAG_ITEM_MIN);
+            if (i >= P2FRAG_ITEMS_SHOWN)
+                proto_item_set_hidden(ii);
         }
+        bad = b->items_bad;
         if (b->items_read > P2FRAG_ITEMS_SHOWN)
             proto_tree_add_subtree_format(it, tvb, (b->items_bit + P2FRAG_ITEMS_SHOWN * ib) / 8,
                                           (b->items_bit + b->items_read * ib + 7) / 8 -

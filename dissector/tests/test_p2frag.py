@@ -228,6 +228,7 @@ def rules(F, tmp):
         (P, pt.packet_a(601, 0, 0, 0, end_check=b"\xe2\xac\x08\x98"), "p2frag", {"p2frag.end_check.bad"}),
         (P, pt.seal(_a_raw(602, 31, 0, 0)), "p2frag", {"p2frag.value.out_of_range"}),
         (P, pt.packet_b(603, [], raw_count=20000), "p2frag", {"p2frag.value.out_of_range"}),
+        (P, pt.packet_b(605, [0, 155, -100]), "p2frag", {"p2frag.value.out_of_range"}),
         (P, pt.seal(pt.packet_a(604, 0, 0, 0)[4:] + b"xyz"), "p2frag", {"p2frag.trailing_bytes"}),
     ]
     run(F, tmp, "rules", rows, pt.NO_NOTES, ["-d", "udp.port==7201,p2frag"])
