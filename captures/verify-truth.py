@@ -1,6 +1,13 @@
 #!/usr/bin/env python3
 """verify-truth.py: checks a capture's truth file against the capture itself.
 
+For frag-sim captures (generator "frag-sim") it decodes every frame as a
+fragment or regular packet (protocol id from the truth file) or, with --mixed, a
+chunk packet, and checks each datagram's frames, the frame counts, the chunk
+frames, and, captured at the receiver, that the fragments in the capture
+reassemble to the sha256 the truth file gives for every delivered packet and
+that missing_fragments are exactly the fragment ids absent from the capture.
+
     captures/verify-truth.py NAME [NAME ...]     (run in captures/, or give paths without the extension)
 
 Decodes every frame of NAME.pcap with a small decoder of its own (wire-format.md:
@@ -63,6 +70,8 @@ def frames(path):
 
 def verify(name):
     truth = json.load(open(name + '.truth.json'))
+    if truth.get('generator') == 'frag-sim':
+        return verify_frag(name, truth)
     config = truth['config']
     a_host = truth['endpoints']['a'].split(':')[0]
     slice_frames = collections.defaultdict(list)
@@ -107,6 +116,90 @@ def verify(name):
         print('%s: %s' % (name, p))
     if not problems:
         print('%s: %d frames, %d chunks: the truth file agrees with the capture' % (name, count, len(truth['chunks'])))
+    return not problems
+
+
+def frag_decode(payload, protocol_id):
+    """Returns ('F', sequence, fragment_id, num_fragments, data) or ('R', sequence, type), or None (bad CRC)."""
+    if len(payload) < 7:
+        return None
+    crc = struct.unpack('<I', payload[:4])[0]
+    if zlib.crc32(struct.pack('<I', protocol_id) + b'\0\0\0\0' + payload[4:]) & 0xffffffff != crc:
+        return None
+    sequence = payload[4] | payload[5] << 8
+    header = payload[6] | (payload[7] << 8 if len(payload) > 7 else 0) | (payload[8] << 16 if len(payload) > 8 else 0)
+    if header & 3:
+        return ('R', sequence, header & 3)
+    return ('F', sequence, (header >> 2) & 0xff, (header >> 10) & 0xff, payload[9:])
+
+
+def verify_frag(name, truth):
+    import hashlib
+    config = truth['config']
+    problems = []
+    frames_of = collections.defaultdict(list)  # (sequence, fragment id or None) -> frames
+    data_of = {}                               # (sequence, fragment id) -> data of its first frame
+    chunk_frames = collections.defaultdict(list)
+    count = fragments = regulars = chunks = 0
+    for number, source, payload in frames(name + '.pcap'):
+        count += 1
+        packet = frag_decode(payload, config['protocol_id'])
+        if packet is None and config['mixed']:
+            chunk = decode(payload, config['chunk_protocol_id'], 256, 1024)
+            if chunk is not None:
+                chunks += 1
+                chunk_frames[chunk[1]].append(number)
+                continue
+        if packet is None:
+            problems.append('frame %d: neither protocol\'s CRC' % number)
+            continue
+        if packet[0] == 'F':
+            fragments += 1
+            key = (packet[1], packet[2])
+            data_of.setdefault(key, packet[4])
+        else:
+            regulars += 1
+            key = (packet[1], None)
+            data_of.setdefault(key, payload)
+        frames_of[key].append(number)
+    capture = truth['capture']
+    for what, got, want in (('frames', count, capture['frames']), ('fragment frames', fragments, capture['fragment_frames']),
+                            ('regular frames', regulars, capture['regular_frames']), ('chunk frames', chunks, capture['chunk_frames'])):
+        if got != want:
+            problems.append('%d %s in the capture, %d in the truth file' % (got, what, want))
+    at_receiver = capture['at'] == 'b'
+    want_frames = collections.defaultdict(list)
+    for packet in truth['packets']:
+        for datagram in packet['datagrams']:
+            want_frames[(packet['sequence'], datagram['fragment_id'])] += datagram['frames']
+        if at_receiver and packet['fragmented']:
+            absent = [i for i in range(packet['num_fragments']) if not frames_of.get((packet['sequence'], i))]
+            if absent != packet['missing_fragments']:
+                problems.append('packet %d (sequence %d): fragments %s absent from the capture, the truth file says %s'
+                                % (packet['index'], packet['sequence'], absent, packet['missing_fragments']))
+        if at_receiver and packet['delivered'] and not packet['out_of_window']:
+            if packet['fragmented']:
+                parts = [data_of.get((packet['sequence'], i)) for i in range(packet['num_fragments'])]
+                whole = b''.join(parts) if all(p is not None for p in parts) else None
+            else:
+                whole = data_of.get((packet['sequence'], None))
+            digest = hashlib.sha256(whole).hexdigest() if whole is not None else None
+            if digest != packet['sha256_delivered'] or digest != packet['sha256_sent']:
+                problems.append('packet %d (sequence %d): the capture reassembles to %s, the truth file says %s'
+                                % (packet['index'], packet['sequence'], digest, packet['sha256_delivered']))
+    for key in set(frames_of) | set(want_frames):
+        if sorted(frames_of.get(key, [])) != sorted(want_frames.get(key, [])):
+            problems.append('sequence %d fragment %s: frames %s in the capture, %s in the truth file'
+                            % (key[0], key[1], frames_of.get(key, []), want_frames.get(key, [])))
+    for chunk in truth['chunks']:
+        if chunk_frames.get(chunk['chunk_id'], []) != chunk['frames']:
+            problems.append('chunk %d: frames %s in the capture, %s in the truth file'
+                            % (chunk['chunk_id'], chunk_frames.get(chunk['chunk_id'], []), chunk['frames']))
+    for p in problems:
+        print('%s: %s' % (name, p))
+    if not problems:
+        print('%s: %d frames, %d packets, %d chunks: the truth file agrees with the capture'
+              % (name, count, len(truth['packets']), len(truth['chunks'])))
     return not problems
 
 

@@ -1,5 +1,7 @@
 /* plugin.c
- * Wireshark plugin entry points for the chunk dissector (4.0, 4.4, 4.6).
+ * Wireshark plugin entry points (4.0, 4.4, 4.6): registers every protocol of
+ * the plugin. chunk and p2frag are built on protocol2.c's framing and UDP
+ * entry point; netgame sits on UDP by itself.
  * plugin_describe() exists from 4.2 on: without it `tshark -G plugins` calls
  * the plugin's type "unknown".
  *
@@ -7,8 +9,11 @@
  */
 #include <wireshark.h>
 #include <epan/proto.h>
+#include <epan/packet.h>
 
 #include "packet-chunk-plugin.h"
+#include "packet-p2frag-plugin.h"
+#include "netgame-int.h"
 #include "ws-compat.h"
 
 #if CS_WS_AT_LEAST(4, 2)
@@ -35,12 +40,17 @@ uint32_t plugin_describe(void)
 }
 #endif
 
+/* Every protocol of the plugin. The first one registered is the one whose
+ * configured id protocol2 computes each datagram's CRC with. */
+static proto_plugin plugin_protocols[] = {
+    { proto_register_chunk, proto_reg_handoff_chunk },
+    { proto_register_p2frag, proto_reg_handoff_p2frag },
+    { proto_register_netgame, proto_reg_handoff_netgame },
+};
+
 /* Called once by Wireshark when it loads chunk.so. */
 void plugin_register(void)
 {
-    static proto_plugin plug_chunk;
-
-    plug_chunk.register_protoinfo = proto_register_chunk;
-    plug_chunk.register_handoff = proto_reg_handoff_chunk;
-    proto_register_plugin(&plug_chunk);
+    for (size_t i = 0; i < array_length(plugin_protocols); i++)
+        proto_register_plugin(&plugin_protocols[i]);
 }

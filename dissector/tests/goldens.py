@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tshark -V -O chunk on every capture in captures/ against its reviewed
+"""tshark -V -O chunk,p2frag on every capture in captures/ against its reviewed
 golden output in dissector/tests/golden/<major.minor>/, the set for the
 Wireshark the plugin was built against (<build>/plugin-dir.txt):
 <capture>.txt (one pass) and <capture>.2pass.txt (-2).
@@ -75,7 +75,9 @@ def equivalent_to_40(golden):
 
 
 def captures(names):
-    caps = sorted(glob.glob(os.path.join(ct.REPO, "captures", "*.pcap")))
+    # netgame-* have their own goldens (tests/netgame/goldens.py, -O netgame).
+    caps = sorted(c for c in glob.glob(os.path.join(ct.REPO, "captures", "*.pcap"))
+                  if not os.path.basename(c).startswith("netgame-"))
     if names:
         caps = [c for c in caps if os.path.basename(c)[:-5] in names]
     return caps
@@ -99,7 +101,7 @@ def main():
     for cap in caps:
         name = os.path.basename(cap)[:-5]
         for suffix, extra in PASSES.items():
-            out = ct.tshark(["-r", cap, "-V", "-O", "chunk"] + extra)
+            out = ct.tshark(["-r", cap, "-V", "-O", "chunk,p2frag"] + extra)
             path = os.path.join(GOLDEN, name + suffix + ".txt")
             if regen:
                 with open(path, "w") as f:

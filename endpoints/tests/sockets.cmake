@@ -9,3 +9,11 @@ foreach(mode relay ipv6 cli)
   set_tests_properties(endpoints.sockets.${mode} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
                        LABELS "endpoints;sockets;sanitize")
 endforeach()
+
+# frag-send and frag-recv, directly and through chunk-relay (scripts/test-frag-loopback.sh).
+foreach(mode relay cli)
+  add_test(NAME endpoints.frag-sockets.${mode}
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/test-frag-loopback.sh $<TARGET_FILE_DIR:frag-send> ${mode})
+  set_tests_properties(endpoints.frag-sockets.${mode} PROPERTIES TIMEOUT 90
+                       LABELS "endpoints;sockets;sanitize")
+endforeach()

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# test-frag-sim.sh: ctest checks of frag-sim's command line, exit codes and
+# determinism (the frag-* captures test the rest).
+#
+#   captures/test-frag-sim.sh FRAG_SIM WORK_DIR
+#
+# Exit status: 0 all checks passed, 1 a check failed, 2 bad arguments.
+set -uo pipefail
+
+[ $# -eq 2 ] || { echo "usage: test-frag-sim.sh FRAG_SIM WORK_DIR" >&2; exit 2; }
+sim=$1
+work=$2
+mkdir -p "$work"
+failures=0
+
+# expect CODE DESCRIPTION -- ARGS...: runs frag-sim, checks its exit code.
+expect() {
+    local want=$1 what=$2
+    shift 3
+    "$sim" "$@" > "$work/out" 2> "$work/err"
+    local got=$?
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL: $what: exit $got, want $want (frag-sim $*)"
+        sed 's/^/  | /' "$work/out" "$work/err"
+        failures=$((failures + 1))
+    else
+        echo "ok   $what (exit $got)"
+    fi
+}
+
+# contains FILE TEXT DESCRIPTION
+contains() {
+    if grep -qF -- "$2" "$1"; then
+        echo "ok   $3"
+    else
+        echo "FAIL: $3: '$2' not in $1"
+        sed 's/^/  | /' "$1"
+        failures=$((failures + 1))
+    fi
+}
+
+expect 0 "--help" -- --help
+contains "$work/out" "--out-of-window N" "--help lists the out-of-window option"
+contains "$work/out" "--mixed" "--help lists the mixed mode"
+expect 2 "probability above 1" -- --loss 2
+expect 2 "unknown option" -- --bogus
+expect 2 "missing value" -- --latency
+expect 2 "stray argument" -- extra
+expect 2 "packet larger than 255 fragments" -- --packet-size 261121
+expect 2 "size range upside down" -- --packet-size 5000-4000
+expect 2 "bad content" -- --content json
+expect 2 "sequence past 65535" -- --first-sequence 65536
+expect 2 "bad capture point" -- --capture-at middle
+expect 4 "unwritable pcap" -- -w "$work/no-such-folder/x.pcap"
+expect 4 "unwritable truth file" -- --truth "$work/no-such-folder/x.json"
+
+expect 0 "clean run" -- --packets 10 --truth "$work/clean.json"
+contains "$work/out" "10/10 packets delivered intact" "summary counts the packets"
+contains "$work/clean.json" '"generator": "frag-sim"' "truth file names its generator"
+
+# Loss loses packets; that is the protocol, not a failure.
+expect 0 "50% loss: packets lost, exit 0" -- --loss 50% --packets 20
+contains "$work/out" "fragments:" "summary gives the fragment loss"
+# A time limit that cuts the run short: packets never sent.
+expect 1 "time limit before every packet is sent" -- --packets 100 --time-limit 0.1
+contains "$work/out" "NOT DELIVERED" "summary says not delivered"
+
+# The largest packet, crossing the wrap, with the dispatch of --mixed.
+expect 0 "255 fragments" -- --packets 1 --packet-size 261120 --content raw --first-sequence 65535 --truth "$work/big.json"
+contains "$work/big.json" '"num_fragments": 255' "truth file has the 255-fragment packet"
+expect 0 "mixed traffic" -- --mixed --packets 5 --chunks 1 --chunk-size 4K
+contains "$work/out" "chunks: 1/1 delivered intact" "chunks delivered in mixed mode"
+
+# Same options and seed, same bytes; another seed, other bytes.
+expect 0 "run 1" -- --loss 20% --jitter 10ms --latency 20ms --duplicate 10% -w "$work/a.pcap" --truth "$work/a.json"
+expect 0 "run 2, same seed" -- --loss 20% --jitter 10ms --latency 20ms --duplicate 10% -w "$work/b.pcap" --truth "$work/b.json"
+expect 0 "run 3, other seed" -- --loss 20% --jitter 10ms --latency 20ms --duplicate 10% --seed 2 -w "$work/c.pcap"
+if cmp -s "$work/a.pcap" "$work/b.pcap" && cmp -s "$work/a.json" "$work/b.json"; then
+    echo "ok   same seed, identical pcap and truth file"
+else
+    echo "FAIL: same seed gave different files"; failures=$((failures + 1))
+fi
+if cmp -s "$work/a.pcap" "$work/c.pcap"; then
+    echo "FAIL: another seed gave the same pcap"; failures=$((failures + 1))
+else
+    echo "ok   other seed, other pcap"
+fi
+
+echo "$failures failed"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Every frag-sim capture's analysis agrees with its truth file
+(captures/frag-*.truth.json, docs/truth.md "frag-sim"):
+
+- every fragment and regular frame is p2frag, every chunk frame of the
+  mixed capture chunk;
+- per fragmented packet with at least one fragment in the capture: the
+  dissector calls it complete (and in the window) exactly when the receiver
+  delivered it; the completing frame's reassembled bytes have the delivered
+  SHA-256; an undelivered packet's missing fragment ids are the truth's;
+- per datagram: a 'duplicate' verdict is p2frag.fragment.duplicate, 'too old'
+  p2frag.sequence.too_old;
+- tshark -q -z expert (no tree) counts as many p2frag expert infos as the
+  tree has, one pass and -2;
+- -z p2frag,packets counts the same packets, fragments and missing
+  fragments as the truth over the packets the capture shows (a packet none
+  of whose fragments arrived is not in a capture).
+Read with -2, so that every frame knows how its packet ended.
+"""
+import glob
+import hashlib
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chunktest as ct  # noqa: E402
+import p2fragtest as pt  # noqa: E402
+
+FIELDS = ["frame.number", "frame.protocols", "p2frag.sequence", "p2frag.fragment_id",
+          "p2frag.analysis.complete_in", "p2frag.analysis.lost_in", "p2frag.analysis.missing",
+          "p2frag.reassembled.data", "p2frag.fragment_data"]
+
+
+def check(F, cap):
+    name = os.path.basename(cap)[:-5]
+    truth = json.load(open(cap[:-5] + ".truth.json"))
+    frames = pt.fields(cap, FIELDS, None, ["-2"])
+    ex = pt.experts(cap, None, ["-2"])
+    F.check(len(frames) == truth["capture"]["frames"], "%s: %d frames, truth %d"
+            % (name, len(frames), truth["capture"]["frames"]))
+    chunk_frames = {f for c in truth["chunks"] for f in c["frames"]}
+    for n, fr in enumerate(frames):
+        want = ":chunk" if (n + 1) in chunk_frames else ":p2frag"
+        F.check(fr["frame.protocols"][0].endswith(want), "%s frame %d: %s, want %s"
+                % (name, n + 1, fr["frame.protocols"][0], want))
+    shown = {"pkts": 0, "complete": 0, "expected": 0, "missing": 0}
+    for p in truth["packets"]:
+        arrived = [f for d in p["datagrams"] for f in d["frames"]]
+        w = "%s packet %d (seq %d)" % (name, p["index"], p["sequence"])
+        for d in p["datagrams"]:
+            for f, v in zip(d["frames"], d["verdicts"]):
+                e = ex[f - 1]["experts"]
+                if v == "duplicate" and p["fragmented"]:
+                    F.check("p2frag.fragment.duplicate" in e, w + " frame %d: duplicate not flagged %s" % (f, e))
+                if v == "too old":
+                    F.check("p2frag.sequence.too_old" in e, w + " frame %d: too old not flagged %s" % (f, e))
+                if v in ("accepted", "delivered"):
+                    F.check(not (e & (pt.RULE_EXPERTS - {"p2frag.reassembled.crc_bad"})) or
+                            p["content"] == "raw", w + " frame %d: accepted, but %s" % (f, sorted(e)))
+        if not p["fragmented"] or not arrived:
+            continue
+        shown["pkts"] += 1
+        shown["expected"] += p["num_fragments"]
+        shown["missing"] += len(p["missing_fragments"])
+        shown["complete"] += 0 if p["missing_fragments"] else 1
+        fr = frames[min(arrived) - 1]
+        complete = bool(fr["p2frag.analysis.complete_in"])
+        in_window = not fr["p2frag.analysis.lost_in"]
+        F.check((complete and in_window) == p["delivered"], w + ": complete %s in window %s, truth delivered %s"
+                % (complete, in_window, p["delivered"]))
+        F.check(complete == (not p["missing_fragments"]), w + ": complete %s, truth missing %s"
+                % (complete, p["missing_fragments"]))
+        if not complete:
+            F.check(fr["p2frag.analysis.missing"] == [ct.ranges(p["missing_fragments"])],
+                    w + ": missing %s, truth %s" % (fr["p2frag.analysis.missing"], p["missing_fragments"]))
+        elif p["delivered"]:
+            last = frames[int(fr["p2frag.analysis.complete_in"][0]) - 1]
+            data = last["p2frag.reassembled.data"] or last["p2frag.fragment_data"]
+            got = hashlib.sha256(bytes.fromhex(pt.as_hex(data[0]))).hexdigest() if data else None
+            F.check(got == p["sha256_delivered"], w + ": reassembled bytes differ from the delivered ones")
+    for two in ([], ["-2"]):
+        tree = sum(len(e["experts"]) for e in (pt.experts(cap, None, two) if not two else ex))
+        zex = ct.tshark(["-r", cap, "-q", "-z", "expert"] + two)
+        nz = sum(int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\S+\s+P2frag\s", zex, re.M))
+        F.check(nz == tree, "%s%s: -z expert has %d p2frag expert infos, the tree %d"
+                % (name, " -2" if two else "", nz, tree))
+    out = ct.tshark(["-r", cap, "-q", "-z", "p2frag,packets"])
+    m = re.search(r"(\d+) fragmented packets? \((\d+) complete\)\n\s+fragment loss [\d.]+% \((\d+) of (\d+) "
+                  r"fragments missing\), packet loss ([\d.]+)% \(\d+ of \d+\), predicted ([\d.]+)%", out)
+    F.check(m, "%s: no summary in -z p2frag,packets:\n%s" % (name, out[-600:]))
+    if m:
+        got = {"pkts": int(m.group(1)), "complete": int(m.group(2)), "missing": int(m.group(3)),
+               "expected": int(m.group(4))}
+        F.check(got == shown, "%s: -z p2frag,packets %s, truth %s" % (name, got, shown))
+        lt = truth["loss"]
+        print("%-20s dissector: fragment loss %5.2f%%, packet loss %6.2f%%, predicted %6.2f%% | truth (sender's "
+              "view): %5.2f%%, %6.2f%%, %6.2f%%" % (name, 100.0 * got["missing"] / max(1, got["expected"]),
+                                                    float(m.group(5)), float(m.group(6)),
+                                                    100 * lt["fragment_loss_rate"], 100 * lt["packet_loss_rate"],
+                                                    100 * lt["predicted_packet_loss_rate"]))
+
+
+def main():
+    F = ct.Failures()
+    caps = sorted(glob.glob(os.path.join(ct.REPO, "captures", "frag-*.pcap")))
+    F.check(caps, "no captures/frag-*.pcap")
+    for cap in caps:
+        check(F, cap)
+    print("%d captures" % len(caps))
+    F.finish("test_p2frag_captures")
+
+
+if __name__ == "__main__":
+    main()
