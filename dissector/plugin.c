@@ -8,6 +8,7 @@
 #include <epan/proto.h>
 
 #include "packet-chunk-plugin.h"
+#include "netgame-int.h"
 
 #ifndef CHUNK_PLUGIN_VERSION
 #define CHUNK_PLUGIN_VERSION "0.1.0"
@@ -27,4 +28,7 @@ void plugin_register(void)
     plug_chunk.register_protoinfo = proto_register_chunk;
     plug_chunk.register_handoff = proto_reg_handoff_chunk;
     proto_register_plugin(&plug_chunk);
+
+    static proto_plugin plug_netgame = { proto_register_netgame, proto_reg_handoff_netgame };
+    proto_register_plugin(&plug_netgame);
 }
