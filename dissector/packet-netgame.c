@@ -150,17 +150,16 @@ static void add_ack_bits(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p
     }
 }
 
-/* The generated netgame.acked items: ack (unless the false ack of 0) and
- * every set bit the original applies; "1,2,5-9" for the Info column. */
-static void add_acked(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p, const ng_frame_t *rec)
+/* The generated netgame.acked items: ack, and every set bit the original
+ * applies (each sequence once). Decoded from the header alone: whether the
+ * ack of 0 is real is the analysis' business (netgame.analysis.false_ack0). */
+static void add_acked(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p)
 {
     guint32 seen[33];
     guint n = 0;
 
-    if (!rec || !rec->false_ack0) {
-        proto_item_set_generated(proto_tree_add_uint(tree, hf_acked, tvb, 8, 4, p->ack));
-        seen[n++] = p->ack;
-    }
+    proto_item_set_generated(proto_tree_add_uint(tree, hf_acked, tvb, 8, 4, p->ack));
+    seen[n++] = p->ack;
     for (guint i = 0; i < 32; i++) {
         if (!((p->ack_bits >> i) & 1) || !bit_applies(p->ack, i))
             continue;
@@ -245,8 +244,7 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     proto_tree_add_item(nt, hf_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
     proto_tree_add_item(nt, hf_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
     add_ack_bits(nt, tvb, &p, rec);
-    if (!p.header_only && !p.foreign_id)
-        add_acked(nt, tvb, &p, rec);
+    add_acked(nt, tvb, &p);
     proto_item_set_generated(proto_tree_add_uint(nt, hf_payload_len, tvb, NETGAME_HEADER_LEN, 0,
                                                  p.payload_len));
     if (p.header_only)
