@@ -522,10 +522,6 @@ static ng_frame_t *analyse(packet_info *pinfo, const netgame_pkt_t *p)
             rec->prev_ack = d->last_ack;
             rec->flags |= NG_F_ACK_BACK;
         }
-        if (!d->have_ack || netgame_more_recent(p->ack, d->last_ack, max_seq)) {
-            d->last_ack = p->ack;
-            d->have_ack = TRUE;
-        }
         if (p->ack == 0 && p->ack_bits == 0 && seen_state(peer, 0, max_seq) != 1) {
             rec->false_ack0 = 1;
             rec->flags |= NG_F_FALSE_ACK0;
@@ -551,6 +547,12 @@ static ng_frame_t *analyse(packet_info *pinfo, const netgame_pkt_t *p)
         }
         if (rec->ack_unsent || rec->unsent_mask)
             rec->flags |= NG_F_ACK_UNSENT;
+        /* An ack of a sequence never sent is not the reference for "ack
+         * goes back" afterwards. */
+        if (!rec->ack_unsent && (!d->have_ack || netgame_more_recent(p->ack, d->last_ack, max_seq))) {
+            d->last_ack = p->ack;
+            d->have_ack = TRUE;
+        }
         apply_acks(peer, p, now, pinfo->num, rec, max_seq, rec_scope);
         if (rec->n_links)
             d->acks_sent++;

@@ -377,10 +377,21 @@ void proto_register_netgame(void)
     netgame_stats_register();
 }
 
+/* Offers for the payload whatever Decode As offers for a UDP port. */
+static void add_payload_choice(const gchar *table_name _U_, gpointer handle, gpointer user_data _U_)
+{
+    dissector_add_for_decode_as("netgame.protocol_id", (dissector_handle_t)handle);
+}
+
 void proto_reg_handoff_netgame(void)
 {
+    static gboolean choices_added;
     dissector_add_uint_with_preference("udp.port", NETGAME_DEFAULT_PORT, netgame_handle);
-    dissector_add_for_decode_as("netgame.protocol_id", find_dissector("data"));
+    if (!choices_added) {
+        choices_added = TRUE;
+        dissector_add_for_decode_as("netgame.protocol_id", find_dissector("data"));
+        dissector_table_foreach_handle("udp.port", add_payload_choice, NULL);
+    }
     heur_dissector_add("udp", dissect_netgame_heur, "Netgame over UDP", "netgame_udp", proto_netgame,
                        HEURISTIC_ENABLE);
     netgame_analysis_handoff();
