@@ -730,7 +730,7 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
          * is raised here, where it becomes known. */
         if (transient && !visited)
             expert_add_info_format(pinfo, ti, &ei_lost,
-                                   "Frame %u was not acknowledged within 1 s: lost", rec->lost_here[i]);
+                                   "Lost: frame %u was not acknowledged within 1 s", rec->lost_here[i]);
     }
 
     /* Rate, mode, smoothed RTT of the sender at this send. */
