@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <epan/packet.h>
@@ -14,7 +15,20 @@
 #include <epan/tap.h>
 #include <epan/to_str.h>
 
+#include "ws-compat.h"
 #include "netgame-int.h"
+
+/* The -z init callback returns bool from 4.6 on (false: the tap could not
+ * start); before, it returned nothing and a failure exited. */
+#if CS_WS_AT_LEAST(4, 6)
+#define TAP_INIT_RET        bool
+#define TAP_INIT_OK()       return true
+#define TAP_INIT_FAILED()   return false
+#else
+#define TAP_INIT_RET        void
+#define TAP_INIT_OK()       return
+#define TAP_INIT_FAILED()   exit(1)
+#endif
 
 /* ---- Row values shared by the text and GUI tables ------------------------ */
 
@@ -134,7 +148,7 @@ static void text_finish(void *p)
     g_free(ct);
 }
 
-static void text_init(const char *opt_arg, void *userdata _U_)
+static TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
 {
     conns_text_t *ct = g_new0(conns_text_t, 1);
     const char *filter = NULL;
@@ -150,8 +164,9 @@ static void text_init(const char *opt_arg, void *userdata _U_)
         fprintf(stderr, "tshark: couldn't register netgame,conns tap: %s\n", err->str);
         g_string_free(err, TRUE);
         text_finish(ct);
-        exit(1);
+        TAP_INIT_FAILED();
     }
+    TAP_INIT_OK();
 }
 
 static tap_param text_params[] = {

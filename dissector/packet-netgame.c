@@ -260,7 +260,11 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     if (p.payload_len && cap > NETGAME_HEADER_LEN) {
         tvbuff_t *next = tvb_new_subset_remaining(tvb, NETGAME_HEADER_LEN);
         proto_tree_add_item(nt, hf_payload, tvb, NETGAME_HEADER_LEN, -1, ENC_NA);
+#if CS_WS_AT_LEAST(4, 6)
+        if (!dissector_try_uint_with_data(payload_table, p.protocol_id, next, pinfo, tree, TRUE, NULL))
+#else
         if (!dissector_try_uint_new(payload_table, p.protocol_id, next, pinfo, tree, TRUE, NULL))
+#endif
             call_data_dissector(next, pinfo, tree);
     }
     return cap;
