@@ -199,6 +199,15 @@ def verify_netgame(name):
                 problems.append('%s: frame %d does not acknowledge it (%s)' % (label, frame, got))
         if packet['acked_in'] is not None and packet['frames'] and packet['acked_in'] < packet['frames'][0] and packet['from'] == at:
             problems.append('%s: acked in frame %d before it was sent' % (label, packet['acked_in']))
+    # Each packet's mode is the one of the sender's last switch at or before its send.
+    switches = {side['side']: side['mode_switches'] for side in truth['sides']}
+    for packet in truth['packets']:
+        mode = 'bad'
+        for switch in switches[packet['from']]:
+            if switch['time'] <= packet['time']:
+                mode = switch['mode']
+        if packet['mode'] != mode:
+            problems.append('%s packet %d: mode %s, the switches say %s' % (packet['from'], packet['index'], packet['mode'], mode))
     if len(capture) + sum(1 for p in problems if 'under the 16-byte' in p) != truth['capture']['frames']:
         problems.append('%d frames in the capture, %d in the truth file' % (len(capture), truth['capture']['frames']))
     unowned = sorted(set(capture) - set(owner))

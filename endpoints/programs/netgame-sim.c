@@ -79,7 +79,7 @@ typedef struct switch_t {
     double time;
     int mode;
     double penalty, rtt;
-    uint32_t next_sequence; /* the first packet sent in the new mode */
+    uint32_t from_sequence; /* the first packet sent in the new mode */
 } switch_t;
 
 typedef struct side_t {
@@ -513,7 +513,9 @@ static void deliver(run_t *run, int link, const uint8_t *packet, int bytes)
     run->current_frame = 0;
 }
 
-static void note_mode(run_t *run, int side, double dt)
+/* After an update: time spent in the mode, and a switch if the update made
+ * one (the packets it then sent, from first_sequence on, are in the new mode). */
+static void note_mode(run_t *run, int side, double dt, uint32_t first_sequence)
 {
     side_t *s = &run->side[side];
     netgame_connection_t *c = s->connection;
@@ -526,7 +528,7 @@ static void note_mode(run_t *run, int side, double dt)
         s->switches = xrealloc(s->switches, (size_t)s->switch_capacity * sizeof *s->switches);
     }
     s->switches[s->switch_count++] = (switch_t){run->now, mode, netgame_connection_penalty_time(c),
-                                                netgame_connection_rtt(c), netgame_connection_local_sequence(c)};
+                                                netgame_connection_rtt(c), first_sequence};
 }
 
 /* ---- output ---- */
@@ -599,8 +601,8 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
         fprintf(out, "},\n     \"mode_switches\": [");
         for (int i = 0; i < s->switch_count; i++) {
             const switch_t *w = &s->switches[i];
-            fprintf(out, "%s\n       {\"time\": %.6f, \"mode\": \"%s\", \"penalty\": %.3f, \"rtt\": %.6f, \"next_sequence\": %u}",
-                    i ? "," : "", w->time, netgame_mode_name((netgame_mode_t)w->mode), w->penalty, w->rtt, w->next_sequence);
+            fprintf(out, "%s\n       {\"time\": %.6f, \"mode\": \"%s\", \"penalty\": %.3f, \"rtt\": %.6f, \"from_sequence\": %u}",
+                    i ? "," : "", w->time, netgame_mode_name((netgame_mode_t)w->mode), w->penalty, w->rtt, w->from_sequence);
         }
         fprintf(out, "%s]}", s->switch_count ? "\n     " : "");
     }
@@ -741,10 +743,11 @@ int main(int argc, char **argv)
         if (run.now > opt.duration + 1e-9) break;
         for (int s = 0; s < 2; s++) {
             netgame_state_t before = netgame_connection_state(run.side[s].connection);
+            uint32_t first_sequence = netgame_connection_local_sequence(run.side[s].connection);
             netgame_connection_update(run.side[s].connection, run.now);
             netgame_state_t after = netgame_connection_state(run.side[s].connection);
             if (s == SIDE_A && before == NETGAME_STATE_CONNECTED && after != NETGAME_STATE_CONNECTED) client_dropped = 1;
-            note_mode(&run, s, run.now - previous);
+            note_mode(&run, s, run.now - previous, first_sequence);
         }
         previous = run.now;
 
