@@ -239,6 +239,27 @@ const char *chunk_receiver_counter_name(int counter);
 const uint64_t *chunk_sender_invalid_counters(const chunk_sender_t *sender);
 const uint64_t *chunk_receiver_invalid_counters(const chunk_receiver_t *receiver);
 
+/* ---- faults, for the network simulator (netsim.h) ---- */
+
+/* The chunk faults a network can have, per direction (0 "A to B", 1 "B to
+ * A"), for reproducing broken paths: they recognise packets with the codec,
+ * so a datagram the wire format rejects is never dropped by a fault. */
+typedef struct chunk_faults_t {
+    chunk_wire_config_t wire; /* to recognise packets */
+    int drop_acks[2];         /* drop every ack packet in this direction */
+    int drop_slice_id[2];     /* drop every slice packet with this slice id; -1 = off */
+} chunk_faults_t;
+
+/* Default wire config, no fault. */
+void chunk_faults_default(chunk_faults_t *faults);
+
+/* 1 when any fault is on (the simulator then needs the filter). */
+int chunk_faults_any(const chunk_faults_t *faults);
+
+/* The simulator's filter (netsim_filter_fn; context: a chunk_faults_t):
+ * returns 1 when a fault in direction dir drops the datagram, else 0. */
+int chunk_faults_filter(void *context, int dir, const uint8_t *packet, int bytes);
+
 #ifdef __cplusplus
 }
 #endif

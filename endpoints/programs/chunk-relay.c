@@ -177,6 +177,8 @@ int main(int argc, char **argv)
 {
     netsim_config_t sim_config;
     netsim_default_config(&sim_config);
+    chunk_faults_t faults; /* chunk packets the network drops on purpose */
+    chunk_faults_default(&faults);
     const char *listen_text = "40001", *to_text = NULL, *pcap_path = NULL, *port_file = NULL;
     double timeout = 0, idle_exit = 0;
     int quiet = 0, verbosity = 0;
@@ -215,7 +217,6 @@ int main(int argc, char **argv)
         options[FIXED_OPTION_COUNT + i] = (struct option){link_names[i], required_argument, NULL, OPT_LINK_BASE + i};
     }
     options[FIXED_OPTION_COUNT + 3 * LINK_OPTION_COUNT] = (struct option){NULL, 0, NULL, 0};
-    netsim_link_config_t *fwd = &sim_config.link[DIR_FORWARD], *back = &sim_config.link[DIR_BACK];
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":l:T:t:w:qvh", options, NULL)) != -1) {
@@ -223,11 +224,11 @@ int main(int argc, char **argv)
         case 'l': listen_text = optarg; break;
         case 'T': to_text = optarg; break;
         case OPT_PORTFILE: port_file = optarg; break;
-        case OPT_DROP_ACKS: fwd->drop_acks = back->drop_acks = 1; break;
+        case OPT_DROP_ACKS: faults.drop_acks[DIR_FORWARD] = faults.drop_acks[DIR_BACK] = 1; break;
         case OPT_DROP_SLICE:
             if (platform_parse_int(optarg, 0, CHUNK_MAX_SLICES_LIMIT - 1, &value) != 0)
                 app_bad_argument(program, "bad --drop-slice '%s': expected a slice id, 0..1023", optarg);
-            fwd->drop_slice_id = back->drop_slice_id = (int)value;
+            faults.drop_slice_id[DIR_FORWARD] = faults.drop_slice_id[DIR_BACK] = (int)value;
             break;
         case OPT_SEED:
             if (platform_parse_int(optarg, 0, INT64_MAX, &value) != 0)
@@ -237,7 +238,7 @@ int main(int argc, char **argv)
         case CHUNK_OPT_SLICE_SIZE:
         case CHUNK_OPT_MAX_SLICES:
         case CHUNK_OPT_PROTOCOL_ID:
-            chunk_app_wire_option(program, opt, optarg, &sim_config.wire, NULL);
+            chunk_app_wire_option(program, opt, optarg, &faults.wire, NULL);
             break;
         case 't':
             if (platform_parse_seconds(optarg, 1e9, &timeout) != 0)
@@ -274,7 +275,7 @@ int main(int argc, char **argv)
         }
     }
     if (optind < argc) app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
-    if (fwd->drop_slice_id >= sim_config.wire.max_slices)
+    if (faults.drop_slice_id[DIR_FORWARD] >= faults.wire.max_slices)
         app_bad_argument(program, "--drop-slice is not below --max-slices%s", "");
     app_set_verbosity(verbosity);
 
@@ -310,6 +311,10 @@ int main(int argc, char **argv)
     platform_socket_local_address(&relay.upstream, &relay.receiver, &relay.upstream_local);
     if (port_file && app_write_port_file(program, port_file, relay.listen.bound.port) != 0) return EXIT_IO;
     if (app_capture_open(&relay.capture, program, pcap_path) != 0) return EXIT_IO;
+    if (chunk_faults_any(&faults)) {
+        sim_config.filter = chunk_faults_filter;
+        sim_config.filter_context = &faults;
+    }
     netsim_t *sim = netsim_create(&sim_config);
     uint8_t *datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
     if (!sim || !datagram) {

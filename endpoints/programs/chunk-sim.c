@@ -38,6 +38,7 @@ enum { EXIT_DELIVERED = 0, EXIT_INCOMPLETE = 1, EXIT_USAGE = 2, EXIT_CORRUPT = 3
 
 typedef struct options_t {
     netsim_config_t sim;
+    chunk_faults_t faults; /* the simulator's filter */
     chunk_wire_config_t wire;
     chunk_sender_config_t sender;     /* template for both senders */
     chunk_receiver_config_t receiver; /* template for both receivers */
@@ -256,6 +257,7 @@ static void parse_options(options_t *opt, int argc, char **argv)
 {
     netsim_default_config(&opt->sim);
     chunk_wire_default_config(&opt->wire);
+    chunk_faults_default(&opt->faults);
     chunk_sender_default_config(&opt->sender);
     chunk_receiver_default_config(&opt->receiver);
     opt->capture_side = SIDE_A;
@@ -391,10 +393,14 @@ static void parse_options(options_t *opt, int argc, char **argv)
             1.01 * (chunk_slice_packet_size(&opt->wire, 0, 2, opt->wire.slice_size) + CHUNK_IP_UDP_OVERHEAD) / opt->tick;
     if (opt->no_resend_delay) opt->sender.fault_no_resend_delay = 1;
     if (opt->ignore_acks) opt->sender.fault_ignore_acks = 1;
-    opt->sender.wire = opt->receiver.wire = opt->sim.wire = opt->wire;
+    opt->sender.wire = opt->receiver.wire = opt->faults.wire = opt->wire;
     for (int d = 0; d < 2; d++) {
-        if (opt->drop_acks) opt->sim.link[d].drop_acks = 1;
-        opt->sim.link[d].drop_slice_id = opt->drop_slice;
+        opt->faults.drop_acks[d] = opt->drop_acks;
+        opt->faults.drop_slice_id[d] = opt->drop_slice;
+    }
+    if (chunk_faults_any(&opt->faults)) {
+        opt->sim.filter = chunk_faults_filter;
+        opt->sim.filter_context = &opt->faults;
     }
     opt->receiver.first_chunk_id = opt->sender.first_chunk_id;
 }
@@ -544,7 +550,7 @@ static void observe(run_t *run, int side, int event, const uint8_t *packet, int 
             }
             if (t && s->slice_id < t->num_slices) {
                 t->sent_per_slice[s->slice_id]++;
-                if (opt->sim.link[link].drop_slice_id == s->slice_id) t->slices_fault_dropped++;
+                if (opt->faults.drop_slice_id[link] == s->slice_id) t->slices_fault_dropped++;
             }
         } else {
             t = transfer_for(flow, s->chunk_id);
@@ -566,7 +572,7 @@ static void observe(run_t *run, int side, int event, const uint8_t *packet, int 
             if (event == EVENT_SEND) {
                 t->acks_sent++;
                 if (all) t->acks_all_ones_sent++;
-                if (opt->sim.link[link].drop_acks) t->acks_fault_dropped++;
+                if (opt->faults.drop_acks[link]) t->acks_fault_dropped++;
             } else {
                 t->acks_delivered++;
             }

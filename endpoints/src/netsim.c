@@ -4,7 +4,7 @@
  * reads a clock.
  *
  * What happens to a datagram handed to a link, in this order:
- *   1. fault filters (drop_acks, drop_slice_id), recognised with the codec;
+ *   1. the config's filter (a protocol's faults), which may drop it;
  *   2. random loss;
  *   3. the bandwidth cap: the datagram joins a FIFO router buffer drained at
  *      `bandwidth` bytes per second (its wire size counts the IPv4/UDP
@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chunk.h"
 #include "util.h"
 #include "netsim.h"
 
@@ -69,10 +68,8 @@ void netsim_default_config(netsim_config_t *config)
         netsim_link_config_t *link = &config->link[d];
         link->reorder_delay = 0.05;
         link->queue_bytes = 64 * 1024;
-        link->drop_slice_id = -1;
     }
     config->seed = 1;
-    chunk_wire_default_config(&config->wire);
     config->max_packets_in_flight = 65536;
 }
 
@@ -157,19 +154,6 @@ static sim_packet_t heap_pop(sim_direction_t *dir)
     return top;
 }
 
-/* 1 when a fault filter of this link drops the datagram. */
-static int fault_drops(const netsim_t *sim, const netsim_link_config_t *link, const uint8_t *packet, int bytes)
-{
-    if (!link->drop_acks && link->drop_slice_id < 0) return 0;
-    chunk_packet_t parsed;
-    if (chunk_read_packet(&sim->config.wire, packet, bytes, &parsed) != CHUNK_READ_OK) return 0;
-    if (link->drop_acks && parsed.type == CHUNK_PACKET_ACK) return 1;
-    if (link->drop_slice_id >= 0 && parsed.type == CHUNK_PACKET_SLICE &&
-        parsed.u.slice.slice_id == link->drop_slice_id)
-        return 1;
-    return 0;
-}
-
 static double jitter_offset(const netsim_link_config_t *link, double u)
 {
     return link->jitter * (2.0 * u - 1.0);
@@ -197,7 +181,7 @@ static void schedule(netsim_t *sim, sim_direction_t *dir, double delivery_time, 
 void netsim_send(netsim_t *sim, int dir_index, double time, const uint8_t *packet, int bytes)
 {
     assert(sim && (dir_index == 0 || dir_index == 1));
-    assert(packet && bytes > 0 && bytes <= CHUNK_MAX_PACKET_BYTES);
+    assert(packet && bytes > 0 && bytes <= NETSIM_MAX_DATAGRAM);
     sim_direction_t *dir = &sim->dir[dir_index];
     const netsim_link_config_t *link = &dir->config;
     dir->counters[NETSIM_COUNTER_SENT]++;
@@ -209,7 +193,7 @@ void netsim_send(netsim_t *sim, int dir_index, double time, const uint8_t *packe
     double u_duplicate = rng_uniform(&dir->rng);
     double u_duplicate_jitter = rng_uniform(&dir->rng);
 
-    if (fault_drops(sim, link, packet, bytes)) {
+    if (sim->config.filter && sim->config.filter(sim->config.filter_context, dir_index, packet, bytes)) {
         dir->counters[NETSIM_COUNTER_FAULT_DROPPED]++;
         return;
     }

@@ -219,7 +219,6 @@ static int run_iteration(const soak_options_t *opt, long long iteration, soak_to
     netsim_config_t sim;
     netsim_default_config(&sim);
     sim.seed = rng_next(&rng);
-    sim.wire = run.wire;
     double rtt = 0;
     for (int d = 0; d < 2; d++) {
         netsim_link_config_t *l = &sim.link[d];
