@@ -601,6 +601,7 @@ static void test_timeouts(void)
     CHECK_EQ(netgame_connection_state(client.c), NETGAME_STATE_CONNECT_FAIL);
     CHECK_EQ(netgame_connection_send_packet(client.c, 10.02, zeros, 1), -1);
     CHECK_EQ(counters(&client)[NETGAME_COUNTER_TIMEOUTS], 1);
+    CHECK_EQ(counters(&client)[NETGAME_COUNTER_PACKETS_LOST], 0);
 
     manual_config(&config, NETGAME_SERVER);
     endpoint_t server;
@@ -614,8 +615,11 @@ static void test_timeouts(void)
     netgame_connection_receive_packet(server.c, 8, ADDRESS_X, 1, p, n);
     netgame_connection_update(server.c, 11.0);
     CHECK(netgame_connection_connected(server.c));
+    CHECK_EQ(netgame_connection_send_packet(server.c, 11.0, zeros, 1), 0);
     netgame_connection_update(server.c, 11.01);
     CHECK_EQ(netgame_connection_state(server.c), NETGAME_STATE_LISTENING);
+    /* Its unacked packet is lost with the connection. */
+    CHECK_EQ(counters(&server)[NETGAME_COUNTER_PACKETS_LOST], 1);
     /* It takes the next peer, from sequence 0 again. */
     n = make_packet(p, config.protocol_id, 7, 0, 0, 4);
     CHECK_EQ(netgame_connection_receive_packet(server.c, 12, ADDRESS_X, 1, p, n), 1);

@@ -153,6 +153,7 @@ static uint32_t current_ack_bits(const netgame_connection_t *c)
     return bits;
 }
 
+/* Forgets the oldest pending packet, counting it lost unless it was acked. */
 static void lose_oldest(netgame_connection_t *c)
 {
     pending_t *p = &c->pending[c->pending_head];
@@ -352,6 +353,8 @@ void netgame_connection_update(netgame_connection_t *c, double time)
     if ((c->state == NETGAME_STATE_CONNECTING || c->state == NETGAME_STATE_CONNECTED) &&
         time - c->last_receive > c->config.timeout) {
         c->counters[NETGAME_COUNTER_TIMEOUTS]++;
+        /* What was still awaiting an ack will never get one: lost. */
+        while (c->pending_count > 0) lose_oldest(c);
         if (c->state == NETGAME_STATE_CONNECTING) {
             c->state = NETGAME_STATE_CONNECT_FAIL;
         } else if (c->config.role == NETGAME_SERVER) {
