@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # regenerate.sh: remakes the committed captures (NAME.pcap and NAME.truth.json)
-# from captures.txt with chunk-sim.
+# from captures.txt with chunk-sim (or the program a line names, frag-sim).
 #
 #   captures/regenerate.sh [--bin DIR] [--out DIR] [NAME ...]
 #
-# --bin DIR  folder holding chunk-sim (default: <repo>/build-sim/bin, then
-#            <repo>/build/bin)
+# --bin DIR  folder holding chunk-sim and frag-sim (default: <repo>/build-sim/bin,
+#            then <repo>/build/bin)
 # --out DIR  where to write (default: this folder)
 # NAME ...   only these captures (default: all)
 #
-# Exit status: 0 all written; 1 chunk-sim failed on one; 2 bad arguments.
+# Exit status: 0 all written; 1 the simulator failed on one; 2 bad arguments.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,10 +42,17 @@ while read -r name options; do
     case "$name" in ''|'#'*) continue ;; esac
     if [ ${#names[@]} -gt 0 ] && ! printf '%s\n' "${names[@]}" | grep -qx -- "$name"; then continue; fi
     found=$((found + 1))
-    # Options are plain words (no quoting) by construction of captures.txt.
+    # Options are plain words (no quoting) by construction of captures.txt;
+    # a first word ending in -sim names the program.
+    program=chunk-sim
+    case "$options" in *-sim\ *) program=${options%% *}; options=${options#* } ;; esac
+    if [ ! -x "$bin/$program" ]; then
+        echo "regenerate.sh: $program not found in $bin (capture $name)" >&2
+        exit 2
+    fi
     # shellcheck disable=SC2086
-    if ! "$bin/chunk-sim" $options -w "$out/$name.pcap" --truth "$out/$name.truth.json" -q; then
-        echo "regenerate.sh: chunk-sim failed for $name" >&2
+    if ! "$bin/$program" $options -w "$out/$name.pcap" --truth "$out/$name.truth.json" -q; then
+        echo "regenerate.sh: $program failed for $name" >&2
         exit 1
     fi
 done < "$here/captures.txt"

@@ -244,7 +244,7 @@ static int mutate(const queue_t *q, int index, int bit, int fix_crc)
     memcpy(scratch, q->data[slot], (size_t)bytes);
     scratch[(bit / 8) % bytes] ^= (uint8_t)(1u << (bit & 7));
     if (fix_crc && bytes >= 4) {
-        uint32_t crc = chunk_packet_crc(st.wire.protocol_id, scratch, bytes);
+        uint32_t crc = p2_packet_crc(st.wire.protocol_id, scratch, bytes);
         for (int i = 0; i < 4; i++) scratch[i] = (uint8_t)(crc >> (8 * i));
     }
     return bytes;
@@ -350,7 +350,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int n = 0;
             while (n < length && in.at < in.size) injected[n++] = data[in.at++];
             if ((flags & 1) && n >= 4) {
-                uint32_t crc = chunk_packet_crc(st.wire.protocol_id, injected, n);
+                uint32_t crc = p2_packet_crc(st.wire.protocol_id, injected, n);
                 for (int i = 0; i < 4; i++) injected[i] = (uint8_t)(crc >> (8 * i));
             }
             /* Exactly n bytes on the heap, so ASan sees a read past the end. */

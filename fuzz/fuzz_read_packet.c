@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     REQUIRE(buffer);
     if (size) memcpy(buffer, data, size);
     if ((mode & 4) && size >= 4) {
-        uint32_t crc = chunk_packet_crc(CHUNK_DEFAULT_PROTOCOL_ID, buffer, (int)size);
+        uint32_t crc = p2_packet_crc(CHUNK_DEFAULT_PROTOCOL_ID, buffer, (int)size);
         for (int i = 0; i < 4; i++) buffer[i] = (uint8_t)(crc >> (8 * i));
     }
     for (int v = 0; v < 3; v++) read_and_check(&variants[v], buffer, (int)size);

@@ -70,14 +70,14 @@ if [ "$mode" = coverage ]; then
     cov="$fuzz_dir/coverage"
     mkdir -p "$cov"
     for name in "${harnesses[@]}"; do
-        ${CC:-clang} -O1 -g -fsanitize=fuzzer -fprofile-instr-generate -fcoverage-mapping -Iendpoints \
-            endpoints/src/*.c "fuzz/fuzz_$name.c" -lz -lm -o "$cov/cov_$name"
+        ${CC:-clang} -O1 -g -fsanitize=fuzzer -fprofile-instr-generate -fcoverage-mapping -Iendpoints/include \
+            endpoints/src/*.c endpoints/src/*/*.c "fuzz/fuzz_$name.c" -lz -lm -o "$cov/cov_$name"
         mkdir -p "$fuzz_dir/corpus-$name"
         LLVM_PROFILE_FILE="$cov/$name.profraw" "$cov/cov_$name" -runs=0 \
             "$fuzz_dir/corpus-$name" "$fuzz_dir/seeds/$name" >"$cov/$name.log" 2>&1
         llvm-profdata-14 merge -o "$cov/$name.profdata" "$cov/$name.profraw"
         echo "fuzz_$name: $(ls "$fuzz_dir/corpus-$name" | wc -l) corpus inputs + $(ls "$fuzz_dir/seeds/$name" | wc -l) seeds"
-        llvm-cov-14 report "$cov/cov_$name" -instr-profile="$cov/$name.profdata" endpoints/src/*.c
+        llvm-cov-14 report "$cov/cov_$name" -instr-profile="$cov/$name.profdata" endpoints/src/*.c endpoints/src/*/*.c
     done
     exit 0
 fi

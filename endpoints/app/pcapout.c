@@ -20,7 +20,7 @@
 #define UDP_HEADER 8
 #define MAX_FRAME (ETHERNET_HEADER + IPV6_HEADER + 65535)
 
-struct chunk_pcap_t {
+struct pcapout_t {
     pcap_t *dead;
     pcap_dumper_t *dumper;
     uint16_t ip_id; /* IPv4 identification, one per datagram, from 0 */
@@ -28,9 +28,9 @@ struct chunk_pcap_t {
     uint8_t frame[MAX_FRAME];
 };
 
-chunk_pcap_t *chunk_pcap_open(const char *path, char *err, size_t err_size)
+pcapout_t *pcapout_open(const char *path, char *err, size_t err_size)
 {
-    chunk_pcap_t *pcap = calloc(1, sizeof *pcap);
+    pcapout_t *pcap = calloc(1, sizeof *pcap);
     if (!pcap) {
         snprintf(err, err_size, "out of memory");
         return NULL;
@@ -73,7 +73,7 @@ static uint16_t fold(uint32_t sum)
 
 /* A locally administered MAC derived from the address, so each host keeps
  * one MAC and the file stays reproducible. */
-static void mac_for(uint8_t *mac, const chunk_pcap_addr_t *a)
+static void mac_for(uint8_t *mac, const pcapout_addr_t *a)
 {
     const uint8_t *last = a->family == 6 ? a->addr + 12 : a->addr;
     mac[0] = 0x02;
@@ -81,8 +81,8 @@ static void mac_for(uint8_t *mac, const chunk_pcap_addr_t *a)
     memcpy(mac + 2, last, 4);
 }
 
-int chunk_pcap_write_udp(chunk_pcap_t *pcap, double time, const chunk_pcap_addr_t *src,
-                         const chunk_pcap_addr_t *dst, const uint8_t *payload, int bytes)
+int pcapout_write_udp(pcapout_t *pcap, double time, const pcapout_addr_t *src,
+                      const pcapout_addr_t *dst, const uint8_t *payload, int bytes)
 {
     if (!pcap || !src || !dst || bytes < 0 || (bytes > 0 && !payload)) return -1;
     if (src->family != dst->family || (src->family != 4 && src->family != 6)) return -1;
@@ -155,7 +155,7 @@ int chunk_pcap_write_udp(chunk_pcap_t *pcap, double time, const chunk_pcap_addr_
     return 0;
 }
 
-int chunk_pcap_close(chunk_pcap_t *pcap)
+int pcapout_close(pcapout_t *pcap)
 {
     if (!pcap) return -1;
     int failed = pcap->failed;
@@ -167,7 +167,7 @@ int chunk_pcap_close(chunk_pcap_t *pcap)
     return failed ? -1 : 0;
 }
 
-void chunk_pcap_addr_ipv4(chunk_pcap_addr_t *addr, uint8_t a, uint8_t b, uint8_t c, uint8_t d, uint16_t port)
+void pcapout_addr_ipv4(pcapout_addr_t *addr, uint8_t a, uint8_t b, uint8_t c, uint8_t d, uint16_t port)
 {
     memset(addr, 0, sizeof *addr);
     addr->family = 4;

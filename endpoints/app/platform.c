@@ -28,11 +28,11 @@ static double clock_seconds(clockid_t clock)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double chunk_platform_time(void) { return clock_seconds(CLOCK_MONOTONIC); }
+double platform_time(void) { return clock_seconds(CLOCK_MONOTONIC); }
 
-double chunk_platform_wall_time(void) { return clock_seconds(CLOCK_REALTIME); }
+double platform_wall_time(void) { return clock_seconds(CLOCK_REALTIME); }
 
-void chunk_platform_sleep(double seconds)
+void platform_sleep(double seconds)
 {
     if (seconds <= 0) return;
     struct timespec ts;
@@ -47,7 +47,7 @@ static volatile sig_atomic_t stop_signal = 0;
 
 static void on_stop_signal(int sig) { stop_signal = sig; }
 
-void chunk_platform_catch_signals(void)
+void platform_catch_signals(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -59,11 +59,11 @@ void chunk_platform_catch_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-int chunk_platform_stop_signal(void) { return (int)stop_signal; }
+int platform_stop_signal(void) { return (int)stop_signal; }
 
 /* ---- command-line values ---- */
 
-int chunk_parse_int(const char *text, long long min, long long max, long long *out)
+int platform_parse_int(const char *text, long long min, long long max, long long *out)
 {
     if (!text || !*text) return -1;
     char *end;
@@ -86,7 +86,7 @@ static int parse_number(const char *text, double *value, const char **rest)
     return 0;
 }
 
-int chunk_parse_seconds(const char *text, double max, double *out)
+int platform_parse_seconds(const char *text, double max, double *out)
 {
     double value;
     const char *unit;
@@ -102,7 +102,7 @@ int chunk_parse_seconds(const char *text, double max, double *out)
     return 0;
 }
 
-int chunk_parse_probability(const char *text, double *out)
+int platform_parse_probability(const char *text, double *out)
 {
     double value;
     const char *unit;
@@ -116,7 +116,7 @@ int chunk_parse_probability(const char *text, double *out)
     return 0;
 }
 
-int chunk_parse_bytes(const char *text, long long max, long long *out)
+int platform_parse_bytes(const char *text, long long max, long long *out)
 {
     double value;
     const char *unit;
@@ -137,7 +137,7 @@ int chunk_parse_bytes(const char *text, long long max, long long *out)
     return 0;
 }
 
-int chunk_parse_rate(const char *text, double *out)
+int platform_parse_rate(const char *text, double *out)
 {
     if (text && (strcmp(text, "unlimited") == 0 || strcmp(text, "none") == 0)) {
         *out = 0.0;
@@ -161,9 +161,9 @@ int chunk_parse_rate(const char *text, double *out)
     return 0;
 }
 
-int chunk_platform_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
+int platform_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
 
-int chunk_platform_write_port_file(const char *path, uint16_t port, char *err, size_t err_size)
+int platform_write_port_file(const char *path, uint16_t port, char *err, size_t err_size)
 {
     char temporary[4096];
     if (snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof temporary) {
@@ -187,7 +187,7 @@ int chunk_platform_write_port_file(const char *path, uint16_t port, char *err, s
 
 /* ---- addresses ---- */
 
-int chunk_parse_port(const char *text, uint16_t *port)
+int platform_parse_port(const char *text, uint16_t *port)
 {
     if (!text || !*text) return -1;
     unsigned long value = 0;
@@ -200,7 +200,7 @@ int chunk_parse_port(const char *text, uint16_t *port)
     return 0;
 }
 
-void chunk_address_any(chunk_address_t *out, int family, uint16_t port)
+void platform_address_any(platform_address_t *out, int family, uint16_t port)
 {
     memset(out, 0, sizeof *out);
     out->family = family;
@@ -209,7 +209,7 @@ void chunk_address_any(chunk_address_t *out, int family, uint16_t port)
 
 /* Fills out from a sockaddr; an IPv4-mapped IPv6 address (what a dual-stack
  * socket reports for IPv4 peers) becomes the plain IPv4 address. */
-static int address_from_sockaddr(const struct sockaddr *sa, chunk_address_t *out)
+static int address_from_sockaddr(const struct sockaddr *sa, platform_address_t *out)
 {
     memset(out, 0, sizeof *out);
     if (sa->sa_family == AF_INET) {
@@ -238,7 +238,7 @@ static int address_from_sockaddr(const struct sockaddr *sa, chunk_address_t *out
 /* Builds the sockaddr for sending from a socket of socket_family (4 or 6) to
  * address; an IPv4 address on an IPv6 socket becomes IPv4-mapped. Returns
  * its length, or 0 when an IPv6 address cannot go out of an IPv4 socket. */
-static socklen_t address_to_sockaddr(const chunk_address_t *address, int socket_family,
+static socklen_t address_to_sockaddr(const platform_address_t *address, int socket_family,
                                      struct sockaddr_storage *ss)
 {
     memset(ss, 0, sizeof *ss);
@@ -264,7 +264,7 @@ static socklen_t address_to_sockaddr(const chunk_address_t *address, int socket_
     return sizeof *in6;
 }
 
-static int resolve_host(const char *host, int want_family, uint16_t port, chunk_address_t *out,
+static int resolve_host(const char *host, int want_family, uint16_t port, platform_address_t *out,
                         char *err, size_t err_size)
 {
     struct addrinfo hints, *result = NULL;
@@ -292,8 +292,8 @@ static int resolve_host(const char *host, int want_family, uint16_t port, chunk_
     return 0;
 }
 
-int chunk_address_parse(const char *text, int want_family, uint16_t default_port,
-                        chunk_address_t *out, char *err, size_t err_size)
+int platform_address_parse(const char *text, int want_family, uint16_t default_port,
+                           platform_address_t *out, char *err, size_t err_size)
 {
     char host[256];
     const char *port_text = NULL;
@@ -330,25 +330,25 @@ int chunk_address_parse(const char *text, int want_family, uint16_t default_port
         }
     }
     uint16_t port = default_port;
-    if (port_text && chunk_parse_port(port_text, &port) != 0) {
+    if (port_text && platform_parse_port(port_text, &port) != 0) {
         snprintf(err, err_size, "bad port '%s' in '%s' (expected 0..65535)", port_text, text);
         return -1;
     }
     if (host[0] == 0) {
-        chunk_address_any(out, want_family ? want_family : 6, port);
+        platform_address_any(out, want_family ? want_family : 6, port);
         return 0;
     }
     if (resolve_host(host, want_family, port, out, err, err_size) != 0) return -1;
     return 0;
 }
 
-int chunk_address_equal(const chunk_address_t *a, const chunk_address_t *b)
+int platform_address_equal(const platform_address_t *a, const platform_address_t *b)
 {
     if (a->family != b->family || a->port != b->port) return 0;
     return memcmp(a->addr, b->addr, a->family == 4 ? 4 : 16) == 0;
 }
 
-const char *chunk_address_format(const chunk_address_t *address, char *buf, size_t size)
+const char *platform_address_format(const platform_address_t *address, char *buf, size_t size)
 {
     char host[INET6_ADDRSTRLEN];
     if (address->family == 4) {
@@ -366,7 +366,7 @@ const char *chunk_address_format(const chunk_address_t *address, char *buf, size
     return buf;
 }
 
-void chunk_address_to_pcap(const chunk_address_t *address, chunk_pcap_addr_t *out)
+void platform_address_to_pcap(const platform_address_t *address, pcapout_addr_t *out)
 {
     memset(out, 0, sizeof *out);
     out->family = address->family;
@@ -374,7 +374,7 @@ void chunk_address_to_pcap(const chunk_address_t *address, chunk_pcap_addr_t *ou
     out->port = address->port;
 }
 
-static int address_is_unspecified(const chunk_address_t *address)
+static int address_is_unspecified(const platform_address_t *address)
 {
     static const uint8_t zero[16];
     return memcmp(address->addr, zero, address->family == 4 ? 4 : 16) == 0;
@@ -382,10 +382,10 @@ static int address_is_unspecified(const chunk_address_t *address)
 
 /* ---- UDP sockets ---- */
 
-int chunk_socket_open(chunk_socket_t *sock, const chunk_address_t *address, int dual_stack,
-                      char *err, size_t err_size)
+int platform_socket_open(platform_socket_t *sock, const platform_address_t *address, int dual_stack,
+                         char *err, size_t err_size)
 {
-    char text[CHUNK_ADDRESS_STRING_SIZE];
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
     sock->fd = -1;
     sock->family = address->family;
     int fd = socket(address->family == 4 ? AF_INET : AF_INET6, SOCK_DGRAM, 0);
@@ -407,7 +407,7 @@ int chunk_socket_open(chunk_socket_t *sock, const chunk_address_t *address, int 
     struct sockaddr_storage ss;
     socklen_t len = address_to_sockaddr(address, address->family, &ss);
     if (bind(fd, (struct sockaddr *)&ss, len) != 0) {
-        snprintf(err, err_size, "cannot bind to %s: %s", chunk_address_format(address, text, sizeof text),
+        snprintf(err, err_size, "cannot bind to %s: %s", platform_address_format(address, text, sizeof text),
                  strerror(errno));
         close(fd);
         return -1;
@@ -429,13 +429,13 @@ int chunk_socket_open(chunk_socket_t *sock, const chunk_address_t *address, int 
     return 0;
 }
 
-void chunk_socket_close(chunk_socket_t *sock)
+void platform_socket_close(platform_socket_t *sock)
 {
     if (sock->fd >= 0) close(sock->fd);
     sock->fd = -1;
 }
 
-int chunk_socket_send(chunk_socket_t *sock, const chunk_address_t *to, const uint8_t *data, int bytes)
+int platform_socket_send(platform_socket_t *sock, const platform_address_t *to, const uint8_t *data, int bytes)
 {
     struct sockaddr_storage ss;
     socklen_t len = address_to_sockaddr(to, sock->family, &ss);
@@ -447,12 +447,12 @@ int chunk_socket_send(chunk_socket_t *sock, const chunk_address_t *to, const uin
     return sent == (ssize_t)bytes ? 0 : -1;
 }
 
-int chunk_socket_receive(chunk_socket_t *sock, chunk_address_t *from, uint8_t *buffer)
+int platform_socket_receive(platform_socket_t *sock, platform_address_t *from, uint8_t *buffer)
 {
     for (;;) {
         struct sockaddr_storage ss;
         socklen_t len = sizeof ss;
-        ssize_t n = recvfrom(sock->fd, buffer, CHUNK_SOCKET_MAX_DATAGRAM, 0, (struct sockaddr *)&ss, &len);
+        ssize_t n = recvfrom(sock->fd, buffer, PLATFORM_SOCKET_MAX_DATAGRAM, 0, (struct sockaddr *)&ss, &len);
         if (n >= 0) {
             if (address_from_sockaddr((struct sockaddr *)&ss, from) != 0) continue; /* not IP: skip */
             return (int)n;
@@ -467,7 +467,7 @@ int chunk_socket_receive(chunk_socket_t *sock, chunk_address_t *from, uint8_t *b
     }
 }
 
-int chunk_socket_local_address(const chunk_socket_t *sock, const chunk_address_t *peer, chunk_address_t *local)
+int platform_socket_local_address(const platform_socket_t *sock, const platform_address_t *peer, platform_address_t *local)
 {
     *local = sock->bound;
     if (!address_is_unspecified(&sock->bound)) return 0;
@@ -479,7 +479,7 @@ int chunk_socket_local_address(const chunk_socket_t *sock, const chunk_address_t
     int fd = socket(sock->family == 4 ? AF_INET : AF_INET6, SOCK_DGRAM, 0);
     if (fd < 0) return -1;
     int rc = -1;
-    chunk_address_t found;
+    platform_address_t found;
     if (connect(fd, (struct sockaddr *)&ss, len) == 0) {
         len = sizeof ss;
         if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0 &&
@@ -493,7 +493,7 @@ int chunk_socket_local_address(const chunk_socket_t *sock, const chunk_address_t
     return rc;
 }
 
-int chunk_platform_wait(const int *fds, int count, double timeout, int *readable)
+int platform_wait(const int *fds, int count, double timeout, int *readable)
 {
     struct pollfd pfd[8];
     assert(count >= 0 && count <= 8); /* the programs wait on at most three */

@@ -12,8 +12,11 @@
 #include <unistd.h>
 
 #include "chunk.h"
-#include "link.h"
+#include "app.h"
+#include "chunk-app.h"
+#include "udplink.h"
 #include "platform.h"
+#include "util.h"
 
 enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2, EXIT_INCOMPLETE = 3, EXIT_TOO_MUCH = 4 };
 
@@ -118,36 +121,36 @@ int main(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":p:b:n:t:w:46qvh", options, NULL)) != -1) {
         switch (opt) {
         case 'p':
-            if (chunk_parse_port(optarg, &port) != 0)
-                chunk_app_bad_argument(program, "bad --port '%s': expected 0..65535", optarg);
+            if (platform_parse_port(optarg, &port) != 0)
+                app_bad_argument(program, "bad --port '%s': expected 0..65535", optarg);
             port_given = 1;
             break;
         case 'b': bind_text = optarg; break;
         case OPT_PORTFILE: port_file = optarg; break;
         case 'n':
-            if (chunk_parse_int(optarg, 1, (long long)1 << 48, &want_chunks) != 0)
-                chunk_app_bad_argument(program, "bad --chunks '%s': expected a count >= 1", optarg);
+            if (platform_parse_int(optarg, 1, (long long)1 << 48, &want_chunks) != 0)
+                app_bad_argument(program, "bad --chunks '%s': expected a count >= 1", optarg);
             break;
         case OPT_BYTES:
-            if (chunk_parse_bytes(optarg, (long long)1 << 60, &want_bytes) != 0 || want_bytes < 1)
-                chunk_app_bad_argument(program, "bad --bytes '%s': expected a byte count >= 1, e.g. 1048576 or 1M",
+            if (platform_parse_bytes(optarg, (long long)1 << 60, &want_bytes) != 0 || want_bytes < 1)
+                app_bad_argument(program, "bad --bytes '%s': expected a byte count >= 1, e.g. 1048576 or 1M",
                                        optarg);
             break;
         case OPT_IDLE:
-            if (chunk_parse_seconds(optarg, 1e9, &idle_timeout) != 0)
-                chunk_app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
+            if (platform_parse_seconds(optarg, 1e9, &idle_timeout) != 0)
+                app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
             break;
         case OPT_LINGER:
-            if (chunk_parse_seconds(optarg, 3600, &linger) != 0)
-                chunk_app_bad_argument(program, "bad --linger '%s': expected seconds", optarg);
+            if (platform_parse_seconds(optarg, 3600, &linger) != 0)
+                app_bad_argument(program, "bad --linger '%s': expected seconds", optarg);
             break;
         case 't':
-            if (chunk_parse_seconds(optarg, 1e9, &timeout) != 0)
-                chunk_app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
+            if (platform_parse_seconds(optarg, 1e9, &timeout) != 0)
+                app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
             break;
         case OPT_ACKI:
-            if (chunk_parse_seconds(optarg, 3600, &config.ack_interval) != 0)
-                chunk_app_bad_argument(program, "bad --ack-interval '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
+            if (platform_parse_seconds(optarg, 3600, &config.ack_interval) != 0)
+                app_bad_argument(program, "bad --ack-interval '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
             break;
         case CHUNK_OPT_SLICE_SIZE:
         case CHUNK_OPT_MAX_SLICES:
@@ -161,33 +164,33 @@ int main(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'v': verbosity++; break;
         case 'h': usage(stdout); return EXIT_OK;
-        case ':': chunk_app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
-        default: chunk_app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
+        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
+        default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
         }
     }
-    if (argc - optind > 1) chunk_app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
+    if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
     const char *output_path = optind < argc ? argv[optind] : "-";
-    if (want_chunks > 0 && want_bytes > 0) chunk_app_bad_argument(program, "%s", "give --chunks or --bytes, not both");
-    chunk_app_set_verbosity(verbosity);
+    if (want_chunks > 0 && want_bytes > 0) app_bad_argument(program, "%s", "give --chunks or --bytes, not both");
+    app_set_verbosity(verbosity);
 
-    char err[256], text[CHUNK_ADDRESS_STRING_SIZE];
-    chunk_link_t link;
+    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
+    udp_link_t link;
     memset(&link, 0, sizeof link);
     link.program = program;
-    chunk_address_t bind_address;
+    platform_address_t bind_address;
     int dual_stack = 0;
     if (bind_text) {
-        if (chunk_address_parse(bind_text, family, port, &bind_address, err, sizeof err) != 0) {
+        if (platform_address_parse(bind_text, family, port, &bind_address, err, sizeof err) != 0) {
             fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
             return EXIT_USAGE;
         }
         if (port_given) bind_address.port = port;
     } else {
-        chunk_address_any(&bind_address, family ? family : 6, port);
+        platform_address_any(&bind_address, family ? family : 6, port);
         dual_stack = family == 0;
     }
-    if (chunk_app_open_listener(program, &link.socket, &bind_address, dual_stack) != 0) return EXIT_IO;
-    if (port_file && chunk_app_write_port_file(program, port_file, link.socket.bound.port) != 0) return EXIT_IO;
+    if (app_open_listener(program, &link.socket, &bind_address, dual_stack) != 0) return EXIT_IO;
+    if (port_file && app_write_port_file(program, port_file, link.socket.bound.port) != 0) return EXIT_IO;
 
     int output_fd = 1;
     if (strcmp(output_path, "-") != 0) {
@@ -197,24 +200,24 @@ int main(int argc, char **argv)
             return EXIT_IO;
         }
     }
-    if (chunk_capture_open(&link.capture, program, pcap_path) != 0) return EXIT_IO;
+    if (app_capture_open(&link.capture, program, pcap_path) != 0) return EXIT_IO;
 
-    config.send = chunk_link_send;
+    config.send = udp_link_send;
     config.context = &link;
     chunk_receiver_t *receiver = chunk_receiver_create(&config);
     size_t chunk_capacity = (size_t)config.wire.slice_size * (size_t)config.wire.max_slices;
     uint8_t *chunk = malloc(chunk_capacity);
-    uint8_t *datagram = malloc(CHUNK_SOCKET_MAX_DATAGRAM);
+    uint8_t *datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
     if (!receiver || !chunk || !datagram) {
         fprintf(stderr, "%s: out of memory\n", program);
         return EXIT_IO;
     }
-    chunk_platform_catch_signals();
-    chunk_log(CHUNK_LOG_INFO, "%s: listening on %s", program,
-              chunk_address_format(&link.socket.bound, text, sizeof text));
+    platform_catch_signals();
+    log_message(LOG_LEVEL_INFO, "%s: listening on %s", program,
+              platform_address_format(&link.socket.bound, text, sizeof text));
 
     const uint64_t *counters = chunk_receiver_counters(receiver);
-    double start = chunk_platform_time(), first_heard = -1, last_heard = 0, last_stale = 0, done_at = -1;
+    double start = platform_time(), first_heard = -1, last_heard = 0, last_stale = 0, done_at = -1;
     double next_progress = start + 1.0;
     long long bytes_written = 0, chunks_written = 0;
     uint64_t accepted_at_last_chunk = 0, stale_seen = 0;
@@ -224,12 +227,12 @@ int main(int argc, char **argv)
 
     for (;;) {
         int readable;
-        if (chunk_app_wait(program, &link.socket.fd, 1, 0.005, &readable, &exit_code, &outcome) != 0) break;
-        double now = chunk_platform_time();
+        if (app_wait(program, &link.socket.fd, 1, 0.005, &readable, &exit_code, &outcome) != 0) break;
+        double now = platform_time();
 
         for (;;) {
-            chunk_address_t from;
-            int n = chunk_link_receive(&link, &from, datagram);
+            platform_address_t from;
+            int n = udp_link_receive(&link, &from, datagram);
             if (n == -1) break;
             if (n == -2) {
                 fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
@@ -244,13 +247,13 @@ int main(int argc, char **argv)
                 if (chunk_read_packet(&config.wire, datagram, n, &packet) == CHUNK_READ_OK) {
                     link.peer_known = 1;
                     link.peer = from;
-                    chunk_socket_local_address(&link.socket, &from, &link.local);
+                    platform_socket_local_address(&link.socket, &from, &link.local);
                     first_heard = now;
-                    chunk_log(CHUNK_LOG_INFO, "%s: receiving from %s", program,
-                              chunk_address_format(&from, text, sizeof text));
+                    log_message(LOG_LEVEL_INFO, "%s: receiving from %s", program,
+                              platform_address_format(&from, text, sizeof text));
                 }
             }
-            if (!chunk_link_accept(&link, &from, datagram, n,
+            if (!udp_link_accept(&link, &from, datagram, n,
                                    link.peer_known ? "not the sender locked onto" : "not a valid chunk packet"))
                 continue;
             last_heard = now;
@@ -319,19 +322,19 @@ int main(int argc, char **argv)
         }
         if (!quiet && done_at < 0 && first_heard >= 0 && now >= next_progress && now - first_heard >= 1.0) {
             char rate[32];
-            chunk_app_format_rate(bytes_written / (now - first_heard), rate, sizeof rate);
+            app_format_rate(bytes_written / (now - first_heard), rate, sizeof rate);
             fprintf(stderr, "%s: %lld bytes in %lld chunks written, %s, %llu slices received (%llu duplicate)%s",
                     program, bytes_written, chunks_written, rate,
                     (unsigned long long)counters[CHUNK_RECEIVER_COUNTER_SLICES_RECEIVED],
                     (unsigned long long)counters[CHUNK_RECEIVER_COUNTER_SLICES_DUPLICATE],
-                    chunk_app_progress_end());
+                    app_progress_end());
             progress_shown = 1;
             next_progress = now + 1.0;
         }
     }
 done:;
-    double end = chunk_platform_time();
-    exit_code = chunk_capture_finish(&link.capture, program, exit_code);
+    double end = platform_time();
+    exit_code = app_capture_finish(&link.capture, program, exit_code);
     if (output_fd != 1 && close(output_fd) != 0) {
         fprintf(stderr, "%s: closing %s: %s\n", program, output_path, strerror(errno));
         if (exit_code == EXIT_OK) exit_code = EXIT_IO;
@@ -339,25 +342,25 @@ done:;
     if (!quiet || exit_code != EXIT_OK) {
         char rate[32], last[32] = "";
         double busy = first_heard >= 0 ? (done_at >= 0 ? done_at : end) - first_heard : 0;
-        chunk_app_format_rate(busy > 0 ? bytes_written / busy : 0, rate, sizeof rate);
+        app_format_rate(busy > 0 ? bytes_written / busy : 0, rate, sizeof rate);
         if (chunks_written > 0) snprintf(last, sizeof last, " (last chunk id %u)", (unsigned)last_chunk_id);
-        chunk_app_progress_finish(progress_shown);
+        app_progress_finish(progress_shown);
         fprintf(stderr, "%s: %s: %lld bytes in %lld chunks%s from %s in %.3f s (%s goodput)\n", program,
                 outcome ? outcome : "stopped", bytes_written, chunks_written, last,
-                link.peer_known ? chunk_address_format(&link.peer, text, sizeof text) : "nobody", busy, rate);
-        chunk_link_print_datagrams(&link);
+                link.peer_known ? platform_address_format(&link.peer, text, sizeof text) : "nobody", busy, rate);
+        udp_link_print_datagrams(&link);
         fprintf(stderr, "  receiver:");
-        chunk_app_print_counters(counters, CHUNK_RECEIVER_COUNTER_COUNT, chunk_receiver_counter_name);
+        app_print_counters(counters, CHUNK_RECEIVER_COUNTER_COUNT, chunk_receiver_counter_name);
         uint64_t unwritten = counters[CHUNK_RECEIVER_COUNTER_CHUNKS_COMPLETED] - (uint64_t)chunks_written;
         if (unwritten > 0)
             fprintf(stderr, "  note: %llu more chunk(s) completed, and were acked, but not written%s\n",
                     (unsigned long long)unwritten,
                     done_at >= 0 ? ": they came after the data --chunks/--bytes asked for" : "");
         chunk_app_print_invalid(chunk_receiver_invalid_counters(receiver));
-        chunk_capture_print(&link.capture);
+        app_capture_print(&link.capture);
     }
     chunk_receiver_destroy(receiver);
-    chunk_socket_close(&link.socket);
+    platform_socket_close(&link.socket);
     free(chunk);
     free(datagram);
     return exit_code;

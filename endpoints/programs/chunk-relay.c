@@ -12,8 +12,12 @@
 #include <string.h>
 
 #include "chunk.h"
-#include "link.h"
+#include "app.h"
+#include "chunk-app.h"
+#include "udplink.h"
 #include "platform.h"
+#include "util.h"
+#include "netsim.h"
 
 enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2 };
 enum { DIR_FORWARD = 0, DIR_BACK = 1 }; /* toward the receiver / toward the sender */
@@ -92,11 +96,11 @@ static int parse_one(int kind, const char *text, double *out)
 {
     long long bytes;
     switch (kind) {
-    case VALUE_PROBABILITY: return chunk_parse_probability(text, out);
-    case VALUE_SECONDS: return chunk_parse_seconds(text, 3600, out);
-    case VALUE_RATE: return chunk_parse_rate(text, out);
+    case VALUE_PROBABILITY: return platform_parse_probability(text, out);
+    case VALUE_SECONDS: return platform_parse_seconds(text, 3600, out);
+    case VALUE_RATE: return platform_parse_rate(text, out);
     default:
-        if (chunk_parse_bytes(text, 1LL << 40, &bytes) != 0) return -1;
+        if (platform_parse_bytes(text, 1LL << 40, &bytes) != 0) return -1;
         *out = (double)bytes;
         return 0;
     }
@@ -107,16 +111,16 @@ static int parse_one(int kind, const char *text, double *out)
 static const struct {
     const char *name;
     int kind;
-    size_t offset; /* of the double or int in chunk_link_config_t */
+    size_t offset; /* of the double or int in netsim_link_config_t */
 } link_options[] = {
-    {"loss", VALUE_PROBABILITY, offsetof(chunk_link_config_t, loss)},
-    {"latency", VALUE_SECONDS, offsetof(chunk_link_config_t, latency)},
-    {"jitter", VALUE_SECONDS, offsetof(chunk_link_config_t, jitter)},
-    {"duplicate", VALUE_PROBABILITY, offsetof(chunk_link_config_t, duplicate)},
-    {"reorder", VALUE_PROBABILITY, offsetof(chunk_link_config_t, reorder)},
-    {"reorder-delay", VALUE_SECONDS, offsetof(chunk_link_config_t, reorder_delay)},
-    {"bandwidth", VALUE_RATE, offsetof(chunk_link_config_t, bandwidth)},
-    {"queue", VALUE_BYTES, offsetof(chunk_link_config_t, queue_bytes)},
+    {"loss", VALUE_PROBABILITY, offsetof(netsim_link_config_t, loss)},
+    {"latency", VALUE_SECONDS, offsetof(netsim_link_config_t, latency)},
+    {"jitter", VALUE_SECONDS, offsetof(netsim_link_config_t, jitter)},
+    {"duplicate", VALUE_PROBABILITY, offsetof(netsim_link_config_t, duplicate)},
+    {"reorder", VALUE_PROBABILITY, offsetof(netsim_link_config_t, reorder)},
+    {"reorder-delay", VALUE_SECONDS, offsetof(netsim_link_config_t, reorder_delay)},
+    {"bandwidth", VALUE_RATE, offsetof(netsim_link_config_t, bandwidth)},
+    {"queue", VALUE_BYTES, offsetof(netsim_link_config_t, queue_bytes)},
 };
 #define LINK_OPTION_COUNT (int)(sizeof link_options / sizeof link_options[0])
 #define OPT_LINK_BASE 1000 /* getopt value: OPT_LINK_BASE + 3 * option + (0 both, 1 ab, 2 ba) */
@@ -128,7 +132,7 @@ static const char *link_value_help[] = {
 
 /* Sets link option `index` from text on the directions `variant` selects.
  * Returns 0, or -1 when text is not a valid value. */
-static int set_link_option(chunk_sim_config_t *config, int index, int variant, const char *text)
+static int set_link_option(netsim_config_t *config, int index, int variant, const char *text)
 {
     double value;
     if (parse_one(link_options[index].kind, text, &value) != 0) return -1;
@@ -145,13 +149,13 @@ static int set_link_option(chunk_sim_config_t *config, int index, int variant, c
 }
 
 typedef struct relay_t {
-    chunk_socket_t listen;   /* faces the sender */
-    chunk_socket_t upstream; /* faces the receiver */
+    platform_socket_t listen;   /* faces the sender */
+    platform_socket_t upstream; /* faces the receiver */
     int sender_known;
-    chunk_address_t sender, receiver;
-    chunk_address_t listen_local;   /* listen socket's address as the sender sees it */
-    chunk_address_t upstream_local; /* upstream socket's address as the receiver sees it */
-    chunk_capture_t capture;
+    platform_address_t sender, receiver;
+    platform_address_t listen_local;   /* listen socket's address as the sender sees it */
+    platform_address_t upstream_local; /* upstream socket's address as the receiver sees it */
+    app_capture_t capture;
     int capture_at; /* CAPTURE_* */
     uint64_t arrived[2], forwarded[2], foreign_dropped[2], size_dropped[2], send_errors[2];
     uint64_t bytes_forwarded[2];
@@ -171,8 +175,10 @@ static int capture_on_arrival(int capture_at, int dir)
 
 int main(int argc, char **argv)
 {
-    chunk_sim_config_t sim_config;
-    chunk_sim_default_config(&sim_config);
+    netsim_config_t sim_config;
+    netsim_default_config(&sim_config);
+    chunk_faults_t faults; /* chunk packets the network drops on purpose */
+    chunk_faults_default(&faults);
     const char *listen_text = "40001", *to_text = NULL, *pcap_path = NULL, *port_file = NULL;
     double timeout = 0, idle_exit = 0;
     int quiet = 0, verbosity = 0;
@@ -211,7 +217,6 @@ int main(int argc, char **argv)
         options[FIXED_OPTION_COUNT + i] = (struct option){link_names[i], required_argument, NULL, OPT_LINK_BASE + i};
     }
     options[FIXED_OPTION_COUNT + 3 * LINK_OPTION_COUNT] = (struct option){NULL, 0, NULL, 0};
-    chunk_link_config_t *fwd = &sim_config.link[DIR_FORWARD], *back = &sim_config.link[DIR_BACK];
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":l:T:t:w:qvh", options, NULL)) != -1) {
@@ -219,29 +224,29 @@ int main(int argc, char **argv)
         case 'l': listen_text = optarg; break;
         case 'T': to_text = optarg; break;
         case OPT_PORTFILE: port_file = optarg; break;
-        case OPT_DROP_ACKS: fwd->drop_acks = back->drop_acks = 1; break;
+        case OPT_DROP_ACKS: faults.drop_acks[DIR_FORWARD] = faults.drop_acks[DIR_BACK] = 1; break;
         case OPT_DROP_SLICE:
-            if (chunk_parse_int(optarg, 0, CHUNK_MAX_SLICES_LIMIT - 1, &value) != 0)
-                chunk_app_bad_argument(program, "bad --drop-slice '%s': expected a slice id, 0..1023", optarg);
-            fwd->drop_slice_id = back->drop_slice_id = (int)value;
+            if (platform_parse_int(optarg, 0, CHUNK_MAX_SLICES_LIMIT - 1, &value) != 0)
+                app_bad_argument(program, "bad --drop-slice '%s': expected a slice id, 0..1023", optarg);
+            faults.drop_slice_id[DIR_FORWARD] = faults.drop_slice_id[DIR_BACK] = (int)value;
             break;
         case OPT_SEED:
-            if (chunk_parse_int(optarg, 0, INT64_MAX, &value) != 0)
-                chunk_app_bad_argument(program, "bad --seed '%s': expected a non-negative integer", optarg);
+            if (platform_parse_int(optarg, 0, INT64_MAX, &value) != 0)
+                app_bad_argument(program, "bad --seed '%s': expected a non-negative integer", optarg);
             sim_config.seed = (uint64_t)value;
             break;
         case CHUNK_OPT_SLICE_SIZE:
         case CHUNK_OPT_MAX_SLICES:
         case CHUNK_OPT_PROTOCOL_ID:
-            chunk_app_wire_option(program, opt, optarg, &sim_config.wire, NULL);
+            chunk_app_wire_option(program, opt, optarg, &faults.wire, NULL);
             break;
         case 't':
-            if (chunk_parse_seconds(optarg, 1e9, &timeout) != 0)
-                chunk_app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
+            if (platform_parse_seconds(optarg, 1e9, &timeout) != 0)
+                app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
             break;
         case OPT_IDLE:
-            if (chunk_parse_seconds(optarg, 1e9, &idle_exit) != 0)
-                chunk_app_bad_argument(program, "bad --idle-exit '%s': expected seconds", optarg);
+            if (platform_parse_seconds(optarg, 1e9, &idle_exit) != 0)
+                app_bad_argument(program, "bad --idle-exit '%s': expected seconds", optarg);
             break;
         case 'w': pcap_path = optarg; break;
         case OPT_AT:
@@ -249,12 +254,12 @@ int main(int argc, char **argv)
             for (int i = 0; i < 4; i++)
                 if (strcmp(optarg, capture_names[i]) == 0) relay.capture_at = i;
             if (relay.capture_at < 0)
-                chunk_app_bad_argument(program, "bad --capture-at '%s': expected sender, receiver, in or out", optarg);
+                app_bad_argument(program, "bad --capture-at '%s': expected sender, receiver, in or out", optarg);
             break;
         case 'q': quiet = 1; break;
         case 'v': verbosity++; break;
         case 'h': usage(stdout); return EXIT_OK;
-        case ':': chunk_app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
+        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
         default:
             if (opt >= OPT_LINK_BASE && opt < OPT_LINK_BASE + 3 * LINK_OPTION_COUNT) {
                 int index = (opt - OPT_LINK_BASE) / 3;
@@ -265,77 +270,81 @@ int main(int argc, char **argv)
                 }
                 break;
             }
-            chunk_app_bad_argument(program, "unknown option '%s'", argv[optind - 1]);
+            app_bad_argument(program, "unknown option '%s'", argv[optind - 1]);
             break;
         }
     }
-    if (optind < argc) chunk_app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
-    if (fwd->drop_slice_id >= sim_config.wire.max_slices)
-        chunk_app_bad_argument(program, "--drop-slice is not below --max-slices%s", "");
-    chunk_app_set_verbosity(verbosity);
+    if (optind < argc) app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
+    if (faults.drop_slice_id[DIR_FORWARD] >= faults.wire.max_slices)
+        app_bad_argument(program, "--drop-slice is not below --max-slices%s", "");
+    app_set_verbosity(verbosity);
 
-    char err[256], text[CHUNK_ADDRESS_STRING_SIZE], text2[CHUNK_ADDRESS_STRING_SIZE];
+    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE], text2[PLATFORM_ADDRESS_STRING_SIZE];
     /* --listen: "PORT" alone, or ADDR:PORT / [ADDR]:PORT. */
-    chunk_address_t listen_address;
+    platform_address_t listen_address;
     uint16_t port;
     int dual_stack = 0;
-    if (chunk_parse_port(listen_text, &port) == 0) {
-        chunk_address_any(&listen_address, 6, port);
+    if (platform_parse_port(listen_text, &port) == 0) {
+        platform_address_any(&listen_address, 6, port);
         dual_stack = 1;
-    } else if (chunk_address_parse(listen_text, 0, 40001, &listen_address, err, sizeof err) != 0) {
+    } else if (platform_address_parse(listen_text, 0, 40001, &listen_address, err, sizeof err) != 0) {
         fprintf(stderr, "%s: --listen: %s (try --help)\n", program, err);
         return EXIT_USAGE;
     }
     char default_to[32];
     snprintf(default_to, sizeof default_to, "127.0.0.1:%d", CHUNK_DEFAULT_PORT);
-    if (chunk_address_parse(to_text ? to_text : default_to, 0, CHUNK_DEFAULT_PORT, &relay.receiver, err,
+    if (platform_address_parse(to_text ? to_text : default_to, 0, CHUNK_DEFAULT_PORT, &relay.receiver, err,
                             sizeof err) != 0) {
         fprintf(stderr, "%s: --to: %s (try --help)\n", program, err);
         return EXIT_USAGE;
     }
-    if (relay.receiver.port == 0) chunk_app_bad_argument(program, "--to '%s' has port 0: give the receiver's port",
+    if (relay.receiver.port == 0) app_bad_argument(program, "--to '%s' has port 0: give the receiver's port",
                                                          to_text);
 
-    if (chunk_app_open_listener(program, &relay.listen, &listen_address, dual_stack) != 0) return EXIT_IO;
-    chunk_address_t upstream_address;
-    chunk_address_any(&upstream_address, relay.receiver.family, 0);
-    if (chunk_socket_open(&relay.upstream, &upstream_address, 0, err, sizeof err) != 0) {
+    if (app_open_listener(program, &relay.listen, &listen_address, dual_stack) != 0) return EXIT_IO;
+    platform_address_t upstream_address;
+    platform_address_any(&upstream_address, relay.receiver.family, 0);
+    if (platform_socket_open(&relay.upstream, &upstream_address, 0, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", program, err);
         return EXIT_IO;
     }
-    chunk_socket_local_address(&relay.upstream, &relay.receiver, &relay.upstream_local);
-    if (port_file && chunk_app_write_port_file(program, port_file, relay.listen.bound.port) != 0) return EXIT_IO;
-    if (chunk_capture_open(&relay.capture, program, pcap_path) != 0) return EXIT_IO;
-    chunk_sim_t *sim = chunk_sim_create(&sim_config);
-    uint8_t *datagram = malloc(CHUNK_SOCKET_MAX_DATAGRAM);
+    platform_socket_local_address(&relay.upstream, &relay.receiver, &relay.upstream_local);
+    if (port_file && app_write_port_file(program, port_file, relay.listen.bound.port) != 0) return EXIT_IO;
+    if (app_capture_open(&relay.capture, program, pcap_path) != 0) return EXIT_IO;
+    if (chunk_faults_any(&faults)) {
+        sim_config.filter = chunk_faults_filter;
+        sim_config.filter_context = &faults;
+    }
+    netsim_t *sim = netsim_create(&sim_config);
+    uint8_t *datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
     if (!sim || !datagram) {
         fprintf(stderr, "%s: out of memory\n", program);
         return EXIT_IO;
     }
-    chunk_platform_catch_signals();
-    chunk_log(CHUNK_LOG_INFO, "%s: listening on %s, relaying to %s", program,
-              chunk_address_format(&relay.listen.bound, text, sizeof text),
-              chunk_address_format(&relay.receiver, text2, sizeof text2));
+    platform_catch_signals();
+    log_message(LOG_LEVEL_INFO, "%s: listening on %s, relaying to %s", program,
+              platform_address_format(&relay.listen.bound, text, sizeof text),
+              platform_address_format(&relay.receiver, text2, sizeof text2));
 
     /* The simulator runs on monotonic time since start. */
-    double start = chunk_platform_time(), last_arrival = -1, next_progress = start + 1.0;
+    double start = platform_time(), last_arrival = -1, next_progress = start + 1.0;
     int exit_code = EXIT_OK, progress_shown = 0;
     const char *outcome = "stopped";
-    chunk_socket_t *in_socket[2] = {&relay.listen, &relay.upstream};
+    platform_socket_t *in_socket[2] = {&relay.listen, &relay.upstream};
 
     for (;;) {
-        double now = chunk_platform_time() - start;
-        double next = chunk_sim_next_delivery(sim);
+        double now = platform_time() - start;
+        double next = netsim_next_delivery(sim);
         double wait = 0.05;
         if (next >= 0) wait = next - now < 0 ? 0 : next - now < wait ? next - now : wait;
         int fds[2] = {relay.listen.fd, relay.upstream.fd}, readable[2];
-        if (chunk_app_wait(program, fds, 2, wait, readable, &exit_code, &outcome) != 0) break;
-        now = chunk_platform_time() - start;
+        if (app_wait(program, fds, 2, wait, readable, &exit_code, &outcome) != 0) break;
+        now = platform_time() - start;
 
         for (int dir = 0; dir < 2; dir++) {
             for (;;) {
-                chunk_address_t from;
-                int n = chunk_socket_receive(in_socket[dir], &from, datagram);
+                platform_address_t from;
+                int n = platform_socket_receive(in_socket[dir], &from, datagram);
                 if (n == -1) break;
                 if (n == -2) {
                     fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
@@ -346,47 +355,47 @@ int main(int argc, char **argv)
                 if (dir == DIR_FORWARD && !relay.sender_known) {
                     relay.sender_known = 1;
                     relay.sender = from;
-                    chunk_socket_local_address(&relay.listen, &from, &relay.listen_local);
-                    chunk_log(CHUNK_LOG_INFO, "%s: sender is %s", program, chunk_address_format(&from, text, sizeof text));
+                    platform_socket_local_address(&relay.listen, &from, &relay.listen_local);
+                    log_message(LOG_LEVEL_INFO, "%s: sender is %s", program, platform_address_format(&from, text, sizeof text));
                 }
-                const chunk_address_t *peer = dir == DIR_FORWARD ? &relay.sender : &relay.receiver;
+                const platform_address_t *peer = dir == DIR_FORWARD ? &relay.sender : &relay.receiver;
                 /* Answers have nowhere to go before the sender is known. */
-                if (!chunk_address_equal(&from, peer) || !relay.sender_known) {
+                if (!platform_address_equal(&from, peer) || !relay.sender_known) {
                     relay.foreign_dropped[dir]++;
-                    chunk_log(CHUNK_LOG_DEBUG, "%s: dropped %d bytes from %s: not the %s", program, n,
-                              chunk_address_format(&from, text, sizeof text), dir == DIR_FORWARD ? "sender" : "receiver");
+                    log_message(LOG_LEVEL_DEBUG, "%s: dropped %d bytes from %s: not the %s", program, n,
+                              platform_address_format(&from, text, sizeof text), dir == DIR_FORWARD ? "sender" : "receiver");
                     continue;
                 }
                 relay.arrived[dir]++;
                 last_arrival = now;
                 if (capture_on_arrival(relay.capture_at, dir))
-                    chunk_capture_record(&relay.capture, peer,
+                    app_capture_record(&relay.capture, peer,
                                          dir == DIR_FORWARD ? &relay.listen_local : &relay.upstream_local, datagram, n);
                 if (n <= 0 || n > CHUNK_MAX_PACKET_BYTES) {
                     /* The simulator carries only what a chunk packet can be. */
                     relay.size_dropped[dir]++;
-                    chunk_log(CHUNK_LOG_DEBUG, "%s: dropped a datagram of %d bytes: no chunk packet is that size", program, n);
+                    log_message(LOG_LEVEL_DEBUG, "%s: dropped a datagram of %d bytes: no chunk packet is that size", program, n);
                     continue;
                 }
-                chunk_sim_send(sim, dir, now, datagram, n);
+                netsim_send(sim, dir, now, datagram, n);
             }
         }
 
         for (int dir = 0; dir < 2; dir++) {
             double delivery;
             int n;
-            while ((n = chunk_sim_receive(sim, dir, now, datagram, &delivery)) > 0) {
-                chunk_socket_t *out = dir == DIR_FORWARD ? &relay.upstream : &relay.listen;
-                const chunk_address_t *to = dir == DIR_FORWARD ? &relay.receiver : &relay.sender;
-                if (chunk_socket_send(out, to, datagram, n) != 0) {
+            while ((n = netsim_receive(sim, dir, now, datagram, &delivery)) > 0) {
+                platform_socket_t *out = dir == DIR_FORWARD ? &relay.upstream : &relay.listen;
+                const platform_address_t *to = dir == DIR_FORWARD ? &relay.receiver : &relay.sender;
+                if (platform_socket_send(out, to, datagram, n) != 0) {
                     relay.send_errors[dir]++;
-                    chunk_log(CHUNK_LOG_DEBUG, "%s: send failed: %s", program, strerror(errno));
+                    log_message(LOG_LEVEL_DEBUG, "%s: send failed: %s", program, strerror(errno));
                     continue;
                 }
                 relay.forwarded[dir]++;
                 relay.bytes_forwarded[dir] += (uint64_t)n;
                 if (!capture_on_arrival(relay.capture_at, dir))
-                    chunk_capture_record(&relay.capture, dir == DIR_FORWARD ? &relay.upstream_local : &relay.listen_local,
+                    app_capture_record(&relay.capture, dir == DIR_FORWARD ? &relay.upstream_local : &relay.listen_local,
                                          to, datagram, n);
             }
         }
@@ -395,49 +404,49 @@ int main(int argc, char **argv)
             outcome = "timeout reached";
             break;
         }
-        if (idle_exit > 0 && last_arrival >= 0 && now - last_arrival >= idle_exit && chunk_sim_next_delivery(sim) < 0) {
+        if (idle_exit > 0 && last_arrival >= 0 && now - last_arrival >= idle_exit && netsim_next_delivery(sim) < 0) {
             outcome = "idle";
             break;
         }
         if (!quiet && last_arrival >= 0 && now + start >= next_progress) {
-            const uint64_t *c0 = chunk_sim_counters(sim, DIR_FORWARD), *c1 = chunk_sim_counters(sim, DIR_BACK);
+            const uint64_t *c0 = netsim_counters(sim, DIR_FORWARD), *c1 = netsim_counters(sim, DIR_BACK);
             fprintf(stderr,
                     "%s: forward %llu in, %llu out (%llu lost), back %llu in, %llu out (%llu lost), %.1f kB/s forward%s",
                     program, (unsigned long long)relay.arrived[0], (unsigned long long)relay.forwarded[0],
-                    (unsigned long long)(c0[CHUNK_SIM_COUNTER_LOST] + c0[CHUNK_SIM_COUNTER_QUEUE_DROPPED] +
-                                         c0[CHUNK_SIM_COUNTER_FAULT_DROPPED]),
+                    (unsigned long long)(c0[NETSIM_COUNTER_LOST] + c0[NETSIM_COUNTER_QUEUE_DROPPED] +
+                                         c0[NETSIM_COUNTER_FAULT_DROPPED]),
                     (unsigned long long)relay.arrived[1], (unsigned long long)relay.forwarded[1],
-                    (unsigned long long)(c1[CHUNK_SIM_COUNTER_LOST] + c1[CHUNK_SIM_COUNTER_QUEUE_DROPPED] +
-                                         c1[CHUNK_SIM_COUNTER_FAULT_DROPPED]),
-                    relay.bytes_forwarded[0] / now / 1e3, chunk_app_progress_end());
+                    (unsigned long long)(c1[NETSIM_COUNTER_LOST] + c1[NETSIM_COUNTER_QUEUE_DROPPED] +
+                                         c1[NETSIM_COUNTER_FAULT_DROPPED]),
+                    relay.bytes_forwarded[0] / now / 1e3, app_progress_end());
             progress_shown = 1;
             next_progress = now + start + 1.0;
         }
     }
 done:;
-    exit_code = chunk_capture_finish(&relay.capture, program, exit_code);
+    exit_code = app_capture_finish(&relay.capture, program, exit_code);
     if (!quiet || exit_code != EXIT_OK) {
-        chunk_app_progress_finish(progress_shown);
+        app_progress_finish(progress_shown);
         fprintf(stderr, "%s: %s after %.3f s; sender %s, receiver %s, seed %llu\n", program, outcome,
-                chunk_platform_time() - start,
-                relay.sender_known ? chunk_address_format(&relay.sender, text, sizeof text) : "never heard",
-                chunk_address_format(&relay.receiver, text2, sizeof text2), (unsigned long long)sim_config.seed);
+                platform_time() - start,
+                relay.sender_known ? platform_address_format(&relay.sender, text, sizeof text) : "never heard",
+                platform_address_format(&relay.receiver, text2, sizeof text2), (unsigned long long)sim_config.seed);
         for (int dir = 0; dir < 2; dir++) {
-            const uint64_t *c = chunk_sim_counters(sim, dir);
+            const uint64_t *c = netsim_counters(sim, dir);
             fprintf(stderr, "  %s: %llu in, %llu out, %llu from other addresses dropped, %llu bad size dropped, %llu send errors; sim:",
                     dir == DIR_FORWARD ? "forward (to receiver)" : "back (to sender)",
                     (unsigned long long)relay.arrived[dir], (unsigned long long)relay.forwarded[dir],
                     (unsigned long long)relay.foreign_dropped[dir], (unsigned long long)relay.size_dropped[dir],
                     (unsigned long long)relay.send_errors[dir]);
-            chunk_app_print_counters(c, CHUNK_SIM_COUNTER_COUNT, chunk_sim_counter_name);
+            app_print_counters(c, NETSIM_COUNTER_COUNT, netsim_counter_name);
         }
         if (pcap_path)
             fprintf(stderr, "  pcap: %llu datagrams (capture at %s) in %s\n", (unsigned long long)relay.capture.records,
                     capture_names[relay.capture_at], pcap_path);
     }
-    chunk_sim_destroy(sim);
-    chunk_socket_close(&relay.listen);
-    chunk_socket_close(&relay.upstream);
+    netsim_destroy(sim);
+    platform_socket_close(&relay.listen);
+    platform_socket_close(&relay.upstream);
     free(datagram);
     return exit_code;
 }

@@ -13,8 +13,11 @@
 #include <unistd.h>
 
 #include "chunk.h"
-#include "link.h"
+#include "app.h"
+#include "chunk-app.h"
+#include "udplink.h"
 #include "platform.h"
+#include "util.h"
 
 enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2, EXIT_TIMEOUT = 3 };
 
@@ -105,27 +108,27 @@ int main(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":c:r:b:t:w:46qvh", options, NULL)) != -1) {
         switch (opt) {
         case 'c':
-            if (chunk_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT, &chunk_size) != 0 ||
+            if (platform_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT, &chunk_size) != 0 ||
                 chunk_size < 1)
-                chunk_app_bad_argument(program, "bad --chunk-size '%s': expected bytes, e.g. 65536 or 64K", optarg);
+                app_bad_argument(program, "bad --chunk-size '%s': expected bytes, e.g. 65536 or 64K", optarg);
             break;
         case 'r':
-            if (chunk_parse_rate(optarg, &config.rate_bytes_per_second) != 0)
-                chunk_app_bad_argument(program,
+            if (platform_parse_rate(optarg, &config.rate_bytes_per_second) != 0)
+                app_bad_argument(program,
                                        "bad --rate '%s': expected bytes/s, e.g. 125000, 125kB, 1Mbit or unlimited",
                                        optarg);
             break;
         case OPT_RESEND:
-            if (chunk_parse_seconds(optarg, 3600, &config.resend_delay) != 0)
-                chunk_app_bad_argument(program, "bad --resend-delay '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
+            if (platform_parse_seconds(optarg, 3600, &config.resend_delay) != 0)
+                app_bad_argument(program, "bad --resend-delay '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
             break;
         case OPT_RTT:
-            if (chunk_parse_seconds(optarg, 3600, &config.rtt) != 0)
-                chunk_app_bad_argument(program, "bad --rtt '%s': expected seconds, e.g. 0.05 or 50ms", optarg);
+            if (platform_parse_seconds(optarg, 3600, &config.rtt) != 0)
+                app_bad_argument(program, "bad --rtt '%s': expected seconds, e.g. 0.05 or 50ms", optarg);
             break;
         case OPT_BURST:
-            if (chunk_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT, &value) != 0)
-                chunk_app_bad_argument(program, "bad --burst '%s': expected bytes, e.g. 262144 or 256K", optarg);
+            if (platform_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT, &value) != 0)
+                app_bad_argument(program, "bad --burst '%s': expected bytes, e.g. 262144 or 256K", optarg);
             config.initial_burst_bytes = (int)value;
             break;
         case CHUNK_OPT_SLICE_SIZE:
@@ -138,23 +141,23 @@ int main(int argc, char **argv)
         case '4': family = 4; break;
         case '6': family = 6; break;
         case 't':
-            if (chunk_parse_seconds(optarg, 1e9, &timeout) != 0)
-                chunk_app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
+            if (platform_parse_seconds(optarg, 1e9, &timeout) != 0)
+                app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
             break;
         case OPT_IDLE:
-            if (chunk_parse_seconds(optarg, 1e9, &idle_timeout) != 0)
-                chunk_app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
+            if (platform_parse_seconds(optarg, 1e9, &idle_timeout) != 0)
+                app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
             break;
         case 'w': pcap_path = optarg; break;
         case 'q': quiet = 1; break;
         case 'v': verbosity++; break;
         case 'h': usage(stdout); return EXIT_OK;
-        case ':': chunk_app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
-        default: chunk_app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
+        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
+        default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
         }
     }
-    if (optind >= argc) chunk_app_bad_argument(program, "%s", "missing HOST[:PORT] of the receiver");
-    if (argc - optind > 2) chunk_app_bad_argument(program, "unexpected argument '%s'", argv[optind + 2]);
+    if (optind >= argc) app_bad_argument(program, "%s", "missing HOST[:PORT] of the receiver");
+    if (argc - optind > 2) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 2]);
     const char *host_text = argv[optind];
     const char *input_path = optind + 1 < argc ? argv[optind + 1] : "-";
 
@@ -165,23 +168,23 @@ int main(int argc, char **argv)
                 program, chunk_size, max_chunk);
         return EXIT_USAGE;
     }
-    chunk_app_set_verbosity(verbosity);
+    app_set_verbosity(verbosity);
 
-    char err[256], text[CHUNK_ADDRESS_STRING_SIZE];
-    chunk_link_t link;
+    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
+    udp_link_t link;
     memset(&link, 0, sizeof link);
     link.program = program;
     link.peer_known = 1; /* the receiver, given on the command line */
-    if (chunk_address_parse(host_text, family, CHUNK_DEFAULT_PORT, &link.peer, err, sizeof err) != 0) {
+    if (platform_address_parse(host_text, family, CHUNK_DEFAULT_PORT, &link.peer, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s (try --help)\n", program, err);
         return EXIT_USAGE;
     }
-    if (link.peer.port == 0) chunk_app_bad_argument(program, "receiver port 0 in '%s': give the port it listens on",
+    if (link.peer.port == 0) app_bad_argument(program, "receiver port 0 in '%s': give the port it listens on",
                                                     host_text);
-    chunk_address_t bind_address;
-    chunk_address_any(&bind_address, link.peer.family, 0);
+    platform_address_t bind_address;
+    platform_address_any(&bind_address, link.peer.family, 0);
     if (bind_text) {
-        if (chunk_address_parse(bind_text, link.peer.family, 0, &bind_address, err, sizeof err) != 0) {
+        if (platform_address_parse(bind_text, link.peer.family, 0, &bind_address, err, sizeof err) != 0) {
             fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
             return EXIT_USAGE;
         }
@@ -203,32 +206,32 @@ int main(int argc, char **argv)
     struct stat st;
     if (fstat(input_fd, &st) == 0 && S_ISREG(st.st_mode)) input_total = (long long)st.st_size;
 
-    if (chunk_socket_open(&link.socket, &bind_address, 0, err, sizeof err) != 0) {
+    if (platform_socket_open(&link.socket, &bind_address, 0, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", program, err);
         return EXIT_IO;
     }
-    chunk_socket_local_address(&link.socket, &link.peer, &link.local);
-    if (chunk_capture_open(&link.capture, program, pcap_path) != 0) return EXIT_IO;
+    platform_socket_local_address(&link.socket, &link.peer, &link.local);
+    if (app_capture_open(&link.capture, program, pcap_path) != 0) return EXIT_IO;
 
-    config.send = chunk_link_send;
+    config.send = udp_link_send;
     config.context = &link;
     chunk_sender_t *sender = chunk_sender_create(&config);
     size_ring_t ring = {0};
     ring.capacity = config.queue_capacity + 2;
     ring.sizes = calloc((size_t)ring.capacity, sizeof *ring.sizes);
     uint8_t *pending = malloc((size_t)chunk_size);
-    uint8_t *datagram = malloc(CHUNK_SOCKET_MAX_DATAGRAM);
+    uint8_t *datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
     if (!sender || !ring.sizes || !pending || !datagram) {
         fprintf(stderr, "%s: out of memory\n", program);
         return EXIT_IO;
     }
-    chunk_platform_catch_signals();
-    chunk_log(CHUNK_LOG_INFO, "%s: sending %s to %s from %s", program, input_path,
-              chunk_address_format(&link.peer, text, sizeof text),
-              chunk_address_format(&link.local, err, sizeof err));
+    platform_catch_signals();
+    log_message(LOG_LEVEL_INFO, "%s: sending %s to %s from %s", program, input_path,
+              platform_address_format(&link.peer, text, sizeof text),
+              platform_address_format(&link.local, err, sizeof err));
 
     const uint64_t *counters = chunk_sender_counters(sender);
-    double start = chunk_platform_time(), last_heard = start, last_progress = start, next_progress = start + 1.0;
+    double start = platform_time(), last_heard = start, last_progress = start, next_progress = start + 1.0;
     uint64_t slices_acked_seen = 0;
     long long pending_bytes = 0, bytes_read = 0, bytes_acked = 0;
     uint64_t chunks_seen_completed = 0;
@@ -242,8 +245,8 @@ int main(int argc, char **argv)
         /* 1 ms ticks while sending keep the pacing smooth; when only waiting
          * for input, a slower tick is enough for timeouts and progress. */
         double wait = chunk_sender_busy(sender) ? 0.001 : 0.05;
-        if (chunk_app_wait(program, fds, 2, wait, readable, &exit_code, &failure) != 0) break;
-        double now = chunk_platform_time();
+        if (app_wait(program, fds, 2, wait, readable, &exit_code, &failure) != 0) break;
+        double now = platform_time();
 
         /* Input: fill one chunk at a time, queue it when full or at EOF. */
         if (fds[1] >= 0 && readable[1]) {
@@ -276,8 +279,8 @@ int main(int argc, char **argv)
         chunk_sender_update(sender, now);
 
         for (;;) {
-            chunk_address_t from;
-            int n = chunk_link_receive(&link, &from, datagram);
+            platform_address_t from;
+            int n = udp_link_receive(&link, &from, datagram);
             if (n == -1) break;
             if (n == -2) {
                 fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
@@ -285,7 +288,7 @@ int main(int argc, char **argv)
                 failure = "socket error";
                 goto done;
             }
-            if (!chunk_link_accept(&link, &from, datagram, n, "not the receiver")) continue;
+            if (!udp_link_accept(&link, &from, datagram, n, "not the receiver")) continue;
             last_heard = now;
             chunk_sender_receive_packet(sender, now, datagram, n);
         }
@@ -328,7 +331,7 @@ int main(int argc, char **argv)
         }
         if (!quiet && now >= next_progress) {
             char rate[32];
-            chunk_app_format_rate(bytes_acked / (now - start), rate, sizeof rate);
+            app_format_rate(bytes_acked / (now - start), rate, sizeof rate);
             char total[48] = "";
             if (input_total > 0)
                 snprintf(total, sizeof total, " of %lld (%.0f%%)", input_total, 100.0 * bytes_acked / input_total);
@@ -336,30 +339,30 @@ int main(int argc, char **argv)
                     bytes_acked, total, (unsigned long long)counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED], rate,
                     (unsigned long long)counters[CHUNK_SENDER_COUNTER_SLICES_SENT],
                     (unsigned long long)counters[CHUNK_SENDER_COUNTER_SLICES_RESENT],
-                    chunk_app_progress_end());
+                    app_progress_end());
             progress_shown = 1;
             next_progress = now + 1.0;
         }
     }
 done:;
-    double elapsed = chunk_platform_time() - start;
-    exit_code = chunk_capture_finish(&link.capture, program, exit_code);
+    double elapsed = platform_time() - start;
+    exit_code = app_capture_finish(&link.capture, program, exit_code);
     if (!quiet || exit_code != EXIT_OK) {
         char rate[32];
-        chunk_app_format_rate(elapsed > 0 ? bytes_acked / elapsed : 0, rate, sizeof rate);
-        chunk_app_progress_finish(progress_shown);
+        app_format_rate(elapsed > 0 ? bytes_acked / elapsed : 0, rate, sizeof rate);
+        app_progress_finish(progress_shown);
         fprintf(stderr, "%s: %s: %lld bytes acked of %lld read, %llu chunks, to %s in %.3f s (%s goodput)\n",
                 program, failure ? failure : "done", bytes_acked, bytes_read,
                 (unsigned long long)counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED],
-                chunk_address_format(&link.peer, text, sizeof text), elapsed, rate);
-        chunk_link_print_datagrams(&link);
+                platform_address_format(&link.peer, text, sizeof text), elapsed, rate);
+        udp_link_print_datagrams(&link);
         fprintf(stderr, "  sender:");
-        chunk_app_print_counters(counters, CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
+        app_print_counters(counters, CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
         chunk_app_print_invalid(chunk_sender_invalid_counters(sender));
-        chunk_capture_print(&link.capture);
+        app_capture_print(&link.capture);
     }
     chunk_sender_destroy(sender);
-    chunk_socket_close(&link.socket);
+    platform_socket_close(&link.socket);
     free(ring.sizes);
     free(pending);
     free(datagram);

@@ -26,6 +26,8 @@
 #include "chunk.h"
 #include "pcapout.h"
 #include "platform.h"
+#include "util.h"
+#include "netsim.h"
 
 enum { EXIT_DELIVERED = 0, EXIT_INCOMPLETE = 1, EXIT_USAGE = 2, EXIT_CORRUPT = 3, EXIT_IO = 4 };
 
@@ -35,7 +37,8 @@ enum { EXIT_DELIVERED = 0, EXIT_INCOMPLETE = 1, EXIT_USAGE = 2, EXIT_CORRUPT = 3
 #define MAX_INPUT_BYTES (256LL * 1024 * 1024)
 
 typedef struct options_t {
-    chunk_sim_config_t sim;
+    netsim_config_t sim;
+    chunk_faults_t faults; /* the simulator's filter */
     chunk_wire_config_t wire;
     chunk_sender_config_t sender;     /* template for both senders */
     chunk_receiver_config_t receiver; /* template for both receivers */
@@ -86,13 +89,13 @@ typedef struct flow_t {
 
 typedef struct run_t {
     options_t *opt;
-    chunk_sim_t *sim;
+    netsim_t *sim;
     flow_t *flow[2];
     int flows;
     double now;
-    chunk_pcap_t *pcap;
+    pcapout_t *pcap;
     int has_pcap;
-    chunk_pcap_addr_t addr[2];
+    pcapout_addr_t addr[2];
     uint32_t frames, slice_frames_total, ack_frames_total;
     int corrupt, io_error;
     uint8_t *pop_buffer;
@@ -197,19 +200,19 @@ static void set_link_option(options_t *opt, int which, int variant, const char *
 {
     for (int d = 0; d < 2; d++) {
         if ((variant == 1 && d != 0) || (variant == 2 && d != 1)) continue;
-        chunk_link_config_t *link = &opt->sim.link[d];
+        netsim_link_config_t *link = &opt->sim.link[d];
         long long bytes;
         int bad = 0;
         switch (which) {
-        case LINK_LOSS: bad = chunk_parse_probability(text, &link->loss); break;
-        case LINK_LATENCY: bad = chunk_parse_seconds(text, 3600, &link->latency); break;
-        case LINK_JITTER: bad = chunk_parse_seconds(text, 3600, &link->jitter); break;
-        case LINK_DUPLICATE: bad = chunk_parse_probability(text, &link->duplicate); break;
-        case LINK_REORDER: bad = chunk_parse_probability(text, &link->reorder); break;
-        case LINK_REORDER_DELAY: bad = chunk_parse_seconds(text, 3600, &link->reorder_delay); break;
-        case LINK_BANDWIDTH: bad = chunk_parse_rate(text, &link->bandwidth); break;
+        case LINK_LOSS: bad = platform_parse_probability(text, &link->loss); break;
+        case LINK_LATENCY: bad = platform_parse_seconds(text, 3600, &link->latency); break;
+        case LINK_JITTER: bad = platform_parse_seconds(text, 3600, &link->jitter); break;
+        case LINK_DUPLICATE: bad = platform_parse_probability(text, &link->duplicate); break;
+        case LINK_REORDER: bad = platform_parse_probability(text, &link->reorder); break;
+        case LINK_REORDER_DELAY: bad = platform_parse_seconds(text, 3600, &link->reorder_delay); break;
+        case LINK_BANDWIDTH: bad = platform_parse_rate(text, &link->bandwidth); break;
         case LINK_QUEUE:
-            bad = chunk_parse_bytes(text, 1LL << 30, &bytes);
+            bad = platform_parse_bytes(text, 1LL << 30, &bytes);
             link->queue_bytes = (int)bytes;
             break;
         }
@@ -220,21 +223,21 @@ static void set_link_option(options_t *opt, int which, int variant, const char *
 static long long parse_int_option(const char *name, const char *text, long long min, long long max)
 {
     long long v;
-    if (chunk_parse_int(text, min, max, &v) != 0) die_usage("--%s wants an integer in %lld..%lld, not '%s'", name, min, max, text);
+    if (platform_parse_int(text, min, max, &v) != 0) die_usage("--%s wants an integer in %lld..%lld, not '%s'", name, min, max, text);
     return v;
 }
 
 static double parse_seconds_option(const char *name, const char *text, double max)
 {
     double v;
-    if (chunk_parse_seconds(text, max, &v) != 0) die_usage("--%s wants a time like 0.1, 100ms or 2s, not '%s'", name, text);
+    if (platform_parse_seconds(text, max, &v) != 0) die_usage("--%s wants a time like 0.1, 100ms or 2s, not '%s'", name, text);
     return v;
 }
 
 static long long parse_bytes_option(const char *name, const char *text, long long max)
 {
     long long v;
-    if (chunk_parse_bytes(text, max, &v) != 0) die_usage("--%s wants a byte count like 4096 or 16K, not '%s'", name, text);
+    if (platform_parse_bytes(text, max, &v) != 0) die_usage("--%s wants a byte count like 4096 or 16K, not '%s'", name, text);
     return v;
 }
 
@@ -252,8 +255,9 @@ static void apply_article_preset(options_t *opt)
 
 static void parse_options(options_t *opt, int argc, char **argv)
 {
-    chunk_sim_default_config(&opt->sim);
+    netsim_default_config(&opt->sim);
     chunk_wire_default_config(&opt->wire);
+    chunk_faults_default(&opt->faults);
     chunk_sender_default_config(&opt->sender);
     chunk_receiver_default_config(&opt->receiver);
     opt->capture_side = SIDE_A;
@@ -321,7 +325,7 @@ static void parse_options(options_t *opt, int argc, char **argv)
         switch (c) {
         case 'w': opt->pcap_path = optarg; break;
         case 'q': opt->quiet = 1; break;
-        case 'v': chunk_set_log_level(CHUNK_LOG_DEBUG); break;
+        case 'v': log_set_level(LOG_LEVEL_DEBUG); break;
         case 'h': usage(stdout); exit(0);
         case OPT_CAPTURE_AT:
             if (strcmp(optarg, "sender") == 0 || strcmp(optarg, "a") == 0) opt->capture_side = SIDE_A;
@@ -342,7 +346,7 @@ static void parse_options(options_t *opt, int argc, char **argv)
         case OPT_TICK: opt->tick = parse_seconds_option(name, optarg, 10); break;
         case OPT_DRAIN: opt->drain = parse_seconds_option(name, optarg, 3600); break;
         case OPT_RATE:
-            if (chunk_parse_rate(optarg, &rate) != 0) die_usage("bad value for --rate: '%s'", optarg);
+            if (platform_parse_rate(optarg, &rate) != 0) die_usage("bad value for --rate: '%s'", optarg);
             opt->sender.rate_bytes_per_second = rate;
             break;
         case OPT_RESEND_DELAY: opt->sender.resend_delay = parse_seconds_option(name, optarg, 3600); break;
@@ -389,10 +393,14 @@ static void parse_options(options_t *opt, int argc, char **argv)
             1.01 * (chunk_slice_packet_size(&opt->wire, 0, 2, opt->wire.slice_size) + CHUNK_IP_UDP_OVERHEAD) / opt->tick;
     if (opt->no_resend_delay) opt->sender.fault_no_resend_delay = 1;
     if (opt->ignore_acks) opt->sender.fault_ignore_acks = 1;
-    opt->sender.wire = opt->receiver.wire = opt->sim.wire = opt->wire;
+    opt->sender.wire = opt->receiver.wire = opt->faults.wire = opt->wire;
     for (int d = 0; d < 2; d++) {
-        if (opt->drop_acks) opt->sim.link[d].drop_acks = 1;
-        opt->sim.link[d].drop_slice_id = opt->drop_slice;
+        opt->faults.drop_acks[d] = opt->drop_acks;
+        opt->faults.drop_slice_id[d] = opt->drop_slice;
+    }
+    if (chunk_faults_any(&opt->faults)) {
+        opt->sim.filter = chunk_faults_filter;
+        opt->sim.filter_context = &opt->faults;
     }
     opt->receiver.first_chunk_id = opt->sender.first_chunk_id;
 }
@@ -470,10 +478,10 @@ static int setup_flow(run_t *run, int f)
     } else {
         flow->data_size = opt->size;
         flow->data = xcalloc((size_t)opt->size, 1);
-        chunk_rng_t rng;
-        chunk_rng_seed(&rng, opt->sim.seed * 0x100000001b3ull + 0xda7a0000u + (uint64_t)f);
+        rng_t rng;
+        rng_seed(&rng, opt->sim.seed * 0x100000001b3ull + 0xda7a0000u + (uint64_t)f);
         for (long long i = 0; i < opt->size; i += 8) {
-            uint64_t v = chunk_rng_next(&rng);
+            uint64_t v = rng_next(&rng);
             for (int k = 0; k < 8 && i + k < opt->size; k++) flow->data[i + k] = (uint8_t)(v >> (8 * k));
         }
     }
@@ -515,7 +523,7 @@ static void observe(run_t *run, int side, int event, const uint8_t *packet, int 
     int link = event == EVENT_SEND ? side : 1 - side;
     uint32_t frame = 0;
     if (run->pcap && side == opt->capture_side) {
-        if (chunk_pcap_write_udp(run->pcap, run->now, &run->addr[link], &run->addr[1 - link], packet, bytes) != 0)
+        if (pcapout_write_udp(run->pcap, run->now, &run->addr[link], &run->addr[1 - link], packet, bytes) != 0)
             run->io_error = 1;
         frame = ++run->frames;
     }
@@ -542,7 +550,7 @@ static void observe(run_t *run, int side, int event, const uint8_t *packet, int 
             }
             if (t && s->slice_id < t->num_slices) {
                 t->sent_per_slice[s->slice_id]++;
-                if (opt->sim.link[link].drop_slice_id == s->slice_id) t->slices_fault_dropped++;
+                if (opt->faults.drop_slice_id[link] == s->slice_id) t->slices_fault_dropped++;
             }
         } else {
             t = transfer_for(flow, s->chunk_id);
@@ -564,7 +572,7 @@ static void observe(run_t *run, int side, int event, const uint8_t *packet, int 
             if (event == EVENT_SEND) {
                 t->acks_sent++;
                 if (all) t->acks_all_ones_sent++;
-                if (opt->sim.link[link].drop_acks) t->acks_fault_dropped++;
+                if (opt->faults.drop_acks[link]) t->acks_fault_dropped++;
             } else {
                 t->acks_delivered++;
             }
@@ -582,7 +590,7 @@ static void on_send(void *context, const uint8_t *packet, int bytes)
     callback_t *cb = context;
     run_t *run = cb->run;
     observe(run, cb->side, EVENT_SEND, packet, bytes);
-    chunk_sim_send(run->sim, cb->side, run->now, packet, bytes);
+    netsim_send(run->sim, cb->side, run->now, packet, bytes);
 }
 
 /* Gives a datagram that arrived at side to the endpoint that handles its type. */
@@ -685,10 +693,10 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
                (unsigned long long)sc[CHUNK_SENDER_COUNTER_ACKS_RECEIVED]);
     }
     for (int d = 0; d < 2; d++) {
-        const uint64_t *c = chunk_sim_counters(run->sim, d);
+        const uint64_t *c = netsim_counters(run->sim, d);
         printf("link %s:", d == 0 ? "A->B" : "B->A");
-        for (int i = 0; i < CHUNK_SIM_COUNTER_COUNT; i++) printf(" %s %llu%s", chunk_sim_counter_name(i),
-                                                                 (unsigned long long)c[i], i + 1 < CHUNK_SIM_COUNTER_COUNT ? "," : "");
+        for (int i = 0; i < NETSIM_COUNTER_COUNT; i++) printf(" %s %llu%s", netsim_counter_name(i),
+                                                                 (unsigned long long)c[i], i + 1 < NETSIM_COUNTER_COUNT ? "," : "");
         printf("\n");
     }
     if (run->has_pcap) printf("capture: %u frames (%u slices, %u acks)\n", run->frames, run->slice_frames_total, run->ack_frames_total);
@@ -748,7 +756,7 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
             opt->receiver.ack_interval, opt->receiver.ready_queue_length, json_bool(opt->article));
     fprintf(out, "    \"links\": [");
     for (int d = 0; d < 2; d++) {
-        const chunk_link_config_t *l = &opt->sim.link[d];
+        const netsim_link_config_t *l = &opt->sim.link[d];
         fprintf(out, "%s\n      {\"link\": \"%s\", \"loss\": %.6f, \"latency\": %.6f, \"jitter\": %.6f, \"duplicate\": %.6f, "
                      "\"reorder\": %.6f, \"reorder_delay\": %.6f, \"bandwidth\": %.3f, \"queue_bytes\": %d}",
                 d ? "," : "", flow_name(d), l->loss, l->latency, l->jitter, l->duplicate, l->reorder, l->reorder_delay,
@@ -799,11 +807,11 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
     fprintf(out, "\n  ],\n");
     fprintf(out, "  \"links\": [");
     for (int d = 0; d < 2; d++) {
-        const uint64_t *c = chunk_sim_counters(run->sim, d);
+        const uint64_t *c = netsim_counters(run->sim, d);
         fprintf(out, "%s\n    {\"link\": \"%s\"", d ? "," : "", flow_name(d));
-        for (int i = 0; i < CHUNK_SIM_COUNTER_COUNT; i++) {
+        for (int i = 0; i < NETSIM_COUNTER_COUNT; i++) {
             fprintf(out, ", ");
-            json_key(out, chunk_sim_counter_name(i));
+            json_key(out, netsim_counter_name(i));
             fprintf(out, ": %llu", (unsigned long long)c[i]);
         }
         fprintf(out, "}");
@@ -892,7 +900,7 @@ static void free_run(run_t *run)
         chunk_receiver_destroy(flow->receiver);
         free(flow);
     }
-    chunk_sim_destroy(run->sim);
+    netsim_destroy(run->sim);
     free(run->pop_buffer);
 }
 
@@ -908,12 +916,12 @@ int main(int argc, char **argv)
     run.opt = &opt;
     run.flows = opt.duplex ? 2 : 1;
     run.pop_buffer = xcalloc((size_t)opt.wire.slice_size * (size_t)opt.wire.max_slices, 1);
-    chunk_pcap_addr_ipv4(&run.addr[SIDE_A], 10, 0, 0, 1, 50000);
-    chunk_pcap_addr_ipv4(&run.addr[SIDE_B], 10, 0, 0, 2, CHUNK_DEFAULT_PORT);
+    pcapout_addr_ipv4(&run.addr[SIDE_A], 10, 0, 0, 1, 50000);
+    pcapout_addr_ipv4(&run.addr[SIDE_B], 10, 0, 0, 2, CHUNK_DEFAULT_PORT);
     for (int f = 0; f < run.flows; f++)
         if (setup_flow(&run, f) != 0) return EXIT_IO;
 
-    run.sim = chunk_sim_create(&opt.sim);
+    run.sim = netsim_create(&opt.sim);
     static callback_t callbacks[2];
     for (int s = 0; s < 2; s++) callbacks[s] = (callback_t){&run, s};
     for (int f = 0; f < run.flows; f++) {
@@ -933,7 +941,7 @@ int main(int argc, char **argv)
     }
     if (opt.pcap_path) {
         char err[256];
-        run.pcap = chunk_pcap_open(opt.pcap_path, err, sizeof err);
+        run.pcap = pcapout_open(opt.pcap_path, err, sizeof err);
         if (!run.pcap) {
             fprintf(stderr, "chunk-sim: cannot write %s: %s\n", opt.pcap_path, err);
             return EXIT_IO;
@@ -941,8 +949,8 @@ int main(int argc, char **argv)
         run.has_pcap = 1;
     }
 
-    double wall_start = chunk_platform_time(), wall_last = wall_start;
-    int tty = chunk_platform_stderr_is_tty(), progress_shown = 0;
+    double wall_start = platform_time(), wall_last = wall_start;
+    int tty = platform_stderr_is_tty(), progress_shown = 0;
     double done_at = -1;
     uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
     for (long long step = 0;; step++) {
@@ -960,17 +968,17 @@ int main(int argc, char **argv)
         after_events(&run);
 
         if (done_at < 0 && all_delivered(&run)) done_at = run.now;
-        if (done_at >= 0 && (chunk_sim_next_delivery(run.sim) < 0 || run.now - done_at >= opt.drain)) break;
+        if (done_at >= 0 && (netsim_next_delivery(run.sim) < 0 || run.now - done_at >= opt.drain)) break;
         if (run.now >= opt.time_limit) break;
 
         /* Deliver everything due before the next tick at its own time, both
          * directions merged in time order. */
         double next = (double)(step + 1) * opt.tick;
         double due;
-        while ((due = chunk_sim_next_delivery(run.sim)) >= 0 && due <= next) {
+        while ((due = netsim_next_delivery(run.sim)) >= 0 && due <= next) {
             for (int link = 0; link < 2; link++) {
                 double at;
-                int bytes = chunk_sim_receive(run.sim, link, due, buffer, &at);
+                int bytes = netsim_receive(run.sim, link, due, buffer, &at);
                 if (bytes <= 0) continue;
                 run.now = at;
                 observe(&run, 1 - link, EVENT_ARRIVE, buffer, bytes);
@@ -981,7 +989,7 @@ int main(int argc, char **argv)
         }
 
         if ((step & 1023) == 0) {
-            double wall = chunk_platform_time();
+            double wall = platform_time();
             if (wall - wall_start > 1.0 && wall - wall_last > (tty ? 0.2 : 2.0)) {
                 wall_last = wall;
                 int popped = 0, total = 0;
@@ -1002,7 +1010,7 @@ int main(int argc, char **argv)
     /* Faults that can stop delivery; --no-resend-delay only wastes bandwidth. */
     int faulty = opt.drop_acks || opt.drop_slice >= 0 || opt.never_pops || opt.ignore_acks;
     int exit_code = run.corrupt ? EXIT_CORRUPT : delivered || faulty ? EXIT_DELIVERED : EXIT_INCOMPLETE;
-    if (run.pcap && chunk_pcap_close(run.pcap) != 0) {
+    if (run.pcap && pcapout_close(run.pcap) != 0) {
         fprintf(stderr, "chunk-sim: error writing %s\n", opt.pcap_path);
         run.io_error = 1;
     }

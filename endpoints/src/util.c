@@ -6,22 +6,29 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "chunk.h"
+#include "util.h"
 
-static int log_level = CHUNK_LOG_ERROR;
+static int log_level = LOG_LEVEL_ERROR;
+static const char *log_name = "chunk";
 
-void chunk_set_log_level(int level)
+void log_set_level(int level)
 {
-    assert(level >= CHUNK_LOG_NONE && level <= CHUNK_LOG_DEBUG);
+    assert(level >= LOG_LEVEL_NONE && level <= LOG_LEVEL_DEBUG);
     log_level = level;
 }
 
-void chunk_log(int level, const char *format, ...)
+void log_set_name(const char *name)
 {
-    assert(level > CHUNK_LOG_NONE && level <= CHUNK_LOG_DEBUG);
+    assert(name);
+    log_name = name;
+}
+
+void log_message(int level, const char *format, ...)
+{
+    assert(level > LOG_LEVEL_NONE && level <= LOG_LEVEL_DEBUG);
     if (level > log_level) return;
     static const char *const prefix[] = {"", "error", "info", "debug"};
-    fprintf(stderr, "chunk %s: ", prefix[level]);
+    fprintf(stderr, "%s %s: ", log_name, prefix[level]);
     va_list args;
     va_start(args, format);
     vfprintf(stderr, format, args);
@@ -32,13 +39,13 @@ void chunk_log(int level, const char *format, ...)
 /* splitmix64 (Steele, Lea, Flood): one 64-bit word of state, every seed
  * (0 included) gives a good sequence, and the same seed the same numbers on
  * every platform, which is what the seeded simulator needs. */
-void chunk_rng_seed(chunk_rng_t *rng, uint64_t seed)
+void rng_seed(rng_t *rng, uint64_t seed)
 {
     assert(rng);
     rng->state = seed;
 }
 
-uint64_t chunk_rng_next(chunk_rng_t *rng)
+uint64_t rng_next(rng_t *rng)
 {
     assert(rng);
     uint64_t z = (rng->state += 0x9e3779b97f4a7c15ull);
@@ -47,8 +54,8 @@ uint64_t chunk_rng_next(chunk_rng_t *rng)
     return z ^ (z >> 31);
 }
 
-double chunk_rng_uniform(chunk_rng_t *rng)
+double rng_uniform(rng_t *rng)
 {
     /* The top 53 bits fill a double's mantissa exactly: [0, 1), never 1. */
-    return (double)(chunk_rng_next(rng) >> 11) * (1.0 / 9007199254740992.0);
+    return (double)(rng_next(rng) >> 11) * (1.0 / 9007199254740992.0);
 }

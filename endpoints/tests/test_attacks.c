@@ -33,6 +33,8 @@
 #include "chunk.h"
 #include "platform.h"
 #include "test.h"
+#include "util.h"
+#include "netsim.h"
 
 /* ---- allocation counting (the linker sends malloc & co. here) ---- */
 
@@ -68,11 +70,11 @@ static void check_counting_works(void)
 {
 #ifdef CHUNK_TEST_WRAP_MALLOC
     unsigned long before = allocations;
-    chunk_sim_config_t sim;
-    chunk_sim_default_config(&sim);
-    chunk_sim_t *s = chunk_sim_create(&sim);
+    netsim_config_t sim;
+    netsim_default_config(&sim);
+    netsim_t *s = netsim_create(&sim);
     CHECK(allocations > before);
-    chunk_sim_destroy(s);
+    netsim_destroy(s);
 #else
     fprintf(stderr, "test_attacks: built without CHUNK_TEST_WRAP_MALLOC: allocations cannot be counted\n");
     CHECK(0);
@@ -93,10 +95,10 @@ static void fill_legit(void)
     static int filled;
     if (filled) return;
     filled = 1;
-    chunk_rng_t rng;
-    chunk_rng_seed(&rng, chunk_test_seed);
+    rng_t rng;
+    rng_seed(&rng, chunk_test_seed);
     for (int k = 0; k < 4; k++)
-        for (int i = 0; i < MAX_CHUNK; i++) legit_data[k][i] = (uint8_t)chunk_rng_next(&rng);
+        for (int i = 0; i < MAX_CHUNK; i++) legit_data[k][i] = (uint8_t)rng_next(&rng);
 }
 
 /* Writes slice slice_id of a chunk of size bytes with the codec. */
@@ -135,7 +137,7 @@ static void forge_align(forge_t *f, uint32_t pad)
 
 static void fix_crc(const chunk_wire_config_t *wire, uint8_t *packet, int bytes)
 {
-    uint32_t crc = chunk_packet_crc(wire->protocol_id, packet, bytes);
+    uint32_t crc = p2_packet_crc(wire->protocol_id, packet, bytes);
     for (int i = 0; i < 4; i++) packet[i] = (uint8_t)(crc >> (8 * i));
 }
 
@@ -149,12 +151,12 @@ static int forge_slice(const chunk_wire_config_t *wire, forge_t *f, uint16_t chu
 {
     memset(f->buffer, 0, sizeof f->buffer);
     f->bit = 32;
-    int id_bits = chunk_bits_required(0, (uint32_t)wire->max_slices - 1);
+    int id_bits = p2_bits_required(0, (uint32_t)wire->max_slices - 1);
     forge_bits(f, CHUNK_PACKET_SLICE, 1);
     forge_bits(f, chunk_id, 16);
     forge_bits(f, slice_raw, id_bits);
     forge_bits(f, count_raw, id_bits);
-    if (has_size) forge_bits(f, size_raw, chunk_bits_required(1, (uint32_t)wire->slice_size));
+    if (has_size) forge_bits(f, size_raw, p2_bits_required(1, (uint32_t)wire->slice_size));
     forge_align(f, pad);
     int at = f->bit >> 3;
     CHECK(at + data_bytes + 4 <= FORGE_BYTES);
@@ -163,7 +165,7 @@ static int forge_slice(const chunk_wire_config_t *wire, forge_t *f, uint16_t chu
     else
         memset(f->buffer + at, 0x5a, (size_t)data_bytes);
     f->bit += 8 * data_bytes;
-    forge_bits(f, CHUNK_END_CHECK, 32);
+    forge_bits(f, P2_END_CHECK, 32);
     int bytes = f->bit >> 3;
     fix_crc(wire, f->buffer, bytes);
     return bytes;
@@ -686,31 +688,31 @@ static void test_flood_no_allocation(void)
     int size = 256 * 1024;
     const uint8_t *data = legit_data[0];
     twin_slices(t, 0, data, size, 0, 128);
-    chunk_rng_t rng;
-    chunk_rng_seed(&rng, chunk_test_seed ^ 0xf100d);
-    static uint8_t junk[CHUNK_SOCKET_MAX_DATAGRAM];
-    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)chunk_rng_next(&rng);
+    rng_t rng;
+    rng_seed(&rng, chunk_test_seed ^ 0xf100d);
+    static uint8_t junk[PLATFORM_SOCKET_MAX_DATAGRAM];
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)rng_next(&rng);
     attack_begin(t);
     unsigned long before = allocations;
     int valid = 0, invalid = 0, current = 0;
     for (int i = 0; i < 100000; i++) {
-        int kind = (int)(chunk_rng_next(&rng) % 4), bytes;
+        int kind = (int)(rng_next(&rng) % 4), bytes;
         if (kind == 0) {
             /* a maximum-size slice of some other chunk, claiming 256 slices */
-            uint16_t id = (uint16_t)(1 + chunk_rng_next(&rng) % 65535);
-            chunk_slice_packet_t s = {id, (int)(chunk_rng_next(&rng) % 255), 256, 1024, junk};
+            uint16_t id = (uint16_t)(1 + rng_next(&rng) % 65535);
+            chunk_slice_packet_t s = {id, (int)(rng_next(&rng) % 255), 256, 1024, junk};
             bytes = chunk_write_slice_packet(&t->config.wire, &s, t->packet, CHUNK_MAX_PACKET_BYTES);
             attack(t, t->packet, bytes);
             valid++;
         } else if (kind == 1) {
             /* a duplicate of a slice the receiver holds (the chunk in progress) */
-            bytes = write_slice(&t->config.wire, t->packet, 0, data, size, (int)(chunk_rng_next(&rng) % 128));
+            bytes = write_slice(&t->config.wire, t->packet, 0, data, size, (int)(rng_next(&rng) % 128));
             attack(t, t->packet, bytes);
             current++;
         } else {
             /* junk of any size up to a whole UDP datagram */
-            bytes = (int)(chunk_rng_next(&rng) % sizeof junk);
-            attack(t, junk + chunk_rng_next(&rng) % (sizeof junk - (size_t)bytes + 1), bytes);
+            bytes = (int)(rng_next(&rng) % sizeof junk);
+            attack(t, junk + rng_next(&rng) % (sizeof junk - (size_t)bytes + 1), bytes);
             invalid++;
         }
         if (i % 100 == 0) {
@@ -805,17 +807,17 @@ static void amplification_run(int mode, long *bytes_in, amp_t *a)
     config.send = amp_send;
     config.context = a;
     a->receiver = chunk_receiver_create(&config);
-    chunk_rng_t rng;
-    chunk_rng_seed(&rng, chunk_test_seed ^ 0xa3b);
+    rng_t rng;
+    rng_seed(&rng, chunk_test_seed ^ 0xa3b);
     static uint8_t packet[CHUNK_MAX_PACKET_BYTES];
     static uint8_t junk[2048];
-    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)chunk_rng_next(&rng);
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)rng_next(&rng);
     chunk_wire_config_t wire = config.wire;
     uint16_t expected = 0;
     *bytes_in = 0;
     for (int i = 0; i < 10000; i++) {
         a->now = i * 1e-4;
-        int kind = (int)(chunk_rng_next(&rng) % 10), bytes;
+        int kind = (int)(rng_next(&rng) % 10), bytes;
         if (i == 0) kind = 0; /* the chunk starts with 256 slices */
         if (mode == AMP_NO_VALID && (kind < 3 || kind == 6)) kind = 3;
         if (mode == AMP_CHEAPEST) {
@@ -824,25 +826,25 @@ static void amplification_run(int mode, long *bytes_in, amp_t *a)
             bytes = chunk_write_slice_packet(&wire, &s, packet, CHUNK_MAX_PACKET_BYTES);
         } else if (kind < 3) {
             /* a valid slice of the chunk in progress: random slice of 256 */
-            int id = (int)(chunk_rng_next(&rng) % 256);
+            int id = (int)(rng_next(&rng) % 256);
             chunk_slice_packet_t s = {expected, id, 256, id == 255 ? 1 : 1024, junk};
             bytes = chunk_write_slice_packet(&wire, &s, packet, CHUNK_MAX_PACKET_BYTES);
         } else if (kind < 5) {
             /* the chunk before: stale (the completed one, or older) */
-            uint16_t id = (uint16_t)(expected - 1 - (uint16_t)(chunk_rng_next(&rng) % 2));
+            uint16_t id = (uint16_t)(expected - 1 - (uint16_t)(rng_next(&rng) % 2));
             chunk_slice_packet_t s = {id, 0, 256, 1024, junk};
             bytes = chunk_write_slice_packet(&wire, &s, packet, CHUNK_MAX_PACKET_BYTES);
         } else if (kind < 6) {
             /* ahead of the expected chunk */
-            chunk_slice_packet_t s = {(uint16_t)(expected + 1 + chunk_rng_next(&rng) % 1000), 0, 1, 1, junk};
+            chunk_slice_packet_t s = {(uint16_t)(expected + 1 + rng_next(&rng) % 1000), 0, 1, 1, junk};
             bytes = chunk_write_slice_packet(&wire, &s, packet, CHUNK_MAX_PACKET_BYTES);
         } else if (kind < 7) {
             /* the chunk in progress with another slice count */
-            chunk_slice_packet_t s = {expected, 0, 1 + (int)(chunk_rng_next(&rng) % 255), 1024, junk};
+            chunk_slice_packet_t s = {expected, 0, 1 + (int)(rng_next(&rng) % 255), 1024, junk};
             bytes = chunk_write_slice_packet(&wire, &s, packet, CHUNK_MAX_PACKET_BYTES);
         } else {
-            bytes = (int)(chunk_rng_next(&rng) % 1100);
-            memcpy(packet, junk + chunk_rng_next(&rng) % 900, (size_t)bytes);
+            bytes = (int)(rng_next(&rng) % 1100);
+            memcpy(packet, junk + rng_next(&rng) % 900, (size_t)bytes);
         }
         *bytes_in += bytes;
         chunk_receiver_receive_packet(a->receiver, a->now, packet, bytes);
@@ -938,7 +940,7 @@ static void log_slice(void *context, const uint8_t *packet, int bytes)
     slice_log_t *log = context;
     log->count++;
     log->bytes += bytes;
-    log->hash = chunk_crc32(log->hash, packet, (size_t)bytes);
+    log->hash = p2_crc32(log->hash, packet, (size_t)bytes);
 }
 
 /* Acks that claim another slice count, other chunk ids, or arrive mangled are
@@ -1114,16 +1116,16 @@ static int program_running(program_t *p)
 
 static int program_wait(program_t *p, double timeout)
 {
-    double end = chunk_platform_time() + timeout;
+    double end = platform_time() + timeout;
     for (;;) {
         if (!program_running(p)) return p->status;
-        if (chunk_platform_time() > end) {
+        if (platform_time() > end) {
             kill(p->pid, SIGKILL);
             waitpid(p->pid, NULL, 0);
             p->pid = 0;
             return -1;
         }
-        chunk_platform_sleep(0.01);
+        platform_sleep(0.01);
     }
 }
 
@@ -1143,12 +1145,12 @@ static long foreign_dropped(const program_t *p)
     return start == at ? -1 : strtol(start, NULL, 10);
 }
 
-static int open_loopback(chunk_socket_t *s)
+static int open_loopback(platform_socket_t *s)
 {
-    chunk_address_t any;
+    platform_address_t any;
     char err[256];
-    if (chunk_address_parse("127.0.0.1:0", 4, 0, &any, err, sizeof err) != 0 ||
-        chunk_socket_open(s, &any, 0, err, sizeof err) != 0) {
+    if (platform_address_parse("127.0.0.1:0", 4, 0, &any, err, sizeof err) != 0 ||
+        platform_socket_open(s, &any, 0, err, sizeof err) != 0) {
         fprintf(stderr, "  socket on 127.0.0.1: %s\n", err);
         return -1;
     }
@@ -1156,24 +1158,24 @@ static int open_loopback(chunk_socket_t *s)
 }
 
 /* Datagrams the socket has waiting (drained). */
-static int drain(chunk_socket_t *s)
+static int drain(platform_socket_t *s)
 {
-    static uint8_t buffer[CHUNK_SOCKET_MAX_DATAGRAM];
-    chunk_address_t from;
+    static uint8_t buffer[PLATFORM_SOCKET_MAX_DATAGRAM];
+    platform_address_t from;
     int n = 0;
-    while (chunk_socket_receive(s, &from, buffer) >= 0) n++;
+    while (platform_socket_receive(s, &from, buffer) >= 0) n++;
     return n;
 }
 
 typedef struct udp_peer_t {
-    chunk_socket_t *socket;
-    chunk_address_t to;
+    platform_socket_t *socket;
+    platform_address_t to;
 } udp_peer_t;
 
 static void udp_send(void *context, const uint8_t *packet, int bytes)
 {
     udp_peer_t *peer = context;
-    chunk_socket_send(peer->socket, &peer->to, packet, bytes);
+    platform_socket_send(peer->socket, &peer->to, packet, bytes);
 }
 
 /* chunk-recv locks onto the first sender whose datagram is valid; then a
@@ -1189,7 +1191,7 @@ static void test_third_party_to_chunk_recv(void)
         return;
     }
     int failures = chunk_test_failures;
-    chunk_socket_t legit = {.fd = -1}, third = {.fd = -1};
+    platform_socket_t legit = {.fd = -1}, third = {.fd = -1};
     char *argv[] = {"chunk-recv", "-b", "127.0.0.1", "-p", "0", "--port-file", p.port, "-n", "1", "--linger", "1",
                     "-t", "20", p.out, NULL};
     CHECK(open_loopback(&legit) == 0 && open_loopback(&third) == 0);
@@ -1200,20 +1202,20 @@ static void test_third_party_to_chunk_recv(void)
         unsigned value = 0;
         if (f && fscanf(f, "%u", &value) == 1) port = (uint16_t)value;
         if (f) fclose(f);
-        if (!port) chunk_platform_sleep(0.01);
+        if (!port) platform_sleep(0.01);
     }
     CHECK(port != 0);
     if (chunk_test_failures != failures) {
         program_cleanup(&p, 0);
-        chunk_socket_close(&legit);
-        chunk_socket_close(&third);
+        platform_socket_close(&legit);
+        platform_socket_close(&third);
         return;
     }
-    chunk_address_t recv_address;
+    platform_address_t recv_address;
     char err[256];
     char text[64];
     snprintf(text, sizeof text, "127.0.0.1:%u", port);
-    chunk_address_parse(text, 4, 0, &recv_address, err, sizeof err);
+    platform_address_parse(text, 4, 0, &recv_address, err, sizeof err);
     chunk_wire_config_t wire;
     chunk_wire_default_config(&wire);
     static uint8_t packet[CHUNK_MAX_PACKET_BYTES];
@@ -1222,18 +1224,18 @@ static void test_third_party_to_chunk_recv(void)
     long third_sent = 0;
 
     /* before the lock: junk from the third party does not capture it */
-    for (int i = 0; i < 3; i++, third_sent++) chunk_socket_send(&third, &recv_address, legit_data[3] + i, 100);
+    for (int i = 0; i < 3; i++, third_sent++) platform_socket_send(&third, &recv_address, legit_data[3] + i, 100);
     /* the sender's first slice: chunk-recv locks onto it */
     int n = write_slice(&wire, packet, 0, data, size, 0);
-    chunk_socket_send(&legit, &recv_address, packet, n);
+    platform_socket_send(&legit, &recv_address, packet, n);
     /* the third party's forged slices of chunk 0 (all of it) and chunk 1 */
     for (int s = 0; s < 3; s++, third_sent++) {
         n = write_slice(&wire, packet, 0, legit_data[2], size, s);
-        chunk_socket_send(&third, &recv_address, packet, n);
+        platform_socket_send(&third, &recv_address, packet, n);
     }
     for (int s = 0; s < 2; s++, third_sent++) {
         n = write_slice(&wire, packet, 1, legit_data[2], size, s);
-        chunk_socket_send(&third, &recv_address, packet, n);
+        platform_socket_send(&third, &recv_address, packet, n);
     }
     /* the real transfer */
     chunk_sender_config_t config;
@@ -1244,22 +1246,22 @@ static void test_third_party_to_chunk_recv(void)
     config.context = &peer;
     chunk_sender_t *sender = chunk_sender_create(&config);
     CHECK(chunk_sender_queue_chunk(sender, data, size) == 0);
-    double start = chunk_platform_time();
-    static uint8_t buffer[CHUNK_SOCKET_MAX_DATAGRAM];
-    while (chunk_sender_busy(sender) && chunk_platform_time() - start < 10) {
-        double now = chunk_platform_time();
+    double start = platform_time();
+    static uint8_t buffer[PLATFORM_SOCKET_MAX_DATAGRAM];
+    while (chunk_sender_busy(sender) && platform_time() - start < 10) {
+        double now = platform_time();
         chunk_sender_update(sender, now);
-        chunk_address_t from;
+        platform_address_t from;
         int got;
-        while ((got = chunk_socket_receive(&legit, &from, buffer)) >= 0)
+        while ((got = platform_socket_receive(&legit, &from, buffer)) >= 0)
             chunk_sender_receive_packet(sender, now, buffer, got);
-        chunk_platform_sleep(0.002);
+        platform_sleep(0.002);
     }
     CHECK(!chunk_sender_busy(sender));
     /* after completion: stale slices of chunk 0 would draw all-ones acks */
     for (int s = 0; s < 3; s++, third_sent++) {
         n = write_slice(&wire, packet, 0, data, size, s);
-        chunk_socket_send(&third, &recv_address, packet, n);
+        platform_socket_send(&third, &recv_address, packet, n);
     }
     int status = program_wait(&p, 20);
     CHECK_EQ(status, 0);
@@ -1272,8 +1274,8 @@ static void test_third_party_to_chunk_recv(void)
     CHECK_EQ(got_bytes, size);
     CHECK(got_bytes == (size_t)size && memcmp(got, data, (size_t)size) == 0);
     chunk_sender_destroy(sender);
-    chunk_socket_close(&legit);
-    chunk_socket_close(&third);
+    platform_socket_close(&legit);
+    platform_socket_close(&third);
     program_cleanup(&p, chunk_test_failures != failures);
 }
 
@@ -1289,7 +1291,7 @@ static void test_third_party_to_chunk_send(void)
         return;
     }
     int failures = chunk_test_failures;
-    chunk_socket_t recv_socket = {.fd = -1}, third = {.fd = -1};
+    platform_socket_t recv_socket = {.fd = -1}, third = {.fd = -1};
     CHECK(open_loopback(&recv_socket) == 0 && open_loopback(&third) == 0);
     const uint8_t *data = legit_data[1];
     int size = 5000;
@@ -1302,19 +1304,19 @@ static void test_third_party_to_chunk_send(void)
     CHECK(program_start(&p, argv) == 0);
     if (chunk_test_failures != failures) {
         program_cleanup(&p, 0);
-        chunk_socket_close(&recv_socket);
-        chunk_socket_close(&third);
+        platform_socket_close(&recv_socket);
+        platform_socket_close(&third);
         return;
     }
-    static uint8_t buffer[CHUNK_SOCKET_MAX_DATAGRAM];
-    chunk_address_t sender_address, from;
+    static uint8_t buffer[PLATFORM_SOCKET_MAX_DATAGRAM];
+    platform_address_t sender_address, from;
     int have_sender = 0;
-    double start = chunk_platform_time();
-    while (!have_sender && chunk_platform_time() - start < 5) {
-        if (chunk_socket_receive(&recv_socket, &sender_address, buffer) >= 0)
+    double start = platform_time();
+    while (!have_sender && platform_time() - start < 5) {
+        if (platform_socket_receive(&recv_socket, &sender_address, buffer) >= 0)
             have_sender = 1;
         else
-            chunk_platform_sleep(0.002);
+            platform_sleep(0.002);
     }
     CHECK(have_sender);
     chunk_wire_config_t wire;
@@ -1328,11 +1330,11 @@ static void test_third_party_to_chunk_send(void)
         ack.num_slices = 5;
         memset(ack.acked, 1, 5);
         int n = chunk_write_ack_packet(&wire, &ack, packet, sizeof packet);
-        for (int i = 0; i < 8; i++, third_sent++) chunk_socket_send(&third, &sender_address, packet, n);
-        for (int i = 0; i < 2; i++, third_sent++) chunk_socket_send(&third, &sender_address, legit_data[0], 40);
+        for (int i = 0; i < 8; i++, third_sent++) platform_socket_send(&third, &sender_address, packet, n);
+        for (int i = 0; i < 2; i++, third_sent++) platform_socket_send(&third, &sender_address, legit_data[0], 40);
         /* no real ack for 0.3 s: the sender must keep resending */
         drain(&recv_socket);
-        chunk_platform_sleep(0.3);
+        platform_sleep(0.3);
         CHECK(drain(&recv_socket) > 0);
         CHECK(program_running(&p));
     }
@@ -1344,37 +1346,37 @@ static void test_third_party_to_chunk_send(void)
     config.context = &peer;
     chunk_receiver_t *receiver = chunk_receiver_create(&config);
     int got = 0;
-    start = chunk_platform_time();
-    while (have_sender && got == 0 && chunk_platform_time() - start < 10) {
-        double now = chunk_platform_time();
+    start = platform_time();
+    while (have_sender && got == 0 && platform_time() - start < 10) {
+        double now = platform_time();
         int n;
-        while ((n = chunk_socket_receive(&recv_socket, &from, buffer)) >= 0)
-            if (chunk_address_equal(&from, &sender_address)) chunk_receiver_receive_packet(receiver, now, buffer, n);
+        while ((n = platform_socket_receive(&recv_socket, &from, buffer)) >= 0)
+            if (platform_address_equal(&from, &sender_address)) chunk_receiver_receive_packet(receiver, now, buffer, n);
         chunk_receiver_update(receiver, now);
         got = chunk_receiver_pop_chunk(receiver, popped, (int)sizeof popped, NULL);
-        chunk_platform_sleep(0.002);
+        platform_sleep(0.002);
     }
     CHECK_EQ(got, size);
     CHECK(got == size && memcmp(popped, data, (size_t)size) == 0);
     /* keep answering its resends until it sees the final ack and exits */
     int status = -1;
-    start = chunk_platform_time();
-    while (have_sender && chunk_platform_time() - start < 10) {
-        double now = chunk_platform_time();
+    start = platform_time();
+    while (have_sender && platform_time() - start < 10) {
+        double now = platform_time();
         int n;
-        while ((n = chunk_socket_receive(&recv_socket, &from, buffer)) >= 0)
+        while ((n = platform_socket_receive(&recv_socket, &from, buffer)) >= 0)
             chunk_receiver_receive_packet(receiver, now, buffer, n);
         chunk_receiver_update(receiver, now);
         if (!program_running(&p)) break;
-        chunk_platform_sleep(0.002);
+        platform_sleep(0.002);
     }
     status = program_wait(&p, 5);
     CHECK_EQ(status, 0);
     CHECK_EQ(drain(&third), 0);
     CHECK_EQ(foreign_dropped(&p), third_sent);
     chunk_receiver_destroy(receiver);
-    chunk_socket_close(&recv_socket);
-    chunk_socket_close(&third);
+    platform_socket_close(&recv_socket);
+    platform_socket_close(&third);
     program_cleanup(&p, chunk_test_failures != failures);
 }
 

@@ -36,18 +36,18 @@ static void test_ipv4_frame(void)
 {
     char path[128], err[256];
     temp_path(path, sizeof path);
-    chunk_pcap_t *pcap = chunk_pcap_open(path, err, sizeof err);
+    pcapout_t *pcap = pcapout_open(path, err, sizeof err);
     CHECK(pcap != NULL);
     if (!pcap) return;
-    chunk_pcap_addr_t a, b;
-    chunk_pcap_addr_ipv4(&a, 10, 0, 0, 1, 50000);
-    chunk_pcap_addr_ipv4(&b, 10, 0, 0, 2, 40000);
+    pcapout_addr_t a, b;
+    pcapout_addr_ipv4(&a, 10, 0, 0, 1, 50000);
+    pcapout_addr_ipv4(&b, 10, 0, 0, 2, 40000);
     uint8_t payload[37];
     for (int i = 0; i < 37; i++) payload[i] = (uint8_t)(i * 13 + 1);
-    CHECK_EQ(chunk_pcap_write_udp(pcap, 1.5, &a, &b, payload, 37), 0);
-    CHECK_EQ(chunk_pcap_write_udp(pcap, 2.9999996, &b, &a, payload, 36), 0); /* rounds up to 3.000000 */
-    CHECK_EQ(chunk_pcap_write_udp(pcap, 3.0, &a, &b, payload, 65535 - 28 + 1), -1); /* too big for IPv4 */
-    CHECK_EQ(chunk_pcap_close(pcap), 0);
+    CHECK_EQ(pcapout_write_udp(pcap, 1.5, &a, &b, payload, 37), 0);
+    CHECK_EQ(pcapout_write_udp(pcap, 2.9999996, &b, &a, payload, 36), 0); /* rounds up to 3.000000 */
+    CHECK_EQ(pcapout_write_udp(pcap, 3.0, &a, &b, payload, 65535 - 28 + 1), -1); /* too big for IPv4 */
+    CHECK_EQ(pcapout_close(pcap), 0);
 
     pcap_t *in = pcap_open_offline(path, err);
     CHECK(in != NULL);
@@ -96,19 +96,19 @@ static void test_ipv6_frame(void)
 {
     char path[128], err[256];
     temp_path(path, sizeof path);
-    chunk_pcap_t *pcap = chunk_pcap_open(path, err, sizeof err);
+    pcapout_t *pcap = pcapout_open(path, err, sizeof err);
     CHECK(pcap != NULL);
     if (!pcap) return;
-    chunk_pcap_addr_t a = {.family = 6, .port = 40000}, b = {.family = 6, .port = 1234};
+    pcapout_addr_t a = {.family = 6, .port = 40000}, b = {.family = 6, .port = 1234};
     a.addr[15] = 1; /* ::1 */
     b.addr[0] = 0xfe, b.addr[1] = 0x80, b.addr[15] = 7;
     uint8_t payload[1037];
     memset(payload, 0x5a, sizeof payload);
-    CHECK_EQ(chunk_pcap_write_udp(pcap, 0.25, &a, &b, payload, (int)sizeof payload), 0);
-    chunk_pcap_addr_t v4;
-    chunk_pcap_addr_ipv4(&v4, 127, 0, 0, 1, 1);
-    CHECK_EQ(chunk_pcap_write_udp(pcap, 0.5, &a, &v4, payload, 10), -1); /* families differ */
-    CHECK_EQ(chunk_pcap_close(pcap), 0);
+    CHECK_EQ(pcapout_write_udp(pcap, 0.25, &a, &b, payload, (int)sizeof payload), 0);
+    pcapout_addr_t v4;
+    pcapout_addr_ipv4(&v4, 127, 0, 0, 1, 1);
+    CHECK_EQ(pcapout_write_udp(pcap, 0.5, &a, &v4, payload, 10), -1); /* families differ */
+    CHECK_EQ(pcapout_close(pcap), 0);
 
     pcap_t *in = pcap_open_offline(path, err);
     CHECK(in != NULL);
@@ -137,7 +137,7 @@ static void test_ipv6_frame(void)
 static void test_open_failure(void)
 {
     char err[256] = "";
-    chunk_pcap_t *pcap = chunk_pcap_open("/nonexistent-folder/x.pcap", err, sizeof err);
+    pcapout_t *pcap = pcapout_open("/nonexistent-folder/x.pcap", err, sizeof err);
     CHECK(pcap == NULL);
     CHECK(err[0] != 0);
 }

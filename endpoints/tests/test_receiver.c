@@ -8,6 +8,7 @@
 
 #include "chunk.h"
 #include "test.h"
+#include "util.h"
 
 /* ---- acks the receiver sent ---- */
 
@@ -329,7 +330,7 @@ static void test_bad_size_slices(void)
     int bytes = chunk_write_slice_packet(&config.wire, &slice, buffer, sizeof buffer);
     /* Non-last slice 100 bytes short (end check moved up): truncated. */
     memmove(buffer + 9 + 924, buffer + 9 + 1024, 4);
-    uint32_t crc = chunk_packet_crc(config.wire.protocol_id, buffer, bytes - 100);
+    uint32_t crc = p2_packet_crc(config.wire.protocol_id, buffer, bytes - 100);
     for (int i = 0; i < 4; i++) buffer[i] = (uint8_t)(crc >> (8 * i));
     chunk_receiver_receive_packet(r, 0, buffer, bytes - 100);
     CHECK_EQ(chunk_receiver_invalid_counters(r)[CHUNK_READ_TRUNCATED], 1);
@@ -338,7 +339,7 @@ static void test_bad_size_slices(void)
     bytes = chunk_write_slice_packet(&config.wire, &last, buffer, sizeof buffer);
     memset(buffer + bytes - 4, 0xab, 80);
     memcpy(buffer + bytes + 76, (const uint8_t[]){0xe2, 0xac, 0x08, 0x99}, 4);
-    crc = chunk_packet_crc(config.wire.protocol_id, buffer, bytes + 80);
+    crc = p2_packet_crc(config.wire.protocol_id, buffer, bytes + 80);
     for (int i = 0; i < 4; i++) buffer[i] = (uint8_t)(crc >> (8 * i));
     chunk_receiver_receive_packet(r, 0, buffer, bytes + 80);
     CHECK_EQ(chunk_receiver_invalid_counters(r)[CHUNK_READ_BAD_END_CHECK], 1);
@@ -389,7 +390,7 @@ static void test_chunk_id_wrap(void)
 typedef struct wire_t {
     chunk_sender_t *sender;
     chunk_receiver_t *receiver;
-    chunk_rng_t rng;
+    rng_t rng;
     double loss, time;
     uint64_t slices_dropped, acks_dropped;
 } wire_t;
@@ -397,7 +398,7 @@ typedef struct wire_t {
 static void slice_to_receiver(void *context, const uint8_t *packet, int bytes)
 {
     wire_t *w = context;
-    if (chunk_rng_uniform(&w->rng) < w->loss) {
+    if (rng_uniform(&w->rng) < w->loss) {
         w->slices_dropped++;
         return;
     }
@@ -407,7 +408,7 @@ static void slice_to_receiver(void *context, const uint8_t *packet, int bytes)
 static void ack_to_sender(void *context, const uint8_t *packet, int bytes)
 {
     wire_t *w = context;
-    if (chunk_rng_uniform(&w->rng) < w->loss) {
+    if (rng_uniform(&w->rng) < w->loss) {
         w->acks_dropped++;
         return;
     }
@@ -422,7 +423,7 @@ static double run_direct(uint64_t seed, double loss, int chunks)
     static uint8_t sent[8][256 * 1024];
     static wire_t w;
     memset(&w, 0, sizeof w);
-    chunk_rng_seed(&w.rng, seed);
+    rng_seed(&w.rng, seed);
     w.loss = loss;
     chunk_sender_config_t sc;
     chunk_sender_default_config(&sc);
@@ -447,14 +448,14 @@ static double run_direct(uint64_t seed, double loss, int chunks)
     while ((received < chunks || chunk_sender_busy(w.sender)) && w.time < 600) {
         while (queued < chunks && queued - received < 8) {
             int size;
-            uint64_t pick = chunk_rng_next(&w.rng) % 4;
+            uint64_t pick = rng_next(&w.rng) % 4;
             if (queued == 0) size = 256 * 1024; /* the largest chunk and the smallest first */
             else if (queued == 1) size = 1;
-            else if (pick == 0) size = 1 + (int)(chunk_rng_next(&w.rng) % 1024);
-            else if (pick == 1) size = 1024 * (1 + (int)(chunk_rng_next(&w.rng) % 4));
-            else size = 1 + (int)(chunk_rng_next(&w.rng) % (256 * 1024));
+            else if (pick == 0) size = 1 + (int)(rng_next(&w.rng) % 1024);
+            else if (pick == 1) size = 1024 * (1 + (int)(rng_next(&w.rng) % 4));
+            else size = 1 + (int)(rng_next(&w.rng) % (256 * 1024));
             uint8_t *slot = sent[queued % 8];
-            for (int i = 0; i < size; i++) slot[i] = (uint8_t)chunk_rng_next(&w.rng);
+            for (int i = 0; i < size; i++) slot[i] = (uint8_t)rng_next(&w.rng);
             if (chunk_sender_queue_chunk(w.sender, slot, size) != 0) break;
             sizes[queued % 8] = size;
             queued++;

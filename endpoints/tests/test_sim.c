@@ -1,4 +1,4 @@
-/* Tests of the network simulator (src/sim.c): each impairment alone, with
+/* Tests of the network simulator (src/netsim.c): each impairment alone, with
  * exact times where the model gives exact times, and determinism. */
 #include <math.h>
 #include <stdlib.h>
@@ -6,6 +6,7 @@
 
 #include "chunk.h"
 #include "test.h"
+#include "netsim.h"
 
 /* Payload whose first four bytes carry an index, so tests see which datagram came out. */
 static int make_payload(uint8_t *buffer, uint32_t index, int bytes)
@@ -26,107 +27,107 @@ static uint32_t payload_index(const uint8_t *buffer)
 static int near(double a, double b) { return fabs(a - b) < 1e-9; }
 
 /* Sends n datagrams of `bytes` bytes in dir at times 0, step, 2*step, ... */
-static void send_many(chunk_sim_t *sim, int dir, int n, int bytes, double step)
+static void send_many(netsim_t *sim, int dir, int n, int bytes, double step)
 {
     uint8_t packet[2048];
     for (int i = 0; i < n; i++) {
         make_payload(packet, (uint32_t)i, bytes);
-        chunk_sim_send(sim, dir, i * step, packet, bytes);
+        netsim_send(sim, dir, i * step, packet, bytes);
     }
 }
 
 /* Drains dir completely; returns how many datagrams came out. */
-static int drain(chunk_sim_t *sim, int dir)
+static int drain(netsim_t *sim, int dir)
 {
     uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
     double t;
     int n = 0;
-    while (chunk_sim_receive(sim, dir, 1e12, buffer, &t) > 0) n++;
+    while (netsim_receive(sim, dir, 1e12, buffer, &t) > 0) n++;
     return n;
 }
 
 static void test_loss_rate(void)
 {
-    chunk_sim_config_t config;
-    chunk_sim_default_config(&config);
+    netsim_config_t config;
+    netsim_default_config(&config);
     config.link[0].loss = 0.1;
     config.link[1].loss = 0.5;
     config.seed = 7;
-    chunk_sim_t *sim = chunk_sim_create(&config);
+    netsim_t *sim = netsim_create(&config);
     const int n = 40000;
     send_many(sim, 0, n, 100, 0.001);
     send_many(sim, 1, n, 100, 0.001);
-    const uint64_t *c0 = chunk_sim_counters(sim, 0), *c1 = chunk_sim_counters(sim, 1);
-    CHECK_EQ(c0[CHUNK_SIM_COUNTER_SENT], n);
+    const uint64_t *c0 = netsim_counters(sim, 0), *c1 = netsim_counters(sim, 1);
+    CHECK_EQ(c0[NETSIM_COUNTER_SENT], n);
     /* 3 standard deviations: sqrt(p(1-p)/n) is 0.0015 at 10% and 0.0025 at 50%. */
-    double rate0 = (double)c0[CHUNK_SIM_COUNTER_LOST] / n, rate1 = (double)c1[CHUNK_SIM_COUNTER_LOST] / n;
+    double rate0 = (double)c0[NETSIM_COUNTER_LOST] / n, rate1 = (double)c1[NETSIM_COUNTER_LOST] / n;
     CHECK(fabs(rate0 - 0.1) < 0.0045);
     CHECK(fabs(rate1 - 0.5) < 0.0075);
-    CHECK_EQ(drain(sim, 0), n - (int)c0[CHUNK_SIM_COUNTER_LOST]);
-    CHECK_EQ(drain(sim, 1), n - (int)c1[CHUNK_SIM_COUNTER_LOST]);
-    CHECK_EQ(c0[CHUNK_SIM_COUNTER_DELIVERED] + c0[CHUNK_SIM_COUNTER_LOST], n);
-    chunk_sim_destroy(sim);
+    CHECK_EQ(drain(sim, 0), n - (int)c0[NETSIM_COUNTER_LOST]);
+    CHECK_EQ(drain(sim, 1), n - (int)c1[NETSIM_COUNTER_LOST]);
+    CHECK_EQ(c0[NETSIM_COUNTER_DELIVERED] + c0[NETSIM_COUNTER_LOST], n);
+    netsim_destroy(sim);
 
     /* The extremes are exact. */
-    chunk_sim_default_config(&config);
+    netsim_default_config(&config);
     config.link[0].loss = 1.0;
-    sim = chunk_sim_create(&config);
+    sim = netsim_create(&config);
     send_many(sim, 0, 1000, 50, 0.01);
     send_many(sim, 1, 1000, 50, 0.01);
-    CHECK_EQ(chunk_sim_counters(sim, 0)[CHUNK_SIM_COUNTER_LOST], 1000);
-    CHECK_EQ(chunk_sim_counters(sim, 1)[CHUNK_SIM_COUNTER_LOST], 0);
+    CHECK_EQ(netsim_counters(sim, 0)[NETSIM_COUNTER_LOST], 1000);
+    CHECK_EQ(netsim_counters(sim, 1)[NETSIM_COUNTER_LOST], 0);
     CHECK_EQ(drain(sim, 0), 0);
     CHECK_EQ(drain(sim, 1), 1000);
-    CHECK(chunk_sim_next_delivery(sim) < 0);
-    chunk_sim_destroy(sim);
+    CHECK(netsim_next_delivery(sim) < 0);
+    netsim_destroy(sim);
 }
 
 static void test_latency_exact(void)
 {
-    chunk_sim_config_t config;
-    chunk_sim_default_config(&config);
+    netsim_config_t config;
+    netsim_default_config(&config);
     config.link[0].latency = 0.25;
     config.link[1].latency = 0.125;
-    chunk_sim_t *sim = chunk_sim_create(&config);
+    netsim_t *sim = netsim_create(&config);
     uint8_t packet[64], buffer[CHUNK_MAX_PACKET_BYTES];
     make_payload(packet, 1, 64);
-    chunk_sim_send(sim, 0, 1.0, packet, 64);
+    netsim_send(sim, 0, 1.0, packet, 64);
     make_payload(packet, 2, 64);
-    chunk_sim_send(sim, 1, 1.0, packet, 64);
-    CHECK(chunk_sim_next_delivery(sim) == 1.125);
+    netsim_send(sim, 1, 1.0, packet, 64);
+    CHECK(netsim_next_delivery(sim) == 1.125);
     double t = -1;
-    CHECK_EQ(chunk_sim_receive(sim, 0, 1.2499, buffer, &t), 0);
-    CHECK_EQ(chunk_sim_receive(sim, 1, 1.1249, buffer, &t), 0);
-    CHECK_EQ(chunk_sim_receive(sim, 1, 1.125, buffer, &t), 64);
+    CHECK_EQ(netsim_receive(sim, 0, 1.2499, buffer, &t), 0);
+    CHECK_EQ(netsim_receive(sim, 1, 1.1249, buffer, &t), 0);
+    CHECK_EQ(netsim_receive(sim, 1, 1.125, buffer, &t), 64);
     CHECK(t == 1.125);
     CHECK_EQ(payload_index(buffer), 2);
-    CHECK(chunk_sim_next_delivery(sim) == 1.25);
-    CHECK_EQ(chunk_sim_receive(sim, 0, 5.0, buffer, &t), 64);
+    CHECK(netsim_next_delivery(sim) == 1.25);
+    CHECK_EQ(netsim_receive(sim, 0, 5.0, buffer, &t), 64);
     CHECK(t == 1.25);
     CHECK_EQ(payload_index(buffer), 1);
     CHECK(memcmp(buffer + 4, packet + 4, 60) == 0);
-    CHECK(chunk_sim_next_delivery(sim) < 0);
-    chunk_sim_destroy(sim);
+    CHECK(netsim_next_delivery(sim) < 0);
+    netsim_destroy(sim);
 }
 
 static void test_jitter_bounds(void)
 {
-    chunk_sim_config_t config;
-    chunk_sim_default_config(&config);
+    netsim_config_t config;
+    netsim_default_config(&config);
     config.link[0].latency = 0.1;
     config.link[0].jitter = 0.04;
-    chunk_sim_t *sim = chunk_sim_create(&config);
+    netsim_t *sim = netsim_create(&config);
     uint8_t packet[16], buffer[CHUNK_MAX_PACKET_BYTES];
     double lowest = 1, highest = 0;
     int out_of_order = 0;
     uint32_t last = 0;
     for (int i = 0; i < 2000; i++) {
         make_payload(packet, (uint32_t)i, 16);
-        chunk_sim_send(sim, 0, i * 0.01, packet, 16);
+        netsim_send(sim, 0, i * 0.01, packet, 16);
     }
     double t, previous = 0;
     for (int i = 0; i < 2000; i++) {
-        CHECK_EQ(chunk_sim_receive(sim, 0, 1e9, buffer, &t), 16);
+        CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 16);
         uint32_t index = payload_index(buffer);
         double delay = t - index * 0.01;
         if (delay < lowest) lowest = delay;
@@ -141,158 +142,158 @@ static void test_jitter_bounds(void)
      * lets jitter reorder some datagrams. */
     CHECK(lowest < 0.062 && highest > 0.138);
     CHECK(out_of_order > 100);
-    chunk_sim_destroy(sim);
+    netsim_destroy(sim);
 
     /* Jitter larger than the latency never delivers before the send time. */
-    chunk_sim_default_config(&config);
+    netsim_default_config(&config);
     config.link[0].latency = 0.01;
     config.link[0].jitter = 0.5;
-    sim = chunk_sim_create(&config);
+    sim = netsim_create(&config);
     for (int i = 0; i < 500; i++) {
         make_payload(packet, (uint32_t)i, 16);
-        chunk_sim_send(sim, 0, 10.0 + i, packet, 16);
+        netsim_send(sim, 0, 10.0 + i, packet, 16);
     }
     for (int i = 0; i < 500; i++) {
-        CHECK_EQ(chunk_sim_receive(sim, 0, 1e9, buffer, &t), 16);
+        CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 16);
         CHECK(t >= 10.0 + payload_index(buffer));
     }
-    chunk_sim_destroy(sim);
+    netsim_destroy(sim);
 }
 
 static void test_bandwidth_serialisation(void)
 {
-    chunk_sim_config_t config;
-    chunk_sim_default_config(&config);
+    netsim_config_t config;
+    netsim_default_config(&config);
     config.link[0].bandwidth = 10000; /* bytes per second */
     config.link[0].latency = 0.05;
-    chunk_sim_t *sim = chunk_sim_create(&config);
+    netsim_t *sim = netsim_create(&config);
     /* 972 + 28 bytes of IPv4/UDP = 1000 bytes on the wire = 0.1 s each. */
     send_many(sim, 0, 3, 1000 - CHUNK_IP_UDP_OVERHEAD, 0.0);
     uint8_t buffer[CHUNK_MAX_PACKET_BYTES], packet[1000];
     double t;
     for (int i = 0; i < 3; i++) {
-        CHECK_EQ(chunk_sim_receive(sim, 0, 1e9, buffer, &t), 972);
+        CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 972);
         CHECK(near(t, 0.1 * (i + 1) + 0.05));
         CHECK_EQ(payload_index(buffer), i);
     }
     /* After the link has gone idle a datagram is serialised from its own send time. */
     make_payload(packet, 9, 472);
-    chunk_sim_send(sim, 0, 2.0, packet, 472);
-    CHECK_EQ(chunk_sim_receive(sim, 0, 1e9, buffer, &t), 472);
+    netsim_send(sim, 0, 2.0, packet, 472);
+    CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 472);
     CHECK(near(t, 2.0 + 0.05 + 0.05));
     /* One sent while the link is busy waits for it: the first leaves the
      * queue at 3.05, the second at 3.10. */
-    chunk_sim_send(sim, 0, 3.0, packet, 472);
-    chunk_sim_send(sim, 0, 3.01, packet, 472);
-    CHECK_EQ(chunk_sim_receive(sim, 0, 1e9, buffer, &t), 472);
+    netsim_send(sim, 0, 3.0, packet, 472);
+    netsim_send(sim, 0, 3.01, packet, 472);
+    CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 472);
     CHECK(near(t, 3.1));
-    CHECK_EQ(chunk_sim_receive(sim, 0, 1e9, buffer, &t), 472);
+    CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 472);
     CHECK(near(t, 3.15));
-    chunk_sim_destroy(sim);
+    netsim_destroy(sim);
 }
 
 static void test_queue_overflow(void)
 {
-    chunk_sim_config_t config;
-    chunk_sim_default_config(&config);
+    netsim_config_t config;
+    netsim_default_config(&config);
     config.link[0].bandwidth = 1000;
     config.link[0].queue_bytes = 3000;
-    chunk_sim_t *sim = chunk_sim_create(&config);
+    netsim_t *sim = netsim_create(&config);
     /* A burst of five 1000-byte (wire) datagrams: three fit in the buffer. */
     send_many(sim, 0, 5, 1000 - CHUNK_IP_UDP_OVERHEAD, 0.0);
-    const uint64_t *c = chunk_sim_counters(sim, 0);
-    CHECK_EQ(c[CHUNK_SIM_COUNTER_QUEUE_DROPPED], 2);
+    const uint64_t *c = netsim_counters(sim, 0);
+    CHECK_EQ(c[NETSIM_COUNTER_QUEUE_DROPPED], 2);
     /* At t=1 the first has left: room for exactly one more. */
     uint8_t packet[1000];
     make_payload(packet, 5, 972);
-    chunk_sim_send(sim, 0, 1.0, packet, 972);
-    CHECK_EQ(c[CHUNK_SIM_COUNTER_QUEUE_DROPPED], 2);
+    netsim_send(sim, 0, 1.0, packet, 972);
+    CHECK_EQ(c[NETSIM_COUNTER_QUEUE_DROPPED], 2);
     make_payload(packet, 6, 972);
-    chunk_sim_send(sim, 0, 1.0, packet, 972);
-    CHECK_EQ(c[CHUNK_SIM_COUNTER_QUEUE_DROPPED], 3);
+    netsim_send(sim, 0, 1.0, packet, 972);
+    CHECK_EQ(c[NETSIM_COUNTER_QUEUE_DROPPED], 3);
     uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
     double t;
     uint32_t expected[] = {0, 1, 2, 5};
     for (int i = 0; i < 4; i++) {
-        CHECK_EQ(chunk_sim_receive(sim, 0, 1e9, buffer, &t), 972);
+        CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 972);
         CHECK_EQ(payload_index(buffer), expected[i]);
         CHECK(near(t, i + 1.0));
     }
     CHECK_EQ(drain(sim, 0), 0);
-    chunk_sim_destroy(sim);
+    netsim_destroy(sim);
 
     /* The other direction has its own (uncapped) link. */
-    chunk_sim_default_config(&config);
+    netsim_default_config(&config);
     config.link[0].bandwidth = 1000;
     config.link[0].queue_bytes = 1000;
-    sim = chunk_sim_create(&config);
+    sim = netsim_create(&config);
     send_many(sim, 1, 50, 972, 0.0);
     CHECK_EQ(drain(sim, 1), 50);
-    chunk_sim_destroy(sim);
+    netsim_destroy(sim);
 }
 
 static void test_max_in_flight(void)
 {
-    chunk_sim_config_t config;
-    chunk_sim_default_config(&config);
+    netsim_config_t config;
+    netsim_default_config(&config);
     config.link[0].latency = 1;
     config.max_packets_in_flight = 10;
-    chunk_sim_t *sim = chunk_sim_create(&config);
+    netsim_t *sim = netsim_create(&config);
     send_many(sim, 0, 12, 20, 0.001);
-    CHECK_EQ(chunk_sim_counters(sim, 0)[CHUNK_SIM_COUNTER_QUEUE_DROPPED], 2);
+    CHECK_EQ(netsim_counters(sim, 0)[NETSIM_COUNTER_QUEUE_DROPPED], 2);
     CHECK_EQ(drain(sim, 0), 10);
     send_many(sim, 0, 10, 20, 0.001);
     CHECK_EQ(drain(sim, 0), 10);
-    chunk_sim_destroy(sim);
+    netsim_destroy(sim);
 }
 
 static void test_duplicates(void)
 {
-    chunk_sim_config_t config;
-    chunk_sim_default_config(&config);
+    netsim_config_t config;
+    netsim_default_config(&config);
     config.link[0].duplicate = 1.0;
     config.link[1].duplicate = 0.2;
     config.link[0].latency = config.link[1].latency = 0.01;
-    chunk_sim_t *sim = chunk_sim_create(&config);
+    netsim_t *sim = netsim_create(&config);
     send_many(sim, 0, 100, 30, 0.1);
     uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
     double t;
     int copies[100] = {0};
-    while (chunk_sim_receive(sim, 0, 1e9, buffer, &t) == 30) copies[payload_index(buffer)]++;
+    while (netsim_receive(sim, 0, 1e9, buffer, &t) == 30) copies[payload_index(buffer)]++;
     for (int i = 0; i < 100; i++) CHECK_EQ(copies[i], 2);
     send_many(sim, 1, 10000, 30, 0.001);
-    const uint64_t *c1 = chunk_sim_counters(sim, 1);
-    CHECK(c1[CHUNK_SIM_COUNTER_DUPLICATED] > 1850 && c1[CHUNK_SIM_COUNTER_DUPLICATED] < 2150);
-    CHECK_EQ(drain(sim, 1), 10000 + (int)c1[CHUNK_SIM_COUNTER_DUPLICATED]);
-    chunk_sim_destroy(sim);
+    const uint64_t *c1 = netsim_counters(sim, 1);
+    CHECK(c1[NETSIM_COUNTER_DUPLICATED] > 1850 && c1[NETSIM_COUNTER_DUPLICATED] < 2150);
+    CHECK_EQ(drain(sim, 1), 10000 + (int)c1[NETSIM_COUNTER_DUPLICATED]);
+    netsim_destroy(sim);
 }
 
 static void test_reorder(void)
 {
-    chunk_sim_config_t config;
-    chunk_sim_default_config(&config);
+    netsim_config_t config;
+    netsim_default_config(&config);
     config.link[0].latency = 0.02;
     config.link[0].reorder = 1.0;
     config.link[0].reorder_delay = 0.03;
     config.link[1].latency = 0.02;
     config.link[1].reorder = 0.25;
     config.link[1].reorder_delay = 0.5;
-    chunk_sim_t *sim = chunk_sim_create(&config);
+    netsim_t *sim = netsim_create(&config);
     uint8_t packet[16], buffer[CHUNK_MAX_PACKET_BYTES];
     make_payload(packet, 0, 16);
-    chunk_sim_send(sim, 0, 1.0, packet, 16);
+    netsim_send(sim, 0, 1.0, packet, 16);
     double t;
-    CHECK_EQ(chunk_sim_receive(sim, 0, 1e9, buffer, &t), 16);
+    CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 16);
     CHECK(near(t, 1.05));
 
     /* A held-back datagram arrives after ones sent later. */
     send_many(sim, 1, 4000, 16, 0.01);
-    const uint64_t *c1 = chunk_sim_counters(sim, 1);
-    CHECK(c1[CHUNK_SIM_COUNTER_REORDERED] > 900 && c1[CHUNK_SIM_COUNTER_REORDERED] < 1100);
+    const uint64_t *c1 = netsim_counters(sim, 1);
+    CHECK(c1[NETSIM_COUNTER_REORDERED] > 900 && c1[NETSIM_COUNTER_REORDERED] < 1100);
     int late = 0;
     uint32_t highest = 0;
     for (int i = 0; i < 4000; i++) {
-        CHECK_EQ(chunk_sim_receive(sim, 1, 1e9, buffer, &t), 16);
+        CHECK_EQ(netsim_receive(sim, 1, 1e9, buffer, &t), 16);
         uint32_t index = payload_index(buffer);
         if (index < highest) late++;
         else highest = index;
@@ -300,7 +301,7 @@ static void test_reorder(void)
         CHECK(near(delay, 0.02) || near(delay, 0.52));
     }
     CHECK(late > 800);
-    chunk_sim_destroy(sim);
+    netsim_destroy(sim);
 }
 
 static int write_slice(const chunk_wire_config_t *wire, uint8_t *buffer, uint16_t chunk_id, int slice_id, int num_slices)
@@ -323,64 +324,127 @@ static int write_ack(const chunk_wire_config_t *wire, uint8_t *buffer, uint16_t 
 
 static void test_fault_drop_acks(void)
 {
-    chunk_sim_config_t config;
-    chunk_sim_default_config(&config);
-    config.link[1].drop_acks = 1;
-    chunk_sim_t *sim = chunk_sim_create(&config);
+    netsim_config_t config;
+    netsim_default_config(&config);
+    chunk_faults_t faults;
+    chunk_faults_default(&faults);
+    faults.drop_acks[1] = 1;
+    config.filter = chunk_faults_filter;
+    config.filter_context = &faults;
+    netsim_t *sim = netsim_create(&config);
     uint8_t packet[CHUNK_MAX_PACKET_BYTES], buffer[CHUNK_MAX_PACKET_BYTES];
     double t;
-    int ack_bytes = write_ack(&config.wire, packet, 5, 10);
+    int ack_bytes = write_ack(&faults.wire, packet, 5, 10);
     CHECK(ack_bytes > 0);
-    chunk_sim_send(sim, 1, 0.0, packet, ack_bytes);
-    chunk_sim_send(sim, 0, 0.0, packet, ack_bytes); /* only link 1 drops acks */
-    int slice_bytes = write_slice(&config.wire, packet, 5, 0, 10);
-    chunk_sim_send(sim, 1, 0.0, packet, slice_bytes);
+    netsim_send(sim, 1, 0.0, packet, ack_bytes);
+    netsim_send(sim, 0, 0.0, packet, ack_bytes); /* only link 1 drops acks */
+    int slice_bytes = write_slice(&faults.wire, packet, 5, 0, 10);
+    netsim_send(sim, 1, 0.0, packet, slice_bytes);
     /* Not a valid packet (bad CRC): the filter cannot recognise it, so it passes. */
-    write_ack(&config.wire, packet, 5, 10);
+    write_ack(&faults.wire, packet, 5, 10);
     packet[0] ^= 1;
-    chunk_sim_send(sim, 1, 0.0, packet, ack_bytes);
-    CHECK_EQ(chunk_sim_counters(sim, 1)[CHUNK_SIM_COUNTER_FAULT_DROPPED], 1);
-    CHECK_EQ(chunk_sim_receive(sim, 1, 1.0, buffer, &t), slice_bytes);
-    CHECK_EQ(chunk_sim_receive(sim, 1, 1.0, buffer, &t), ack_bytes);
-    CHECK_EQ(chunk_sim_receive(sim, 1, 1.0, buffer, &t), 0);
-    CHECK_EQ(chunk_sim_receive(sim, 0, 1.0, buffer, &t), ack_bytes);
-    chunk_sim_destroy(sim);
+    netsim_send(sim, 1, 0.0, packet, ack_bytes);
+    CHECK_EQ(netsim_counters(sim, 1)[NETSIM_COUNTER_FAULT_DROPPED], 1);
+    CHECK_EQ(netsim_receive(sim, 1, 1.0, buffer, &t), slice_bytes);
+    CHECK_EQ(netsim_receive(sim, 1, 1.0, buffer, &t), ack_bytes);
+    CHECK_EQ(netsim_receive(sim, 1, 1.0, buffer, &t), 0);
+    CHECK_EQ(netsim_receive(sim, 0, 1.0, buffer, &t), ack_bytes);
+    netsim_destroy(sim);
 }
 
 static void test_fault_drop_slice(void)
 {
-    chunk_sim_config_t config;
-    chunk_sim_default_config(&config);
-    config.wire.max_slices = 32; /* the filter parses with the configured variant */
-    config.link[0].drop_slice_id = 3;
-    chunk_sim_t *sim = chunk_sim_create(&config);
+    netsim_config_t config;
+    netsim_default_config(&config);
+    chunk_faults_t faults;
+    chunk_faults_default(&faults);
+    faults.wire.max_slices = 32; /* the filter parses with the configured variant */
+    faults.drop_slice_id[0] = 3;
+    config.filter = chunk_faults_filter;
+    config.filter_context = &faults;
+    netsim_t *sim = netsim_create(&config);
     uint8_t packet[CHUNK_MAX_PACKET_BYTES], buffer[CHUNK_MAX_PACKET_BYTES];
     double t;
     for (int round = 0; round < 3; round++)
         for (int s = 0; s < 6; s++) {
-            int bytes = write_slice(&config.wire, packet, (uint16_t)(100 + round), s, 6);
-            chunk_sim_send(sim, 0, round, packet, bytes);
+            int bytes = write_slice(&faults.wire, packet, (uint16_t)(100 + round), s, 6);
+            netsim_send(sim, 0, round, packet, bytes);
         }
-    int bytes = write_ack(&config.wire, packet, 100, 6);
-    chunk_sim_send(sim, 0, 5.0, packet, bytes);
-    CHECK_EQ(chunk_sim_counters(sim, 0)[CHUNK_SIM_COUNTER_FAULT_DROPPED], 3);
+    int bytes = write_ack(&faults.wire, packet, 100, 6);
+    netsim_send(sim, 0, 5.0, packet, bytes);
+    CHECK_EQ(netsim_counters(sim, 0)[NETSIM_COUNTER_FAULT_DROPPED], 3);
     int seen = 0;
     chunk_packet_t parsed;
-    while ((bytes = chunk_sim_receive(sim, 0, 1e9, buffer, &t)) > 0) {
-        CHECK_EQ(chunk_read_packet(&config.wire, buffer, bytes, &parsed), CHUNK_READ_OK);
+    while ((bytes = netsim_receive(sim, 0, 1e9, buffer, &t)) > 0) {
+        CHECK_EQ(chunk_read_packet(&faults.wire, buffer, bytes, &parsed), CHUNK_READ_OK);
         if (parsed.type == CHUNK_PACKET_SLICE) CHECK(parsed.u.slice.slice_id != 3);
         seen++;
     }
     CHECK_EQ(seen, 3 * 5 + 1);
-    chunk_sim_destroy(sim);
+    netsim_destroy(sim);
+}
+
+/* The filter: the simulator's only protocol hook. */
+typedef struct filter_log_t {
+    int calls[2];
+} filter_log_t;
+
+/* Drops every datagram with an odd index in direction 0 and counts calls. */
+static int drop_odd_in_dir0(void *context, int dir, const uint8_t *packet, int bytes)
+{
+    filter_log_t *log = context;
+    CHECK(bytes >= 4);
+    log->calls[dir]++;
+    return dir == 0 && (payload_index(packet) & 1);
+}
+
+/* Sends 2000 datagrams each way at 30% loss and returns a bitmap (as a
+ * hash) of which even-indexed direction-0 datagrams came out. */
+static uint64_t filtered_run(netsim_filter_fn filter, filter_log_t *log)
+{
+    netsim_config_t config;
+    netsim_default_config(&config);
+    config.seed = 11;
+    config.link[0].loss = config.link[1].loss = 0.3;
+    config.filter = filter;
+    config.filter_context = log;
+    netsim_t *sim = netsim_create(&config);
+    send_many(sim, 0, 2000, 40, 0.001);
+    send_many(sim, 1, 2000, 40, 0.001);
+    if (filter) {
+        CHECK_EQ(netsim_counters(sim, 0)[NETSIM_COUNTER_FAULT_DROPPED], 1000);
+        CHECK_EQ(netsim_counters(sim, 1)[NETSIM_COUNTER_FAULT_DROPPED], 0);
+    }
+    uint8_t buffer[64];
+    double t;
+    uint64_t hash = 1469598103934665603ull;
+    int n;
+    while ((n = netsim_receive(sim, 0, 1e9, buffer, &t)) > 0) {
+        uint32_t index = payload_index(buffer);
+        if (filter) CHECK((index & 1) == 0);
+        if ((index & 1) == 0) hash = (hash ^ index) * 1099511628211ull;
+    }
+    netsim_destroy(sim);
+    return hash;
+}
+
+static void test_filter_callback(void)
+{
+    filter_log_t log = {{0, 0}};
+    uint64_t with = filtered_run(drop_odd_in_dir0, &log);
+    CHECK_EQ(log.calls[0], 2000);
+    CHECK_EQ(log.calls[1], 2000);
+    /* A filter does not reshuffle the random fates of the datagrams it lets
+     * through: the even ones are lost exactly as without it. */
+    CHECK(with == filtered_run(NULL, NULL));
 }
 
 /* Runs a fixed traffic pattern through a fully impaired simulator and
  * returns a hash of every (time, direction, bytes) that came out. */
 static uint64_t impaired_run(uint64_t seed)
 {
-    chunk_sim_config_t config;
-    chunk_sim_default_config(&config);
+    netsim_config_t config;
+    netsim_default_config(&config);
     config.seed = seed;
     for (int d = 0; d < 2; d++) {
         config.link[d].loss = 0.3;
@@ -391,18 +455,18 @@ static uint64_t impaired_run(uint64_t seed)
         config.link[d].bandwidth = 200000;
         config.link[d].queue_bytes = 8000;
     }
-    chunk_sim_t *sim = chunk_sim_create(&config);
+    netsim_t *sim = netsim_create(&config);
     uint8_t packet[1100], buffer[CHUNK_MAX_PACKET_BYTES];
     uint64_t hash = 1469598103934665603ull;
     for (int i = 0; i < 3000; i++) {
         double now = i * 0.002;
         int bytes = 20 + (i * 37) % 1000;
         make_payload(packet, (uint32_t)i, bytes);
-        chunk_sim_send(sim, i % 3 == 0, now, packet, bytes);
+        netsim_send(sim, i % 3 == 0, now, packet, bytes);
         for (int d = 0; d < 2; d++) {
             double t;
             int n;
-            while ((n = chunk_sim_receive(sim, d, now, buffer, &t)) > 0) {
+            while ((n = netsim_receive(sim, d, now, buffer, &t)) > 0) {
                 uint64_t v[3] = {(uint64_t)llround(t * 1e9), (uint64_t)d, payload_index(buffer)};
                 for (int k = 0; k < 3; k++) hash = (hash ^ v[k]) * 1099511628211ull;
                 hash = (hash ^ (uint64_t)n) * 1099511628211ull;
@@ -410,7 +474,7 @@ static uint64_t impaired_run(uint64_t seed)
         }
     }
     hash ^= (uint64_t)drain(sim, 0) << 32 | (uint64_t)drain(sim, 1);
-    chunk_sim_destroy(sim);
+    netsim_destroy(sim);
     return hash;
 }
 
@@ -424,29 +488,29 @@ static void test_determinism(void)
 static void test_loss_pattern_stable(void)
 {
     /* Adding jitter does not change which datagrams are lost (fixed draws). */
-    chunk_sim_config_t config;
+    netsim_config_t config;
     uint8_t lost_plain[500], lost_jitter[500];
     for (int variant = 0; variant < 2; variant++) {
-        chunk_sim_default_config(&config);
+        netsim_default_config(&config);
         config.link[0].loss = 0.3;
         config.link[0].jitter = variant ? 0.01 : 0;
         config.link[0].latency = 0.02;
-        chunk_sim_t *sim = chunk_sim_create(&config);
+        netsim_t *sim = netsim_create(&config);
         send_many(sim, 0, 500, 16, 0.1);
         uint8_t *lost = variant ? lost_jitter : lost_plain;
         memset(lost, 1, 500);
         uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
         double t;
-        while (chunk_sim_receive(sim, 0, 1e9, buffer, &t) > 0) lost[payload_index(buffer)] = 0;
-        chunk_sim_destroy(sim);
+        while (netsim_receive(sim, 0, 1e9, buffer, &t) > 0) lost[payload_index(buffer)] = 0;
+        netsim_destroy(sim);
     }
     CHECK(memcmp(lost_plain, lost_jitter, 500) == 0);
 }
 
 static void test_counter_names(void)
 {
-    for (int i = 0; i < CHUNK_SIM_COUNTER_COUNT; i++) CHECK(strcmp(chunk_sim_counter_name(i), "unknown") != 0);
-    CHECK(strcmp(chunk_sim_counter_name(CHUNK_SIM_COUNTER_COUNT), "unknown") == 0);
+    for (int i = 0; i < NETSIM_COUNTER_COUNT; i++) CHECK(strcmp(netsim_counter_name(i), "unknown") != 0);
+    CHECK(strcmp(netsim_counter_name(NETSIM_COUNTER_COUNT), "unknown") == 0);
 }
 
 const chunk_test_t sim_tests[] = {
@@ -458,6 +522,7 @@ const chunk_test_t sim_tests[] = {
     {"max_in_flight", test_max_in_flight},
     {"duplicates", test_duplicates},
     {"reorder", test_reorder},
+    {"filter_callback", test_filter_callback},
     {"fault_drop_acks", test_fault_drop_acks},
     {"fault_drop_slice", test_fault_drop_slice},
     {"determinism", test_determinism},

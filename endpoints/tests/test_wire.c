@@ -8,6 +8,7 @@
 
 #include "chunk.h"
 #include "test.h"
+#include "util.h"
 
 /* ---- helpers ---- */
 
@@ -45,7 +46,7 @@ static void config_for(chunk_wire_config_t *config, int max_slices)
 /* Rewrites a datagram's CRC so that only the rule a test breaks can fail. */
 static void fix_crc(const chunk_wire_config_t *config, uint8_t *packet, int bytes)
 {
-    uint32_t crc = chunk_packet_crc(config->protocol_id, packet, bytes);
+    uint32_t crc = p2_packet_crc(config->protocol_id, packet, bytes);
     for (int i = 0; i < 4; i++) packet[i] = (uint8_t)(crc >> (8 * i));
 }
 
@@ -261,25 +262,25 @@ static void test_packet_sizes(void)
 static void test_bits_required(void)
 {
     /* The table of wire-format.md, "The bit stream". */
-    CHECK_EQ(chunk_bits_required(0, 255), 8);
-    CHECK_EQ(chunk_bits_required(1, 256), 8);
-    CHECK_EQ(chunk_bits_required(0, 31), 5);
-    CHECK_EQ(chunk_bits_required(1, 32), 5);
-    CHECK_EQ(chunk_bits_required(1, 1024), 10);
-    CHECK_EQ(chunk_bits_required(0, 1), 1);
+    CHECK_EQ(p2_bits_required(0, 255), 8);
+    CHECK_EQ(p2_bits_required(1, 256), 8);
+    CHECK_EQ(p2_bits_required(0, 31), 5);
+    CHECK_EQ(p2_bits_required(1, 32), 5);
+    CHECK_EQ(p2_bits_required(1, 1024), 10);
+    CHECK_EQ(p2_bits_required(0, 1), 1);
     /* Edges: an empty range needs no bits; one past a power of two needs one more. */
-    CHECK_EQ(chunk_bits_required(5, 5), 0);
-    CHECK_EQ(chunk_bits_required(0, 256), 9);
-    CHECK_EQ(chunk_bits_required(1, 1000), 10);
-    CHECK_EQ(chunk_bits_required(0, 0xffffffffu), 32);
+    CHECK_EQ(p2_bits_required(5, 5), 0);
+    CHECK_EQ(p2_bits_required(0, 256), 9);
+    CHECK_EQ(p2_bits_required(1, 1000), 10);
+    CHECK_EQ(p2_bits_required(0, 0xffffffffu), 32);
 }
 
 static void test_crc(void)
 {
     /* The plain CRC is the zlib / IEEE 802.3 one: its check value. */
-    CHECK_EQ(chunk_crc32(0, (const uint8_t *)"123456789", 9), 0xcbf43926u);
+    CHECK_EQ(p2_crc32(0, (const uint8_t *)"123456789", 9), 0xcbf43926u);
     /* Continuing a CRC over a second part is the CRC of the concatenation. */
-    CHECK_EQ(chunk_crc32(chunk_crc32(0, (const uint8_t *)"1234", 4), (const uint8_t *)"56789", 5), 0xcbf43926u);
+    CHECK_EQ(p2_crc32(p2_crc32(0, (const uint8_t *)"1234", 4), (const uint8_t *)"56789", 5), 0xcbf43926u);
 
     /* The packet CRC is the plain CRC of LE32(ProtocolId) || 00 00 00 00 ||
      * datagram[4..]: build that input by hand and compare. */
@@ -287,14 +288,14 @@ static void test_crc(void)
     CHECK_EQ(parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", ack, sizeof ack), 12);
     uint8_t input[16] = {0x44, 0x33, 0x22, 0x11, 0, 0, 0, 0};
     memcpy(input + 8, ack + 4, 8);
-    CHECK_EQ(chunk_crc32(0, input, sizeof input), 0x51fedea4u);
-    CHECK_EQ(chunk_packet_crc(0x11223344u, ack, 12), 0x51fedea4u);
+    CHECK_EQ(p2_crc32(0, input, sizeof input), 0x51fedea4u);
+    CHECK_EQ(p2_packet_crc(0x11223344u, ack, 12), 0x51fedea4u);
     /* The CRC field itself is taken as zero, whatever it holds. */
     ack[0] ^= 0xff;
     ack[3] ^= 0x5a;
-    CHECK_EQ(chunk_packet_crc(0x11223344u, ack, 12), 0x51fedea4u);
+    CHECK_EQ(p2_packet_crc(0x11223344u, ack, 12), 0x51fedea4u);
     /* Another protocol id gives another CRC. */
-    CHECK(chunk_packet_crc(0x11223345u, ack, 12) != 0x51fedea4u);
+    CHECK(p2_packet_crc(0x11223345u, ack, 12) != 0x51fedea4u);
 }
 
 static void test_chunk_id_newer(void)
@@ -514,8 +515,8 @@ static void test_reader_survives_garbage(void)
     chunk_wire_default_config(&configs[2]);
     configs[2].max_slices = 100;
     configs[2].slice_size = 1000;
-    chunk_rng_t rng;
-    chunk_rng_seed(&rng, 12345);
+    rng_t rng;
+    rng_seed(&rng, 12345);
     static uint8_t data[1024], valid[CHUNK_MAX_PACKET_BYTES], rewritten[CHUNK_MAX_PACKET_BYTES];
     int accepted = 0;
     for (int iter = 0; iter < 20000; iter++) {
@@ -523,31 +524,31 @@ static void test_reader_survives_garbage(void)
         int bytes;
         if (iter % 2 == 0) {
             /* A valid packet with a few bits flipped and the CRC fixed. */
-            int num = 1 + (int)(chunk_rng_next(&rng) % (uint64_t)config->max_slices);
-            if (chunk_rng_next(&rng) & 1) {
+            int num = 1 + (int)(rng_next(&rng) % (uint64_t)config->max_slices);
+            if (rng_next(&rng) & 1) {
                 static chunk_ack_packet_t ack;
-                ack.chunk_id = (uint16_t)chunk_rng_next(&rng);
+                ack.chunk_id = (uint16_t)rng_next(&rng);
                 ack.num_slices = num;
-                for (int i = 0; i < num; i++) ack.acked[i] = (uint8_t)(chunk_rng_next(&rng) & 1);
+                for (int i = 0; i < num; i++) ack.acked[i] = (uint8_t)(rng_next(&rng) & 1);
                 bytes = chunk_write_ack_packet(config, &ack, valid, sizeof valid);
             } else {
-                int id = (int)(chunk_rng_next(&rng) % (uint64_t)num);
-                int size = id == num - 1 ? 1 + (int)(chunk_rng_next(&rng) % (uint64_t)config->slice_size)
+                int id = (int)(rng_next(&rng) % (uint64_t)num);
+                int size = id == num - 1 ? 1 + (int)(rng_next(&rng) % (uint64_t)config->slice_size)
                                          : config->slice_size;
-                chunk_slice_packet_t slice = {(uint16_t)chunk_rng_next(&rng), id, num, size, data};
+                chunk_slice_packet_t slice = {(uint16_t)rng_next(&rng), id, num, size, data};
                 bytes = chunk_write_slice_packet(config, &slice, valid, sizeof valid);
             }
-            int flips = (int)(chunk_rng_next(&rng) % 4);
+            int flips = (int)(rng_next(&rng) % 4);
             for (int i = 0; i < flips; i++) {
-                int bit = 32 + (int)(chunk_rng_next(&rng) % (uint64_t)(8 * bytes - 32));
+                int bit = 32 + (int)(rng_next(&rng) % (uint64_t)(8 * bytes - 32));
                 valid[bit >> 3] ^= (uint8_t)(1 << (bit & 7));
             }
-            if (chunk_rng_next(&rng) % 4 == 0) bytes -= (int)(chunk_rng_next(&rng) % (uint64_t)bytes);
+            if (rng_next(&rng) % 4 == 0) bytes -= (int)(rng_next(&rng) % (uint64_t)bytes);
             if (bytes >= 4) fix_crc(config, valid, bytes);
         } else {
-            bytes = (int)(chunk_rng_next(&rng) % 64);
-            for (int i = 0; i < bytes; i++) valid[i] = (uint8_t)chunk_rng_next(&rng);
-            if (bytes >= 4 && (chunk_rng_next(&rng) & 1)) fix_crc(config, valid, bytes);
+            bytes = (int)(rng_next(&rng) % 64);
+            for (int i = 0; i < bytes; i++) valid[i] = (uint8_t)rng_next(&rng);
+            if (bytes >= 4 && (rng_next(&rng) & 1)) fix_crc(config, valid, bytes);
         }
         uint8_t *exact = malloc(bytes > 0 ? (size_t)bytes : 1);
         CHECK(exact != NULL);
@@ -583,16 +584,16 @@ static void test_result_names(void)
 static void test_rng(void)
 {
     /* splitmix64's published first output for seed 0. */
-    chunk_rng_t rng;
-    chunk_rng_seed(&rng, 0);
-    CHECK(chunk_rng_next(&rng) == 0xe220a8397b1dcdafull);
-    chunk_rng_t a, b;
-    chunk_rng_seed(&a, 42);
-    chunk_rng_seed(&b, 42);
+    rng_t rng;
+    rng_seed(&rng, 0);
+    CHECK(rng_next(&rng) == 0xe220a8397b1dcdafull);
+    rng_t a, b;
+    rng_seed(&a, 42);
+    rng_seed(&b, 42);
     for (int i = 0; i < 1000; i++) {
-        double u = chunk_rng_uniform(&a);
+        double u = rng_uniform(&a);
         CHECK(u >= 0.0 && u < 1.0);
-        CHECK(u == chunk_rng_uniform(&b));
+        CHECK(u == rng_uniform(&b));
     }
 }
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "chunk.h"
+#include "util.h"
 
 struct chunk_sender_t {
     chunk_sender_config_t config;
@@ -170,7 +171,7 @@ static void start_next_chunk(chunk_sender_t *s, double time)
     memset(s->acked, 0, (size_t)s->config.wire.max_slices);
     for (int i = 0; i < s->config.wire.max_slices; i++) s->time_last_sent[i] = -1;
     s->burst_wait_until = time;
-    chunk_log(CHUNK_LOG_DEBUG, "sender: chunk %u started, %d bytes in %d slices", s->chunk_id,
+    log_message(LOG_LEVEL_DEBUG, "sender: chunk %u started, %d bytes in %d slices", s->chunk_id,
               s->chunk_size, s->num_slices);
     if (s->config.initial_burst_bytes > 0 && s->chunk_size <= s->config.initial_burst_bytes) {
         for (int i = 0; i < s->num_slices && s->sending; i++) send_slice(s, time, i, write_slice(s, i));
@@ -217,7 +218,7 @@ void chunk_sender_update(chunk_sender_t *sender, double time)
 
 static void complete_chunk(chunk_sender_t *s)
 {
-    chunk_log(CHUNK_LOG_DEBUG, "sender: chunk %u completed", s->chunk_id);
+    log_message(LOG_LEVEL_DEBUG, "sender: chunk %u completed", s->chunk_id);
     s->counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED]++;
     s->sending = 0;
     s->chunk_id++;
@@ -236,30 +237,30 @@ void chunk_sender_receive_packet(chunk_sender_t *sender, double time, const uint
         s->counters[CHUNK_SENDER_COUNTER_PACKETS_INVALID]++;
         s->invalid[result]++;
         if (result == CHUNK_READ_SLICE_ID_RANGE)
-            chunk_log(CHUNK_LOG_DEBUG, "sender: ignored slice packet: slice id %d >= num slices %d",
+            log_message(LOG_LEVEL_DEBUG, "sender: ignored slice packet: slice id %d >= num slices %d",
                       p->u.slice.slice_id, p->u.slice.num_slices);
         else
-            chunk_log(CHUNK_LOG_DEBUG, "sender: dropped %d-byte packet: %s", bytes, chunk_read_result_name(result));
+            log_message(LOG_LEVEL_DEBUG, "sender: dropped %d-byte packet: %s", bytes, chunk_read_result_name(result));
         return;
     }
     if (p->type != CHUNK_PACKET_ACK) {
         s->counters[CHUNK_SENDER_COUNTER_PACKETS_WRONG_TYPE]++;
-        chunk_log(CHUNK_LOG_DEBUG, "sender: ignored slice packet (chunk %u): a sender takes only acks",
+        log_message(LOG_LEVEL_DEBUG, "sender: ignored slice packet (chunk %u): a sender takes only acks",
                   p->u.slice.chunk_id);
         return;
     }
     const chunk_ack_packet_t *ack = &p->u.ack;
     if (s->config.fault_ignore_acks) {
         s->counters[CHUNK_SENDER_COUNTER_ACKS_IGNORED]++;
-        chunk_log(CHUNK_LOG_DEBUG, "sender: ignored ack for chunk %u: fault_ignore_acks", ack->chunk_id);
+        log_message(LOG_LEVEL_DEBUG, "sender: ignored ack for chunk %u: fault_ignore_acks", ack->chunk_id);
         return;
     }
     if (!s->sending || ack->chunk_id != s->chunk_id || ack->num_slices != s->num_slices) {
         s->counters[CHUNK_SENDER_COUNTER_ACKS_IGNORED]++;
         if (!s->sending)
-            chunk_log(CHUNK_LOG_DEBUG, "sender: ignored ack for chunk %u: no chunk in flight", ack->chunk_id);
+            log_message(LOG_LEVEL_DEBUG, "sender: ignored ack for chunk %u: no chunk in flight", ack->chunk_id);
         else
-            chunk_log(CHUNK_LOG_DEBUG, "sender: ignored ack for chunk %u with %d slices: sending chunk %u with %d",
+            log_message(LOG_LEVEL_DEBUG, "sender: ignored ack for chunk %u with %d slices: sending chunk %u with %d",
                       ack->chunk_id, ack->num_slices, s->chunk_id, s->num_slices);
         return;
     }

@@ -1,7 +1,7 @@
 /*
- * chunk.h: the reference implementation of the chunk protocol
- * (Glenn Fiedler, "Sending Large Blocks of Data"), as specified in
- * shared/spec/wire-format.md and shared/spec/behaviour.md.
+ * chunk.h: the reference implementation of the chunk protocol (Glenn
+ * Fiedler, "Sending Large Blocks of Data"): the wire codec (on protocol2.h's
+ * framing; docs/protocol.md), the sender and the receiver.
  *
  * Pure protocol code: nothing here touches a socket or a clock. Time is passed
  * in (seconds, double), packets go out through a callback. Sockets, clocks and
@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol2.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,7 +27,6 @@ extern "C" {
 #define CHUNK_DEFAULT_SLICE_SIZE 1024
 #define CHUNK_DEFAULT_MAX_SLICES 256
 #define CHUNK_DEFAULT_PROTOCOL_ID 0x11223344u
-#define CHUNK_END_CHECK 0x9908ACE2u
 #define CHUNK_PACKET_SLICE 0
 #define CHUNK_PACKET_ACK 1
 #define CHUNK_DEFAULT_PORT 40000
@@ -51,18 +52,8 @@ typedef struct chunk_wire_config_t {
 /* Fills in 1024 / 256 / 0x11223344. */
 void chunk_wire_default_config(chunk_wire_config_t *config);
 
-/* Number of bits needed for an integer in [min, max] (bit length of max-min). */
-int chunk_bits_required(uint32_t min, uint32_t max);
-
 /* Wrap-aware 16-bit comparison: 1 when a is more recent than b. */
 int chunk_id_newer(uint16_t a, uint16_t b);
-
-/* CRC-32 of LE32(protocol_id) || 00 00 00 00 || packet[4..bytes). */
-uint32_t chunk_packet_crc(uint32_t protocol_id, const uint8_t *packet, int bytes);
-
-/* The plain zlib / IEEE 802.3 CRC-32 (check value 0xcbf43926), continuing
- * from crc (0 to start) over bytes more bytes. */
-uint32_t chunk_crc32(uint32_t crc, const uint8_t *data, size_t bytes);
 
 typedef struct chunk_slice_packet_t {
     uint16_t chunk_id;
@@ -248,82 +239,26 @@ const char *chunk_receiver_counter_name(int counter);
 const uint64_t *chunk_sender_invalid_counters(const chunk_sender_t *sender);
 const uint64_t *chunk_receiver_invalid_counters(const chunk_receiver_t *receiver);
 
-/* ---- logging ---- */
+/* ---- faults, for the network simulator (netsim.h) ---- */
 
-enum { CHUNK_LOG_NONE = 0, CHUNK_LOG_ERROR, CHUNK_LOG_INFO, CHUNK_LOG_DEBUG };
-/* Global log level (default CHUNK_LOG_ERROR); messages go to stderr. */
-void chunk_set_log_level(int level);
-void chunk_log(int level, const char *format, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+/* The chunk faults a network can have, per direction (0 "A to B", 1 "B to
+ * A"), for reproducing broken paths: they recognise packets with the codec,
+ * so a datagram the wire format rejects is never dropped by a fault. */
+typedef struct chunk_faults_t {
+    chunk_wire_config_t wire; /* to recognise packets */
+    int drop_acks[2];         /* drop every ack packet in this direction */
+    int drop_slice_id[2];     /* drop every slice packet with this slice id; -1 = off */
+} chunk_faults_t;
 
-/* ---- deterministic random numbers (for the simulator and tests) ---- */
+/* Default wire config, no fault. */
+void chunk_faults_default(chunk_faults_t *faults);
 
-typedef struct chunk_rng_t { uint64_t state; } chunk_rng_t;
-void chunk_rng_seed(chunk_rng_t *rng, uint64_t seed);
-uint64_t chunk_rng_next(chunk_rng_t *rng);
-double chunk_rng_uniform(chunk_rng_t *rng); /* [0, 1) */
+/* 1 when any fault is on (the simulator then needs the filter). */
+int chunk_faults_any(const chunk_faults_t *faults);
 
-/* ---- network simulator (pure, seeded, virtual time) ---- */
-
-/* Direction 0 is sender -> receiver (slices), 1 is receiver -> sender (acks).
- * In duplex both sides send both kinds; direction is simply "A to B" / "B to A". */
-typedef struct chunk_link_config_t {
-    double loss;            /* probability a packet is dropped, 0..1 */
-    double latency;         /* one-way seconds */
-    double jitter;          /* up to +- this many seconds added, uniform */
-    double duplicate;       /* probability a packet is delivered twice */
-    double reorder;         /* probability a packet is held back an extra reorder_delay */
-    double reorder_delay;   /* seconds, default 0.05 */
-    double bandwidth;       /* bytes per second on the wire (with IP/UDP overhead); <= 0 unlimited */
-    int queue_bytes;        /* router buffer in front of the bandwidth cap; overflow drops; default 64 KiB */
-    /* faults */
-    int drop_acks;          /* drop every ack packet on this link */
-    int drop_slice_id;      /* drop every slice packet with this slice id; -1 = off */
-} chunk_link_config_t;
-
-typedef struct chunk_sim_config_t {
-    chunk_link_config_t link[2];
-    uint64_t seed;
-    chunk_wire_config_t wire; /* to recognise packets for the fault filters */
-    int max_packets_in_flight; /* default 65536; beyond it packets are dropped (counted) */
-} chunk_sim_config_t;
-
-void chunk_sim_default_config(chunk_sim_config_t *config);
-
-typedef struct chunk_sim_t chunk_sim_t;
-
-chunk_sim_t *chunk_sim_create(const chunk_sim_config_t *config);
-void chunk_sim_destroy(chunk_sim_t *sim);
-
-/* Hands a datagram to the link in direction dir at time. Copies it. */
-void chunk_sim_send(chunk_sim_t *sim, int dir, double time, const uint8_t *packet, int bytes);
-
-/* Pops the next datagram in direction dir due at or before time, in order of
- * delivery time. Returns its length (copied into buffer, which must hold
- * CHUNK_MAX_PACKET_BYTES) and sets *delivery_time, or 0 when none is due. */
-int chunk_sim_receive(chunk_sim_t *sim, int dir, double time, uint8_t *buffer, double *delivery_time);
-
-/* Earliest pending delivery time over both directions, or a negative value
- * when nothing is in flight (lets a driver skip idle virtual time). */
-double chunk_sim_next_delivery(const chunk_sim_t *sim);
-
-enum {
-    CHUNK_SIM_COUNTER_SENT,
-    CHUNK_SIM_COUNTER_DELIVERED,
-    CHUNK_SIM_COUNTER_LOST,          /* random loss */
-    CHUNK_SIM_COUNTER_DUPLICATED,
-    CHUNK_SIM_COUNTER_REORDERED,
-    CHUNK_SIM_COUNTER_QUEUE_DROPPED, /* router buffer overflow */
-    CHUNK_SIM_COUNTER_FAULT_DROPPED, /* drop_acks / drop_slice_id */
-    CHUNK_SIM_COUNTER_COUNT
-};
-
-/* Counters per direction: counters(sim, dir)[CHUNK_SIM_COUNTER_*]. */
-const uint64_t *chunk_sim_counters(const chunk_sim_t *sim, int dir);
-const char *chunk_sim_counter_name(int counter);
+/* The simulator's filter (netsim_filter_fn; context: a chunk_faults_t):
+ * returns 1 when a fault in direction dir drops the datagram, else 0. */
+int chunk_faults_filter(void *context, int dir, const uint8_t *packet, int bytes);
 
 #ifdef __cplusplus
 }

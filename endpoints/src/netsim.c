@@ -1,10 +1,10 @@
 /*
- * sim.c: the network simulator of chunk.h. Pure and seeded: datagrams go in
+ * netsim.c: the network simulator (netsim.h). Pure and seeded: datagrams go in
  * with a virtual time and come out at a computed delivery time; nothing here
  * reads a clock.
  *
  * What happens to a datagram handed to a link, in this order:
- *   1. fault filters (drop_acks, drop_slice_id), recognised with the codec;
+ *   1. the config's filter (a protocol's faults), which may drop it;
  *   2. random loss;
  *   3. the bandwidth cap: the datagram joins a FIFO router buffer drained at
  *      `bandwidth` bytes per second (its wire size counts the IPv4/UDP
@@ -23,14 +23,15 @@
  * of another: the same seed gives the same fate to the n-th datagram.
  *
  * Datagrams beyond max_packets_in_flight are dropped and counted as
- * CHUNK_SIM_COUNTER_QUEUE_DROPPED (it is the simulator's own buffer that
+ * NETSIM_COUNTER_QUEUE_DROPPED (it is the simulator's own buffer that
  * overflowed).
  */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "chunk.h"
+#include "util.h"
+#include "netsim.h"
 
 typedef struct sim_packet_t {
     double delivery_time;
@@ -40,17 +41,17 @@ typedef struct sim_packet_t {
 } sim_packet_t;
 
 typedef struct sim_direction_t {
-    chunk_link_config_t config;
-    chunk_rng_t rng;
+    netsim_link_config_t config;
+    rng_t rng;
     sim_packet_t *heap; /* min-heap on (delivery_time, sequence) */
     int count;
     int capacity;
     double link_free_time; /* when the router buffer will have drained */
-    uint64_t counters[CHUNK_SIM_COUNTER_COUNT];
+    uint64_t counters[NETSIM_COUNTER_COUNT];
 } sim_direction_t;
 
-struct chunk_sim_t {
-    chunk_sim_config_t config;
+struct netsim_t {
+    netsim_config_t config;
     sim_direction_t dir[2];
     uint64_t next_sequence;
     int in_flight; /* over both directions */
@@ -59,42 +60,40 @@ struct chunk_sim_t {
 /* Slack for comparing the queue's backlog, which is computed in floating point. */
 #define SIM_EPSILON 1e-9
 
-void chunk_sim_default_config(chunk_sim_config_t *config)
+void netsim_default_config(netsim_config_t *config)
 {
     assert(config);
     memset(config, 0, sizeof *config);
     for (int d = 0; d < 2; d++) {
-        chunk_link_config_t *link = &config->link[d];
+        netsim_link_config_t *link = &config->link[d];
         link->reorder_delay = 0.05;
         link->queue_bytes = 64 * 1024;
-        link->drop_slice_id = -1;
     }
     config->seed = 1;
-    chunk_wire_default_config(&config->wire);
     config->max_packets_in_flight = 65536;
 }
 
-chunk_sim_t *chunk_sim_create(const chunk_sim_config_t *config)
+netsim_t *netsim_create(const netsim_config_t *config)
 {
     assert(config);
     assert(config->max_packets_in_flight > 0);
-    chunk_sim_t *sim = calloc(1, sizeof *sim);
+    netsim_t *sim = calloc(1, sizeof *sim);
     if (!sim) return NULL;
     sim->config = *config;
     for (int d = 0; d < 2; d++) {
-        const chunk_link_config_t *link = &config->link[d];
+        const netsim_link_config_t *link = &config->link[d];
         assert(link->loss >= 0 && link->loss <= 1);
         assert(link->duplicate >= 0 && link->duplicate <= 1);
         assert(link->reorder >= 0 && link->reorder <= 1);
         assert(link->latency >= 0 && link->jitter >= 0 && link->reorder_delay >= 0);
         sim->dir[d].config = *link;
         /* Distinct, fixed streams per direction derived from the one seed. */
-        chunk_rng_seed(&sim->dir[d].rng, config->seed * 2 + (uint64_t)d + 0x5eed0000u);
+        rng_seed(&sim->dir[d].rng, config->seed * 2 + (uint64_t)d + 0x5eed0000u);
     }
     return sim;
 }
 
-void chunk_sim_destroy(chunk_sim_t *sim)
+void netsim_destroy(netsim_t *sim)
 {
     if (!sim) return;
     for (int d = 0; d < 2; d++) {
@@ -155,36 +154,23 @@ static sim_packet_t heap_pop(sim_direction_t *dir)
     return top;
 }
 
-/* 1 when a fault filter of this link drops the datagram. */
-static int fault_drops(const chunk_sim_t *sim, const chunk_link_config_t *link, const uint8_t *packet, int bytes)
-{
-    if (!link->drop_acks && link->drop_slice_id < 0) return 0;
-    chunk_packet_t parsed;
-    if (chunk_read_packet(&sim->config.wire, packet, bytes, &parsed) != CHUNK_READ_OK) return 0;
-    if (link->drop_acks && parsed.type == CHUNK_PACKET_ACK) return 1;
-    if (link->drop_slice_id >= 0 && parsed.type == CHUNK_PACKET_SLICE &&
-        parsed.u.slice.slice_id == link->drop_slice_id)
-        return 1;
-    return 0;
-}
-
-static double jitter_offset(const chunk_link_config_t *link, double u)
+static double jitter_offset(const netsim_link_config_t *link, double u)
 {
     return link->jitter * (2.0 * u - 1.0);
 }
 
 /* Queues one copy for delivery; counts a drop when the simulator is full. */
-static void schedule(chunk_sim_t *sim, sim_direction_t *dir, double delivery_time, const uint8_t *packet, int bytes)
+static void schedule(netsim_t *sim, sim_direction_t *dir, double delivery_time, const uint8_t *packet, int bytes)
 {
     if (sim->in_flight >= sim->config.max_packets_in_flight) {
-        dir->counters[CHUNK_SIM_COUNTER_QUEUE_DROPPED]++;
+        dir->counters[NETSIM_COUNTER_QUEUE_DROPPED]++;
         return;
     }
     uint8_t *copy = malloc((size_t)bytes);
     if (!copy || heap_push(dir, delivery_time, sim->next_sequence, copy, bytes) != 0) {
         free(copy);
-        chunk_log(CHUNK_LOG_ERROR, "sim: out of memory, datagram dropped");
-        dir->counters[CHUNK_SIM_COUNTER_QUEUE_DROPPED]++;
+        log_message(LOG_LEVEL_ERROR, "sim: out of memory, datagram dropped");
+        dir->counters[NETSIM_COUNTER_QUEUE_DROPPED]++;
         return;
     }
     memcpy(copy, packet, (size_t)bytes);
@@ -192,37 +178,37 @@ static void schedule(chunk_sim_t *sim, sim_direction_t *dir, double delivery_tim
     sim->in_flight++;
 }
 
-void chunk_sim_send(chunk_sim_t *sim, int dir_index, double time, const uint8_t *packet, int bytes)
+void netsim_send(netsim_t *sim, int dir_index, double time, const uint8_t *packet, int bytes)
 {
     assert(sim && (dir_index == 0 || dir_index == 1));
-    assert(packet && bytes > 0 && bytes <= CHUNK_MAX_PACKET_BYTES);
+    assert(packet && bytes > 0 && bytes <= NETSIM_MAX_DATAGRAM);
     sim_direction_t *dir = &sim->dir[dir_index];
-    const chunk_link_config_t *link = &dir->config;
-    dir->counters[CHUNK_SIM_COUNTER_SENT]++;
+    const netsim_link_config_t *link = &dir->config;
+    dir->counters[NETSIM_COUNTER_SENT]++;
 
     /* Always five draws per datagram, used or not (see the top comment). */
-    double u_loss = chunk_rng_uniform(&dir->rng);
-    double u_jitter = chunk_rng_uniform(&dir->rng);
-    double u_reorder = chunk_rng_uniform(&dir->rng);
-    double u_duplicate = chunk_rng_uniform(&dir->rng);
-    double u_duplicate_jitter = chunk_rng_uniform(&dir->rng);
+    double u_loss = rng_uniform(&dir->rng);
+    double u_jitter = rng_uniform(&dir->rng);
+    double u_reorder = rng_uniform(&dir->rng);
+    double u_duplicate = rng_uniform(&dir->rng);
+    double u_duplicate_jitter = rng_uniform(&dir->rng);
 
-    if (fault_drops(sim, link, packet, bytes)) {
-        dir->counters[CHUNK_SIM_COUNTER_FAULT_DROPPED]++;
+    if (sim->config.filter && sim->config.filter(sim->config.filter_context, dir_index, packet, bytes)) {
+        dir->counters[NETSIM_COUNTER_FAULT_DROPPED]++;
         return;
     }
     if (u_loss < link->loss) {
-        dir->counters[CHUNK_SIM_COUNTER_LOST]++;
+        dir->counters[NETSIM_COUNTER_LOST]++;
         return;
     }
 
     double departure = time;
     if (link->bandwidth > 0) {
-        double wire_bytes = (double)bytes + CHUNK_IP_UDP_OVERHEAD;
+        double wire_bytes = (double)bytes + NETSIM_IP_UDP_OVERHEAD;
         double start = dir->link_free_time > time ? dir->link_free_time : time;
         double backlog = (start - time) * link->bandwidth;
         if (link->queue_bytes > 0 && backlog + wire_bytes > (double)link->queue_bytes + SIM_EPSILON) {
-            dir->counters[CHUNK_SIM_COUNTER_QUEUE_DROPPED]++;
+            dir->counters[NETSIM_COUNTER_QUEUE_DROPPED]++;
             return;
         }
         departure = start + wire_bytes / link->bandwidth;
@@ -233,19 +219,19 @@ void chunk_sim_send(chunk_sim_t *sim, int dir_index, double time, const uint8_t 
     if (delivery < departure) delivery = departure;
     if (u_reorder < link->reorder) {
         delivery += link->reorder_delay;
-        dir->counters[CHUNK_SIM_COUNTER_REORDERED]++;
+        dir->counters[NETSIM_COUNTER_REORDERED]++;
     }
     schedule(sim, dir, delivery, packet, bytes);
 
     if (u_duplicate < link->duplicate) {
         double again = departure + link->latency + jitter_offset(link, u_duplicate_jitter);
         if (again < departure) again = departure;
-        dir->counters[CHUNK_SIM_COUNTER_DUPLICATED]++;
+        dir->counters[NETSIM_COUNTER_DUPLICATED]++;
         schedule(sim, dir, again, packet, bytes);
     }
 }
 
-int chunk_sim_receive(chunk_sim_t *sim, int dir_index, double time, uint8_t *buffer, double *delivery_time)
+int netsim_receive(netsim_t *sim, int dir_index, double time, uint8_t *buffer, double *delivery_time)
 {
     assert(sim && (dir_index == 0 || dir_index == 1) && buffer);
     sim_direction_t *dir = &sim->dir[dir_index];
@@ -254,12 +240,12 @@ int chunk_sim_receive(chunk_sim_t *sim, int dir_index, double time, uint8_t *buf
     memcpy(buffer, p.data, (size_t)p.bytes);
     free(p.data);
     sim->in_flight--;
-    dir->counters[CHUNK_SIM_COUNTER_DELIVERED]++;
+    dir->counters[NETSIM_COUNTER_DELIVERED]++;
     if (delivery_time) *delivery_time = p.delivery_time;
     return p.bytes;
 }
 
-double chunk_sim_next_delivery(const chunk_sim_t *sim)
+double netsim_next_delivery(const netsim_t *sim)
 {
     assert(sim);
     double next = -1.0;
@@ -271,17 +257,17 @@ double chunk_sim_next_delivery(const chunk_sim_t *sim)
     return next;
 }
 
-const uint64_t *chunk_sim_counters(const chunk_sim_t *sim, int dir_index)
+const uint64_t *netsim_counters(const netsim_t *sim, int dir_index)
 {
     assert(sim && (dir_index == 0 || dir_index == 1));
     return sim->dir[dir_index].counters;
 }
 
-const char *chunk_sim_counter_name(int counter)
+const char *netsim_counter_name(int counter)
 {
-    static const char *const names[CHUNK_SIM_COUNTER_COUNT] = {
+    static const char *const names[NETSIM_COUNTER_COUNT] = {
         "sent", "delivered", "lost", "duplicated", "reordered", "queue dropped", "fault dropped",
     };
-    if (counter < 0 || counter >= CHUNK_SIM_COUNTER_COUNT) return "unknown";
+    if (counter < 0 || counter >= NETSIM_COUNTER_COUNT) return "unknown";
     return names[counter];
 }

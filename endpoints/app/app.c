@@ -1,0 +1,130 @@
+/* app.c: what the endpoint programs do alike. See app.h. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "app.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+enum { EXIT_USAGE = 2 };
+
+void app_bad_argument(const char *program, const char *format, const char *value)
+{
+    fprintf(stderr, "%s: ", program);
+    fprintf(stderr, format, value);
+    fprintf(stderr, " (try --help)\n");
+    exit(EXIT_USAGE);
+}
+
+void app_set_verbosity(int verbosity)
+{
+    log_set_level(verbosity >= 2 ? LOG_LEVEL_DEBUG : verbosity == 1 ? LOG_LEVEL_INFO : LOG_LEVEL_ERROR);
+}
+
+int app_open_listener(const char *program, platform_socket_t *socket, platform_address_t *address,
+                      int dual_stack)
+{
+    char err[256];
+    if (platform_socket_open(socket, address, dual_stack, err, sizeof err) == 0) return 0;
+    if (dual_stack && address->family == 6) {
+        /* No IPv6 on this machine: listen on IPv4 alone. */
+        platform_address_any(address, 4, address->port);
+        if (platform_socket_open(socket, address, 0, err, sizeof err) == 0) return 0;
+    }
+    fprintf(stderr, "%s: %s\n", program, err);
+    return -1;
+}
+
+int app_write_port_file(const char *program, const char *path, uint16_t port)
+{
+    char err[256];
+    if (platform_write_port_file(path, port, err, sizeof err) == 0) return 0;
+    fprintf(stderr, "%s: --port-file: %s\n", program, err);
+    return -1;
+}
+
+int app_capture_open(app_capture_t *capture, const char *program, const char *path)
+{
+    memset(capture, 0, sizeof *capture);
+    capture->path = path;
+    if (!path) return 0;
+    char err[256];
+    capture->pcap = pcapout_open(path, err, sizeof err);
+    if (capture->pcap) return 0;
+    fprintf(stderr, "%s: %s\n", program, err);
+    return -1;
+}
+
+void app_capture_record(app_capture_t *capture, const platform_address_t *src, const platform_address_t *dst,
+                        const uint8_t *data, int bytes)
+{
+    if (!capture->pcap) return;
+    pcapout_addr_t s, d;
+    platform_address_to_pcap(src, &s);
+    platform_address_to_pcap(dst, &d);
+    if (pcapout_write_udp(capture->pcap, platform_wall_time(), &s, &d, data, bytes) == 0)
+        capture->records++;
+    else
+        capture->failed = 1;
+}
+
+int app_capture_finish(app_capture_t *capture, const char *program, int exit_code)
+{
+    if (capture->pcap && pcapout_close(capture->pcap) != 0) capture->failed = 1;
+    capture->pcap = NULL;
+    if (!capture->failed) return exit_code;
+    fprintf(stderr, "%s: writing %s failed\n", program, capture->path);
+    return exit_code == 0 ? 1 : exit_code;
+}
+
+void app_format_rate(double bytes_per_second, char *buf, size_t size)
+{
+    if (bytes_per_second >= 1e6)
+        snprintf(buf, size, "%.2f MB/s", bytes_per_second / 1e6);
+    else
+        snprintf(buf, size, "%.1f kB/s", bytes_per_second / 1e3);
+}
+
+const char *app_progress_end(void)
+{
+    return platform_stderr_is_tty() ? "   \r" : "\n";
+}
+
+void app_progress_finish(int progress_shown)
+{
+    if (progress_shown && platform_stderr_is_tty()) fputc('\n', stderr);
+}
+
+void app_print_counters(const uint64_t *counters, int count, const char *(*name)(int))
+{
+    for (int i = 0; i < count; i++)
+        fprintf(stderr, "%s %s %llu", i ? "," : "", name(i), (unsigned long long)counters[i]);
+    fputc('\n', stderr);
+}
+
+void app_capture_print(const app_capture_t *capture)
+{
+    if (capture->path)
+        fprintf(stderr, "  pcap: %llu datagrams in %s\n", (unsigned long long)capture->records, capture->path);
+}
+
+int app_wait(const char *program, const int *fds, int count, double seconds, int *readable,
+             int *exit_code, const char **outcome)
+{
+    if (platform_wait(fds, count, seconds, readable) < 0) {
+        fprintf(stderr, "%s: poll: %s\n", program, strerror(errno));
+        *exit_code = 1; /* every socket program's I/O error code */
+        *outcome = "poll error";
+        return -1;
+    }
+    if (platform_stop_signal()) {
+        *exit_code = 128 + platform_stop_signal();
+        *outcome = "interrupted";
+        return -1;
+    }
+    return 0;
+}

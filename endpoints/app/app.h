@@ -1,0 +1,90 @@
+/* app.h: what the endpoint programs do alike around the protocol code: usage
+ * errors and verbosity, the listening socket and port file, recording
+ * datagrams to a pcap with the wall clock, one turn of an event loop, and the
+ * progress and summary lines they print the same way. Each program keeps
+ * only what is its own. */
+#ifndef APP_H
+#define APP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pcapout.h"
+#include "platform.h"
+
+/* ---- usage errors and logging ---- */
+
+/* Prints "PROGRAM: " format (with value for its %s) " (try --help)" to
+ * stderr and exits 2. Never returns. */
+void app_bad_argument(const char *program, const char *format, const char *value);
+
+/* Sets the log level from the count of -v options: 0 errors, 1 info, 2+ debug. */
+void app_set_verbosity(int verbosity);
+
+/* ---- sockets ---- */
+
+/* Opens a listening socket on *address. When dual_stack is set and no IPv6
+ * socket can be had (a machine without IPv6), listens on IPv4 alone on the
+ * same port instead, and *address says so. Returns 0, or -1 after printing
+ * "PROGRAM: why" (the caller exits 1). */
+int app_open_listener(const char *program, platform_socket_t *socket, platform_address_t *address,
+                      int dual_stack);
+
+/* Writes port to path (platform_write_port_file). Returns 0, or -1
+ * after printing "PROGRAM: --port-file: why" (the caller exits 1). */
+int app_write_port_file(const char *program, const char *path, uint16_t port);
+
+/* ---- pcap recording ---- */
+
+typedef struct app_capture_t {
+    pcapout_t *pcap; /* NULL: not recording */
+    const char *path;
+    uint64_t records; /* datagrams written */
+    int failed;       /* a record or the close failed */
+} app_capture_t;
+
+/* Starts recording to path, or sets capture up to record nothing when path
+ * is NULL. Returns 0, or -1 after printing "PROGRAM: why" (the caller exits 1). */
+int app_capture_open(app_capture_t *capture, const char *program, const char *path);
+
+/* Writes one UDP datagram from src to dst, stamped with the wall clock. A
+ * failure is remembered for app_capture_finish, not reported here. */
+void app_capture_record(app_capture_t *capture, const platform_address_t *src, const platform_address_t *dst,
+                        const uint8_t *data, int bytes);
+
+/* Closes the pcap. When any record or the close failed, prints "PROGRAM:
+ * writing PATH failed" and returns 1 (I/O error) if exit_code was 0;
+ * otherwise returns exit_code unchanged. */
+int app_capture_finish(app_capture_t *capture, const char *program, int exit_code);
+
+/* The summary's pcap line, when recording. */
+void app_capture_print(const app_capture_t *capture);
+
+/* ---- event loop and summaries ---- */
+
+/* One turn of a program's event loop: waits up to seconds for one of fds to
+ * become readable (readable[i] set as platform_wait does), then checks
+ * for SIGINT/SIGTERM. Returns 0 to go on. Returns -1 to stop, with *exit_code
+ * and *outcome set: 1 and "poll error" when poll failed (the error printed),
+ * 128 + the signal and "interrupted" when a stop signal came. */
+int app_wait(const char *program, const int *fds, int count, double seconds, int *readable,
+             int *exit_code, const char **outcome);
+
+/* Formats a rate as "1.23 MB/s" (1 MB/s and up) or "12.3 kB/s". */
+void app_format_rate(double bytes_per_second, char *buf, size_t size);
+
+/* The end of a progress line: redrawn in place on a terminal, one line each
+ * otherwise. */
+const char *app_progress_end(void);
+
+/* Ends a progress line left open on a terminal, before the summary. */
+void app_progress_finish(int progress_shown);
+
+/* Prints ", "-separated "NAME VALUE" pairs of count counters and a newline,
+ * each pair after a space (the caller prints what goes before). */
+void app_print_counters(const uint64_t *counters, int count, const char *(*name)(int));
+
+
+
+
+#endif /* APP_H */

@@ -1,0 +1,30 @@
+/* chunk-app.h: the chunk protocol's part of the programs: the wire options
+ * every chunk program takes, and the summary lines of the datagrams the wire
+ * format rejected. */
+#ifndef CHUNK_APP_H
+#define CHUNK_APP_H
+
+#include <stdint.h>
+
+#include "chunk.h"
+
+/* getopt_long values of the wire options, above every program's own (256..)
+ * and below chunk-relay's per-direction link options (1000..). */
+enum {
+    CHUNK_OPT_SLICE_SIZE = 512,
+    CHUNK_OPT_MAX_SLICES,
+    CHUNK_OPT_PROTOCOL_ID,
+    CHUNK_OPT_FIRST_CHUNK_ID,
+};
+
+/* Applies --slice-size, --max-slices, --protocol-id (to wire) or
+ * --first-chunk-id (to *first_chunk_id), opt being one of CHUNK_OPT_*. A
+ * value out of range is a usage error: message and exit 2. */
+void chunk_app_wire_option(const char *program, int opt, const char *text, chunk_wire_config_t *wire,
+                           uint16_t *first_chunk_id);
+
+/* The summary's lines for datagrams the wire format rejected, one per
+ * reason seen (invalid: CHUNK_READ_RESULT_COUNT counters). */
+void chunk_app_print_invalid(const uint64_t *invalid);
+
+#endif /* CHUNK_APP_H */

@@ -1,0 +1,58 @@
+/* udplink.c: one socket, one peer. See udplink.h. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "udplink.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+void udp_link_send(void *context, const uint8_t *packet, int bytes)
+{
+    udp_link_t *link = context;
+    /* chunk-recv: only a valid slice, which sets the peer, makes an ack. */
+    if (!link->peer_known) return;
+    if (platform_socket_send(&link->socket, &link->peer, packet, bytes) != 0) {
+        link->send_errors++;
+        log_message(LOG_LEVEL_DEBUG, "%s: send failed: %s", link->program, strerror(errno));
+        return;
+    }
+    link->datagrams_sent++;
+    app_capture_record(&link->capture, &link->local, &link->peer, packet, bytes);
+}
+
+int udp_link_receive(udp_link_t *link, platform_address_t *from, uint8_t *buffer)
+{
+    int n = platform_socket_receive(&link->socket, from, buffer);
+    if (n >= 0) link->datagrams_received++;
+    return n;
+}
+
+int udp_link_accept(udp_link_t *link, const platform_address_t *from, const uint8_t *data, int bytes,
+                    const char *why)
+{
+    if (link->peer_known && platform_address_equal(from, &link->peer)) {
+        app_capture_record(&link->capture, &link->peer, &link->local, data, bytes);
+        return 1;
+    }
+    platform_address_t local;
+    platform_socket_local_address(&link->socket, from, &local);
+    app_capture_record(&link->capture, from, &local, data, bytes);
+    link->foreign_dropped++;
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    log_message(LOG_LEVEL_DEBUG, "%s: dropped %d bytes from %s: %s", link->program, bytes,
+              platform_address_format(from, text, sizeof text), why);
+    return 0;
+}
+
+void udp_link_print_datagrams(const udp_link_t *link)
+{
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    fprintf(stderr, "  datagrams: %llu sent from %s, %llu received, %llu from other addresses dropped, %llu send errors\n",
+            (unsigned long long)link->datagrams_sent,
+            platform_address_format(link->local.family ? &link->local : &link->socket.bound, text, sizeof text),
+            (unsigned long long)link->datagrams_received, (unsigned long long)link->foreign_dropped,
+            (unsigned long long)link->send_errors);
+}
