@@ -37,7 +37,7 @@
 #define RTT_THRESHOLD_S 0.25            /* the example's Good/Bad threshold */
 /* Interval between Good (1/30 s) and Bad (1/10 s) sends: geometric mean. */
 #define MODE_SPLIT_NS 57735027LL
-#define MODE_VOTES    2                 /* consecutive intervals before a switch */
+#define MODE_WINDOW   6                 /* intervals whose trimmed mean sets the mode */
 
 static int proto_ng = -1;
 static int ng_tap = -1;
@@ -214,6 +214,13 @@ static void decide_losses(ng_dir_t *d, gint64 now, ng_frame_t *rec, wmem_allocat
 
 static void sent_push(ng_dir_t *d, const ng_sent_t *s)
 {
+    /* A sequence sent again (a wrapped sequence space): acks of it now
+     * mean the new packet, so the old one can no longer be acked. */
+    for (guint32 k = 0; k < d->sent_count; k++) {
+        ng_sent_t *o = sent_at(d, k);
+        if (o->seq == s->seq && !o->acked_frame)
+            o->superseded = 1;
+    }
     if (d->sent_count == d->sent_cap) {
         if (d->sent_cap < SENT_MAX) {
             guint32 ncap = d->sent_cap ? d->sent_cap * 2 : 8;
@@ -315,30 +322,46 @@ static void mark_seen(ng_dir_t *d, guint32 s, guint32 max_seq)
 }
 
 /* Mode at a packet of d sent at now with sequence s more recent than the
- * previous most recent (step sequences later). */
+ * previous most recent (step sequences later). The mode is the rate of the
+ * last MODE_WINDOW intervals (each divided by the sequences it spans, so
+ * loss before the capture point does not lengthen it), as a mean without the
+ * longest and the shortest: a sender that sends two packets in one update
+ * and none in the next still averages its rate, and one stretched or
+ * squeezed interval (a delay spike starting or ending between the sender
+ * and the capture point) does not switch it. The switch is put on a packet
+ * whose own interval agrees with the new mode. */
 static void infer_mode(ng_dir_t *d, gint64 now, guint32 step, ng_frame_t *rec)
 {
     if (step >= 1 && step <= 8 && d->hi_ns != G_MININT64) {
         gint64 interval = (now - d->hi_ns) / step;
-        guint8 vote = interval < MODE_SPLIT_NS ? NG_MODE_GOOD : NG_MODE_BAD;
-        if (vote != d->mode) {
-            if (++d->vote_run >= MODE_VOTES) {
+        gint64 sum = 0, lo = G_MAXINT64, hi = G_MININT64;
+        d->iv[d->iv_head] = interval;
+        d->iv_head = (guint8)((d->iv_head + 1) % MODE_WINDOW);
+        if (d->n_iv < MODE_WINDOW)
+            d->n_iv++;
+        for (guint i = 0; i < d->n_iv; i++) {
+            sum += d->iv[i];
+            lo = MIN(lo, d->iv[i]);
+            hi = MAX(hi, d->iv[i]);
+        }
+        if (d->n_iv >= 3) {
+            gint64 mean = (sum - lo - hi) / (d->n_iv - 2);
+            guint8 want = mean < MODE_SPLIT_NS ? NG_MODE_GOOD : NG_MODE_BAD;
+            guint8 own = interval < MODE_SPLIT_NS ? NG_MODE_GOOD : NG_MODE_BAD;
+            if (want != d->mode && own == want) {
                 if (d->mode == NG_MODE_GOOD)
                     d->good_ns += now - d->mode_since_ns;
                 else
                     d->bad_ns += now - d->mode_since_ns;
-                d->mode = vote;
+                d->mode = want;
                 d->mode_since_ns = now;
-                d->vote_run = 0;
                 d->switches++;
-                if (vote == NG_MODE_BAD) {
+                if (want == NG_MODE_BAD) {
                     d->to_bad++;
                     rec->flags |= NG_F_TO_BAD;
                 }
                 rec->switched = 1;
             }
-        } else {
-            d->vote_run = 0;
         }
     }
     rec->mode = d->mode;
@@ -391,7 +414,7 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
     for (guint32 k = 0; k < d->sent_count; k++) {
         ng_sent_t *s = sent_at(d, k);
         gboolean acked;
-        if (s->acked_frame)
+        if (s->acked_frame || s->superseded)
             continue;
         if (s->seq == p->ack) {
             acked = ack_applies;
@@ -516,8 +539,10 @@ static ng_frame_t *analyse(packet_info *pinfo, const netgame_pkt_t *p)
         sent_push(d, &s);
     }
 
-    /* Acks: the original receiver ignores those of a header-only datagram. */
-    if (!p->header_only) {
+    /* Acks, those of a header-only datagram too: the original receiver
+     * ignores them (its expert info says so), other implementations, ours
+     * among them, do not; the analysis reads what the wire says. */
+    {
         if (d->have_ack && netgame_more_recent(d->last_ack, p->ack, max_seq)) {
             rec->prev_ack = d->last_ack;
             rec->flags |= NG_F_ACK_BACK;

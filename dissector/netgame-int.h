@@ -69,6 +69,7 @@ typedef struct ng_sent {
     struct ng_frame *rec;     /* its frame record when kept (not in tshark's single pass) */
     guint32 acked_frame;      /* first acking frame, 0 while none */
     guint8 decided;           /* loss decided: 1 acked in time, 2 lost */
+    guint8 superseded;        /* its sequence was sent again since: not ackable */
 } ng_sent_t;
 
 /* One direction of a connection: the packets one side sends. */
@@ -98,7 +99,8 @@ typedef struct ng_dir {
     guint32 acks_sent;            /* packets of this side that acked something new */
     /* Flow-control mode inferred from the packet intervals. */
     guint8 mode;
-    guint8 vote_run;
+    guint8 iv_head, n_iv;
+    gint64 iv[6];                 /* the last intervals (ns per sequence), a ring */
     gint64 mode_since_ns;
     gint64 good_ns, bad_ns;
     guint32 switches, to_bad;

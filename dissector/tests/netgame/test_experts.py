@@ -100,11 +100,12 @@ def scenarios():
         if k % 3 == 2:
             c.send("B", t + k / 30.0 + 0.01)
     n0 = len(c.packets)
-    c.exchange(t + 0.5, 3, interval=0.1)
-    # Bad -> Good at the second 33-ms interval (the third fast packet), back
-    # to Bad at the second 100-ms one (the second A packet after them).
-    out["mode_switch"] = (c.packets, {fast[2]: ["netgame.analysis.mode_switch"],
-                                      n0 + 2: ["netgame.analysis.mode_switch"]}, None)
+    c.exchange(t + 0.5, 4, interval=0.1)
+    # The mode follows the trimmed mean of the last 6 intervals (the first
+    # fast packet's own interval is still 100 ms): Good at the fifth fast
+    # packet, Bad again at the third slow one (its interval 100 ms).
+    out["mode_switch"] = (c.packets, {fast[4]: ["netgame.analysis.mode_switch"],
+                                      n0 + 4: ["netgame.analysis.mode_switch"]}, None)
 
     c, t = healthy()
     i = c.send("A", t, raw=ng.header(1, 2, 3)[:10])
