@@ -270,20 +270,24 @@ static guint32 send_rate(ng_dir_t *d, gint64 now)
     return d->times_count;
 }
 
-/* Whether sequence s of d was seen: 1 yes, 0 no, 2 unknown (too old). */
+/* Whether sequence s of d was seen: 1 yes, 0 no, 2 unknown (too old).
+ * The window is read first: in a small space (MaxSequence 31) a sequence
+ * half the space behind the newest counts as "more recent" by the 2008
+ * rule, yet it is the one sent 16 packets ago. */
 static guint8 seen_state(const ng_dir_t *d, guint32 s, guint32 max_seq)
 {
     guint32 k;
+    guint64 span = MIN((guint64)max_seq + 1, 256);
     if (!d->active)
         return 0;
     if (s == d->hi_seq)
         return 1;
+    k = netgame_seq_sub(d->hi_seq, s, max_seq);
+    if (k < span && ((d->seen[k / 64] >> (k % 64)) & 1))
+        return 1;
     if (netgame_more_recent(s, d->hi_seq, max_seq))
         return 0;
-    k = netgame_seq_sub(d->hi_seq, s, max_seq);
-    if (k >= 256)
-        return 2;
-    return (d->seen[k / 64] >> (k % 64)) & 1;
+    return k < 256 ? 0 : 2;
 }
 
 /* Marks sequence s seen; s more recent than hi_seq moves the window. */
@@ -536,6 +540,7 @@ static ng_frame_t *analyse(packet_info *pinfo, const netgame_pkt_t *p)
         s.frame = pinfo->num;
         s.t_ns = now;
         s.rec = transient ? NULL : rec;
+        rec->pending = 1;
         sent_push(d, &s);
     }
 
@@ -543,7 +548,8 @@ static ng_frame_t *analyse(packet_info *pinfo, const netgame_pkt_t *p)
      * ignores them (its expert info says so), other implementations, ours
      * among them, do not; the analysis reads what the wire says. */
     {
-        if (d->have_ack && netgame_more_recent(d->last_ack, p->ack, max_seq)) {
+        if (d->have_ack && !(p->ack == 0 && p->ack_bits == 0) &&
+            netgame_more_recent(d->last_ack, p->ack, max_seq)) {
             rec->prev_ack = d->last_ack;
             rec->flags |= NG_F_ACK_BACK;
         }
@@ -574,7 +580,8 @@ static ng_frame_t *analyse(packet_info *pinfo, const netgame_pkt_t *p)
             rec->flags |= NG_F_ACK_UNSENT;
         /* An ack of a sequence never sent is not the reference for "ack
          * goes back" afterwards. */
-        if (!rec->ack_unsent && (!d->have_ack || netgame_more_recent(p->ack, d->last_ack, max_seq))) {
+        if (!rec->ack_unsent && !rec->false_ack0 &&
+            (!d->have_ack || netgame_more_recent(p->ack, d->last_ack, max_seq))) {
             d->last_ack = p->ack;
             d->have_ack = TRUE;
         }
@@ -637,7 +644,7 @@ static gboolean rec_lost(const ng_frame_t *rec)
 {
     if (rec->lost)
         return TRUE;
-    return !rec->acked_in && capture_last_ns - rec->t_ns > RTT_MAXIMUM;
+    return rec->pending && !rec->acked_in && capture_last_ns - rec->t_ns > RTT_MAXIMUM;
 }
 
 static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)

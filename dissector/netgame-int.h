@@ -130,6 +130,7 @@ typedef struct ng_frame {
     guint8 ack_seen;              /* 0 no, 1 yes, 2 unknown (older than the window) */
     guint8 lost;                  /* forward: not acked within 1 s */
     guint8 false_ack0;
+    guint8 pending;               /* entered the pending packets (not a duplicate) */
     guint32 flags;
     guint32 seq_gap;
     guint32 dup_of;               /* duplicate: first frame with this sequence (0: unknown) */
