@@ -444,6 +444,7 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
             d->rtt_max_ns = MAX(d->rtt_max_ns, rtt);
             d->rtt_sum_ns += rtt;
             d->srtt += ((double)rtt / 1e9 - d->srtt) * 0.1;
+            d->srtt_max = MAX(d->srtt_max, d->srtt);
         } else {
             d->late++;
         }
@@ -586,8 +587,12 @@ static ng_frame_t *analyse(packet_info *pinfo, const netgame_pkt_t *p)
             d->have_ack = TRUE;
         }
         apply_acks(peer, p, now, pinfo->num, rec, max_seq, rec_scope);
-        if (rec->n_links)
+        if (rec->n_links) {
             d->acks_sent++;
+            peer->last_acked_ns = now;
+            peer->last_acked_frame = pinfo->num;
+            peer->peer_pkts_at_ack = d->packets;
+        }
     }
 
     decide_losses(peer, now, rec, rec_scope);
@@ -845,14 +850,25 @@ char *netgame_dir_diagnosis(wmem_allocator_t *scope, const ng_conn_t *c, guint d
                                   peer->active ? "sends but does not ack them" : "is silent in this capture");
     else if (peer->active && peer->packets >= 5 && d->acks_sent == 0 && peer->acked == 0)
         wmem_strbuf_append_printf(sb, "this side never acks the peer's %u packets; ", peer->packets);
-    if (d->acked && d->srtt > RTT_THRESHOLD_S)
-        wmem_strbuf_append_printf(sb, "smoothed RTT %.0f ms is above the 250 ms threshold (Bad mode); ",
-                                  d->srtt * 1000.0);
-    if (d->mode == NG_MODE_BAD && d->last_ns - d->first_ns > 10 * NS_PER_S &&
-        bad > (d->last_ns - d->first_ns) * 9 / 10)
-        wmem_strbuf_append_printf(sb, "stuck in Bad mode (%.1f s of %.1f s at 10 packets/s); ",
-                                  (double)bad / 1e9, (double)(d->last_ns - d->first_ns) / 1e9);
-    if (d->packets >= 20 && peer->packets >= 20 && lost * 10 > d->packets &&
+    else if (d->acked && lost >= 5 && peer->active && peer->packets - d->peer_pkts_at_ack >= 10 &&
+             peer->last_ns - d->last_acked_ns > 2 * NS_PER_S)
+        wmem_strbuf_append_printf(sb, "acks stopped: the peer acked nothing of this direction after frame %u, "
+                                  "although it sent %u more packets over %.1f s; ", d->last_acked_frame,
+                                  peer->packets - d->peer_pkts_at_ack,
+                                  (double)(peer->last_ns - d->last_acked_ns) / 1e9);
+    if (d->srtt_max > RTT_THRESHOLD_S)
+        wmem_strbuf_append_printf(sb, "smoothed RTT rose to %.0f ms, above the 250 ms threshold (the example "
+                                  "drops to Bad, 10 packets/s; %.0f ms at the end); ",
+                                  d->srtt_max * 1000.0, d->srtt * 1000.0);
+    if (d->last_ns - d->first_ns > 10 * NS_PER_S && d->mode == NG_MODE_BAD &&
+        d->last_ns - d->mode_since_ns > 10 * NS_PER_S)
+        wmem_strbuf_append_printf(sb, "stuck in Bad mode: 10 packets/s for the last %.1f s; ",
+                                  (double)(d->last_ns - d->mode_since_ns) / 1e9);
+    else if (d->last_ns - d->first_ns > 10 * NS_PER_S && bad * 2 > d->last_ns - d->first_ns)
+        wmem_strbuf_append_printf(sb, "mostly in Bad mode: %.1f s of %.1f s at 10 packets/s (%u switches); ",
+                                  (double)bad / 1e9, (double)(d->last_ns - d->first_ns) / 1e9, d->switches);
+    if (!strstr(wmem_strbuf_get_str(sb), "acks stopped") && !strstr(wmem_strbuf_get_str(sb), "never acked") &&
+        d->packets >= 20 && peer->packets >= 20 && lost * 10 > d->packets &&
         peer_lost * 20 < peer->packets && d->acked > 0)
         wmem_strbuf_append_printf(sb, "one-way loss: %.1f%% of this direction lost, %.1f%% the other way; ",
                                   100.0 * lost / d->packets, 100.0 * peer_lost / peer->packets);

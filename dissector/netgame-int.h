@@ -96,6 +96,10 @@ typedef struct ng_dir {
     guint64 payload_bytes;
     gint64 rtt_min_ns, rtt_max_ns, rtt_sum_ns;
     double srtt;                  /* seconds, the original's 10% steps */
+    double srtt_max;
+    gint64 last_acked_ns;         /* when the peer last acked something of this direction */
+    guint32 last_acked_frame;
+    guint32 peer_pkts_at_ack;     /* the peer's packet count then */
     guint32 acks_sent;            /* packets of this side that acked something new */
     /* Flow-control mode inferred from the packet intervals. */
     guint8 mode;
