@@ -33,6 +33,10 @@
 #define RTT_MAXIMUM   NS_PER_S          /* the original's RttMaximum: 1 s, then lost */
 #define RETAIN_NS     (3 * NS_PER_S)    /* how long a sent packet can still be linked to a late ack */
 #define SENT_MAX      8192              /* pending packets kept per direction at most */
+/* Acks are matched against the newest ACK_SCAN packets of the direction:
+ * 17 s at 30 packets/s, far beyond the 33 sequences one header covers plus
+ * the packets in flight; it bounds the work per packet on hostile input. */
+#define ACK_SCAN      512
 #define TIMES_MAX     1024              /* send times kept for the rate at most */
 #define RTT_THRESHOLD_S 0.25            /* the example's Good/Bad threshold */
 /* Interval between Good (1/30 s) and Bad (1/10 s) sends: geometric mean. */
@@ -215,15 +219,16 @@ static void decide_losses(ng_dir_t *d, gint64 now, ng_frame_t *rec, wmem_allocat
 static void sent_push(ng_dir_t *d, const ng_sent_t *s)
 {
     /* A sequence sent again (a wrapped sequence space): acks of it now
-     * mean the new packet, so the old one can no longer be acked. */
-    for (guint32 k = 0; k < d->sent_count; k++) {
+     * mean the new packet, so the old one can no longer be acked. Only the
+     * newest packets can be acked (ACK_SCAN), so only they are looked at. */
+    for (guint32 k = d->sent_count > ACK_SCAN ? d->sent_count - ACK_SCAN : 0; k < d->sent_count; k++) {
         ng_sent_t *o = sent_at(d, k);
         if (o->seq == s->seq && !o->acked_frame)
             o->superseded = 1;
     }
     if (d->sent_count == d->sent_cap) {
         if (d->sent_cap < SENT_MAX) {
-            guint32 ncap = d->sent_cap ? d->sent_cap * 2 : 8;
+            guint32 ncap = d->sent_cap ? d->sent_cap * 2 : 4;
             ng_sent_t *n = g_new(ng_sent_t, ncap);
             for (guint32 i = 0; i < d->sent_count; i++)
                 n[i] = *sent_at(d, i);
@@ -252,7 +257,7 @@ static guint32 send_rate(ng_dir_t *d, gint64 now)
     }
     if (d->times_count == d->times_cap) {
         if (d->times_cap < TIMES_MAX) {
-            guint32 ncap = d->times_cap ? d->times_cap * 2 : 8;
+            guint32 ncap = d->times_cap ? d->times_cap * 2 : 4;
             gint64 *n = g_new(gint64, ncap);
             for (guint32 i = 0; i < d->times_count; i++)
                 n[i] = d->times[(d->times_head + i) & (d->times_cap - 1)];
@@ -415,7 +420,7 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
                 acked_mask |= 1u << i;
         }
     }
-    for (guint32 k = 0; k < d->sent_count; k++) {
+    for (guint32 k = d->sent_count > ACK_SCAN ? d->sent_count - ACK_SCAN : 0; k < d->sent_count; k++) {
         ng_sent_t *s = sent_at(d, k);
         gboolean acked;
         if (s->acked_frame || s->superseded)
