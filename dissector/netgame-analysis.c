@@ -210,6 +210,8 @@ static void decide_losses(ng_dir_t *d, gint64 now, ng_frame_t *rec, wmem_allocat
         ng_sent_t *s = sent_at(d, 0);
         if (now - s->t_ns <= RETAIN_NS)
             break;
+        if (!s->acked_frame && !s->superseded)
+            d->n_open--;
         d->sent_head = (d->sent_head + 1) & (d->sent_cap - 1);
         d->sent_count--;
         d->sent_undecided--;
@@ -223,8 +225,10 @@ static void sent_push(ng_dir_t *d, const ng_sent_t *s)
      * newest packets can be acked (ACK_SCAN), so only they are looked at. */
     for (guint32 k = d->sent_count > ACK_SCAN ? d->sent_count - ACK_SCAN : 0; k < d->sent_count; k++) {
         ng_sent_t *o = sent_at(d, k);
-        if (o->seq == s->seq && !o->acked_frame)
+        if (o->seq == s->seq && !o->acked_frame && !o->superseded) {
             o->superseded = 1;
+            d->n_open--;
+        }
     }
     if (d->sent_count == d->sent_cap) {
         if (d->sent_cap < SENT_MAX) {
@@ -238,6 +242,9 @@ static void sent_push(ng_dir_t *d, const ng_sent_t *s)
             d->sent_head = 0;
         } else {
             /* Full: the oldest goes undecided (counted as neither). */
+            ng_sent_t *o = sent_at(d, 0);
+            if (!o->acked_frame && !o->superseded)
+                d->n_open--;
             d->sent_head = (d->sent_head + 1) & (d->sent_cap - 1);
             d->sent_count--;
             if (d->sent_undecided)
@@ -246,6 +253,7 @@ static void sent_push(ng_dir_t *d, const ng_sent_t *s)
     }
     d->sent[(d->sent_head + d->sent_count) & (d->sent_cap - 1)] = *s;
     d->sent_count++;
+    d->n_open++;
 }
 
 /* Packets of d in the last second, this one included. */
@@ -420,11 +428,18 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
                 acked_mask |= 1u << i;
         }
     }
-    for (guint32 k = d->sent_count > ACK_SCAN ? d->sent_count - ACK_SCAN : 0; k < d->sent_count; k++) {
+    /* Newest first, stopping once every open (unacked) packet was looked
+     * at: most of the kept packets are acked already. The acked ones are
+     * then applied oldest first, the original's pending-queue order. */
+    guint32 hits[ACK_SCAN];
+    guint32 n_hits = 0, open_seen = 0;
+    guint32 lowest = d->sent_count > ACK_SCAN ? d->sent_count - ACK_SCAN : 0;
+    for (guint32 k = d->sent_count; k-- > lowest && open_seen < d->n_open;) {
         ng_sent_t *s = sent_at(d, k);
         gboolean acked;
         if (s->acked_frame || s->superseded)
             continue;
+        open_seen++;
         if (s->seq == p->ack) {
             acked = ack_applies;
         } else if (!netgame_more_recent(s->seq, p->ack, max_seq)) {
@@ -433,10 +448,14 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
         } else {
             acked = FALSE;
         }
-        if (!acked)
-            continue;
+        if (acked)
+            hits[n_hits++] = k;
+    }
+    while (n_hits) {
+        ng_sent_t *s = sent_at(d, hits[--n_hits]);
         gint64 rtt = now - s->t_ns;
         s->acked_frame = frame;
+        d->n_open--;
         if (s->rec) {
             s->rec->acked_in = frame;
             s->rec->rtt_ns = rtt;
@@ -686,7 +705,7 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     ai = proto_tree_add_item(tree, hf_analysis, tvb, 0, 0, ENC_NA);
     proto_item_set_generated(ai);
     at = proto_item_add_subtree(ai, ett_analysis);
-    {
+    if (tree) {
         const ng_dir_t *d = &rec->conn->dir[rec->dir];
         char *s = address_to_str(pinfo->pool, &d->src);
         char *t = address_to_str(pinfo->pool, &d->dst);

@@ -87,6 +87,7 @@ typedef struct ng_dir {
     /* Pending: sent packets in capture order (a ring). */
     ng_sent_t *sent;
     guint32 sent_cap, sent_head, sent_count, sent_undecided; /* undecided: first index not decided */
+    guint32 n_open;               /* kept packets neither acked nor superseded */
     /* Send times of the last second (a ring), for the send rate. */
     gint64 *times;
     guint32 times_cap, times_head, times_count;
