@@ -657,7 +657,6 @@ static const value_string flag_names[] = {
     { NG_F_LOST, "lost" },
     { NG_F_TO_BAD, "switch to Bad mode" },
     { NG_F_HEADER_ONLY, "header only" },
-    { NG_F_ID_CHANGED, "protocol id changed" },
     { 0, NULL }
 };
 

@@ -53,8 +53,7 @@ enum {
     NG_F_LOST        = 1u << 6,
     NG_F_TO_BAD      = 1u << 7,
     NG_F_HEADER_ONLY = 1u << 8,
-    NG_F_ID_CHANGED  = 1u << 9,
-    NG_F_COUNT       = 10
+    NG_F_COUNT       = 9
 };
 
 /* Inferred flow-control mode, as its packet rate. */
