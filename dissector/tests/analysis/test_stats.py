@@ -143,7 +143,9 @@ def check(name, fail):
 
 def main():
     names = sys.argv[1:] or sorted(os.path.basename(p)[:-len(".truth.json")]
-                                   for p in glob.glob(os.path.join(CAPTURES, "*.truth.json")))
+                                   for p in glob.glob(os.path.join(CAPTURES, "*.truth.json"))
+                                   # netgame-sim's truth files are netgame's (dissector/tests/netgame)
+                                   if not os.path.basename(p).startswith("netgame-"))
     fail = ct.Failures()
     for name in names:
         check(name, fail)

@@ -267,7 +267,9 @@ def check_capture(name, fail):
 
 def main():
     names = sys.argv[1:] or sorted(os.path.basename(p)[:-len(".truth.json")]
-                                   for p in glob.glob(os.path.join(CAPTURES, "*.truth.json")))
+                                   for p in glob.glob(os.path.join(CAPTURES, "*.truth.json"))
+                                   # netgame-sim's truth files are netgame's (dissector/tests/netgame)
+                                   if not os.path.basename(p).startswith("netgame-"))
     fail = ct.Failures()
     fail.check(names, "no captures with truth files in " + CAPTURES)
     for name in names:
