@@ -6,7 +6,7 @@
 #       NAME.truth.json byte for byte with the committed ones.
 #   captures/check.sh tshark WORK_DIR NAME
 #       reads NAME.pcap with plain tshark (no plugin) and checks that every
-#       frame is UDP between 10.0.0.1:50000 and 10.0.0.2:40000 with a UDP
+#       frame is UDP between the truth file's two hosts with a UDP
 #       length equal to the frame length less the Ethernet and IPv4 headers,
 #       good IPv4 and UDP checksums, and as many frames as the truth file says.
 #
@@ -44,10 +44,12 @@ tshark)
     # The shortest datagram: a chunk ack is 12 bytes, a fragment with one data byte 10.
     min_payload=12
     if grep -q '"generator": "frag-sim"' "$here/$name.truth.json"; then min_payload=10; fi
-    awk -v expected="$expected" -v name="$name" -v min_payload="$min_payload" -F'\t' '
+    # Host ports from the truth file (chunk: 50000 and 40000, netgame: 30001 and 30000).
+    read -r a_port b_port < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["endpoints"]; print(e["a"].split(":")[1], e["b"].split(":")[1])' "$here/$name.truth.json")
+    awk -v expected="$expected" -v name="$name" -v min_payload="$min_payload" -v a="$a_port" -v b="$b_port" -F'\t' '
         {
             n++
-            ok_ports = ($1 == 50000 && $2 == 40000) || ($1 == 40000 && $2 == 50000)
+            ok_ports = ($1 == a && $2 == b) || ($1 == b && $2 == a)
             # 14 bytes of Ethernet and 20 of IPv4 before the UDP header.
             if (!ok_ports || $3 != $4 - 34 || $3 < 8 + min_payload || $5 != 1 || $6 != 1) {
                 printf "%s frame %d: ports %s -> %s, udp.length %s, frame.len %s, ip checksum %s, udp checksum %s\n", name, n, $1, $2, $3, $4, $5, $6
@@ -57,7 +59,7 @@ tshark)
         END {
             if (n != expected) { printf "%s: %d frames, the truth file says %d\n", name, n, expected; bad++ }
             if (bad) exit 1
-            printf "%s: %d frames, all UDP 10.0.0.1:50000 <-> 10.0.0.2:40000 with consistent lengths and good checksums\n", name, n
+            printf "%s: %d frames, all UDP 10.0.0.1:%s <-> 10.0.0.2:%s with consistent lengths and good checksums\n", name, n, a, b
         }' "$work/$name.fields"
     ;;
 *)

@@ -8,6 +8,10 @@ frames, and, captured at the receiver, that the fragments in the capture
 reassemble to the sha256 the truth file gives for every delivered packet and
 that missing_fragments are exactly the fragment ids absent from the capture.
 
+For netgame-sim captures (generator "netgame-sim") it decodes every frame's
+16-byte big-endian header and checks every packet's frames, acked-in and
+acking frames against it (verify_netgame).
+
     captures/verify-truth.py NAME [NAME ...]     (run in captures/, or give paths without the extension)
 
 Decodes every frame of NAME.pcap with a small decoder of its own (wire-format.md:
@@ -209,8 +213,109 @@ def main(argv):
         return 0 if len(argv) >= 2 else 2
     ok = True
     for name in argv[1:]:
-        ok = verify(name[:-5] if name.endswith('.pcap') else name) and ok
+        name = name[:-5] if name.endswith('.pcap') else name
+        ok = (verify_netgame(name) if is_netgame(name) else verify(name)) and ok
     return 0 if ok else 1
+
+
+# ---- netgame-sim captures (docs/truth.md, "netgame-sim") ----
+
+def is_netgame(name):
+    return json.load(open(name + '.truth.json')).get('generator') == 'netgame-sim'
+
+
+def netgame_more_recent(s1, s2, max_sequence):
+    half = max_sequence // 2
+    return (s1 > s2 and s1 - s2 <= half) or (s2 > s1 and s2 - s1 > half)
+
+
+def netgame_acks(header, sequence, max_sequence):
+    """1 when a header (sequence, ack, ack_bits) acknowledges sequence: the 2008 rules."""
+    _, ack, bits = header
+    if sequence == ack:
+        return True
+    if netgame_more_recent(sequence, ack, max_sequence):
+        return False
+    distance = (ack - sequence) % (max_sequence + 1)
+    return 1 <= distance <= 32 and bool((bits >> (distance - 1)) & 1)
+
+
+def verify_netgame(name):
+    """Decodes every frame's 16-byte big-endian header and checks the truth
+    file's packets against them: each packet's frames hold its header, from its
+    host; every frame belongs to exactly one packet; acked_in and acked.by_frame
+    are frames from the peer whose header acknowledges the packet; counts agree
+    with the capture point."""
+    truth = json.load(open(name + '.truth.json'))
+    config = truth['config']
+    max_sequence = config['max_sequence']
+    host = {side: truth['endpoints'][side].split(':')[0] for side in ('a', 'b')}
+    capture = {}
+    problems = []
+    for number, source, payload in frames(name + '.pcap'):
+        if len(payload) < 16:
+            problems.append('frame %d: %d bytes, under the 16-byte header' % (number, len(payload)))
+            continue
+        protocol_id, sequence, ack, bits = struct.unpack('>IIII', payload[:16])
+        if protocol_id != config['protocol_id']:
+            problems.append('frame %d: protocol id %08x' % (number, protocol_id))
+        capture[number] = (source, (sequence, ack, bits), len(payload))
+    owner = {}
+    at = truth['capture']['at']
+    sent_from_capture_host = 0
+    arrived_at_capture_host = 0
+    for packet in truth['packets']:
+        label = '%s packet %d (sequence %d)' % (packet['from'], packet['index'], packet['sequence'])
+        header = (packet['sequence'], packet['ack'], packet['ack_bits'])
+        peer = 'b' if packet['from'] == 'a' else 'a'
+        for frame in packet['frames']:
+            if frame in owner:
+                problems.append('%s: frame %d is also %s' % (label, frame, owner[frame]))
+            owner[frame] = label
+            got = capture.get(frame)
+            if got is None or got[0] != host[packet['from']] or got[1] != header or got[2] != packet['bytes']:
+                problems.append('%s: frame %d holds %s' % (label, frame, got))
+        if packet['from'] == at:
+            sent_from_capture_host += 1
+            if len(packet['frames']) != 1:
+                problems.append('%s: sent from the capture host, %d frames' % (label, len(packet['frames'])))
+        else:
+            arrived_at_capture_host += packet['deliveries']
+            if len(packet['frames']) != packet['deliveries']:
+                problems.append('%s: %d deliveries, %d frames' % (label, packet['deliveries'], len(packet['frames'])))
+        acking = [packet['acked_in']] if packet['acked_in'] is not None else []
+        if packet['acked'] is not None and packet['acked']['by_frame'] is not None:
+            acking.append(packet['acked']['by_frame'])
+        for frame in acking:
+            got = capture.get(frame)
+            if got is None or got[0] != host[peer] or not netgame_acks(got[1], packet['sequence'], max_sequence):
+                problems.append('%s: frame %d does not acknowledge it (%s)' % (label, frame, got))
+        if packet['acked_in'] is not None and packet['frames'] and packet['acked_in'] < packet['frames'][0] and packet['from'] == at:
+            problems.append('%s: acked in frame %d before it was sent' % (label, packet['acked_in']))
+    # Each packet's mode is the one of the sender's last switch at or before its send.
+    switches = {side['side']: side['mode_switches'] for side in truth['sides']}
+    for packet in truth['packets']:
+        mode = 'bad'
+        for switch in switches[packet['from']]:
+            if switch['time'] <= packet['time']:
+                mode = switch['mode']
+        if packet['mode'] != mode:
+            problems.append('%s packet %d: mode %s, the switches say %s' % (packet['from'], packet['index'], packet['mode'], mode))
+    if len(capture) + sum(1 for p in problems if 'under the 16-byte' in p) != truth['capture']['frames']:
+        problems.append('%d frames in the capture, %d in the truth file' % (len(capture), truth['capture']['frames']))
+    unowned = sorted(set(capture) - set(owner))
+    if unowned:
+        problems.append('frames %s belong to no packet of the truth file' % unowned[:10])
+    if sent_from_capture_host + arrived_at_capture_host != len(capture):
+        problems.append('%d sent and %d arrived at the capture host, %d frames'
+                        % (sent_from_capture_host, arrived_at_capture_host, len(capture)))
+    for p in problems[:50]:
+        print('%s: %s' % (name, p))
+    if not problems:
+        acked_in = sum(1 for p in truth['packets'] if p['acked_in'] is not None)
+        print('%s: %d frames, %d packets (%d with an acked-in frame): the truth file agrees with the capture'
+              % (name, len(capture), len(truth['packets']), acked_in))
+    return not problems
 
 
 if __name__ == '__main__':

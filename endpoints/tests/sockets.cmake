@@ -17,3 +17,11 @@ foreach(mode relay cli)
   set_tests_properties(endpoints.frag-sockets.${mode} PROPERTIES TIMEOUT 90
                        LABELS "endpoints;sockets;sanitize")
 endforeach()
+
+# netgame-client and netgame-server on loopback (scripts/test-netgame-loopback.sh):
+# through chunk-relay at 10% loss, and the command line.
+foreach(mode relay cli)
+  add_test(NAME endpoints.sockets.netgame-${mode}
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/test-netgame-loopback.sh $<TARGET_FILE_DIR:netgame-client> ${mode})
+  set_tests_properties(endpoints.sockets.netgame-${mode} PROPERTIES TIMEOUT 60 LABELS "endpoints;sockets;sanitize")
+endforeach()

@@ -7,7 +7,8 @@ is mutated, once per seed, in two ways:
   editcap   editcap -E RATE --seed SEED: random byte errors anywhere in the
             frames. Most land in Ethernet/IP/UDP or break the chunk CRC, so
             this mostly tests the decoder's reject paths;
-  crcfix    this script's mutator, aimed at our packets: bit flips biased to
+  crcfix    this script's mutator, aimed at our packets (netgame ones: see
+            mutate_netgame): bit flips biased to
             the chunk header, rewritten chunk ids and slice counts, random
             acks, truncation and extension (often with a fresh end check),
             splices between packets, duplicated, swapped and dropped frames,
@@ -162,7 +163,34 @@ def random_ack(rng):
     return b"\0\0\0\0" + v.to_bytes(nb, "little") + END_CHECK
 
 
+NETGAME_ID = b"\x11\x22\x33\x44"
+
+
+def mutate_netgame(rng, payload, others):
+    """netgame (docs/netgame.md): no CRC; sequence, ack and ack bits to
+    edge values, jumps of 2^31, a changed protocol id, cut or extended."""
+    b = bytearray(payload)
+    op = rng.randrange(6)
+    if op <= 2 and len(b) >= 16:            # sequence, ack or ack bits
+        off = 4 + 4 * op
+        v = struct.unpack_from(">I", b, off)[0]
+        v = rng.choice((0, 1, 31, 32, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, v + 1, v - 1, v ^ 0x80000000,
+                        v + 33, rng.getrandbits(32))) & 0xFFFFFFFF
+        struct.pack_into(">I", b, off, v)
+    elif op == 3 and b:                     # another protocol id
+        b[rng.randrange(min(4, len(b)))] = rng.getrandbits(8)
+    elif op == 4:                           # cut: under 16 bytes, exactly 16, shorter payload
+        b = b[:rng.choice((0, 3, 4, 15, 16, rng.randint(0, len(b))))]
+    elif others:                            # splice with another packet
+        o = rng.choice(others)
+        cut = rng.randint(0, min(len(b), len(o)))
+        b = b[:cut] + bytearray(o[cut:])
+    return bytes(b)
+
+
 def mutate_payload(rng, payload, others):
+    if payload[:4] == NETGAME_ID and rng.random() < 0.8:
+        return mutate_netgame(rng, payload, others)
     b = bytearray(payload)
     op = rng.randrange(9)
     if op == 0 and b:                       # bit flips, mostly in the header
@@ -219,7 +247,7 @@ def build_base(caps, path):
                 u = len(prefix) - 8
                 for off in (u, u + 2):
                     port = struct.unpack_from("!H", f, off)[0]
-                    if port != 40000:
+                    if port not in (40000, 30000):   # chunk's and netgame's ports
                         struct.pack_into("!H", f, off, (port + k) & 0xFFFF)
                 frame = bytes(f)
             out.append((sec, usec, frame))

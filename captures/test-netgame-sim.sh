@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# test-netgame-sim.sh: ctest checks of netgame-sim's command line, exit codes
+# and determinism (the netgame-* captures test the rest).
+#
+#   captures/test-netgame-sim.sh NETGAME_SIM WORK_DIR
+#
+# Exit status: 0 all checks passed, 1 a check failed, 2 bad arguments.
+set -uo pipefail
+
+[ $# -eq 2 ] || { echo "usage: test-netgame-sim.sh NETGAME_SIM WORK_DIR" >&2; exit 2; }
+sim=$1
+work=$2
+mkdir -p "$work"
+failures=0
+
+# expect CODE DESCRIPTION -- ARGS...: runs netgame-sim, checks its exit code.
+expect() {
+    local want=$1 what=$2
+    shift 3
+    "$sim" "$@" > "$work/out" 2> "$work/err"
+    local got=$?
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL: $what: exit $got, want $want (netgame-sim $*)"
+        sed 's/^/  | /' "$work/out" "$work/err"
+        failures=$((failures + 1))
+    else
+        echo "ok   $what (exit $got)"
+    fi
+}
+
+# contains FILE TEXT DESCRIPTION
+contains() {
+    if grep -qF -- "$2" "$1"; then
+        echo "ok   $3"
+    else
+        echo "FAIL: $3: '$2' not in $1"
+        sed 's/^/  | /' "$1"
+        failures=$((failures + 1))
+    fi
+}
+
+expect 0 "--help" -- --help
+contains "$work/out" "--server-stops-acking SEC" "--help lists the faults"
+contains "$work/out" "--spike START:LEN:EXTRA" "--help lists the spikes"
+expect 2 "probability above 1" -- --loss 2
+expect 2 "unknown option" -- --bogus
+expect 2 "missing value" -- --latency
+expect 2 "stray argument" -- extra
+expect 2 "bad capture point" -- --capture-at middle
+expect 2 "bad spike" -- --spike 3:4
+contains "$work/err" "try --help" "usage errors point at --help"
+expect 2 "first sequence above max sequence" -- --max-sequence 31 --first-sequence 32
+expect 2 "payload too large" -- --payload 100000
+expect 2 "zero duration" -- --duration 0
+expect 4 "unwritable pcap" -- -w "$work/no-such-folder/x.pcap"
+expect 4 "unwritable truth file" -- --duration 1 --truth "$work/no-such-folder/x.json"
+expect 1 "nothing gets through: never connected" -- --loss 100% --duration 2
+contains "$work/out" "not connected at the end" "summary says so"
+expect 1 "link dies: the client times out" -- --spike 2:60:30 --duration 15
+contains "$work/out" "client (10.0.0.1:30001): disconnected" "summary shows the client disconnected"
+expect 0 "stopped acking: expected" -- --client-stops-acking 1 --duration 5
+expect 0 "quiet link" -- --latency 25ms --duration 6
+contains "$work/out" "mode good" "reaches Good mode within 6 s"
+
+# Same options and seed, same bytes; another seed, other bytes.
+args=(--loss 30% --jitter 20ms --latency 30ms --duplicate 10% --duration 8)
+expect 0 "run 1" -- "${args[@]}" -w "$work/a.pcap" --truth "$work/a.json"
+expect 0 "run 2, same seed" -- "${args[@]}" -w "$work/b.pcap" --truth "$work/b.json"
+expect 0 "run 3, other seed" -- "${args[@]}" --seed 2 -w "$work/c.pcap"
+if cmp -s "$work/a.pcap" "$work/b.pcap" && cmp -s "$work/a.json" "$work/b.json"; then
+    echo "ok   same seed, identical pcap and truth file"
+else
+    echo "FAIL: same seed gave different files"; failures=$((failures + 1))
+fi
+if cmp -s "$work/a.pcap" "$work/c.pcap"; then
+    echo "FAIL: another seed gave the same pcap"; failures=$((failures + 1))
+else
+    echo "ok   other seed, other pcap"
+fi
+
+echo "$failures failed"
+[ "$failures" -eq 0 ]
