@@ -43,14 +43,15 @@ PASSES = {"": [], ".2pass": ["-2"]}
 # What Wireshark changed in -V text after 4.0, and only that: a set of
 # another version, with these undone, must equal golden/4.0 line for line.
 def wireshark_formatting(line):
-    # 4.4: bytes fields print in full after "Data […]:"; 4.0 cut them at 36 bytes with "…".
-    line = re.sub(r"^(\s*)Data( \[…\])?: ([0-9a-f]{72})[0-9a-f]*…?", r"\1Data: \3", line)
+    # 4.4: bytes fields print in full after "<label> […]:"; 4.0 cut them at 36 bytes with "…".
+    line = re.sub(r"^(\s*\[?[A-Za-z][\w ]*?)( \[…\])?: ([0-9a-f]{72})[0-9a-f]*…?", r"\1: \3", line)
     # 4.6: "Frame N: Packet, ..."
     line = re.sub(r"^Frame (\d+): Packet, ", r"Frame \1: ", line)
     # 4.6: relative times under a second in milliseconds
     line = re.sub(r"(\d+\.\d+) milliseconds", lambda m: "%.9f seconds" % (float(m.group(1)) / 1000), line)
-    # 4.6: doubles with up to 17 significant digits (4.0: 15)
-    line = re.sub(r"(Goodput \(bit/s\): )([0-9.e+-]+)", lambda m: m.group(1) + "%.12g" % float(m.group(2)), line)
+    # 4.6: doubles with up to 17 significant digits (4.0: 15); compared to 10
+    # digits, since rounding the two texts to 12 can land either side of a 5
+    line = re.sub(r"(?<![0-9a-fx.])(\d+\.\d{7,})(?![0-9a-f])", lambda m: "%.10g" % float(m.group(1)), line)
     # 4.4: a label Wireshark cut at its length limit starts with "[…] " and is cut elsewhere
     line = line.replace("[[…] ", "[")
     return line[:200]
