@@ -99,7 +99,6 @@ static guint pref_protocol_id = P2_DEFAULT_PROTOCOL_ID;
 static guint pref_max_slices = 0;  /* 0: Auto */
 static guint pref_slice_size = CHUNK_DEFAULT_SLICE_SIZE;
 static guint32 cfg_protocol_id = P2_DEFAULT_PROTOCOL_ID;
-static guint32 cfg_crc_prefix;
 static guint32 cfg_max_slices;
 static guint32 cfg_slice_size = CHUNK_DEFAULT_SLICE_SIZE;
 
@@ -110,35 +109,38 @@ static const value_string chunk_type_vals[] = {
 };
 
 static const p2_display_t *chunk_p2_display(void);
+static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f);
+
+/* chunk in the protocol2 registry (protocol2.h): the UDP entry point sends
+ * it the datagrams whose CRC implies cfg_protocol_id, and on its port, Decode
+ * As or pinned conversations those that imply no registered protocol's id. */
+static p2_protocol_t chunk_p2 = {
+    .filter_name = "chunk",
+    .cfg_id = &cfg_protocol_id,
+    .dissect = chunk_dissect_forced,
+};
 
 /* ---- Per-conversation decisions ---------------------------------------- */
 
-#define CHUNK_ID_CANDIDATES 4
-
+/* The conversation's variant; its protocol id is protocol2's
+ * (p2_conv_state). Both in file scope, found through p2_conv_state. */
 typedef struct chunk_conv {
-    guint32 id_frame;       /* frame that established the protocol id; 0: none yet */
-    guint32 id;
+    p2_id_state_t *ids;
     guint32 variant_frame;  /* frame that decided the variant (Auto); 0: none yet */
     guint32 variant;
-    guint8 n_candidates;    /* ids implied once, waiting for a second packet */
-    guint32 candidates[CHUNK_ID_CANDIDATES];
 } chunk_conv_t;
-
-/* Conversation -> chunk_conv_t. Not conversation_add_proto_data(): the
- * analysis keeps its own state there under proto_chunk. */
-static wmem_map_t *chunk_convs;
 
 static chunk_conv_t *chunk_get_conv(packet_info *pinfo, conversation_t **conv_out)
 {
-    conversation_t *conv = find_or_create_conversation(pinfo);
-    chunk_conv_t *cc = (chunk_conv_t *)wmem_map_lookup(chunk_convs, conv);
+    void **data;
+    p2_id_state_t *ids = p2_conv_state(pinfo, &chunk_p2, &data, conv_out);
+    chunk_conv_t *cc = (chunk_conv_t *)*data;
 
     if (!cc) {
         cc = wmem_new0(wmem_file_scope(), chunk_conv_t);
-        wmem_map_insert(chunk_convs, conv, cc);
+        cc->ids = ids;
+        *data = cc;
     }
-    if (conv_out)
-        *conv_out = conv;
     return cc;
 }
 
@@ -290,14 +292,6 @@ static gboolean chunk_fits(const chunk_body_t *b)
 /* ---- Decoding decisions ------------------------------------------------- */
 
 typedef enum {
-    ID_GOOD,         /* the configured id */
-    ID_OTHER,        /* another id, the one its conversation uses */
-    ID_BAD,          /* disagrees with its conversation's id */
-    ID_UNCONFIRMED,  /* another id, nothing earlier in the conversation to compare */
-    ID_UNKNOWN       /* CRC not computable (datagram cut by the capture) */
-} chunk_id_status_t;
-
-typedef enum {
     VAR_PREF,        /* set by preference */
     VAR_SINGLE,      /* Auto: only this variant parses the packet */
     VAR_DECIDED,     /* Auto: this packet decided the conversation's variant */
@@ -307,11 +301,7 @@ typedef enum {
 } chunk_var_source_t;
 
 typedef struct chunk_decode {
-    gboolean crc_known;
-    guint32 stored_crc;
-    guint32 implied_id;
-    chunk_id_status_t id_status;
-    guint32 conv_id;             /* the conversation's id (ID_BAD) */
+    p2_id_t id;
     chunk_var_source_t vsrc;
     guint32 var_frame;           /* VAR_CONV: deciding frame */
     guint32 other_fit;           /* VAR_CONV: a variant that fits when the chosen does not */
@@ -319,54 +309,18 @@ typedef struct chunk_decode {
     gboolean clean;              /* strict reader accepts it; goes to analysis */
 } chunk_decode_t;
 
-/* Protocol id status of a packet implying `implied`; on the first pass
- * (update) also advances the conversation's decision. */
-static chunk_id_status_t chunk_id_decide(chunk_conv_t *cc, guint32 frame, guint32 implied,
-                                         gboolean plausible, gboolean update)
-{
-    if (implied == cfg_protocol_id) {
-        if (update && !cc->id_frame) {
-            cc->id_frame = frame;
-            cc->id = implied;
-        }
-        return ID_GOOD;
-    }
-    if (cc->id_frame && frame >= cc->id_frame)
-        return implied == cc->id ? ID_OTHER : ID_BAD;
-    /* Nothing established yet at this frame. A second well-formed packet
-     * implying the same id establishes it: a corrupt packet implies a random
-     * id, so two agreeing by chance is a 1 in 2^32 event. */
-    if (update && plausible) {
-        for (guint i = 0; i < cc->n_candidates; i++) {
-            if (cc->candidates[i] == implied) {
-                cc->id_frame = frame;
-                cc->id = implied;
-                return ID_OTHER;
-            }
-        }
-        if (cc->n_candidates < CHUNK_ID_CANDIDATES)
-            cc->candidates[cc->n_candidates++] = implied;
-    }
-    return ID_UNCONFIRMED;
-}
-
 /* Decodes one datagram: CRC and protocol id, variant, fields, and whether a
  * strict reader accepts it. Updates the conversation on the first pass. */
-static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, chunk_decode_t *d)
+static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, const p2_frame_t *f,
+                         chunk_decode_t *d)
 {
     gboolean update = !PINFO_FD_VISITED(pinfo) && !pinfo->flags.in_error_pkt;
     guint32 frame = pinfo->num;
-    guint len = tvb_captured_length(tvb);
     chunk_body_t alt;
     gboolean fit_a = FALSE, fit_e = FALSE;
+    gboolean plausible;
 
     memset(d, 0, sizeof *d);
-    d->crc_known = len >= P2_CRC_LEN && len == tvb_reported_length(tvb);
-    if (d->crc_known) {
-        guint32 computed = p2_crc_datagram(tvb, cfg_crc_prefix);
-        d->stored_crc = tvb_get_letohl(tvb, 0);
-        d->implied_id = p2_implied_protocol_id(d->stored_crc, computed, cfg_protocol_id, len);
-    }
 
     if (cfg_max_slices) {
         chunk_parse(tvb, cfg_max_slices, cfg_slice_size, &d->b);
@@ -378,14 +332,8 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, ch
         fit_e = chunk_fits(&alt);
     }
 
-    if (d->crc_known) {
-        gboolean plausible = cfg_max_slices ? chunk_fits(&d->b) : (fit_a || fit_e);
-        d->id_status = chunk_id_decide(cc, frame, d->implied_id, plausible, update);
-        if (d->id_status == ID_BAD)
-            d->conv_id = cc->id;
-    } else {
-        d->id_status = ID_UNKNOWN;
-    }
+    plausible = cfg_max_slices ? chunk_fits(&d->b) : (fit_a || fit_e);
+    p2_id_decide(cc->ids, &chunk_p2, f, frame, plausible, update, &d->id);
 
     if (!cfg_max_slices) {
         if (cc->variant_frame && frame >= cc->variant_frame) {
@@ -409,7 +357,7 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, ch
         }
     }
 
-    d->clean = (d->id_status == ID_GOOD || d->id_status == ID_OTHER) &&
+    d->clean = (d->id.status == P2_ID_GOOD || d->id.status == P2_ID_OTHER) &&
                d->b.errors == 0 && d->vsrc != VAR_AMBIGUOUS && d->vsrc != VAR_UNKNOWN;
 
     if (d->vsrc == VAR_SINGLE && d->clean && update && !cc->variant_frame) {
@@ -457,59 +405,6 @@ static const char *chunk_missing_ranges(wmem_allocator_t *scope, const guint8 *a
             wmem_strbuf_append_printf(sb, "%u-%u", start, i - 1);
     }
     return wmem_strbuf_get_str(sb);
-}
-
-static void chunk_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const chunk_decode_t *d)
-{
-    proto_item *ti, *st, *idi;
-    guint status;
-
-    if (tvb_captured_length(tvb) < P2_CRC_LEN)
-        return;
-    ti = proto_tree_add_item(tree, hf_crc, tvb, 0, P2_CRC_LEN, ENC_LITTLE_ENDIAN);
-    switch (d->id_status) {
-    case ID_GOOD:
-        status = PROTO_CHECKSUM_E_GOOD;
-        proto_item_append_text(ti, " [correct]");
-        break;
-    case ID_OTHER:
-        status = PROTO_CHECKSUM_E_GOOD;
-        proto_item_append_text(ti, " [correct for protocol id 0x%08x]", d->implied_id);
-        break;
-    case ID_BAD:
-        status = PROTO_CHECKSUM_E_BAD;
-        proto_item_append_text(ti, " [incorrect for protocol id 0x%08x]", d->conv_id);
-        break;
-    default:
-        status = PROTO_CHECKSUM_E_UNVERIFIED;
-        break;
-    }
-    st = proto_tree_add_uint(tree, hf_crc_status, tvb, 0, P2_CRC_LEN, status);
-    proto_item_set_generated(st);
-    if (!d->crc_known)
-        return;
-    idi = proto_tree_add_uint(tree, hf_protocol_id, tvb, 0, P2_CRC_LEN, d->implied_id);
-    proto_item_set_generated(idi);
-    switch (d->id_status) {
-    case ID_OTHER:
-        expert_add_info_format(pinfo, idi, &ei_id_other,
-                               "Protocol id 0x%08x, not the configured 0x%08x: the id this conversation uses",
-                               d->implied_id, cfg_protocol_id);
-        break;
-    case ID_BAD:
-        expert_add_info_format(pinfo, ti, &ei_crc_bad,
-                               "Bad CRC: implies protocol id 0x%08x, the conversation uses 0x%08x (corrupt packet)",
-                               d->implied_id, d->conv_id);
-        break;
-    case ID_UNCONFIRMED:
-        expert_add_info_format(pinfo, ti, &ei_id_unconfirmed,
-                               "CRC implies protocol id 0x%08x, not the configured 0x%08x, and no earlier packet "
-                               "of this conversation confirms it: a corrupt packet, or a game with its own id "
-                               "(set chunk.protocol_id)", d->implied_id, cfg_protocol_id);
-        break;
-    default:
-        break;
-    }
 }
 
 static void chunk_add_variant(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const chunk_decode_t *d)
@@ -679,9 +574,9 @@ static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gbo
 {
     guint32 e = d->b.errors;
 
-    if (d->id_status == ID_BAD)
+    if (d->id.status == P2_ID_BAD)
         col_append_str(pinfo->cinfo, COL_INFO, " [Bad CRC]");
-    else if (d->id_status == ID_UNCONFIRMED)
+    else if (d->id.status == P2_ID_UNCONFIRMED)
         col_append_str(pinfo->cinfo, COL_INFO, " [Unconfirmed protocol id]");
     if (d->vsrc == VAR_UNKNOWN)
         col_append_str(pinfo->cinfo, COL_INFO, " [Unknown variant]");
@@ -717,7 +612,7 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
     pi = proto_tree_add_item(tree, proto_chunk, tvb, 0, -1, ENC_NA);
     ct = proto_item_add_subtree(pi, ett_chunk);
 
-    chunk_add_crc(ct, tvb, pinfo, d);
+    p2_add_crc(ct, tvb, pinfo, p2d, &chunk_p2, &d->id);
     chunk_add_variant(ct, tvb, pinfo, d);
 
     if (b->nfields >= F_TYPE)
@@ -821,15 +716,22 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
     }
 }
 
-/* Port and Decode As: everything on the port is shown, broken or not. */
-static int dissect_chunk(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+/* Everything the entry point hands over is shown, broken or not. */
+static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f)
 {
     chunk_decode_t d;
     chunk_conv_t *cc = chunk_get_conv(pinfo, NULL);
 
-    chunk_decode(tvb, pinfo, cc, &d);
+    chunk_decode(tvb, pinfo, cc, f, &d);
     chunk_show(tvb, pinfo, tree, &d);
     return tvb_captured_length(tvb);
+}
+
+/* Port, Decode As and pinned conversations: protocol2's entry point, which
+ * hands datagrams of another registered protocol's id to that protocol. */
+static int dissect_chunk(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    return p2_dissect_udp(tvb, pinfo, tree, data, &chunk_p2);
 }
 
 /* Heuristic: claim a datagram only when a layout puts the end check exactly
@@ -840,13 +742,16 @@ static ws_cb_bool dissect_chunk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tr
     chunk_decode_t d;
     conversation_t *conv;
     chunk_conv_t *cc;
+    p2_frame_t f;
 
-    /* Cheap first test: almost no other datagram ends in e2 ac 08 99. */
-    if (!p2_ends_with_check(tvb))
+    /* Cheap first test: almost no other datagram ends in e2 ac 08 99. Then
+     * leave another protocol's packets (a fragment packet is never shown as
+     * a chunk one) to that protocol's heuristic. */
+    if (!p2_ends_with_check(tvb) || !p2_heur_frame(tvb, pinfo, &chunk_p2, &f))
         return FALSE;
     cc = chunk_get_conv(pinfo, &conv);
-    chunk_decode(tvb, pinfo, cc, &d);
-    if (!(d.id_status == ID_GOOD || d.id_status == ID_OTHER) || !chunk_fits(&d.b) ||
+    chunk_decode(tvb, pinfo, cc, &f, &d);
+    if (!(d.id.status == P2_ID_GOOD || d.id.status == P2_ID_OTHER) || !chunk_fits(&d.b) ||
         (d.b.errors & P2_ERR_TRAILING) || d.vsrc == VAR_UNKNOWN)
         return FALSE;
     conversation_set_dissector(conv, chunk_handle);
@@ -863,45 +768,10 @@ static const p2_display_t *chunk_p2_display(void)
     return &chunk_p2d;
 }
 
-/* The chunk.udp.port range as last applied to the udp.port table (a copy);
- * NULL until the handoff has registered the preference. */
-static range_t *chunk_ports_applied;
-
-/* Drops from udp.port the ports the chunk.udp.port preference no longer
- * holds. Wireshark 4.0 applies a changed port range from -o or the
- * preferences file in prefs.c's set_pref, which adds the new range but then
- * deletes the new range again instead of the old one, so the old ports (the
- * default 40000) stayed chunk's. The GUI's preference dialog deletes the old
- * ones itself; then there is nothing left to do here. A Decode As of a port
- * the new range drops cannot be told from a left-over and is dropped too. */
-static void chunk_ports_apply(void)
-{
-    dissector_table_t udp = find_dissector_table("udp.port");
-    range_t *now;
-
-    if (!chunk_ports_applied || !udp)
-        return;
-    now = prefs_get_range_value("chunk", "udp.port");
-    if (!now || ranges_are_equal(chunk_ports_applied, now))
-        return;
-    for (guint i = 0; i < chunk_ports_applied->nranges; i++) {
-        /* 64-bit counter: a range may end at the type's maximum. */
-        for (guint64 port = chunk_ports_applied->ranges[i].low;
-             port <= chunk_ports_applied->ranges[i].high; port++) {
-            if (!value_is_in_range(now, (guint32)port) &&
-                dissector_get_uint_handle(udp, (guint32)port) == chunk_handle)
-                dissector_delete_uint("udp.port", (guint32)port, chunk_handle);
-        }
-    }
-    wmem_free(wmem_epan_scope(), chunk_ports_applied);
-    chunk_ports_applied = range_copy(wmem_epan_scope(), now);
-}
-
 static void chunk_prefs_apply(void)
 {
-    chunk_ports_apply();
+    p2_ports_apply(&chunk_p2);
     cfg_protocol_id = pref_protocol_id;
-    cfg_crc_prefix = p2_crc_prefix(cfg_protocol_id);
     cfg_max_slices = MIN(pref_max_slices, CHUNK_MAX_MAX_SLICES);
     cfg_slice_size = pref_slice_size ? MIN(pref_slice_size, CHUNK_MAX_SLICE_SIZE) : CHUNK_DEFAULT_SLICE_SIZE;
 }
@@ -1023,19 +893,23 @@ void proto_register_chunk(void)
     chunk_p2d.ei_padding = &ei_padding;
     chunk_p2d.ei_end_check = &ei_end_check;
     chunk_p2d.ei_trailing = &ei_trailing;
+    chunk_p2d.hf_crc = hf_crc;
+    chunk_p2d.hf_crc_status = hf_crc_status;
+    chunk_p2d.hf_protocol_id = hf_protocol_id;
+    chunk_p2d.ei_crc_bad = &ei_crc_bad;
+    chunk_p2d.ei_id_other = &ei_id_other;
+    chunk_p2d.ei_id_unconfirmed = &ei_id_unconfirmed;
 
-    chunk_convs = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(),
-                                         g_direct_hash, g_direct_equal);
-    p2_crc_init();
+    chunk_p2.proto = proto_chunk;
+    chunk_p2.handle = chunk_handle;
+    p2_register_protocol(&chunk_p2);
     chunk_prefs_apply();
     chunk_analysis_register(proto_chunk, chunk_module);
 }
 
 void proto_reg_handoff_chunk(void)
 {
-    dissector_add_uint_range_with_preference("udp.port", CHUNK_DEFAULT_PORT_RANGE, chunk_handle);
-    chunk_ports_applied = range_copy(wmem_epan_scope(), prefs_get_range_value("chunk", "udp.port"));
-    dissector_add_for_decode_as("udp.port", chunk_handle);
+    p2_ports_register(&chunk_p2, CHUNK_DEFAULT_PORT_RANGE);
     heur_dissector_add("udp", dissect_chunk_heur, "Chunk over UDP", "chunk_udp", proto_chunk,
                        HEURISTIC_ENABLE);
     chunk_analysis_handoff();

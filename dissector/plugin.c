@@ -1,11 +1,13 @@
 /* plugin.c
- * Wireshark 4.0 plugin entry points for the chunk dissector.
+ * Wireshark plugin entry points: registers every protocol of the plugin
+ * (each built on protocol2.c's framing and UDP entry point).
  * (4.0 has no plugin_describe(); that came in 4.2.)
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <wireshark.h>
 #include <epan/proto.h>
+#include <epan/packet.h>
 
 #include "packet-chunk-plugin.h"
 
@@ -19,12 +21,15 @@ WS_DLL_PUBLIC_DEF const int plugin_want_minor = WIRESHARK_VERSION_MINOR;
 
 WS_DLL_PUBLIC void plugin_register(void);
 
+/* Every protocol of the plugin. The first one registered is the one whose
+ * configured id protocol2 computes each datagram's CRC with. */
+static proto_plugin plugin_protocols[] = {
+    { proto_register_chunk, proto_reg_handoff_chunk },
+};
+
 /* Called once by Wireshark when it loads chunk.so. */
 void plugin_register(void)
 {
-    static proto_plugin plug_chunk;
-
-    plug_chunk.register_protoinfo = proto_register_chunk;
-    plug_chunk.register_handoff = proto_reg_handoff_chunk;
-    proto_register_plugin(&plug_chunk);
+    for (size_t i = 0; i < array_length(plugin_protocols); i++)
+        proto_register_plugin(&plugin_protocols[i]);
 }

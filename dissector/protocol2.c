@@ -1,11 +1,15 @@
 /* protocol2.c
  * protocol2 framing: CRC-32 / protocol id, LSB-first bit reader, padding and
- * end check. See protocol2.h and ../shared/spec/wire-format.md.
+ * end check; the protocol id per datagram and per conversation, and the one
+ * UDP entry point that dispatches on it. See protocol2.h and
+ * docs/protocol.md.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "protocol2.h"
 
+#include <epan/conversation.h>
+#include <epan/prefs.h>
 #include <wsutil/str_util.h>
 #include <zlib.h>
 
@@ -280,4 +284,294 @@ void p2_add_end_check(proto_tree *tree, packet_info *pinfo, const p2_display_t *
                                    "%u byte%s after the end check (the original program ignored them; a strict reader drops the packet)",
                                    extra, plurality(extra, "", "s"));
     }
+}
+
+/* ---- The protocol id, per datagram and per conversation ------------------ */
+
+typedef struct p2_conv {
+    p2_id_state_t ids[P2_MAX_PROTOCOLS];
+    void *data[P2_MAX_PROTOCOLS];
+} p2_conv_t;
+
+/* Conversation -> p2_conv_t. Not conversation_add_proto_data(): the
+ * protocols keep their analysis state there. */
+static wmem_map_t *p2_convs;
+
+static p2_protocol_t *p2_protocols[P2_MAX_PROTOCOLS];
+static guint p2_n_protocols;
+
+void p2_register_protocol(p2_protocol_t *p)
+{
+    DISSECTOR_ASSERT(p2_n_protocols < P2_MAX_PROTOCOLS);
+    if (!p2_convs)
+        p2_convs = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(),
+                                          g_direct_hash, g_direct_equal);
+    if (!p2_n_protocols)
+        p2_crc_init();
+    p->index = p2_n_protocols;
+    p2_protocols[p2_n_protocols++] = p;
+}
+
+/* The last datagram's result: a datagram is looked at by the entry point
+ * and, when no port claims it, by each protocol's heuristic in turn. */
+static struct {
+    gboolean valid;
+    guint32 num;
+    const guint8 *data;
+    guint len;
+    p2_frame_t f;
+} p2_frame_cache;
+
+void p2_frame_get(tvbuff_t *tvb, packet_info *pinfo, p2_frame_t *f)
+{
+    guint len = tvb_captured_length(tvb);
+    const guint8 *data;
+    guint32 ref_id, computed;
+
+    memset(f, 0, sizeof *f);
+    f->crc_known = len >= P2_CRC_LEN && len == tvb_reported_length(tvb);
+    if (!f->crc_known)
+        return;
+    data = tvb_get_ptr(tvb, 0, len);
+    f->stored_crc = tvb_get_letohl(tvb, 0);
+    if (p2_frame_cache.valid && p2_frame_cache.num == pinfo->num && p2_frame_cache.data == data &&
+        p2_frame_cache.len == len && p2_frame_cache.f.stored_crc == f->stored_crc) {
+        *f = p2_frame_cache.f;
+        return;
+    }
+    /* Any id will do as the starting point; the first registered
+     * protocol's makes its own packets (the common case) cost one CRC. */
+    ref_id = p2_n_protocols ? *p2_protocols[0]->cfg_id : P2_DEFAULT_PROTOCOL_ID;
+    computed = p2_crc_datagram(tvb, p2_crc_prefix(ref_id));
+    f->implied_id = p2_implied_protocol_id(f->stored_crc, computed, ref_id, len);
+    p2_frame_cache.valid = TRUE;
+    p2_frame_cache.num = pinfo->num;
+    p2_frame_cache.data = data;
+    p2_frame_cache.len = len;
+    p2_frame_cache.f = *f;
+}
+
+p2_protocol_t *p2_protocol_for(const p2_frame_t *f)
+{
+    if (!f->crc_known)
+        return NULL;
+    for (guint i = 0; i < p2_n_protocols; i++)
+        if (*p2_protocols[i]->cfg_id == f->implied_id)
+            return p2_protocols[i];
+    return NULL;
+}
+
+/* Handed as `data` from the entry point to the protocol it dispatches to,
+ * so that the target neither computes the id again nor dispatches again. */
+static struct {
+    p2_frame_t f;
+} p2_dispatched;
+
+/* TRUE when UDP called `handle` for a port the user gave it with Decode As
+ * (the port's current handle is not the one its preference registered). */
+static gboolean p2_is_decode_as(packet_info *pinfo, dissector_handle_t handle)
+{
+    dissector_table_t udp = find_dissector_table("udp.port");
+    guint32 port = pinfo->match_uint;
+
+    if (!udp || pinfo->ptype != PT_UDP || (port != pinfo->srcport && port != pinfo->destport))
+        return FALSE;
+    return dissector_get_uint_handle(udp, port) == handle &&
+           dissector_get_default_uint_handle("udp.port", port) != handle;
+}
+
+/* Wireshark put `proto` in the frame's layers when it called its handle; a
+ * datagram handed on to another protocol is not `proto`'s, so take it out
+ * (frame.protocols then reads "udp:p2frag", as for a datagram found by the
+ * heuristic, and reassembly keys that include the layer number agree). */
+static void p2_leave_layer(packet_info *pinfo, int proto)
+{
+    wmem_list_frame_t *tail = wmem_list_tail(pinfo->layers);
+
+    if (tail && GPOINTER_TO_INT(wmem_list_frame_data(tail)) == proto) {
+        wmem_list_remove_frame(pinfo->layers, tail);
+        pinfo->curr_layer_num--;
+    }
+}
+
+int p2_dissect_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data,
+                   p2_protocol_t *owner)
+{
+    p2_frame_t f;
+    p2_protocol_t *target;
+
+    if (data == &p2_dispatched)
+        return owner->dissect(tvb, pinfo, tree, &p2_dispatched.f);
+    p2_frame_get(tvb, pinfo, &f);
+    if (!p2_is_decode_as(pinfo, owner->handle)) {
+        target = p2_protocol_for(&f);
+        if (target && target != owner) {
+            p2_leave_layer(pinfo, owner->proto);
+            p2_dispatched.f = f;
+            return call_dissector_with_data(target->handle, tvb, pinfo, tree, &p2_dispatched);
+        }
+    }
+    return owner->dissect(tvb, pinfo, tree, &f);
+}
+
+gboolean p2_heur_frame(tvbuff_t *tvb, packet_info *pinfo, const p2_protocol_t *p, p2_frame_t *f)
+{
+    const p2_protocol_t *target;
+
+    p2_frame_get(tvb, pinfo, f);
+    target = p2_protocol_for(f);
+    return !target || target == p;
+}
+
+
+p2_id_state_t *p2_conv_state(packet_info *pinfo, const p2_protocol_t *p, void ***data,
+                             conversation_t **conv_out)
+{
+    conversation_t *conv = find_or_create_conversation(pinfo);
+    p2_conv_t *pc = (p2_conv_t *)wmem_map_lookup(p2_convs, conv);
+    if (!pc) {
+        pc = wmem_new0(wmem_file_scope(), p2_conv_t);
+        wmem_map_insert(p2_convs, conv, pc);
+    }
+    if (data)
+        *data = &pc->data[p->index];
+    if (conv_out)
+        *conv_out = conv;
+    return &pc->ids[p->index];
+}
+
+void p2_id_decide(p2_id_state_t *st, const p2_protocol_t *p, const p2_frame_t *f, guint32 frame,
+                  gboolean plausible, gboolean update, p2_id_t *id)
+{
+    guint32 implied = f->implied_id;
+
+    memset(id, 0, sizeof *id);
+    id->crc_known = f->crc_known;
+    id->implied_id = implied;
+    id->cfg_id = *p->cfg_id;
+    if (!f->crc_known) {
+        id->status = P2_ID_UNKNOWN;
+        return;
+    }
+    if (implied == *p->cfg_id) {
+        if (update && !st->id_frame) {
+            st->id_frame = frame;
+            st->id = implied;
+        }
+        id->status = P2_ID_GOOD;
+        return;
+    }
+    if (st->id_frame && frame >= st->id_frame) {
+        id->status = implied == st->id ? P2_ID_OTHER : P2_ID_BAD;
+        if (id->status == P2_ID_BAD)
+            id->conv_id = st->id;
+        return;
+    }
+    /* Nothing established yet at this frame. A second well-formed packet
+     * implying the same id establishes it: a corrupt packet implies a random
+     * id, so two agreeing by chance is a 1 in 2^32 event. */
+    if (update && plausible) {
+        for (guint i = 0; i < st->n_candidates; i++) {
+            if (st->candidates[i] == implied) {
+                st->id_frame = frame;
+                st->id = implied;
+                id->status = P2_ID_OTHER;
+                return;
+            }
+        }
+        if (st->n_candidates < array_length(st->candidates))
+            st->candidates[st->n_candidates++] = implied;
+    }
+    id->status = P2_ID_UNCONFIRMED;
+}
+
+void p2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2_display_t *d,
+                const p2_protocol_t *p, const p2_id_t *id)
+{
+    proto_item *ti, *st, *idi;
+    guint status;
+
+    if (tvb_captured_length(tvb) < P2_CRC_LEN)
+        return;
+    ti = proto_tree_add_item(tree, d->hf_crc, tvb, 0, P2_CRC_LEN, ENC_LITTLE_ENDIAN);
+    switch (id->status) {
+    case P2_ID_GOOD:
+        status = PROTO_CHECKSUM_E_GOOD;
+        proto_item_append_text(ti, " [correct]");
+        break;
+    case P2_ID_OTHER:
+        status = PROTO_CHECKSUM_E_GOOD;
+        proto_item_append_text(ti, " [correct for protocol id 0x%08x]", id->implied_id);
+        break;
+    case P2_ID_BAD:
+        status = PROTO_CHECKSUM_E_BAD;
+        proto_item_append_text(ti, " [incorrect for protocol id 0x%08x]", id->conv_id);
+        break;
+    default:
+        status = PROTO_CHECKSUM_E_UNVERIFIED;
+        break;
+    }
+    st = proto_tree_add_uint(tree, d->hf_crc_status, tvb, 0, P2_CRC_LEN, status);
+    proto_item_set_generated(st);
+    if (!id->crc_known)
+        return;
+    idi = proto_tree_add_uint(tree, d->hf_protocol_id, tvb, 0, P2_CRC_LEN, id->implied_id);
+    proto_item_set_generated(idi);
+    switch (id->status) {
+    case P2_ID_OTHER:
+        expert_add_info_format(pinfo, idi, d->ei_id_other,
+                               "Protocol id 0x%08x, not the configured 0x%08x: the id this conversation uses",
+                               id->implied_id, id->cfg_id);
+        break;
+    case P2_ID_BAD:
+        expert_add_info_format(pinfo, ti, d->ei_crc_bad,
+                               "Bad CRC: implies protocol id 0x%08x, the conversation uses 0x%08x (corrupt packet)",
+                               id->implied_id, id->conv_id);
+        break;
+    case P2_ID_UNCONFIRMED:
+        expert_add_info_format(pinfo, ti, d->ei_id_unconfirmed,
+                               "CRC implies protocol id 0x%08x, not the configured 0x%08x, and no earlier packet "
+                               "of this conversation confirms it: a corrupt packet, or a game with its own id "
+                               "(set %s.protocol_id)", id->implied_id, id->cfg_id, p->filter_name);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- Ports -------------------------------------------------------------- */
+
+void p2_ports_register(p2_protocol_t *p, const char *ports)
+{
+    dissector_add_uint_range_with_preference("udp.port", ports, p->handle);
+    p->ports_applied = range_copy(wmem_epan_scope(), prefs_get_range_value(p->filter_name, "udp.port"));
+    dissector_add_for_decode_as("udp.port", p->handle);
+}
+
+/* Wireshark 4.0 applies a changed port range from -o or the preferences
+ * file in prefs.c's set_pref, which adds the new range but then deletes the
+ * new range again instead of the old one, so the old ports (chunk's default
+ * 40000) stayed the protocol's. The GUI's preference dialog deletes the old
+ * ones itself; then there is nothing left to do here. A Decode As of a port
+ * the new range drops cannot be told from a left-over and is dropped too. */
+void p2_ports_apply(p2_protocol_t *p)
+{
+    dissector_table_t udp = find_dissector_table("udp.port");
+    range_t *old = p->ports_applied, *now;
+
+    if (!old || !udp)
+        return;
+    now = prefs_get_range_value(p->filter_name, "udp.port");
+    if (!now || ranges_are_equal(old, now))
+        return;
+    for (guint i = 0; i < old->nranges; i++) {
+        /* 64-bit counter: a range may end at the type's maximum. */
+        for (guint64 port = old->ranges[i].low; port <= old->ranges[i].high; port++) {
+            if (!value_is_in_range(now, (guint32)port) &&
+                dissector_get_uint_handle(udp, (guint32)port) == p->handle)
+                dissector_delete_uint("udp.port", (guint32)port, p->handle);
+        }
+    }
+    wmem_free(wmem_epan_scope(), old);
+    p->ports_applied = range_copy(wmem_epan_scope(), now);
 }

@@ -16,6 +16,8 @@
 
 #include <epan/packet.h>
 #include <epan/expert.h>
+#include <epan/conversation.h>
+#include <epan/range.h>
 
 /* wire-format.md, "Framing": bytes 0..3 CRC-32 little-endian, then the bit
  * stream, then align and the end check e2 ac 08 99. */
@@ -95,7 +97,8 @@ gboolean p2_ends_with_check(tvbuff_t *tvb);
 
 /* ---- CRC-32 and the protocol id --------------------------------------- */
 
-/* Builds the tables p2_implied_protocol_id() needs. Call once. */
+/* Builds the tables p2_implied_protocol_id() needs (p2_register_protocol
+ * calls it). */
 void p2_crc_init(void);
 
 /* Returns the CRC-32 of LE32(protocol_id) || 00 00 00 00, the state the
@@ -131,6 +134,13 @@ typedef struct p2_display {
     expert_field *ei_padding;
     expert_field *ei_end_check;
     expert_field *ei_trailing;
+    /* The CRC and the protocol id it implies (p2_add_crc). */
+    int hf_crc;                  /* FT_UINT32, BASE_HEX */
+    int hf_crc_status;           /* FT_UINT8 with proto_checksum_vals */
+    int hf_protocol_id;          /* FT_UINT32, BASE_HEX, generated */
+    expert_field *ei_crc_bad;        /* another id than the conversation's */
+    expert_field *ei_id_other;       /* the conversation's own unconfigured id */
+    expert_field *ei_id_unconfirmed; /* an unconfigured id, nothing to compare */
 } p2_display_t;
 
 /* Adds the padding fields recorded since the last call (from pad index
@@ -142,5 +152,111 @@ void p2_add_padding(proto_tree *tree, packet_info *pinfo, const p2_display_t *d,
  * `experts`, expert info. Does nothing if the end check was never reached. */
 void p2_add_end_check(proto_tree *tree, packet_info *pinfo, const p2_display_t *d,
                       const p2_reader_t *r, gboolean experts);
+
+/* ---- The protocol id, per datagram and per conversation ------------------ */
+
+/* What the UDP entry point computes once per datagram. */
+typedef struct p2_frame {
+    gboolean crc_known;   /* the whole datagram was captured (>= 4 bytes) */
+    guint32 stored_crc;   /* bytes 0..3 */
+    guint32 implied_id;   /* the protocol id that makes the stored CRC right */
+} p2_frame_t;
+
+/* How a packet's implied id relates to its protocol's configuration and to
+ * its conversation (docs/dissector.md, "Protocol id"). */
+typedef enum {
+    P2_ID_GOOD,         /* the configured id */
+    P2_ID_OTHER,        /* another id, the one its conversation uses */
+    P2_ID_BAD,          /* disagrees with its conversation's id */
+    P2_ID_UNCONFIRMED,  /* another id, nothing earlier in the conversation to compare */
+    P2_ID_UNKNOWN       /* CRC not computable (datagram cut by the capture) */
+} p2_id_status_t;
+
+/* A packet's protocol id as shown by p2_add_crc(). */
+typedef struct p2_id {
+    gboolean crc_known;
+    guint32 implied_id;
+    guint32 cfg_id;        /* the protocol's configured id */
+    guint32 conv_id;       /* P2_ID_BAD: the id its conversation uses */
+    p2_id_status_t status;
+} p2_id_t;
+
+/* One protocol of the family, registered with p2_register_protocol(). The
+ * registry is what the UDP entry point dispatches on: every datagram goes to
+ * the protocol whose configured id its CRC implies. */
+typedef struct p2_protocol {
+    const char *filter_name;    /* "chunk": names its preferences in messages */
+    int proto;                  /* set before registering */
+    const guint32 *cfg_id;      /* the protocol id preference, as applied */
+    dissector_handle_t handle;  /* port, Decode As and pinned conversations */
+    /* Decodes the datagram as this protocol whatever id it implies; returns
+     * the bytes consumed. */
+    int (*dissect)(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f);
+    guint index;                /* set by p2_register_protocol() */
+    range_t *ports_applied;     /* p2_ports_apply()'s copy of <filter_name>.udp.port */
+} p2_protocol_t;
+
+#define P2_MAX_PROTOCOLS 4
+
+/* Adds p to the registry (at registration time, once per protocol; p->proto
+ * and p->handle set) and, the first time, builds the CRC tables. */
+void p2_register_protocol(p2_protocol_t *p);
+
+/* Computes the datagram's CRC and implied protocol id (once per datagram:
+ * a second call for the same datagram returns the stored result). */
+void p2_frame_get(tvbuff_t *tvb, packet_info *pinfo, p2_frame_t *f);
+
+/* The registered protocol whose configured id the datagram implies, or NULL
+ * (CRC unknown, or an id no protocol is configured with). */
+p2_protocol_t *p2_protocol_for(const p2_frame_t *f);
+
+/* The one UDP entry point: the body of every registered protocol's handle
+ * (port preference, Decode As, conversations pinned by a heuristic). A
+ * datagram whose id is another registered protocol's goes to that protocol;
+ * any other goes to `owner`, as does everything under Decode As (the user
+ * chose the protocol, whatever its id). Returns the bytes consumed. */
+int p2_dissect_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data,
+                   p2_protocol_t *owner);
+
+/* For a heuristic of protocol p: fills f and returns FALSE when the
+ * datagram's id is another registered protocol's (its heuristic, not p's,
+ * may claim it). */
+gboolean p2_heur_frame(tvbuff_t *tvb, packet_info *pinfo, const p2_protocol_t *p, p2_frame_t *f);
+
+/* Protocol p's id state in one conversation. */
+typedef struct p2_id_state {
+    guint32 id_frame;       /* frame that established the protocol id; 0: none yet */
+    guint32 id;
+    guint8 n_candidates;    /* ids implied once, waiting for a second packet */
+    guint32 candidates[4];
+} p2_id_state_t;
+
+/* Protocol p's state in the datagram's UDP conversation (created zeroed on
+ * first use; file scope). *data is p's own per-conversation pointer, NULL
+ * until p sets it. */
+p2_id_state_t *p2_conv_state(packet_info *pinfo, const p2_protocol_t *p, void ***data,
+                             conversation_t **conv_out);
+
+/* Sets id->status for a packet implying f->implied_id, and on the first pass
+ * (update) advances the conversation's decision: the configured id is good;
+ * another id becomes the conversation's once a second well-formed
+ * (`plausible`) packet implies it. */
+void p2_id_decide(p2_id_state_t *st, const p2_protocol_t *p, const p2_frame_t *f, guint32 frame,
+                  gboolean plausible, gboolean update, p2_id_t *id);
+
+/* Adds the CRC, its status and the implied protocol id, with their expert
+ * infos; adds nothing for a datagram shorter than the CRC. */
+void p2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2_display_t *d,
+                const p2_protocol_t *p, const p2_id_t *id);
+
+/* ---- Ports -------------------------------------------------------------- */
+
+/* Registers p->handle on udp.port with the preference <filter_name>.udp.port
+ * (default `ports`, may be empty) and for Decode As. Call from the handoff. */
+void p2_ports_register(p2_protocol_t *p, const char *ports);
+
+/* Call from p's preferences callback: drops from udp.port the ports the
+ * <filter_name>.udp.port preference no longer holds (see protocol2.c). */
+void p2_ports_apply(p2_protocol_t *p);
 
 #endif /* PROTOCOL2_H */
