@@ -41,76 +41,76 @@ static guint pref_stall_ms = 1000;
 static guint pref_not_listening_acks = 3;
 static ws_cb_bool pref_reassemble = TRUE;
 
-static int hf_stream = -1;
-static int hf_transfer = -1;
-static int hf_flags = -1;
-static int hf_resend = -1;
-static int hf_resend_of = -1;
-static int hf_since_last = -1;
-static int hf_first_send = -1;
-static int hf_already_acked_in = -1;
-static int hf_acked_in = -1;
-static int hf_ack_time = -1;
-static int hf_stale = -1;
-static int hf_completed_in = -1;
-static int hf_prev_chunk = -1;
-static int hf_newly_acked = -1;
-static int hf_newly_acked_slices = -1;
-static int hf_duplicate_ack = -1;
-static int hf_regressed = -1;
-static int hf_ack_delta = -1;
-static int hf_prev_ack = -1;
-static int hf_chunk_complete = -1;
-static int hf_transfer_time = -1;
-static int hf_goodput = -1;
-static int hf_chunk_size = -1;
-static int hf_stall_since = -1;
-static int hf_diagnosis = -1;
-static int hf_check = -1;
-static int hf_reassembled_in = -1;
-static int hf_reassembled_length = -1;
-static int hf_fragments = -1;
-static int hf_fragment = -1;
-static int hf_fragment_overlap = -1;
-static int hf_fragment_overlap_conflicts = -1;
-static int hf_fragment_multiple_tails = -1;
-static int hf_fragment_too_long_fragment = -1;
-static int hf_fragment_error = -1;
-static int hf_fragment_count = -1;
+static int hf_chunk_stream = -1;
+static int hf_chunk_transfer = -1;
+static int hf_chunk_flags = -1;
+static int hf_chunk_resend = -1;
+static int hf_chunk_resend_of = -1;
+static int hf_chunk_since_last = -1;
+static int hf_chunk_first_send = -1;
+static int hf_chunk_already_acked_in = -1;
+static int hf_chunk_acked_in = -1;
+static int hf_chunk_ack_time = -1;
+static int hf_chunk_stale = -1;
+static int hf_chunk_completed_in = -1;
+static int hf_chunk_prev_chunk = -1;
+static int hf_chunk_newly_acked = -1;
+static int hf_chunk_newly_acked_slices = -1;
+static int hf_chunk_duplicate_ack = -1;
+static int hf_chunk_regressed = -1;
+static int hf_chunk_ack_delta = -1;
+static int hf_chunk_prev_ack = -1;
+static int hf_chunk_chunk_complete = -1;
+static int hf_chunk_transfer_time = -1;
+static int hf_chunk_goodput = -1;
+static int hf_chunk_chunk_size = -1;
+static int hf_chunk_stall_since = -1;
+static int hf_chunk_diagnosis = -1;
+static int hf_chunk_check = -1;
+static int hf_chunk_reassembled_in = -1;
+static int hf_chunk_reassembled_length = -1;
+static int hf_chunk_fragments = -1;
+static int hf_chunk_fragment = -1;
+static int hf_chunk_fragment_overlap = -1;
+static int hf_chunk_fragment_overlap_conflicts = -1;
+static int hf_chunk_fragment_multiple_tails = -1;
+static int hf_chunk_fragment_too_long_fragment = -1;
+static int hf_chunk_fragment_error = -1;
+static int hf_chunk_fragment_count = -1;
 
-static gint ett_analysis = -1;
-static gint ett_fragment = -1;
-static gint ett_fragments = -1;
+static gint ett_chunk_analysis = -1;
+static gint ett_chunk_fragment = -1;
+static gint ett_chunk_fragments = -1;
 
-static expert_field ei_resend = EI_INIT;
-static expert_field ei_too_soon = EI_INIT;
-static expert_field ei_already_acked = EI_INIT;
-static expert_field ei_not_listening = EI_INIT;
-static expert_field ei_stale = EI_INIT;
-static expert_field ei_early = EI_INIT;
-static expert_field ei_count_mismatch = EI_INIT;
-static expert_field ei_size_mismatch = EI_INIT;
-static expert_field ei_stall = EI_INIT;
-static expert_field ei_silent = EI_INIT;
-static expert_field ei_not_reading = EI_INIT;
-static expert_field ei_dup_ack = EI_INIT;
-static expert_field ei_stale_ack = EI_INIT;
-static expert_field ei_regression = EI_INIT;
-static expert_field ei_regression_note = EI_INIT;
-static expert_field ei_unknown_chunk = EI_INIT;
-static expert_field ei_ack_before_slices = EI_INIT;
-static expert_field ei_ack_count_mismatch = EI_INIT;
-static expert_field ei_too_fast = EI_INIT;
-static expert_field ei_amplification = EI_INIT;
-static expert_field ei_complete = EI_INIT;
-static expert_field ei_incomplete = EI_INIT;
-static expert_field ei_capped = EI_INIT;
+static expert_field ei_chunk_resend = EI_INIT;
+static expert_field ei_chunk_too_soon = EI_INIT;
+static expert_field ei_chunk_already_acked = EI_INIT;
+static expert_field ei_chunk_not_listening = EI_INIT;
+static expert_field ei_chunk_stale = EI_INIT;
+static expert_field ei_chunk_early = EI_INIT;
+static expert_field ei_chunk_count_mismatch = EI_INIT;
+static expert_field ei_chunk_size_mismatch = EI_INIT;
+static expert_field ei_chunk_stall = EI_INIT;
+static expert_field ei_chunk_silent = EI_INIT;
+static expert_field ei_chunk_not_reading = EI_INIT;
+static expert_field ei_chunk_dup_ack = EI_INIT;
+static expert_field ei_chunk_stale_ack = EI_INIT;
+static expert_field ei_chunk_regression = EI_INIT;
+static expert_field ei_chunk_regression_note = EI_INIT;
+static expert_field ei_chunk_unknown_chunk = EI_INIT;
+static expert_field ei_chunk_ack_before_slices = EI_INIT;
+static expert_field ei_chunk_ack_count_mismatch = EI_INIT;
+static expert_field ei_chunk_too_fast = EI_INIT;
+static expert_field ei_chunk_amplification = EI_INIT;
+static expert_field ei_chunk_complete = EI_INIT;
+static expert_field ei_chunk_incomplete = EI_INIT;
+static expert_field ei_chunk_capped = EI_INIT;
 
 static const fragment_items chunk_frag_items = {
-    &ett_fragment, &ett_fragments,
-    &hf_fragments, &hf_fragment, &hf_fragment_overlap, &hf_fragment_overlap_conflicts,
-    &hf_fragment_multiple_tails, &hf_fragment_too_long_fragment, &hf_fragment_error,
-    &hf_fragment_count, &hf_reassembled_in, &hf_reassembled_length, NULL,
+    &ett_chunk_fragment, &ett_chunk_fragments,
+    &hf_chunk_fragments, &hf_chunk_fragment, &hf_chunk_fragment_overlap, &hf_chunk_fragment_overlap_conflicts,
+    &hf_chunk_fragment_multiple_tails, &hf_chunk_fragment_too_long_fragment, &hf_chunk_fragment_error,
+    &hf_chunk_fragment_count, &hf_chunk_reassembled_in, &hf_chunk_reassembled_length, NULL,
     "Slices"
 };
 
@@ -136,7 +136,7 @@ static guint32 probe_seen_num;
  * transfer gets per-slice state only while all of it stays within
  * CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE x the chunk packet bytes seen so
  * far (honest traffic needs 40 bytes per slice of up to 1 KiB); past it the
- * transfer is decoded but not analysed (slices == NULL, ei_capped). */
+ * transfer is decoded but not analysed (slices == NULL, ei_chunk_capped). */
 #define CHUNK_STATE_FLOOR    (32u << 20)
 #define CHUNK_STATE_PER_BYTE 2u
 static gint64 capture_last_ns; /* time of the latest chunk packet analysed */
@@ -937,7 +937,7 @@ static void show_flags(packet_info *pinfo, tvbuff_t *tvb, proto_tree *tree, guin
             wmem_strbuf_append_printf(sb, "%s%s", wmem_strbuf_get_len(sb) ? ", " : "",
                                       chunk_analysis_flag_name(1u << i));
     }
-    proto_item *it = proto_tree_add_uint_format_value(tree, hf_flags, tvb, 0, 0, flags,
+    proto_item *it = proto_tree_add_uint_format_value(tree, hf_chunk_flags, tvb, 0, 0, flags,
                         "0x%04x (%s)", flags, wmem_strbuf_get_str(sb));
     proto_item_set_generated(it);
 }
@@ -955,11 +955,11 @@ static void show_end_of_capture(tvbuff_t *tvb, packet_info *pinfo, proto_tree *a
     chunk_diagnosis_t d;
     if (!chunk_analysis_diagnose(pinfo->pool, t, &d))
         return;
-    proto_item *ti = proto_tree_add_string(at, hf_diagnosis, tvb, 0, 0, d.what);
+    proto_item *ti = proto_tree_add_string(at, hf_chunk_diagnosis, tvb, 0, 0, d.what);
     proto_item_set_generated(ti);
     /* The short part only: an expert message is cut at 240 characters. */
-    expert_add_info_format(pinfo, ti, &ei_incomplete, "%s", d.what);
-    proto_item_set_generated(proto_tree_add_string(at, hf_check, tvb, 0, 0, d.check));
+    expert_add_info_format(pinfo, ti, &ei_chunk_incomplete, "%s", d.what);
+    proto_item_set_generated(proto_tree_add_string(at, hf_chunk_check, tvb, 0, 0, d.check));
 }
 
 /* A slice sent after an ack in the capture showed it: wasted, and why, as
@@ -975,15 +975,15 @@ static void already_acked_expert(packet_info *pinfo, proto_item *ti, const frame
 {
     double gap_ms = (double)(ts_ns(&pinfo->abs_ts) - s->acked_ns) / 1e6;
     if (fr->react_us == REACT_UNKNOWN)
-        expert_add_info_format(pinfo, ti, &ei_already_acked,
+        expert_add_info_format(pinfo, ti, &ei_chunk_already_acked,
             "Slice %u sent %.0f ms after the ack in frame %u showed it (wasted): that ack was on its way or lost; the capture shows no reaction to an ack yet to tell which.",
             fr->slice_id, gap_ms, s->acked_in);
     else if (gap_ms * 1000.0 < (double)fr->react_us)
-        expert_add_info_format(pinfo, ti, &ei_already_acked,
+        expert_add_info_format(pinfo, ti, &ei_chunk_already_acked,
             "Slice %u sent %.0f ms after the ack in frame %u showed it, sooner than the sender reacts to an ack here (%.0f ms): the ack was still on its way (wasted, not lost).",
             fr->slice_id, gap_ms, s->acked_in, (double)fr->react_us / 1000.0);
     else
-        expert_add_info_format(pinfo, ti, &ei_already_acked,
+        expert_add_info_format(pinfo, ti, &ei_chunk_already_acked,
             "Slice %u sent %.0f ms after the ack in frame %u showed it, later than the sender reacts to an ack here (%.0f ms): that ack was lost or not applied (wasted).",
             fr->slice_id, gap_ms, s->acked_in, (double)fr->react_us / 1000.0);
 }
@@ -993,7 +993,7 @@ static proto_tree *analysis_tree(proto_tree **at, proto_tree *tree, tvbuff_t *tv
 {
     if (!*at) {
         proto_item *ti = NULL;
-        *at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_analysis, &ti, "Transfer analysis");
+        *at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_chunk_analysis, &ti, "Transfer analysis");
         proto_item_set_generated(ti);
     }
     return *at;
@@ -1012,93 +1012,93 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (last_of_transfer)
         flags |= CHUNK_F_INCOMPLETE;
 
-    add_gen_uint(tree, hf_stream, tvb, fr->flow->stream);
-    add_gen_uint(tree, hf_transfer, tvb, t->index);
+    add_gen_uint(tree, hf_chunk_stream, tvb, fr->flow->stream);
+    add_gen_uint(tree, hf_chunk_transfer, tvb, t->index);
 
     at = NULL;
 
     const chunk_slice_state_t *s = (fr->flags & CHUNK_F_COUNT_MISMATCH) || !t->slices ? NULL : &t->slices[fr->slice_id];
 
     if (fr->notes & N_CAPPED)
-        expert_add_info_format(pinfo, AT, &ei_capped,
+        expert_add_info_format(pinfo, AT, &ei_chunk_capped,
             "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only.",
             t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
 
     if (fr->notes & N_RESEND) {
-        ti = proto_tree_add_uint(AT, hf_resend, tvb, 0, 0, fr->resend);
+        ti = proto_tree_add_uint(AT, hf_chunk_resend, tvb, 0, 0, fr->resend);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_resend, "Resend %u of slice %u of chunk %u (previous send frame %u).",
+        expert_add_info_format(pinfo, ti, &ei_chunk_resend, "Resend %u of slice %u of chunk %u (previous send frame %u).",
                                fr->resend, fr->slice_id, t->chunk_id, fr->ref_frame);
-        add_gen_uint(AT, hf_resend_of, tvb, fr->ref_frame);
+        add_gen_uint(AT, hf_chunk_resend_of, tvb, fr->ref_frame);
         if (s && s->first_frame != fr->ref_frame)
-            add_gen_uint(AT, hf_first_send, tvb, s->first_frame);
+            add_gen_uint(AT, hf_chunk_first_send, tvb, s->first_frame);
         {
             nstime_t d = ns_ts(fr->delta_ns);
-            ti = proto_tree_add_time(AT, hf_since_last, tvb, 0, 0, &d);
+            ti = proto_tree_add_time(AT, hf_chunk_since_last, tvb, 0, 0, &d);
         }
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_TOO_SOON)
-            expert_add_info_format(pinfo, ti, &ei_too_soon,
+            expert_add_info_format(pinfo, ti, &ei_chunk_too_soon,
                 "Slice resent %.1f ms after its last send (minimum %u ms, %u ms allowed for jitter): the sender's resend delay is not applied.",
                 (double)fr->delta_ns / 1e6, pref_min_resend_ms, pref_resend_jitter_ms);
     }
     if (s && (fr->notes & N_ALREADY_ACKED)) {
-        ti = proto_tree_add_uint(AT, hf_already_acked_in, tvb, 0, 0, s->acked_in);
+        ti = proto_tree_add_uint(AT, hf_chunk_already_acked_in, tvb, 0, 0, s->acked_in);
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_NOT_LISTENING)
-            expert_add_info_format(pinfo, ti, &ei_not_listening,
+            expert_add_info_format(pinfo, ti, &ei_chunk_not_listening,
                 "Slice %u sent although %u acks since frame %u (over the stall threshold ago) showed it acked: the sender is not applying acks.",
                 fr->slice_id, fr->acks_seen, s->acked_in);
         else
             already_acked_expert(pinfo, ti, fr, s);
     } else if (s && s->acked_in) {
         /* Forward-looking: known once the whole capture was seen. */
-        add_gen_uint(AT, hf_acked_in, tvb, s->acked_in);
-        add_gen_time(AT, hf_ack_time, tvb, s->acked_ns - s->first_ns);
+        add_gen_uint(AT, hf_chunk_acked_in, tvb, s->acked_in);
+        add_gen_time(AT, hf_chunk_ack_time, tvb, s->acked_ns - s->first_ns);
     }
     if (fr->notes & N_STALE) {
-        ti = proto_tree_add_uint(AT, hf_stale, tvb, 0, 0, fr->info_frame);
+        ti = proto_tree_add_uint(AT, hf_chunk_stale, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_stale,
+        expert_add_info_format(pinfo, ti, &ei_chunk_stale,
             "Stale slice: the receiver completed chunk %u in frame %u (the final ack was lost or ignored).",
             t->chunk_id, fr->info_frame);
     }
     if (fr->flags & CHUNK_F_EARLY) {
-        ti = proto_tree_add_uint(AT, hf_prev_chunk, tvb, 0, 0, fr->info_frame);
+        ti = proto_tree_add_uint(AT, hf_chunk_prev_chunk, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_early,
+        expert_add_info_format(pinfo, ti, &ei_chunk_early,
             "Chunk %u started before the previous chunk (first frame %u) was fully acked: one chunk in flight is broken.",
             t->chunk_id, fr->info_frame);
     }
     if (fr->flags & CHUNK_F_COUNT_MISMATCH)
-        expert_add_info_format(pinfo, AT, &ei_count_mismatch,
+        expert_add_info_format(pinfo, AT, &ei_chunk_count_mismatch,
             "Slice count %u differs from %u in the chunk's first slice (frame %u): a receiver ignores it.",
             slice->num_slices, t->num_slices, t->first_frame);
     if (fr->flags & CHUNK_F_SIZE_MISMATCH)
-        expert_add_info_format(pinfo, AT, &ei_size_mismatch,
+        expert_add_info_format(pinfo, AT, &ei_chunk_size_mismatch,
             "Slice carries %u bytes, earlier slices of this chunk imply %u.",
             slice->slice_bytes, fr->slice_id == t->num_slices - 1 ? t->last_bytes : t->slice_size);
 
     if (fr->flags & (CHUNK_F_STALL | CHUNK_F_SILENT_RECEIVER | CHUNK_F_NOT_READING)) {
         const char *missing = (const char *)p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL);
         guint32 since = (guint32)GPOINTER_TO_UINT(p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL_SINCE));
-        ti = proto_tree_add_uint(AT, hf_stall_since, tvb, 0, 0, since);
+        ti = proto_tree_add_uint(AT, hf_chunk_stall_since, tvb, 0, 0, since);
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_STALL)
-            expert_add_info_format(pinfo, ti, &ei_stall,
+            expert_add_info_format(pinfo, ti, &ei_chunk_stall,
                 "Stall: no new slice of chunk %u acked for over %u ms (since frame %u) while slices keep coming; never acked: %s.",
                 t->chunk_id, pref_stall_ms, since, missing ? missing : "?");
         else if (fr->flags & CHUNK_F_NOT_READING)
-            expert_add_info_format(pinfo, ti, &ei_not_reading,
+            expert_add_info_format(pinfo, ti, &ei_chunk_not_reading,
                 "Receiver not reading: chunk %u sent for over %u ms after the previous chunk completed, and no ack for it: the completed chunk is not popped.",
                 t->chunk_id, pref_stall_ms);
         else
-            expert_add_info_format(pinfo, ti, &ei_silent,
+            expert_add_info_format(pinfo, ti, &ei_chunk_silent,
                 "Silent receiver: chunk %u sent for over %u ms and no ack for it so far; unacked: %s.",
                 t->chunk_id, pref_stall_ms, missing ? missing : "?");
     }
     if (t->reassembled_in && t->reassembled_in != pinfo->num) {
-        add_gen_uint(tree, hf_reassembled_in, tvb, t->reassembled_in);
+        add_gen_uint(tree, hf_chunk_reassembled_in, tvb, t->reassembled_in);
     }
     if (last_of_transfer)
         show_end_of_capture(tvb, pinfo, AT, t);
@@ -1114,89 +1114,89 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     proto_item *ti;
     guint32 flags = fr->flags;
 
-    add_gen_uint(tree, hf_stream, tvb, fr->flow->stream);
+    add_gen_uint(tree, hf_chunk_stream, tvb, fr->flow->stream);
     if (t)
-        add_gen_uint(tree, hf_transfer, tvb, t->index);
+        add_gen_uint(tree, hf_chunk_transfer, tvb, t->index);
     at = NULL;
 
     if (!t && (fr->notes & N_ACK_BEFORE_SLICES)) {
-        expert_add_info_format(pinfo, AT, &ei_ack_before_slices,
+        expert_add_info_format(pinfo, AT, &ei_chunk_ack_before_slices,
             "Ack for chunk %u before any slice of this stream: the capture started mid-transfer, or the acks go to a peer that sends no slices.",
             ack->chunk_id);
     } else if (!t) {
-        expert_add_info_format(pinfo, AT, &ei_unknown_chunk,
+        expert_add_info_format(pinfo, AT, &ei_chunk_unknown_chunk,
             "Ack for chunk %u, but no slice of that chunk was seen in this stream: the sender is not sending it.",
             ack->chunk_id);
     } else if (fr->flags & CHUNK_F_COUNT_MISMATCH) {
-        expert_add_info_format(pinfo, AT, &ei_ack_count_mismatch,
+        expert_add_info_format(pinfo, AT, &ei_chunk_ack_count_mismatch,
             "Ack has %u slices, the chunk has %u: the sender ignores it.",
             ack->num_slices, t->num_slices);
     } else if (fr->notes & N_CAPPED) {
-        expert_add_info_format(pinfo, AT, &ei_capped,
+        expert_add_info_format(pinfo, AT, &ei_chunk_capped,
             "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only.",
             t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
     } else {
-        ti = proto_tree_add_uint(AT, hf_newly_acked, tvb, 0, 0, fr->newly);
+        ti = proto_tree_add_uint(AT, hf_chunk_newly_acked, tvb, 0, 0, fr->newly);
         proto_item_set_generated(ti);
         if (fr->newly_bits && tree) {
-            ti = proto_tree_add_string(AT, hf_newly_acked_slices, tvb, 0, 0,
+            ti = proto_tree_add_string(AT, hf_chunk_newly_acked_slices, tvb, 0, 0,
                                        bits_ranges(pinfo->pool, fr->newly_bits, t->num_slices));
             proto_item_set_generated(ti);
         }
         if (fr->notes & N_DUP_ACK) {
-            ti = proto_tree_add_boolean(AT, hf_duplicate_ack, tvb, 0, 0, TRUE);
+            ti = proto_tree_add_boolean(AT, hf_chunk_duplicate_ack, tvb, 0, 0, TRUE);
             proto_item_set_generated(ti);
-            expert_add_info(pinfo, ti, &ei_dup_ack);
+            expert_add_info(pinfo, ti, &ei_chunk_dup_ack);
         }
         if (fr->notes & N_STALE_ACK) {
-            ti = proto_tree_add_uint(AT, hf_completed_in, tvb, 0, 0, fr->info_frame);
+            ti = proto_tree_add_uint(AT, hf_chunk_completed_in, tvb, 0, 0, fr->info_frame);
             proto_item_set_generated(ti);
-            expert_add_info_format(pinfo, ti, &ei_stale_ack,
+            expert_add_info_format(pinfo, ti, &ei_chunk_stale_ack,
                 "Repeated all-ones ack for chunk %u (completed in frame %u): the receiver answers stale slices.",
                 t->chunk_id, fr->info_frame);
         }
         if (fr->notes & N_REGRESSED) {
-            ti = proto_tree_add_uint(AT, hf_regressed, tvb, 0, 0, fr->cleared);
+            ti = proto_tree_add_uint(AT, hf_chunk_regressed, tvb, 0, 0, fr->cleared);
             proto_item_set_generated(ti);
             if (fr->flags & CHUNK_F_REGRESSION)
-                expert_add_info_format(pinfo, ti, &ei_regression,
+                expert_add_info_format(pinfo, ti, &ei_chunk_regression,
                     "Ack regression again: %u slices acked earlier are clear here: the receiver lost its state (reset).",
                     fr->cleared);
             else
-                expert_add_info_format(pinfo, ti, &ei_regression_note,
+                expert_add_info_format(pinfo, ti, &ei_chunk_regression_note,
                     "Ack regression: %u slices acked earlier are clear here (a reordered, older ack).",
                     fr->cleared);
         }
         if (fr->notes & N_COMPLETE) {
             gint64 dur = t->complete_ns - t->first_ns;
-            ti = proto_tree_add_uint(AT, hf_chunk_complete, tvb, 0, 0, t->chunk_id);
+            ti = proto_tree_add_uint(AT, hf_chunk_chunk_complete, tvb, 0, 0, t->chunk_id);
             proto_item_set_generated(ti);
-            add_gen_time(AT, hf_transfer_time, tvb, dur);
+            add_gen_time(AT, hf_chunk_transfer_time, tvb, dur);
             if (t->size_known) {
-                add_gen_uint(AT, hf_chunk_size, tvb, t->size);
+                add_gen_uint(AT, hf_chunk_chunk_size, tvb, t->size);
                 if (dur > 0) {
-                    proto_item *g = proto_tree_add_double(AT, hf_goodput, tvb, 0, 0,
+                    proto_item *g = proto_tree_add_double(AT, hf_chunk_goodput, tvb, 0, 0,
                                                           (double)t->size * 8e9 / (double)dur);
                     proto_item_set_generated(g);
                 }
             }
-            expert_add_info_format(pinfo, ti, &ei_complete,
+            expert_add_info_format(pinfo, ti, &ei_chunk_complete,
                 "Chunk %u complete: %u slices acked, transfer time %.3f s.",
                 t->chunk_id, t->num_slices, (double)dur / 1e9);
         }
     }
     if (fr->ref_frame) {
-        add_gen_uint(AT, hf_prev_ack, tvb, fr->ref_frame);
-        add_gen_time(AT, hf_ack_delta, tvb, fr->delta_ns);
+        add_gen_uint(AT, hf_chunk_prev_ack, tvb, fr->ref_frame);
+        add_gen_time(AT, hf_chunk_ack_delta, tvb, fr->delta_ns);
     }
     if (is_last_of_unfinished(pinfo, t)) {
         flags |= CHUNK_F_INCOMPLETE;
         show_end_of_capture(tvb, pinfo, AT, t);
     }
     if (fr->flags & CHUNK_F_AMPLIFICATION)
-        expert_add_info(pinfo, AT, &ei_amplification);
+        expert_add_info(pinfo, AT, &ei_chunk_amplification);
     else if (fr->flags & CHUNK_F_TOO_FAST)
-        expert_add_info_format(pinfo, AT, &ei_too_fast,
+        expert_add_info_format(pinfo, AT, &ei_chunk_too_fast,
             "Acks too fast: 5 acks within %.0f ms (interval %u ms).",
             (double)pref_ack_interval_ms * 4 * 0.6, pref_ack_interval_ms);
     if (flags)
@@ -1287,33 +1287,33 @@ static void show_own_slices(packet_info *pinfo, proto_tree *tree, tvbuff_t *rtvb
 {
     guint32 count = t->num_slices, total = tvb_captured_length(rtvb);
     pinfo->fragmented = FALSE;
-    proto_item *fi = proto_tree_add_item(tree, hf_fragments, rtvb, 0, -1, ENC_NA);
+    proto_item *fi = proto_tree_add_item(tree, hf_chunk_fragments, rtvb, 0, -1, ENC_NA);
     proto_item_set_generated(fi);
-    proto_tree *ft = proto_item_add_subtree(fi, ett_fragments);
+    proto_tree *ft = proto_item_add_subtree(fi, ett_chunk_fragments);
     for (guint32 i = 0; i < count; i++) {
         guint32 off = i * t->slice_size;
         guint32 len = i == count - 1 ? r->last_len : t->slice_size;
         guint32 frame = r->frame[i];
         if (i == 0)
             proto_item_set_text(fi, "%u %s (%u byte%s): ", count,
-                                proto_registrar_get_name(count == 1 ? hf_fragment : hf_fragments),
+                                proto_registrar_get_name(count == 1 ? hf_chunk_fragment : hf_chunk_fragments),
                                 total, plurality(total, "", "s"));
         else
             proto_item_append_text(fi, ", ");
         proto_item_append_text(fi, "#%u(%u)", frame, len);
         proto_item *fei;
         if (len == 0)
-            fei = proto_tree_add_uint_format(ft, hf_fragment, rtvb, off, 0, frame,
+            fei = proto_tree_add_uint_format(ft, hf_chunk_fragment, rtvb, off, 0, frame,
                                              "Frame: %u (no data)", frame);
         else
-            fei = proto_tree_add_uint_format(ft, hf_fragment, rtvb, off, len, frame,
+            fei = proto_tree_add_uint_format(ft, hf_chunk_fragment, rtvb, off, len, frame,
                                              "Frame: %u, payload: %u-%u (%u byte%s)", frame, off,
                                              off + len - 1, len, plurality(len, "", "s"));
         proto_item_set_generated(fei);
         CS_MARK_DEPENDED_UPON(pinfo, frame);
     }
-    proto_item_set_generated(proto_tree_add_uint(ft, hf_fragment_count, rtvb, 0, 0, count));
-    proto_item_set_generated(proto_tree_add_uint(ft, hf_reassembled_length, rtvb, 0, 0, total));
+    proto_item_set_generated(proto_tree_add_uint(ft, hf_chunk_fragment_count, rtvb, 0, 0, count));
+    proto_item_set_generated(proto_tree_add_uint(ft, hf_chunk_reassembled_length, rtvb, 0, 0, total));
 }
 
 /* Adds a first send to t's own buffer; returns the reassembled chunk (its
@@ -1496,96 +1496,96 @@ const char *chunk_analysis_flag_name(guint32 flag)
 void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
 {
     static hf_register_info hf[] = {
-        { &hf_stream, { "Stream index", "chunk.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_stream, { "Stream index", "chunk.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
             "One per UDP conversation and direction of slices (its acks go the other way)", HFILL } },
-        { &hf_transfer, { "Transfer index", "chunk.transfer", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_transfer, { "Transfer index", "chunk.transfer", FT_UINT32, BASE_DEC, NULL, 0x0,
             "One per chunk sent in a stream, numbered across the capture", HFILL } },
-        { &hf_flags, { "Analysis flags", "chunk.analysis.flags", FT_UINT32, BASE_HEX, NULL, 0x0,
+        { &hf_chunk_flags, { "Analysis flags", "chunk.analysis.flags", FT_UINT32, BASE_HEX, NULL, 0x0,
             "Set on every packet where the analysis found a problem", HFILL } },
-        { &hf_resend, { "Resend", "chunk.analysis.resend", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_resend, { "Resend", "chunk.analysis.resend", FT_UINT32, BASE_DEC, NULL, 0x0,
             "n on the n-th resend of this slice", HFILL } },
-        { &hf_resend_of, { "Resend of frame", "chunk.analysis.resend_of", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0x0,
+        { &hf_chunk_resend_of, { "Resend of frame", "chunk.analysis.resend_of", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0x0,
             "The previous send of this slice", HFILL } },
-        { &hf_since_last, { "Time since last sent", "chunk.analysis.since_last_sent", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_since_last, { "Time since last sent", "chunk.analysis.since_last_sent", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_first_send, { "First sent in frame", "chunk.analysis.first_sent_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_first_send, { "First sent in frame", "chunk.analysis.first_sent_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_already_acked_in, { "Already acked in frame", "chunk.analysis.already_acked_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
+        { &hf_chunk_already_acked_in, { "Already acked in frame", "chunk.analysis.already_acked_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
             "This slice was acked before this send: wasted", HFILL } },
-        { &hf_acked_in, { "Acked in frame", "chunk.analysis.acked_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
+        { &hf_chunk_acked_in, { "Acked in frame", "chunk.analysis.acked_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
             "The first ack showing this slice", HFILL } },
-        { &hf_ack_time, { "Time from first send to ack", "chunk.analysis.ack_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_ack_time, { "Time from first send to ack", "chunk.analysis.ack_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_stale, { "Stale: chunk completed in frame", "chunk.analysis.stale", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_stale, { "Stale: chunk completed in frame", "chunk.analysis.stale", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             "Slice of a chunk the receiver already completed", HFILL } },
-        { &hf_completed_in, { "Chunk completed in frame", "chunk.analysis.completed_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_completed_in, { "Chunk completed in frame", "chunk.analysis.completed_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_prev_chunk, { "Early: previous chunk not fully acked, started in frame", "chunk.analysis.early", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_prev_chunk, { "Early: previous chunk not fully acked, started in frame", "chunk.analysis.early", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_newly_acked, { "Newly acked slices", "chunk.analysis.newly_acked", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_newly_acked, { "Newly acked slices", "chunk.analysis.newly_acked", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_newly_acked_slices, { "Newly acked", "chunk.analysis.newly_acked_slices", FT_STRING, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_newly_acked_slices, { "Newly acked", "chunk.analysis.newly_acked_slices", FT_STRING, BASE_NONE, NULL, 0x0,
             "Slices this ack is the first to show, as ranges", HFILL } },
-        { &hf_duplicate_ack, { "Duplicate ack", "chunk.analysis.duplicate_ack", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_duplicate_ack, { "Duplicate ack", "chunk.analysis.duplicate_ack", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
             "Nothing newly acked", HFILL } },
-        { &hf_regressed, { "Slices regressed", "chunk.analysis.regressed", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_regressed, { "Slices regressed", "chunk.analysis.regressed", FT_UINT32, BASE_DEC, NULL, 0x0,
             "Slices acked earlier that are clear in this ack", HFILL } },
-        { &hf_prev_ack, { "Previous ack in frame", "chunk.analysis.prev_ack", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_prev_ack, { "Previous ack in frame", "chunk.analysis.prev_ack", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_ack_delta, { "Time since previous ack", "chunk.analysis.ack_delta", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_ack_delta, { "Time since previous ack", "chunk.analysis.ack_delta", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_chunk_complete, { "Chunk complete", "chunk.analysis.chunk_complete", FT_UINT16, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_chunk_complete, { "Chunk complete", "chunk.analysis.chunk_complete", FT_UINT16, BASE_DEC, NULL, 0x0,
             "First all-ones ack of the chunk (value: chunk id)", HFILL } },
-        { &hf_transfer_time, { "Transfer time", "chunk.analysis.transfer_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_transfer_time, { "Transfer time", "chunk.analysis.transfer_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
             "From the chunk's first slice to its completing ack", HFILL } },
-        { &hf_goodput, { "Goodput (bit/s)", "chunk.analysis.goodput", FT_DOUBLE, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_goodput, { "Goodput (bit/s)", "chunk.analysis.goodput", FT_DOUBLE, BASE_NONE, NULL, 0x0,
             "Chunk bits divided by the transfer time", HFILL } },
-        { &hf_chunk_size, { "Chunk size", "chunk.analysis.chunk_size", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_chunk_size, { "Chunk size", "chunk.analysis.chunk_size", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_stall_since, { "No progress since frame", "chunk.analysis.stall_since", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_stall_since, { "No progress since frame", "chunk.analysis.stall_since", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             "Last frame that newly acked a slice (or the chunk's first)", HFILL } },
-        { &hf_diagnosis, { "Diagnosis", "chunk.analysis.diagnosis", FT_STRING, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_diagnosis, { "Diagnosis", "chunk.analysis.diagnosis", FT_STRING, BASE_NONE, NULL, 0x0,
             "Why the transfer did not complete (end of capture), with the evidence", HFILL } },
-        { &hf_check, { "What to check", "chunk.analysis.check", FT_STRING, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_check, { "What to check", "chunk.analysis.check", FT_STRING, BASE_NONE, NULL, 0x0,
             "The next thing to look at for this diagnosis", HFILL } },
-        { &hf_reassembled_in, { "Reassembled in", "chunk.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_reassembled_in, { "Reassembled in", "chunk.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             "Frame where the whole chunk was received", HFILL } },
-        { &hf_reassembled_length, { "Reassembled chunk length", "chunk.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_reassembled_length, { "Reassembled chunk length", "chunk.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_fragments, { "Slices", "chunk.slices", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment, { "Slice", "chunk.slice", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_overlap, { "Slice overlap", "chunk.slice.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_overlap_conflicts, { "Slice overlapping with conflicting data", "chunk.slice.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_multiple_tails, { "Multiple last slices", "chunk.slice.multipletails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_too_long_fragment, { "Slice too long", "chunk.slice.toolongfragment", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_error, { "Reassembly error", "chunk.slice.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_count, { "Slice count", "chunk.slice.count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragments, { "Slices", "chunk.slices", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment, { "Slice", "chunk.slice", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_overlap, { "Slice overlap", "chunk.slice.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_overlap_conflicts, { "Slice overlapping with conflicting data", "chunk.slice.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_multiple_tails, { "Multiple last slices", "chunk.slice.multipletails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_too_long_fragment, { "Slice too long", "chunk.slice.toolongfragment", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_error, { "Reassembly error", "chunk.slice.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_count, { "Slice count", "chunk.slice.count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
     };
-    static gint *ett[] = { &ett_analysis, &ett_fragment, &ett_fragments };
+    static gint *ett[] = { &ett_chunk_analysis, &ett_chunk_fragment, &ett_chunk_fragments };
     static ei_register_info ei[] = {
-        { &ei_resend, { "chunk.analysis.resend.expert", PI_SEQUENCE, PI_NOTE, "Slice resent", EXPFILL } },
-        { &ei_too_soon, { "chunk.analysis.too_soon", PI_SEQUENCE, PI_WARN, "Slice resent sooner than the minimum resend delay", EXPFILL } },
-        { &ei_already_acked, { "chunk.analysis.already_acked", PI_SEQUENCE, PI_NOTE, "Slice sent although already acked", EXPFILL } },
-        { &ei_not_listening, { "chunk.analysis.sender_not_listening", PI_SEQUENCE, PI_WARN, "Sender keeps resending acked slices: not applying acks", EXPFILL } },
-        { &ei_stale, { "chunk.analysis.stale.expert", PI_SEQUENCE, PI_NOTE, "Slice of a chunk the receiver completed", EXPFILL } },
-        { &ei_early, { "chunk.analysis.early.expert", PI_SEQUENCE, PI_WARN, "Chunk started before the previous one was fully acked", EXPFILL } },
-        { &ei_count_mismatch, { "chunk.analysis.slice_count_mismatch", PI_MALFORMED, PI_WARN, "Slice count differs from the chunk's first slice", EXPFILL } },
-        { &ei_size_mismatch, { "chunk.analysis.slice_size_mismatch", PI_MALFORMED, PI_WARN, "Slice size differs from earlier slices of the chunk", EXPFILL } },
-        { &ei_stall, { "chunk.analysis.stall", PI_SEQUENCE, PI_WARN, "Transfer stalled: no new slice acked", EXPFILL } },
-        { &ei_silent, { "chunk.analysis.silent_receiver", PI_SEQUENCE, PI_WARN, "Silent receiver: slices and no ack", EXPFILL } },
-        { &ei_not_reading, { "chunk.analysis.receiver_not_reading", PI_SEQUENCE, PI_WARN, "Receiver not reading: next chunk never acked", EXPFILL } },
-        { &ei_dup_ack, { "chunk.analysis.duplicate_ack.expert", PI_SEQUENCE, PI_NOTE, "Duplicate ack: nothing newly acked.", EXPFILL } },
-        { &ei_stale_ack, { "chunk.analysis.stale_ack", PI_SEQUENCE, PI_NOTE, "Repeated all-ones ack for a completed chunk", EXPFILL } },
-        { &ei_regression, { "chunk.analysis.ack_regression", PI_SEQUENCE, PI_WARN, "Ack regression in consecutive acks: the receiver reset", EXPFILL } },
-        { &ei_regression_note, { "chunk.analysis.ack_reordered", PI_SEQUENCE, PI_NOTE, "Ack regression once: a reordered older ack", EXPFILL } },
-        { &ei_unknown_chunk, { "chunk.analysis.ack_unknown_chunk", PI_SEQUENCE, PI_WARN, "Ack for a chunk the sender is not sending", EXPFILL } },
-        { &ei_ack_before_slices, { "chunk.analysis.ack_before_slices", PI_SEQUENCE, PI_NOTE, "Ack before any slice of the stream", EXPFILL } },
-        { &ei_ack_count_mismatch, { "chunk.analysis.ack_count_mismatch", PI_MALFORMED, PI_WARN, "Ack slice count differs from the chunk's", EXPFILL } },
-        { &ei_too_fast, { "chunk.analysis.ack_too_fast", PI_SEQUENCE, PI_WARN, "Acks faster than the ack interval", EXPFILL } },
-        { &ei_amplification, { "chunk.analysis.ack_amplification", PI_SECURITY, PI_WARN, "One ack per slice: the receiver can be used for amplification.", EXPFILL } },
-        { &ei_complete, { "chunk.analysis.complete", PI_SEQUENCE, PI_CHAT, "Chunk complete", EXPFILL } },
-        { &ei_capped, { "chunk.analysis.capped", PI_UNDECODED, PI_NOTE, "Transfer not analysed: the analysis' memory cap was reached", EXPFILL } },
-        { &ei_incomplete, { "chunk.analysis.incomplete", PI_SEQUENCE, PI_WARN, "Transfer incomplete at end of capture", EXPFILL } },
+        { &ei_chunk_resend, { "chunk.analysis.resend.expert", PI_SEQUENCE, PI_NOTE, "Slice resent", EXPFILL } },
+        { &ei_chunk_too_soon, { "chunk.analysis.too_soon", PI_SEQUENCE, PI_WARN, "Slice resent sooner than the minimum resend delay", EXPFILL } },
+        { &ei_chunk_already_acked, { "chunk.analysis.already_acked", PI_SEQUENCE, PI_NOTE, "Slice sent although already acked", EXPFILL } },
+        { &ei_chunk_not_listening, { "chunk.analysis.sender_not_listening", PI_SEQUENCE, PI_WARN, "Sender keeps resending acked slices: not applying acks", EXPFILL } },
+        { &ei_chunk_stale, { "chunk.analysis.stale.expert", PI_SEQUENCE, PI_NOTE, "Slice of a chunk the receiver completed", EXPFILL } },
+        { &ei_chunk_early, { "chunk.analysis.early.expert", PI_SEQUENCE, PI_WARN, "Chunk started before the previous one was fully acked", EXPFILL } },
+        { &ei_chunk_count_mismatch, { "chunk.analysis.slice_count_mismatch", PI_MALFORMED, PI_WARN, "Slice count differs from the chunk's first slice", EXPFILL } },
+        { &ei_chunk_size_mismatch, { "chunk.analysis.slice_size_mismatch", PI_MALFORMED, PI_WARN, "Slice size differs from earlier slices of the chunk", EXPFILL } },
+        { &ei_chunk_stall, { "chunk.analysis.stall", PI_SEQUENCE, PI_WARN, "Transfer stalled: no new slice acked", EXPFILL } },
+        { &ei_chunk_silent, { "chunk.analysis.silent_receiver", PI_SEQUENCE, PI_WARN, "Silent receiver: slices and no ack", EXPFILL } },
+        { &ei_chunk_not_reading, { "chunk.analysis.receiver_not_reading", PI_SEQUENCE, PI_WARN, "Receiver not reading: next chunk never acked", EXPFILL } },
+        { &ei_chunk_dup_ack, { "chunk.analysis.duplicate_ack.expert", PI_SEQUENCE, PI_NOTE, "Duplicate ack: nothing newly acked.", EXPFILL } },
+        { &ei_chunk_stale_ack, { "chunk.analysis.stale_ack", PI_SEQUENCE, PI_NOTE, "Repeated all-ones ack for a completed chunk", EXPFILL } },
+        { &ei_chunk_regression, { "chunk.analysis.ack_regression", PI_SEQUENCE, PI_WARN, "Ack regression in consecutive acks: the receiver reset", EXPFILL } },
+        { &ei_chunk_regression_note, { "chunk.analysis.ack_reordered", PI_SEQUENCE, PI_NOTE, "Ack regression once: a reordered older ack", EXPFILL } },
+        { &ei_chunk_unknown_chunk, { "chunk.analysis.ack_unknown_chunk", PI_SEQUENCE, PI_WARN, "Ack for a chunk the sender is not sending", EXPFILL } },
+        { &ei_chunk_ack_before_slices, { "chunk.analysis.ack_before_slices", PI_SEQUENCE, PI_NOTE, "Ack before any slice of the stream", EXPFILL } },
+        { &ei_chunk_ack_count_mismatch, { "chunk.analysis.ack_count_mismatch", PI_MALFORMED, PI_WARN, "Ack slice count differs from the chunk's", EXPFILL } },
+        { &ei_chunk_too_fast, { "chunk.analysis.ack_too_fast", PI_SEQUENCE, PI_WARN, "Acks faster than the ack interval", EXPFILL } },
+        { &ei_chunk_amplification, { "chunk.analysis.ack_amplification", PI_SECURITY, PI_WARN, "One ack per slice: the receiver can be used for amplification.", EXPFILL } },
+        { &ei_chunk_complete, { "chunk.analysis.complete", PI_SEQUENCE, PI_CHAT, "Chunk complete", EXPFILL } },
+        { &ei_chunk_capped, { "chunk.analysis.capped", PI_UNDECODED, PI_NOTE, "Transfer not analysed: the analysis' memory cap was reached", EXPFILL } },
+        { &ei_chunk_incomplete, { "chunk.analysis.incomplete", PI_SEQUENCE, PI_WARN, "Transfer incomplete at end of capture", EXPFILL } },
     };
     expert_module_t *em;
 
