@@ -22,6 +22,7 @@
 #include <wsutil/str_util.h>
 
 #include "ws-compat.h"
+#include "analysis-util.h"
 
 #include "packet-chunk.h"
 #include "chunk-analysis-int.h"
@@ -335,22 +336,38 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
     return t;
 }
 
+/* The missing (unacked) slices of a transfer, as an id set. */
+static gboolean slice_missing(const void *data, guint32 id)
+{
+    return !((const chunk_transfer_t *)data)->slices[id].acked_in;
+}
+
+/* ... in runs of slices sent equally often. */
+static gboolean same_sends(const void *data, guint32 first, guint32 id)
+{
+    const chunk_transfer_t *t = (const chunk_transfer_t *)data;
+    return t->slices[id].sends == t->slices[first].sends;
+}
+
+static au_idset_t missing_set(const chunk_transfer_t *t, gboolean by_sends)
+{
+    au_idset_t s = { t->num_slices, slice_missing, by_sends ? same_sends : NULL, t };
+    return s;
+}
+
 /* Missing slices of t as ranges, each with how often it was sent:
  * "3-5 (sent 4x), 17 (sent 6x)", at most about 90 characters (then " and
  * more"). Built only when a stall is found. */
 static char *missing_with_sends(wmem_allocator_t *scope, const chunk_transfer_t *t)
 {
     wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
-    guint32 i = 0, shown = 0;
-    while (t->slices && i < t->num_slices) {
-        if (t->slices[i].acked_in) {
-            i++;
-            continue;
-        }
-        guint32 j = i;
-        while (j + 1 < t->num_slices && !t->slices[j + 1].acked_in &&
-               t->slices[j + 1].sends == t->slices[i].sends)
-            j++;
+    guint32 next = 0, first, last, shown = 0;
+    au_idset_t s;
+
+    if (!t->slices)
+        return wmem_strbuf_finalize(sb);
+    s = missing_set(t, TRUE);
+    while (au_idset_next_run(&s, &next, &first, &last)) {
         /* Keeps the expert message that holds it under the 240-character
          * item label. */
         if (shown++ == 24 || wmem_strbuf_get_len(sb) > 60) {
@@ -359,65 +376,20 @@ static char *missing_with_sends(wmem_allocator_t *scope, const chunk_transfer_t 
         }
         if (wmem_strbuf_get_len(sb))
             wmem_strbuf_append(sb, ", ");
-        if (j > i)
-            wmem_strbuf_append_printf(sb, "%u-%u", i, j);
-        else
-            wmem_strbuf_append_printf(sb, "%u", i);
-        wmem_strbuf_append_printf(sb, " (sent %ux)", t->slices[i].sends);
-        i = j + 1;
+        au_append_range(sb, first, last);
+        wmem_strbuf_append_printf(sb, " (sent %ux)", t->slices[first].sends);
     }
     return wmem_strbuf_finalize(sb);
 }
 
 char *chunk_analysis_missing_ranges(wmem_allocator_t *scope, const chunk_transfer_t *t)
 {
-    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
-    guint32 i = 0;
+    au_idset_t s;
+
     if (!t->slices)   /* over the state cap: not known */
         return wmem_strdup(scope, "?");
-    while (i < t->num_slices) {
-        if (t->slices[i].acked_in) {
-            i++;
-            continue;
-        }
-        guint32 j = i;
-        while (j + 1 < t->num_slices && !t->slices[j + 1].acked_in)
-            j++;
-        if (wmem_strbuf_get_len(sb))
-            wmem_strbuf_append_c(sb, ',');
-        if (j > i)
-            wmem_strbuf_append_printf(sb, "%u-%u", i, j);
-        else
-            wmem_strbuf_append_printf(sb, "%u", i);
-        i = j + 1;
-    }
-    return wmem_strbuf_finalize(sb);
-}
-
-/* Ranges of the set bits of a bitmap: "0-7,9". */
-static char *bits_ranges(wmem_allocator_t *scope, const guint8 *bits, guint32 n)
-{
-    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
-    guint32 i = 0;
-#define BIT(k) ((bits[(k) >> 3] >> ((k) & 7)) & 1)
-    while (i < n) {
-        if (!BIT(i)) {
-            i++;
-            continue;
-        }
-        guint32 j = i;
-        while (j + 1 < n && BIT(j + 1))
-            j++;
-        if (wmem_strbuf_get_len(sb))
-            wmem_strbuf_append_c(sb, ',');
-        if (j > i)
-            wmem_strbuf_append_printf(sb, "%u-%u", i, j);
-        else
-            wmem_strbuf_append_printf(sb, "%u", i);
-        i = j + 1;
-    }
-#undef BIT
-    return wmem_strbuf_finalize(sb);
+    s = missing_set(t, FALSE);
+    return au_ranges(scope, &s, 0);
 }
 
 /* Sends every missing slice needs before a stall is called: enough that
@@ -782,14 +754,7 @@ static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
  * 240-character item label. */
 static char *missing_short(wmem_allocator_t *scope, const chunk_transfer_t *t, gsize max)
 {
-    char *m = chunk_analysis_missing_ranges(scope, t);
-    if (strlen(m) <= max)
-        return m;
-    gsize cut = max - 4;
-    while (cut > 0 && m[cut] != ',')
-        cut--;
-    m[cut] = '\0';
-    return wmem_strdup_printf(scope, "%s,...", m);
+    return au_ranges_cut(scope, chunk_analysis_missing_ranges(scope, t), max);
 }
 
 /* Fewest and most sends of t's missing slices; FALSE when none is missing. */
@@ -1139,8 +1104,9 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         ti = proto_tree_add_uint(AT, hf_chunk_newly_acked, tvb, 0, 0, fr->newly);
         proto_item_set_generated(ti);
         if (fr->newly_bits && tree) {
+            au_idset_t newly = au_idset_set_bits(fr->newly_bits, t->num_slices);
             ti = proto_tree_add_string(AT, hf_chunk_newly_acked_slices, tvb, 0, 0,
-                                       bits_ranges(pinfo->pool, fr->newly_bits, t->num_slices));
+                                       au_ranges(pinfo->pool, &newly, 0));
             proto_item_set_generated(ti);
         }
         if (fr->notes & N_DUP_ACK) {
@@ -1206,56 +1172,54 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 /* Short marks in the Info column, as TCP's "[TCP Retransmission]", so the
  * packet list alone shows what happened. All come from the frame record,
  * fixed on the first pass, so one pass and two show the same; only
- * [Incomplete] needs the whole capture. */
+ * [Incomplete] needs the whole capture. A mark is selected by the record's
+ * CHUNK_F_* flags (low 32 bits) and N_* notes (MARK_NOTE). */
+#define MARK_NOTE(n) ((guint64)(n) << 32)
+
+static const au_info_mark_t slice_marks[] = {
+    { CHUNK_F_TOO_SOON,          0, " [Too soon]" },
+    { CHUNK_F_NOT_LISTENING,     0, " [Not listening]" },
+    { MARK_NOTE(N_ALREADY_ACKED), CHUNK_F_NOT_LISTENING | MARK_NOTE(N_STALE), " [Already acked]" },
+    { MARK_NOTE(N_STALE),        0, " [Stale]" },
+    { CHUNK_F_EARLY,             0, " [Early]" },
+    { CHUNK_F_SIZE_MISMATCH,     0, " [Size mismatch]" },
+    { CHUNK_F_STALL,             0, " [Stall]" },
+    { CHUNK_F_SILENT_RECEIVER,   0, " [Silent receiver]" },
+    { CHUNK_F_NOT_READING,       0, " [Not reading]" },
+    { CHUNK_F_COUNT_MISMATCH,    0, " [Count mismatch]" },
+    { CHUNK_F_INCOMPLETE,        0, " [Incomplete]" },
+};
+
+static const au_info_mark_t ack_marks[] = {
+    { MARK_NOTE(N_DUP_ACK),      0, " [Duplicate ack]" },
+    { MARK_NOTE(N_STALE_ACK),    0, " [Already complete]" },
+    { CHUNK_F_REGRESSION,        0, " [Ack regression]" },
+    { MARK_NOTE(N_REGRESSED),    CHUNK_F_REGRESSION, " [Reordered]" },
+    { CHUNK_F_UNKNOWN_CHUNK,     0, " [Unknown chunk]" },
+    { CHUNK_F_AMPLIFICATION,     0, " [One ack per slice]" },
+    { CHUNK_F_TOO_FAST,          CHUNK_F_AMPLIFICATION, " [Acks too fast]" },
+    { CHUNK_F_COUNT_MISMATCH,    0, " [Count mismatch]" },
+    { CHUNK_F_INCOMPLETE,        0, " [Incomplete]" },
+};
+
 static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ack)
 {
-    const chunk_transfer_t *t = fr->t;
-    guint32 f = fr->flags;
+    guint64 bits = fr->flags | MARK_NOTE(fr->notes);
+
     if (!pinfo->cinfo)
         return;
+    if (is_last_of_unfinished(pinfo, fr->t))
+        bits |= CHUNK_F_INCOMPLETE;
+    /* The marks with a number come first. */
     if (!is_ack) {
         if (fr->notes & N_RESEND)
             col_append_fstr(pinfo->cinfo, COL_INFO, " [Resend %u]", fr->resend);
-        if (f & CHUNK_F_TOO_SOON)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Too soon]");
-        if (f & CHUNK_F_NOT_LISTENING)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Not listening]");
-        else if ((fr->notes & N_ALREADY_ACKED) && !(fr->notes & N_STALE))
-            col_append_str(pinfo->cinfo, COL_INFO, " [Already acked]");
-        if (fr->notes & N_STALE)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Stale]");
-        if (f & CHUNK_F_EARLY)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Early]");
-        if (f & CHUNK_F_SIZE_MISMATCH)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Size mismatch]");
-        if (f & CHUNK_F_STALL)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Stall]");
-        if (f & CHUNK_F_SILENT_RECEIVER)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Silent receiver]");
-        if (f & CHUNK_F_NOT_READING)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Not reading]");
+        au_info_marks(pinfo, bits, slice_marks, array_length(slice_marks));
     } else {
         if (fr->notes & N_COMPLETE)
-            col_append_fstr(pinfo->cinfo, COL_INFO, " [Chunk %u complete]", t->chunk_id);
-        if (fr->notes & N_DUP_ACK)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Duplicate ack]");
-        if (fr->notes & N_STALE_ACK)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Already complete]");
-        if (f & CHUNK_F_REGRESSION)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Ack regression]");
-        else if (fr->notes & N_REGRESSED)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Reordered]");
-        if (f & CHUNK_F_UNKNOWN_CHUNK)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Unknown chunk]");
-        if (f & CHUNK_F_AMPLIFICATION)
-            col_append_str(pinfo->cinfo, COL_INFO, " [One ack per slice]");
-        else if (f & CHUNK_F_TOO_FAST)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Acks too fast]");
+            col_append_fstr(pinfo->cinfo, COL_INFO, " [Chunk %u complete]", fr->t->chunk_id);
+        au_info_marks(pinfo, bits, ack_marks, array_length(ack_marks));
     }
-    if (f & CHUNK_F_COUNT_MISMATCH)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Count mismatch]");
-    if (is_last_of_unfinished(pinfo, t))
-        col_append_str(pinfo->cinfo, COL_INFO, " [Incomplete]");
 }
 
 /* Starts t's single-pass buffer: num_slices x slice_size bytes, within the

@@ -21,6 +21,7 @@
 #include <epan/conversation.h>
 #include <wsutil/str_util.h>
 
+#include "analysis-util.h"
 #include "packet-chunk.h"
 #include "packet-chunk-plugin.h"
 #include "protocol2.h"
@@ -377,36 +378,6 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, co
 #define CHUNK_MAX_ACK_LINES   1024   /* per-slice lines in the bitfield subtree */
 #define CHUNK_MAX_RANGES_LEN  1024   /* characters of chunk.ack.missing, then ",..." */
 
-/* "3-5,17,200-255" for the clear entries of acked[0..n); cut with ",..."
- * after CHUNK_MAX_RANGES_LEN characters. */
-static const char *chunk_missing_ranges(wmem_allocator_t *scope, const guint8 *acked, guint32 n)
-{
-    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
-    guint32 i = 0;
-
-    while (i < n) {
-        guint32 start;
-        if (acked[i]) {
-            i++;
-            continue;
-        }
-        if (wmem_strbuf_get_len(sb) >= CHUNK_MAX_RANGES_LEN) {
-            wmem_strbuf_append(sb, ",...");
-            break;
-        }
-        start = i;
-        while (i < n && !acked[i])
-            i++;
-        if (wmem_strbuf_get_len(sb))
-            wmem_strbuf_append_c(sb, ',');
-        if (i - 1 == start)
-            wmem_strbuf_append_printf(sb, "%u", start);
-        else
-            wmem_strbuf_append_printf(sb, "%u-%u", start, i - 1);
-    }
-    return wmem_strbuf_get_str(sb);
-}
-
 static void chunk_add_variant(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const chunk_decode_t *d)
 {
     proto_item *ti = proto_tree_add_uint(tree, hf_chunk_variant, tvb, 0, 0, d->b.max_slices);
@@ -487,7 +458,10 @@ static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *
             acked[i + j] = (w >> j) & 1;
     }
     *acked_count_out = acked_count;
-    missing = chunk_missing_ranges(pinfo->pool, acked, n);
+    {
+        au_idset_t clear = au_idset_zero_bytes(acked, n);
+        missing = au_ranges(pinfo->pool, &clear, CHUNK_MAX_RANGES_LEN);
+    }
     *missing_out = missing;
 
     if (tree) {
@@ -539,55 +513,48 @@ static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *
     return acked;
 }
 
-/* An Info column mark for a body error. */
-typedef struct chunk_error_mark {
-    guint32 error;
-    const char *mark;
-} chunk_error_mark_t;
+/* Info column marks: the body errors (P2_ERR_* | CHUNK_ERR_*, the low 32
+ * bits) and, above them, the problems of the id and variant decisions. */
+#define CHUNK_MARK_BAD_CRC           ((guint64)1 << 32)
+#define CHUNK_MARK_UNCONFIRMED_ID    ((guint64)1 << 33)
+#define CHUNK_MARK_UNKNOWN_VARIANT   ((guint64)1 << 34)
+#define CHUNK_MARK_AMBIGUOUS_VARIANT ((guint64)1 << 35)
+#define CHUNK_MARK_OTHER_VARIANT     ((guint64)1 << 36)
 
-/* The layout does not fit the packet. */
-static const chunk_error_mark_t chunk_structure_marks[] = {
-    { P2_ERR_TRUNCATED,     " [Truncated]" },
-    { P2_ERR_PADDING,       " [Non-zero padding]" },
-    { P2_ERR_END_CHECK,     " [Bad end check]" },
-    { P2_ERR_RANGE,         " [Value out of range]" },
-    { CHUNK_ERR_SLICE_SIZE, " [Non-last slice not SliceSize]" },
+static const au_info_mark_t chunk_info_mark_table[] = {
+    { CHUNK_MARK_BAD_CRC,           0, " [Bad CRC]" },
+    { CHUNK_MARK_UNCONFIRMED_ID,    0, " [Unconfirmed protocol id]" },
+    { CHUNK_MARK_UNKNOWN_VARIANT,   0, " [Unknown variant]" },
+    { CHUNK_MARK_AMBIGUOUS_VARIANT, 0, " [Ambiguous variant]" },
+    /* The layout does not fit the packet. */
+    { P2_ERR_TRUNCATED,             0, " [Truncated]" },
+    { P2_ERR_PADDING,               0, " [Non-zero padding]" },
+    { P2_ERR_END_CHECK,             0, " [Bad end check]" },
+    { P2_ERR_RANGE,                 0, " [Value out of range]" },
+    { CHUNK_ERR_SLICE_SIZE,         0, " [Non-last slice not SliceSize]" },
+    { CHUNK_MARK_OTHER_VARIANT,     0, " [Other variant]" },
+    /* It fits, but a strict reader drops it. */
+    { CHUNK_ERR_SLICE_RANGE,        0, " [Slice id >= slice count]" },
+    { P2_ERR_TRAILING,              0, " [Bytes after end check]" },
 };
-
-/* It fits, but a strict reader drops it. */
-static const chunk_error_mark_t chunk_strict_marks[] = {
-    { CHUNK_ERR_SLICE_RANGE, " [Slice id >= slice count]" },
-    { P2_ERR_TRAILING,       " [Bytes after end check]" },
-};
-
-static void chunk_info_marks(packet_info *pinfo, guint32 errors, const chunk_error_mark_t *marks,
-                             size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (errors & marks[i].error)
-            col_append_str(pinfo->cinfo, COL_INFO, marks[i].mark);
-}
 
 /* Appends the packet's problems to the Info column; body errors only when
  * `structural` (the layout is known). */
 static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gboolean structural)
 {
-    guint32 e = d->b.errors;
+    guint64 bits = structural ? d->b.errors : 0;
 
     if (d->id.status == P2_ID_BAD)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Bad CRC]");
+        bits |= CHUNK_MARK_BAD_CRC;
     else if (d->id.status == P2_ID_UNCONFIRMED)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Unconfirmed protocol id]");
+        bits |= CHUNK_MARK_UNCONFIRMED_ID;
     if (d->vsrc == VAR_UNKNOWN)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Unknown variant]");
+        bits |= CHUNK_MARK_UNKNOWN_VARIANT;
     else if (d->vsrc == VAR_AMBIGUOUS)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Ambiguous variant]");
-    if (structural)
-        chunk_info_marks(pinfo, e, chunk_structure_marks, array_length(chunk_structure_marks));
+        bits |= CHUNK_MARK_AMBIGUOUS_VARIANT;
     if (d->other_fit)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Other variant]");
-    if (structural)
-        chunk_info_marks(pinfo, e, chunk_strict_marks, array_length(chunk_strict_marks));
+        bits |= CHUNK_MARK_OTHER_VARIANT;
+    au_info_marks(pinfo, bits, chunk_info_mark_table, array_length(chunk_info_mark_table));
 }
 
 /* Shows a decoded datagram and hands clean ones to the analysis. */
