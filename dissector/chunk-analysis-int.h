@@ -87,8 +87,8 @@ typedef struct chunk_transfer {
     guint32 complete_frame;
     gint64 complete_ns;
     guint32 reassembled_in;
-    /* Single pass only (chunk-analysis.c reassemble()): the slices gathered
-     * so far in the analysis' own buffer, or NULL; in_table when the
+    /* tshark's single pass only (chunk-single-pass.c): the slices gathered
+     * so far in a buffer of the transfer's own, or NULL; in_table when the
      * transfer went to Wireshark's reassembly table instead. */
     struct chunk_reasm *reasm;
     gboolean in_table;

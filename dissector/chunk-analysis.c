@@ -19,13 +19,13 @@
 #include <epan/tap.h>
 #include <epan/to_str.h>
 #include <epan/wmem_scopes.h>
-#include <wsutil/str_util.h>
 
 #include "ws-compat.h"
 #include "analysis-util.h"
 
 #include "packet-chunk.h"
 #include "chunk-analysis-int.h"
+#include "chunk-single-pass.h"
 
 /* Per-frame keys (p_add_proto_data). */
 #define PDATA_FRAME (CHUNK_PDATA_ANALYSIS_BASE + 0)
@@ -123,13 +123,7 @@ static int chunk_eo_tap = -1;
 static wmem_array_t *all_transfers;
 static guint32 next_stream;
 static wmem_map_t *flows_by_conv;   /* conversation index -> chunk_flow_t *[2] */
-static wmem_allocator_t *rec_scope; /* where this packet's frame record lives */
-static gboolean transient;          /* tshark's single pass: see begin_packet() */
-static const frame_data *prev_fd;
-static guint32 prev_num;
-static fragment_head *pending_free; /* reassembled data to drop at the next packet */
-static int probe_tap = -1;          /* taps run for this frame?: see begin_packet() */
-static guint32 probe_seen_num;
+static wmem_allocator_t *rec_scope; /* where this packet's frame record lives: chunk_sp_begin_packet() */
 
 /* Cap on per-slice state (issue 5, docs/robustness.md "Dissector"). A single
  * 15-byte slice claims 256 slices, i.e. 10 KiB of chunk_slice_state_t: 65 536
@@ -142,8 +136,13 @@ static guint32 probe_seen_num;
 #define CHUNK_STATE_PER_BYTE 2u
 static gint64 capture_last_ns; /* time of the latest chunk packet analysed */
 static guint64 state_bytes;   /* per-slice state allocated in this file */
-static guint64 reasm_bytes;   /* live single-pass reassembly buffers: see reassemble() */
 static guint64 chunk_bytes;   /* bytes of clean chunk packets analysed */
+
+/* Bytes of state the analysis may hold at this point of the file. */
+static guint64 state_budget(void)
+{
+    return CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE * chunk_bytes;
+}
 
 #define REACT_UNKNOWN G_MAXUINT32
 
@@ -197,39 +196,16 @@ static gboolean chunk_newer(guint16 a, guint16 b)
     return (a > b && a - b <= 32768) || (a < b && b - a > 32768);
 }
 
-/* Single pass: a transfer's first sends gathered in the analysis' own
- * buffer (see reassemble()). */
-typedef struct chunk_reasm {
-    guint8 *data;       /* g_malloc'd; slice i at i x slice_size */
-    guint32 cap;        /* bytes allocated at data */
-    guint32 have;       /* slices in */
-    guint32 last_len;   /* bytes of the last slice, once in */
-    guint32 frame[];    /* per slice: frame of its first send, 0 while missing */
-} chunk_reasm_t;
-
-/* Frees t's single-pass reassembly buffer, if any. */
-static void free_reasm(chunk_transfer_t *t)
-{
-    chunk_reasm_t *r = t->reasm;
-    if (!r)
-        return;
-    reasm_bytes -= r->cap + sizeof(chunk_reasm_t) + (guint64)t->num_slices * sizeof(guint32);
-    g_free(r->data);
-    g_free(r);
-    t->reasm = NULL;
-}
-
-/* wmem callback at the end of the file scope: the buffers of transfers that
- * never completed. Returns FALSE: analysis_init() registers it again for
- * the next file. */
-static ws_cb_bool free_unfinished_reasm(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_,
-                                      void *user_data _U_)
+/* wmem callback at the end of the file scope: frees what lives outside it,
+ * the single-pass buffers of transfers that never completed. Returns FALSE:
+ * analysis_init() registers it again for the next file. */
+static ws_cb_bool analysis_file_end(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_,
+                                    void *user_data _U_)
 {
     guint n = all_transfers ? wmem_array_get_count(all_transfers) : 0;
     for (guint i = 0; i < n; i++)
-        free_reasm(*(chunk_transfer_t **)wmem_array_index(all_transfers, i));
+        chunk_sp_free(*(chunk_transfer_t **)wmem_array_index(all_transfers, i));
     all_transfers = NULL;
-    reasm_bytes = 0;
     return FALSE;
 }
 
@@ -238,16 +214,11 @@ static void analysis_init(void)
     next_stream = 0;
     all_transfers = wmem_array_new(wmem_file_scope(), sizeof(chunk_transfer_t *));
     flows_by_conv = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
-    transient = FALSE;
-    prev_fd = NULL;
-    prev_num = 0;
-    pending_free = NULL;
-    probe_seen_num = 0;
     capture_last_ns = 0;
     state_bytes = 0;
     chunk_bytes = 0;
-    reasm_bytes = 0;
-    wmem_register_callback(wmem_file_scope(), free_unfinished_reasm, NULL);
+    chunk_sp_init();
+    wmem_register_callback(wmem_file_scope(), analysis_file_end, NULL);
 }
 
 guint chunk_analysis_transfer_count(void)
@@ -315,7 +286,7 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
     /* num_slices is bounded by the variant's MaxSlicesPerChunk: the decoder
      * rejected anything larger. Past the cap no state (see CHUNK_STATE_FLOOR). */
     guint64 need = (guint64)t->num_slices * sizeof(chunk_slice_state_t);
-    if (state_bytes + need <= CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE * chunk_bytes) {
+    if (state_bytes + need <= state_budget()) {
         t->slices = wmem_alloc0_array(wmem_file_scope(), chunk_slice_state_t, t->num_slices);
         state_bytes += need;
     }
@@ -693,44 +664,6 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
         t->problems |= fr->flags;
     fl->problems |= fr->flags;
     return fr;
-}
-
-/* Memory in tshark's single pass.
- *
- * Frames are never revisited there, so keeping a record per frame and every
- * reassembled chunk for the whole file would only cost memory (the
- * reassembled data alone is as large as the capture's payload). tshark's
- * single pass is recognised by what it does: it dissects every frame in the
- * same frame_data (a local of its packet loop), and runs the taps (a probe
- * listener of ours sees them) or fills columns. The first pass of its -2 mode
- * uses one frame_data too, but with neither taps nor columns; Wireshark keeps
- * a frame_data per frame. Both keep everything. In the single pass per-frame
- * records live in the packet scope and each chunk's reassembled data is freed
- * once its frame has been dissected and tapped (at the next chunk packet). */
-static tap_packet_status probe_packet(void *tapdata _U_, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                      const void *data _U_, tap_flags_t flags _U_)
-{
-    probe_seen_num = pinfo->num;
-    return TAP_PACKET_DONT_REDRAW;
-}
-
-static void begin_packet(packet_info *pinfo)
-{
-    if (!PINFO_FD_VISITED(pinfo)) {
-        transient = pinfo->fd == prev_fd && pinfo->num != prev_num &&
-                    (pinfo->cinfo != NULL || (prev_num && probe_seen_num == prev_num));
-        prev_fd = pinfo->fd;
-        prev_num = pinfo->num;
-    }
-    rec_scope = transient && !PINFO_FD_VISITED(pinfo) ? pinfo->pool : wmem_file_scope();
-    if (pending_free) {
-        /* The reassembled tvb of that frame is gone with its packet; the
-         * table keeps the (small) head, without the data. */
-        if (pending_free->tvb_data && !(pending_free->flags & FD_SUBSET_TVB))
-            tvb_free(pending_free->tvb_data);
-        pending_free->tvb_data = NULL;
-        pending_free = NULL;
-    }
 }
 
 static frame_rec_t *get_record(packet_info *pinfo)
@@ -1222,111 +1155,12 @@ static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ac
     }
 }
 
-/* Starts t's single-pass buffer: num_slices x slice_size bytes, within the
- * state cap (CHUNK_STATE_FLOOR) counted over the buffers alive at once.
- * Returns FALSE (t->reasm stays NULL) when over it: the transfer then uses
- * the reassembly table, which keeps only the bytes that really came. */
-static gboolean reasm_start(chunk_transfer_t *t)
-{
-    guint64 cap = (guint64)t->num_slices * t->slice_size;
-    guint64 need = cap + sizeof(chunk_reasm_t) + (guint64)t->num_slices * sizeof(guint32);
-    if (cap > G_MAXUINT32 / 2 ||
-        reasm_bytes + need > CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE * chunk_bytes)
-        return FALSE;
-    chunk_reasm_t *r = (chunk_reasm_t *)g_malloc0(sizeof(chunk_reasm_t) + t->num_slices * sizeof(guint32));
-    r->data = (guint8 *)g_malloc(cap ? cap : 1);
-    r->cap = (guint32)cap;
-    reasm_bytes += need;
-    t->reasm = r;
-    return TRUE;
-}
-
-/* The slices tree of a chunk completed in the single pass, item for item
- * what process_reassembled_data() shows for a fragment_add_seq_check()
- * reassembly (show_fragment_seq_tree() in epan/reassemble.c): the output
- * must not depend on the number of passes. Slices are contiguous: all but
- * the last are slice_size bytes (others are not reassembled). */
-static void show_own_slices(packet_info *pinfo, proto_tree *tree, tvbuff_t *rtvb,
-                            const chunk_transfer_t *t, const chunk_reasm_t *r)
-{
-    guint32 count = t->num_slices, total = tvb_captured_length(rtvb);
-    pinfo->fragmented = FALSE;
-    proto_item *fi = proto_tree_add_item(tree, hf_chunk_fragments, rtvb, 0, -1, ENC_NA);
-    proto_item_set_generated(fi);
-    proto_tree *ft = proto_item_add_subtree(fi, ett_chunk_fragments);
-    for (guint32 i = 0; i < count; i++) {
-        guint32 off = i * t->slice_size;
-        guint32 len = i == count - 1 ? r->last_len : t->slice_size;
-        guint32 frame = r->frame[i];
-        if (i == 0)
-            proto_item_set_text(fi, "%u %s (%u byte%s): ", count,
-                                proto_registrar_get_name(count == 1 ? hf_chunk_fragment : hf_chunk_fragments),
-                                total, plurality(total, "", "s"));
-        else
-            proto_item_append_text(fi, ", ");
-        proto_item_append_text(fi, "#%u(%u)", frame, len);
-        proto_item *fei;
-        if (len == 0)
-            fei = proto_tree_add_uint_format(ft, hf_chunk_fragment, rtvb, off, 0, frame,
-                                             "Frame: %u (no data)", frame);
-        else
-            fei = proto_tree_add_uint_format(ft, hf_chunk_fragment, rtvb, off, len, frame,
-                                             "Frame: %u, payload: %u-%u (%u byte%s)", frame, off,
-                                             off + len - 1, len, plurality(len, "", "s"));
-        proto_item_set_generated(fei);
-        CS_MARK_DEPENDED_UPON(pinfo, frame);
-    }
-    proto_item_set_generated(proto_tree_add_uint(ft, hf_chunk_fragment_count, rtvb, 0, 0, count));
-    proto_item_set_generated(proto_tree_add_uint(ft, hf_chunk_reassembled_length, rtvb, 0, 0, total));
-}
-
-/* Adds a first send to t's own buffer; returns the reassembled chunk (its
- * data freed with the packet's tvbs) when this slice completes it, else NULL. */
-static tvbuff_t *own_add(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-                         const chunk_slice_info_t *slice, chunk_transfer_t *t)
-{
-    chunk_reasm_t *r = t->reasm;
-    guint32 id = slice->slice_id, len = slice->slice_bytes;
-    guint64 end = (guint64)id * t->slice_size + len;
-    if (r->frame[id] || end > G_MAXUINT32 / 2)
-        return NULL;   /* first sends only come once; a huge last slice is not kept */
-    if (end > r->cap) {
-        /* Only the last slice can be longer than slice_size. */
-        r->data = (guint8 *)g_realloc(r->data, (gsize)end);
-        reasm_bytes += end - r->cap;
-        r->cap = (guint32)end;
-    }
-    tvb_memcpy(tvb, r->data + (gsize)id * t->slice_size, slice->data_offset, len);
-    r->frame[id] = pinfo->num;
-    if (id == t->num_slices - 1)
-        r->last_len = len;
-    if (++r->have < t->num_slices)
-        return NULL;
-
-    guint32 total = (t->num_slices - 1) * t->slice_size + r->last_len;
-    t->reassembled_in = pinfo->num;
-    /* The data now belongs to the tvb, freed with this packet's tvbs. */
-    tvbuff_t *rtvb = tvb_new_child_real_data(tvb, r->data, total, total);
-    tvb_set_free_cb(rtvb, g_free);
-    reasm_bytes -= r->cap;
-    r->cap = 0;
-    r->data = NULL;
-    add_new_data_source(pinfo, rtvb, "Reassembled chunk");
-    /* Should the tree throw, the file scope's end frees the rest. */
-    show_own_slices(pinfo, tree, rtvb, t, r);
-    free_reasm(t);
-    return rtvb;
-}
-
 /* Reassembly: each first send of a slice goes to the reassembly table until
  * the chunk is whole; the frame that completes it shows the chunk.
  *
- * In tshark's single pass (transient) the table would keep a fragment_head
- * and fragment_items (about 135 bytes a slice) for the whole file though no
- * frame is revisited: there a transfer's slices go to a buffer of our own,
- * freed when the chunk is whole, and the completing frame shows the same
- * tree, data source and export object. A transfer begun in the table (the
- * first frame of a file is never seen as transient) stays there. */
+ * In tshark's single pass a transfer's slices go to a buffer of its own
+ * instead (chunk-single-pass.c says why), and the completing frame shows the
+ * same tree, data source and export object. */
 static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                        const chunk_slice_info_t *slice, frame_rec_t *fr)
 {
@@ -1340,8 +1174,8 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         if (t->reassembled_in || (fr->flags & (CHUNK_F_COUNT_MISMATCH | CHUNK_F_SIZE_MISMATCH)) ||
             (fr->notes & (N_RESEND | N_CAPPED)))
             return;
-        if (t->reasm || (transient && !t->in_table && reasm_start(t))) {
-            rtvb = own_add(tvb, pinfo, tree, slice, t);
+        if (chunk_sp_takes(t, state_budget())) {
+            rtvb = chunk_sp_add(tvb, pinfo, tree, slice, t, &chunk_frag_items);
             if (!rtvb)
                 return;
         } else {
@@ -1362,8 +1196,7 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                                         fd, &chunk_frag_items, NULL, tree);
         if (!rtvb)
             return;
-        if (transient)
-            pending_free = fd;
+        chunk_sp_reassembled(fd);
     }
     if (have_tap_listener(chunk_eo_tap)) {
         chunk_eo_t *eo = wmem_new0(pinfo->pool, chunk_eo_t);
@@ -1377,7 +1210,7 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                           const chunk_slice_info_t *slice)
 {
-    begin_packet(pinfo);
+    rec_scope = chunk_sp_begin_packet(pinfo);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
@@ -1402,14 +1235,13 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
         ti->stale = (fr->notes & N_STALE) != 0;
         tap_queue_packet(chunk_tap, pinfo, ti);
     }
-    if (!PINFO_FD_VISITED(pinfo))
-        tap_queue_packet(probe_tap, pinfo, NULL);
+    chunk_sp_end_packet(pinfo);
 }
 
 void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                         const chunk_ack_info_t *ack)
 {
-    begin_packet(pinfo);
+    rec_scope = chunk_sp_begin_packet(pinfo);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
@@ -1431,8 +1263,7 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
         ti->complete = (fr->notes & N_COMPLETE) != 0;
         tap_queue_packet(chunk_tap, pinfo, ti);
     }
-    if (!PINFO_FD_VISITED(pinfo))
-        tap_queue_packet(probe_tap, pinfo, NULL);
+    chunk_sp_end_packet(pinfo);
 }
 
 static const value_string flag_names[] = {
@@ -1581,23 +1412,11 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
     reassembly_table_register(&chunk_reassembly_table, &addresses_ports_reassembly_table_functions);
     register_init_routine(analysis_init);
     chunk_tap = register_tap("chunk_transfers");
-    probe_tap = register_tap("chunk_analysis_probe");
+    chunk_sp_register();
     chunk_eo_tap = chunk_analysis_register_stats(proto_chunk);
 }
 
 void chunk_analysis_handoff(void)
 {
-    /* The probe that tells tshark's single pass (taps run) from the first
-     * pass of -2 (no taps); it needs neither tree nor columns. Once: the
-     * handoff runs again when preferences change. */
-    static gboolean registered;
-    if (registered)
-        return;
-    registered = TRUE;
-    GString *err = register_tap_listener("chunk_analysis_probe", &probe_tap, NULL,
-                                         TL_IS_DISSECTOR_HELPER, NULL, probe_packet, NULL, NULL);
-    if (err) {
-        ws_warning("chunk analysis: cannot register its tap probe: %s", err->str);
-        g_string_free(err, TRUE);
-    }
+    chunk_sp_handoff();
 }
