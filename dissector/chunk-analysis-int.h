@@ -28,6 +28,10 @@ enum {
     CHUNK_F_COUNT           = 13
 };
 
+/* Acks the pacing check judges the ack rate over: one gap says little once
+ * jitter is involved (the pacing check in chunk-analysis.c). */
+#define CHUNK_PACED_WINDOW 5
+
 /* Per slice of a transfer. */
 typedef struct chunk_slice_state {
     guint32 first_frame, last_frame;
@@ -58,7 +62,7 @@ typedef struct chunk_flow {
     gboolean has_paced_ack;
     guint32 paced_ack_frame;
     gint64 paced_ack_ns;
-    gint64 paced_ring[5];     /* times of the last paced acks, for the rate check */
+    gint64 paced_ring[CHUNK_PACED_WINDOW]; /* times of the last paced acks, for the rate check */
     guint32 paced_count;
     guint32 slices_since_ack;
     guint32 one_per_slice_run;

@@ -42,6 +42,44 @@ static guint pref_stall_ms = 1000;
 static guint pref_not_listening_acks = 3;
 static ws_cb_bool pref_reassemble = TRUE;
 
+/* The heuristics' constants; the thresholds a user may want to move are
+ * preferences above. */
+#define NS_PER_MS 1000000
+/* Chunk ids wrap at 65536: an id up to half the space ahead is newer. */
+#define CHUNK_ID_HALF 32768
+/* A stall is never called sooner than this many times the longest
+ * send-to-ack time seen: on a slow or bloated path acks take long by nature. */
+#define STALL_ACK_DELAY_FACTOR 2
+/* stall_min_sends(): every missing slice must have been sent at least
+ * STALL_MIN_SENDS times (enough at up to STALL_LOW_LOSS loss), more at
+ * higher loss until random loss explains the stall less often than
+ * STALL_CHANCE, at most STALL_MAX_SENDS (loss near 100% is a stall too). */
+#define STALL_MIN_SENDS 3
+#define STALL_LOW_LOSS  0.1
+#define STALL_CHANCE    0.001
+#define STALL_MAX_SENDS 40
+/* An ack gap under interval / ACK_FAST_DIVISOR is fast (pacing), and a copy of
+ * the previous ack that soon is a network duplicate. */
+#define ACK_FAST_DIVISOR 2
+/* Acks too fast: the CHUNK_PACED_WINDOW - 1 gaps of the window add up to less
+ * than this share of as many intervals (room for jitter either way). */
+#define TOO_FAST_PERCENT 60
+/* One ack per slice: this many fast acks in a row, each answering at most
+ * one slice (a receiver that answers every slice at once). */
+#define AMPLIFICATION_RUN 4
+/* Missing slices with their send counts in a stall message: at most this
+ * many ranges or, past this many characters, " and more" (keeps the
+ * message under Wireshark's 240-character item label). */
+#define STALL_MISSING_MAX_RANGES 24
+#define STALL_MISSING_MAX_LEN    60
+/* Missing slices in a diagnosis sentence, cut with ",..." (same reason). */
+#define DIAG_MISSING_MAX_LEN 60
+
+static gint64 ms_to_ns(guint ms)
+{
+    return (gint64)ms * NS_PER_MS;
+}
+
 static int hf_chunk_stream = -1;
 static int hf_chunk_transfer = -1;
 static int hf_chunk_flags = -1;
@@ -193,7 +231,7 @@ static nstime_t ns_ts(gint64 ns)
 /* Wrap-aware "a is newer than b" from the spec's chunk-id rule. */
 static gboolean chunk_newer(guint16 a, guint16 b)
 {
-    return (a > b && a - b <= 32768) || (a < b && b - a > 32768);
+    return (a > b && a - b <= CHUNK_ID_HALF) || (a < b && b - a > CHUNK_ID_HALF);
 }
 
 /* wmem callback at the end of the file scope: frees what lives outside it,
@@ -302,7 +340,7 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
     wmem_array_append_one(all_transfers, t);
     /* A chunk id comes back after 65536 chunks: forget the transfer half a
      * wrap behind, so an id seen again starts a new transfer. */
-    wmem_map_remove(fl->by_chunk, GUINT_TO_POINTER((guint)(guint16)(slice->chunk_id ^ 0x8000)));
+    wmem_map_remove(fl->by_chunk, GUINT_TO_POINTER((guint)(guint16)(slice->chunk_id ^ CHUNK_ID_HALF)));
     wmem_map_insert(fl->by_chunk, GUINT_TO_POINTER((guint)slice->chunk_id), t);
     return t;
 }
@@ -341,7 +379,7 @@ static char *missing_with_sends(wmem_allocator_t *scope, const chunk_transfer_t 
     while (au_idset_next_run(&s, &next, &first, &last)) {
         /* Keeps the expert message that holds it under the 240-character
          * item label. */
-        if (shown++ == 24 || wmem_strbuf_get_len(sb) > 60) {
+        if (shown++ == STALL_MISSING_MAX_RANGES || wmem_strbuf_get_len(sb) > STALL_MISSING_MAX_LEN) {
             wmem_strbuf_append(sb, " and more");
             break;
         }
@@ -371,15 +409,15 @@ static guint32 stall_min_sends(const chunk_flow_t *fl)
     /* From the slices that got through: a slice that never does (the
      * stall itself) must not raise the estimate. */
     double r = fl->acked_sends ? 1.0 - (double)fl->acked_slices / (double)fl->acked_sends : 0.0;
-    if (r <= 0.1)
-        return 3;
+    if (r <= STALL_LOW_LOSS)
+        return STALL_MIN_SENDS;
     guint32 m = 1;
     double p = r;
-    while (p >= 0.001 && m < 40) {
+    while (p >= STALL_CHANCE && m < STALL_MAX_SENDS) {
         p *= r;
         m++;
     }
-    return m < 3 ? 3 : m;
+    return m < STALL_MIN_SENDS ? STALL_MIN_SENDS : m;
 }
 
 /* A transfer that made no progress for longer than the stall threshold while
@@ -393,9 +431,9 @@ static void check_stall(packet_info *pinfo, chunk_transfer_t *t, frame_rec_t *fr
      * stall sooner than twice the longest send-to-ack time seen, and not
      * while the receiver is still acking an older chunk (its queue is still
      * draining). */
-    gint64 threshold = (gint64)pref_stall_ms * 1000000;
-    if (threshold < 2 * fl->max_ack_delay_ns)
-        threshold = 2 * fl->max_ack_delay_ns;
+    gint64 threshold = ms_to_ns(pref_stall_ms);
+    if (threshold < STALL_ACK_DELAY_FACTOR * fl->max_ack_delay_ns)
+        threshold = STALL_ACK_DELAY_FACTOR * fl->max_ack_delay_ns;
     gint64 ref = t->progress_ns;
     if (fl->has_old_ack && fl->cur == t && fl->old_ack_ns > ref)
         ref = fl->old_ack_ns;
@@ -501,7 +539,7 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
         t->resends++;
         /* Jitter between the sender and the capture point moves two sends
          * of a slice closer by up to twice its amplitude: allow for it. */
-        if (fr->delta_ns + (gint64)pref_resend_jitter_ms * 1000000 < (gint64)pref_min_resend_ms * 1000000)
+        if (fr->delta_ns + ms_to_ns(pref_resend_jitter_ms) < ms_to_ns(pref_min_resend_ms))
             fr->flags |= CHUNK_F_TOO_SOON;
     }
     if (s->acked_in) {
@@ -514,7 +552,7 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
          * receiver, latency) and get lost: only a slice acked by several
          * acks and for longer than the stall threshold is proof. */
         if (s->acks_seen >= pref_not_listening_acks &&
-            now - s->acked_ns > (gint64)pref_stall_ms * 1000000)
+            now - s->acked_ns > ms_to_ns(pref_stall_ms))
             fr->flags |= CHUNK_F_NOT_LISTENING;
     }
     if (s->sends < G_MAXUINT16)
@@ -625,31 +663,34 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
     /* Pacing. The completing ack may go at once (behaviour.md), so it is
      * neither checked nor the reference for the next one; a copy of the
      * previous ack arriving soon after it is a network duplicate. One gap
-     * says little once jitter is involved, so the rate is judged over five
-     * acks: four gaps that add up to less than 60% of four intervals. */
-    gint64 interval = (gint64)pref_ack_interval_ms * 1000000;
+     * says little once jitter is involved, so the rate is judged over
+     * CHUNK_PACED_WINDOW acks: gaps that add up to less than
+     * TOO_FAST_PERCENT of as many intervals. */
+    gint64 interval = ms_to_ns(pref_ack_interval_ms);
     gboolean netdup = fl->has_last_ack && fl->last_ack_chunk == ack->chunk_id &&
                       fl->last_ack_count == ack->acked_count && fr->newly == 0 &&
-                      now - fl->last_ack_ns < interval / 2;
+                      now - fl->last_ack_ns < interval / ACK_FAST_DIVISOR;
     if (fl->has_paced_ack) {
         fr->ref_frame = fl->paced_ack_frame;
         fr->delta_ns = now - fl->paced_ack_ns;
     }
     if (!completes && !netdup) {
         if (fl->has_paced_ack) {
-            gboolean fast = fr->delta_ns < interval / 2;
+            gboolean fast = fr->delta_ns < interval / ACK_FAST_DIVISOR;
             /* One ack per slice: a run of fast acks each answering at most
              * one slice. */
             if (fast && fl->slices_since_ack <= 1)
                 fl->one_per_slice_run++;
             else
                 fl->one_per_slice_run = 0;
-            if (fl->one_per_slice_run >= 4)
+            if (fl->one_per_slice_run >= AMPLIFICATION_RUN)
                 fr->flags |= CHUNK_F_AMPLIFICATION;
         }
-        fl->paced_ring[fl->paced_count % 5] = now;
+        fl->paced_ring[fl->paced_count % CHUNK_PACED_WINDOW] = now;
         fl->paced_count++;
-        if (fl->paced_count >= 5 && now - fl->paced_ring[fl->paced_count % 5] < interval * 4 * 6 / 10)
+        if (fl->paced_count >= CHUNK_PACED_WINDOW &&
+            now - fl->paced_ring[fl->paced_count % CHUNK_PACED_WINDOW] <
+                interval * (CHUNK_PACED_WINDOW - 1) * TOO_FAST_PERCENT / 100)
             fr->flags |= CHUNK_F_TOO_FAST;
         fl->has_paced_ack = TRUE;
         fl->paced_ack_frame = pinfo->num;
@@ -740,7 +781,7 @@ gboolean chunk_analysis_diagnose(wmem_allocator_t *scope, const chunk_transfer_t
     }
     if (t->complete_frame)
         return FALSE;
-    char *missing = missing_short(scope, t, 60);
+    char *missing = missing_short(scope, t, DIAG_MISSING_MAX_LEN);
     guint32 nmiss = t->num_slices - t->acked_count;
     if (t->acks == 0 && fl->acks == 0) {
         d->what = wmem_strdup_printf(scope,
@@ -802,7 +843,7 @@ gboolean chunk_analysis_diagnose(wmem_allocator_t *scope, const chunk_transfer_t
     /* Quiet at the end: captured at the receiver, a slice that never
      * arrives leaves nothing to see once the rest is acked. */
     gint64 quiet = capture_last_ns - t->last_ns;
-    if (quiet > (gint64)pref_stall_ms * 1000000) {
+    if (quiet > ms_to_ns(pref_stall_ms)) {
         d->what = wmem_strdup_printf(scope,
             "Incomplete at end of capture: chunk %u has %u/%u slices acked, missing %s; nothing of it in the last %.1f s of the capture.",
             t->chunk_id, t->acked_count, t->num_slices, missing, (double)quiet / 1e9);
@@ -1096,8 +1137,9 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         expert_add_info(pinfo, AT, &ei_chunk_amplification);
     else if (fr->flags & CHUNK_F_TOO_FAST)
         expert_add_info_format(pinfo, AT, &ei_chunk_too_fast,
-            "Acks too fast: 5 acks within %.0f ms (interval %u ms).",
-            (double)pref_ack_interval_ms * 4 * 0.6, pref_ack_interval_ms);
+            "Acks too fast: %u acks within %.0f ms (interval %u ms).", CHUNK_PACED_WINDOW,
+            (double)pref_ack_interval_ms * (CHUNK_PACED_WINDOW - 1) * TOO_FAST_PERCENT / 100.0,
+            pref_ack_interval_ms);
     if (flags)
         show_flags(pinfo, tvb, AT, flags);
 }
