@@ -565,6 +565,130 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
     return fr;
 }
 
+/* Applies an ack's bitfield to t's slices: marks the newly acked ones
+ * (fr->newly, fr->newly_bits), counts those acked before and clear now
+ * (fr->cleared), and feeds the flow's loss and ack delay estimates. */
+static void apply_ack_bits(packet_info *pinfo, const chunk_ack_info_t *ack, chunk_transfer_t *t,
+                           frame_rec_t *fr, gint64 now)
+{
+    chunk_flow_t *fl = t->flow;
+    guint32 n = t->num_slices;
+
+    for (guint32 i = 0; i < n; i++) {
+        chunk_slice_state_t *s = &t->slices[i];
+        if (ack->acked[i]) {
+            if (s->acks_seen < G_MAXUINT16)
+                s->acks_seen++;
+            if (!s->acked_in) {
+                if (!fr->newly_bits)
+                    fr->newly_bits = (guint8 *)wmem_alloc0(rec_scope, (n + 7) / 8);
+                fr->newly_bits[i >> 3] |= (guint8)(1u << (i & 7));
+                fr->newly++;
+                s->acked_in = pinfo->num;
+                s->acked_ns = now;
+                /* A slice acked but never seen sent (the capture
+                 * started mid-transfer) says nothing of loss or delay. */
+                if (s->sends) {
+                    fl->acked_slices++;
+                    fl->acked_sends += s->sends;
+                    if (now - s->last_ns > fl->max_ack_delay_ns)
+                        fl->max_ack_delay_ns = now - s->last_ns;
+                }
+            }
+        } else if (s->acked_in) {
+            fr->cleared++;
+        }
+    }
+}
+
+/* What the ack means for t once applied: progress, a regression, the
+ * completing ack, a repeated all-ones ack, or a duplicate. Returns TRUE
+ * when it completes the chunk. */
+static gboolean ack_outcome(packet_info *pinfo, const chunk_ack_info_t *ack, chunk_transfer_t *t,
+                            frame_rec_t *fr, gint64 now)
+{
+    chunk_flow_t *fl = t->flow;
+    guint32 n = t->num_slices;
+
+    t->acked_count += fr->newly;
+    if (fr->newly) {
+        t->progress_ns = now;
+        t->progress_frame = pinfo->num;
+        t->stall_frame = 0;
+    }
+    /* A reordered ack regresses once; a receiver that reset keeps
+     * regressing: only two regressing acks in a row are a problem. */
+    if (fr->cleared) {
+        fr->notes |= N_REGRESSED;
+        if (t->prev_ack_regressed)
+            fr->flags |= CHUNK_F_REGRESSION;
+    }
+    t->prev_ack_regressed = fr->cleared != 0;
+    if (ack->acked_count == n && !t->complete_frame) {
+        t->complete_frame = pinfo->num;
+        t->complete_ns = now;
+        fr->notes |= N_COMPLETE;
+        fl->completed++;
+        fl->last_done_frame = pinfo->num;
+        fl->last_done_chunk = t->chunk_id;
+        fl->last_done_ns = now;
+        return TRUE;
+    }
+    if (ack->acked_count == n) {
+        fr->notes |= N_STALE_ACK;
+        fr->info_frame = t->complete_frame;
+    } else if (!fr->newly) {
+        fr->notes |= N_DUP_ACK;
+    }
+    return FALSE;
+}
+
+/* Pacing. The completing ack may go at once (docs/analysis.md), so it is
+ * neither checked nor the reference for the next one; a copy of the
+ * previous ack arriving soon after it is a network duplicate. One gap
+ * says little once jitter is involved, so the rate is judged over
+ * CHUNK_PACED_WINDOW acks: gaps that add up to less than TOO_FAST_PERCENT
+ * of as many intervals. */
+static void check_ack_pacing(packet_info *pinfo, const chunk_ack_info_t *ack, chunk_flow_t *fl,
+                             frame_rec_t *fr, gboolean completes, gint64 now)
+{
+    gint64 interval = ms_to_ns(pref_ack_interval_ms);
+    gboolean netdup = fl->has_last_ack && fl->last_ack_chunk == ack->chunk_id &&
+                      fl->last_ack_count == ack->acked_count && fr->newly == 0 &&
+                      now - fl->last_ack_ns < interval / ACK_FAST_DIVISOR;
+    if (fl->has_paced_ack) {
+        fr->ref_frame = fl->paced_ack_frame;
+        fr->delta_ns = now - fl->paced_ack_ns;
+    }
+    if (!completes && !netdup) {
+        if (fl->has_paced_ack) {
+            gboolean fast = fr->delta_ns < interval / ACK_FAST_DIVISOR;
+            /* One ack per slice: a run of fast acks each answering at most
+             * one slice. */
+            if (fast && fl->slices_since_ack <= 1)
+                fl->one_per_slice_run++;
+            else
+                fl->one_per_slice_run = 0;
+            if (fl->one_per_slice_run >= AMPLIFICATION_RUN)
+                fr->flags |= CHUNK_F_AMPLIFICATION;
+        }
+        fl->paced_ring[fl->paced_count % CHUNK_PACED_WINDOW] = now;
+        fl->paced_count++;
+        if (fl->paced_count >= CHUNK_PACED_WINDOW &&
+            now - fl->paced_ring[fl->paced_count % CHUNK_PACED_WINDOW] <
+                interval * (CHUNK_PACED_WINDOW - 1) * TOO_FAST_PERCENT / 100)
+            fr->flags |= CHUNK_F_TOO_FAST;
+        fl->has_paced_ack = TRUE;
+        fl->paced_ack_frame = pinfo->num;
+        fl->paced_ack_ns = now;
+    }
+    fl->has_last_ack = TRUE;
+    fl->last_ack_chunk = ack->chunk_id;
+    fl->last_ack_count = ack->acked_count;
+    fl->last_ack_ns = now;
+    fl->slices_since_ack = 0;
+}
+
 static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_ack_info_t *ack)
 {
     chunk_bytes += tvb_reported_length(tvb);
@@ -602,105 +726,12 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
         } else if (!t->slices) {
             fr->notes |= N_CAPPED;
         } else {
-            guint32 n = t->num_slices;
-            for (guint32 i = 0; i < n; i++) {
-                chunk_slice_state_t *s = &t->slices[i];
-                if (ack->acked[i]) {
-                    if (s->acks_seen < G_MAXUINT16)
-                        s->acks_seen++;
-                    if (!s->acked_in) {
-                        if (!fr->newly_bits)
-                            fr->newly_bits = (guint8 *)wmem_alloc0(rec_scope, (n + 7) / 8);
-                        fr->newly_bits[i >> 3] |= (guint8)(1u << (i & 7));
-                        fr->newly++;
-                        s->acked_in = pinfo->num;
-                        s->acked_ns = now;
-                        /* A slice acked but never seen sent (the capture
-                         * started mid-transfer) says nothing of loss or delay. */
-                        if (s->sends) {
-                            fl->acked_slices++;
-                            fl->acked_sends += s->sends;
-                            if (now - s->last_ns > fl->max_ack_delay_ns)
-                                fl->max_ack_delay_ns = now - s->last_ns;
-                        }
-                    }
-                } else if (s->acked_in) {
-                    fr->cleared++;
-                }
-            }
-            t->acked_count += fr->newly;
-            if (fr->newly) {
-                t->progress_ns = now;
-                t->progress_frame = pinfo->num;
-                t->stall_frame = 0;
-            }
-            /* A reordered ack regresses once; a receiver that reset keeps
-             * regressing: only two regressing acks in a row are a problem. */
-            if (fr->cleared) {
-                fr->notes |= N_REGRESSED;
-                if (t->prev_ack_regressed)
-                    fr->flags |= CHUNK_F_REGRESSION;
-            }
-            t->prev_ack_regressed = fr->cleared != 0;
-            if (ack->acked_count == n && !t->complete_frame) {
-                completes = TRUE;
-                t->complete_frame = pinfo->num;
-                t->complete_ns = now;
-                fr->notes |= N_COMPLETE;
-                fl->completed++;
-                fl->last_done_frame = pinfo->num;
-                fl->last_done_chunk = t->chunk_id;
-                fl->last_done_ns = now;
-            } else if (ack->acked_count == n) {
-                fr->notes |= N_STALE_ACK;
-                fr->info_frame = t->complete_frame;
-            } else if (!fr->newly) {
-                fr->notes |= N_DUP_ACK;
-            }
+            apply_ack_bits(pinfo, ack, t, fr, now);
+            completes = ack_outcome(pinfo, ack, t, fr, now);
         }
     }
 
-    /* Pacing. The completing ack may go at once (behaviour.md), so it is
-     * neither checked nor the reference for the next one; a copy of the
-     * previous ack arriving soon after it is a network duplicate. One gap
-     * says little once jitter is involved, so the rate is judged over
-     * CHUNK_PACED_WINDOW acks: gaps that add up to less than
-     * TOO_FAST_PERCENT of as many intervals. */
-    gint64 interval = ms_to_ns(pref_ack_interval_ms);
-    gboolean netdup = fl->has_last_ack && fl->last_ack_chunk == ack->chunk_id &&
-                      fl->last_ack_count == ack->acked_count && fr->newly == 0 &&
-                      now - fl->last_ack_ns < interval / ACK_FAST_DIVISOR;
-    if (fl->has_paced_ack) {
-        fr->ref_frame = fl->paced_ack_frame;
-        fr->delta_ns = now - fl->paced_ack_ns;
-    }
-    if (!completes && !netdup) {
-        if (fl->has_paced_ack) {
-            gboolean fast = fr->delta_ns < interval / ACK_FAST_DIVISOR;
-            /* One ack per slice: a run of fast acks each answering at most
-             * one slice. */
-            if (fast && fl->slices_since_ack <= 1)
-                fl->one_per_slice_run++;
-            else
-                fl->one_per_slice_run = 0;
-            if (fl->one_per_slice_run >= AMPLIFICATION_RUN)
-                fr->flags |= CHUNK_F_AMPLIFICATION;
-        }
-        fl->paced_ring[fl->paced_count % CHUNK_PACED_WINDOW] = now;
-        fl->paced_count++;
-        if (fl->paced_count >= CHUNK_PACED_WINDOW &&
-            now - fl->paced_ring[fl->paced_count % CHUNK_PACED_WINDOW] <
-                interval * (CHUNK_PACED_WINDOW - 1) * TOO_FAST_PERCENT / 100)
-            fr->flags |= CHUNK_F_TOO_FAST;
-        fl->has_paced_ack = TRUE;
-        fl->paced_ack_frame = pinfo->num;
-        fl->paced_ack_ns = now;
-    }
-    fl->has_last_ack = TRUE;
-    fl->last_ack_chunk = ack->chunk_id;
-    fl->last_ack_count = ack->acked_count;
-    fl->last_ack_ns = now;
-    fl->slices_since_ack = 0;
+    check_ack_pacing(pinfo, ack, fl, fr, completes, now);
     if (t)
         t->problems |= fr->flags;
     fl->problems |= fr->flags;
@@ -937,31 +968,24 @@ static proto_tree *analysis_tree(proto_tree **at, proto_tree *tree, tvbuff_t *tv
     }
     return *at;
 }
-#define AT analysis_tree(&at, tree, tvb)
+/* The analysis subtree under tree, made on first use; each show_* function
+ * has proto_tree **atp, pointing at the one subtree of its packet. */
+#define AT analysis_tree(atp, tree, tvb)
 
-static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-                       const chunk_slice_info_t *slice, const frame_rec_t *fr)
+static void capped_expert(packet_info *pinfo, proto_item *ti, const chunk_transfer_t *t)
+{
+    expert_add_info_format(pinfo, ti, &ei_chunk_capped,
+        "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only.",
+        t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
+}
+
+/* A slice's resend, and whether an ack had already shown it (or, looking
+ * forward, which ack first does). s is NULL when the slice has no state. */
+static void show_slice_sends(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree **atp,
+                             const frame_rec_t *fr, const chunk_slice_state_t *s)
 {
     const chunk_transfer_t *t = fr->t;
-    proto_tree *at;
     proto_item *ti;
-    guint32 flags = fr->flags;
-    gboolean last_of_transfer = is_last_of_unfinished(pinfo, t);
-
-    if (last_of_transfer)
-        flags |= CHUNK_F_INCOMPLETE;
-
-    add_gen_uint(tree, hf_chunk_stream, tvb, fr->flow->stream);
-    add_gen_uint(tree, hf_chunk_transfer, tvb, t->index);
-
-    at = NULL;
-
-    const chunk_slice_state_t *s = (fr->flags & CHUNK_F_COUNT_MISMATCH) || !t->slices ? NULL : &t->slices[fr->slice_id];
-
-    if (fr->notes & N_CAPPED)
-        expert_add_info_format(pinfo, AT, &ei_chunk_capped,
-            "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only.",
-            t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
 
     if (fr->notes & N_RESEND) {
         ti = proto_tree_add_uint(AT, hf_chunk_resend, tvb, 0, 0, fr->resend);
@@ -995,6 +1019,55 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         add_gen_uint(AT, hf_chunk_acked_in, tvb, s->acked_in);
         add_gen_time(AT, hf_chunk_ack_time, tvb, s->acked_ns - s->first_ns);
     }
+}
+
+/* The stall found at this slice, if any: since when, and what is missing. */
+static void show_slice_stall(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree **atp,
+                             const frame_rec_t *fr)
+{
+    const chunk_transfer_t *t = fr->t;
+    proto_item *ti;
+
+    if (!(fr->flags & (CHUNK_F_STALL | CHUNK_F_SILENT_RECEIVER | CHUNK_F_NOT_READING)))
+        return;
+    const char *missing = (const char *)p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL);
+    guint32 since = (guint32)GPOINTER_TO_UINT(p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL_SINCE));
+    ti = proto_tree_add_uint(AT, hf_chunk_stall_since, tvb, 0, 0, since);
+    proto_item_set_generated(ti);
+    if (fr->flags & CHUNK_F_STALL)
+        expert_add_info_format(pinfo, ti, &ei_chunk_stall,
+            "Stall: no new slice of chunk %u acked for over %u ms (since frame %u) while slices keep coming; never acked: %s.",
+            t->chunk_id, pref_stall_ms, since, missing ? missing : "?");
+    else if (fr->flags & CHUNK_F_NOT_READING)
+        expert_add_info_format(pinfo, ti, &ei_chunk_not_reading,
+            "Receiver not reading: chunk %u sent for over %u ms after the previous chunk completed, and no ack for it: the completed chunk is not popped.",
+            t->chunk_id, pref_stall_ms);
+    else
+        expert_add_info_format(pinfo, ti, &ei_chunk_silent,
+            "Silent receiver: chunk %u sent for over %u ms and no ack for it so far; unacked: %s.",
+            t->chunk_id, pref_stall_ms, missing ? missing : "?");
+}
+
+static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                       const chunk_slice_info_t *slice, const frame_rec_t *fr)
+{
+    const chunk_transfer_t *t = fr->t;
+    proto_tree *at = NULL, **atp = &at;
+    proto_item *ti;
+    guint32 flags = fr->flags;
+    gboolean last_of_transfer = is_last_of_unfinished(pinfo, t);
+
+    if (last_of_transfer)
+        flags |= CHUNK_F_INCOMPLETE;
+
+    add_gen_uint(tree, hf_chunk_stream, tvb, fr->flow->stream);
+    add_gen_uint(tree, hf_chunk_transfer, tvb, t->index);
+
+    const chunk_slice_state_t *s = (fr->flags & CHUNK_F_COUNT_MISMATCH) || !t->slices ? NULL : &t->slices[fr->slice_id];
+
+    if (fr->notes & N_CAPPED)
+        capped_expert(pinfo, AT, t);
+    show_slice_sends(tvb, pinfo, tree, atp, fr, s);
     if (fr->notes & N_STALE) {
         ti = proto_tree_add_uint(AT, hf_chunk_stale, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
@@ -1018,24 +1091,7 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
             "Slice carries %u bytes, earlier slices of this chunk imply %u.",
             slice->slice_bytes, fr->slice_id == t->num_slices - 1 ? t->last_bytes : t->slice_size);
 
-    if (fr->flags & (CHUNK_F_STALL | CHUNK_F_SILENT_RECEIVER | CHUNK_F_NOT_READING)) {
-        const char *missing = (const char *)p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL);
-        guint32 since = (guint32)GPOINTER_TO_UINT(p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL_SINCE));
-        ti = proto_tree_add_uint(AT, hf_chunk_stall_since, tvb, 0, 0, since);
-        proto_item_set_generated(ti);
-        if (fr->flags & CHUNK_F_STALL)
-            expert_add_info_format(pinfo, ti, &ei_chunk_stall,
-                "Stall: no new slice of chunk %u acked for over %u ms (since frame %u) while slices keep coming; never acked: %s.",
-                t->chunk_id, pref_stall_ms, since, missing ? missing : "?");
-        else if (fr->flags & CHUNK_F_NOT_READING)
-            expert_add_info_format(pinfo, ti, &ei_chunk_not_reading,
-                "Receiver not reading: chunk %u sent for over %u ms after the previous chunk completed, and no ack for it: the completed chunk is not popped.",
-                t->chunk_id, pref_stall_ms);
-        else
-            expert_add_info_format(pinfo, ti, &ei_chunk_silent,
-                "Silent receiver: chunk %u sent for over %u ms and no ack for it so far; unacked: %s.",
-                t->chunk_id, pref_stall_ms, missing ? missing : "?");
-    }
+    show_slice_stall(tvb, pinfo, tree, atp, fr);
     if (t->reassembled_in && t->reassembled_in != pinfo->num) {
         add_gen_uint(tree, hf_chunk_reassembled_in, tvb, t->reassembled_in);
     }
@@ -1045,18 +1101,38 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         show_flags(pinfo, tvb, AT, flags);
 }
 
+/* The completing ack: chunk, transfer time, size and goodput. */
+static void show_ack_complete(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree **atp,
+                              const chunk_transfer_t *t)
+{
+    gint64 dur = t->complete_ns - t->first_ns;
+    proto_item *ti = proto_tree_add_uint(AT, hf_chunk_chunk_complete, tvb, 0, 0, t->chunk_id);
+    proto_item_set_generated(ti);
+    add_gen_time(AT, hf_chunk_transfer_time, tvb, dur);
+    if (t->size_known) {
+        add_gen_uint(AT, hf_chunk_chunk_size, tvb, t->size);
+        if (dur > 0) {
+            proto_item *g = proto_tree_add_double(AT, hf_chunk_goodput, tvb, 0, 0,
+                                                  (double)t->size * 8e9 / (double)dur);
+            proto_item_set_generated(g);
+        }
+    }
+    expert_add_info_format(pinfo, ti, &ei_chunk_complete,
+        "Chunk %u complete: %u slices acked, transfer time %.3f s.",
+        t->chunk_id, t->num_slices, (double)dur / 1e9);
+}
+
 static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                      const chunk_ack_info_t *ack, const frame_rec_t *fr)
 {
     const chunk_transfer_t *t = fr->t;
-    proto_tree *at;
+    proto_tree *at = NULL, **atp = &at;
     proto_item *ti;
     guint32 flags = fr->flags;
 
     add_gen_uint(tree, hf_chunk_stream, tvb, fr->flow->stream);
     if (t)
         add_gen_uint(tree, hf_chunk_transfer, tvb, t->index);
-    at = NULL;
 
     if (!t && (fr->notes & N_ACK_BEFORE_SLICES)) {
         expert_add_info_format(pinfo, AT, &ei_chunk_ack_before_slices,
@@ -1071,9 +1147,7 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
             "Ack has %u slices, the chunk has %u: the sender ignores it.",
             ack->num_slices, t->num_slices);
     } else if (fr->notes & N_CAPPED) {
-        expert_add_info_format(pinfo, AT, &ei_chunk_capped,
-            "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only.",
-            t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
+        capped_expert(pinfo, AT, t);
     } else {
         ti = proto_tree_add_uint(AT, hf_chunk_newly_acked, tvb, 0, 0, fr->newly);
         proto_item_set_generated(ti);
@@ -1107,23 +1181,8 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                     "Ack regression: %u slices acked earlier are clear here (a reordered, older ack).",
                     fr->cleared);
         }
-        if (fr->notes & N_COMPLETE) {
-            gint64 dur = t->complete_ns - t->first_ns;
-            ti = proto_tree_add_uint(AT, hf_chunk_chunk_complete, tvb, 0, 0, t->chunk_id);
-            proto_item_set_generated(ti);
-            add_gen_time(AT, hf_chunk_transfer_time, tvb, dur);
-            if (t->size_known) {
-                add_gen_uint(AT, hf_chunk_chunk_size, tvb, t->size);
-                if (dur > 0) {
-                    proto_item *g = proto_tree_add_double(AT, hf_chunk_goodput, tvb, 0, 0,
-                                                          (double)t->size * 8e9 / (double)dur);
-                    proto_item_set_generated(g);
-                }
-            }
-            expert_add_info_format(pinfo, ti, &ei_chunk_complete,
-                "Chunk %u complete: %u slices acked, transfer time %.3f s.",
-                t->chunk_id, t->num_slices, (double)dur / 1e9);
-        }
+        if (fr->notes & N_COMPLETE)
+            show_ack_complete(tvb, pinfo, tree, atp, t);
     }
     if (fr->ref_frame) {
         add_gen_uint(AT, hf_chunk_prev_ack, tvb, fr->ref_frame);

@@ -557,110 +557,86 @@ static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gbo
     au_info_marks(pinfo, bits, chunk_info_mark_table, array_length(chunk_info_mark_table));
 }
 
-/* Shows a decoded datagram and hands clean ones to the analysis. */
-static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chunk_decode_t *d)
+/* The slice fields that were read, the Info column, and the padding before
+ * the data (*next_pad moves past it). */
+static void chunk_show_slice(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, const chunk_body_t *b,
+                             guint *next_pad, gboolean experts)
 {
-    const chunk_body_t *b = &d->b;
     const p2_display_t *p2d = chunk_p2_display();
-    /* With an unknown variant the layout is a guess, and a packet that only
-     * the other variant parses is not broken but misread: their errors are
-     * shown in the fields but not raised as expert infos. */
-    gboolean experts = d->vsrc != VAR_UNKNOWN && !d->other_fit;
-    proto_item *ti, *pi;
-    proto_tree *ct;
-    guint next_pad = 0;
-    guint8 *acked = NULL;
-    guint32 acked_count = 0;
-    const char *missing = "";
+    proto_item *ti;
 
-    col_set_str(pinfo->cinfo, COL_PROTOCOL, "Chunk");
-    col_clear(pinfo->cinfo, COL_INFO);
-
-    pi = proto_tree_add_item(tree, proto_chunk, tvb, 0, -1, ENC_NA);
-    ct = proto_item_add_subtree(pi, ett_chunk);
-
-    p2_add_crc(ct, tvb, pinfo, p2d, &chunk_p2, &d->id);
-    chunk_add_variant(ct, tvb, pinfo, d);
-
-    if (b->nfields >= F_TYPE)
-        p2_add_bits(ct, hf_chunk_type, tvb, P2_BODY_BIT, 1, 0);
-    if (b->nfields >= F_CHUNK_ID)
-        p2_add_bits(ct, hf_chunk_chunk_id, tvb, P2_BODY_BIT + 1, 16, 0);
-
-    if (b->nfields < F_CHUNK_ID) {
-        col_set_str(pinfo->cinfo, COL_INFO, "Chunk packet");
-    } else if (b->type == CHUNK_TYPE_SLICE) {
-        if (b->nfields >= F_SLICE_ID) {
-            ti = p2_add_bits(ct, hf_chunk_slice_id, tvb, b->slice_id_bit, b->id_bits, 0);
-            if ((b->errors & CHUNK_ERR_SLICE_RANGE) && experts)
-                expert_add_info_format(pinfo, ti, &ei_chunk_slice_range,
-                                       "Slice id %u >= slice count %u (the original program accepted this; "
-                                       "a receiver that trusts it writes outside the chunk)",
-                                       b->slice_id, b->num_slices);
-        }
-        if (b->nfields >= F_NUM_SLICES) {
-            chunk_add_minus1(ct, hf_chunk_num_slices_m1, hf_chunk_num_slices, tvb, b->num_bit, b->id_bits,
-                             b->num_slices);
-            ti = proto_tree_add_boolean(ct, hf_chunk_last_slice, tvb, 0, 0, b->last);
+    if (b->nfields >= F_SLICE_ID) {
+        ti = p2_add_bits(ct, hf_chunk_slice_id, tvb, b->slice_id_bit, b->id_bits, 0);
+        if ((b->errors & CHUNK_ERR_SLICE_RANGE) && experts)
+            expert_add_info_format(pinfo, ti, &ei_chunk_slice_range,
+                                   "Slice id %u >= slice count %u (the original program accepted this; "
+                                   "a receiver that trusts it writes outside the chunk)",
+                                   b->slice_id, b->num_slices);
+    }
+    if (b->nfields >= F_NUM_SLICES) {
+        chunk_add_minus1(ct, hf_chunk_num_slices_m1, hf_chunk_num_slices, tvb, b->num_bit, b->id_bits,
+                         b->num_slices);
+        ti = proto_tree_add_boolean(ct, hf_chunk_last_slice, tvb, 0, 0, b->last);
+        proto_item_set_generated(ti);
+    }
+    if (b->nfields >= F_SLICE_BYTES) {
+        if (b->last) {
+            chunk_add_minus1(ct, hf_chunk_slice_bytes_m1, hf_chunk_slice_bytes, tvb, b->bytes_bit, b->bytes_bits,
+                             b->slice_bytes);
+        } else {
+            ti = proto_tree_add_uint(ct, hf_chunk_slice_bytes, tvb, 0, 0, b->slice_bytes);
+            proto_item_append_text(ti, " (not sent: every slice but the last is SliceSize)");
             proto_item_set_generated(ti);
         }
-        if (b->nfields >= F_SLICE_BYTES) {
-            if (b->last) {
-                chunk_add_minus1(ct, hf_chunk_slice_bytes_m1, hf_chunk_slice_bytes, tvb, b->bytes_bit, b->bytes_bits,
-                                 b->slice_bytes);
-            } else {
-                ti = proto_tree_add_uint(ct, hf_chunk_slice_bytes, tvb, 0, 0, b->slice_bytes);
-                proto_item_append_text(ti, " (not sent: every slice but the last is SliceSize)");
-                proto_item_set_generated(ti);
-            }
-            p2_add_padding(ct, pinfo, p2d, &b->r, &next_pad, experts);
-            if (b->data_len || b->nfields >= F_DATA) {
-                ti = proto_tree_add_item(ct, hf_chunk_data, tvb, b->data_offset, b->data_len, ENC_NA);
-                if ((b->errors & CHUNK_ERR_SLICE_SIZE) && experts)
-                    expert_add_info_format(pinfo, ti, &ei_chunk_slice_size,
-                                           "Slice %u of %u is not the last, so it must carry SliceSize %u bytes; "
-                                           "it carries %u", b->slice_id, b->num_slices, b->slice_size,
-                                           b->data_len);
-                else if (b->nfields < F_DATA)
-                    proto_item_append_text(ti, " [truncated: %u of %u bytes]", b->data_len, b->slice_bytes);
-            }
-            /* Slice ids count from 0: "Slice 29/30" read as "29 of 30" on
-             * the last slice. */
-            col_add_fstr(pinfo->cinfo, COL_INFO, "Slice %u%s of %u, chunk %u, %u bytes",
-                         b->slice_id, b->last ? " (last)" : "", b->num_slices, b->chunk_id,
-                         (b->errors & CHUNK_ERR_SLICE_SIZE) ? b->data_len : b->slice_bytes);
-        } else {
-            col_add_fstr(pinfo->cinfo, COL_INFO, "Slice of chunk %u", b->chunk_id);
+        p2_add_padding(ct, pinfo, p2d, &b->r, next_pad, experts);
+        if (b->data_len || b->nfields >= F_DATA) {
+            ti = proto_tree_add_item(ct, hf_chunk_data, tvb, b->data_offset, b->data_len, ENC_NA);
+            if ((b->errors & CHUNK_ERR_SLICE_SIZE) && experts)
+                expert_add_info_format(pinfo, ti, &ei_chunk_slice_size,
+                                       "Slice %u of %u is not the last, so it must carry SliceSize %u bytes; "
+                                       "it carries %u", b->slice_id, b->num_slices, b->slice_size,
+                                       b->data_len);
+            else if (b->nfields < F_DATA)
+                proto_item_append_text(ti, " [truncated: %u of %u bytes]", b->data_len, b->slice_bytes);
         }
+        /* Slice ids count from 0: "Slice 29/30" read as "29 of 30" on
+         * the last slice. */
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Slice %u%s of %u, chunk %u, %u bytes",
+                     b->slice_id, b->last ? " (last)" : "", b->num_slices, b->chunk_id,
+                     (b->errors & CHUNK_ERR_SLICE_SIZE) ? b->data_len : b->slice_bytes);
     } else {
-        if (b->nfields >= FA_NUM_SLICES)
-            chunk_add_minus1(ct, hf_chunk_num_slices_m1, hf_chunk_num_slices, tvb, b->num_bit, b->id_bits,
-                             b->num_slices);
-        if (b->nfields >= FA_BITS) {
-            acked = chunk_add_ack_bits(ct, tvb, pinfo, b, &acked_count, &missing);
-            col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u: %u/%u acked", b->chunk_id,
-                         acked_count, b->num_slices);
-            if (*missing)
-                col_append_fstr(pinfo->cinfo, COL_INFO, ", missing %s", missing);
-        } else {
-            col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u", b->chunk_id);
-        }
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Slice of chunk %u", b->chunk_id);
     }
-    p2_add_padding(ct, pinfo, p2d, &b->r, &next_pad, experts);
-    p2_add_end_check(ct, pinfo, p2d, &b->r, experts);
+}
 
-    if (experts && (b->errors & P2_ERR_TRUNCATED))
-        expert_add_info_format(pinfo, pi, &ei_chunk_truncated,
-                               "Truncated: the fields need at least %u bytes, the datagram has %u",
-                               b->r.need_bytes, tvb_captured_length(tvb));
-    if (experts && (b->errors & P2_ERR_RANGE))
-        expert_add_info_format(pinfo, pi, &ei_chunk_value_range,
-                               "A field's value exceeds its maximum (MaxSlicesPerChunk %u, SliceSize %u)",
-                               b->max_slices, b->slice_size);
-    chunk_info_problems(pinfo, d, experts);
+/* The ack fields that were read and the Info column; returns the acked
+ * array (NULL when the bits are not all there), its set bits in
+ * *acked_count. */
+static guint8 *chunk_show_ack(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, const chunk_body_t *b,
+                              guint32 *acked_count)
+{
+    guint8 *acked = NULL;
+    const char *missing = "";
 
-    if (!d->clean || pinfo->flags.in_error_pkt)
-        return;
+    if (b->nfields >= FA_NUM_SLICES)
+        chunk_add_minus1(ct, hf_chunk_num_slices_m1, hf_chunk_num_slices, tvb, b->num_bit, b->id_bits,
+                         b->num_slices);
+    if (b->nfields >= FA_BITS) {
+        acked = chunk_add_ack_bits(ct, tvb, pinfo, b, acked_count, &missing);
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u: %u/%u acked", b->chunk_id,
+                     *acked_count, b->num_slices);
+        if (*missing)
+            col_append_fstr(pinfo->cinfo, COL_INFO, ", missing %s", missing);
+    } else {
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u", b->chunk_id);
+    }
+    return acked;
+}
+
+/* Hands a clean packet to the analysis. */
+static void chunk_to_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *ct, const chunk_body_t *b,
+                              const guint8 *acked, guint32 acked_count)
+{
     if (b->type == CHUNK_TYPE_SLICE) {
         chunk_slice_info_t si;
         si.chunk_id = (guint16)b->chunk_id;
@@ -681,6 +657,59 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
         ai.slice_size = b->slice_size;
         chunk_analysis_ack(tvb, pinfo, ct, &ai);
     }
+}
+
+/* Shows a decoded datagram and hands clean ones to the analysis. */
+static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chunk_decode_t *d)
+{
+    const chunk_body_t *b = &d->b;
+    const p2_display_t *p2d = chunk_p2_display();
+    /* With an unknown variant the layout is a guess, and a packet that only
+     * the other variant parses is not broken but misread: their errors are
+     * shown in the fields but not raised as expert infos. */
+    gboolean experts = d->vsrc != VAR_UNKNOWN && !d->other_fit;
+    proto_item *pi;
+    proto_tree *ct;
+    guint next_pad = 0;
+    guint8 *acked = NULL;
+    guint32 acked_count = 0;
+
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "Chunk");
+    col_clear(pinfo->cinfo, COL_INFO);
+
+    pi = proto_tree_add_item(tree, proto_chunk, tvb, 0, -1, ENC_NA);
+    ct = proto_item_add_subtree(pi, ett_chunk);
+
+    p2_add_crc(ct, tvb, pinfo, p2d, &chunk_p2, &d->id);
+    chunk_add_variant(ct, tvb, pinfo, d);
+
+    if (b->nfields >= F_TYPE)
+        p2_add_bits(ct, hf_chunk_type, tvb, P2_BODY_BIT, 1, 0);
+    if (b->nfields >= F_CHUNK_ID)
+        p2_add_bits(ct, hf_chunk_chunk_id, tvb, P2_BODY_BIT + 1, 16, 0);
+
+    if (b->nfields < F_CHUNK_ID)
+        col_set_str(pinfo->cinfo, COL_INFO, "Chunk packet");
+    else if (b->type == CHUNK_TYPE_SLICE)
+        chunk_show_slice(ct, tvb, pinfo, b, &next_pad, experts);
+    else
+        acked = chunk_show_ack(ct, tvb, pinfo, b, &acked_count);
+    p2_add_padding(ct, pinfo, p2d, &b->r, &next_pad, experts);
+    p2_add_end_check(ct, pinfo, p2d, &b->r, experts);
+
+    if (experts && (b->errors & P2_ERR_TRUNCATED))
+        expert_add_info_format(pinfo, pi, &ei_chunk_truncated,
+                               "Truncated: the fields need at least %u bytes, the datagram has %u",
+                               b->r.need_bytes, tvb_captured_length(tvb));
+    if (experts && (b->errors & P2_ERR_RANGE))
+        expert_add_info_format(pinfo, pi, &ei_chunk_value_range,
+                               "A field's value exceeds its maximum (MaxSlicesPerChunk %u, SliceSize %u)",
+                               b->max_slices, b->slice_size);
+    chunk_info_problems(pinfo, d, experts);
+
+    if (!d->clean || pinfo->flags.in_error_pkt)
+        return;
+    chunk_to_analysis(tvb, pinfo, ct, b, acked, acked_count);
 }
 
 /* Everything the entry point hands over is shown, broken or not. */
