@@ -50,7 +50,7 @@ typedef struct chunk_flow {
     guint32 sport, dport;
     struct chunk_transfer *cur;   /* newest chunk the sender sends */
     wmem_map_t *by_chunk;  /* chunk id -> transfer */
-    guint32 acks, unknown_acks, completed;
+    guint32 acks, completed;
     guint32 last_done_frame;  /* the latest completing ack, and its chunk */
     guint16 last_done_chunk;
     gint64 last_done_ns;
@@ -58,7 +58,6 @@ typedef struct chunk_flow {
      * completing ack to the next chunk's first slice; -1 until seen. At the
      * sender this is its processing time, at the receiver a round trip. */
     gint64 react_ns;
-    guint32 problems;
     gboolean has_paced_ack;
     guint32 paced_ack_frame;
     gint64 paced_ack_ns;
@@ -103,7 +102,7 @@ typedef struct chunk_transfer {
     guint32 first_stall_frame;
     guint32 prev_done_frame;  /* the flow's latest completing ack when this transfer began */
     guint16 prev_done_chunk;
-    gboolean prev_ack_regressed;         /* 1 + index of the unfinished previous transfer */
+    gboolean prev_ack_regressed; /* the previous ack of this transfer cleared slices acked before */
     guint32 problems;         /* CHUNK_F_* seen on its frames */
 } chunk_transfer_t;
 

@@ -211,8 +211,8 @@ enum {
     N_STALE_ACK     = 1u << 4,
     N_COMPLETE      = 1u << 5,
     N_REGRESSED     = 1u << 8,
-    N_ACK_BEFORE_SLICES = 1u << 10, /* ack of an unknown chunk before any slice of the stream */
     N_CAPPED        = 1u << 9,   /* transfer over the state cap: not analysed */
+    N_ACK_BEFORE_SLICES = 1u << 10, /* ack of an unknown chunk before any slice of the stream */
 };
 
 static gint64 ts_ns(const nstime_t *t)
@@ -228,7 +228,8 @@ static nstime_t ns_ts(gint64 ns)
     return t;
 }
 
-/* Wrap-aware "a is newer than b" from the spec's chunk-id rule. */
+/* Wrap-aware "a is newer than b": chunk ids wrap 65535 -> 0
+ * (docs/protocol.md), so an id up to half the space ahead is newer. */
 static gboolean chunk_newer(guint16 a, guint16 b)
 {
     return (a > b && a - b <= CHUNK_ID_HALF) || (a < b && b - a > CHUNK_ID_HALF);
@@ -273,8 +274,8 @@ chunk_transfer_t *chunk_analysis_transfer(guint i)
  * source, for an ack the flow towards its source (acks answer slices). */
 static chunk_flow_t *get_flow(packet_info *pinfo, gboolean is_ack)
 {
-    /* Keyed by conversation index: the decoder owns the conversation's
-     * proto data slot of the chunk protocol. */
+    /* Keyed by conversation index, in the analysis' own map (packet-chunk.h
+     * says who keeps what per conversation). */
     conversation_t *c = find_or_create_conversation(pinfo);
     chunk_flow_t **fl = (chunk_flow_t **)wmem_map_lookup(flows_by_conv, GUINT_TO_POINTER(c->conv_index));
     if (!fl) {
@@ -643,9 +644,10 @@ static gboolean ack_outcome(packet_info *pinfo, const chunk_ack_info_t *ack, chu
     return FALSE;
 }
 
-/* Pacing. The completing ack may go at once (docs/analysis.md), so it is
- * neither checked nor the reference for the next one; a copy of the
- * previous ack arriving soon after it is a network duplicate. One gap
+/* Pacing. The completing ack may go at once (the final ack:
+ * docs/robustness.md), so it is neither checked nor the reference for the
+ * next one; a copy of the previous ack arriving soon after it is a network
+ * duplicate. One gap
  * says little once jitter is involved, so the rate is judged over
  * CHUNK_PACED_WINDOW acks: gaps that add up to less than TOO_FAST_PERCENT
  * of as many intervals. */
@@ -712,7 +714,6 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
             fr->flags |= CHUNK_F_UNKNOWN_CHUNK;
         else
             fr->notes |= N_ACK_BEFORE_SLICES;
-        fl->unknown_acks++;
     } else {
         t->acks++;
         if (fl->cur && fl->cur != t && chunk_newer(fl->cur->chunk_id, t->chunk_id)) {
@@ -734,7 +735,6 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
     check_ack_pacing(pinfo, ack, fl, fr, completes, now);
     if (t)
         t->problems |= fr->flags;
-    fl->problems |= fr->flags;
     return fr;
 }
 
@@ -1492,13 +1492,13 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
     expert_register_field_array(em, ei, array_length(ei));
 
     prefs_register_uint_preference(chunk_module, "min_resend_ms", "Minimum resend delay (ms)",
-        "A slice resent sooner than this after its last send is flagged (behaviour.md: 100 ms)",
+        "A slice resent sooner than this after its last send is flagged (the article's sender: 100 ms)",
         10, &pref_min_resend_ms);
     prefs_register_uint_preference(chunk_module, "resend_jitter_ms", "Resend jitter allowance (ms)",
         "A resend is flagged only when it comes this much sooner than the minimum resend delay: jitter between sender and capture point moves sends closer",
         10, &pref_resend_jitter_ms);
     prefs_register_uint_preference(chunk_module, "ack_interval_ms", "Ack interval (ms)",
-        "Acks closer together than this are flagged (behaviour.md: 100 ms)",
+        "Acks closer together than this are flagged (the article's receiver: 100 ms)",
         10, &pref_ack_interval_ms);
     prefs_register_uint_preference(chunk_module, "stall_ms", "Stall threshold (ms)",
         "A transfer whose slices keep coming without a new slice acked for longer than this is stalled",

@@ -1,7 +1,7 @@
 /* packet-chunk.c
  * Routines for the chunk protocol of Glenn Fiedler's "Sending Large Blocks of
  * Data": slice and ack packets on protocol2 framing (protocol2.c).
- * The wire format is ../shared/spec/wire-format.md; this is an independent
+ * The wire format is docs/protocol.md; this is an independent
  * implementation of it (no code shared with endpoints/).
  *
  * Decisions that depend on earlier packets (the conversation's protocol id
@@ -27,7 +27,7 @@
 #include "protocol2.h"
 #include "ws-compat.h"
 
-/* wire-format.md, "Constants" and "Variants". */
+/* docs/protocol.md, "Every packet" and "The two variants". */
 #define CHUNK_TYPE_SLICE          0
 #define CHUNK_TYPE_ACK            1
 #define CHUNK_DEFAULT_PORT_RANGE  "40000"
