@@ -28,6 +28,10 @@ enum {
     CHUNK_F_COUNT           = 13
 };
 
+/* Acks the pacing check judges the ack rate over: one gap says little once
+ * jitter is involved (the pacing check in chunk-analysis.c). */
+#define CHUNK_PACED_WINDOW 5
+
 /* Per slice of a transfer. */
 typedef struct chunk_slice_state {
     guint32 first_frame, last_frame;
@@ -45,7 +49,7 @@ typedef struct chunk_flow {
     address src, dst;      /* of the slices */
     guint32 sport, dport;
     struct chunk_transfer *cur;   /* newest chunk the sender sends */
-    guint32 acks, unknown_acks, completed;
+    guint32 acks, completed;
     guint32 last_done_frame;  /* the latest completing ack, and its chunk */
     guint16 last_done_chunk;
     gint64 last_done_ns;
@@ -53,11 +57,10 @@ typedef struct chunk_flow {
      * completing ack to the next chunk's first slice; -1 until seen. At the
      * sender this is its processing time, at the receiver a round trip. */
     gint64 react_ns;
-    guint32 problems;
     gboolean has_paced_ack;
     guint32 paced_ack_frame;
     gint64 paced_ack_ns;
-    gint64 paced_ring[5];     /* times of the last paced acks, for the rate check */
+    gint64 paced_ring[CHUNK_PACED_WINDOW]; /* times of the last paced acks, for the rate check */
     guint32 paced_count;
     guint32 slices_since_ack;
     guint32 one_per_slice_run;
@@ -86,8 +89,8 @@ typedef struct chunk_transfer {
     guint32 complete_frame;
     gint64 complete_ns;
     guint32 reassembled_in;
-    /* Single pass only (chunk-analysis.c reassemble()): the slices gathered
-     * so far in the analysis' own buffer, or NULL; in_table when the
+    /* tshark's single pass only (chunk-single-pass.c): the slices gathered
+     * so far in a buffer of the transfer's own, or NULL; in_table when the
      * transfer went to Wireshark's reassembly table instead. */
     struct chunk_reasm *reasm;
     gboolean in_table;
@@ -98,7 +101,7 @@ typedef struct chunk_transfer {
     guint32 first_stall_frame;
     guint32 prev_done_frame;  /* the flow's latest completing ack when this transfer began */
     guint16 prev_done_chunk;
-    gboolean prev_ack_regressed;         /* 1 + index of the unfinished previous transfer */
+    gboolean prev_ack_regressed; /* the previous ack of this transfer cleared slices acked before */
     guint32 problems;         /* CHUNK_F_* seen on its frames */
 } chunk_transfer_t;
 

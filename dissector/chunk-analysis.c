@@ -19,12 +19,13 @@
 #include <epan/tap.h>
 #include <epan/to_str.h>
 #include <epan/wmem_scopes.h>
-#include <wsutil/str_util.h>
 
 #include "ws-compat.h"
+#include "analysis-util.h"
 
 #include "packet-chunk.h"
 #include "chunk-analysis-int.h"
+#include "chunk-single-pass.h"
 
 /* Per-frame keys (p_add_proto_data). */
 #define PDATA_FRAME (CHUNK_PDATA_ANALYSIS_BASE + 0)
@@ -41,76 +42,114 @@ static guint pref_stall_ms = 1000;
 static guint pref_not_listening_acks = 3;
 static ws_cb_bool pref_reassemble = TRUE;
 
-static int hf_stream = -1;
-static int hf_transfer = -1;
-static int hf_flags = -1;
-static int hf_resend = -1;
-static int hf_resend_of = -1;
-static int hf_since_last = -1;
-static int hf_first_send = -1;
-static int hf_already_acked_in = -1;
-static int hf_acked_in = -1;
-static int hf_ack_time = -1;
-static int hf_stale = -1;
-static int hf_completed_in = -1;
-static int hf_prev_chunk = -1;
-static int hf_newly_acked = -1;
-static int hf_newly_acked_slices = -1;
-static int hf_duplicate_ack = -1;
-static int hf_regressed = -1;
-static int hf_ack_delta = -1;
-static int hf_prev_ack = -1;
-static int hf_chunk_complete = -1;
-static int hf_transfer_time = -1;
-static int hf_goodput = -1;
-static int hf_chunk_size = -1;
-static int hf_stall_since = -1;
-static int hf_diagnosis = -1;
-static int hf_check = -1;
-static int hf_reassembled_in = -1;
-static int hf_reassembled_length = -1;
-static int hf_fragments = -1;
-static int hf_fragment = -1;
-static int hf_fragment_overlap = -1;
-static int hf_fragment_overlap_conflicts = -1;
-static int hf_fragment_multiple_tails = -1;
-static int hf_fragment_too_long_fragment = -1;
-static int hf_fragment_error = -1;
-static int hf_fragment_count = -1;
+/* The heuristics' constants; the thresholds a user may want to move are
+ * preferences above. */
+#define NS_PER_MS 1000000
+/* Chunk ids wrap at 65536: an id up to half the space ahead is newer. */
+#define CHUNK_ID_HALF 32768
+/* A stall is never called sooner than this many times the longest
+ * send-to-ack time seen: on a slow or bloated path acks take long by nature. */
+#define STALL_ACK_DELAY_FACTOR 2
+/* stall_min_sends(): every missing slice must have been sent at least
+ * STALL_MIN_SENDS times (enough at up to STALL_LOW_LOSS loss), more at
+ * higher loss until random loss explains the stall less often than
+ * STALL_CHANCE, at most STALL_MAX_SENDS (loss near 100% is a stall too). */
+#define STALL_MIN_SENDS 3
+#define STALL_LOW_LOSS  0.1
+#define STALL_CHANCE    0.001
+#define STALL_MAX_SENDS 40
+/* An ack gap under interval / ACK_FAST_DIVISOR is fast (pacing), and a copy of
+ * the previous ack that soon is a network duplicate. */
+#define ACK_FAST_DIVISOR 2
+/* Acks too fast: the CHUNK_PACED_WINDOW - 1 gaps of the window add up to less
+ * than this share of as many intervals (room for jitter either way). */
+#define TOO_FAST_PERCENT 60
+/* One ack per slice: this many fast acks in a row, each answering at most
+ * one slice (a receiver that answers every slice at once). */
+#define AMPLIFICATION_RUN 4
+/* Missing slices with their send counts in a stall message: at most this
+ * many ranges or, past this many characters, " and more" (keeps the
+ * message under Wireshark's 240-character item label). */
+#define STALL_MISSING_MAX_RANGES 24
+#define STALL_MISSING_MAX_LEN    60
+/* Missing slices in a diagnosis sentence, cut with ",..." (same reason). */
+#define DIAG_MISSING_MAX_LEN 60
 
-static gint ett_analysis = -1;
-static gint ett_fragment = -1;
-static gint ett_fragments = -1;
+static gint64 ms_to_ns(guint ms)
+{
+    return (gint64)ms * NS_PER_MS;
+}
 
-static expert_field ei_resend = EI_INIT;
-static expert_field ei_too_soon = EI_INIT;
-static expert_field ei_already_acked = EI_INIT;
-static expert_field ei_not_listening = EI_INIT;
-static expert_field ei_stale = EI_INIT;
-static expert_field ei_early = EI_INIT;
-static expert_field ei_count_mismatch = EI_INIT;
-static expert_field ei_size_mismatch = EI_INIT;
-static expert_field ei_stall = EI_INIT;
-static expert_field ei_silent = EI_INIT;
-static expert_field ei_not_reading = EI_INIT;
-static expert_field ei_dup_ack = EI_INIT;
-static expert_field ei_stale_ack = EI_INIT;
-static expert_field ei_regression = EI_INIT;
-static expert_field ei_regression_note = EI_INIT;
-static expert_field ei_unknown_chunk = EI_INIT;
-static expert_field ei_ack_before_slices = EI_INIT;
-static expert_field ei_ack_count_mismatch = EI_INIT;
-static expert_field ei_too_fast = EI_INIT;
-static expert_field ei_amplification = EI_INIT;
-static expert_field ei_complete = EI_INIT;
-static expert_field ei_incomplete = EI_INIT;
-static expert_field ei_capped = EI_INIT;
+static int hf_chunk_stream = -1;
+static int hf_chunk_transfer = -1;
+static int hf_chunk_flags = -1;
+static int hf_chunk_resend = -1;
+static int hf_chunk_resend_of = -1;
+static int hf_chunk_since_last = -1;
+static int hf_chunk_first_send = -1;
+static int hf_chunk_already_acked_in = -1;
+static int hf_chunk_acked_in = -1;
+static int hf_chunk_ack_time = -1;
+static int hf_chunk_stale = -1;
+static int hf_chunk_completed_in = -1;
+static int hf_chunk_prev_chunk = -1;
+static int hf_chunk_newly_acked = -1;
+static int hf_chunk_newly_acked_slices = -1;
+static int hf_chunk_duplicate_ack = -1;
+static int hf_chunk_regressed = -1;
+static int hf_chunk_ack_delta = -1;
+static int hf_chunk_prev_ack = -1;
+static int hf_chunk_chunk_complete = -1;
+static int hf_chunk_transfer_time = -1;
+static int hf_chunk_goodput = -1;
+static int hf_chunk_chunk_size = -1;
+static int hf_chunk_stall_since = -1;
+static int hf_chunk_diagnosis = -1;
+static int hf_chunk_check = -1;
+static int hf_chunk_reassembled_in = -1;
+static int hf_chunk_reassembled_length = -1;
+static int hf_chunk_fragments = -1;
+static int hf_chunk_fragment = -1;
+static int hf_chunk_fragment_overlap = -1;
+static int hf_chunk_fragment_overlap_conflicts = -1;
+static int hf_chunk_fragment_multiple_tails = -1;
+static int hf_chunk_fragment_too_long_fragment = -1;
+static int hf_chunk_fragment_error = -1;
+static int hf_chunk_fragment_count = -1;
+
+static gint ett_chunk_analysis = -1;
+static gint ett_chunk_fragment = -1;
+static gint ett_chunk_fragments = -1;
+
+static expert_field ei_chunk_resend = EI_INIT;
+static expert_field ei_chunk_too_soon = EI_INIT;
+static expert_field ei_chunk_already_acked = EI_INIT;
+static expert_field ei_chunk_not_listening = EI_INIT;
+static expert_field ei_chunk_stale = EI_INIT;
+static expert_field ei_chunk_early = EI_INIT;
+static expert_field ei_chunk_count_mismatch = EI_INIT;
+static expert_field ei_chunk_size_mismatch = EI_INIT;
+static expert_field ei_chunk_stall = EI_INIT;
+static expert_field ei_chunk_silent = EI_INIT;
+static expert_field ei_chunk_not_reading = EI_INIT;
+static expert_field ei_chunk_dup_ack = EI_INIT;
+static expert_field ei_chunk_stale_ack = EI_INIT;
+static expert_field ei_chunk_regression = EI_INIT;
+static expert_field ei_chunk_regression_note = EI_INIT;
+static expert_field ei_chunk_unknown_chunk = EI_INIT;
+static expert_field ei_chunk_ack_before_slices = EI_INIT;
+static expert_field ei_chunk_ack_count_mismatch = EI_INIT;
+static expert_field ei_chunk_too_fast = EI_INIT;
+static expert_field ei_chunk_amplification = EI_INIT;
+static expert_field ei_chunk_complete = EI_INIT;
+static expert_field ei_chunk_incomplete = EI_INIT;
+static expert_field ei_chunk_capped = EI_INIT;
 
 static const fragment_items chunk_frag_items = {
-    &ett_fragment, &ett_fragments,
-    &hf_fragments, &hf_fragment, &hf_fragment_overlap, &hf_fragment_overlap_conflicts,
-    &hf_fragment_multiple_tails, &hf_fragment_too_long_fragment, &hf_fragment_error,
-    &hf_fragment_count, &hf_reassembled_in, &hf_reassembled_length, NULL,
+    &ett_chunk_fragment, &ett_chunk_fragments,
+    &hf_chunk_fragments, &hf_chunk_fragment, &hf_chunk_fragment_overlap, &hf_chunk_fragment_overlap_conflicts,
+    &hf_chunk_fragment_multiple_tails, &hf_chunk_fragment_too_long_fragment, &hf_chunk_fragment_error,
+    &hf_chunk_fragment_count, &hf_chunk_reassembled_in, &hf_chunk_reassembled_length, NULL,
     "Slices"
 };
 
@@ -127,13 +166,7 @@ static wmem_map_t *flows_by_conv;   /* conversation index -> chunk_flow_t *[2] *
  * Wireshark 4.6 against 400 B on 4.0 and 4.4, which made a map per flow add
  * 100 MiB on 100 000 conversations (docs/robustness.md, "Dissector"). */
 static wmem_map_t *transfers_by_chunk;
-static wmem_allocator_t *rec_scope; /* where this packet's frame record lives */
-static gboolean transient;          /* tshark's single pass: see begin_packet() */
-static const frame_data *prev_fd;
-static guint32 prev_num;
-static fragment_head *pending_free; /* reassembled data to drop at the next packet */
-static int probe_tap = -1;          /* taps run for this frame?: see begin_packet() */
-static guint32 probe_seen_num;
+static wmem_allocator_t *rec_scope; /* where this packet's frame record lives: chunk_sp_begin_packet() */
 
 /* Cap on per-slice state (issue 5, docs/robustness.md "Dissector"). A single
  * 15-byte slice claims 256 slices, i.e. 10 KiB of chunk_slice_state_t: 65 536
@@ -141,13 +174,18 @@ static guint32 probe_seen_num;
  * transfer gets per-slice state only while all of it stays within
  * CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE x the chunk packet bytes seen so
  * far (honest traffic needs 40 bytes per slice of up to 1 KiB); past it the
- * transfer is decoded but not analysed (slices == NULL, ei_capped). */
+ * transfer is decoded but not analysed (slices == NULL, ei_chunk_capped). */
 #define CHUNK_STATE_FLOOR    (32u << 20)
 #define CHUNK_STATE_PER_BYTE 2u
 static gint64 capture_last_ns; /* time of the latest chunk packet analysed */
 static guint64 state_bytes;   /* per-slice state allocated in this file */
-static guint64 reasm_bytes;   /* live single-pass reassembly buffers: see reassemble() */
 static guint64 chunk_bytes;   /* bytes of clean chunk packets analysed */
+
+/* Bytes of state the analysis may hold at this point of the file. */
+static guint64 state_budget(void)
+{
+    return CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE * chunk_bytes;
+}
 
 #define REACT_UNKNOWN G_MAXUINT32
 
@@ -178,8 +216,8 @@ enum {
     N_STALE_ACK     = 1u << 4,
     N_COMPLETE      = 1u << 5,
     N_REGRESSED     = 1u << 8,
-    N_ACK_BEFORE_SLICES = 1u << 10, /* ack of an unknown chunk before any slice of the stream */
     N_CAPPED        = 1u << 9,   /* transfer over the state cap: not analysed */
+    N_ACK_BEFORE_SLICES = 1u << 10, /* ack of an unknown chunk before any slice of the stream */
 };
 
 static gint64 ts_ns(const nstime_t *t)
@@ -195,45 +233,23 @@ static nstime_t ns_ts(gint64 ns)
     return t;
 }
 
-/* Wrap-aware "a is newer than b" from the spec's chunk-id rule. */
+/* Wrap-aware "a is newer than b": chunk ids wrap 65535 -> 0
+ * (docs/protocol.md), so an id up to half the space ahead is newer. */
 static gboolean chunk_newer(guint16 a, guint16 b)
 {
-    return (a > b && a - b <= 32768) || (a < b && b - a > 32768);
+    return (a > b && a - b <= CHUNK_ID_HALF) || (a < b && b - a > CHUNK_ID_HALF);
 }
 
-/* Single pass: a transfer's first sends gathered in the analysis' own
- * buffer (see reassemble()). */
-typedef struct chunk_reasm {
-    guint8 *data;       /* g_malloc'd; slice i at i x slice_size */
-    guint32 cap;        /* bytes allocated at data */
-    guint32 have;       /* slices in */
-    guint32 last_len;   /* bytes of the last slice, once in */
-    guint32 frame[];    /* per slice: frame of its first send, 0 while missing */
-} chunk_reasm_t;
-
-/* Frees t's single-pass reassembly buffer, if any. */
-static void free_reasm(chunk_transfer_t *t)
-{
-    chunk_reasm_t *r = t->reasm;
-    if (!r)
-        return;
-    reasm_bytes -= r->cap + sizeof(chunk_reasm_t) + (guint64)t->num_slices * sizeof(guint32);
-    g_free(r->data);
-    g_free(r);
-    t->reasm = NULL;
-}
-
-/* wmem callback at the end of the file scope: the buffers of transfers that
- * never completed. Returns FALSE: analysis_init() registers it again for
- * the next file. */
-static ws_cb_bool free_unfinished_reasm(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_,
-                                      void *user_data _U_)
+/* wmem callback at the end of the file scope: frees what lives outside it,
+ * the single-pass buffers of transfers that never completed. Returns FALSE:
+ * analysis_init() registers it again for the next file. */
+static ws_cb_bool analysis_file_end(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_,
+                                    void *user_data _U_)
 {
     guint n = all_transfers ? wmem_array_get_count(all_transfers) : 0;
     for (guint i = 0; i < n; i++)
-        free_reasm(*(chunk_transfer_t **)wmem_array_index(all_transfers, i));
+        chunk_sp_free(*(chunk_transfer_t **)wmem_array_index(all_transfers, i));
     all_transfers = NULL;
-    reasm_bytes = 0;
     return FALSE;
 }
 
@@ -243,16 +259,11 @@ static void analysis_init(void)
     all_transfers = wmem_array_new(wmem_file_scope(), sizeof(chunk_transfer_t *));
     flows_by_conv = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
     transfers_by_chunk = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
-    transient = FALSE;
-    prev_fd = NULL;
-    prev_num = 0;
-    pending_free = NULL;
-    probe_seen_num = 0;
     capture_last_ns = 0;
     state_bytes = 0;
     chunk_bytes = 0;
-    reasm_bytes = 0;
-    wmem_register_callback(wmem_file_scope(), free_unfinished_reasm, NULL);
+    chunk_sp_init();
+    wmem_register_callback(wmem_file_scope(), analysis_file_end, NULL);
 }
 
 guint chunk_analysis_transfer_count(void)
@@ -269,8 +280,8 @@ chunk_transfer_t *chunk_analysis_transfer(guint i)
  * source, for an ack the flow towards its source (acks answer slices). */
 static chunk_flow_t *get_flow(packet_info *pinfo, gboolean is_ack)
 {
-    /* Keyed by conversation index: the decoder owns the conversation's
-     * proto data slot of the chunk protocol. */
+    /* Keyed by conversation index, in the analysis' own map (packet-chunk.h
+     * says who keeps what per conversation). */
     conversation_t *c = find_or_create_conversation(pinfo);
     chunk_flow_t **fl = (chunk_flow_t **)wmem_map_lookup(flows_by_conv, GUINT_TO_POINTER(c->conv_index));
     if (!fl) {
@@ -331,7 +342,7 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
     /* num_slices is bounded by the variant's MaxSlicesPerChunk: the decoder
      * rejected anything larger. Past the cap no state (see CHUNK_STATE_FLOOR). */
     guint64 need = (guint64)t->num_slices * sizeof(chunk_slice_state_t);
-    if (state_bytes + need <= CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE * chunk_bytes) {
+    if (state_bytes + need <= state_budget()) {
         t->slices = wmem_alloc0_array(wmem_file_scope(), chunk_slice_state_t, t->num_slices);
         state_bytes += need;
     }
@@ -347,12 +358,31 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
     wmem_array_append_one(all_transfers, t);
     /* A chunk id comes back after 65536 chunks: forget the transfer half a
      * wrap behind, so an id seen again starts a new transfer. */
-    gint64 old = flow_chunk_key(fl, (guint16)(slice->chunk_id ^ 0x8000));
+    gint64 old = flow_chunk_key(fl, (guint16)(slice->chunk_id ^ CHUNK_ID_HALF));
     wmem_map_remove(transfers_by_chunk, &old);
     gint64 *key = wmem_new(wmem_file_scope(), gint64);
     *key = flow_chunk_key(fl, (guint16)slice->chunk_id);
     wmem_map_insert(transfers_by_chunk, key, t);
     return t;
+}
+
+/* The missing (unacked) slices of a transfer, as an id set. */
+static gboolean slice_missing(const void *data, guint32 id)
+{
+    return !((const chunk_transfer_t *)data)->slices[id].acked_in;
+}
+
+/* ... in runs of slices sent equally often. */
+static gboolean same_sends(const void *data, guint32 first, guint32 id)
+{
+    const chunk_transfer_t *t = (const chunk_transfer_t *)data;
+    return t->slices[id].sends == t->slices[first].sends;
+}
+
+static au_idset_t missing_set(const chunk_transfer_t *t, gboolean by_sends)
+{
+    au_idset_t s = { t->num_slices, slice_missing, by_sends ? same_sends : NULL, t };
+    return s;
 }
 
 /* Missing slices of t as ranges, each with how often it was sent:
@@ -361,83 +391,35 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
 static char *missing_with_sends(wmem_allocator_t *scope, const chunk_transfer_t *t)
 {
     wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
-    guint32 i = 0, shown = 0;
-    while (t->slices && i < t->num_slices) {
-        if (t->slices[i].acked_in) {
-            i++;
-            continue;
-        }
-        guint32 j = i;
-        while (j + 1 < t->num_slices && !t->slices[j + 1].acked_in &&
-               t->slices[j + 1].sends == t->slices[i].sends)
-            j++;
+    guint32 next = 0, first, last, shown = 0;
+    au_idset_t s;
+
+    if (!t->slices)
+        return wmem_strbuf_finalize(sb);
+    s = missing_set(t, TRUE);
+    while (au_idset_next_run(&s, &next, &first, &last)) {
         /* Keeps the expert message that holds it under the 240-character
          * item label. */
-        if (shown++ == 24 || wmem_strbuf_get_len(sb) > 60) {
+        if (shown++ == STALL_MISSING_MAX_RANGES || wmem_strbuf_get_len(sb) > STALL_MISSING_MAX_LEN) {
             wmem_strbuf_append(sb, " and more");
             break;
         }
         if (wmem_strbuf_get_len(sb))
             wmem_strbuf_append(sb, ", ");
-        if (j > i)
-            wmem_strbuf_append_printf(sb, "%u-%u", i, j);
-        else
-            wmem_strbuf_append_printf(sb, "%u", i);
-        wmem_strbuf_append_printf(sb, " (sent %ux)", t->slices[i].sends);
-        i = j + 1;
+        au_append_range(sb, first, last);
+        wmem_strbuf_append_printf(sb, " (sent %ux)", t->slices[first].sends);
     }
     return wmem_strbuf_finalize(sb);
 }
 
 char *chunk_analysis_missing_ranges(wmem_allocator_t *scope, const chunk_transfer_t *t)
 {
-    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
-    guint32 i = 0;
+    au_idset_t s;
+
     if (!t->slices)   /* over the state cap: not known */
         return wmem_strdup(scope, "?");
-    while (i < t->num_slices) {
-        if (t->slices[i].acked_in) {
-            i++;
-            continue;
-        }
-        guint32 j = i;
-        while (j + 1 < t->num_slices && !t->slices[j + 1].acked_in)
-            j++;
-        if (wmem_strbuf_get_len(sb))
-            wmem_strbuf_append_c(sb, ',');
-        if (j > i)
-            wmem_strbuf_append_printf(sb, "%u-%u", i, j);
-        else
-            wmem_strbuf_append_printf(sb, "%u", i);
-        i = j + 1;
-    }
-    return wmem_strbuf_finalize(sb);
-}
-
-/* Ranges of the set bits of a bitmap: "0-7,9". */
-static char *bits_ranges(wmem_allocator_t *scope, const guint8 *bits, guint32 n)
-{
-    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
-    guint32 i = 0;
-#define BIT(k) ((bits[(k) >> 3] >> ((k) & 7)) & 1)
-    while (i < n) {
-        if (!BIT(i)) {
-            i++;
-            continue;
-        }
-        guint32 j = i;
-        while (j + 1 < n && BIT(j + 1))
-            j++;
-        if (wmem_strbuf_get_len(sb))
-            wmem_strbuf_append_c(sb, ',');
-        if (j > i)
-            wmem_strbuf_append_printf(sb, "%u-%u", i, j);
-        else
-            wmem_strbuf_append_printf(sb, "%u", i);
-        i = j + 1;
-    }
-#undef BIT
-    return wmem_strbuf_finalize(sb);
+    s = missing_set(t, FALSE);
+    return au_ranges(scope, &s, 0);
 }
 
 /* Sends every missing slice needs before a stall is called: enough that
@@ -448,15 +430,15 @@ static guint32 stall_min_sends(const chunk_flow_t *fl)
     /* From the slices that got through: a slice that never does (the
      * stall itself) must not raise the estimate. */
     double r = fl->acked_sends ? 1.0 - (double)fl->acked_slices / (double)fl->acked_sends : 0.0;
-    if (r <= 0.1)
-        return 3;
+    if (r <= STALL_LOW_LOSS)
+        return STALL_MIN_SENDS;
     guint32 m = 1;
     double p = r;
-    while (p >= 0.001 && m < 40) {
+    while (p >= STALL_CHANCE && m < STALL_MAX_SENDS) {
         p *= r;
         m++;
     }
-    return m < 3 ? 3 : m;
+    return m < STALL_MIN_SENDS ? STALL_MIN_SENDS : m;
 }
 
 /* A transfer that made no progress for longer than the stall threshold while
@@ -470,9 +452,9 @@ static void check_stall(packet_info *pinfo, chunk_transfer_t *t, frame_rec_t *fr
      * stall sooner than twice the longest send-to-ack time seen, and not
      * while the receiver is still acking an older chunk (its queue is still
      * draining). */
-    gint64 threshold = (gint64)pref_stall_ms * 1000000;
-    if (threshold < 2 * fl->max_ack_delay_ns)
-        threshold = 2 * fl->max_ack_delay_ns;
+    gint64 threshold = ms_to_ns(pref_stall_ms);
+    if (threshold < STALL_ACK_DELAY_FACTOR * fl->max_ack_delay_ns)
+        threshold = STALL_ACK_DELAY_FACTOR * fl->max_ack_delay_ns;
     gint64 ref = t->progress_ns;
     if (fl->has_old_ack && fl->cur == t && fl->old_ack_ns > ref)
         ref = fl->old_ack_ns;
@@ -577,7 +559,7 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
         t->resends++;
         /* Jitter between the sender and the capture point moves two sends
          * of a slice closer by up to twice its amplitude: allow for it. */
-        if (fr->delta_ns + (gint64)pref_resend_jitter_ms * 1000000 < (gint64)pref_min_resend_ms * 1000000)
+        if (fr->delta_ns + ms_to_ns(pref_resend_jitter_ms) < ms_to_ns(pref_min_resend_ms))
             fr->flags |= CHUNK_F_TOO_SOON;
     }
     if (s->acked_in) {
@@ -590,7 +572,7 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
          * receiver, latency) and get lost: only a slice acked by several
          * acks and for longer than the stall threshold is proof. */
         if (s->acks_seen >= pref_not_listening_acks &&
-            now - s->acked_ns > (gint64)pref_stall_ms * 1000000)
+            now - s->acked_ns > ms_to_ns(pref_stall_ms))
             fr->flags |= CHUNK_F_NOT_LISTENING;
     }
     if (s->sends < G_MAXUINT16)
@@ -601,6 +583,131 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
     check_stall(pinfo, t, fr, now);
     t->problems |= fr->flags;
     return fr;
+}
+
+/* Applies an ack's bitfield to t's slices: marks the newly acked ones
+ * (fr->newly, fr->newly_bits), counts those acked before and clear now
+ * (fr->cleared), and feeds the flow's loss and ack delay estimates. */
+static void apply_ack_bits(packet_info *pinfo, const chunk_ack_info_t *ack, chunk_transfer_t *t,
+                           frame_rec_t *fr, gint64 now)
+{
+    chunk_flow_t *fl = t->flow;
+    guint32 n = t->num_slices;
+
+    for (guint32 i = 0; i < n; i++) {
+        chunk_slice_state_t *s = &t->slices[i];
+        if (ack->acked[i]) {
+            if (s->acks_seen < G_MAXUINT16)
+                s->acks_seen++;
+            if (!s->acked_in) {
+                if (!fr->newly_bits)
+                    fr->newly_bits = (guint8 *)wmem_alloc0(rec_scope, (n + 7) / 8);
+                fr->newly_bits[i >> 3] |= (guint8)(1u << (i & 7));
+                fr->newly++;
+                s->acked_in = pinfo->num;
+                s->acked_ns = now;
+                /* A slice acked but never seen sent (the capture
+                 * started mid-transfer) says nothing of loss or delay. */
+                if (s->sends) {
+                    fl->acked_slices++;
+                    fl->acked_sends += s->sends;
+                    if (now - s->last_ns > fl->max_ack_delay_ns)
+                        fl->max_ack_delay_ns = now - s->last_ns;
+                }
+            }
+        } else if (s->acked_in) {
+            fr->cleared++;
+        }
+    }
+}
+
+/* What the ack means for t once applied: progress, a regression, the
+ * completing ack, a repeated all-ones ack, or a duplicate. Returns TRUE
+ * when it completes the chunk. */
+static gboolean ack_outcome(packet_info *pinfo, const chunk_ack_info_t *ack, chunk_transfer_t *t,
+                            frame_rec_t *fr, gint64 now)
+{
+    chunk_flow_t *fl = t->flow;
+    guint32 n = t->num_slices;
+
+    t->acked_count += fr->newly;
+    if (fr->newly) {
+        t->progress_ns = now;
+        t->progress_frame = pinfo->num;
+        t->stall_frame = 0;
+    }
+    /* A reordered ack regresses once; a receiver that reset keeps
+     * regressing: only two regressing acks in a row are a problem. */
+    if (fr->cleared) {
+        fr->notes |= N_REGRESSED;
+        if (t->prev_ack_regressed)
+            fr->flags |= CHUNK_F_REGRESSION;
+    }
+    t->prev_ack_regressed = fr->cleared != 0;
+    if (ack->acked_count == n && !t->complete_frame) {
+        t->complete_frame = pinfo->num;
+        t->complete_ns = now;
+        fr->notes |= N_COMPLETE;
+        fl->completed++;
+        fl->last_done_frame = pinfo->num;
+        fl->last_done_chunk = t->chunk_id;
+        fl->last_done_ns = now;
+        return TRUE;
+    }
+    if (ack->acked_count == n) {
+        fr->notes |= N_STALE_ACK;
+        fr->info_frame = t->complete_frame;
+    } else if (!fr->newly) {
+        fr->notes |= N_DUP_ACK;
+    }
+    return FALSE;
+}
+
+/* Pacing. The completing ack may go at once (the final ack:
+ * docs/robustness.md), so it is neither checked nor the reference for the
+ * next one; a copy of the previous ack arriving soon after it is a network
+ * duplicate. One gap
+ * says little once jitter is involved, so the rate is judged over
+ * CHUNK_PACED_WINDOW acks: gaps that add up to less than TOO_FAST_PERCENT
+ * of as many intervals. */
+static void check_ack_pacing(packet_info *pinfo, const chunk_ack_info_t *ack, chunk_flow_t *fl,
+                             frame_rec_t *fr, gboolean completes, gint64 now)
+{
+    gint64 interval = ms_to_ns(pref_ack_interval_ms);
+    gboolean netdup = fl->has_last_ack && fl->last_ack_chunk == ack->chunk_id &&
+                      fl->last_ack_count == ack->acked_count && fr->newly == 0 &&
+                      now - fl->last_ack_ns < interval / ACK_FAST_DIVISOR;
+    if (fl->has_paced_ack) {
+        fr->ref_frame = fl->paced_ack_frame;
+        fr->delta_ns = now - fl->paced_ack_ns;
+    }
+    if (!completes && !netdup) {
+        if (fl->has_paced_ack) {
+            gboolean fast = fr->delta_ns < interval / ACK_FAST_DIVISOR;
+            /* One ack per slice: a run of fast acks each answering at most
+             * one slice. */
+            if (fast && fl->slices_since_ack <= 1)
+                fl->one_per_slice_run++;
+            else
+                fl->one_per_slice_run = 0;
+            if (fl->one_per_slice_run >= AMPLIFICATION_RUN)
+                fr->flags |= CHUNK_F_AMPLIFICATION;
+        }
+        fl->paced_ring[fl->paced_count % CHUNK_PACED_WINDOW] = now;
+        fl->paced_count++;
+        if (fl->paced_count >= CHUNK_PACED_WINDOW &&
+            now - fl->paced_ring[fl->paced_count % CHUNK_PACED_WINDOW] <
+                interval * (CHUNK_PACED_WINDOW - 1) * TOO_FAST_PERCENT / 100)
+            fr->flags |= CHUNK_F_TOO_FAST;
+        fl->has_paced_ack = TRUE;
+        fl->paced_ack_frame = pinfo->num;
+        fl->paced_ack_ns = now;
+    }
+    fl->has_last_ack = TRUE;
+    fl->last_ack_chunk = ack->chunk_id;
+    fl->last_ack_count = ack->acked_count;
+    fl->last_ack_ns = now;
+    fl->slices_since_ack = 0;
 }
 
 static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_ack_info_t *ack)
@@ -625,7 +732,6 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
             fr->flags |= CHUNK_F_UNKNOWN_CHUNK;
         else
             fr->notes |= N_ACK_BEFORE_SLICES;
-        fl->unknown_acks++;
     } else {
         t->acks++;
         if (fl->cur && fl->cur != t && chunk_newer(fl->cur->chunk_id, t->chunk_id)) {
@@ -639,144 +745,15 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
         } else if (!t->slices) {
             fr->notes |= N_CAPPED;
         } else {
-            guint32 n = t->num_slices;
-            for (guint32 i = 0; i < n; i++) {
-                chunk_slice_state_t *s = &t->slices[i];
-                if (ack->acked[i]) {
-                    if (s->acks_seen < G_MAXUINT16)
-                        s->acks_seen++;
-                    if (!s->acked_in) {
-                        if (!fr->newly_bits)
-                            fr->newly_bits = (guint8 *)wmem_alloc0(rec_scope, (n + 7) / 8);
-                        fr->newly_bits[i >> 3] |= (guint8)(1u << (i & 7));
-                        fr->newly++;
-                        s->acked_in = pinfo->num;
-                        s->acked_ns = now;
-                        /* A slice acked but never seen sent (the capture
-                         * started mid-transfer) says nothing of loss or delay. */
-                        if (s->sends) {
-                            fl->acked_slices++;
-                            fl->acked_sends += s->sends;
-                            if (now - s->last_ns > fl->max_ack_delay_ns)
-                                fl->max_ack_delay_ns = now - s->last_ns;
-                        }
-                    }
-                } else if (s->acked_in) {
-                    fr->cleared++;
-                }
-            }
-            t->acked_count += fr->newly;
-            if (fr->newly) {
-                t->progress_ns = now;
-                t->progress_frame = pinfo->num;
-                t->stall_frame = 0;
-            }
-            /* A reordered ack regresses once; a receiver that reset keeps
-             * regressing: only two regressing acks in a row are a problem. */
-            if (fr->cleared) {
-                fr->notes |= N_REGRESSED;
-                if (t->prev_ack_regressed)
-                    fr->flags |= CHUNK_F_REGRESSION;
-            }
-            t->prev_ack_regressed = fr->cleared != 0;
-            if (ack->acked_count == n && !t->complete_frame) {
-                completes = TRUE;
-                t->complete_frame = pinfo->num;
-                t->complete_ns = now;
-                fr->notes |= N_COMPLETE;
-                fl->completed++;
-                fl->last_done_frame = pinfo->num;
-                fl->last_done_chunk = t->chunk_id;
-                fl->last_done_ns = now;
-            } else if (ack->acked_count == n) {
-                fr->notes |= N_STALE_ACK;
-                fr->info_frame = t->complete_frame;
-            } else if (!fr->newly) {
-                fr->notes |= N_DUP_ACK;
-            }
+            apply_ack_bits(pinfo, ack, t, fr, now);
+            completes = ack_outcome(pinfo, ack, t, fr, now);
         }
     }
 
-    /* Pacing. The completing ack may go at once (behaviour.md), so it is
-     * neither checked nor the reference for the next one; a copy of the
-     * previous ack arriving soon after it is a network duplicate. One gap
-     * says little once jitter is involved, so the rate is judged over five
-     * acks: four gaps that add up to less than 60% of four intervals. */
-    gint64 interval = (gint64)pref_ack_interval_ms * 1000000;
-    gboolean netdup = fl->has_last_ack && fl->last_ack_chunk == ack->chunk_id &&
-                      fl->last_ack_count == ack->acked_count && fr->newly == 0 &&
-                      now - fl->last_ack_ns < interval / 2;
-    if (fl->has_paced_ack) {
-        fr->ref_frame = fl->paced_ack_frame;
-        fr->delta_ns = now - fl->paced_ack_ns;
-    }
-    if (!completes && !netdup) {
-        if (fl->has_paced_ack) {
-            gboolean fast = fr->delta_ns < interval / 2;
-            /* One ack per slice: a run of fast acks each answering at most
-             * one slice. */
-            if (fast && fl->slices_since_ack <= 1)
-                fl->one_per_slice_run++;
-            else
-                fl->one_per_slice_run = 0;
-            if (fl->one_per_slice_run >= 4)
-                fr->flags |= CHUNK_F_AMPLIFICATION;
-        }
-        fl->paced_ring[fl->paced_count % 5] = now;
-        fl->paced_count++;
-        if (fl->paced_count >= 5 && now - fl->paced_ring[fl->paced_count % 5] < interval * 4 * 6 / 10)
-            fr->flags |= CHUNK_F_TOO_FAST;
-        fl->has_paced_ack = TRUE;
-        fl->paced_ack_frame = pinfo->num;
-        fl->paced_ack_ns = now;
-    }
-    fl->has_last_ack = TRUE;
-    fl->last_ack_chunk = ack->chunk_id;
-    fl->last_ack_count = ack->acked_count;
-    fl->last_ack_ns = now;
-    fl->slices_since_ack = 0;
+    check_ack_pacing(pinfo, ack, fl, fr, completes, now);
     if (t)
         t->problems |= fr->flags;
-    fl->problems |= fr->flags;
     return fr;
-}
-
-/* Memory in tshark's single pass.
- *
- * Frames are never revisited there, so keeping a record per frame and every
- * reassembled chunk for the whole file would only cost memory (the
- * reassembled data alone is as large as the capture's payload). tshark's
- * single pass is recognised by what it does: it dissects every frame in the
- * same frame_data (a local of its packet loop), and runs the taps (a probe
- * listener of ours sees them) or fills columns. The first pass of its -2 mode
- * uses one frame_data too, but with neither taps nor columns; Wireshark keeps
- * a frame_data per frame. Both keep everything. In the single pass per-frame
- * records live in the packet scope and each chunk's reassembled data is freed
- * once its frame has been dissected and tapped (at the next chunk packet). */
-static tap_packet_status probe_packet(void *tapdata _U_, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                      const void *data _U_, tap_flags_t flags _U_)
-{
-    probe_seen_num = pinfo->num;
-    return TAP_PACKET_DONT_REDRAW;
-}
-
-static void begin_packet(packet_info *pinfo)
-{
-    if (!PINFO_FD_VISITED(pinfo)) {
-        transient = pinfo->fd == prev_fd && pinfo->num != prev_num &&
-                    (pinfo->cinfo != NULL || (prev_num && probe_seen_num == prev_num));
-        prev_fd = pinfo->fd;
-        prev_num = pinfo->num;
-    }
-    rec_scope = transient && !PINFO_FD_VISITED(pinfo) ? pinfo->pool : wmem_file_scope();
-    if (pending_free) {
-        /* The reassembled tvb of that frame is gone with its packet; the
-         * table keeps the (small) head, without the data. */
-        if (pending_free->tvb_data && !(pending_free->flags & FD_SUBSET_TVB))
-            tvb_free(pending_free->tvb_data);
-        pending_free->tvb_data = NULL;
-        pending_free = NULL;
-    }
 }
 
 static frame_rec_t *get_record(packet_info *pinfo)
@@ -800,14 +777,7 @@ static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
  * 240-character item label. */
 static char *missing_short(wmem_allocator_t *scope, const chunk_transfer_t *t, gsize max)
 {
-    char *m = chunk_analysis_missing_ranges(scope, t);
-    if (strlen(m) <= max)
-        return m;
-    gsize cut = max - 4;
-    while (cut > 0 && m[cut] != ',')
-        cut--;
-    m[cut] = '\0';
-    return wmem_strdup_printf(scope, "%s,...", m);
+    return au_ranges_cut(scope, chunk_analysis_missing_ranges(scope, t), max);
 }
 
 /* Fewest and most sends of t's missing slices; FALSE when none is missing. */
@@ -860,7 +830,7 @@ gboolean chunk_analysis_diagnose(wmem_allocator_t *scope, const chunk_transfer_t
     }
     if (t->complete_frame)
         return FALSE;
-    char *missing = missing_short(scope, t, 60);
+    char *missing = missing_short(scope, t, DIAG_MISSING_MAX_LEN);
     guint32 nmiss = t->num_slices - t->acked_count;
     if (t->acks == 0 && fl->acks == 0) {
         d->what = wmem_strdup_printf(scope,
@@ -922,7 +892,7 @@ gboolean chunk_analysis_diagnose(wmem_allocator_t *scope, const chunk_transfer_t
     /* Quiet at the end: captured at the receiver, a slice that never
      * arrives leaves nothing to see once the rest is acked. */
     gint64 quiet = capture_last_ns - t->last_ns;
-    if (quiet > (gint64)pref_stall_ms * 1000000) {
+    if (quiet > ms_to_ns(pref_stall_ms)) {
         d->what = wmem_strdup_printf(scope,
             "Incomplete at end of capture: chunk %u has %u/%u slices acked, missing %s; nothing of it in the last %.1f s of the capture.",
             t->chunk_id, t->acked_count, t->num_slices, missing, (double)quiet / 1e9);
@@ -955,7 +925,7 @@ static void show_flags(packet_info *pinfo, tvbuff_t *tvb, proto_tree *tree, guin
             wmem_strbuf_append_printf(sb, "%s%s", wmem_strbuf_get_len(sb) ? ", " : "",
                                       chunk_analysis_flag_name(1u << i));
     }
-    proto_item *it = proto_tree_add_uint_format_value(tree, hf_flags, tvb, 0, 0, flags,
+    proto_item *it = proto_tree_add_uint_format_value(tree, hf_chunk_flags, tvb, 0, 0, flags,
                         "0x%04x (%s)", flags, wmem_strbuf_get_str(sb));
     proto_item_set_generated(it);
 }
@@ -973,11 +943,11 @@ static void show_end_of_capture(tvbuff_t *tvb, packet_info *pinfo, proto_tree *a
     chunk_diagnosis_t d;
     if (!chunk_analysis_diagnose(pinfo->pool, t, &d))
         return;
-    proto_item *ti = proto_tree_add_string(at, hf_diagnosis, tvb, 0, 0, d.what);
+    proto_item *ti = proto_tree_add_string(at, hf_chunk_diagnosis, tvb, 0, 0, d.what);
     proto_item_set_generated(ti);
     /* The short part only: an expert message is cut at 240 characters. */
-    expert_add_info_format(pinfo, ti, &ei_incomplete, "%s", d.what);
-    proto_item_set_generated(proto_tree_add_string(at, hf_check, tvb, 0, 0, d.check));
+    expert_add_info_format(pinfo, ti, &ei_chunk_incomplete, "%s", d.what);
+    proto_item_set_generated(proto_tree_add_string(at, hf_chunk_check, tvb, 0, 0, d.check));
 }
 
 /* A slice sent after an ack in the capture showed it: wasted, and why, as
@@ -993,15 +963,15 @@ static void already_acked_expert(packet_info *pinfo, proto_item *ti, const frame
 {
     double gap_ms = (double)(ts_ns(&pinfo->abs_ts) - s->acked_ns) / 1e6;
     if (fr->react_us == REACT_UNKNOWN)
-        expert_add_info_format(pinfo, ti, &ei_already_acked,
+        expert_add_info_format(pinfo, ti, &ei_chunk_already_acked,
             "Slice %u sent %.0f ms after the ack in frame %u showed it (wasted): that ack was on its way or lost; the capture shows no reaction to an ack yet to tell which.",
             fr->slice_id, gap_ms, s->acked_in);
     else if (gap_ms * 1000.0 < (double)fr->react_us)
-        expert_add_info_format(pinfo, ti, &ei_already_acked,
+        expert_add_info_format(pinfo, ti, &ei_chunk_already_acked,
             "Slice %u sent %.0f ms after the ack in frame %u showed it, sooner than the sender reacts to an ack here (%.0f ms): the ack was still on its way (wasted, not lost).",
             fr->slice_id, gap_ms, s->acked_in, (double)fr->react_us / 1000.0);
     else
-        expert_add_info_format(pinfo, ti, &ei_already_acked,
+        expert_add_info_format(pinfo, ti, &ei_chunk_already_acked,
             "Slice %u sent %.0f ms after the ack in frame %u showed it, later than the sender reacts to an ack here (%.0f ms): that ack was lost or not applied (wasted).",
             fr->slice_id, gap_ms, s->acked_in, (double)fr->react_us / 1000.0);
 }
@@ -1011,18 +981,96 @@ static proto_tree *analysis_tree(proto_tree **at, proto_tree *tree, tvbuff_t *tv
 {
     if (!*at) {
         proto_item *ti = NULL;
-        *at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_analysis, &ti, "Transfer analysis");
+        *at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_chunk_analysis, &ti, "Transfer analysis");
         proto_item_set_generated(ti);
     }
     return *at;
 }
-#define AT analysis_tree(&at, tree, tvb)
+/* The analysis subtree under tree, made on first use; each show_* function
+ * has proto_tree **atp, pointing at the one subtree of its packet. */
+#define AT analysis_tree(atp, tree, tvb)
+
+static void capped_expert(packet_info *pinfo, proto_item *ti, const chunk_transfer_t *t)
+{
+    expert_add_info_format(pinfo, ti, &ei_chunk_capped,
+        "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only.",
+        t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
+}
+
+/* A slice's resend, and whether an ack had already shown it (or, looking
+ * forward, which ack first does). s is NULL when the slice has no state. */
+static void show_slice_sends(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree **atp,
+                             const frame_rec_t *fr, const chunk_slice_state_t *s)
+{
+    const chunk_transfer_t *t = fr->t;
+    proto_item *ti;
+
+    if (fr->notes & N_RESEND) {
+        ti = proto_tree_add_uint(AT, hf_chunk_resend, tvb, 0, 0, fr->resend);
+        proto_item_set_generated(ti);
+        expert_add_info_format(pinfo, ti, &ei_chunk_resend, "Resend %u of slice %u of chunk %u (previous send frame %u).",
+                               fr->resend, fr->slice_id, t->chunk_id, fr->ref_frame);
+        add_gen_uint(AT, hf_chunk_resend_of, tvb, fr->ref_frame);
+        if (s && s->first_frame != fr->ref_frame)
+            add_gen_uint(AT, hf_chunk_first_send, tvb, s->first_frame);
+        {
+            nstime_t d = ns_ts(fr->delta_ns);
+            ti = proto_tree_add_time(AT, hf_chunk_since_last, tvb, 0, 0, &d);
+        }
+        proto_item_set_generated(ti);
+        if (fr->flags & CHUNK_F_TOO_SOON)
+            expert_add_info_format(pinfo, ti, &ei_chunk_too_soon,
+                "Slice resent %.1f ms after its last send (minimum %u ms, %u ms allowed for jitter): the sender's resend delay is not applied.",
+                (double)fr->delta_ns / 1e6, pref_min_resend_ms, pref_resend_jitter_ms);
+    }
+    if (s && (fr->notes & N_ALREADY_ACKED)) {
+        ti = proto_tree_add_uint(AT, hf_chunk_already_acked_in, tvb, 0, 0, s->acked_in);
+        proto_item_set_generated(ti);
+        if (fr->flags & CHUNK_F_NOT_LISTENING)
+            expert_add_info_format(pinfo, ti, &ei_chunk_not_listening,
+                "Slice %u sent although %u acks since frame %u (over the stall threshold ago) showed it acked: the sender is not applying acks.",
+                fr->slice_id, fr->acks_seen, s->acked_in);
+        else
+            already_acked_expert(pinfo, ti, fr, s);
+    } else if (s && s->acked_in) {
+        /* Forward-looking: known once the whole capture was seen. */
+        add_gen_uint(AT, hf_chunk_acked_in, tvb, s->acked_in);
+        add_gen_time(AT, hf_chunk_ack_time, tvb, s->acked_ns - s->first_ns);
+    }
+}
+
+/* The stall found at this slice, if any: since when, and what is missing. */
+static void show_slice_stall(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree **atp,
+                             const frame_rec_t *fr)
+{
+    const chunk_transfer_t *t = fr->t;
+    proto_item *ti;
+
+    if (!(fr->flags & (CHUNK_F_STALL | CHUNK_F_SILENT_RECEIVER | CHUNK_F_NOT_READING)))
+        return;
+    const char *missing = (const char *)p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL);
+    guint32 since = (guint32)GPOINTER_TO_UINT(p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL_SINCE));
+    ti = proto_tree_add_uint(AT, hf_chunk_stall_since, tvb, 0, 0, since);
+    proto_item_set_generated(ti);
+    if (fr->flags & CHUNK_F_STALL)
+        expert_add_info_format(pinfo, ti, &ei_chunk_stall,
+            "Stall: no new slice of chunk %u acked for over %u ms (since frame %u) while slices keep coming; never acked: %s.",
+            t->chunk_id, pref_stall_ms, since, missing ? missing : "?");
+    else if (fr->flags & CHUNK_F_NOT_READING)
+        expert_add_info_format(pinfo, ti, &ei_chunk_not_reading,
+            "Receiver not reading: chunk %u sent for over %u ms after the previous chunk completed, and no ack for it: the completed chunk is not popped.",
+            t->chunk_id, pref_stall_ms);
+    else
+        expert_add_info_format(pinfo, ti, &ei_chunk_silent,
+            "Silent receiver: chunk %u sent for over %u ms and no ack for it so far; unacked: %s.",
+            t->chunk_id, pref_stall_ms, missing ? missing : "?");
+}
 
 static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                        const chunk_slice_info_t *slice, const frame_rec_t *fr)
 {
     const chunk_transfer_t *t = fr->t;
-    proto_tree *at;
+    proto_tree *at = NULL, **atp = &at;
     proto_item *ti;
     guint32 flags = fr->flags;
     gboolean last_of_transfer = is_last_of_unfinished(pinfo, t);
@@ -1030,93 +1078,40 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (last_of_transfer)
         flags |= CHUNK_F_INCOMPLETE;
 
-    add_gen_uint(tree, hf_stream, tvb, fr->flow->stream);
-    add_gen_uint(tree, hf_transfer, tvb, t->index);
-
-    at = NULL;
+    add_gen_uint(tree, hf_chunk_stream, tvb, fr->flow->stream);
+    add_gen_uint(tree, hf_chunk_transfer, tvb, t->index);
 
     const chunk_slice_state_t *s = (fr->flags & CHUNK_F_COUNT_MISMATCH) || !t->slices ? NULL : &t->slices[fr->slice_id];
 
     if (fr->notes & N_CAPPED)
-        expert_add_info_format(pinfo, AT, &ei_capped,
-            "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only.",
-            t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
-
-    if (fr->notes & N_RESEND) {
-        ti = proto_tree_add_uint(AT, hf_resend, tvb, 0, 0, fr->resend);
-        proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_resend, "Resend %u of slice %u of chunk %u (previous send frame %u).",
-                               fr->resend, fr->slice_id, t->chunk_id, fr->ref_frame);
-        add_gen_uint(AT, hf_resend_of, tvb, fr->ref_frame);
-        if (s && s->first_frame != fr->ref_frame)
-            add_gen_uint(AT, hf_first_send, tvb, s->first_frame);
-        {
-            nstime_t d = ns_ts(fr->delta_ns);
-            ti = proto_tree_add_time(AT, hf_since_last, tvb, 0, 0, &d);
-        }
-        proto_item_set_generated(ti);
-        if (fr->flags & CHUNK_F_TOO_SOON)
-            expert_add_info_format(pinfo, ti, &ei_too_soon,
-                "Slice resent %.1f ms after its last send (minimum %u ms, %u ms allowed for jitter): the sender's resend delay is not applied.",
-                (double)fr->delta_ns / 1e6, pref_min_resend_ms, pref_resend_jitter_ms);
-    }
-    if (s && (fr->notes & N_ALREADY_ACKED)) {
-        ti = proto_tree_add_uint(AT, hf_already_acked_in, tvb, 0, 0, s->acked_in);
-        proto_item_set_generated(ti);
-        if (fr->flags & CHUNK_F_NOT_LISTENING)
-            expert_add_info_format(pinfo, ti, &ei_not_listening,
-                "Slice %u sent although %u acks since frame %u (over the stall threshold ago) showed it acked: the sender is not applying acks.",
-                fr->slice_id, fr->acks_seen, s->acked_in);
-        else
-            already_acked_expert(pinfo, ti, fr, s);
-    } else if (s && s->acked_in) {
-        /* Forward-looking: known once the whole capture was seen. */
-        add_gen_uint(AT, hf_acked_in, tvb, s->acked_in);
-        add_gen_time(AT, hf_ack_time, tvb, s->acked_ns - s->first_ns);
-    }
+        capped_expert(pinfo, AT, t);
+    show_slice_sends(tvb, pinfo, tree, atp, fr, s);
     if (fr->notes & N_STALE) {
-        ti = proto_tree_add_uint(AT, hf_stale, tvb, 0, 0, fr->info_frame);
+        ti = proto_tree_add_uint(AT, hf_chunk_stale, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_stale,
+        expert_add_info_format(pinfo, ti, &ei_chunk_stale,
             "Stale slice: the receiver completed chunk %u in frame %u (the final ack was lost or ignored).",
             t->chunk_id, fr->info_frame);
     }
     if (fr->flags & CHUNK_F_EARLY) {
-        ti = proto_tree_add_uint(AT, hf_prev_chunk, tvb, 0, 0, fr->info_frame);
+        ti = proto_tree_add_uint(AT, hf_chunk_prev_chunk, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_early,
+        expert_add_info_format(pinfo, ti, &ei_chunk_early,
             "Chunk %u started before the previous chunk (first frame %u) was fully acked: one chunk in flight is broken.",
             t->chunk_id, fr->info_frame);
     }
     if (fr->flags & CHUNK_F_COUNT_MISMATCH)
-        expert_add_info_format(pinfo, AT, &ei_count_mismatch,
+        expert_add_info_format(pinfo, AT, &ei_chunk_count_mismatch,
             "Slice count %u differs from %u in the chunk's first slice (frame %u): a receiver ignores it.",
             slice->num_slices, t->num_slices, t->first_frame);
     if (fr->flags & CHUNK_F_SIZE_MISMATCH)
-        expert_add_info_format(pinfo, AT, &ei_size_mismatch,
+        expert_add_info_format(pinfo, AT, &ei_chunk_size_mismatch,
             "Slice carries %u bytes, earlier slices of this chunk imply %u.",
             slice->slice_bytes, fr->slice_id == t->num_slices - 1 ? t->last_bytes : t->slice_size);
 
-    if (fr->flags & (CHUNK_F_STALL | CHUNK_F_SILENT_RECEIVER | CHUNK_F_NOT_READING)) {
-        const char *missing = (const char *)p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL);
-        guint32 since = (guint32)GPOINTER_TO_UINT(p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_STALL_SINCE));
-        ti = proto_tree_add_uint(AT, hf_stall_since, tvb, 0, 0, since);
-        proto_item_set_generated(ti);
-        if (fr->flags & CHUNK_F_STALL)
-            expert_add_info_format(pinfo, ti, &ei_stall,
-                "Stall: no new slice of chunk %u acked for over %u ms (since frame %u) while slices keep coming; never acked: %s.",
-                t->chunk_id, pref_stall_ms, since, missing ? missing : "?");
-        else if (fr->flags & CHUNK_F_NOT_READING)
-            expert_add_info_format(pinfo, ti, &ei_not_reading,
-                "Receiver not reading: chunk %u sent for over %u ms after the previous chunk completed, and no ack for it: the completed chunk is not popped.",
-                t->chunk_id, pref_stall_ms);
-        else
-            expert_add_info_format(pinfo, ti, &ei_silent,
-                "Silent receiver: chunk %u sent for over %u ms and no ack for it so far; unacked: %s.",
-                t->chunk_id, pref_stall_ms, missing ? missing : "?");
-    }
+    show_slice_stall(tvb, pinfo, tree, atp, fr);
     if (t->reassembled_in && t->reassembled_in != pinfo->num) {
-        add_gen_uint(tree, hf_reassembled_in, tvb, t->reassembled_in);
+        add_gen_uint(tree, hf_chunk_reassembled_in, tvb, t->reassembled_in);
     }
     if (last_of_transfer)
         show_end_of_capture(tvb, pinfo, AT, t);
@@ -1124,99 +1119,104 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         show_flags(pinfo, tvb, AT, flags);
 }
 
+/* The completing ack: chunk, transfer time, size and goodput. */
+static void show_ack_complete(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree **atp,
+                              const chunk_transfer_t *t)
+{
+    gint64 dur = t->complete_ns - t->first_ns;
+    proto_item *ti = proto_tree_add_uint(AT, hf_chunk_chunk_complete, tvb, 0, 0, t->chunk_id);
+    proto_item_set_generated(ti);
+    add_gen_time(AT, hf_chunk_transfer_time, tvb, dur);
+    if (t->size_known) {
+        add_gen_uint(AT, hf_chunk_chunk_size, tvb, t->size);
+        if (dur > 0) {
+            proto_item *g = proto_tree_add_double(AT, hf_chunk_goodput, tvb, 0, 0,
+                                                  (double)t->size * 8e9 / (double)dur);
+            proto_item_set_generated(g);
+        }
+    }
+    expert_add_info_format(pinfo, ti, &ei_chunk_complete,
+        "Chunk %u complete: %u slices acked, transfer time %.3f s.",
+        t->chunk_id, t->num_slices, (double)dur / 1e9);
+}
+
 static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                      const chunk_ack_info_t *ack, const frame_rec_t *fr)
 {
     const chunk_transfer_t *t = fr->t;
-    proto_tree *at;
+    proto_tree *at = NULL, **atp = &at;
     proto_item *ti;
     guint32 flags = fr->flags;
 
-    add_gen_uint(tree, hf_stream, tvb, fr->flow->stream);
+    add_gen_uint(tree, hf_chunk_stream, tvb, fr->flow->stream);
     if (t)
-        add_gen_uint(tree, hf_transfer, tvb, t->index);
-    at = NULL;
+        add_gen_uint(tree, hf_chunk_transfer, tvb, t->index);
 
     if (!t && (fr->notes & N_ACK_BEFORE_SLICES)) {
-        expert_add_info_format(pinfo, AT, &ei_ack_before_slices,
+        expert_add_info_format(pinfo, AT, &ei_chunk_ack_before_slices,
             "Ack for chunk %u before any slice of this stream: the capture started mid-transfer, or the acks go to a peer that sends no slices.",
             ack->chunk_id);
     } else if (!t) {
-        expert_add_info_format(pinfo, AT, &ei_unknown_chunk,
+        expert_add_info_format(pinfo, AT, &ei_chunk_unknown_chunk,
             "Ack for chunk %u, but no slice of that chunk was seen in this stream: the sender is not sending it.",
             ack->chunk_id);
     } else if (fr->flags & CHUNK_F_COUNT_MISMATCH) {
-        expert_add_info_format(pinfo, AT, &ei_ack_count_mismatch,
+        expert_add_info_format(pinfo, AT, &ei_chunk_ack_count_mismatch,
             "Ack has %u slices, the chunk has %u: the sender ignores it.",
             ack->num_slices, t->num_slices);
     } else if (fr->notes & N_CAPPED) {
-        expert_add_info_format(pinfo, AT, &ei_capped,
-            "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only.",
-            t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
+        capped_expert(pinfo, AT, t);
     } else {
-        ti = proto_tree_add_uint(AT, hf_newly_acked, tvb, 0, 0, fr->newly);
+        ti = proto_tree_add_uint(AT, hf_chunk_newly_acked, tvb, 0, 0, fr->newly);
         proto_item_set_generated(ti);
         if (fr->newly_bits && tree) {
-            ti = proto_tree_add_string(AT, hf_newly_acked_slices, tvb, 0, 0,
-                                       bits_ranges(pinfo->pool, fr->newly_bits, t->num_slices));
+            au_idset_t newly = au_idset_set_bits(fr->newly_bits, t->num_slices);
+            ti = proto_tree_add_string(AT, hf_chunk_newly_acked_slices, tvb, 0, 0,
+                                       au_ranges(pinfo->pool, &newly, 0));
             proto_item_set_generated(ti);
         }
         if (fr->notes & N_DUP_ACK) {
-            ti = proto_tree_add_boolean(AT, hf_duplicate_ack, tvb, 0, 0, TRUE);
+            ti = proto_tree_add_boolean(AT, hf_chunk_duplicate_ack, tvb, 0, 0, TRUE);
             proto_item_set_generated(ti);
-            expert_add_info(pinfo, ti, &ei_dup_ack);
+            expert_add_info(pinfo, ti, &ei_chunk_dup_ack);
         }
         if (fr->notes & N_STALE_ACK) {
-            ti = proto_tree_add_uint(AT, hf_completed_in, tvb, 0, 0, fr->info_frame);
+            ti = proto_tree_add_uint(AT, hf_chunk_completed_in, tvb, 0, 0, fr->info_frame);
             proto_item_set_generated(ti);
-            expert_add_info_format(pinfo, ti, &ei_stale_ack,
+            expert_add_info_format(pinfo, ti, &ei_chunk_stale_ack,
                 "Repeated all-ones ack for chunk %u (completed in frame %u): the receiver answers stale slices.",
                 t->chunk_id, fr->info_frame);
         }
         if (fr->notes & N_REGRESSED) {
-            ti = proto_tree_add_uint(AT, hf_regressed, tvb, 0, 0, fr->cleared);
+            ti = proto_tree_add_uint(AT, hf_chunk_regressed, tvb, 0, 0, fr->cleared);
             proto_item_set_generated(ti);
             if (fr->flags & CHUNK_F_REGRESSION)
-                expert_add_info_format(pinfo, ti, &ei_regression,
+                expert_add_info_format(pinfo, ti, &ei_chunk_regression,
                     "Ack regression again: %u slices acked earlier are clear here: the receiver lost its state (reset).",
                     fr->cleared);
             else
-                expert_add_info_format(pinfo, ti, &ei_regression_note,
+                expert_add_info_format(pinfo, ti, &ei_chunk_regression_note,
                     "Ack regression: %u slices acked earlier are clear here (a reordered, older ack).",
                     fr->cleared);
         }
-        if (fr->notes & N_COMPLETE) {
-            gint64 dur = t->complete_ns - t->first_ns;
-            ti = proto_tree_add_uint(AT, hf_chunk_complete, tvb, 0, 0, t->chunk_id);
-            proto_item_set_generated(ti);
-            add_gen_time(AT, hf_transfer_time, tvb, dur);
-            if (t->size_known) {
-                add_gen_uint(AT, hf_chunk_size, tvb, t->size);
-                if (dur > 0) {
-                    proto_item *g = proto_tree_add_double(AT, hf_goodput, tvb, 0, 0,
-                                                          (double)t->size * 8e9 / (double)dur);
-                    proto_item_set_generated(g);
-                }
-            }
-            expert_add_info_format(pinfo, ti, &ei_complete,
-                "Chunk %u complete: %u slices acked, transfer time %.3f s.",
-                t->chunk_id, t->num_slices, (double)dur / 1e9);
-        }
+        if (fr->notes & N_COMPLETE)
+            show_ack_complete(tvb, pinfo, tree, atp, t);
     }
     if (fr->ref_frame) {
-        add_gen_uint(AT, hf_prev_ack, tvb, fr->ref_frame);
-        add_gen_time(AT, hf_ack_delta, tvb, fr->delta_ns);
+        add_gen_uint(AT, hf_chunk_prev_ack, tvb, fr->ref_frame);
+        add_gen_time(AT, hf_chunk_ack_delta, tvb, fr->delta_ns);
     }
     if (is_last_of_unfinished(pinfo, t)) {
         flags |= CHUNK_F_INCOMPLETE;
         show_end_of_capture(tvb, pinfo, AT, t);
     }
     if (fr->flags & CHUNK_F_AMPLIFICATION)
-        expert_add_info(pinfo, AT, &ei_amplification);
+        expert_add_info(pinfo, AT, &ei_chunk_amplification);
     else if (fr->flags & CHUNK_F_TOO_FAST)
-        expert_add_info_format(pinfo, AT, &ei_too_fast,
-            "Acks too fast: 5 acks within %.0f ms (interval %u ms).",
-            (double)pref_ack_interval_ms * 4 * 0.6, pref_ack_interval_ms);
+        expert_add_info_format(pinfo, AT, &ei_chunk_too_fast,
+            "Acks too fast: %u acks within %.0f ms (interval %u ms).", CHUNK_PACED_WINDOW,
+            (double)pref_ack_interval_ms * (CHUNK_PACED_WINDOW - 1) * TOO_FAST_PERCENT / 100.0,
+            pref_ack_interval_ms);
     if (flags)
         show_flags(pinfo, tvb, AT, flags);
 }
@@ -1224,163 +1224,62 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 /* Short marks in the Info column, as TCP's "[TCP Retransmission]", so the
  * packet list alone shows what happened. All come from the frame record,
  * fixed on the first pass, so one pass and two show the same; only
- * [Incomplete] needs the whole capture. */
+ * [Incomplete] needs the whole capture. A mark is selected by the record's
+ * CHUNK_F_* flags (low 32 bits) and N_* notes (MARK_NOTE). */
+#define MARK_NOTE(n) ((guint64)(n) << 32)
+
+static const au_info_mark_t slice_marks[] = {
+    { CHUNK_F_TOO_SOON,          0, " [Too soon]" },
+    { CHUNK_F_NOT_LISTENING,     0, " [Not listening]" },
+    { MARK_NOTE(N_ALREADY_ACKED), CHUNK_F_NOT_LISTENING | MARK_NOTE(N_STALE), " [Already acked]" },
+    { MARK_NOTE(N_STALE),        0, " [Stale]" },
+    { CHUNK_F_EARLY,             0, " [Early]" },
+    { CHUNK_F_SIZE_MISMATCH,     0, " [Size mismatch]" },
+    { CHUNK_F_STALL,             0, " [Stall]" },
+    { CHUNK_F_SILENT_RECEIVER,   0, " [Silent receiver]" },
+    { CHUNK_F_NOT_READING,       0, " [Not reading]" },
+    { CHUNK_F_COUNT_MISMATCH,    0, " [Count mismatch]" },
+    { CHUNK_F_INCOMPLETE,        0, " [Incomplete]" },
+};
+
+static const au_info_mark_t ack_marks[] = {
+    { MARK_NOTE(N_DUP_ACK),      0, " [Duplicate ack]" },
+    { MARK_NOTE(N_STALE_ACK),    0, " [Already complete]" },
+    { CHUNK_F_REGRESSION,        0, " [Ack regression]" },
+    { MARK_NOTE(N_REGRESSED),    CHUNK_F_REGRESSION, " [Reordered]" },
+    { CHUNK_F_UNKNOWN_CHUNK,     0, " [Unknown chunk]" },
+    { CHUNK_F_AMPLIFICATION,     0, " [One ack per slice]" },
+    { CHUNK_F_TOO_FAST,          CHUNK_F_AMPLIFICATION, " [Acks too fast]" },
+    { CHUNK_F_COUNT_MISMATCH,    0, " [Count mismatch]" },
+    { CHUNK_F_INCOMPLETE,        0, " [Incomplete]" },
+};
+
 static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ack)
 {
-    const chunk_transfer_t *t = fr->t;
-    guint32 f = fr->flags;
+    guint64 bits = fr->flags | MARK_NOTE(fr->notes);
+
     if (!pinfo->cinfo)
         return;
+    if (is_last_of_unfinished(pinfo, fr->t))
+        bits |= CHUNK_F_INCOMPLETE;
+    /* The marks with a number come first. */
     if (!is_ack) {
         if (fr->notes & N_RESEND)
             col_append_fstr(pinfo->cinfo, COL_INFO, " [Resend %u]", fr->resend);
-        if (f & CHUNK_F_TOO_SOON)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Too soon]");
-        if (f & CHUNK_F_NOT_LISTENING)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Not listening]");
-        else if ((fr->notes & N_ALREADY_ACKED) && !(fr->notes & N_STALE))
-            col_append_str(pinfo->cinfo, COL_INFO, " [Already acked]");
-        if (fr->notes & N_STALE)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Stale]");
-        if (f & CHUNK_F_EARLY)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Early]");
-        if (f & CHUNK_F_SIZE_MISMATCH)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Size mismatch]");
-        if (f & CHUNK_F_STALL)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Stall]");
-        if (f & CHUNK_F_SILENT_RECEIVER)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Silent receiver]");
-        if (f & CHUNK_F_NOT_READING)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Not reading]");
+        au_info_marks(pinfo, bits, slice_marks, array_length(slice_marks));
     } else {
         if (fr->notes & N_COMPLETE)
-            col_append_fstr(pinfo->cinfo, COL_INFO, " [Chunk %u complete]", t->chunk_id);
-        if (fr->notes & N_DUP_ACK)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Duplicate ack]");
-        if (fr->notes & N_STALE_ACK)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Already complete]");
-        if (f & CHUNK_F_REGRESSION)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Ack regression]");
-        else if (fr->notes & N_REGRESSED)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Reordered]");
-        if (f & CHUNK_F_UNKNOWN_CHUNK)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Unknown chunk]");
-        if (f & CHUNK_F_AMPLIFICATION)
-            col_append_str(pinfo->cinfo, COL_INFO, " [One ack per slice]");
-        else if (f & CHUNK_F_TOO_FAST)
-            col_append_str(pinfo->cinfo, COL_INFO, " [Acks too fast]");
+            col_append_fstr(pinfo->cinfo, COL_INFO, " [Chunk %u complete]", fr->t->chunk_id);
+        au_info_marks(pinfo, bits, ack_marks, array_length(ack_marks));
     }
-    if (f & CHUNK_F_COUNT_MISMATCH)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Count mismatch]");
-    if (is_last_of_unfinished(pinfo, t))
-        col_append_str(pinfo->cinfo, COL_INFO, " [Incomplete]");
-}
-
-/* Starts t's single-pass buffer: num_slices x slice_size bytes, within the
- * state cap (CHUNK_STATE_FLOOR) counted over the buffers alive at once.
- * Returns FALSE (t->reasm stays NULL) when over it: the transfer then uses
- * the reassembly table, which keeps only the bytes that really came. */
-static gboolean reasm_start(chunk_transfer_t *t)
-{
-    guint64 cap = (guint64)t->num_slices * t->slice_size;
-    guint64 need = cap + sizeof(chunk_reasm_t) + (guint64)t->num_slices * sizeof(guint32);
-    if (cap > G_MAXUINT32 / 2 ||
-        reasm_bytes + need > CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE * chunk_bytes)
-        return FALSE;
-    chunk_reasm_t *r = (chunk_reasm_t *)g_malloc0(sizeof(chunk_reasm_t) + t->num_slices * sizeof(guint32));
-    r->data = (guint8 *)g_malloc(cap ? cap : 1);
-    r->cap = (guint32)cap;
-    reasm_bytes += need;
-    t->reasm = r;
-    return TRUE;
-}
-
-/* The slices tree of a chunk completed in the single pass, item for item
- * what process_reassembled_data() shows for a fragment_add_seq_check()
- * reassembly (show_fragment_seq_tree() in epan/reassemble.c): the output
- * must not depend on the number of passes. Slices are contiguous: all but
- * the last are slice_size bytes (others are not reassembled). */
-static void show_own_slices(packet_info *pinfo, proto_tree *tree, tvbuff_t *rtvb,
-                            const chunk_transfer_t *t, const chunk_reasm_t *r)
-{
-    guint32 count = t->num_slices, total = tvb_captured_length(rtvb);
-    pinfo->fragmented = FALSE;
-    proto_item *fi = proto_tree_add_item(tree, hf_fragments, rtvb, 0, -1, ENC_NA);
-    proto_item_set_generated(fi);
-    proto_tree *ft = proto_item_add_subtree(fi, ett_fragments);
-    for (guint32 i = 0; i < count; i++) {
-        guint32 off = i * t->slice_size;
-        guint32 len = i == count - 1 ? r->last_len : t->slice_size;
-        guint32 frame = r->frame[i];
-        if (i == 0)
-            proto_item_set_text(fi, "%u %s (%u byte%s): ", count,
-                                proto_registrar_get_name(count == 1 ? hf_fragment : hf_fragments),
-                                total, plurality(total, "", "s"));
-        else
-            proto_item_append_text(fi, ", ");
-        proto_item_append_text(fi, "#%u(%u)", frame, len);
-        proto_item *fei;
-        if (len == 0)
-            fei = proto_tree_add_uint_format(ft, hf_fragment, rtvb, off, 0, frame,
-                                             "Frame: %u (no data)", frame);
-        else
-            fei = proto_tree_add_uint_format(ft, hf_fragment, rtvb, off, len, frame,
-                                             "Frame: %u, payload: %u-%u (%u byte%s)", frame, off,
-                                             off + len - 1, len, plurality(len, "", "s"));
-        proto_item_set_generated(fei);
-        CS_MARK_DEPENDED_UPON(pinfo, frame);
-    }
-    proto_item_set_generated(proto_tree_add_uint(ft, hf_fragment_count, rtvb, 0, 0, count));
-    proto_item_set_generated(proto_tree_add_uint(ft, hf_reassembled_length, rtvb, 0, 0, total));
-}
-
-/* Adds a first send to t's own buffer; returns the reassembled chunk (its
- * data freed with the packet's tvbs) when this slice completes it, else NULL. */
-static tvbuff_t *own_add(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-                         const chunk_slice_info_t *slice, chunk_transfer_t *t)
-{
-    chunk_reasm_t *r = t->reasm;
-    guint32 id = slice->slice_id, len = slice->slice_bytes;
-    guint64 end = (guint64)id * t->slice_size + len;
-    if (r->frame[id] || end > G_MAXUINT32 / 2)
-        return NULL;   /* first sends only come once; a huge last slice is not kept */
-    if (end > r->cap) {
-        /* Only the last slice can be longer than slice_size. */
-        r->data = (guint8 *)g_realloc(r->data, (gsize)end);
-        reasm_bytes += end - r->cap;
-        r->cap = (guint32)end;
-    }
-    tvb_memcpy(tvb, r->data + (gsize)id * t->slice_size, slice->data_offset, len);
-    r->frame[id] = pinfo->num;
-    if (id == t->num_slices - 1)
-        r->last_len = len;
-    if (++r->have < t->num_slices)
-        return NULL;
-
-    guint32 total = (t->num_slices - 1) * t->slice_size + r->last_len;
-    t->reassembled_in = pinfo->num;
-    /* The data now belongs to the tvb, freed with this packet's tvbs. */
-    tvbuff_t *rtvb = tvb_new_child_real_data(tvb, r->data, total, total);
-    tvb_set_free_cb(rtvb, g_free);
-    reasm_bytes -= r->cap;
-    r->cap = 0;
-    r->data = NULL;
-    add_new_data_source(pinfo, rtvb, "Reassembled chunk");
-    /* Should the tree throw, the file scope's end frees the rest. */
-    show_own_slices(pinfo, tree, rtvb, t, r);
-    free_reasm(t);
-    return rtvb;
 }
 
 /* Reassembly: each first send of a slice goes to the reassembly table until
  * the chunk is whole; the frame that completes it shows the chunk.
  *
- * In tshark's single pass (transient) the table would keep a fragment_head
- * and fragment_items (about 135 bytes a slice) for the whole file though no
- * frame is revisited: there a transfer's slices go to a buffer of our own,
- * freed when the chunk is whole, and the completing frame shows the same
- * tree, data source and export object. A transfer begun in the table (the
- * first frame of a file is never seen as transient) stays there. */
+ * In tshark's single pass a transfer's slices go to a buffer of its own
+ * instead (chunk-single-pass.c says why), and the completing frame shows the
+ * same tree, data source and export object. */
 static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                        const chunk_slice_info_t *slice, frame_rec_t *fr)
 {
@@ -1394,8 +1293,8 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         if (t->reassembled_in || (fr->flags & (CHUNK_F_COUNT_MISMATCH | CHUNK_F_SIZE_MISMATCH)) ||
             (fr->notes & (N_RESEND | N_CAPPED)))
             return;
-        if (t->reasm || (transient && !t->in_table && reasm_start(t))) {
-            rtvb = own_add(tvb, pinfo, tree, slice, t);
+        if (chunk_sp_takes(t, state_budget())) {
+            rtvb = chunk_sp_add(tvb, pinfo, tree, slice, t, &chunk_frag_items);
             if (!rtvb)
                 return;
         } else {
@@ -1416,8 +1315,7 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                                         fd, &chunk_frag_items, NULL, tree);
         if (!rtvb)
             return;
-        if (transient)
-            pending_free = fd;
+        chunk_sp_reassembled(fd);
     }
     if (have_tap_listener(chunk_eo_tap)) {
         chunk_eo_t *eo = wmem_new0(pinfo->pool, chunk_eo_t);
@@ -1431,7 +1329,7 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                           const chunk_slice_info_t *slice)
 {
-    begin_packet(pinfo);
+    rec_scope = chunk_sp_begin_packet(pinfo);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
@@ -1456,14 +1354,13 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
         ti->stale = (fr->notes & N_STALE) != 0;
         tap_queue_packet(chunk_tap, pinfo, ti);
     }
-    if (!PINFO_FD_VISITED(pinfo))
-        tap_queue_packet(probe_tap, pinfo, NULL);
+    chunk_sp_end_packet(pinfo);
 }
 
 void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                         const chunk_ack_info_t *ack)
 {
-    begin_packet(pinfo);
+    rec_scope = chunk_sp_begin_packet(pinfo);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
@@ -1485,8 +1382,7 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
         ti->complete = (fr->notes & N_COMPLETE) != 0;
         tap_queue_packet(chunk_tap, pinfo, ti);
     }
-    if (!PINFO_FD_VISITED(pinfo))
-        tap_queue_packet(probe_tap, pinfo, NULL);
+    chunk_sp_end_packet(pinfo);
 }
 
 static const value_string flag_names[] = {
@@ -1514,96 +1410,96 @@ const char *chunk_analysis_flag_name(guint32 flag)
 void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
 {
     static hf_register_info hf[] = {
-        { &hf_stream, { "Stream index", "chunk.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_stream, { "Stream index", "chunk.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
             "One per UDP conversation and direction of slices (its acks go the other way)", HFILL } },
-        { &hf_transfer, { "Transfer index", "chunk.transfer", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_transfer, { "Transfer index", "chunk.transfer", FT_UINT32, BASE_DEC, NULL, 0x0,
             "One per chunk sent in a stream, numbered across the capture", HFILL } },
-        { &hf_flags, { "Analysis flags", "chunk.analysis.flags", FT_UINT32, BASE_HEX, NULL, 0x0,
+        { &hf_chunk_flags, { "Analysis flags", "chunk.analysis.flags", FT_UINT32, BASE_HEX, NULL, 0x0,
             "Set on every packet where the analysis found a problem", HFILL } },
-        { &hf_resend, { "Resend", "chunk.analysis.resend", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_resend, { "Resend", "chunk.analysis.resend", FT_UINT32, BASE_DEC, NULL, 0x0,
             "n on the n-th resend of this slice", HFILL } },
-        { &hf_resend_of, { "Resend of frame", "chunk.analysis.resend_of", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0x0,
+        { &hf_chunk_resend_of, { "Resend of frame", "chunk.analysis.resend_of", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV), 0x0,
             "The previous send of this slice", HFILL } },
-        { &hf_since_last, { "Time since last sent", "chunk.analysis.since_last_sent", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_since_last, { "Time since last sent", "chunk.analysis.since_last_sent", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_first_send, { "First sent in frame", "chunk.analysis.first_sent_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_first_send, { "First sent in frame", "chunk.analysis.first_sent_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_already_acked_in, { "Already acked in frame", "chunk.analysis.already_acked_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
+        { &hf_chunk_already_acked_in, { "Already acked in frame", "chunk.analysis.already_acked_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
             "This slice was acked before this send: wasted", HFILL } },
-        { &hf_acked_in, { "Acked in frame", "chunk.analysis.acked_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
+        { &hf_chunk_acked_in, { "Acked in frame", "chunk.analysis.acked_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
             "The first ack showing this slice", HFILL } },
-        { &hf_ack_time, { "Time from first send to ack", "chunk.analysis.ack_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_ack_time, { "Time from first send to ack", "chunk.analysis.ack_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_stale, { "Stale: chunk completed in frame", "chunk.analysis.stale", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_stale, { "Stale: chunk completed in frame", "chunk.analysis.stale", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             "Slice of a chunk the receiver already completed", HFILL } },
-        { &hf_completed_in, { "Chunk completed in frame", "chunk.analysis.completed_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_completed_in, { "Chunk completed in frame", "chunk.analysis.completed_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_prev_chunk, { "Early: previous chunk not fully acked, started in frame", "chunk.analysis.early", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_prev_chunk, { "Early: previous chunk not fully acked, started in frame", "chunk.analysis.early", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_newly_acked, { "Newly acked slices", "chunk.analysis.newly_acked", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_newly_acked, { "Newly acked slices", "chunk.analysis.newly_acked", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_newly_acked_slices, { "Newly acked", "chunk.analysis.newly_acked_slices", FT_STRING, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_newly_acked_slices, { "Newly acked", "chunk.analysis.newly_acked_slices", FT_STRING, BASE_NONE, NULL, 0x0,
             "Slices this ack is the first to show, as ranges", HFILL } },
-        { &hf_duplicate_ack, { "Duplicate ack", "chunk.analysis.duplicate_ack", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_duplicate_ack, { "Duplicate ack", "chunk.analysis.duplicate_ack", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
             "Nothing newly acked", HFILL } },
-        { &hf_regressed, { "Slices regressed", "chunk.analysis.regressed", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_regressed, { "Slices regressed", "chunk.analysis.regressed", FT_UINT32, BASE_DEC, NULL, 0x0,
             "Slices acked earlier that are clear in this ack", HFILL } },
-        { &hf_prev_ack, { "Previous ack in frame", "chunk.analysis.prev_ack", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_prev_ack, { "Previous ack in frame", "chunk.analysis.prev_ack", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_ack_delta, { "Time since previous ack", "chunk.analysis.ack_delta", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_ack_delta, { "Time since previous ack", "chunk.analysis.ack_delta", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_chunk_complete, { "Chunk complete", "chunk.analysis.chunk_complete", FT_UINT16, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_chunk_complete, { "Chunk complete", "chunk.analysis.chunk_complete", FT_UINT16, BASE_DEC, NULL, 0x0,
             "First all-ones ack of the chunk (value: chunk id)", HFILL } },
-        { &hf_transfer_time, { "Transfer time", "chunk.analysis.transfer_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_transfer_time, { "Transfer time", "chunk.analysis.transfer_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
             "From the chunk's first slice to its completing ack", HFILL } },
-        { &hf_goodput, { "Goodput (bit/s)", "chunk.analysis.goodput", FT_DOUBLE, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_goodput, { "Goodput (bit/s)", "chunk.analysis.goodput", FT_DOUBLE, BASE_NONE, NULL, 0x0,
             "Chunk bits divided by the transfer time", HFILL } },
-        { &hf_chunk_size, { "Chunk size", "chunk.analysis.chunk_size", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_chunk_size, { "Chunk size", "chunk.analysis.chunk_size", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_stall_since, { "No progress since frame", "chunk.analysis.stall_since", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_stall_since, { "No progress since frame", "chunk.analysis.stall_since", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             "Last frame that newly acked a slice (or the chunk's first)", HFILL } },
-        { &hf_diagnosis, { "Diagnosis", "chunk.analysis.diagnosis", FT_STRING, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_diagnosis, { "Diagnosis", "chunk.analysis.diagnosis", FT_STRING, BASE_NONE, NULL, 0x0,
             "Why the transfer did not complete (end of capture), with the evidence", HFILL } },
-        { &hf_check, { "What to check", "chunk.analysis.check", FT_STRING, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_check, { "What to check", "chunk.analysis.check", FT_STRING, BASE_NONE, NULL, 0x0,
             "The next thing to look at for this diagnosis", HFILL } },
-        { &hf_reassembled_in, { "Reassembled in", "chunk.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_reassembled_in, { "Reassembled in", "chunk.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             "Frame where the whole chunk was received", HFILL } },
-        { &hf_reassembled_length, { "Reassembled chunk length", "chunk.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_reassembled_length, { "Reassembled chunk length", "chunk.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_fragments, { "Slices", "chunk.slices", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment, { "Slice", "chunk.slice", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_overlap, { "Slice overlap", "chunk.slice.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_overlap_conflicts, { "Slice overlapping with conflicting data", "chunk.slice.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_multiple_tails, { "Multiple last slices", "chunk.slice.multipletails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_too_long_fragment, { "Slice too long", "chunk.slice.toolongfragment", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_error, { "Reassembly error", "chunk.slice.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_count, { "Slice count", "chunk.slice.count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragments, { "Slices", "chunk.slices", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment, { "Slice", "chunk.slice", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_overlap, { "Slice overlap", "chunk.slice.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_overlap_conflicts, { "Slice overlapping with conflicting data", "chunk.slice.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_multiple_tails, { "Multiple last slices", "chunk.slice.multipletails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_too_long_fragment, { "Slice too long", "chunk.slice.toolongfragment", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_error, { "Reassembly error", "chunk.slice.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_chunk_fragment_count, { "Slice count", "chunk.slice.count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
     };
-    static gint *ett[] = { &ett_analysis, &ett_fragment, &ett_fragments };
+    static gint *ett[] = { &ett_chunk_analysis, &ett_chunk_fragment, &ett_chunk_fragments };
     static ei_register_info ei[] = {
-        { &ei_resend, { "chunk.analysis.resend.expert", PI_SEQUENCE, PI_NOTE, "Slice resent", EXPFILL } },
-        { &ei_too_soon, { "chunk.analysis.too_soon", PI_SEQUENCE, PI_WARN, "Slice resent sooner than the minimum resend delay", EXPFILL } },
-        { &ei_already_acked, { "chunk.analysis.already_acked", PI_SEQUENCE, PI_NOTE, "Slice sent although already acked", EXPFILL } },
-        { &ei_not_listening, { "chunk.analysis.sender_not_listening", PI_SEQUENCE, PI_WARN, "Sender keeps resending acked slices: not applying acks", EXPFILL } },
-        { &ei_stale, { "chunk.analysis.stale.expert", PI_SEQUENCE, PI_NOTE, "Slice of a chunk the receiver completed", EXPFILL } },
-        { &ei_early, { "chunk.analysis.early.expert", PI_SEQUENCE, PI_WARN, "Chunk started before the previous one was fully acked", EXPFILL } },
-        { &ei_count_mismatch, { "chunk.analysis.slice_count_mismatch", PI_MALFORMED, PI_WARN, "Slice count differs from the chunk's first slice", EXPFILL } },
-        { &ei_size_mismatch, { "chunk.analysis.slice_size_mismatch", PI_MALFORMED, PI_WARN, "Slice size differs from earlier slices of the chunk", EXPFILL } },
-        { &ei_stall, { "chunk.analysis.stall", PI_SEQUENCE, PI_WARN, "Transfer stalled: no new slice acked", EXPFILL } },
-        { &ei_silent, { "chunk.analysis.silent_receiver", PI_SEQUENCE, PI_WARN, "Silent receiver: slices and no ack", EXPFILL } },
-        { &ei_not_reading, { "chunk.analysis.receiver_not_reading", PI_SEQUENCE, PI_WARN, "Receiver not reading: next chunk never acked", EXPFILL } },
-        { &ei_dup_ack, { "chunk.analysis.duplicate_ack.expert", PI_SEQUENCE, PI_NOTE, "Duplicate ack: nothing newly acked.", EXPFILL } },
-        { &ei_stale_ack, { "chunk.analysis.stale_ack", PI_SEQUENCE, PI_NOTE, "Repeated all-ones ack for a completed chunk", EXPFILL } },
-        { &ei_regression, { "chunk.analysis.ack_regression", PI_SEQUENCE, PI_WARN, "Ack regression in consecutive acks: the receiver reset", EXPFILL } },
-        { &ei_regression_note, { "chunk.analysis.ack_reordered", PI_SEQUENCE, PI_NOTE, "Ack regression once: a reordered older ack", EXPFILL } },
-        { &ei_unknown_chunk, { "chunk.analysis.ack_unknown_chunk", PI_SEQUENCE, PI_WARN, "Ack for a chunk the sender is not sending", EXPFILL } },
-        { &ei_ack_before_slices, { "chunk.analysis.ack_before_slices", PI_SEQUENCE, PI_NOTE, "Ack before any slice of the stream", EXPFILL } },
-        { &ei_ack_count_mismatch, { "chunk.analysis.ack_count_mismatch", PI_MALFORMED, PI_WARN, "Ack slice count differs from the chunk's", EXPFILL } },
-        { &ei_too_fast, { "chunk.analysis.ack_too_fast", PI_SEQUENCE, PI_WARN, "Acks faster than the ack interval", EXPFILL } },
-        { &ei_amplification, { "chunk.analysis.ack_amplification", PI_SECURITY, PI_WARN, "One ack per slice: the receiver can be used for amplification.", EXPFILL } },
-        { &ei_complete, { "chunk.analysis.complete", PI_SEQUENCE, PI_CHAT, "Chunk complete", EXPFILL } },
-        { &ei_capped, { "chunk.analysis.capped", PI_UNDECODED, PI_NOTE, "Transfer not analysed: the analysis' memory cap was reached", EXPFILL } },
-        { &ei_incomplete, { "chunk.analysis.incomplete", PI_SEQUENCE, PI_WARN, "Transfer incomplete at end of capture", EXPFILL } },
+        { &ei_chunk_resend, { "chunk.analysis.resend.expert", PI_SEQUENCE, PI_NOTE, "Slice resent", EXPFILL } },
+        { &ei_chunk_too_soon, { "chunk.analysis.too_soon", PI_SEQUENCE, PI_WARN, "Slice resent sooner than the minimum resend delay", EXPFILL } },
+        { &ei_chunk_already_acked, { "chunk.analysis.already_acked", PI_SEQUENCE, PI_NOTE, "Slice sent although already acked", EXPFILL } },
+        { &ei_chunk_not_listening, { "chunk.analysis.sender_not_listening", PI_SEQUENCE, PI_WARN, "Sender keeps resending acked slices: not applying acks", EXPFILL } },
+        { &ei_chunk_stale, { "chunk.analysis.stale.expert", PI_SEQUENCE, PI_NOTE, "Slice of a chunk the receiver completed", EXPFILL } },
+        { &ei_chunk_early, { "chunk.analysis.early.expert", PI_SEQUENCE, PI_WARN, "Chunk started before the previous one was fully acked", EXPFILL } },
+        { &ei_chunk_count_mismatch, { "chunk.analysis.slice_count_mismatch", PI_MALFORMED, PI_WARN, "Slice count differs from the chunk's first slice", EXPFILL } },
+        { &ei_chunk_size_mismatch, { "chunk.analysis.slice_size_mismatch", PI_MALFORMED, PI_WARN, "Slice size differs from earlier slices of the chunk", EXPFILL } },
+        { &ei_chunk_stall, { "chunk.analysis.stall", PI_SEQUENCE, PI_WARN, "Transfer stalled: no new slice acked", EXPFILL } },
+        { &ei_chunk_silent, { "chunk.analysis.silent_receiver", PI_SEQUENCE, PI_WARN, "Silent receiver: slices and no ack", EXPFILL } },
+        { &ei_chunk_not_reading, { "chunk.analysis.receiver_not_reading", PI_SEQUENCE, PI_WARN, "Receiver not reading: next chunk never acked", EXPFILL } },
+        { &ei_chunk_dup_ack, { "chunk.analysis.duplicate_ack.expert", PI_SEQUENCE, PI_NOTE, "Duplicate ack: nothing newly acked.", EXPFILL } },
+        { &ei_chunk_stale_ack, { "chunk.analysis.stale_ack", PI_SEQUENCE, PI_NOTE, "Repeated all-ones ack for a completed chunk", EXPFILL } },
+        { &ei_chunk_regression, { "chunk.analysis.ack_regression", PI_SEQUENCE, PI_WARN, "Ack regression in consecutive acks: the receiver reset", EXPFILL } },
+        { &ei_chunk_regression_note, { "chunk.analysis.ack_reordered", PI_SEQUENCE, PI_NOTE, "Ack regression once: a reordered older ack", EXPFILL } },
+        { &ei_chunk_unknown_chunk, { "chunk.analysis.ack_unknown_chunk", PI_SEQUENCE, PI_WARN, "Ack for a chunk the sender is not sending", EXPFILL } },
+        { &ei_chunk_ack_before_slices, { "chunk.analysis.ack_before_slices", PI_SEQUENCE, PI_NOTE, "Ack before any slice of the stream", EXPFILL } },
+        { &ei_chunk_ack_count_mismatch, { "chunk.analysis.ack_count_mismatch", PI_MALFORMED, PI_WARN, "Ack slice count differs from the chunk's", EXPFILL } },
+        { &ei_chunk_too_fast, { "chunk.analysis.ack_too_fast", PI_SEQUENCE, PI_WARN, "Acks faster than the ack interval", EXPFILL } },
+        { &ei_chunk_amplification, { "chunk.analysis.ack_amplification", PI_SECURITY, PI_WARN, "One ack per slice: the receiver can be used for amplification.", EXPFILL } },
+        { &ei_chunk_complete, { "chunk.analysis.complete", PI_SEQUENCE, PI_CHAT, "Chunk complete", EXPFILL } },
+        { &ei_chunk_capped, { "chunk.analysis.capped", PI_UNDECODED, PI_NOTE, "Transfer not analysed: the analysis' memory cap was reached", EXPFILL } },
+        { &ei_chunk_incomplete, { "chunk.analysis.incomplete", PI_SEQUENCE, PI_WARN, "Transfer incomplete at end of capture", EXPFILL } },
     };
     expert_module_t *em;
 
@@ -1614,13 +1510,13 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
     expert_register_field_array(em, ei, array_length(ei));
 
     prefs_register_uint_preference(chunk_module, "min_resend_ms", "Minimum resend delay (ms)",
-        "A slice resent sooner than this after its last send is flagged (behaviour.md: 100 ms)",
+        "A slice resent sooner than this after its last send is flagged (the article's sender: 100 ms)",
         10, &pref_min_resend_ms);
     prefs_register_uint_preference(chunk_module, "resend_jitter_ms", "Resend jitter allowance (ms)",
         "A resend is flagged only when it comes this much sooner than the minimum resend delay: jitter between sender and capture point moves sends closer",
         10, &pref_resend_jitter_ms);
     prefs_register_uint_preference(chunk_module, "ack_interval_ms", "Ack interval (ms)",
-        "Acks closer together than this are flagged (behaviour.md: 100 ms)",
+        "Acks closer together than this are flagged (the article's receiver: 100 ms)",
         10, &pref_ack_interval_ms);
     prefs_register_uint_preference(chunk_module, "stall_ms", "Stall threshold (ms)",
         "A transfer whose slices keep coming without a new slice acked for longer than this is stalled",
@@ -1635,23 +1531,11 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
     reassembly_table_register(&chunk_reassembly_table, &addresses_ports_reassembly_table_functions);
     register_init_routine(analysis_init);
     chunk_tap = register_tap("chunk_transfers");
-    probe_tap = register_tap("chunk_analysis_probe");
+    chunk_sp_register();
     chunk_eo_tap = chunk_analysis_register_stats(proto_chunk);
 }
 
 void chunk_analysis_handoff(void)
 {
-    /* The probe that tells tshark's single pass (taps run) from the first
-     * pass of -2 (no taps); it needs neither tree nor columns. Once: the
-     * handoff runs again when preferences change. */
-    static gboolean registered;
-    if (registered)
-        return;
-    registered = TRUE;
-    GString *err = register_tap_listener("chunk_analysis_probe", &probe_tap, NULL,
-                                         TL_IS_DISSECTOR_HELPER, NULL, probe_packet, NULL, NULL);
-    if (err) {
-        ws_warning("chunk analysis: cannot register its tap probe: %s", err->str);
-        g_string_free(err, TRUE);
-    }
+    chunk_sp_handoff();
 }

@@ -1,7 +1,7 @@
 /* packet-chunk.c
  * Routines for the chunk protocol of Glenn Fiedler's "Sending Large Blocks of
  * Data": slice and ack packets on protocol2 framing (protocol2.c).
- * The wire format is ../shared/spec/wire-format.md; this is an independent
+ * The wire format is docs/protocol.md; this is an independent
  * implementation of it (no code shared with endpoints/).
  *
  * Decisions that depend on earlier packets (the conversation's protocol id
@@ -21,12 +21,13 @@
 #include <epan/conversation.h>
 #include <wsutil/str_util.h>
 
+#include "analysis-util.h"
 #include "packet-chunk.h"
 #include "packet-chunk-plugin.h"
 #include "protocol2.h"
 #include "ws-compat.h"
 
-/* wire-format.md, "Constants" and "Variants". */
+/* docs/protocol.md, "Every packet" and "The two variants". */
 #define CHUNK_TYPE_SLICE          0
 #define CHUNK_TYPE_ACK            1
 #define CHUNK_DEFAULT_PORT_RANGE  "40000"
@@ -52,47 +53,47 @@ void proto_reg_handoff_chunk(void);
 static int proto_chunk = -1;
 static dissector_handle_t chunk_handle;
 
-static int hf_crc = -1;
-static int hf_crc_status = -1;
-static int hf_protocol_id = -1;
-static int hf_variant = -1;
-static int hf_variant_slice_size = -1;
-static int hf_type = -1;
-static int hf_chunk_id = -1;
-static int hf_slice_id = -1;
-static int hf_num_slices_m1 = -1;
-static int hf_num_slices = -1;
-static int hf_last_slice = -1;
-static int hf_slice_bytes_m1 = -1;
-static int hf_slice_bytes = -1;
-static int hf_data = -1;
-static int hf_padding = -1;
-static int hf_end_check = -1;
-static int hf_end_check_status = -1;
-static int hf_trailing = -1;
-static int hf_ack_bitfield = -1;
-static int hf_ack_acked_slice = -1;
-static int hf_ack_missing_slice = -1;
-static int hf_ack_acked_count = -1;
-static int hf_ack_missing_count = -1;
-static int hf_ack_missing = -1;
+static int hf_chunk_crc = -1;
+static int hf_chunk_crc_status = -1;
+static int hf_chunk_protocol_id = -1;
+static int hf_chunk_variant = -1;
+static int hf_chunk_variant_slice_size = -1;
+static int hf_chunk_type = -1;
+static int hf_chunk_chunk_id = -1;
+static int hf_chunk_slice_id = -1;
+static int hf_chunk_num_slices_m1 = -1;
+static int hf_chunk_num_slices = -1;
+static int hf_chunk_last_slice = -1;
+static int hf_chunk_slice_bytes_m1 = -1;
+static int hf_chunk_slice_bytes = -1;
+static int hf_chunk_data = -1;
+static int hf_chunk_padding = -1;
+static int hf_chunk_end_check = -1;
+static int hf_chunk_end_check_status = -1;
+static int hf_chunk_trailing = -1;
+static int hf_chunk_ack_bitfield = -1;
+static int hf_chunk_ack_acked_slice = -1;
+static int hf_chunk_ack_missing_slice = -1;
+static int hf_chunk_ack_acked_count = -1;
+static int hf_chunk_ack_missing_count = -1;
+static int hf_chunk_ack_missing = -1;
 
 static gint ett_chunk = -1;
-static gint ett_ack_bitfield = -1;
+static gint ett_chunk_ack_bitfield = -1;
 
-static expert_field ei_crc_bad = EI_INIT;
-static expert_field ei_id_other = EI_INIT;
-static expert_field ei_id_unconfirmed = EI_INIT;
-static expert_field ei_padding = EI_INIT;
-static expert_field ei_end_check = EI_INIT;
-static expert_field ei_truncated = EI_INIT;
-static expert_field ei_slice_range = EI_INIT;
-static expert_field ei_trailing = EI_INIT;
-static expert_field ei_slice_size = EI_INIT;
-static expert_field ei_value_range = EI_INIT;
-static expert_field ei_variant_unknown = EI_INIT;
-static expert_field ei_variant_ambiguous = EI_INIT;
-static expert_field ei_variant_mismatch = EI_INIT;
+static expert_field ei_chunk_crc_bad = EI_INIT;
+static expert_field ei_chunk_id_other = EI_INIT;
+static expert_field ei_chunk_id_unconfirmed = EI_INIT;
+static expert_field ei_chunk_padding = EI_INIT;
+static expert_field ei_chunk_end_check = EI_INIT;
+static expert_field ei_chunk_truncated = EI_INIT;
+static expert_field ei_chunk_slice_range = EI_INIT;
+static expert_field ei_chunk_trailing = EI_INIT;
+static expert_field ei_chunk_slice_size = EI_INIT;
+static expert_field ei_chunk_value_range = EI_INIT;
+static expert_field ei_chunk_variant_unknown = EI_INIT;
+static expert_field ei_chunk_variant_ambiguous = EI_INIT;
+static expert_field ei_chunk_variant_mismatch = EI_INIT;
 
 /* Preferences as set, and as used (bounded). */
 static guint pref_protocol_id = P2_DEFAULT_PROTOCOL_ID;
@@ -377,39 +378,9 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, co
 #define CHUNK_MAX_ACK_LINES   1024   /* per-slice lines in the bitfield subtree */
 #define CHUNK_MAX_RANGES_LEN  1024   /* characters of chunk.ack.missing, then ",..." */
 
-/* "3-5,17,200-255" for the clear entries of acked[0..n); cut with ",..."
- * after CHUNK_MAX_RANGES_LEN characters. */
-static const char *chunk_missing_ranges(wmem_allocator_t *scope, const guint8 *acked, guint32 n)
-{
-    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
-    guint32 i = 0;
-
-    while (i < n) {
-        guint32 start;
-        if (acked[i]) {
-            i++;
-            continue;
-        }
-        if (wmem_strbuf_get_len(sb) >= CHUNK_MAX_RANGES_LEN) {
-            wmem_strbuf_append(sb, ",...");
-            break;
-        }
-        start = i;
-        while (i < n && !acked[i])
-            i++;
-        if (wmem_strbuf_get_len(sb))
-            wmem_strbuf_append_c(sb, ',');
-        if (i - 1 == start)
-            wmem_strbuf_append_printf(sb, "%u", start);
-        else
-            wmem_strbuf_append_printf(sb, "%u-%u", start, i - 1);
-    }
-    return wmem_strbuf_get_str(sb);
-}
-
 static void chunk_add_variant(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const chunk_decode_t *d)
 {
-    proto_item *ti = proto_tree_add_uint(tree, hf_variant, tvb, 0, 0, d->b.max_slices);
+    proto_item *ti = proto_tree_add_uint(tree, hf_chunk_variant, tvb, 0, 0, d->b.max_slices);
     proto_item *si;
 
     proto_item_set_generated(ti);
@@ -426,27 +397,27 @@ static void chunk_add_variant(proto_tree *tree, tvbuff_t *tvb, packet_info *pinf
     case VAR_CONV:
         proto_item_append_text(ti, " (auto: decided for this conversation in frame %u)", d->var_frame);
         if (d->other_fit)
-            expert_add_info_format(pinfo, ti, &ei_variant_mismatch,
+            expert_add_info_format(pinfo, ti, &ei_chunk_variant_mismatch,
                                    "The packet parses with MaxSlicesPerChunk %u, not with the %u its conversation uses",
                                    d->other_fit, d->b.max_slices);
         break;
     case VAR_AMBIGUOUS:
         proto_item_append_text(ti, " (auto: ambiguous)");
-        expert_add_info_format(pinfo, ti, &ei_variant_ambiguous,
+        expert_add_info_format(pinfo, ti, &ei_chunk_variant_ambiguous,
                                "Parses as MaxSlicesPerChunk %u and %u alike, and no earlier packet of this "
                                "conversation decided; shown as %u, which may be wrong (set chunk.max_slices)",
                                CHUNK_VARIANT_ARTICLE, CHUNK_VARIANT_EXAMPLE, CHUNK_VARIANT_ARTICLE);
         break;
     case VAR_UNKNOWN:
         proto_item_append_text(ti, " (auto: unknown)");
-        expert_add_info_format(pinfo, ti, &ei_variant_unknown,
+        expert_add_info_format(pinfo, ti, &ei_chunk_variant_unknown,
                                "Parses as neither MaxSlicesPerChunk %u nor %u (SliceSize %u); shown as %u "
                                "(set chunk.max_slices and chunk.slice_size for other games)",
                                CHUNK_VARIANT_ARTICLE, CHUNK_VARIANT_EXAMPLE, cfg_slice_size,
                                CHUNK_VARIANT_ARTICLE);
         break;
     }
-    si = proto_tree_add_uint(tree, hf_variant_slice_size, tvb, 0, 0, d->b.slice_size);
+    si = proto_tree_add_uint(tree, hf_chunk_variant_slice_size, tvb, 0, 0, d->b.slice_size);
     proto_item_set_generated(si);
 }
 
@@ -487,17 +458,20 @@ static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *
             acked[i + j] = (w >> j) & 1;
     }
     *acked_count_out = acked_count;
-    missing = chunk_missing_ranges(pinfo->pool, acked, n);
+    {
+        au_idset_t clear = au_idset_zero_bytes(acked, n);
+        missing = au_ranges(pinfo->pool, &clear, CHUNK_MAX_RANGES_LEN);
+    }
     *missing_out = missing;
 
     if (tree) {
         guint first = b->ack_bit / 8, last = (b->ack_bit + n - 1) / 8;
         proto_tree *sub;
 
-        ti = proto_tree_add_item(tree, hf_ack_bitfield, tvb, first, last - first + 1, ENC_NA);
+        ti = proto_tree_add_item(tree, hf_chunk_ack_bitfield, tvb, first, last - first + 1, ENC_NA);
         proto_item_set_text(ti, "Acked bitfield: %u of %u slices acked, slice 0 first (stream bits %u-%u)",
                              acked_count, n, b->ack_bit, b->ack_bit + n - 1);
-        sub = proto_item_add_subtree(ti, ett_ack_bitfield);
+        sub = proto_item_add_subtree(ti, ett_chunk_ack_bitfield);
         for (guint32 i = 0; i < n && i < CHUNK_MAX_ACK_LINES; i++) {
             guint bit = b->ack_bit + i;
             guint pos = bit & 7;
@@ -515,185 +489,154 @@ static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *
                 p++;
             }
             bits[9] = '\0';
-            li = proto_tree_add_uint_format(sub, acked[i] ? hf_ack_acked_slice : hf_ack_missing_slice,
+            li = proto_tree_add_uint_format(sub, acked[i] ? hf_chunk_ack_acked_slice : hf_chunk_ack_missing_slice,
                                             tvb, bit / 8, 1, i, "%s = Slice %u: %s", bits, i,
                                             acked[i] ? "acked" : "missing");
             proto_item_set_bits_offset_len(li, pos, 1);
         }
         if (n > CHUNK_MAX_ACK_LINES)
-            proto_tree_add_none_format(sub, hf_ack_bitfield, tvb, (b->ack_bit + CHUNK_MAX_ACK_LINES) / 8,
+            proto_tree_add_none_format(sub, hf_chunk_ack_bitfield, tvb, (b->ack_bit + CHUNK_MAX_ACK_LINES) / 8,
                                        last - (b->ack_bit + CHUNK_MAX_ACK_LINES) / 8 + 1,
                                        "Slices %u-%u: not listed one per line (at most %u lines per ack); "
                                        "the counts and ranges below cover them", CHUNK_MAX_ACK_LINES, n - 1,
                                        CHUNK_MAX_ACK_LINES);
     }
-    ti = proto_tree_add_uint(tree, hf_ack_acked_count, tvb, 0, 0, acked_count);
+    ti = proto_tree_add_uint(tree, hf_chunk_ack_acked_count, tvb, 0, 0, acked_count);
     proto_item_set_generated(ti);
-    ti = proto_tree_add_uint(tree, hf_ack_missing_count, tvb, 0, 0, n - acked_count);
+    ti = proto_tree_add_uint(tree, hf_chunk_ack_missing_count, tvb, 0, 0, n - acked_count);
     proto_item_set_generated(ti);
     if (*missing)
-        ti = proto_tree_add_string(tree, hf_ack_missing, tvb, 0, 0, missing);
+        ti = proto_tree_add_string(tree, hf_chunk_ack_missing, tvb, 0, 0, missing);
     else
-        ti = proto_tree_add_string_format_value(tree, hf_ack_missing, tvb, 0, 0, missing, "none");
+        ti = proto_tree_add_string_format_value(tree, hf_chunk_ack_missing, tvb, 0, 0, missing, "none");
     proto_item_set_generated(ti);
     return acked;
 }
 
-/* An Info column mark for a body error. */
-typedef struct chunk_error_mark {
-    guint32 error;
-    const char *mark;
-} chunk_error_mark_t;
+/* Info column marks: the body errors (P2_ERR_* | CHUNK_ERR_*, the low 32
+ * bits) and, above them, the problems of the id and variant decisions. */
+#define CHUNK_MARK_BAD_CRC           ((guint64)1 << 32)
+#define CHUNK_MARK_UNCONFIRMED_ID    ((guint64)1 << 33)
+#define CHUNK_MARK_UNKNOWN_VARIANT   ((guint64)1 << 34)
+#define CHUNK_MARK_AMBIGUOUS_VARIANT ((guint64)1 << 35)
+#define CHUNK_MARK_OTHER_VARIANT     ((guint64)1 << 36)
 
-/* The layout does not fit the packet. */
-static const chunk_error_mark_t chunk_structure_marks[] = {
-    { P2_ERR_TRUNCATED,     " [Truncated]" },
-    { P2_ERR_PADDING,       " [Non-zero padding]" },
-    { P2_ERR_END_CHECK,     " [Bad end check]" },
-    { P2_ERR_RANGE,         " [Value out of range]" },
-    { CHUNK_ERR_SLICE_SIZE, " [Non-last slice not SliceSize]" },
+static const au_info_mark_t chunk_info_mark_table[] = {
+    { CHUNK_MARK_BAD_CRC,           0, " [Bad CRC]" },
+    { CHUNK_MARK_UNCONFIRMED_ID,    0, " [Unconfirmed protocol id]" },
+    { CHUNK_MARK_UNKNOWN_VARIANT,   0, " [Unknown variant]" },
+    { CHUNK_MARK_AMBIGUOUS_VARIANT, 0, " [Ambiguous variant]" },
+    /* The layout does not fit the packet. */
+    { P2_ERR_TRUNCATED,             0, " [Truncated]" },
+    { P2_ERR_PADDING,               0, " [Non-zero padding]" },
+    { P2_ERR_END_CHECK,             0, " [Bad end check]" },
+    { P2_ERR_RANGE,                 0, " [Value out of range]" },
+    { CHUNK_ERR_SLICE_SIZE,         0, " [Non-last slice not SliceSize]" },
+    { CHUNK_MARK_OTHER_VARIANT,     0, " [Other variant]" },
+    /* It fits, but a strict reader drops it. */
+    { CHUNK_ERR_SLICE_RANGE,        0, " [Slice id >= slice count]" },
+    { P2_ERR_TRAILING,              0, " [Bytes after end check]" },
 };
-
-/* It fits, but a strict reader drops it. */
-static const chunk_error_mark_t chunk_strict_marks[] = {
-    { CHUNK_ERR_SLICE_RANGE, " [Slice id >= slice count]" },
-    { P2_ERR_TRAILING,       " [Bytes after end check]" },
-};
-
-static void chunk_info_marks(packet_info *pinfo, guint32 errors, const chunk_error_mark_t *marks,
-                             size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (errors & marks[i].error)
-            col_append_str(pinfo->cinfo, COL_INFO, marks[i].mark);
-}
 
 /* Appends the packet's problems to the Info column; body errors only when
  * `structural` (the layout is known). */
 static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gboolean structural)
 {
-    guint32 e = d->b.errors;
+    guint64 bits = structural ? d->b.errors : 0;
 
     if (d->id.status == P2_ID_BAD)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Bad CRC]");
+        bits |= CHUNK_MARK_BAD_CRC;
     else if (d->id.status == P2_ID_UNCONFIRMED)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Unconfirmed protocol id]");
+        bits |= CHUNK_MARK_UNCONFIRMED_ID;
     if (d->vsrc == VAR_UNKNOWN)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Unknown variant]");
+        bits |= CHUNK_MARK_UNKNOWN_VARIANT;
     else if (d->vsrc == VAR_AMBIGUOUS)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Ambiguous variant]");
-    if (structural)
-        chunk_info_marks(pinfo, e, chunk_structure_marks, array_length(chunk_structure_marks));
+        bits |= CHUNK_MARK_AMBIGUOUS_VARIANT;
     if (d->other_fit)
-        col_append_str(pinfo->cinfo, COL_INFO, " [Other variant]");
-    if (structural)
-        chunk_info_marks(pinfo, e, chunk_strict_marks, array_length(chunk_strict_marks));
+        bits |= CHUNK_MARK_OTHER_VARIANT;
+    au_info_marks(pinfo, bits, chunk_info_mark_table, array_length(chunk_info_mark_table));
 }
 
-/* Shows a decoded datagram and hands clean ones to the analysis. */
-static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chunk_decode_t *d)
+/* The slice fields that were read, the Info column, and the padding before
+ * the data (*next_pad moves past it). */
+static void chunk_show_slice(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, const chunk_body_t *b,
+                             guint *next_pad, gboolean experts)
 {
-    const chunk_body_t *b = &d->b;
     const p2_display_t *p2d = chunk_p2_display();
-    /* With an unknown variant the layout is a guess, and a packet that only
-     * the other variant parses is not broken but misread: their errors are
-     * shown in the fields but not raised as expert infos. */
-    gboolean experts = d->vsrc != VAR_UNKNOWN && !d->other_fit;
-    proto_item *ti, *pi;
-    proto_tree *ct;
-    guint next_pad = 0;
-    guint8 *acked = NULL;
-    guint32 acked_count = 0;
-    const char *missing = "";
+    proto_item *ti;
 
-    col_set_str(pinfo->cinfo, COL_PROTOCOL, "Chunk");
-    col_clear(pinfo->cinfo, COL_INFO);
-
-    pi = proto_tree_add_item(tree, proto_chunk, tvb, 0, -1, ENC_NA);
-    ct = proto_item_add_subtree(pi, ett_chunk);
-
-    p2_add_crc(ct, tvb, pinfo, p2d, &chunk_p2, &d->id);
-    chunk_add_variant(ct, tvb, pinfo, d);
-
-    if (b->nfields >= F_TYPE)
-        p2_add_bits(ct, hf_type, tvb, P2_BODY_BIT, 1, 0);
-    if (b->nfields >= F_CHUNK_ID)
-        p2_add_bits(ct, hf_chunk_id, tvb, P2_BODY_BIT + 1, 16, 0);
-
-    if (b->nfields < F_CHUNK_ID) {
-        col_set_str(pinfo->cinfo, COL_INFO, "Chunk packet");
-    } else if (b->type == CHUNK_TYPE_SLICE) {
-        if (b->nfields >= F_SLICE_ID) {
-            ti = p2_add_bits(ct, hf_slice_id, tvb, b->slice_id_bit, b->id_bits, 0);
-            if ((b->errors & CHUNK_ERR_SLICE_RANGE) && experts)
-                expert_add_info_format(pinfo, ti, &ei_slice_range,
-                                       "Slice id %u >= slice count %u (the original program accepted this; "
-                                       "a receiver that trusts it writes outside the chunk)",
-                                       b->slice_id, b->num_slices);
-        }
-        if (b->nfields >= F_NUM_SLICES) {
-            chunk_add_minus1(ct, hf_num_slices_m1, hf_num_slices, tvb, b->num_bit, b->id_bits,
-                             b->num_slices);
-            ti = proto_tree_add_boolean(ct, hf_last_slice, tvb, 0, 0, b->last);
+    if (b->nfields >= F_SLICE_ID) {
+        ti = p2_add_bits(ct, hf_chunk_slice_id, tvb, b->slice_id_bit, b->id_bits, 0);
+        if ((b->errors & CHUNK_ERR_SLICE_RANGE) && experts)
+            expert_add_info_format(pinfo, ti, &ei_chunk_slice_range,
+                                   "Slice id %u >= slice count %u (the original program accepted this; "
+                                   "a receiver that trusts it writes outside the chunk)",
+                                   b->slice_id, b->num_slices);
+    }
+    if (b->nfields >= F_NUM_SLICES) {
+        chunk_add_minus1(ct, hf_chunk_num_slices_m1, hf_chunk_num_slices, tvb, b->num_bit, b->id_bits,
+                         b->num_slices);
+        ti = proto_tree_add_boolean(ct, hf_chunk_last_slice, tvb, 0, 0, b->last);
+        proto_item_set_generated(ti);
+    }
+    if (b->nfields >= F_SLICE_BYTES) {
+        if (b->last) {
+            chunk_add_minus1(ct, hf_chunk_slice_bytes_m1, hf_chunk_slice_bytes, tvb, b->bytes_bit, b->bytes_bits,
+                             b->slice_bytes);
+        } else {
+            ti = proto_tree_add_uint(ct, hf_chunk_slice_bytes, tvb, 0, 0, b->slice_bytes);
+            proto_item_append_text(ti, " (not sent: every slice but the last is SliceSize)");
             proto_item_set_generated(ti);
         }
-        if (b->nfields >= F_SLICE_BYTES) {
-            if (b->last) {
-                chunk_add_minus1(ct, hf_slice_bytes_m1, hf_slice_bytes, tvb, b->bytes_bit, b->bytes_bits,
-                                 b->slice_bytes);
-            } else {
-                ti = proto_tree_add_uint(ct, hf_slice_bytes, tvb, 0, 0, b->slice_bytes);
-                proto_item_append_text(ti, " (not sent: every slice but the last is SliceSize)");
-                proto_item_set_generated(ti);
-            }
-            p2_add_padding(ct, pinfo, p2d, &b->r, &next_pad, experts);
-            if (b->data_len || b->nfields >= F_DATA) {
-                ti = proto_tree_add_item(ct, hf_data, tvb, b->data_offset, b->data_len, ENC_NA);
-                if ((b->errors & CHUNK_ERR_SLICE_SIZE) && experts)
-                    expert_add_info_format(pinfo, ti, &ei_slice_size,
-                                           "Slice %u of %u is not the last, so it must carry SliceSize %u bytes; "
-                                           "it carries %u", b->slice_id, b->num_slices, b->slice_size,
-                                           b->data_len);
-                else if (b->nfields < F_DATA)
-                    proto_item_append_text(ti, " [truncated: %u of %u bytes]", b->data_len, b->slice_bytes);
-            }
-            /* Slice ids count from 0: "Slice 29/30" read as "29 of 30" on
-             * the last slice. */
-            col_add_fstr(pinfo->cinfo, COL_INFO, "Slice %u%s of %u, chunk %u, %u bytes",
-                         b->slice_id, b->last ? " (last)" : "", b->num_slices, b->chunk_id,
-                         (b->errors & CHUNK_ERR_SLICE_SIZE) ? b->data_len : b->slice_bytes);
-        } else {
-            col_add_fstr(pinfo->cinfo, COL_INFO, "Slice of chunk %u", b->chunk_id);
+        p2_add_padding(ct, pinfo, p2d, &b->r, next_pad, experts);
+        if (b->data_len || b->nfields >= F_DATA) {
+            ti = proto_tree_add_item(ct, hf_chunk_data, tvb, b->data_offset, b->data_len, ENC_NA);
+            if ((b->errors & CHUNK_ERR_SLICE_SIZE) && experts)
+                expert_add_info_format(pinfo, ti, &ei_chunk_slice_size,
+                                       "Slice %u of %u is not the last, so it must carry SliceSize %u bytes; "
+                                       "it carries %u", b->slice_id, b->num_slices, b->slice_size,
+                                       b->data_len);
+            else if (b->nfields < F_DATA)
+                proto_item_append_text(ti, " [truncated: %u of %u bytes]", b->data_len, b->slice_bytes);
         }
+        /* Slice ids count from 0: "Slice 29/30" read as "29 of 30" on
+         * the last slice. */
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Slice %u%s of %u, chunk %u, %u bytes",
+                     b->slice_id, b->last ? " (last)" : "", b->num_slices, b->chunk_id,
+                     (b->errors & CHUNK_ERR_SLICE_SIZE) ? b->data_len : b->slice_bytes);
     } else {
-        if (b->nfields >= FA_NUM_SLICES)
-            chunk_add_minus1(ct, hf_num_slices_m1, hf_num_slices, tvb, b->num_bit, b->id_bits,
-                             b->num_slices);
-        if (b->nfields >= FA_BITS) {
-            acked = chunk_add_ack_bits(ct, tvb, pinfo, b, &acked_count, &missing);
-            col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u: %u/%u acked", b->chunk_id,
-                         acked_count, b->num_slices);
-            if (*missing)
-                col_append_fstr(pinfo->cinfo, COL_INFO, ", missing %s", missing);
-        } else {
-            col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u", b->chunk_id);
-        }
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Slice of chunk %u", b->chunk_id);
     }
-    p2_add_padding(ct, pinfo, p2d, &b->r, &next_pad, experts);
-    p2_add_end_check(ct, pinfo, p2d, &b->r, experts);
+}
 
-    if (experts && (b->errors & P2_ERR_TRUNCATED))
-        expert_add_info_format(pinfo, pi, &ei_truncated,
-                               "Truncated: the fields need at least %u bytes, the datagram has %u",
-                               b->r.need_bytes, tvb_captured_length(tvb));
-    if (experts && (b->errors & P2_ERR_RANGE))
-        expert_add_info_format(pinfo, pi, &ei_value_range,
-                               "A field's value exceeds its maximum (MaxSlicesPerChunk %u, SliceSize %u)",
-                               b->max_slices, b->slice_size);
-    chunk_info_problems(pinfo, d, experts);
+/* The ack fields that were read and the Info column; returns the acked
+ * array (NULL when the bits are not all there), its set bits in
+ * *acked_count. */
+static guint8 *chunk_show_ack(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, const chunk_body_t *b,
+                              guint32 *acked_count)
+{
+    guint8 *acked = NULL;
+    const char *missing = "";
 
-    if (!d->clean || pinfo->flags.in_error_pkt)
-        return;
+    if (b->nfields >= FA_NUM_SLICES)
+        chunk_add_minus1(ct, hf_chunk_num_slices_m1, hf_chunk_num_slices, tvb, b->num_bit, b->id_bits,
+                         b->num_slices);
+    if (b->nfields >= FA_BITS) {
+        acked = chunk_add_ack_bits(ct, tvb, pinfo, b, acked_count, &missing);
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u: %u/%u acked", b->chunk_id,
+                     *acked_count, b->num_slices);
+        if (*missing)
+            col_append_fstr(pinfo->cinfo, COL_INFO, ", missing %s", missing);
+    } else {
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u", b->chunk_id);
+    }
+    return acked;
+}
+
+/* Hands a clean packet to the analysis. */
+static void chunk_to_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *ct, const chunk_body_t *b,
+                              const guint8 *acked, guint32 acked_count)
+{
     if (b->type == CHUNK_TYPE_SLICE) {
         chunk_slice_info_t si;
         si.chunk_id = (guint16)b->chunk_id;
@@ -714,6 +657,59 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
         ai.slice_size = b->slice_size;
         chunk_analysis_ack(tvb, pinfo, ct, &ai);
     }
+}
+
+/* Shows a decoded datagram and hands clean ones to the analysis. */
+static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chunk_decode_t *d)
+{
+    const chunk_body_t *b = &d->b;
+    const p2_display_t *p2d = chunk_p2_display();
+    /* With an unknown variant the layout is a guess, and a packet that only
+     * the other variant parses is not broken but misread: their errors are
+     * shown in the fields but not raised as expert infos. */
+    gboolean experts = d->vsrc != VAR_UNKNOWN && !d->other_fit;
+    proto_item *pi;
+    proto_tree *ct;
+    guint next_pad = 0;
+    guint8 *acked = NULL;
+    guint32 acked_count = 0;
+
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "Chunk");
+    col_clear(pinfo->cinfo, COL_INFO);
+
+    pi = proto_tree_add_item(tree, proto_chunk, tvb, 0, -1, ENC_NA);
+    ct = proto_item_add_subtree(pi, ett_chunk);
+
+    p2_add_crc(ct, tvb, pinfo, p2d, &chunk_p2, &d->id);
+    chunk_add_variant(ct, tvb, pinfo, d);
+
+    if (b->nfields >= F_TYPE)
+        p2_add_bits(ct, hf_chunk_type, tvb, P2_BODY_BIT, 1, 0);
+    if (b->nfields >= F_CHUNK_ID)
+        p2_add_bits(ct, hf_chunk_chunk_id, tvb, P2_BODY_BIT + 1, 16, 0);
+
+    if (b->nfields < F_CHUNK_ID)
+        col_set_str(pinfo->cinfo, COL_INFO, "Chunk packet");
+    else if (b->type == CHUNK_TYPE_SLICE)
+        chunk_show_slice(ct, tvb, pinfo, b, &next_pad, experts);
+    else
+        acked = chunk_show_ack(ct, tvb, pinfo, b, &acked_count);
+    p2_add_padding(ct, pinfo, p2d, &b->r, &next_pad, experts);
+    p2_add_end_check(ct, pinfo, p2d, &b->r, experts);
+
+    if (experts && (b->errors & P2_ERR_TRUNCATED))
+        expert_add_info_format(pinfo, pi, &ei_chunk_truncated,
+                               "Truncated: the fields need at least %u bytes, the datagram has %u",
+                               b->r.need_bytes, tvb_captured_length(tvb));
+    if (experts && (b->errors & P2_ERR_RANGE))
+        expert_add_info_format(pinfo, pi, &ei_chunk_value_range,
+                               "A field's value exceeds its maximum (MaxSlicesPerChunk %u, SliceSize %u)",
+                               b->max_slices, b->slice_size);
+    chunk_info_problems(pinfo, d, experts);
+
+    if (!d->clean || pinfo->flags.in_error_pkt)
+        return;
+    chunk_to_analysis(tvb, pinfo, ct, b, acked, acked_count);
 }
 
 /* Everything the entry point hands over is shown, broken or not. */
@@ -782,87 +778,87 @@ void proto_register_chunk(void)
     expert_module_t *expert_chunk;
 
     static hf_register_info hf[] = {
-        { &hf_crc, { "CRC-32", "chunk.crc32", FT_UINT32, BASE_HEX, NULL, 0x0,
+        { &hf_chunk_crc, { "CRC-32", "chunk.crc32", FT_UINT32, BASE_HEX, NULL, 0x0,
             "zlib CRC-32 of LE32(protocol id), 4 zero bytes and the rest of the datagram", HFILL } },
-        { &hf_crc_status, { "CRC-32 status", "chunk.crc32.status", FT_UINT8, BASE_NONE,
+        { &hf_chunk_crc_status, { "CRC-32 status", "chunk.crc32.status", FT_UINT8, BASE_NONE,
             VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
-        { &hf_protocol_id, { "Protocol id (implied by the CRC)", "chunk.protocol_id", FT_UINT32, BASE_HEX,
+        { &hf_chunk_protocol_id, { "Protocol id (implied by the CRC)", "chunk.protocol_id", FT_UINT32, BASE_HEX,
             NULL, 0x0, "The protocol id is never sent; this is the id that makes the CRC right", HFILL } },
-        { &hf_variant, { "MaxSlicesPerChunk (variant)", "chunk.variant", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_variant, { "MaxSlicesPerChunk (variant)", "chunk.variant", FT_UINT32, BASE_DEC, NULL, 0x0,
             "MaxSlicesPerChunk used to decode: 256 (the article) or 32 (its example program), or a preference", HFILL } },
-        { &hf_variant_slice_size, { "SliceSize", "chunk.variant.slice_size", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_variant_slice_size, { "SliceSize", "chunk.variant.slice_size", FT_UINT32, BASE_DEC, NULL, 0x0,
             "SliceSize used to decode", HFILL } },
-        { &hf_type, { "Packet type", "chunk.type", FT_UINT8, BASE_DEC, VALS(chunk_type_vals), 0x0,
+        { &hf_chunk_type, { "Packet type", "chunk.type", FT_UINT8, BASE_DEC, VALS(chunk_type_vals), 0x0,
             NULL, HFILL } },
-        { &hf_chunk_id, { "Chunk id", "chunk.chunk_id", FT_UINT16, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_chunk_id, { "Chunk id", "chunk.chunk_id", FT_UINT16, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_slice_id, { "Slice id", "chunk.slice_id", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_slice_id, { "Slice id", "chunk.slice_id", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_num_slices_m1, { "Slice count - 1 (as sent)", "chunk.num_slices_minus1", FT_UINT32, BASE_DEC,
+        { &hf_chunk_num_slices_m1, { "Slice count - 1 (as sent)", "chunk.num_slices_minus1", FT_UINT32, BASE_DEC,
             NULL, 0x0, NULL, HFILL } },
-        { &hf_num_slices, { "Slice count", "chunk.num_slices", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_num_slices, { "Slice count", "chunk.num_slices", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_last_slice, { "Last slice", "chunk.last_slice", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_last_slice, { "Last slice", "chunk.last_slice", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
             "Slice id == slice count - 1: the slice that carries its byte count", HFILL } },
-        { &hf_slice_bytes_m1, { "Slice bytes - 1 (as sent)", "chunk.slice_bytes_minus1", FT_UINT32, BASE_DEC,
+        { &hf_chunk_slice_bytes_m1, { "Slice bytes - 1 (as sent)", "chunk.slice_bytes_minus1", FT_UINT32, BASE_DEC,
             NULL, 0x0, NULL, HFILL } },
-        { &hf_slice_bytes, { "Slice bytes", "chunk.slice_bytes", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_slice_bytes, { "Slice bytes", "chunk.slice_bytes", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_data, { "Data", "chunk.data", FT_BYTES, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_data, { "Data", "chunk.data", FT_BYTES, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_padding, { "Padding", "chunk.padding", FT_UINT8, BASE_HEX, NULL, 0x0,
+        { &hf_chunk_padding, { "Padding", "chunk.padding", FT_UINT8, BASE_HEX, NULL, 0x0,
             "Zero bits up to the next byte boundary", HFILL } },
-        { &hf_end_check, { "End check", "chunk.end_check", FT_UINT32, BASE_HEX, NULL, 0x0,
+        { &hf_chunk_end_check, { "End check", "chunk.end_check", FT_UINT32, BASE_HEX, NULL, 0x0,
             "0x9908ace2 (e2 ac 08 99)", HFILL } },
-        { &hf_end_check_status, { "End check status", "chunk.end_check.status", FT_UINT8, BASE_NONE,
+        { &hf_chunk_end_check_status, { "End check status", "chunk.end_check.status", FT_UINT8, BASE_NONE,
             VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
-        { &hf_trailing, { "Bytes after the end check", "chunk.trailing", FT_BYTES, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_trailing, { "Bytes after the end check", "chunk.trailing", FT_BYTES, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_ack_bitfield, { "Acked bitfield", "chunk.ack.bitfield", FT_NONE, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_ack_bitfield, { "Acked bitfield", "chunk.ack.bitfield", FT_NONE, BASE_NONE, NULL, 0x0,
             "One bit per slice, slice 0 first", HFILL } },
-        { &hf_ack_acked_slice, { "Acked slice", "chunk.ack.acked_slice", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_ack_acked_slice, { "Acked slice", "chunk.ack.acked_slice", FT_UINT32, BASE_DEC, NULL, 0x0,
             "A slice whose bit is set", HFILL } },
-        { &hf_ack_missing_slice, { "Missing slice", "chunk.ack.missing_slice", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_ack_missing_slice, { "Missing slice", "chunk.ack.missing_slice", FT_UINT32, BASE_DEC, NULL, 0x0,
             "A slice whose bit is clear", HFILL } },
-        { &hf_ack_acked_count, { "Acked slices", "chunk.ack.acked_count", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_ack_acked_count, { "Acked slices", "chunk.ack.acked_count", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_ack_missing_count, { "Missing slices", "chunk.ack.missing_count", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_chunk_ack_missing_count, { "Missing slices", "chunk.ack.missing_count", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_ack_missing, { "Missing", "chunk.ack.missing", FT_STRING, BASE_NONE, NULL, 0x0,
+        { &hf_chunk_ack_missing, { "Missing", "chunk.ack.missing", FT_STRING, BASE_NONE, NULL, 0x0,
             "Missing slices as ranges, e.g. 3-5,17,200-255", HFILL } },
     };
 
     static gint *ett[] = {
         &ett_chunk,
-        &ett_ack_bitfield,
+        &ett_chunk_ack_bitfield,
     };
 
     static ei_register_info ei[] = {
-        { &ei_crc_bad, { "chunk.crc32.bad", PI_CHECKSUM, PI_ERROR,
+        { &ei_chunk_crc_bad, { "chunk.crc32.bad", PI_CHECKSUM, PI_ERROR,
             "Bad CRC: disagrees with the conversation's protocol id", EXPFILL } },
-        { &ei_id_other, { "chunk.protocol_id.other", PI_PROTOCOL, PI_NOTE,
+        { &ei_chunk_id_other, { "chunk.protocol_id.other", PI_PROTOCOL, PI_NOTE,
             "Protocol id other than the configured one, used by the whole conversation", EXPFILL } },
-        { &ei_id_unconfirmed, { "chunk.protocol_id.unconfirmed", PI_CHECKSUM, PI_WARN,
+        { &ei_chunk_id_unconfirmed, { "chunk.protocol_id.unconfirmed", PI_CHECKSUM, PI_WARN,
             "CRC implies an unconfigured protocol id that no earlier packet confirms", EXPFILL } },
-        { &ei_padding, { "chunk.padding.nonzero", PI_MALFORMED, PI_ERROR,
+        { &ei_chunk_padding, { "chunk.padding.nonzero", PI_MALFORMED, PI_ERROR,
             "Non-zero padding bits", EXPFILL } },
-        { &ei_end_check, { "chunk.end_check.bad", PI_MALFORMED, PI_ERROR,
+        { &ei_chunk_end_check, { "chunk.end_check.bad", PI_MALFORMED, PI_ERROR,
             "Wrong end check", EXPFILL } },
-        { &ei_truncated, { "chunk.truncated", PI_MALFORMED, PI_ERROR,
+        { &ei_chunk_truncated, { "chunk.truncated", PI_MALFORMED, PI_ERROR,
             "Truncated packet", EXPFILL } },
-        { &ei_slice_range, { "chunk.slice_id.out_of_range", PI_PROTOCOL, PI_ERROR,
+        { &ei_chunk_slice_range, { "chunk.slice_id.out_of_range", PI_PROTOCOL, PI_ERROR,
             "Slice id >= slice count", EXPFILL } },
-        { &ei_trailing, { "chunk.trailing_bytes", PI_PROTOCOL, PI_WARN,
+        { &ei_chunk_trailing, { "chunk.trailing_bytes", PI_PROTOCOL, PI_WARN,
             "Bytes after the end check", EXPFILL } },
-        { &ei_slice_size, { "chunk.slice_size.wrong", PI_PROTOCOL, PI_ERROR,
+        { &ei_chunk_slice_size, { "chunk.slice_size.wrong", PI_PROTOCOL, PI_ERROR,
             "Non-last slice whose size is not SliceSize", EXPFILL } },
-        { &ei_value_range, { "chunk.value.out_of_range", PI_MALFORMED, PI_ERROR,
+        { &ei_chunk_value_range, { "chunk.value.out_of_range", PI_MALFORMED, PI_ERROR,
             "Field value above its maximum", EXPFILL } },
-        { &ei_variant_unknown, { "chunk.variant.unknown", PI_UNDECODED, PI_WARN,
+        { &ei_chunk_variant_unknown, { "chunk.variant.unknown", PI_UNDECODED, PI_WARN,
             "Unknown variant: parses with no known MaxSlicesPerChunk", EXPFILL } },
-        { &ei_variant_ambiguous, { "chunk.variant.ambiguous", PI_UNDECODED, PI_WARN,
+        { &ei_chunk_variant_ambiguous, { "chunk.variant.ambiguous", PI_UNDECODED, PI_WARN,
             "Ambiguous variant: parses as 256 and 32 alike, no decision yet", EXPFILL } },
-        { &ei_variant_mismatch, { "chunk.variant.mismatch", PI_PROTOCOL, PI_WARN,
+        { &ei_chunk_variant_mismatch, { "chunk.variant.mismatch", PI_PROTOCOL, PI_WARN,
             "Parses only with another variant than its conversation's", EXPFILL } },
     };
 
@@ -886,19 +882,19 @@ void proto_register_chunk(void)
 
     chunk_handle = register_dissector("chunk", dissect_chunk, proto_chunk);
 
-    chunk_p2d.hf_padding = hf_padding;
-    chunk_p2d.hf_end_check = hf_end_check;
-    chunk_p2d.hf_end_check_status = hf_end_check_status;
-    chunk_p2d.hf_trailing = hf_trailing;
-    chunk_p2d.ei_padding = &ei_padding;
-    chunk_p2d.ei_end_check = &ei_end_check;
-    chunk_p2d.ei_trailing = &ei_trailing;
-    chunk_p2d.hf_crc = hf_crc;
-    chunk_p2d.hf_crc_status = hf_crc_status;
-    chunk_p2d.hf_protocol_id = hf_protocol_id;
-    chunk_p2d.ei_crc_bad = &ei_crc_bad;
-    chunk_p2d.ei_id_other = &ei_id_other;
-    chunk_p2d.ei_id_unconfirmed = &ei_id_unconfirmed;
+    chunk_p2d.hf_padding = hf_chunk_padding;
+    chunk_p2d.hf_end_check = hf_chunk_end_check;
+    chunk_p2d.hf_end_check_status = hf_chunk_end_check_status;
+    chunk_p2d.hf_trailing = hf_chunk_trailing;
+    chunk_p2d.ei_padding = &ei_chunk_padding;
+    chunk_p2d.ei_end_check = &ei_chunk_end_check;
+    chunk_p2d.ei_trailing = &ei_chunk_trailing;
+    chunk_p2d.hf_crc = hf_chunk_crc;
+    chunk_p2d.hf_crc_status = hf_chunk_crc_status;
+    chunk_p2d.hf_protocol_id = hf_chunk_protocol_id;
+    chunk_p2d.ei_crc_bad = &ei_chunk_crc_bad;
+    chunk_p2d.ei_id_other = &ei_chunk_id_other;
+    chunk_p2d.ei_id_unconfirmed = &ei_chunk_id_unconfirmed;
 
     chunk_p2.proto = proto_chunk;
     chunk_p2.handle = chunk_handle;

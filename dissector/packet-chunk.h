@@ -10,13 +10,14 @@
 #include <epan/packet.h>
 #include <epan/prefs.h>
 
-/* Keys for p_add_proto_data(wmem_file_scope(), pinfo, proto_chunk, key, ...):
- * the decoder uses keys below CHUNK_PDATA_ANALYSIS_BASE, the analysis the
- * keys from it on. */
-#define CHUNK_PDATA_DECODE_BASE   0
+/* Keys for p_add_proto_data(<scope>, pinfo, proto_chunk, key, ...): the
+ * analysis uses the keys from CHUNK_PDATA_ANALYSIS_BASE on; the decoder
+ * keeps nothing per frame.
+ * Per conversation, the decoder's protocol id and variant decisions live in
+ * protocol2's map (p2_conv_state()), the analysis' flows in a map of its own
+ * keyed by conversation index (chunk-analysis.c, get_flow()); neither uses
+ * conversation_add_proto_data(). */
 #define CHUNK_PDATA_ANALYSIS_BASE 16
-/* conversation_add_proto_data(conv, proto_chunk, ...) is the analysis'; the
- * decoder keeps its per-conversation state in a map of its own. */
 
 /* A slice packet that decoded cleanly (every strict-reader rule held and the
  * CRC agrees with the conversation's protocol id). */

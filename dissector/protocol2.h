@@ -3,7 +3,7 @@
  * Game Network Protocol" series ("protocol2"): a CRC-32 seeded with a
  * protocol id that is never sent, a least-significant-bit-first bit stream,
  * zero padding to byte boundaries and a 32-bit end check.
- * (../shared/spec/wire-format.md, "The bit stream" and "Framing".)
+ * (docs/protocol.md, "Bits" and "Every packet".)
  *
  * Kept apart from the chunk packet bodies so that another packet layout
  * (the fragmentation example's) can be decoded on the same framing.
@@ -19,16 +19,16 @@
 #include <epan/conversation.h>
 #include <epan/range.h>
 
-/* wire-format.md, "Framing": bytes 0..3 CRC-32 little-endian, then the bit
- * stream, then align and the end check e2 ac 08 99. */
+/* docs/protocol.md, "Every packet": bytes 0..3 CRC-32 little-endian, then
+ * the bit stream, then align and the end check e2 ac 08 99. */
 #define P2_CRC_LEN        4
 #define P2_BODY_BIT       32
 #define P2_END_CHECK      0x9908ACE2u
 #define P2_END_CHECK_LEN  4
-/* wire-format.md, "Constants": ProtocolId default. */
+/* docs/protocol.md, "Every packet": the default protocol id. */
 #define P2_DEFAULT_PROTOCOL_ID 0x11223344u
 
-/* What a strict reader rejects (wire-format.md, "What a strict reader
+/* What a strict reader rejects (docs/protocol.md, "What a strict reader
  * rejects"). Bits from P2_ERR_BODY_BASE on are free for the body. */
 #define P2_ERR_TRUNCATED  (1u << 0)   /* fewer bytes than the fields need */
 #define P2_ERR_PADDING    (1u << 1)   /* non-zero padding bits */
