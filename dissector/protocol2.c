@@ -374,16 +374,18 @@ static struct {
  * handle alone.) A conversation pinned by a heuristic is not Decode As. */
 static gboolean p2_is_decode_as(packet_info *pinfo, const p2_protocol_t *owner)
 {
-    dissector_table_t udp = find_dissector_table("udp.port");
+    static dissector_table_t udp;
     guint32 port = pinfo->match_uint;
-    range_t *pref;
 
-    if (!udp || pinfo->ptype != PT_UDP || (port != pinfo->srcport && port != pinfo->destport))
+    if (pinfo->ptype != PT_UDP || (port != pinfo->srcport && port != pinfo->destport))
         return FALSE;
-    if (dissector_get_uint_handle(udp, port) != owner->handle)
+    if (!udp)
+        udp = find_dissector_table("udp.port");
+    if (!udp || dissector_get_uint_handle(udp, port) != owner->handle)
         return FALSE;
-    pref = prefs_get_range_value(owner->filter_name, "udp.port");
-    return !pref || !value_is_in_range(pref, port);
+    /* ports_applied: the preference as last applied (p2_ports_apply), not
+     * looked up by name for every datagram. */
+    return !owner->ports_applied || !value_is_in_range(owner->ports_applied, port);
 }
 
 /* Wireshark put `proto` in the frame's layers when it called its handle; a
