@@ -173,7 +173,7 @@ static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
         fprintf(stderr, "tshark: couldn't register chunk,transfers tap: %s\n", err->str);
         g_string_free(err, TRUE);
         text_finish(tt);
-        exit(1);
+        CS_TAP_INIT_FAILED;
     }
     CS_TAP_INIT_OK;
 }

@@ -18,18 +18,6 @@
 #include "ws-compat.h"
 #include "netgame-int.h"
 
-/* The -z init callback returns bool from 4.6 on (false: the tap could not
- * start); before, it returned nothing and a failure exited. */
-#if CS_WS_AT_LEAST(4, 6)
-#define TAP_INIT_RET        bool
-#define TAP_INIT_OK()       return true
-#define TAP_INIT_FAILED()   return false
-#else
-#define TAP_INIT_RET        void
-#define TAP_INIT_OK()       return
-#define TAP_INIT_FAILED()   exit(1)
-#endif
-
 /* ---- Row values shared by the text and GUI tables ------------------------ */
 
 typedef struct row_vals {
@@ -148,7 +136,7 @@ static void text_finish(void *p)
     g_free(ct);
 }
 
-static TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
+static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
 {
     conns_text_t *ct = g_new0(conns_text_t, 1);
     const char *filter = NULL;
@@ -164,9 +152,9 @@ static TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
         fprintf(stderr, "tshark: couldn't register netgame,conns tap: %s\n", err->str);
         g_string_free(err, TRUE);
         text_finish(ct);
-        TAP_INIT_FAILED();
+        CS_TAP_INIT_FAILED;
     }
-    TAP_INIT_OK();
+    CS_TAP_INIT_OK;
 }
 
 static tap_param text_params[] = {

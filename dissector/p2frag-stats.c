@@ -19,15 +19,6 @@
 #include "p2frag-int.h"
 #include "ws-compat.h"
 
-/* From 4.6 on a stat_tap_ui's init callback returns bool (true: set up). */
-#if CS_WS_AT_LEAST(4, 6)
-#define P2FRAG_TAP_INIT_RET bool
-#define P2FRAG_TAP_INIT_OK return true
-#else
-#define P2FRAG_TAP_INIT_RET void
-#define P2FRAG_TAP_INIT_OK return
-#endif
-
 static double pkt_duration(const p2frag_pkt_t *pkt)
 {
     nstime_t d;
@@ -172,7 +163,7 @@ static void text_finish(void *p)
     g_free(pt);
 }
 
-static P2FRAG_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
+static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
 {
     packets_text_t *pt = g_new0(packets_text_t, 1);
     const char *filter = NULL;
@@ -190,9 +181,9 @@ static P2FRAG_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
         fprintf(stderr, "tshark: couldn't register p2frag,packets tap: %s\n", err->str);
         g_string_free(err, TRUE);
         text_finish(pt);
-        exit(1);
+        CS_TAP_INIT_FAILED;
     }
-    P2FRAG_TAP_INIT_OK;
+    CS_TAP_INIT_OK;
 }
 
 static tap_param text_params[] = {

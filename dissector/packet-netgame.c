@@ -176,6 +176,27 @@ static void add_acked(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p)
 
 /* ---- Dissection ---------------------------------------------------------- */
 
+/* Whether this dissector takes the datagram. Through Decode As or the
+ * heuristic, always. On the netgame.udp.port preference, only a datagram
+ * with a configured protocol id, or one in a conversation that already is
+ * netgame's (so that a changed id is shown as such): anything else goes back
+ * to UDP, which offers it to the heuristics (the protocol2 games' chunk and
+ * fragment packets use ports like these) and then to data. */
+static gboolean takes_datagram(tvbuff_t *tvb, packet_info *pinfo)
+{
+    range_t *ports = prefs_get_range_value("netgame", "udp.port");
+    conversation_t *conv;
+    netgame_conv_t *nc;
+
+    if (!ports || !(value_is_in_range(ports, pinfo->srcport) || value_is_in_range(ports, pinfo->destport)))
+        return TRUE;
+    if (tvb_captured_length(tvb) >= 4 && id_configured(tvb_get_ntohl(tvb, 0)))
+        return TRUE;
+    conv = find_conversation_pinfo(pinfo, 0);
+    nc = conv ? (netgame_conv_t *)wmem_map_lookup(netgame_convs, conv) : NULL;
+    return nc && nc->id_frame && nc->id_frame < pinfo->num;
+}
+
 static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
     guint len = tvb_reported_length(tvb);
@@ -185,6 +206,9 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     netgame_pkt_t p;
     netgame_conv_t *nc;
     ng_frame_t *rec = NULL;
+
+    if (!takes_datagram(tvb, pinfo))
+        return 0;
 
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "netgame");
     col_clear(pinfo->cinfo, COL_INFO);

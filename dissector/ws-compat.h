@@ -17,6 +17,7 @@
 #define WS_COMPAT_H
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <ws_version.h>
 #include <epan/packet.h>
 
@@ -36,12 +37,16 @@ typedef gboolean ws_cb_bool;
 #endif
 
 #if CS_WS_AT_LEAST(4, 6)
-/* Return type of a stat_tap_ui's tap_init_cb, and its successful return. */
+/* Return type of a stat_tap_ui's tap_init_cb, its successful return, and its
+ * failure (the tap could not start: 4.6 reports it; before, the callback
+ * returned nothing and a failure had to exit). */
 typedef bool CS_TAP_INIT_RET;
 #define CS_TAP_INIT_OK return true
+#define CS_TAP_INIT_FAILED return false
 #else
 typedef void CS_TAP_INIT_RET;
 #define CS_TAP_INIT_OK return
+#define CS_TAP_INIT_FAILED exit(1)
 #endif
 
 #endif /* WS_COMPAT_H */

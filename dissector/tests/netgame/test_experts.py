@@ -122,9 +122,14 @@ def scenarios():
     c.exchange(t + 0.1, 2)
     out["id_changed"] = (c.packets, {i: ["netgame.protocol_id.changed"]}, None)
 
-    c = ng.Conv(protocol_id=0x11112222)
+    # An id that is not configured is netgame's under Decode As (an expert
+    # says so); on the port preference it is left to other dissectors
+    # (test_finding), unless configured.
+    c = ng.Conv(protocol_id=0x11112222, b_port=7777)
     i = c.send("A", 0.0)
-    out["id_unexpected"] = (c.packets, {i: ["netgame.protocol_id.unexpected"]}, None)
+    out["id_unexpected"] = (c.packets, {i: ["netgame.protocol_id.unexpected"]}, {"-d": "udp.port==7777,netgame"})
+    c = ng.Conv(protocol_id=0x11112222)
+    c.send("A", 0.0)
     out["id_configured"] = (c.packets, {}, {"netgame.protocol_ids": "0x11223344,0x11112222"})
     return out
 
@@ -133,7 +138,9 @@ def check(F, tmp, name, packets, want, prefs):
     path = os.path.join(tmp, name + ".pcap")
     ng.write_pcap(path, packets)
     for mode in ("2pass", "1pass"):
-        frames = ng.decode(path, prefs, extra=["-2"] if mode == "2pass" else [])
+        pass_prefs = dict(prefs or {})
+        decode_as = ["-d", pass_prefs.pop("-d")] if "-d" in pass_prefs else []
+        frames = ng.decode(path, pass_prefs, extra=decode_as + (["-2"] if mode == "2pass" else []))
         for n, fr in enumerate(frames):
             exp = list(want.get(n, []))
             got = fr["experts"]
@@ -182,6 +189,19 @@ def test_finding(F, tmp):
     fr = ng.decode(p, extra=["-d", "udp.port==42002,netgame"])
     F.check(all(f["netgame"] and f["experts"] == ["netgame.protocol_id.unexpected"] for f in fr),
             "Decode As 0x11112222: %s" % [f["experts"] for f in fr])
+    # On the port preference (30000) too, an id that is not configured is
+    # left to other dissectors: a protocol2 fragment packet (vectors-fragments.txt's F line of
+    # sequence 65535, fragment 1; id 0x55667788 in its CRC) to p2frag.
+    c = ng.Conv(protocol_id=0x11112222)
+    c.exchange(0.0, 2)
+    frag_rows = [{"payload": bytes.fromhex("0ecb924effff040800") + b"\x99", "sport": 30001, "dport": ng.PORT}]
+    p = os.path.join(tmp, "port-otherid.pcap")
+    ng.write_pcap(p, c.packets)
+    F.check(not any(f["netgame"] for f in ng.decode(p)), "port 30000: id 0x11112222 decoded without the preference")
+    p = os.path.join(tmp, "port-p2frag.pcap")
+    ng.write_pcap(p, frag_rows)
+    out = ng.tshark(["-r", p, "-T", "fields", "-e", "frame.protocols"]).strip()
+    F.check(out.endswith("udp:p2frag"), "port 30000: a fragment packet is %r, want p2frag" % out)
     # A datagram under 16 bytes is not claimed by the heuristic.
     p = os.path.join(tmp, "short.pcap")
     ng.write_pcap(p, [{"payload": ng.header(1, 2, 3)[:15], "sport": 43001, "dport": 43002}])
