@@ -4,6 +4,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +13,13 @@
 
 enum { EXIT_USAGE = 2 };
 
-void app_bad_argument(const char *program, const char *format, const char *value)
+_Noreturn void app_bad_argument(const char *program, const char *format, ...)
 {
+    va_list args;
+    va_start(args, format);
     fprintf(stderr, "%s: ", program);
-    fprintf(stderr, format, value);
+    vfprintf(stderr, format, args);
+    va_end(args);
     fprintf(stderr, " (try --help)\n");
     exit(EXIT_USAGE);
 }

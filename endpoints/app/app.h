@@ -14,9 +14,13 @@
 
 /* ---- usage errors and logging ---- */
 
-/* Prints "PROGRAM: " format (with value for its %s) " (try --help)" to
- * stderr and exits 2. Never returns. */
-void app_bad_argument(const char *program, const char *format, const char *value);
+/* Prints "PROGRAM: " format (printf-style) " (try --help)" to stderr and
+ * exits 2. Never returns. */
+_Noreturn void app_bad_argument(const char *program, const char *format, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Sets the log level from the count of -v options: 0 errors, 1 info, 2+ debug. */
 void app_set_verbosity(int verbosity);

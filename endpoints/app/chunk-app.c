@@ -37,6 +37,28 @@ void chunk_app_wire_option(const char *program, int opt, const char *text, chunk
     }
 }
 
+void chunk_app_fault_option(const char *program, int opt, const char *text, chunk_faults_t *faults)
+{
+    long long value;
+    if (opt == CHUNK_OPT_DROP_ACKS) {
+        faults->drop_acks[0] = faults->drop_acks[1] = 1;
+        return;
+    }
+    assert(opt == CHUNK_OPT_DROP_SLICE);
+    if (platform_parse_int(text, 0, CHUNK_MAX_SLICES_LIMIT - 1, &value) != 0)
+        app_bad_argument(program, "bad --drop-slice '%s': expected a slice id, 0..%d", text,
+                         CHUNK_MAX_SLICES_LIMIT - 1);
+    faults->drop_slice_id[0] = faults->drop_slice_id[1] = (int)value;
+}
+
+void chunk_app_check_faults(const char *program, const chunk_faults_t *faults)
+{
+    for (int d = 0; d < 2; d++)
+        if (faults->drop_slice_id[d] >= faults->wire.max_slices)
+            app_bad_argument(program, "--drop-slice %d is not a slice id below --max-slices %d",
+                             faults->drop_slice_id[d], faults->wire.max_slices);
+}
+
 void chunk_app_print_invalid(const uint64_t *invalid)
 {
     for (int i = 1; i < CHUNK_READ_RESULT_COUNT; i++)

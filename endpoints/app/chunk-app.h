@@ -8,13 +8,15 @@
 
 #include "chunk.h"
 
-/* getopt_long values of the wire options, above every program's own (256..)
- * and below chunk-relay's per-direction link options (1000..). */
+/* getopt_long values of the chunk options, above every program's own (256..)
+ * and below the simulator's (800.., simprog.h and linkopt.h). */
 enum {
     CHUNK_OPT_SLICE_SIZE = 512,
     CHUNK_OPT_MAX_SLICES,
     CHUNK_OPT_PROTOCOL_ID,
     CHUNK_OPT_FIRST_CHUNK_ID,
+    CHUNK_OPT_DROP_ACKS,
+    CHUNK_OPT_DROP_SLICE,
 };
 
 /* Applies --slice-size, --max-slices, --protocol-id (to wire) or
@@ -22,6 +24,16 @@ enum {
  * value out of range is a usage error: message and exit 2. */
 void chunk_app_wire_option(const char *program, int opt, const char *text, chunk_wire_config_t *wire,
                            uint16_t *first_chunk_id);
+
+/* Applies the network's chunk faults of a relay: --drop-acks, or
+ * --drop-slice ID (0..CHUNK_MAX_SLICES_LIMIT-1), in both directions of
+ * faults, opt being CHUNK_OPT_DROP_ACKS or CHUNK_OPT_DROP_SLICE. A bad value
+ * is a usage error. The caller checks the slice id against the wire's
+ * max_slices once every option is read (chunk_app_check_faults). */
+void chunk_app_fault_option(const char *program, int opt, const char *text, chunk_faults_t *faults);
+
+/* Usage error (message, exit 2) when --drop-slice is not below --max-slices. */
+void chunk_app_check_faults(const char *program, const chunk_faults_t *faults);
 
 /* The summary's lines for datagrams the wire format rejected, one per
  * reason seen (invalid: CHUNK_READ_RESULT_COUNT counters). */
