@@ -191,6 +191,7 @@ enum {
     NETGAME_COUNTER_DROP_FOREIGN,        /* from an address other than the peer's */
     NETGAME_COUNTER_DROP_NOT_STARTED,    /* disconnected or failed: nobody to talk to */
     NETGAME_COUNTER_DROP_DUPLICATE,      /* a sequence already received */
+    NETGAME_COUNTER_DROP_OUT_OF_RANGE,   /* sequence or ack above max_sequence */
     NETGAME_COUNTER_RECEIVED_OLD,        /* taken, but too far behind to ack or to check for duplicates */
     NETGAME_COUNTER_RECEIVED_HEADER_ONLY,/* taken 16-byte datagrams (the original ignores them) */
     NETGAME_COUNTER_FALSE_ACK_ZERO,      /* ack 0 with no bits before the peer showed it received anything: not an ack */

@@ -507,6 +507,19 @@ static void test_receive_drops(void)
     CHECK_EQ(netgame_connection_remote_sequence(e.c), 100);
     CHECK_EQ(netgame_connection_ack_bits(e.c), 0);
     CHECK_EQ(counters(&e)[NETGAME_COUNTER_PACKETS_RECEIVED], 5);
+    /* Outside a MaxSequence of 31 (a fresh server: nothing connects). */
+    netgame_config_t small;
+    manual_config(&small, NETGAME_SERVER);
+    small.max_sequence = 31;
+    endpoint_t w;
+    endpoint_init(&w, &small, 0);
+    n = make_packet(p, config.protocol_id, 32, 0, 0, 4);
+    CHECK_EQ(netgame_connection_receive_packet(w.c, 0.1, ADDRESS_A, 1, p, n), 0);
+    n = make_packet(p, config.protocol_id, 3, 40, 0, 4);
+    CHECK_EQ(netgame_connection_receive_packet(w.c, 0.1, ADDRESS_A, 1, p, n), 0);
+    CHECK_EQ(netgame_connection_counters(w.c)[NETGAME_COUNTER_DROP_OUT_OF_RANGE], 2);
+    CHECK_EQ(netgame_connection_state(w.c), NETGAME_STATE_LISTENING);
+    netgame_connection_destroy(w.c);
     /* The header we send now. */
     CHECK_EQ(netgame_connection_send_packet(e.c, 0.6, (const uint8_t *)"hi", 2), 0);
     netgame_header_t h;

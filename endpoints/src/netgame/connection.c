@@ -252,6 +252,12 @@ int netgame_connection_receive_packet(netgame_connection_t *c, double time, cons
         c->counters[NETGAME_COUNTER_DROP_PROTOCOL_ID]++;
         return 0;
     }
+    if (h.sequence > c->config.max_sequence || h.ack > c->config.max_sequence) {
+        /* Not of our sequence space (MaxSequence below 2^32 - 1): no sense
+         * can be made of it, and it must not become our ack. */
+        c->counters[NETGAME_COUNTER_DROP_OUT_OF_RANGE]++;
+        return 0;
+    }
     if (c->state == NETGAME_STATE_DISCONNECTED || c->state == NETGAME_STATE_CONNECT_FAIL) {
         c->counters[NETGAME_COUNTER_DROP_NOT_STARTED]++;
         return 0;
@@ -430,7 +436,8 @@ const char *netgame_counter_name(int counter)
 {
     static const char *const names[NETGAME_COUNTER_COUNT] = {
         "packets sent", "bytes sent", "packets received", "bytes received", "packets acked", "packets lost",
-        "drop short", "drop protocol id", "drop foreign", "drop not started", "drop duplicate", "received old",
+        "drop short", "drop protocol id", "drop foreign", "drop not started", "drop duplicate", "drop out of range",
+        "received old",
         "received header only", "false ack zero", "connects", "timeouts", "mode to good", "mode to bad",
         "penalty doubled", "penalty halved",
     };
