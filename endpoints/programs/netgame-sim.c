@@ -88,7 +88,8 @@ typedef struct side_t {
     double time_in_mode[2];
     int mode;
     uint64_t sent; /* datagrams, also without --truth */
-    int was_connected;
+    int connected_once;
+    double connected_at; /* when it first became connected */
 } side_t;
 
 typedef struct run_t {
@@ -414,6 +415,11 @@ static void deliver(run_t *run, int link, const uint8_t *packet, int bytes)
     }
     uint8_t address = (uint8_t)link; /* opaque: 0 is A, 1 is B */
     int taken = netgame_connection_receive_packet(run->side[to].connection, run->now, &address, 1, packet, bytes);
+    side_t *receiver = &run->side[to];
+    if (!receiver->connected_once && netgame_connection_connected(receiver->connection)) {
+        receiver->connected_once = 1;
+        receiver->connected_at = run->now;
+    }
     if (r && taken) {
         r->taken = 1;
         r->taken_time = run->now;
@@ -479,12 +485,13 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
         const side_t *s = &run->side[sd];
         netgame_connection_t *c = s->connection;
         fprintf(out, "%s\n    {\"side\": \"%s\", \"host\": \"%s\", \"role\": \"%s\", \"state\": \"%s\", \"rtt\": %.6f, "
-                     "\"mode\": \"%s\", \"penalty\": %.3f, \"time_good\": %.6f, \"time_bad\": %.6f,\n",
+                     "\"mode\": \"%s\", \"penalty\": %.3f, \"time_good\": %.6f, \"time_bad\": %.6f, ",
                 sd ? "," : "", side_name(sd), endpoint[sd], sd ? "server" : "client",
                 netgame_state_name(netgame_connection_state(c)), netgame_connection_rtt(c),
                 netgame_mode_name(netgame_connection_mode(c)), netgame_connection_penalty_time(c),
                 s->time_in_mode[NETGAME_MODE_GOOD], s->time_in_mode[NETGAME_MODE_BAD]);
-        fprintf(out, "     \"counters\": {");
+        truth_time_or_null(out, "connected_at", s->connected_once, s->connected_at);
+        fprintf(out, ",\n     \"counters\": {");
         const uint64_t *counters = netgame_connection_counters(c);
         for (int i = 0; i < NETGAME_COUNTER_COUNT; i++) {
             fprintf(out, "%s", i ? ", " : "");
