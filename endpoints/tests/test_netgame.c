@@ -550,6 +550,25 @@ static void test_false_ack_zero(void)
     CHECK(fabs(e.acked_rtt[0] - 0.25) < 1e-9 && fabs(e.acked_rtt[1] - 0.15) < 1e-9);
     /* RTT: 0 -> 0.025 -> 0.025 + (0.15 - 0.025) * 0.1. */
     CHECK(fabs(netgame_connection_rtt(e.c) - (0.025 + 0.0125)) < 1e-9);
+    /* A packet the peer sent before it received anything, held back by the
+     * network, arriving after one that acked: still not an ack of 0. */
+    netgame_config_t config3;
+    manual_config(&config3, NETGAME_CLIENT);
+    endpoint_t r;
+    endpoint_init(&r, &config3, 0);
+    netgame_connection_send_packet(r.c, 0, zeros, 4); /* 0 */
+    netgame_connection_send_packet(r.c, 0.1, zeros, 4); /* 1 */
+    n = make_packet(p, config3.protocol_id, 5, 1, 0, 4); /* acks 1 only */
+    netgame_connection_receive_packet(r.c, 0.2, ADDRESS_B, 1, p, n);
+    n = make_packet(p, config3.protocol_id, 3, 0, 0, 4); /* older, sent before */
+    netgame_connection_receive_packet(r.c, 0.2, ADDRESS_B, 1, p, n);
+    CHECK_EQ(r.acked_count, 1);
+    CHECK_EQ(r.acked[0], 1);
+    CHECK_EQ(counters(&r)[NETGAME_COUNTER_FALSE_ACK_ZERO], 1);
+    n = make_packet(p, config3.protocol_id, 6, 0, 0, 4); /* newer: a real (if odd) ack of 0 */
+    netgame_connection_receive_packet(r.c, 0.3, ADDRESS_B, 1, p, n);
+    CHECK_EQ(r.acked_count, 2);
+    netgame_connection_destroy(r.c);
     /* After the peer has shown it receives, ack 0 is an ack of 0 (after a wrap). */
     netgame_config_t config2;
     manual_config(&config2, NETGAME_CLIENT);

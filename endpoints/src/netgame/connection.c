@@ -34,6 +34,7 @@ struct netgame_connection_t {
     int received_any;
     uint64_t received_mask;   /* bit j: remote_sequence - j received (j 0..63) */
     int peer_acked_something; /* the peer sent an ack or ack bits other than 0 */
+    uint32_t peer_acked_from; /* the sequence of the first packet in which it did */
     pending_t *pending;       /* ring in send order */
     int pending_head, pending_count;
     double rtt;
@@ -210,13 +211,18 @@ static int record_received(netgame_connection_t *c, uint32_t s)
     return 0;
 }
 
-static void process_ack(netgame_connection_t *c, double time, uint32_t ack, uint32_t ack_bits)
+static void process_ack(netgame_connection_t *c, double time, uint32_t sequence, uint32_t ack, uint32_t ack_bits)
 {
-    if (ack != 0 || ack_bits != 0) c->peer_acked_something = 1;
-    else if (!c->peer_acked_something) {
+    if (ack != 0 || ack_bits != 0) {
+        if (!c->peer_acked_something) c->peer_acked_from = sequence;
+        c->peer_acked_something = 1;
+    } else if (!c->peer_acked_something ||
+               !netgame_sequence_more_recent(sequence, c->peer_acked_from, c->config.max_sequence)) {
         /* Ack 0 with no bits is what a peer sends before it received
-         * anything: not an ack of our sequence 0 until the peer has shown
-         * it receives (the original counts it as one every time). */
+         * anything: not an ack of our sequence 0 unless the peer sent it
+         * after the first packet in which it acked something (the original
+         * counts it as one every time). A packet the network held back can
+         * bring it late. */
         for (int i = 0; i < c->pending_count; i++) {
             const pending_t *p = &c->pending[(c->pending_head + i) % c->config.pending_capacity];
             if (!p->resolved && p->sequence == 0) {
@@ -290,7 +296,7 @@ int netgame_connection_receive_packet(netgame_connection_t *c, double time, cons
     c->counters[NETGAME_COUNTER_PACKETS_RECEIVED]++;
     c->counters[NETGAME_COUNTER_BYTES_RECEIVED] += (uint64_t)bytes;
     if (bytes == NETGAME_HEADER_BYTES) c->counters[NETGAME_COUNTER_RECEIVED_HEADER_ONLY]++;
-    process_ack(c, time, h.ack, h.ack_bits);
+    process_ack(c, time, h.sequence, h.ack, h.ack_bits);
     if (c->config.receive)
         c->config.receive(c->config.context, h.sequence, packet + NETGAME_HEADER_BYTES, bytes - NETGAME_HEADER_BYTES);
     return 1;
