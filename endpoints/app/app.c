@@ -24,6 +24,16 @@ _Noreturn void app_bad_argument(const char *program, const char *format, ...)
     exit(EXIT_USAGE);
 }
 
+int app_common_option(app_common_options_t *common, int opt, const char *text)
+{
+    switch (opt) {
+    case 'w': common->pcap_path = text; return 1;
+    case 'q': common->quiet = 1; return 1;
+    case 'v': common->verbosity++; return 1;
+    default: return 0;
+    }
+}
+
 void app_set_verbosity(int verbosity)
 {
     log_set_level(verbosity >= 2 ? LOG_LEVEL_DEBUG : verbosity == 1 ? LOG_LEVEL_INFO : LOG_LEVEL_ERROR);

@@ -7,7 +7,7 @@
 #include "app.h"
 #include "platform.h"
 
-void chunk_app_wire_option(const char *program, int opt, const char *text, chunk_wire_config_t *wire,
+int chunk_app_wire_option(const char *program, int opt, const char *text, chunk_wire_config_t *wire,
                            uint16_t *first_chunk_id)
 {
     long long value;
@@ -28,13 +28,15 @@ void chunk_app_wire_option(const char *program, int opt, const char *text, chunk
                                    text);
         wire->protocol_id = (uint32_t)value;
         break;
-    default:
-        assert(opt == CHUNK_OPT_FIRST_CHUNK_ID && first_chunk_id);
+    case CHUNK_OPT_FIRST_CHUNK_ID:
+        assert(first_chunk_id);
         if (platform_parse_int(text, 0, 65535, &value) != 0)
             app_bad_argument(program, "bad --first-chunk-id '%s': expected 0..65535", text);
         *first_chunk_id = (uint16_t)value;
         break;
+    default: return 0;
     }
+    return 1;
 }
 
 void chunk_app_fault_option(const char *program, int opt, const char *text, chunk_faults_t *faults)

@@ -19,10 +19,19 @@ enum {
     CHUNK_OPT_DROP_SLICE,
 };
 
+/* The wire options as getopt_long table entries: --slice-size, --max-slices,
+ * --protocol-id; and --first-chunk-id for the endpoints. */
+#define CHUNK_APP_WIRE_LONG_OPTIONS                                                                          \
+    {"slice-size", required_argument, NULL, CHUNK_OPT_SLICE_SIZE},                                           \
+        {"max-slices", required_argument, NULL, CHUNK_OPT_MAX_SLICES},                                       \
+        {"protocol-id", required_argument, NULL, CHUNK_OPT_PROTOCOL_ID}
+#define CHUNK_APP_FIRST_CHUNK_ID_LONG_OPTION {"first-chunk-id", required_argument, NULL, CHUNK_OPT_FIRST_CHUNK_ID}
+
 /* Applies --slice-size, --max-slices, --protocol-id (to wire) or
- * --first-chunk-id (to *first_chunk_id), opt being one of CHUNK_OPT_*. A
- * value out of range is a usage error: message and exit 2. */
-void chunk_app_wire_option(const char *program, int opt, const char *text, chunk_wire_config_t *wire,
+ * --first-chunk-id (to *first_chunk_id, which may be NULL when the program
+ * has no such option) and returns 1 when opt is one of them; returns 0 for
+ * any other opt. A value out of range is a usage error: message and exit 2. */
+int chunk_app_wire_option(const char *program, int opt, const char *text, chunk_wire_config_t *wire,
                            uint16_t *first_chunk_id);
 
 /* Applies the network's chunk faults of a relay: --drop-acks, or

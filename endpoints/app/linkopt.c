@@ -20,24 +20,15 @@ static const struct {
     const char *name;
     int kind;
     size_t offset; /* of the double or int in netsim_link_config_t */
-    const char *help;
 } link_options[] = {
-    {"loss", VALUE_PROBABILITY, offsetof(netsim_link_config_t, loss),
-     "--loss P             drop probability, 0.1 or 10% (default 0)"},
-    {"latency", VALUE_SECONDS, offsetof(netsim_link_config_t, latency),
-     "--latency SEC        one-way latency, 0.05 or 50ms (default 0); RTT is twice this"},
-    {"jitter", VALUE_SECONDS, offsetof(netsim_link_config_t, jitter),
-     "--jitter SEC         uniform +- jitter added to the latency (default 0)"},
-    {"duplicate", VALUE_PROBABILITY, offsetof(netsim_link_config_t, duplicate),
-     "--duplicate P        probability of delivering a second copy (default 0)"},
-    {"reorder", VALUE_PROBABILITY, offsetof(netsim_link_config_t, reorder),
-     "--reorder P          probability of holding a datagram back (default 0)"},
-    {"reorder-delay", VALUE_SECONDS, offsetof(netsim_link_config_t, reorder_delay),
-     "--reorder-delay SEC  how long it is held back (default 50ms)"},
-    {"bandwidth", VALUE_RATE, offsetof(netsim_link_config_t, bandwidth),
-     "--bandwidth RATE     link rate with IP/UDP overhead, e.g. 1Mbit or 125000 (default unlimited)"},
-    {"queue", VALUE_BYTES, offsetof(netsim_link_config_t, queue_bytes),
-     "--queue BYTES        router buffer before the link; overflow drops (default 64K; 0 = no limit)"},
+    {"loss", VALUE_PROBABILITY, offsetof(netsim_link_config_t, loss)},
+    {"latency", VALUE_SECONDS, offsetof(netsim_link_config_t, latency)},
+    {"jitter", VALUE_SECONDS, offsetof(netsim_link_config_t, jitter)},
+    {"duplicate", VALUE_PROBABILITY, offsetof(netsim_link_config_t, duplicate)},
+    {"reorder", VALUE_PROBABILITY, offsetof(netsim_link_config_t, reorder)},
+    {"reorder-delay", VALUE_SECONDS, offsetof(netsim_link_config_t, reorder_delay)},
+    {"bandwidth", VALUE_RATE, offsetof(netsim_link_config_t, bandwidth)},
+    {"queue", VALUE_BYTES, offsetof(netsim_link_config_t, queue_bytes)},
 };
 enum { LINK_OPTIONS = sizeof link_options / sizeof link_options[0] };
 _Static_assert(LINK_OPTIONS * 3 + 1 == LINKOPT_COUNT, "LINKOPT_COUNT counts every option");
@@ -107,10 +98,17 @@ int linkopt_apply(const char *program, int opt, const char *text, netsim_config_
 
 void linkopt_print_help(FILE *out, const char *a_to_b, const char *b_to_a)
 {
-    fprintf(out, "Link (each also as --NAME-ab: %s only, --NAME-ba: %s only):\n", a_to_b, b_to_a);
-    for (int i = 0; i < LINK_OPTIONS; i++) {
-        fprintf(out, "      %s\n", link_options[i].help);
-    }
-    fprintf(out, "      --seed N             simulator seed (default 1): the same seed draws the same\n"
-                 "                           fates for the same sequence of datagrams\n");
+    fprintf(out,
+            "Link (each also as --NAME-ab: %s only, --NAME-ba: %s only):\n"
+            "      --loss P             drop probability, 0.1 or 10%% (default 0)\n"
+            "      --latency SEC        one-way latency, 0.05 or 50ms (default 0); RTT is twice this\n"
+            "      --jitter SEC         uniform +- jitter added to the latency (default 0)\n"
+            "      --duplicate P        probability of delivering a second copy (default 0)\n"
+            "      --reorder P          probability of holding a datagram back (default 0)\n"
+            "      --reorder-delay SEC  how long it is held back (default 50ms)\n"
+            "      --bandwidth RATE     link rate with IP/UDP overhead, e.g. 1Mbit or 125000 (default unlimited)\n"
+            "      --queue BYTES        router buffer before the link; overflow drops (default 64K; 0 = no limit)\n"
+            "      --seed N             simulator seed (default 1): the same seed draws the same\n"
+            "                           fates for the same sequence of datagrams\n",
+            a_to_b, b_to_a);
 }

@@ -90,8 +90,9 @@ typedef struct recv_t {
     chunk_receiver_config_t config;
     double timeout, idle_timeout, linger;
     long long want_chunks, want_bytes; /* -1: not asked for */
-    const char *bind_text, *pcap_path, *port_file, *output_path;
-    int family, quiet, verbosity, port_given;
+    app_common_options_t common; /* -w, -q, -v */
+    const char *bind_text, *port_file, *output_path;
+    int family, port_given;
     uint16_t port;
     /* I/O */
     udp_link_t link;
@@ -130,19 +131,17 @@ static void parse_options(recv_t *r, int argc, char **argv)
         {"linger", required_argument, NULL, OPT_LINGER},
         {"timeout", required_argument, NULL, 't'},
         {"ack-interval", required_argument, NULL, OPT_ACKI},
-        {"slice-size", required_argument, NULL, CHUNK_OPT_SLICE_SIZE},
-        {"max-slices", required_argument, NULL, CHUNK_OPT_MAX_SLICES},
-        {"protocol-id", required_argument, NULL, CHUNK_OPT_PROTOCOL_ID},
-        {"first-chunk-id", required_argument, NULL, CHUNK_OPT_FIRST_CHUNK_ID},
-        {"pcap", required_argument, NULL, 'w'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
+        CHUNK_APP_WIRE_LONG_OPTIONS,
+        CHUNK_APP_FIRST_CHUNK_ID_LONG_OPTION,
+        APP_COMMON_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":p:b:n:t:w:46qvh", options, NULL)) != -1) {
+        if (app_common_option(&r->common, opt, optarg) ||
+            chunk_app_wire_option(program, opt, optarg, &r->config.wire, &r->config.first_chunk_id))
+            continue;
         switch (opt) {
         case 'p':
             if (platform_parse_port(optarg, &r->port) != 0)
@@ -175,17 +174,8 @@ static void parse_options(recv_t *r, int argc, char **argv)
             if (platform_parse_seconds(optarg, 3600, &r->config.ack_interval) != 0)
                 app_bad_argument(program, "bad --ack-interval '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
             break;
-        case CHUNK_OPT_SLICE_SIZE:
-        case CHUNK_OPT_MAX_SLICES:
-        case CHUNK_OPT_PROTOCOL_ID:
-        case CHUNK_OPT_FIRST_CHUNK_ID:
-            chunk_app_wire_option(program, opt, optarg, &r->config.wire, &r->config.first_chunk_id);
-            break;
-        case 'w': r->pcap_path = optarg; break;
         case '4': r->family = 4; break;
         case '6': r->family = 6; break;
-        case 'q': r->quiet = 1; break;
-        case 'v': r->verbosity++; break;
         case 'h': usage(stdout); exit(EXIT_OK);
         case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
         default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
@@ -194,7 +184,7 @@ static void parse_options(recv_t *r, int argc, char **argv)
     if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
     r->output_path = optind < argc ? argv[optind] : "-";
     if (r->want_chunks > 0 && r->want_bytes > 0) app_bad_argument(program, "%s", "give --chunks or --bytes, not both");
-    app_set_verbosity(r->verbosity);
+    app_set_verbosity(r->common.verbosity);
 }
 
 /* ---- setting up ---- */
@@ -229,7 +219,7 @@ static int set_up(recv_t *r)
             return EXIT_IO;
         }
     }
-    if (app_capture_open(&r->link.capture, program, r->pcap_path) != 0) return EXIT_IO;
+    if (app_capture_open(&r->link.capture, program, r->common.pcap_path) != 0) return EXIT_IO;
 
     r->config.send = udp_link_send;
     r->config.context = &r->link;
@@ -388,7 +378,7 @@ static void run(recv_t *r)
         chunk_receiver_update(r->receiver, now);
         if (write_chunks(r) != 0) return;
         if (finished(r, now)) return;
-        if (!r->quiet && r->done_at < 0 && r->first_heard >= 0 && now >= r->next_progress &&
+        if (!r->common.quiet && r->done_at < 0 && r->first_heard >= 0 && now >= r->next_progress &&
             now - r->first_heard >= 1.0)
             print_progress(r, now);
     }
@@ -434,7 +424,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: closing %s: %s\n", program, r.output_path, strerror(errno));
         if (r.exit_code == EXIT_OK) r.exit_code = EXIT_IO;
     }
-    if (!r.quiet || r.exit_code != EXIT_OK) print_summary(&r, end);
+    if (!r.common.quiet || r.exit_code != EXIT_OK) print_summary(&r, end);
     chunk_receiver_destroy(r.receiver);
     platform_socket_close(&r.link.socket);
     free(r.chunk);

@@ -88,9 +88,9 @@ static void usage(FILE *out)
 
 typedef struct relay_t {
     /* options */
-    const char *listen_text, *to_text, *pcap_path, *port_file;
+    app_common_options_t common; /* -w, -q, -v */
+    const char *listen_text, *to_text, *port_file;
     double timeout, idle_exit;
-    int quiet, verbosity;
     int capture_at; /* CAPTURE_* */
     netsim_config_t sim_config;
     chunk_faults_t chunk_faults; /* chunk packets the network drops on purpose */
@@ -145,16 +145,11 @@ static const struct option *option_table(void)
         {"drop-acks", no_argument, NULL, CHUNK_OPT_DROP_ACKS},
         {"drop-slice", required_argument, NULL, CHUNK_OPT_DROP_SLICE},
         {"drop-slice-id", required_argument, NULL, CHUNK_OPT_DROP_SLICE},
-        {"slice-size", required_argument, NULL, CHUNK_OPT_SLICE_SIZE},
-        {"max-slices", required_argument, NULL, CHUNK_OPT_MAX_SLICES},
-        {"protocol-id", required_argument, NULL, CHUNK_OPT_PROTOCOL_ID},
+        CHUNK_APP_WIRE_LONG_OPTIONS,
         {"timeout", required_argument, NULL, 't'},
         {"idle-exit", required_argument, NULL, OPT_IDLE},
-        {"pcap", required_argument, NULL, 'w'},
         {"capture-at", required_argument, NULL, OPT_AT},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
+        APP_COMMON_LONG_OPTIONS,
     };
     enum { OWN = sizeof own / sizeof own[0] };
     static struct option options[OWN + LINKOPT_COUNT + 1];
@@ -166,15 +161,15 @@ static const struct option *option_table(void)
 /* Applies one option (getopt_long's result opt, with text). */
 static void apply_option(relay_t *relay, int opt, const char *text, char **argv)
 {
+    if (app_common_option(&relay->common, opt, text) ||
+        chunk_app_wire_option(program, opt, text, &relay->chunk_faults.wire, NULL))
+        return;
     switch (opt) {
     case 'l': relay->listen_text = text; break;
     case 'T': relay->to_text = text; break;
     case OPT_PORTFILE: relay->port_file = text; break;
     case CHUNK_OPT_DROP_ACKS:
     case CHUNK_OPT_DROP_SLICE: chunk_app_fault_option(program, opt, text, &relay->chunk_faults); break;
-    case CHUNK_OPT_SLICE_SIZE:
-    case CHUNK_OPT_MAX_SLICES:
-    case CHUNK_OPT_PROTOCOL_ID: chunk_app_wire_option(program, opt, text, &relay->chunk_faults.wire, NULL); break;
     case 't':
         if (platform_parse_seconds(text, 1e9, &relay->timeout) != 0)
             app_bad_argument(program, "bad --timeout '%s': expected seconds", text);
@@ -183,7 +178,6 @@ static void apply_option(relay_t *relay, int opt, const char *text, char **argv)
         if (platform_parse_seconds(text, 1e9, &relay->idle_exit) != 0)
             app_bad_argument(program, "bad --idle-exit '%s': expected seconds", text);
         break;
-    case 'w': relay->pcap_path = text; break;
     case OPT_AT:
         relay->capture_at = -1;
         for (int i = 0; i < 4; i++)
@@ -191,8 +185,6 @@ static void apply_option(relay_t *relay, int opt, const char *text, char **argv)
         if (relay->capture_at < 0)
             app_bad_argument(program, "bad --capture-at '%s': expected sender, receiver, in or out", text);
         break;
-    case 'q': relay->quiet = 1; break;
-    case 'v': relay->verbosity++; break;
     case 'h': usage(stdout); exit(EXIT_OK);
     case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]);
     default:
@@ -215,7 +207,7 @@ static void parse_options(relay_t *relay, int argc, char **argv)
     chunk_app_check_faults(program, &relay->chunk_faults);
     relay->sim_config.filter = relay_filter;
     relay->sim_config.filter_context = relay;
-    app_set_verbosity(relay->verbosity);
+    app_set_verbosity(relay->common.verbosity);
 }
 
 /* ---- sockets ---- */
@@ -258,7 +250,7 @@ static int open_relay(relay_t *relay)
     platform_socket_local_address(&relay->upstream, &relay->receiver, &relay->upstream_local);
     if (relay->port_file && app_write_port_file(program, relay->port_file, relay->listen.bound.port) != 0)
         return EXIT_IO;
-    if (app_capture_open(&relay->capture, program, relay->pcap_path) != 0) return EXIT_IO;
+    if (app_capture_open(&relay->capture, program, relay->common.pcap_path) != 0) return EXIT_IO;
     relay->sim = netsim_create(&relay->sim_config);
     relay->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
     if (!relay->sim || !relay->datagram) {
@@ -392,7 +384,7 @@ static int run_relay(relay_t *relay, const char **outcome)
             *outcome = "idle";
             return exit_code;
         }
-        if (!relay->quiet && relay->last_arrival >= 0 && now + relay->start >= relay->next_progress)
+        if (!relay->common.quiet && relay->last_arrival >= 0 && now + relay->start >= relay->next_progress)
             print_progress(relay, now);
     }
 }
@@ -415,9 +407,9 @@ static void print_summary(const relay_t *relay, const char *outcome)
                 (unsigned long long)relay->send_errors[dir]);
         app_print_counters(netsim_counters(relay->sim, dir), NETSIM_COUNTER_COUNT, netsim_counter_name);
     }
-    if (relay->pcap_path)
+    if (relay->common.pcap_path)
         fprintf(stderr, "  pcap: %llu datagrams (capture at %s) in %s\n", (unsigned long long)relay->capture.records,
-                capture_names[relay->capture_at], relay->pcap_path);
+                capture_names[relay->capture_at], relay->common.pcap_path);
 }
 
 int main(int argc, char **argv)
@@ -435,7 +427,7 @@ int main(int argc, char **argv)
     const char *outcome;
     exit_code = run_relay(&relay, &outcome);
     exit_code = app_capture_finish(&relay.capture, program, exit_code);
-    if (!relay.quiet || exit_code != EXIT_OK) print_summary(&relay, outcome);
+    if (!relay.common.quiet || exit_code != EXIT_OK) print_summary(&relay, outcome);
     netsim_destroy(relay.sim);
     platform_socket_close(&relay.listen);
     platform_socket_close(&relay.upstream);

@@ -77,8 +77,9 @@ typedef struct send_t {
     chunk_sender_config_t config;
     long long chunk_size;
     double timeout, idle_timeout;
-    const char *bind_text, *pcap_path, *host_text, *input_path;
-    int family, quiet, verbosity;
+    app_common_options_t common; /* -w, -q, -v */
+    const char *bind_text, *host_text, *input_path;
+    int family;
     /* I/O */
     udp_link_t link;
     int input_fd;
@@ -112,22 +113,20 @@ static void parse_options(send_t *s, int argc, char **argv)
         {"resend-delay", required_argument, NULL, OPT_RESEND},
         {"rtt", required_argument, NULL, OPT_RTT},
         {"burst", required_argument, NULL, OPT_BURST},
-        {"slice-size", required_argument, NULL, CHUNK_OPT_SLICE_SIZE},
-        {"max-slices", required_argument, NULL, CHUNK_OPT_MAX_SLICES},
-        {"protocol-id", required_argument, NULL, CHUNK_OPT_PROTOCOL_ID},
-        {"first-chunk-id", required_argument, NULL, CHUNK_OPT_FIRST_CHUNK_ID},
+        CHUNK_APP_WIRE_LONG_OPTIONS,
+        CHUNK_APP_FIRST_CHUNK_ID_LONG_OPTION,
         {"bind", required_argument, NULL, 'b'},
         {"timeout", required_argument, NULL, 't'},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
-        {"pcap", required_argument, NULL, 'w'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
+        APP_COMMON_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     int opt;
     opterr = 0; /* our own messages, with exit code 2 */
     while ((opt = getopt_long(argc, argv, ":c:r:b:t:w:46qvh", options, NULL)) != -1) {
+        if (app_common_option(&s->common, opt, optarg) ||
+            chunk_app_wire_option(program, opt, optarg, &s->config.wire, &s->config.first_chunk_id))
+            continue;
         switch (opt) {
         case 'c':
             if (platform_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT,
@@ -153,12 +152,6 @@ static void parse_options(send_t *s, int argc, char **argv)
                 app_bad_argument(program, "bad --burst '%s': expected bytes, e.g. 262144 or 256K", optarg);
             s->config.initial_burst_bytes = (int)value;
             break;
-        case CHUNK_OPT_SLICE_SIZE:
-        case CHUNK_OPT_MAX_SLICES:
-        case CHUNK_OPT_PROTOCOL_ID:
-        case CHUNK_OPT_FIRST_CHUNK_ID:
-            chunk_app_wire_option(program, opt, optarg, &s->config.wire, &s->config.first_chunk_id);
-            break;
         case 'b': s->bind_text = optarg; break;
         case '4': s->family = 4; break;
         case '6': s->family = 6; break;
@@ -170,9 +163,6 @@ static void parse_options(send_t *s, int argc, char **argv)
             if (platform_parse_seconds(optarg, 1e9, &s->idle_timeout) != 0)
                 app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
             break;
-        case 'w': s->pcap_path = optarg; break;
-        case 'q': s->quiet = 1; break;
-        case 'v': s->verbosity++; break;
         case 'h': usage(stdout); exit(EXIT_OK);
         case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
         default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
@@ -188,7 +178,7 @@ static void parse_options(send_t *s, int argc, char **argv)
     if (s->chunk_size > max_chunk)
         app_bad_argument(program, "--chunk-size %lld is more than SliceSize*MaxSlicesPerChunk = %lld", s->chunk_size,
                          max_chunk);
-    app_set_verbosity(s->verbosity);
+    app_set_verbosity(s->common.verbosity);
 }
 
 /* ---- setting up ---- */
@@ -252,7 +242,7 @@ static int set_up(send_t *s)
         return EXIT_IO;
     }
     platform_socket_local_address(&s->link.socket, &s->link.peer, &s->link.local);
-    if (app_capture_open(&s->link.capture, program, s->pcap_path) != 0) return EXIT_IO;
+    if (app_capture_open(&s->link.capture, program, s->common.pcap_path) != 0) return EXIT_IO;
 
     s->config.send = udp_link_send;
     s->config.context = &s->link;
@@ -406,7 +396,7 @@ static void run(send_t *s)
         if (receive_acks(s, now) != 0) return;
         count_completed(s);
         if (finished(s, now)) return;
-        if (!s->quiet && now >= s->next_progress) print_progress(s, now);
+        if (!s->common.quiet && now >= s->next_progress) print_progress(s, now);
     }
 }
 
@@ -441,7 +431,7 @@ int main(int argc, char **argv)
     run(&s);
     double elapsed = platform_time() - s.start;
     s.exit_code = app_capture_finish(&s.link.capture, program, s.exit_code);
-    if (!s.quiet || s.exit_code != EXIT_OK) print_summary(&s, elapsed);
+    if (!s.common.quiet || s.exit_code != EXIT_OK) print_summary(&s, elapsed);
     chunk_sender_destroy(s.sender);
     platform_socket_close(&s.link.socket);
     free(s.ring.sizes);

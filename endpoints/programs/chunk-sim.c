@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "chunk-app.h"
 #include "chunk.h"
 #include "netsim.h"
 #include "platform.h"
@@ -50,7 +51,7 @@ typedef struct options_t {
     long long chunk_size; /* bytes per chunk */
     int chunk_size_set;
     double drain;
-    int drop_acks, drop_slice, never_pops, ignore_acks, no_resend_delay, article;
+    int never_pops, ignore_acks, no_resend_delay, article;
 } options_t;
 
 /* What happened to one chunk: the truth file's per-chunk record. */
@@ -158,7 +159,7 @@ static void usage(FILE *out)
 enum {
     OPT_INPUT = 256, OPT_SIZE, OPT_CHUNKS, OPT_CHUNK_SIZE, OPT_DUPLEX, OPT_DRAIN, OPT_RATE, OPT_RESEND_DELAY,
     OPT_RTT, OPT_BURST, OPT_ACK_INTERVAL, OPT_FIRST_CHUNK_ID, OPT_SLICE_SIZE, OPT_MAX_SLICES, OPT_PROTOCOL_ID,
-    OPT_READY_QUEUE, OPT_DROP_ACKS, OPT_DROP_SLICE, OPT_NEVER_POPS, OPT_IGNORE_ACKS, OPT_NO_RESEND_DELAY,
+    OPT_READY_QUEUE, OPT_NEVER_POPS, OPT_IGNORE_ACKS, OPT_NO_RESEND_DELAY,
     OPT_ARTICLE,
 };
 
@@ -208,7 +209,6 @@ static void set_defaults(options_t *opt)
     opt->size = 64 * 1024;
     opt->chunk_size = 16 * 1024;
     opt->drain = 1;
-    opt->drop_slice = -1;
 }
 
 /* chunk-sim's getopt_long table: its own options, then simprog's. */
@@ -231,8 +231,8 @@ static const struct option *option_table(void)
         {"max-slices", required_argument, 0, OPT_MAX_SLICES},
         {"protocol-id", required_argument, 0, OPT_PROTOCOL_ID},
         {"ready-queue", required_argument, 0, OPT_READY_QUEUE},
-        {"drop-acks", no_argument, 0, OPT_DROP_ACKS},
-        {"drop-slice", required_argument, 0, OPT_DROP_SLICE},
+        {"drop-acks", no_argument, 0, CHUNK_OPT_DROP_ACKS},
+        {"drop-slice", required_argument, 0, CHUNK_OPT_DROP_SLICE},
         {"receiver-never-pops", no_argument, 0, OPT_NEVER_POPS},
         {"sender-ignores-acks", no_argument, 0, OPT_IGNORE_ACKS},
         {"no-resend-delay", no_argument, 0, OPT_NO_RESEND_DELAY},
@@ -273,8 +273,8 @@ static void own_option(options_t *opt, int c, const char *name, const char *text
     case OPT_MAX_SLICES: opt->wire.max_slices = (int)parse_int_option(name, text, 1, CHUNK_MAX_SLICES_LIMIT); break;
     case OPT_PROTOCOL_ID: opt->wire.protocol_id = (uint32_t)parse_int_option(name, text, 0, 0xffffffffLL); break;
     case OPT_READY_QUEUE: opt->receiver.ready_queue_length = (int)parse_int_option(name, text, 1, 1024); break;
-    case OPT_DROP_ACKS: opt->drop_acks = 1; break;
-    case OPT_DROP_SLICE: opt->drop_slice = (int)parse_int_option(name, text, 0, CHUNK_MAX_SLICES_LIMIT - 1); break;
+    case CHUNK_OPT_DROP_ACKS:
+    case CHUNK_OPT_DROP_SLICE: chunk_app_fault_option(program, c, text, &opt->faults); break;
     case OPT_NEVER_POPS: opt->never_pops = 1; break;
     case OPT_IGNORE_ACKS: opt->ignore_acks = 1; break;
     case OPT_NO_RESEND_DELAY: opt->no_resend_delay = 1; break;
@@ -296,9 +296,6 @@ static void finish_options(options_t *opt)
     if (opt->size > MAX_INPUT_BYTES)
         app_bad_argument(program, "--chunks x --chunk-size is more than %lld bytes", MAX_INPUT_BYTES);
     if (!opt->input_path && opt->size < 1) app_bad_argument(program, "--size must be at least 1 byte");
-    if (opt->drop_slice >= opt->wire.max_slices)
-        app_bad_argument(program, "--drop-slice %d is not a slice id below --max-slices %d", opt->drop_slice,
-                         opt->wire.max_slices);
     if (opt->sender.rate_bytes_per_second < 0) /* article preset: one full slice per tick */
         opt->sender.rate_bytes_per_second =
             1.01 * (chunk_slice_packet_size(&opt->wire, 0, 2, opt->wire.slice_size) + CHUNK_IP_UDP_OVERHEAD) /
@@ -306,10 +303,7 @@ static void finish_options(options_t *opt)
     if (opt->no_resend_delay) opt->sender.fault_no_resend_delay = 1;
     if (opt->ignore_acks) opt->sender.fault_ignore_acks = 1;
     opt->sender.wire = opt->receiver.wire = opt->faults.wire = opt->wire;
-    for (int d = 0; d < 2; d++) {
-        opt->faults.drop_acks[d] = opt->drop_acks;
-        opt->faults.drop_slice_id[d] = opt->drop_slice;
-    }
+    chunk_app_check_faults(program, &opt->faults);
     if (chunk_faults_any(&opt->faults)) {
         opt->sp.sim.filter = chunk_faults_filter;
         opt->sp.sim.filter_context = &opt->faults;
@@ -667,8 +661,8 @@ static void truth_run(FILE *out, const run_t *run, double end_time, int exit_cod
     fprintf(out, "    \"links\": ");
     simprog_truth_link_config(out, run->sp);
     fprintf(out, "},\n");
-    fprintf(out, "  \"faults\": {\"drop_acks\": %s, \"drop_slice\": ", truth_bool(opt->drop_acks));
-    if (opt->drop_slice >= 0) fprintf(out, "%d", opt->drop_slice);
+    fprintf(out, "  \"faults\": {\"drop_acks\": %s, \"drop_slice\": ", truth_bool(opt->faults.drop_acks[0]));
+    if (opt->faults.drop_slice_id[0] >= 0) fprintf(out, "%d", opt->faults.drop_slice_id[0]);
     else fprintf(out, "null");
     fprintf(out, ", \"receiver_never_pops\": %s, \"sender_ignores_acks\": %s, \"no_resend_delay\": %s},\n",
             truth_bool(opt->never_pops), truth_bool(opt->ignore_acks), truth_bool(opt->no_resend_delay));
@@ -709,8 +703,8 @@ static void truth_chunk_faults(FILE *out, const options_t *opt, const transfer_t
 {
     fprintf(out, "[");
     int nf = 0;
-    if (opt->drop_acks) fprintf(out, "%s\"drop_acks\"", nf++ ? ", " : "");
-    if (opt->drop_slice >= 0 && opt->drop_slice < t->num_slices) fprintf(out, "%s\"drop_slice\"", nf++ ? ", " : "");
+    if (opt->faults.drop_acks[0]) fprintf(out, "%s\"drop_acks\"", nf++ ? ", " : "");
+    if (opt->faults.drop_slice_id[0] >= 0 && opt->faults.drop_slice_id[0] < t->num_slices) fprintf(out, "%s\"drop_slice\"", nf++ ? ", " : "");
     if (opt->never_pops) fprintf(out, "%s\"receiver_never_pops\"", nf++ ? ", " : "");
     if (opt->ignore_acks) fprintf(out, "%s\"sender_ignores_acks\"", nf++ ? ", " : "");
     if (opt->no_resend_delay) fprintf(out, "%s\"no_resend_delay\"", nf++ ? ", " : "");
@@ -909,7 +903,7 @@ int main(int argc, char **argv)
 
     int delivered = all_delivered(&run);
     /* Faults that can stop delivery; --no-resend-delay only wastes bandwidth. */
-    int faulty = opt.drop_acks || opt.drop_slice >= 0 || opt.never_pops || opt.ignore_acks;
+    int faulty = chunk_faults_any(&opt.faults) || opt.never_pops || opt.ignore_acks;
     int exit_code = run.corrupt ? EXIT_CORRUPT : delivered || faulty ? EXIT_DELIVERED : EXIT_INCOMPLETE;
     if (simprog_close_pcap(&opt.sp) != 0 && exit_code == EXIT_DELIVERED) exit_code = EXIT_IO;
     if (opt.sp.truth_path && write_truth(&run, end_time, exit_code, !delivered && faulty) != 0 &&
