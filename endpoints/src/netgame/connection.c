@@ -99,11 +99,14 @@ static void reset_flow_control(netgame_connection_t *c)
     c->penalty_reduction_accumulator = 0;
 }
 
-/* The original's ClearData: a new connection starts from sequence 0 (or the
- * configured first sequence) with nothing received, pending or measured. */
+/* The original's ClearData, but for our own sequence: a new connection has
+ * nothing received, pending or measured. Our sequence goes on from where it
+ * was (start() sets it): the header has no connection id, so had a server
+ * that timed out started its next connection from 0 again, a peer that still
+ * held the old connection's acks (or a datagram of it, delayed) would ack the
+ * new packets with the same numbers, and drop them as duplicates. */
 static void reset_reliability(netgame_connection_t *c)
 {
-    c->local_sequence = c->config.first_sequence;
     c->remote_sequence = 0;
     c->received_any = 0;
     c->received_mask = 0;
@@ -125,6 +128,7 @@ void netgame_connection_start(netgame_connection_t *c, double time, const uint8_
         c->peer_bytes = 0;
         c->state = NETGAME_STATE_LISTENING;
     }
+    c->local_sequence = c->config.first_sequence;
     reset_reliability(c);
     reset_flow_control(c);
     c->send_accumulator = 0;
