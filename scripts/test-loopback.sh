@@ -12,7 +12,8 @@
 #   ipv6   1 MiB over [::1] without the relay, pcap read as IPv6 UDP
 #   cli    stdin to stdout with the idle-timeout stop, a stray datagram that
 #          must not capture the receiver, the timeout exit code for a dead
-#          receiver and for a slice the relay always drops, bad arguments
+#          receiver and for a slice the relay always drops, a large datagram
+#          of no chunk format through the relay both ways, bad arguments
 #
 # Every port is chosen by the kernel (port 0, --port-file), so parallel runs do
 # not clash; every program runs under `timeout -k`, so the test cannot hang.
@@ -234,6 +235,33 @@ cli)
     grep -q "idle timeout: no slice newly acked for .*(chunk 0 stuck)" "$work/stall.log" \
         || fail "no stall message: $(head -n 1 "$work/stall.log")"
     grep -q "slices acked 3," "$work/stall.log" || fail "expected slices 0, 1 and 3 acked: $(grep sender: "$work/stall.log")"
+
+    # The relay forwards any UDP protocol: a 20000-byte datagram that is no
+    # chunk packet reaches the receiver, and the receiver's answer comes back.
+    python3 - "$bin/chunk-relay" "$work" <<'PYTHON' || fail "the relay did not carry a 20000-byte non-chunk datagram both ways"
+import os, socket, subprocess, sys, time
+relay, work = sys.argv[1], sys.argv[2]
+receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+receiver.bind(("127.0.0.1", 0))
+receiver.settimeout(5)
+port_file = os.path.join(work, "any-relay.port")
+proc = subprocess.Popen([relay, "-q", "-l", "127.0.0.1:0", "--port-file", port_file,
+                         "--to", "127.0.0.1:%d" % receiver.getsockname()[1], "--timeout", "2"])
+for _ in range(100):
+    if os.path.exists(port_file) and os.path.getsize(port_file) > 0:
+        break
+    time.sleep(0.05)
+relay_port = int(open(port_file).read())
+sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sender.settimeout(5)
+payload = bytes(range(256)) * 78 + b"x" * 32
+sender.sendto(payload, ("127.0.0.1", relay_port))
+data, relay_address = receiver.recvfrom(65536)
+receiver.sendto(data[::-1], relay_address)
+answer, _ = sender.recvfrom(65536)
+code = proc.wait(timeout=10)
+sys.exit(0 if data == payload and answer == payload[::-1] and code == 0 else 1)
+PYTHON
 
     # Bad arguments: exit 2 with a message; --help: exit 0.
     check_usage() { # EXPECTED PROGRAM ARGS...

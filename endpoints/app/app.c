@@ -4,6 +4,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +13,25 @@
 
 enum { EXIT_USAGE = 2 };
 
-void app_bad_argument(const char *program, const char *format, const char *value)
+_Noreturn void app_bad_argument(const char *program, const char *format, ...)
 {
+    va_list args;
+    va_start(args, format);
     fprintf(stderr, "%s: ", program);
-    fprintf(stderr, format, value);
+    vfprintf(stderr, format, args);
+    va_end(args);
     fprintf(stderr, " (try --help)\n");
     exit(EXIT_USAGE);
+}
+
+int app_common_option(app_common_options_t *common, int opt, const char *text)
+{
+    switch (opt) {
+    case 'w': common->pcap_path = text; return 1;
+    case 'q': common->quiet = 1; return 1;
+    case 'v': common->verbosity++; return 1;
+    default: return 0;
+    }
 }
 
 void app_set_verbosity(int verbosity)

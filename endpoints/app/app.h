@@ -14,12 +14,32 @@
 
 /* ---- usage errors and logging ---- */
 
-/* Prints "PROGRAM: " format (with value for its %s) " (try --help)" to
- * stderr and exits 2. Never returns. */
-void app_bad_argument(const char *program, const char *format, const char *value);
+/* Prints "PROGRAM: " format (printf-style) " (try --help)" to stderr and
+ * exits 2. Never returns. */
+_Noreturn void app_bad_argument(const char *program, const char *format, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Sets the log level from the count of -v options: 0 errors, 1 info, 2+ debug. */
 void app_set_verbosity(int verbosity);
+
+/* The options every socket program takes: -w/--pcap FILE, -q/--quiet,
+ * -v/--verbose (repeatable) and -h/--help, as getopt_long table entries. */
+#define APP_COMMON_LONG_OPTIONS                                                                              \
+    {"pcap", required_argument, NULL, 'w'}, {"quiet", no_argument, NULL, 'q'},                              \
+        {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}
+
+typedef struct app_common_options_t {
+    const char *pcap_path; /* -w, or NULL */
+    int quiet;             /* -q */
+    int verbosity;         /* count of -v */
+} app_common_options_t;
+
+/* Applies -w (text), -q or -v to common and returns 1; returns 0 for any
+ * other opt (-h included: its usage is the program's). */
+int app_common_option(app_common_options_t *common, int opt, const char *text);
 
 /* ---- sockets ---- */
 

@@ -7,7 +7,7 @@
 #include "app.h"
 #include "platform.h"
 
-void chunk_app_wire_option(const char *program, int opt, const char *text, chunk_wire_config_t *wire,
+int chunk_app_wire_option(const char *program, int opt, const char *text, chunk_wire_config_t *wire,
                            uint16_t *first_chunk_id)
 {
     long long value;
@@ -28,13 +28,37 @@ void chunk_app_wire_option(const char *program, int opt, const char *text, chunk
                                    text);
         wire->protocol_id = (uint32_t)value;
         break;
-    default:
-        assert(opt == CHUNK_OPT_FIRST_CHUNK_ID && first_chunk_id);
+    case CHUNK_OPT_FIRST_CHUNK_ID:
+        assert(first_chunk_id);
         if (platform_parse_int(text, 0, 65535, &value) != 0)
             app_bad_argument(program, "bad --first-chunk-id '%s': expected 0..65535", text);
         *first_chunk_id = (uint16_t)value;
         break;
+    default: return 0;
     }
+    return 1;
+}
+
+void chunk_app_fault_option(const char *program, int opt, const char *text, chunk_faults_t *faults)
+{
+    long long value;
+    if (opt == CHUNK_OPT_DROP_ACKS) {
+        faults->drop_acks[0] = faults->drop_acks[1] = 1;
+        return;
+    }
+    assert(opt == CHUNK_OPT_DROP_SLICE);
+    if (platform_parse_int(text, 0, CHUNK_MAX_SLICES_LIMIT - 1, &value) != 0)
+        app_bad_argument(program, "bad --drop-slice '%s': expected a slice id, 0..%d", text,
+                         CHUNK_MAX_SLICES_LIMIT - 1);
+    faults->drop_slice_id[0] = faults->drop_slice_id[1] = (int)value;
+}
+
+void chunk_app_check_faults(const char *program, const chunk_faults_t *faults)
+{
+    for (int d = 0; d < 2; d++)
+        if (faults->drop_slice_id[d] >= faults->wire.max_slices)
+            app_bad_argument(program, "--drop-slice %d is not a slice id below --max-slices %d",
+                             faults->drop_slice_id[d], faults->wire.max_slices);
 }
 
 void chunk_app_print_invalid(const uint64_t *invalid)

@@ -8,20 +8,41 @@
 
 #include "chunk.h"
 
-/* getopt_long values of the wire options, above every program's own (256..)
- * and below chunk-relay's per-direction link options (1000..). */
+/* getopt_long values of the chunk options, above every program's own (256..)
+ * and below the simulator's (800.., simprog.h and linkopt.h). */
 enum {
     CHUNK_OPT_SLICE_SIZE = 512,
     CHUNK_OPT_MAX_SLICES,
     CHUNK_OPT_PROTOCOL_ID,
     CHUNK_OPT_FIRST_CHUNK_ID,
+    CHUNK_OPT_DROP_ACKS,
+    CHUNK_OPT_DROP_SLICE,
 };
 
+/* The wire options as getopt_long table entries: --slice-size, --max-slices,
+ * --protocol-id; and --first-chunk-id for the endpoints. */
+#define CHUNK_APP_WIRE_LONG_OPTIONS                                                                          \
+    {"slice-size", required_argument, NULL, CHUNK_OPT_SLICE_SIZE},                                           \
+        {"max-slices", required_argument, NULL, CHUNK_OPT_MAX_SLICES},                                       \
+        {"protocol-id", required_argument, NULL, CHUNK_OPT_PROTOCOL_ID}
+#define CHUNK_APP_FIRST_CHUNK_ID_LONG_OPTION {"first-chunk-id", required_argument, NULL, CHUNK_OPT_FIRST_CHUNK_ID}
+
 /* Applies --slice-size, --max-slices, --protocol-id (to wire) or
- * --first-chunk-id (to *first_chunk_id), opt being one of CHUNK_OPT_*. A
- * value out of range is a usage error: message and exit 2. */
-void chunk_app_wire_option(const char *program, int opt, const char *text, chunk_wire_config_t *wire,
+ * --first-chunk-id (to *first_chunk_id, which may be NULL when the program
+ * has no such option) and returns 1 when opt is one of them; returns 0 for
+ * any other opt. A value out of range is a usage error: message and exit 2. */
+int chunk_app_wire_option(const char *program, int opt, const char *text, chunk_wire_config_t *wire,
                            uint16_t *first_chunk_id);
+
+/* Applies the network's chunk faults of a relay: --drop-acks, or
+ * --drop-slice ID (0..CHUNK_MAX_SLICES_LIMIT-1), in both directions of
+ * faults, opt being CHUNK_OPT_DROP_ACKS or CHUNK_OPT_DROP_SLICE. A bad value
+ * is a usage error. The caller checks the slice id against the wire's
+ * max_slices once every option is read (chunk_app_check_faults). */
+void chunk_app_fault_option(const char *program, int opt, const char *text, chunk_faults_t *faults);
+
+/* Usage error (message, exit 2) when --drop-slice is not below --max-slices. */
+void chunk_app_check_faults(const char *program, const chunk_faults_t *faults);
 
 /* The summary's lines for datagrams the wire format rejected, one per
  * reason seen (invalid: CHUNK_READ_RESULT_COUNT counters). */

@@ -170,9 +170,10 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
     netgame_config_t config;
     netgame_default_config(&config);
     config.role = role;
-    const char *bind_text = NULL, *port_file = NULL, *pcap_path = NULL;
+    const char *bind_text = NULL, *port_file = NULL;
+    app_common_options_t common = {NULL, 0, 0};
     uint16_t port = role == NETGAME_SERVER ? NETGAME_DEFAULT_SERVER_PORT : 0;
-    int port_given = 0, family = 0, quiet = 0, verbosity = 0, once = 0;
+    int port_given = 0, family = 0, once = 0;
     double duration = 0;
 
     static const struct option options[] = {
@@ -182,8 +183,7 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
         {"payload", required_argument, 0, OPT_PAYLOAD}, {"protocol-id", required_argument, 0, OPT_PROTOCOL_ID},
         {"max-sequence", required_argument, 0, OPT_MAX_SEQUENCE},
         {"first-sequence", required_argument, 0, OPT_FIRST_SEQUENCE},
-        {"pcap", required_argument, 0, 'w'},       {"quiet", no_argument, 0, 'q'},
-        {"verbose", no_argument, 0, 'v'},          {"help", no_argument, 0, 'h'},
+        APP_COMMON_LONG_OPTIONS,
         {0, 0, 0, 0},
     };
     int opt;
@@ -215,16 +215,18 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
         case OPT_PROTOCOL_ID: config.protocol_id = (uint32_t)int_option(program, "protocol-id", optarg, 0, 0xffffffffLL); break;
         case OPT_MAX_SEQUENCE: config.max_sequence = (uint32_t)int_option(program, "max-sequence", optarg, 1, 0xffffffffLL); break;
         case OPT_FIRST_SEQUENCE: config.first_sequence = (uint32_t)int_option(program, "first-sequence", optarg, 0, 0xffffffffLL); break;
-        case 'w': pcap_path = optarg; break;
         case '4': family = 4; break;
         case '6': family = 6; break;
-        case 'q': quiet = 1; break;
-        case 'v': verbosity++; break;
         case 'h': usage(stdout, role); return EXIT_OK;
         case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
-        default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
+        default:
+            if (!app_common_option(&common, opt, optarg))
+                app_bad_argument(program, "unknown option '%s'", argv[optind - 1]);
+            break;
         }
     }
+    const char *pcap_path = common.pcap_path;
+    int quiet = common.quiet;
     if (config.first_sequence > config.max_sequence)
         app_bad_argument(program, "--first-sequence is above --max-sequence (%s)", "");
     char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
@@ -240,7 +242,7 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
     } else if (optind < argc) {
         app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
     }
-    app_set_verbosity(verbosity);
+    app_set_verbosity(common.verbosity);
 
     app_t app;
     memset(&app, 0, sizeof app);

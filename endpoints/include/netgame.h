@@ -139,7 +139,9 @@ void netgame_connection_destroy(netgame_connection_t *connection);
 
 /* Client: starts connecting to the peer at address (opaque bytes, 1..
  * NETGAME_MAX_ADDRESS_BYTES). Server: starts listening (address NULL). Resets
- * the reliability state, the flow control and the timeout clock to time. */
+ * the reliability state, our sequence (to first_sequence), the flow control
+ * and the timeout clock to time. (A server's later connections, after a
+ * timeout, keep our sequence going.) */
 void netgame_connection_start(netgame_connection_t *connection, double time, const uint8_t *address,
                               int address_bytes);
 
@@ -185,12 +187,13 @@ enum {
     NETGAME_COUNTER_PACKETS_RECEIVED,    /* datagrams taken */
     NETGAME_COUNTER_BYTES_RECEIVED,      /* datagram bytes of those */
     NETGAME_COUNTER_PACKETS_ACKED,       /* ours, acknowledged by the peer */
-    NETGAME_COUNTER_PACKETS_LOST,        /* ours, unacked after rtt_maximum (or pushed out of a full queue) */
+    NETGAME_COUNTER_PACKETS_LOST,        /* ours, unacked after rtt_maximum (or pushed out of a full queue, or pending at a timeout) */
     NETGAME_COUNTER_DROP_SHORT,          /* datagram under 16 bytes */
     NETGAME_COUNTER_DROP_PROTOCOL_ID,    /* another protocol id */
     NETGAME_COUNTER_DROP_FOREIGN,        /* from an address other than the peer's */
     NETGAME_COUNTER_DROP_NOT_STARTED,    /* disconnected or failed: nobody to talk to */
     NETGAME_COUNTER_DROP_DUPLICATE,      /* a sequence already received */
+    NETGAME_COUNTER_DROP_OUT_OF_RANGE,   /* sequence or ack above max_sequence */
     NETGAME_COUNTER_RECEIVED_OLD,        /* taken, but too far behind to ack or to check for duplicates */
     NETGAME_COUNTER_RECEIVED_HEADER_ONLY,/* taken 16-byte datagrams (the original ignores them) */
     NETGAME_COUNTER_FALSE_ACK_ZERO,      /* ack 0 with no bits before the peer showed it received anything: not an ack */

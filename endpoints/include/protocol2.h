@@ -45,17 +45,18 @@ uint32_t p2_crc32(uint32_t crc, const uint8_t *data, size_t bytes);
  * least 4 (asserted). Never fails. */
 uint32_t p2_packet_crc(uint32_t protocol_id, const uint8_t *packet, int bytes);
 
-/* ---- writer: the caller has sized and zeroed the buffer for the whole packet ---- */
+/* ---- writer: the caller has computed the packet's exact size ---- */
 
 typedef struct p2_writer_t {
     uint8_t *buffer;
-    int bit; /* next stream bit to write */
+    int bit;   /* next stream bit to write */
+    int bytes; /* the packet's size: writing past it is a caller's mistake (asserted) */
 } p2_writer_t;
 
-/* Starts a packet in buffer, which the caller has cleared (padding bits are
- * never written, so they stay zero) and sized for the whole packet; the
- * first field goes after the CRC. */
-void p2_writer_begin(p2_writer_t *w, uint8_t *buffer);
+/* Starts a packet of bytes bytes (at least 4) in buffer: clears them (padding
+ * bits are never written, so they stay zero) and puts the first field after
+ * the CRC. */
+void p2_writer_begin(p2_writer_t *w, uint8_t *buffer, int bytes);
 
 /* Writes the low n bits of value (n in 0..32). */
 void p2_write_bits(p2_writer_t *w, uint32_t value, int n);
@@ -74,7 +75,8 @@ void p2_write_bytes(p2_writer_t *w, const uint8_t *data, int n);
 void p2_write_check(p2_writer_t *w);
 
 /* Aligns, fills in the CRC for protocol_id over everything written, and
- * returns the packet's length in bytes. */
+ * returns the packet's length in bytes (the size given to p2_writer_begin,
+ * asserted). */
 int p2_write_finish(p2_writer_t *w, uint32_t protocol_id);
 
 /* ---- reader: every read is checked against the datagram's length ---- */

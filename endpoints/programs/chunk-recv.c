@@ -85,16 +85,41 @@ static int write_all(int fd, const uint8_t *data, size_t size)
     return 0;
 }
 
-int main(int argc, char **argv)
-{
+typedef struct recv_t {
+    /* options */
     chunk_receiver_config_t config;
-    chunk_receiver_default_config(&config);
-    double timeout = 0, idle_timeout = 5, linger = 1;
-    long long want_chunks = -1, want_bytes = -1;
-    const char *bind_text = NULL, *pcap_path = NULL, *port_file = NULL;
-    int family = 0, quiet = 0, verbosity = 0, port_given = 0;
-    uint16_t port = CHUNK_DEFAULT_PORT;
+    double timeout, idle_timeout, linger;
+    long long want_chunks, want_bytes; /* -1: not asked for */
+    app_common_options_t common; /* -w, -q, -v */
+    const char *bind_text, *port_file, *output_path;
+    int family, port_given;
+    uint16_t port;
+    /* I/O */
+    udp_link_t link;
+    int output_fd;
+    uint8_t *chunk;        /* chunk_capacity bytes: a popped chunk */
+    size_t chunk_capacity;
+    uint8_t *datagram;     /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    /* state */
+    chunk_receiver_t *receiver;
+    const uint64_t *counters;
+    double start, first_heard, last_heard, last_stale, done_at, next_progress;
+    long long bytes_written, chunks_written;
+    uint64_t accepted_at_last_chunk, stale_seen;
+    uint16_t last_chunk_id;
+    int exit_code, progress_shown;
+    const char *outcome;
+} recv_t;
 
+/* ---- options ---- */
+
+static void parse_options(recv_t *r, int argc, char **argv)
+{
+    chunk_receiver_default_config(&r->config);
+    r->idle_timeout = 5;
+    r->linger = 1;
+    r->want_chunks = r->want_bytes = -1;
+    r->port = CHUNK_DEFAULT_PORT;
     enum { OPT_PORTFILE = 256, OPT_BYTES, OPT_IDLE, OPT_LINGER, OPT_ACKI };
     static const struct option options[] = {
         {"port", required_argument, NULL, 'p'},
@@ -106,262 +131,303 @@ int main(int argc, char **argv)
         {"linger", required_argument, NULL, OPT_LINGER},
         {"timeout", required_argument, NULL, 't'},
         {"ack-interval", required_argument, NULL, OPT_ACKI},
-        {"slice-size", required_argument, NULL, CHUNK_OPT_SLICE_SIZE},
-        {"max-slices", required_argument, NULL, CHUNK_OPT_MAX_SLICES},
-        {"protocol-id", required_argument, NULL, CHUNK_OPT_PROTOCOL_ID},
-        {"first-chunk-id", required_argument, NULL, CHUNK_OPT_FIRST_CHUNK_ID},
-        {"pcap", required_argument, NULL, 'w'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
+        CHUNK_APP_WIRE_LONG_OPTIONS,
+        CHUNK_APP_FIRST_CHUNK_ID_LONG_OPTION,
+        APP_COMMON_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":p:b:n:t:w:46qvh", options, NULL)) != -1) {
+        if (app_common_option(&r->common, opt, optarg) ||
+            chunk_app_wire_option(program, opt, optarg, &r->config.wire, &r->config.first_chunk_id))
+            continue;
         switch (opt) {
         case 'p':
-            if (platform_parse_port(optarg, &port) != 0)
+            if (platform_parse_port(optarg, &r->port) != 0)
                 app_bad_argument(program, "bad --port '%s': expected 0..65535", optarg);
-            port_given = 1;
+            r->port_given = 1;
             break;
-        case 'b': bind_text = optarg; break;
-        case OPT_PORTFILE: port_file = optarg; break;
+        case 'b': r->bind_text = optarg; break;
+        case OPT_PORTFILE: r->port_file = optarg; break;
         case 'n':
-            if (platform_parse_int(optarg, 1, (long long)1 << 48, &want_chunks) != 0)
+            if (platform_parse_int(optarg, 1, (long long)1 << 48, &r->want_chunks) != 0)
                 app_bad_argument(program, "bad --chunks '%s': expected a count >= 1", optarg);
             break;
         case OPT_BYTES:
-            if (platform_parse_bytes(optarg, (long long)1 << 60, &want_bytes) != 0 || want_bytes < 1)
-                app_bad_argument(program, "bad --bytes '%s': expected a byte count >= 1, e.g. 1048576 or 1M",
-                                       optarg);
+            if (platform_parse_bytes(optarg, (long long)1 << 60, &r->want_bytes) != 0 || r->want_bytes < 1)
+                app_bad_argument(program, "bad --bytes '%s': expected a byte count >= 1, e.g. 1048576 or 1M", optarg);
             break;
         case OPT_IDLE:
-            if (platform_parse_seconds(optarg, 1e9, &idle_timeout) != 0)
+            if (platform_parse_seconds(optarg, 1e9, &r->idle_timeout) != 0)
                 app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
             break;
         case OPT_LINGER:
-            if (platform_parse_seconds(optarg, 3600, &linger) != 0)
+            if (platform_parse_seconds(optarg, 3600, &r->linger) != 0)
                 app_bad_argument(program, "bad --linger '%s': expected seconds", optarg);
             break;
         case 't':
-            if (platform_parse_seconds(optarg, 1e9, &timeout) != 0)
+            if (platform_parse_seconds(optarg, 1e9, &r->timeout) != 0)
                 app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
             break;
         case OPT_ACKI:
-            if (platform_parse_seconds(optarg, 3600, &config.ack_interval) != 0)
+            if (platform_parse_seconds(optarg, 3600, &r->config.ack_interval) != 0)
                 app_bad_argument(program, "bad --ack-interval '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
             break;
-        case CHUNK_OPT_SLICE_SIZE:
-        case CHUNK_OPT_MAX_SLICES:
-        case CHUNK_OPT_PROTOCOL_ID:
-        case CHUNK_OPT_FIRST_CHUNK_ID:
-            chunk_app_wire_option(program, opt, optarg, &config.wire, &config.first_chunk_id);
-            break;
-        case 'w': pcap_path = optarg; break;
-        case '4': family = 4; break;
-        case '6': family = 6; break;
-        case 'q': quiet = 1; break;
-        case 'v': verbosity++; break;
-        case 'h': usage(stdout); return EXIT_OK;
+        case '4': r->family = 4; break;
+        case '6': r->family = 6; break;
+        case 'h': usage(stdout); exit(EXIT_OK);
         case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
         default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
         }
     }
     if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
-    const char *output_path = optind < argc ? argv[optind] : "-";
-    if (want_chunks > 0 && want_bytes > 0) app_bad_argument(program, "%s", "give --chunks or --bytes, not both");
-    app_set_verbosity(verbosity);
+    r->output_path = optind < argc ? argv[optind] : "-";
+    if (r->want_chunks > 0 && r->want_bytes > 0) app_bad_argument(program, "%s", "give --chunks or --bytes, not both");
+    app_set_verbosity(r->common.verbosity);
+}
 
-    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
-    udp_link_t link;
-    memset(&link, 0, sizeof link);
-    link.program = program;
+/* ---- setting up ---- */
+
+/* Opens the socket (and --port-file), the output and the pcap, and creates
+ * the receiver. Returns 0, or the exit code after printing why. */
+static int set_up(recv_t *r)
+{
+    char err[256];
+    r->link.program = program;
     platform_address_t bind_address;
     int dual_stack = 0;
-    if (bind_text) {
-        if (platform_address_parse(bind_text, family, port, &bind_address, err, sizeof err) != 0) {
+    if (r->bind_text) {
+        if (platform_address_parse(r->bind_text, r->family, r->port, &bind_address, err, sizeof err) != 0) {
             fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
             return EXIT_USAGE;
         }
-        if (port_given) bind_address.port = port;
+        if (r->port_given) bind_address.port = r->port;
     } else {
-        platform_address_any(&bind_address, family ? family : 6, port);
-        dual_stack = family == 0;
+        platform_address_any(&bind_address, r->family ? r->family : 6, r->port);
+        dual_stack = r->family == 0;
     }
-    if (app_open_listener(program, &link.socket, &bind_address, dual_stack) != 0) return EXIT_IO;
-    if (port_file && app_write_port_file(program, port_file, link.socket.bound.port) != 0) return EXIT_IO;
+    if (app_open_listener(program, &r->link.socket, &bind_address, dual_stack) != 0) return EXIT_IO;
+    if (r->port_file && app_write_port_file(program, r->port_file, r->link.socket.bound.port) != 0) return EXIT_IO;
 
-    int output_fd = 1;
-    if (strcmp(output_path, "-") != 0) {
-        output_fd = open(output_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (output_fd < 0) {
-            fprintf(stderr, "%s: cannot create %s: %s\n", program, output_path, strerror(errno));
+    r->output_fd = 1;
+    if (strcmp(r->output_path, "-") != 0) {
+        r->output_fd = open(r->output_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (r->output_fd < 0) {
+            fprintf(stderr, "%s: cannot create %s: %s\n", program, r->output_path, strerror(errno));
+            r->output_fd = 1;
             return EXIT_IO;
         }
     }
-    if (app_capture_open(&link.capture, program, pcap_path) != 0) return EXIT_IO;
+    if (app_capture_open(&r->link.capture, program, r->common.pcap_path) != 0) return EXIT_IO;
 
-    config.send = udp_link_send;
-    config.context = &link;
-    chunk_receiver_t *receiver = chunk_receiver_create(&config);
-    size_t chunk_capacity = (size_t)config.wire.slice_size * (size_t)config.wire.max_slices;
-    uint8_t *chunk = malloc(chunk_capacity);
-    uint8_t *datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!receiver || !chunk || !datagram) {
+    r->config.send = udp_link_send;
+    r->config.context = &r->link;
+    r->receiver = chunk_receiver_create(&r->config);
+    r->chunk_capacity = (size_t)r->config.wire.slice_size * (size_t)r->config.wire.max_slices;
+    r->chunk = malloc(r->chunk_capacity);
+    r->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
+    if (!r->receiver || !r->chunk || !r->datagram) {
         fprintf(stderr, "%s: out of memory\n", program);
         return EXIT_IO;
     }
-    platform_catch_signals();
-    log_message(LOG_LEVEL_INFO, "%s: listening on %s", program,
-              platform_address_format(&link.socket.bound, text, sizeof text));
+    r->counters = chunk_receiver_counters(r->receiver);
+    return 0;
+}
 
-    const uint64_t *counters = chunk_receiver_counters(receiver);
-    double start = platform_time(), first_heard = -1, last_heard = 0, last_stale = 0, done_at = -1;
-    double next_progress = start + 1.0;
-    long long bytes_written = 0, chunks_written = 0;
-    uint64_t accepted_at_last_chunk = 0, stale_seen = 0;
-    uint16_t last_chunk_id = 0;
-    int exit_code = EXIT_OK, progress_shown = 0;
-    const char *outcome = NULL;
+/* ---- one turn of the event loop ---- */
 
+/* Locks onto the sender of a datagram when none is known yet and the wire
+ * format accepts the datagram, so one stray packet cannot capture the
+ * receiver. */
+static void lock_on(recv_t *r, const platform_address_t *from, int bytes, double now)
+{
+    if (r->link.peer_known) return;
+    chunk_packet_t packet;
+    if (chunk_read_packet(&r->config.wire, r->datagram, bytes, &packet) != CHUNK_READ_OK) return;
+    r->link.peer_known = 1;
+    r->link.peer = *from;
+    platform_socket_local_address(&r->link.socket, from, &r->link.local);
+    r->first_heard = now;
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    log_message(LOG_LEVEL_INFO, "%s: receiving from %s", program, platform_address_format(from, text, sizeof text));
+}
+
+/* Hands every waiting datagram from the sender to the receiver. Returns 0,
+ * or -1 on a socket error (printed, exit code set). */
+static int receive_slices(recv_t *r, double now)
+{
+    for (;;) {
+        platform_address_t from;
+        int n = udp_link_receive(&r->link, &from, r->datagram);
+        if (n == -1) return 0;
+        if (n == -2) {
+            fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
+            r->exit_code = EXIT_IO;
+            r->outcome = "socket error";
+            return -1;
+        }
+        lock_on(r, &from, n, now);
+        if (!udp_link_accept(&r->link, &from, r->datagram, n,
+                             r->link.peer_known ? "not the sender locked onto" : "not a valid chunk packet"))
+            continue;
+        r->last_heard = now;
+        chunk_receiver_receive_packet(r->receiver, now, r->datagram, n);
+    }
+}
+
+/* 1 once the --chunks or --bytes asked for are written. */
+static int reached(const recv_t *r)
+{
+    return (r->want_chunks > 0 && r->chunks_written >= r->want_chunks) ||
+           (r->want_bytes > 0 && r->bytes_written >= r->want_bytes);
+}
+
+/* Writes completed chunks, unless the count asked for is reached: chunks
+ * beyond it stay unacked, which is what the sender should see. Returns 0, or
+ * -1 on an output error (printed, exit code set). */
+static int write_chunks(recv_t *r)
+{
+    while (!reached(r)) {
+        uint16_t id;
+        int size = chunk_receiver_pop_chunk(r->receiver, r->chunk, (int)r->chunk_capacity, &id);
+        if (size <= 0) break;
+        if (write_all(r->output_fd, r->chunk, (size_t)size) != 0) {
+            fprintf(stderr, "%s: writing %s: %s\n", program, r->output_path, strerror(errno));
+            r->exit_code = EXIT_IO;
+            r->outcome = "output error";
+            return -1;
+        }
+        r->bytes_written += size;
+        r->chunks_written++;
+        r->last_chunk_id = id;
+        r->accepted_at_last_chunk = r->counters[CHUNK_RECEIVER_COUNTER_SLICES_ACCEPTED];
+    }
+    return 0;
+}
+
+/* 1 when the run is over (exit code and outcome set): the linger after the
+ * data asked for, the idle timeout, or --timeout. */
+static int finished(recv_t *r, double now)
+{
+    if (reached(r) && r->done_at < 0) {
+        r->done_at = now;
+        r->last_stale = now;
+        r->stale_seen = r->counters[CHUNK_RECEIVER_COUNTER_SLICES_STALE];
+    }
+    if (r->done_at >= 0) {
+        /* Linger: the final ack may have been lost; each stale slice is
+         * the sender asking again, and the receiver answers it. */
+        if (r->counters[CHUNK_RECEIVER_COUNTER_SLICES_STALE] != r->stale_seen) {
+            r->stale_seen = r->counters[CHUNK_RECEIVER_COUNTER_SLICES_STALE];
+            r->last_stale = now;
+        }
+        if (now - r->last_stale >= r->linger) {
+            if (r->want_bytes > 0 && r->bytes_written > r->want_bytes) {
+                r->exit_code = EXIT_TOO_MUCH;
+                r->outcome = "more data than --bytes";
+            } else {
+                r->outcome = "done";
+            }
+            return 1;
+        }
+    } else if (r->idle_timeout > 0 && r->first_heard >= 0 && now - r->last_heard >= r->idle_timeout) {
+        int partial = r->counters[CHUNK_RECEIVER_COUNTER_SLICES_ACCEPTED] != r->accepted_at_last_chunk;
+        if (r->want_chunks > 0 || r->want_bytes > 0) {
+            r->exit_code = EXIT_INCOMPLETE;
+            r->outcome = "idle timeout before the expected data arrived";
+            return 1;
+        }
+        if (r->chunks_written > 0 || partial) {
+            r->exit_code = partial ? EXIT_INCOMPLETE : EXIT_OK;
+            r->outcome = partial ? "idle timeout with a chunk half received" : "done (sender idle)";
+            return 1;
+        }
+    }
+    if (r->timeout > 0 && now - r->start >= r->timeout) {
+        r->exit_code = EXIT_INCOMPLETE;
+        r->outcome = "timeout";
+        return 1;
+    }
+    return 0;
+}
+
+static void print_progress(recv_t *r, double now)
+{
+    char rate[32];
+    app_format_rate(r->bytes_written / (now - r->first_heard), rate, sizeof rate);
+    fprintf(stderr, "%s: %lld bytes in %lld chunks written, %s, %llu slices received (%llu duplicate)%s", program,
+            r->bytes_written, r->chunks_written, rate,
+            (unsigned long long)r->counters[CHUNK_RECEIVER_COUNTER_SLICES_RECEIVED],
+            (unsigned long long)r->counters[CHUNK_RECEIVER_COUNTER_SLICES_DUPLICATE], app_progress_end());
+    r->progress_shown = 1;
+    r->next_progress = now + 1.0;
+}
+
+/* Receives until done, a timeout, a signal or an error. */
+static void run(recv_t *r)
+{
+    r->start = platform_time();
+    r->first_heard = r->done_at = -1;
+    r->next_progress = r->start + 1.0;
     for (;;) {
         int readable;
-        if (app_wait(program, &link.socket.fd, 1, 0.005, &readable, &exit_code, &outcome) != 0) break;
+        if (app_wait(program, &r->link.socket.fd, 1, 0.005, &readable, &r->exit_code, &r->outcome) != 0) return;
         double now = platform_time();
-
-        for (;;) {
-            platform_address_t from;
-            int n = udp_link_receive(&link, &from, datagram);
-            if (n == -1) break;
-            if (n == -2) {
-                fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
-                exit_code = EXIT_IO;
-                outcome = "socket error";
-                goto done;
-            }
-            if (!link.peer_known) {
-                /* Lock onto the first sender whose datagram the wire format
-                 * accepts, so one stray packet cannot capture the receiver. */
-                chunk_packet_t packet;
-                if (chunk_read_packet(&config.wire, datagram, n, &packet) == CHUNK_READ_OK) {
-                    link.peer_known = 1;
-                    link.peer = from;
-                    platform_socket_local_address(&link.socket, &from, &link.local);
-                    first_heard = now;
-                    log_message(LOG_LEVEL_INFO, "%s: receiving from %s", program,
-                              platform_address_format(&from, text, sizeof text));
-                }
-            }
-            if (!udp_link_accept(&link, &from, datagram, n,
-                                   link.peer_known ? "not the sender locked onto" : "not a valid chunk packet"))
-                continue;
-            last_heard = now;
-            chunk_receiver_receive_packet(receiver, now, datagram, n);
-        }
-        chunk_receiver_update(receiver, now);
-
-        /* Write completed chunks, unless the count asked for is reached:
-         * chunks beyond it stay unacked, which is what the sender should see. */
-        int reached = (want_chunks > 0 && chunks_written >= want_chunks) || (want_bytes > 0 && bytes_written >= want_bytes);
-        while (!reached) {
-            uint16_t id;
-            int size = chunk_receiver_pop_chunk(receiver, chunk, (int)chunk_capacity, &id);
-            if (size <= 0) break;
-            if (write_all(output_fd, chunk, (size_t)size) != 0) {
-                fprintf(stderr, "%s: writing %s: %s\n", program, output_path, strerror(errno));
-                exit_code = EXIT_IO;
-                outcome = "output error";
-                goto done;
-            }
-            bytes_written += size;
-            chunks_written++;
-            last_chunk_id = id;
-            accepted_at_last_chunk = counters[CHUNK_RECEIVER_COUNTER_SLICES_ACCEPTED];
-            reached = (want_chunks > 0 && chunks_written >= want_chunks) || (want_bytes > 0 && bytes_written >= want_bytes);
-        }
-        if (reached && done_at < 0) {
-            done_at = now;
-            last_stale = now;
-            stale_seen = counters[CHUNK_RECEIVER_COUNTER_SLICES_STALE];
-        }
-
-        if (done_at >= 0) {
-            /* Linger: the final ack may have been lost; each stale slice is
-             * the sender asking again, and the receiver answers it. */
-            if (counters[CHUNK_RECEIVER_COUNTER_SLICES_STALE] != stale_seen) {
-                stale_seen = counters[CHUNK_RECEIVER_COUNTER_SLICES_STALE];
-                last_stale = now;
-            }
-            if (now - last_stale >= linger) {
-                if (want_bytes > 0 && bytes_written > want_bytes) {
-                    exit_code = EXIT_TOO_MUCH;
-                    outcome = "more data than --bytes";
-                } else {
-                    outcome = "done";
-                }
-                break;
-            }
-        } else if (idle_timeout > 0 && first_heard >= 0 && now - last_heard >= idle_timeout) {
-            int partial = counters[CHUNK_RECEIVER_COUNTER_SLICES_ACCEPTED] != accepted_at_last_chunk;
-            if (want_chunks > 0 || want_bytes > 0) {
-                exit_code = EXIT_INCOMPLETE;
-                outcome = "idle timeout before the expected data arrived";
-                break;
-            }
-            if (chunks_written > 0 || partial) {
-                exit_code = partial ? EXIT_INCOMPLETE : EXIT_OK;
-                outcome = partial ? "idle timeout with a chunk half received" : "done (sender idle)";
-                break;
-            }
-        }
-        if (timeout > 0 && now - start >= timeout) {
-            exit_code = EXIT_INCOMPLETE;
-            outcome = "timeout";
-            break;
-        }
-        if (!quiet && done_at < 0 && first_heard >= 0 && now >= next_progress && now - first_heard >= 1.0) {
-            char rate[32];
-            app_format_rate(bytes_written / (now - first_heard), rate, sizeof rate);
-            fprintf(stderr, "%s: %lld bytes in %lld chunks written, %s, %llu slices received (%llu duplicate)%s",
-                    program, bytes_written, chunks_written, rate,
-                    (unsigned long long)counters[CHUNK_RECEIVER_COUNTER_SLICES_RECEIVED],
-                    (unsigned long long)counters[CHUNK_RECEIVER_COUNTER_SLICES_DUPLICATE],
-                    app_progress_end());
-            progress_shown = 1;
-            next_progress = now + 1.0;
-        }
+        if (receive_slices(r, now) != 0) return;
+        chunk_receiver_update(r->receiver, now);
+        if (write_chunks(r) != 0) return;
+        if (finished(r, now)) return;
+        if (!r->common.quiet && r->done_at < 0 && r->first_heard >= 0 && now >= r->next_progress &&
+            now - r->first_heard >= 1.0)
+            print_progress(r, now);
     }
-done:;
+}
+
+static void print_summary(const recv_t *r, double end)
+{
+    char rate[32], last[32] = "", text[PLATFORM_ADDRESS_STRING_SIZE];
+    double busy = r->first_heard >= 0 ? (r->done_at >= 0 ? r->done_at : end) - r->first_heard : 0;
+    app_format_rate(busy > 0 ? r->bytes_written / busy : 0, rate, sizeof rate);
+    if (r->chunks_written > 0) snprintf(last, sizeof last, " (last chunk id %u)", (unsigned)r->last_chunk_id);
+    app_progress_finish(r->progress_shown);
+    fprintf(stderr, "%s: %s: %lld bytes in %lld chunks%s from %s in %.3f s (%s goodput)\n", program,
+            r->outcome ? r->outcome : "stopped", r->bytes_written, r->chunks_written, last,
+            r->link.peer_known ? platform_address_format(&r->link.peer, text, sizeof text) : "nobody", busy, rate);
+    udp_link_print_datagrams(&r->link);
+    fprintf(stderr, "  receiver:");
+    app_print_counters(r->counters, CHUNK_RECEIVER_COUNTER_COUNT, chunk_receiver_counter_name);
+    uint64_t unwritten = r->counters[CHUNK_RECEIVER_COUNTER_CHUNKS_COMPLETED] - (uint64_t)r->chunks_written;
+    if (unwritten > 0)
+        fprintf(stderr, "  note: %llu more chunk(s) completed, and were acked, but not written%s\n",
+                (unsigned long long)unwritten,
+                r->done_at >= 0 ? ": they came after the data --chunks/--bytes asked for" : "");
+    chunk_app_print_invalid(chunk_receiver_invalid_counters(r->receiver));
+    app_capture_print(&r->link.capture);
+}
+
+int main(int argc, char **argv)
+{
+    static recv_t r;
+    parse_options(&r, argc, argv);
+    int code = set_up(&r);
+    if (code != 0) return code;
+    platform_catch_signals();
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    log_message(LOG_LEVEL_INFO, "%s: listening on %s", program,
+                platform_address_format(&r.link.socket.bound, text, sizeof text));
+
+    run(&r);
     double end = platform_time();
-    exit_code = app_capture_finish(&link.capture, program, exit_code);
-    if (output_fd != 1 && close(output_fd) != 0) {
-        fprintf(stderr, "%s: closing %s: %s\n", program, output_path, strerror(errno));
-        if (exit_code == EXIT_OK) exit_code = EXIT_IO;
+    r.exit_code = app_capture_finish(&r.link.capture, program, r.exit_code);
+    if (r.output_fd != 1 && close(r.output_fd) != 0) {
+        fprintf(stderr, "%s: closing %s: %s\n", program, r.output_path, strerror(errno));
+        if (r.exit_code == EXIT_OK) r.exit_code = EXIT_IO;
     }
-    if (!quiet || exit_code != EXIT_OK) {
-        char rate[32], last[32] = "";
-        double busy = first_heard >= 0 ? (done_at >= 0 ? done_at : end) - first_heard : 0;
-        app_format_rate(busy > 0 ? bytes_written / busy : 0, rate, sizeof rate);
-        if (chunks_written > 0) snprintf(last, sizeof last, " (last chunk id %u)", (unsigned)last_chunk_id);
-        app_progress_finish(progress_shown);
-        fprintf(stderr, "%s: %s: %lld bytes in %lld chunks%s from %s in %.3f s (%s goodput)\n", program,
-                outcome ? outcome : "stopped", bytes_written, chunks_written, last,
-                link.peer_known ? platform_address_format(&link.peer, text, sizeof text) : "nobody", busy, rate);
-        udp_link_print_datagrams(&link);
-        fprintf(stderr, "  receiver:");
-        app_print_counters(counters, CHUNK_RECEIVER_COUNTER_COUNT, chunk_receiver_counter_name);
-        uint64_t unwritten = counters[CHUNK_RECEIVER_COUNTER_CHUNKS_COMPLETED] - (uint64_t)chunks_written;
-        if (unwritten > 0)
-            fprintf(stderr, "  note: %llu more chunk(s) completed, and were acked, but not written%s\n",
-                    (unsigned long long)unwritten,
-                    done_at >= 0 ? ": they came after the data --chunks/--bytes asked for" : "");
-        chunk_app_print_invalid(chunk_receiver_invalid_counters(receiver));
-        app_capture_print(&link.capture);
-    }
-    chunk_receiver_destroy(receiver);
-    platform_socket_close(&link.socket);
-    free(chunk);
-    free(datagram);
-    return exit_code;
+    if (!r.common.quiet || r.exit_code != EXIT_OK) print_summary(&r, end);
+    chunk_receiver_destroy(r.receiver);
+    platform_socket_close(&r.link.socket);
+    free(r.chunk);
+    free(r.datagram);
+    return r.exit_code;
 }

@@ -72,17 +72,40 @@ typedef struct size_ring_t {
     int capacity, head, count;
 } size_ring_t;
 
-int main(int argc, char **argv)
-{
+typedef struct send_t {
+    /* options */
     chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 1e6;
-    long long chunk_size = 0;
-    double timeout = 0, idle_timeout = 10;
-    const char *bind_text = NULL, *pcap_path = NULL;
-    int family = 0, quiet = 0, verbosity = 0;
-    long long value;
+    long long chunk_size;
+    double timeout, idle_timeout;
+    app_common_options_t common; /* -w, -q, -v */
+    const char *bind_text, *host_text, *input_path;
+    int family;
+    /* I/O */
+    udp_link_t link;
+    int input_fd;
+    long long input_total; /* known for regular files: progress shows a percentage; else -1 */
+    uint8_t *pending;      /* the chunk being read from the input */
+    uint8_t *datagram;     /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    /* state */
+    chunk_sender_t *sender;
+    const uint64_t *counters;
+    size_ring_t ring;
+    double start, last_heard, last_progress, next_progress;
+    uint64_t slices_acked_seen, chunks_seen_completed;
+    long long pending_bytes, bytes_read, bytes_acked;
+    int input_eof, pending_full, exit_code, progress_shown;
+    const char *failure; /* why it stopped, NULL when all is acked */
+    char failure_text[160];
+} send_t;
 
+/* ---- options ---- */
+
+static void parse_options(send_t *s, int argc, char **argv)
+{
+    chunk_sender_default_config(&s->config);
+    s->config.rate_bytes_per_second = 1e6;
+    s->idle_timeout = 10;
+    long long value;
     enum { OPT_RESEND = 256, OPT_RTT, OPT_BURST, OPT_IDLE };
     static const struct option options[] = {
         {"chunk-size", required_argument, NULL, 'c'},
@@ -90,282 +113,330 @@ int main(int argc, char **argv)
         {"resend-delay", required_argument, NULL, OPT_RESEND},
         {"rtt", required_argument, NULL, OPT_RTT},
         {"burst", required_argument, NULL, OPT_BURST},
-        {"slice-size", required_argument, NULL, CHUNK_OPT_SLICE_SIZE},
-        {"max-slices", required_argument, NULL, CHUNK_OPT_MAX_SLICES},
-        {"protocol-id", required_argument, NULL, CHUNK_OPT_PROTOCOL_ID},
-        {"first-chunk-id", required_argument, NULL, CHUNK_OPT_FIRST_CHUNK_ID},
+        CHUNK_APP_WIRE_LONG_OPTIONS,
+        CHUNK_APP_FIRST_CHUNK_ID_LONG_OPTION,
         {"bind", required_argument, NULL, 'b'},
         {"timeout", required_argument, NULL, 't'},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
-        {"pcap", required_argument, NULL, 'w'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
+        APP_COMMON_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     int opt;
     opterr = 0; /* our own messages, with exit code 2 */
     while ((opt = getopt_long(argc, argv, ":c:r:b:t:w:46qvh", options, NULL)) != -1) {
+        if (app_common_option(&s->common, opt, optarg) ||
+            chunk_app_wire_option(program, opt, optarg, &s->config.wire, &s->config.first_chunk_id))
+            continue;
         switch (opt) {
         case 'c':
-            if (platform_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT, &chunk_size) != 0 ||
-                chunk_size < 1)
+            if (platform_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT,
+                                     &s->chunk_size) != 0 ||
+                s->chunk_size < 1)
                 app_bad_argument(program, "bad --chunk-size '%s': expected bytes, e.g. 65536 or 64K", optarg);
             break;
         case 'r':
-            if (platform_parse_rate(optarg, &config.rate_bytes_per_second) != 0)
+            if (platform_parse_rate(optarg, &s->config.rate_bytes_per_second) != 0)
                 app_bad_argument(program,
-                                       "bad --rate '%s': expected bytes/s, e.g. 125000, 125kB, 1Mbit or unlimited",
-                                       optarg);
+                                 "bad --rate '%s': expected bytes/s, e.g. 125000, 125kB, 1Mbit or unlimited", optarg);
             break;
         case OPT_RESEND:
-            if (platform_parse_seconds(optarg, 3600, &config.resend_delay) != 0)
+            if (platform_parse_seconds(optarg, 3600, &s->config.resend_delay) != 0)
                 app_bad_argument(program, "bad --resend-delay '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
             break;
         case OPT_RTT:
-            if (platform_parse_seconds(optarg, 3600, &config.rtt) != 0)
+            if (platform_parse_seconds(optarg, 3600, &s->config.rtt) != 0)
                 app_bad_argument(program, "bad --rtt '%s': expected seconds, e.g. 0.05 or 50ms", optarg);
             break;
         case OPT_BURST:
             if (platform_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT, &value) != 0)
                 app_bad_argument(program, "bad --burst '%s': expected bytes, e.g. 262144 or 256K", optarg);
-            config.initial_burst_bytes = (int)value;
+            s->config.initial_burst_bytes = (int)value;
             break;
-        case CHUNK_OPT_SLICE_SIZE:
-        case CHUNK_OPT_MAX_SLICES:
-        case CHUNK_OPT_PROTOCOL_ID:
-        case CHUNK_OPT_FIRST_CHUNK_ID:
-            chunk_app_wire_option(program, opt, optarg, &config.wire, &config.first_chunk_id);
-            break;
-        case 'b': bind_text = optarg; break;
-        case '4': family = 4; break;
-        case '6': family = 6; break;
+        case 'b': s->bind_text = optarg; break;
+        case '4': s->family = 4; break;
+        case '6': s->family = 6; break;
         case 't':
-            if (platform_parse_seconds(optarg, 1e9, &timeout) != 0)
+            if (platform_parse_seconds(optarg, 1e9, &s->timeout) != 0)
                 app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
             break;
         case OPT_IDLE:
-            if (platform_parse_seconds(optarg, 1e9, &idle_timeout) != 0)
+            if (platform_parse_seconds(optarg, 1e9, &s->idle_timeout) != 0)
                 app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
             break;
-        case 'w': pcap_path = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'v': verbosity++; break;
-        case 'h': usage(stdout); return EXIT_OK;
+        case 'h': usage(stdout); exit(EXIT_OK);
         case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
         default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
         }
     }
     if (optind >= argc) app_bad_argument(program, "%s", "missing HOST[:PORT] of the receiver");
     if (argc - optind > 2) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 2]);
-    const char *host_text = argv[optind];
-    const char *input_path = optind + 1 < argc ? argv[optind + 1] : "-";
+    s->host_text = argv[optind];
+    s->input_path = optind + 1 < argc ? argv[optind + 1] : "-";
 
-    long long max_chunk = (long long)config.wire.slice_size * config.wire.max_slices;
-    if (chunk_size == 0) chunk_size = max_chunk;
-    if (chunk_size > max_chunk) {
-        fprintf(stderr, "%s: --chunk-size %lld is more than SliceSize*MaxSlicesPerChunk = %lld (try --help)\n",
-                program, chunk_size, max_chunk);
-        return EXIT_USAGE;
-    }
-    app_set_verbosity(verbosity);
+    long long max_chunk = (long long)s->config.wire.slice_size * s->config.wire.max_slices;
+    if (s->chunk_size == 0) s->chunk_size = max_chunk;
+    if (s->chunk_size > max_chunk)
+        app_bad_argument(program, "--chunk-size %lld is more than SliceSize*MaxSlicesPerChunk = %lld", s->chunk_size,
+                         max_chunk);
+    app_set_verbosity(s->common.verbosity);
+}
 
-    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
-    udp_link_t link;
-    memset(&link, 0, sizeof link);
-    link.program = program;
-    link.peer_known = 1; /* the receiver, given on the command line */
-    if (platform_address_parse(host_text, family, CHUNK_DEFAULT_PORT, &link.peer, err, sizeof err) != 0) {
+/* ---- setting up ---- */
+
+/* Resolves the receiver and --bind. Returns 0, or EXIT_USAGE after printing why. */
+static int resolve_addresses(send_t *s, platform_address_t *bind_address)
+{
+    char err[256];
+    if (platform_address_parse(s->host_text, s->family, CHUNK_DEFAULT_PORT, &s->link.peer, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s (try --help)\n", program, err);
         return EXIT_USAGE;
     }
-    if (link.peer.port == 0) app_bad_argument(program, "receiver port 0 in '%s': give the port it listens on",
-                                                    host_text);
-    platform_address_t bind_address;
-    platform_address_any(&bind_address, link.peer.family, 0);
-    if (bind_text) {
-        if (platform_address_parse(bind_text, link.peer.family, 0, &bind_address, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
-            return EXIT_USAGE;
-        }
-    }
-    if (bind_address.family != link.peer.family) {
-        fprintf(stderr, "%s: --bind %s is not the address family of %s (try --help)\n", program, bind_text, host_text);
+    if (s->link.peer.port == 0)
+        app_bad_argument(program, "receiver port 0 in '%s': give the port it listens on", s->host_text);
+    platform_address_any(bind_address, s->link.peer.family, 0);
+    if (s->bind_text &&
+        platform_address_parse(s->bind_text, s->link.peer.family, 0, bind_address, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
         return EXIT_USAGE;
     }
+    if (bind_address->family != s->link.peer.family) {
+        fprintf(stderr, "%s: --bind %s is not the address family of %s (try --help)\n", program, s->bind_text,
+                s->host_text);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
 
-    int input_fd = 0;
-    if (strcmp(input_path, "-") != 0) {
-        input_fd = open(input_path, O_RDONLY);
-        if (input_fd < 0) {
-            fprintf(stderr, "%s: cannot open %s: %s\n", program, input_path, strerror(errno));
+/* Opens the input (stdin for "-") and learns its size when it has one.
+ * Returns 0, or EXIT_IO after printing why. */
+static int open_input(send_t *s)
+{
+    s->input_fd = 0;
+    if (strcmp(s->input_path, "-") != 0) {
+        s->input_fd = open(s->input_path, O_RDONLY);
+        if (s->input_fd < 0) {
+            fprintf(stderr, "%s: cannot open %s: %s\n", program, s->input_path, strerror(errno));
+            s->input_fd = 0;
             return EXIT_IO;
         }
     }
-    long long input_total = -1; /* known for regular files: progress shows a percentage */
+    s->input_total = -1;
     struct stat st;
-    if (fstat(input_fd, &st) == 0 && S_ISREG(st.st_mode)) input_total = (long long)st.st_size;
+    if (fstat(s->input_fd, &st) == 0 && S_ISREG(st.st_mode)) s->input_total = (long long)st.st_size;
+    return 0;
+}
 
-    if (platform_socket_open(&link.socket, &bind_address, 0, err, sizeof err) != 0) {
+/* Resolves, opens the input, the socket and the pcap, and creates the sender.
+ * Returns 0, or the exit code after printing why. */
+static int set_up(send_t *s)
+{
+    s->link.program = program;
+    s->link.peer_known = 1; /* the receiver, given on the command line */
+    platform_address_t bind_address;
+    int code = resolve_addresses(s, &bind_address);
+    if (code == 0) code = open_input(s);
+    if (code != 0) return code;
+    char err[256];
+    if (platform_socket_open(&s->link.socket, &bind_address, 0, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", program, err);
         return EXIT_IO;
     }
-    platform_socket_local_address(&link.socket, &link.peer, &link.local);
-    if (app_capture_open(&link.capture, program, pcap_path) != 0) return EXIT_IO;
+    platform_socket_local_address(&s->link.socket, &s->link.peer, &s->link.local);
+    if (app_capture_open(&s->link.capture, program, s->common.pcap_path) != 0) return EXIT_IO;
 
-    config.send = udp_link_send;
-    config.context = &link;
-    chunk_sender_t *sender = chunk_sender_create(&config);
-    size_ring_t ring = {0};
-    ring.capacity = config.queue_capacity + 2;
-    ring.sizes = calloc((size_t)ring.capacity, sizeof *ring.sizes);
-    uint8_t *pending = malloc((size_t)chunk_size);
-    uint8_t *datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!sender || !ring.sizes || !pending || !datagram) {
+    s->config.send = udp_link_send;
+    s->config.context = &s->link;
+    s->sender = chunk_sender_create(&s->config);
+    s->ring.capacity = s->config.queue_capacity + 2;
+    s->ring.sizes = calloc((size_t)s->ring.capacity, sizeof *s->ring.sizes);
+    s->pending = malloc((size_t)s->chunk_size);
+    s->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
+    if (!s->sender || !s->ring.sizes || !s->pending || !s->datagram) {
         fprintf(stderr, "%s: out of memory\n", program);
         return EXIT_IO;
     }
-    platform_catch_signals();
-    log_message(LOG_LEVEL_INFO, "%s: sending %s to %s from %s", program, input_path,
-              platform_address_format(&link.peer, text, sizeof text),
-              platform_address_format(&link.local, err, sizeof err));
+    s->counters = chunk_sender_counters(s->sender);
+    return 0;
+}
 
-    const uint64_t *counters = chunk_sender_counters(sender);
-    double start = platform_time(), last_heard = start, last_progress = start, next_progress = start + 1.0;
-    uint64_t slices_acked_seen = 0;
-    long long pending_bytes = 0, bytes_read = 0, bytes_acked = 0;
-    uint64_t chunks_seen_completed = 0;
-    int input_eof = 0, pending_full = 0, exit_code = EXIT_OK, progress_shown = 0;
-    const char *failure = NULL;
-    char failure_text[160];
+/* ---- one turn of the event loop ---- */
 
+/* Reads input into the pending chunk; it is full at chunk_size bytes or at
+ * EOF. Returns 0, or -1 on a read error (printed, exit code set). */
+static int read_input(send_t *s)
+{
+    ssize_t n = read(s->input_fd, s->pending + s->pending_bytes, (size_t)(s->chunk_size - s->pending_bytes));
+    if (n < 0 && errno != EINTR && errno != EAGAIN) {
+        fprintf(stderr, "%s: reading %s: %s\n", program, s->input_path, strerror(errno));
+        s->exit_code = EXIT_IO;
+        s->failure = "input error";
+        return -1;
+    }
+    if (n == 0) s->input_eof = 1;
+    if (n > 0) {
+        s->pending_bytes += n;
+        s->bytes_read += n;
+    }
+    if (s->pending_bytes == s->chunk_size || (s->input_eof && s->pending_bytes > 0)) s->pending_full = 1;
+    return 0;
+}
+
+/* Queues the pending chunk when it is full and the sender has room. */
+static void queue_pending(send_t *s, double now)
+{
+    if (!s->pending_full) return;
+    int was_busy = chunk_sender_busy(s->sender);
+    if (chunk_sender_queue_chunk(s->sender, s->pending, (int)s->pending_bytes) != 0) return;
+    s->ring.sizes[(s->ring.head + s->ring.count) % s->ring.capacity] = (int)s->pending_bytes;
+    s->ring.count++;
+    s->pending_bytes = 0;
+    s->pending_full = 0;
+    /* Silence before the first chunk is not the receiver's fault. */
+    if (!was_busy) s->last_heard = s->last_progress = now;
+}
+
+/* Hands every waiting datagram from the receiver to the sender. Returns 0,
+ * or -1 on a socket error (printed, exit code set). */
+static int receive_acks(send_t *s, double now)
+{
     for (;;) {
-        int fds[2] = {link.socket.fd, -1}, readable[2];
-        if (!input_eof && !pending_full) fds[1] = input_fd;
+        platform_address_t from;
+        int n = udp_link_receive(&s->link, &from, s->datagram);
+        if (n == -1) return 0;
+        if (n == -2) {
+            fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
+            s->exit_code = EXIT_IO;
+            s->failure = "socket error";
+            return -1;
+        }
+        if (!udp_link_accept(&s->link, &from, s->datagram, n, "not the receiver")) continue;
+        s->last_heard = now;
+        chunk_sender_receive_packet(s->sender, now, s->datagram, n);
+    }
+}
+
+/* Counts the bytes of newly completed chunks as acked. */
+static void count_completed(send_t *s)
+{
+    while (s->chunks_seen_completed < s->counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED] && s->ring.count > 0) {
+        s->bytes_acked += s->ring.sizes[s->ring.head];
+        s->ring.head = (s->ring.head + 1) % s->ring.capacity;
+        s->ring.count--;
+        s->chunks_seen_completed++;
+    }
+}
+
+/* 1 when the run is over: all acked, --timeout, or --idle-timeout (exit
+ * code and failure set). */
+static int finished(send_t *s, double now)
+{
+    if (s->input_eof && !s->pending_full && !chunk_sender_busy(s->sender)) { /* all acked */
+        /* A chunk is 1 byte or more, so empty input sends nothing at all. */
+        if (s->bytes_read == 0) s->failure = "empty input, nothing sent";
+        return 1;
+    }
+    if (s->timeout > 0 && now - s->start >= s->timeout) {
+        s->exit_code = EXIT_TIMEOUT;
+        s->failure = "timeout";
+        return 1;
+    }
+    if (s->counters[CHUNK_SENDER_COUNTER_SLICES_ACKED] != s->slices_acked_seen) {
+        s->slices_acked_seen = s->counters[CHUNK_SENDER_COUNTER_SLICES_ACKED];
+        s->last_progress = now;
+    }
+    if (s->idle_timeout > 0 && chunk_sender_busy(s->sender) && now - s->last_progress >= s->idle_timeout) {
+        s->exit_code = EXIT_TIMEOUT;
+        /* The receiver acks only while slices arrive, so a slice the
+         * network always drops silences it too: say what is known. */
+        if (s->counters[CHUNK_SENDER_COUNTER_ACKS_RECEIVED] == 0)
+            snprintf(s->failure_text, sizeof s->failure_text, "idle timeout: no ack from the receiver in %.1f s",
+                     now - s->start);
+        else
+            snprintf(s->failure_text, sizeof s->failure_text,
+                     "idle timeout: no slice newly acked for %.1f s, last heard from the receiver %.1f s ago "
+                     "(chunk %u stuck)",
+                     now - s->last_progress, now - s->last_heard, (unsigned)chunk_sender_chunk_id(s->sender));
+        s->failure = s->failure_text;
+        return 1;
+    }
+    return 0;
+}
+
+static void print_progress(send_t *s, double now)
+{
+    char rate[32];
+    app_format_rate(s->bytes_acked / (now - s->start), rate, sizeof rate);
+    char total[48] = "";
+    if (s->input_total > 0)
+        snprintf(total, sizeof total, " of %lld (%.0f%%)", s->input_total, 100.0 * s->bytes_acked / s->input_total);
+    fprintf(stderr, "%s: %lld bytes acked%s, %llu chunks, %s, %llu slices sent (%llu resent)%s", program,
+            s->bytes_acked, total, (unsigned long long)s->counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED], rate,
+            (unsigned long long)s->counters[CHUNK_SENDER_COUNTER_SLICES_SENT],
+            (unsigned long long)s->counters[CHUNK_SENDER_COUNTER_SLICES_RESENT], app_progress_end());
+    s->progress_shown = 1;
+    s->next_progress = now + 1.0;
+}
+
+/* Sends until every chunk is acked or a timeout, a signal or an error stops it. */
+static void run(send_t *s)
+{
+    s->start = s->last_heard = s->last_progress = platform_time();
+    s->next_progress = s->start + 1.0;
+    for (;;) {
+        int fds[2] = {s->link.socket.fd, -1}, readable[2];
+        if (!s->input_eof && !s->pending_full) fds[1] = s->input_fd;
         /* 1 ms ticks while sending keep the pacing smooth; when only waiting
          * for input, a slower tick is enough for timeouts and progress. */
-        double wait = chunk_sender_busy(sender) ? 0.001 : 0.05;
-        if (app_wait(program, fds, 2, wait, readable, &exit_code, &failure) != 0) break;
+        double wait = chunk_sender_busy(s->sender) ? 0.001 : 0.05;
+        if (app_wait(program, fds, 2, wait, readable, &s->exit_code, &s->failure) != 0) return;
         double now = platform_time();
-
-        /* Input: fill one chunk at a time, queue it when full or at EOF. */
-        if (fds[1] >= 0 && readable[1]) {
-            ssize_t n = read(input_fd, pending + pending_bytes, (size_t)(chunk_size - pending_bytes));
-            if (n < 0 && errno != EINTR && errno != EAGAIN) {
-                fprintf(stderr, "%s: reading %s: %s\n", program, input_path, strerror(errno));
-                exit_code = EXIT_IO;
-                failure = "input error";
-                break;
-            }
-            if (n == 0) input_eof = 1;
-            if (n > 0) {
-                pending_bytes += n;
-                bytes_read += n;
-            }
-            if (pending_bytes == chunk_size || (input_eof && pending_bytes > 0)) pending_full = 1;
-        }
-        if (pending_full) {
-            int was_busy = chunk_sender_busy(sender);
-            if (chunk_sender_queue_chunk(sender, pending, (int)pending_bytes) == 0) {
-                ring.sizes[(ring.head + ring.count) % ring.capacity] = (int)pending_bytes;
-                ring.count++;
-                pending_bytes = 0;
-                pending_full = 0;
-                /* Silence before the first chunk is not the receiver's fault. */
-                if (!was_busy) last_heard = last_progress = now;
-            }
-        }
-
-        chunk_sender_update(sender, now);
-
-        for (;;) {
-            platform_address_t from;
-            int n = udp_link_receive(&link, &from, datagram);
-            if (n == -1) break;
-            if (n == -2) {
-                fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
-                exit_code = EXIT_IO;
-                failure = "socket error";
-                goto done;
-            }
-            if (!udp_link_accept(&link, &from, datagram, n, "not the receiver")) continue;
-            last_heard = now;
-            chunk_sender_receive_packet(sender, now, datagram, n);
-        }
-
-        while (chunks_seen_completed < counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED] && ring.count > 0) {
-            bytes_acked += ring.sizes[ring.head];
-            ring.head = (ring.head + 1) % ring.capacity;
-            ring.count--;
-            chunks_seen_completed++;
-        }
-
-        if (input_eof && !pending_full && !chunk_sender_busy(sender)) { /* all acked */
-            /* A chunk is 1 byte or more, so empty input sends nothing at all. */
-            if (bytes_read == 0) failure = "empty input, nothing sent";
-            break;
-        }
-        if (timeout > 0 && now - start >= timeout) {
-            exit_code = EXIT_TIMEOUT;
-            failure = "timeout";
-            break;
-        }
-        if (counters[CHUNK_SENDER_COUNTER_SLICES_ACKED] != slices_acked_seen) {
-            slices_acked_seen = counters[CHUNK_SENDER_COUNTER_SLICES_ACKED];
-            last_progress = now;
-        }
-        if (idle_timeout > 0 && chunk_sender_busy(sender) && now - last_progress >= idle_timeout) {
-            exit_code = EXIT_TIMEOUT;
-            /* The receiver acks only while slices arrive, so a slice the
-             * network always drops silences it too: say what is known. */
-            if (counters[CHUNK_SENDER_COUNTER_ACKS_RECEIVED] == 0)
-                snprintf(failure_text, sizeof failure_text, "idle timeout: no ack from the receiver in %.1f s",
-                         now - start);
-            else
-                snprintf(failure_text, sizeof failure_text,
-                         "idle timeout: no slice newly acked for %.1f s, last heard from the receiver %.1f s ago "
-                         "(chunk %u stuck)",
-                         now - last_progress, now - last_heard, (unsigned)chunk_sender_chunk_id(sender));
-            failure = failure_text;
-            break;
-        }
-        if (!quiet && now >= next_progress) {
-            char rate[32];
-            app_format_rate(bytes_acked / (now - start), rate, sizeof rate);
-            char total[48] = "";
-            if (input_total > 0)
-                snprintf(total, sizeof total, " of %lld (%.0f%%)", input_total, 100.0 * bytes_acked / input_total);
-            fprintf(stderr, "%s: %lld bytes acked%s, %llu chunks, %s, %llu slices sent (%llu resent)%s", program,
-                    bytes_acked, total, (unsigned long long)counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED], rate,
-                    (unsigned long long)counters[CHUNK_SENDER_COUNTER_SLICES_SENT],
-                    (unsigned long long)counters[CHUNK_SENDER_COUNTER_SLICES_RESENT],
-                    app_progress_end());
-            progress_shown = 1;
-            next_progress = now + 1.0;
-        }
+        if (fds[1] >= 0 && readable[1] && read_input(s) != 0) return;
+        queue_pending(s, now);
+        chunk_sender_update(s->sender, now);
+        if (receive_acks(s, now) != 0) return;
+        count_completed(s);
+        if (finished(s, now)) return;
+        if (!s->common.quiet && now >= s->next_progress) print_progress(s, now);
     }
-done:;
-    double elapsed = platform_time() - start;
-    exit_code = app_capture_finish(&link.capture, program, exit_code);
-    if (!quiet || exit_code != EXIT_OK) {
-        char rate[32];
-        app_format_rate(elapsed > 0 ? bytes_acked / elapsed : 0, rate, sizeof rate);
-        app_progress_finish(progress_shown);
-        fprintf(stderr, "%s: %s: %lld bytes acked of %lld read, %llu chunks, to %s in %.3f s (%s goodput)\n",
-                program, failure ? failure : "done", bytes_acked, bytes_read,
-                (unsigned long long)counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED],
-                platform_address_format(&link.peer, text, sizeof text), elapsed, rate);
-        udp_link_print_datagrams(&link);
-        fprintf(stderr, "  sender:");
-        app_print_counters(counters, CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
-        chunk_app_print_invalid(chunk_sender_invalid_counters(sender));
-        app_capture_print(&link.capture);
-    }
-    chunk_sender_destroy(sender);
-    platform_socket_close(&link.socket);
-    free(ring.sizes);
-    free(pending);
-    free(datagram);
-    if (input_fd != 0) close(input_fd);
-    return exit_code;
+}
+
+static void print_summary(const send_t *s, double elapsed)
+{
+    char rate[32], text[PLATFORM_ADDRESS_STRING_SIZE];
+    app_format_rate(elapsed > 0 ? s->bytes_acked / elapsed : 0, rate, sizeof rate);
+    app_progress_finish(s->progress_shown);
+    fprintf(stderr, "%s: %s: %lld bytes acked of %lld read, %llu chunks, to %s in %.3f s (%s goodput)\n", program,
+            s->failure ? s->failure : "done", s->bytes_acked, s->bytes_read,
+            (unsigned long long)s->counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED],
+            platform_address_format(&s->link.peer, text, sizeof text), elapsed, rate);
+    udp_link_print_datagrams(&s->link);
+    fprintf(stderr, "  sender:");
+    app_print_counters(s->counters, CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
+    chunk_app_print_invalid(chunk_sender_invalid_counters(s->sender));
+    app_capture_print(&s->link.capture);
+}
+
+int main(int argc, char **argv)
+{
+    static send_t s;
+    parse_options(&s, argc, argv);
+    int code = set_up(&s);
+    if (code != 0) return code;
+    platform_catch_signals();
+    char text[PLATFORM_ADDRESS_STRING_SIZE], local[PLATFORM_ADDRESS_STRING_SIZE];
+    log_message(LOG_LEVEL_INFO, "%s: sending %s to %s from %s", program, s.input_path,
+                platform_address_format(&s.link.peer, text, sizeof text),
+                platform_address_format(&s.link.local, local, sizeof local));
+
+    run(&s);
+    double elapsed = platform_time() - s.start;
+    s.exit_code = app_capture_finish(&s.link.capture, program, s.exit_code);
+    if (!s.common.quiet || s.exit_code != EXIT_OK) print_summary(&s, elapsed);
+    chunk_sender_destroy(s.sender);
+    platform_socket_close(&s.link.socket);
+    free(s.ring.sizes);
+    free(s.pending);
+    free(s.datagram);
+    if (s.input_fd != 0) close(s.input_fd);
+    return s.exit_code;
 }

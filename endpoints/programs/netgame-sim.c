@@ -23,16 +23,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app.h"
 #include "netgame.h"
 #include "netsim.h"
-#include "pcapout.h"
 #include "platform.h"
+#include "simprog.h"
 #include "util.h"
 
-enum { EXIT_OK = 0, EXIT_DISCONNECTED = 1, EXIT_USAGE = 2, EXIT_IO = 4 };
+enum { EXIT_OK = 0, EXIT_DISCONNECTED = 1, EXIT_USAGE = SIMPROG_EXIT_USAGE, EXIT_IO = SIMPROG_EXIT_IO };
 
-#define SIDE_A 0 /* the client */
-#define SIDE_B 1 /* the server */
+#define SIDE_A SIMPROG_SIDE_A /* the client */
+#define SIDE_B SIMPROG_SIDE_B /* the server */
 #define MAX_SPIKES 8
 
 typedef struct spike_t {
@@ -40,15 +41,11 @@ typedef struct spike_t {
 } spike_t;
 
 typedef struct options_t {
-    netsim_config_t sim;
+    simprog_t sp;              /* hosts, pcap, truth, --time-limit (= --duration), --tick, links */
     netgame_config_t endpoint; /* template for both sides */
-    int capture_side;
-    const char *pcap_path, *truth_path;
-    double duration, tick;
-    double stop_acking_at[2]; /* per side, -1 off */
+    double stop_acking_at[2];  /* per side, -1 off */
     spike_t spikes[MAX_SPIKES];
     int spike_count;
-    int quiet;
 } options_t;
 
 /* One datagram a side sent: the truth file's per-packet record. */
@@ -91,19 +88,16 @@ typedef struct side_t {
     double time_in_mode[2];
     int mode;
     uint64_t sent; /* datagrams, also without --truth */
-    int was_connected;
+    int connected_once;
+    double connected_at; /* when it first became connected */
 } side_t;
 
 typedef struct run_t {
     options_t *opt;
-    netsim_t *sim;
+    simprog_t *sp;
     side_t side[2];
     double now;
     double last_release[2]; /* spikes keep each link first in, first out */
-    pcapout_t *pcap;
-    pcapout_addr_t addr[2];
-    uint32_t frames;
-    int io_error;
     int keep_records;
     /* the datagram being processed: its sender and record, and its frame at the capture point */
     int current_from, current_index;
@@ -117,27 +111,15 @@ static void usage(FILE *out)
 "Runs a netgame client (host A, 10.0.0.1:30001) and server (host B,\n"
 "10.0.0.2:30000) over a seeded network simulator in virtual time. Each sends\n"
 "at its flow control's rate: 10 packets/s in Bad mode, 30 in Good.\n"
-"\n"
-"Output:\n"
-"  -w, --pcap FILE          write a pcap of the traffic seen at the capture point\n"
-"      --capture-at WHERE   client|a (default) or server|b\n"
-"      --truth FILE         write the per-packet JSON account (docs/truth.md)\n"
-"  -q, --quiet              no summary on stdout\n"
-"  -v, --verbose            more log on stderr\n"
+"\n");
+    simprog_print_help_output(out, "client|a (default) or server|b", "per-packet");
+    fprintf(out,
 "Run:\n"
-"      --duration SEC       virtual time to run (default 30s)\n"
-"      --tick SEC           endpoint update interval (default 1/30 s, the example's)\n"
-"      --seed N             seeds the simulator (default 1)\n"
-"Link (each also as --NAME-ab for A->B only and --NAME-ba for B->A only):\n"
-"      --loss P             drop probability, 0.1 or 10%% (default 0)\n"
-"      --latency SEC        one-way latency (default 0); RTT is twice this\n"
-"      --jitter SEC         uniform +- jitter added to the latency (default 0)\n"
-"      --duplicate P        probability of delivering a second copy (default 0)\n"
-"      --reorder P          probability of holding a packet back (default 0)\n"
-"      --reorder-delay SEC  how long it is held back (default 50ms)\n"
-"      --bandwidth RATE     link rate, e.g. 1Mbit or 125000 (default unlimited)\n"
-"      --queue BYTES        router buffer before the link; overflow drops\n"
-"                           (default 64K; 0 = no limit)\n"
+"      --duration SEC       virtual time to run (default 30s; same as --time-limit)\n"
+"      --time-limit SEC     the same\n"
+"      --tick SEC           endpoint update interval (default 1/30 s, the example's)\n");
+    simprog_print_help_link(out);
+    fprintf(out,
 "      --spike START:LEN:EXTRA  from START for LEN seconds, add EXTRA seconds\n"
 "                           of one-way delay both ways (first in, first out;\n"
 "                           up to %d, e.g. --spike 8:3:150ms)\n"
@@ -184,40 +166,9 @@ static void *xrealloc(void *p, size_t size)
 /* ---- options ---- */
 
 enum {
-    OPT_CAPTURE_AT = 256, OPT_TRUTH, OPT_DURATION, OPT_TICK, OPT_SEED, OPT_SPIKE, OPT_PAYLOAD, OPT_PROTOCOL_ID,
-    OPT_MAX_SEQUENCE, OPT_FIRST_SEQUENCE, OPT_TIMEOUT, OPT_CLIENT_STOPS, OPT_SERVER_STOPS,
-    OPT_LINK_BASE = 1000 /* + 3 * link option + (0 both, 1 ab, 2 ba) */
+    OPT_DURATION = 256, OPT_SPIKE, OPT_PAYLOAD, OPT_PROTOCOL_ID, OPT_MAX_SEQUENCE, OPT_FIRST_SEQUENCE, OPT_TIMEOUT,
+    OPT_CLIENT_STOPS, OPT_SERVER_STOPS,
 };
-
-enum { LINK_LOSS, LINK_LATENCY, LINK_JITTER, LINK_DUPLICATE, LINK_REORDER, LINK_REORDER_DELAY,
-       LINK_BANDWIDTH, LINK_QUEUE, LINK_OPTION_COUNT };
-static const char *const link_option_names[LINK_OPTION_COUNT] = {
-    "loss", "latency", "jitter", "duplicate", "reorder", "reorder-delay", "bandwidth", "queue",
-};
-
-static void set_link_option(options_t *opt, int which, int variant, const char *name, const char *text)
-{
-    for (int d = 0; d < 2; d++) {
-        if ((variant == 1 && d != 0) || (variant == 2 && d != 1)) continue;
-        netsim_link_config_t *link = &opt->sim.link[d];
-        long long bytes;
-        int bad = 0;
-        switch (which) {
-        case LINK_LOSS: bad = platform_parse_probability(text, &link->loss); break;
-        case LINK_LATENCY: bad = platform_parse_seconds(text, 3600, &link->latency); break;
-        case LINK_JITTER: bad = platform_parse_seconds(text, 3600, &link->jitter); break;
-        case LINK_DUPLICATE: bad = platform_parse_probability(text, &link->duplicate); break;
-        case LINK_REORDER: bad = platform_parse_probability(text, &link->reorder); break;
-        case LINK_REORDER_DELAY: bad = platform_parse_seconds(text, 3600, &link->reorder_delay); break;
-        case LINK_BANDWIDTH: bad = platform_parse_rate(text, &link->bandwidth); break;
-        case LINK_QUEUE:
-            bad = platform_parse_bytes(text, 1LL << 30, &bytes);
-            link->queue_bytes = (int)bytes;
-            break;
-        }
-        if (bad) die_usage("bad value for --%s: '%s'", name, text);
-    }
-}
 
 static long long parse_int_option(const char *name, const char *text, long long min, long long max)
 {
@@ -252,23 +203,16 @@ static void parse_spike(options_t *opt, const char *text)
 
 static void parse_options(options_t *opt, int argc, char **argv)
 {
-    netsim_default_config(&opt->sim);
+    simprog_init(&opt->sp, "netgame-sim", "client", "server", NETGAME_DEFAULT_CLIENT_PORT, NETGAME_DEFAULT_SERVER_PORT);
+    opt->sp.time_limit = 30;
+    opt->sp.tick = 1.0 / 30.0;
     netgame_default_config(&opt->endpoint);
     opt->endpoint.payload_bytes = 32;
-    opt->capture_side = SIDE_A;
-    opt->duration = 30;
-    opt->tick = 1.0 / 30.0;
     opt->stop_acking_at[0] = opt->stop_acking_at[1] = -1;
+    log_set_name("netgame-sim");
 
-    static struct option fixed[] = {
-        {"pcap", required_argument, 0, 'w'},
-        {"capture-at", required_argument, 0, OPT_CAPTURE_AT},
-        {"truth", required_argument, 0, OPT_TRUTH},
-        {"quiet", no_argument, 0, 'q'},
-        {"verbose", no_argument, 0, 'v'},
+    static const struct option own[] = {
         {"duration", required_argument, 0, OPT_DURATION},
-        {"tick", required_argument, 0, OPT_TICK},
-        {"seed", required_argument, 0, OPT_SEED},
         {"spike", required_argument, 0, OPT_SPIKE},
         {"payload", required_argument, 0, OPT_PAYLOAD},
         {"protocol-id", required_argument, 0, OPT_PROTOCOL_ID},
@@ -279,36 +223,18 @@ static void parse_options(options_t *opt, int argc, char **argv)
         {"server-stops-acking", required_argument, 0, OPT_SERVER_STOPS},
         {"help", no_argument, 0, 'h'},
     };
-    enum { FIXED = sizeof fixed / sizeof fixed[0] };
-    static char link_names[LINK_OPTION_COUNT * 3][32];
-    static struct option options[FIXED + LINK_OPTION_COUNT * 3 + 1];
-    memcpy(options, fixed, sizeof fixed);
-    for (int i = 0; i < LINK_OPTION_COUNT; i++)
-        for (int v = 0; v < 3; v++) {
-            char *name = link_names[i * 3 + v];
-            snprintf(name, 32, "%s%s", link_option_names[i], v == 0 ? "" : v == 1 ? "-ab" : "-ba");
-            options[FIXED + i * 3 + v] = (struct option){name, required_argument, 0, OPT_LINK_BASE + i * 3 + v};
-        }
-    memset(&options[FIXED + LINK_OPTION_COUNT * 3], 0, sizeof options[0]);
+    enum { OWN = sizeof own / sizeof own[0] };
+    static struct option options[OWN + SIMPROG_OPTION_COUNT + 1];
+    memcpy(options, own, sizeof own);
+    simprog_add_options(options, OWN);
 
-    int c, index, verbosity = 0;
+    int c, index;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":w:qvh", options, &index)) != -1) {
+    while ((c = getopt_long(argc, argv, ":" SIMPROG_SHORT_OPTIONS "h", options, &index)) != -1) {
         const char *name = c >= 256 ? options[index].name : "";
         switch (c) {
-        case 'w': opt->pcap_path = optarg; break;
-        case 'q': opt->quiet = 1; break;
-        case 'v': verbosity++; break;
         case 'h': usage(stdout); exit(0);
-        case OPT_CAPTURE_AT:
-            if (strcmp(optarg, "client") == 0 || strcmp(optarg, "a") == 0) opt->capture_side = SIDE_A;
-            else if (strcmp(optarg, "server") == 0 || strcmp(optarg, "b") == 0) opt->capture_side = SIDE_B;
-            else die_usage("--capture-at wants client, server, a or b, not '%s'", optarg);
-            break;
-        case OPT_TRUTH: opt->truth_path = optarg; break;
-        case OPT_DURATION: opt->duration = parse_seconds_option(name, optarg, 1e7); break;
-        case OPT_TICK: opt->tick = parse_seconds_option(name, optarg, 1); break;
-        case OPT_SEED: opt->sim.seed = (uint64_t)parse_int_option(name, optarg, 0, INT64_MAX); break;
+        case OPT_DURATION: opt->sp.time_limit = parse_seconds_option(name, optarg, 1e6); break;
         case OPT_SPIKE: parse_spike(opt, optarg); break;
         case OPT_PAYLOAD: opt->endpoint.payload_bytes = (int)parse_int_option(name, optarg, 0, NETGAME_MAX_PAYLOAD_BYTES); break;
         case OPT_PROTOCOL_ID: opt->endpoint.protocol_id = (uint32_t)parse_int_option(name, optarg, 0, 0xffffffffLL); break;
@@ -322,21 +248,15 @@ static void parse_options(options_t *opt, int argc, char **argv)
             if (optopt) die_usage("unknown option -%c", optopt);
             die_usage("unknown option %s", argv[optind - 1]);
         default:
-            if (c >= OPT_LINK_BASE && c < OPT_LINK_BASE + LINK_OPTION_COUNT * 3)
-                set_link_option(opt, (c - OPT_LINK_BASE) / 3, (c - OPT_LINK_BASE) % 3, name, optarg);
-            else
-                die_usage("unhandled option");
+            if (!simprog_option(&opt->sp, c, optarg)) die_usage("unhandled option");
         }
     }
     if (optind < argc) die_usage("unexpected argument '%s'", argv[optind]);
-    if (opt->tick <= 0) die_usage("--tick must be above 0");
-    if (opt->duration <= 0) die_usage("--duration must be above 0");
+    if (opt->sp.time_limit <= 0) die_usage("--duration must be above 0");
     if (opt->endpoint.timeout <= 0) die_usage("--timeout must be above 0");
     if (opt->endpoint.first_sequence > opt->endpoint.max_sequence)
         die_usage("--first-sequence %u is above --max-sequence %u", opt->endpoint.first_sequence,
                   opt->endpoint.max_sequence);
-    log_set_name("netgame-sim");
-    log_set_level(verbosity == 0 ? LOG_LEVEL_ERROR : verbosity == 1 ? LOG_LEVEL_INFO : LOG_LEVEL_DEBUG);
 }
 
 /* ---- bookkeeping ---- */
@@ -407,20 +327,15 @@ static void on_send(void *context, const uint8_t *address, int address_bytes, co
     side_t *s = &run->side[cb->side];
     int link = cb->side;
     s->sent++;
-    uint32_t frame = 0;
-    if (run->pcap && cb->side == run->opt->capture_side) {
-        if (pcapout_write_udp(run->pcap, run->now, &run->addr[link], &run->addr[1 - link], packet, bytes) != 0)
-            run->io_error = 1;
-        frame = ++run->frames;
-    }
+    uint32_t frame = simprog_record(run->sp, cb->side, link, run->now, packet, bytes);
     /* Spikes delay a link first in, first out: nothing overtakes. */
     double release = run->now + spike_extra(run->opt, run->now);
     if (release < run->last_release[link]) release = run->last_release[link];
     run->last_release[link] = release;
-    const uint64_t *c = netsim_counters(run->sim, link);
+    const uint64_t *c = netsim_counters(run->sp->netsim, link);
     uint64_t before[NETSIM_COUNTER_COUNT];
     memcpy(before, c, sizeof before);
-    netsim_send(run->sim, link, release, packet, bytes);
+    netsim_send(run->sp->netsim, link, release, packet, bytes);
     if (!run->keep_records) return;
 
     if (s->count == s->capacity) {
@@ -481,12 +396,7 @@ static void on_lost(void *context, uint32_t sequence)
 static void deliver(run_t *run, int link, const uint8_t *packet, int bytes)
 {
     int to = 1 - link;
-    uint32_t frame = 0;
-    if (run->pcap && to == run->opt->capture_side) {
-        if (pcapout_write_udp(run->pcap, run->now, &run->addr[link], &run->addr[to], packet, bytes) != 0)
-            run->io_error = 1;
-        frame = ++run->frames;
-    }
+    uint32_t frame = simprog_record(run->sp, to, link, run->now, packet, bytes);
     run->current_from = link;
     run->current_index = -1;
     record_t *r = NULL;
@@ -505,6 +415,11 @@ static void deliver(run_t *run, int link, const uint8_t *packet, int bytes)
     }
     uint8_t address = (uint8_t)link; /* opaque: 0 is A, 1 is B */
     int taken = netgame_connection_receive_packet(run->side[to].connection, run->now, &address, 1, packet, bytes);
+    side_t *receiver = &run->side[to];
+    if (!receiver->connected_once && netgame_connection_connected(receiver->connection)) {
+        receiver->connected_once = 1;
+        receiver->connected_at = run->now;
+    }
     if (r && taken) {
         r->taken = 1;
         r->taken_time = run->now;
@@ -535,21 +450,12 @@ static void note_mode(run_t *run, int side, double dt, uint32_t first_sequence)
 
 static const char *side_name(int side) { return side == SIDE_A ? "a" : "b"; }
 
-static void json_key(FILE *out, const char *name)
-{
-    fputc('"', out);
-    for (; *name; name++) fputc(*name == ' ' ? '_' : *name, out);
-    fputc('"', out);
-}
-
-static int write_truth(const run_t *run, const char *path, double end_time, int exit_code)
+static int write_truth(const run_t *run, double end_time, int exit_code)
 {
     const options_t *opt = run->opt;
-    FILE *out = fopen(path, "w");
-    if (!out) {
-        fprintf(stderr, "netgame-sim: cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    const simprog_t *sp = run->sp;
+    FILE *out = simprog_truth_open(sp);
+    if (!out) return -1;
     const char *endpoint[2] = {"10.0.0.1:30001", "10.0.0.2:30000"};
     const netgame_config_t *e = &opt->endpoint;
     fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"netgame-sim\",\n");
@@ -557,7 +463,7 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
     fprintf(out, "  \"config\": {\"seed\": %llu, \"duration\": %.6f, \"tick\": %.6f, \"payload\": %d, \"protocol_id\": %u, "
                  "\"max_sequence\": %u, \"first_sequence\": %u, \"timeout\": %.6f, "
                  "\"client_stops_acking\": ",
-            (unsigned long long)opt->sim.seed, opt->duration, opt->tick, e->payload_bytes, e->protocol_id,
+            (unsigned long long)sp->sim.seed, sp->time_limit, sp->tick, e->payload_bytes, e->protocol_id,
             e->max_sequence, e->first_sequence, e->timeout);
     for (int s = 0; s < 2; s++) {
         if (s) fprintf(out, ", \"server_stops_acking\": ");
@@ -568,34 +474,28 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
     for (int i = 0; i < opt->spike_count; i++)
         fprintf(out, "%s{\"start\": %.6f, \"duration\": %.6f, \"extra\": %.6f}", i ? ", " : "", opt->spikes[i].start,
                 opt->spikes[i].duration, opt->spikes[i].extra);
-    fprintf(out, "],\n    \"links\": [");
-    for (int d = 0; d < 2; d++) {
-        const netsim_link_config_t *l = &opt->sim.link[d];
-        fprintf(out, "%s\n      {\"link\": \"%s\", \"loss\": %.6f, \"latency\": %.6f, \"jitter\": %.6f, \"duplicate\": %.6f, "
-                     "\"reorder\": %.6f, \"reorder_delay\": %.6f, \"bandwidth\": %.3f, \"queue_bytes\": %d}",
-                d ? "," : "", d ? "b_to_a" : "a_to_b", l->loss, l->latency, l->jitter, l->duplicate, l->reorder,
-                l->reorder_delay, l->bandwidth, l->queue_bytes);
-    }
-    fprintf(out, "\n    ]},\n");
+    fprintf(out, "],\n    \"links\": ");
+    simprog_truth_link_config(out, sp);
+    fprintf(out, "},\n");
     fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"host\": \"%s\", \"frames\": %u},\n",
-            opt->pcap_path ? "true" : "false", side_name(opt->capture_side), endpoint[opt->capture_side],
-            run->frames);
+            truth_bool(sp->pcap_path != NULL), side_name(sp->capture_side), endpoint[sp->capture_side], sp->frames);
     fprintf(out, "  \"result\": {\"end_time\": %.6f, \"exit_code\": %d},\n", end_time, exit_code);
     fprintf(out, "  \"sides\": [");
     for (int sd = 0; sd < 2; sd++) {
         const side_t *s = &run->side[sd];
         netgame_connection_t *c = s->connection;
         fprintf(out, "%s\n    {\"side\": \"%s\", \"host\": \"%s\", \"role\": \"%s\", \"state\": \"%s\", \"rtt\": %.6f, "
-                     "\"mode\": \"%s\", \"penalty\": %.3f, \"time_good\": %.6f, \"time_bad\": %.6f,\n",
+                     "\"mode\": \"%s\", \"penalty\": %.3f, \"time_good\": %.6f, \"time_bad\": %.6f, ",
                 sd ? "," : "", side_name(sd), endpoint[sd], sd ? "server" : "client",
                 netgame_state_name(netgame_connection_state(c)), netgame_connection_rtt(c),
                 netgame_mode_name(netgame_connection_mode(c)), netgame_connection_penalty_time(c),
                 s->time_in_mode[NETGAME_MODE_GOOD], s->time_in_mode[NETGAME_MODE_BAD]);
-        fprintf(out, "     \"counters\": {");
+        truth_time_or_null(out, "connected_at", s->connected_once, s->connected_at);
+        fprintf(out, ",\n     \"counters\": {");
         const uint64_t *counters = netgame_connection_counters(c);
         for (int i = 0; i < NETGAME_COUNTER_COUNT; i++) {
             fprintf(out, "%s", i ? ", " : "");
-            json_key(out, netgame_counter_name(i));
+            truth_key(out, netgame_counter_name(i));
             fprintf(out, ": %llu", (unsigned long long)counters[i]);
         }
         fprintf(out, "},\n     \"mode_switches\": [");
@@ -606,18 +506,9 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
         }
         fprintf(out, "%s]}", s->switch_count ? "\n     " : "");
     }
-    fprintf(out, "\n  ],\n  \"links\": [");
-    for (int d = 0; d < 2; d++) {
-        const uint64_t *c = netsim_counters(run->sim, d);
-        fprintf(out, "%s\n    {\"link\": \"%s\"", d ? "," : "", d ? "b_to_a" : "a_to_b");
-        for (int i = 0; i < NETSIM_COUNTER_COUNT; i++) {
-            fprintf(out, ", ");
-            json_key(out, netsim_counter_name(i));
-            fprintf(out, ": %llu", (unsigned long long)c[i]);
-        }
-        fprintf(out, "}");
-    }
-    fprintf(out, "\n  ],\n  \"packets\": [");
+    fprintf(out, "\n  ],\n  \"links\": ");
+    simprog_truth_link_counters(out, sp);
+    fprintf(out, ",\n  \"packets\": [");
     /* Both sides' packets merged in send order (A first at equal times). */
     int next[2] = {0, 0}, first = 1;
     for (;;) {
@@ -652,29 +543,27 @@ static int write_truth(const run_t *run, const char *path, double end_time, int 
         else fprintf(out, ", \"lost\": null}");
     }
     fprintf(out, "\n  ]\n}\n");
-    int bad = ferror(out);
-    if (fclose(out) != 0) bad = 1;
-    if (bad) fprintf(stderr, "netgame-sim: error writing %s\n", path);
-    return bad ? -1 : 0;
+    return simprog_truth_close(sp, out);
 }
 
 static void print_summary(const run_t *run, double end_time, int exit_code)
 {
-    printf("netgame-sim: %.1f s of virtual time, seed %llu\n", end_time, (unsigned long long)run->opt->sim.seed);
+    const simprog_t *sp = run->sp;
+    printf("netgame-sim: %.1f s of virtual time, seed %llu\n", end_time, (unsigned long long)sp->sim.seed);
     for (int sd = 0; sd < 2; sd++) {
         const side_t *s = &run->side[sd];
         netgame_connection_t *c = s->connection;
         const uint64_t *k = netgame_connection_counters(c);
-        printf("  %s (%s): %s, mode %s (penalty %.0f s), rtt %.1f ms, Good %.1f s, Bad %.1f s, %d switches\n",
+        printf("%s (%s): %s, mode %s (penalty %.0f s), rtt %.1f ms, Good %.1f s, Bad %.1f s, %d switches\n",
                sd ? "server" : "client", sd ? "10.0.0.2:30000" : "10.0.0.1:30001",
                netgame_state_name(netgame_connection_state(c)), netgame_mode_name(netgame_connection_mode(c)),
                netgame_connection_penalty_time(c), netgame_connection_rtt(c) * 1000, s->time_in_mode[1],
                s->time_in_mode[0], s->switch_count);
-        printf("    sent %llu, received %llu, acked %llu, lost %llu (%.1f%%)\n",
+        printf("  sent %llu, received %llu, acked %llu, lost %llu (%.1f%%)\n",
                (unsigned long long)k[NETGAME_COUNTER_PACKETS_SENT], (unsigned long long)k[NETGAME_COUNTER_PACKETS_RECEIVED],
                (unsigned long long)k[NETGAME_COUNTER_PACKETS_ACKED], (unsigned long long)k[NETGAME_COUNTER_PACKETS_LOST],
                k[NETGAME_COUNTER_PACKETS_SENT] ? 100.0 * k[NETGAME_COUNTER_PACKETS_LOST] / k[NETGAME_COUNTER_PACKETS_SENT] : 0.0);
-        printf("    counters:");
+        printf("  counters:");
         int shown = 0;
         for (int i = 0; i < NETGAME_COUNTER_COUNT; i++) {
             if (!k[i]) continue;
@@ -682,14 +571,9 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
         }
         printf("\n");
     }
-    for (int d = 0; d < 2; d++) {
-        const uint64_t *c = netsim_counters(run->sim, d);
-        printf("  link %s:", d ? "B->A" : "A->B");
-        for (int i = 0; i < NETSIM_COUNTER_COUNT; i++) printf("%s %s %llu", i ? "," : "", netsim_counter_name(i), (unsigned long long)c[i]);
-        printf("\n");
-    }
-    if (run->opt->pcap_path) printf("  pcap: %u frames at %s in %s\n", run->frames, side_name(run->opt->capture_side), run->opt->pcap_path);
-    printf("  result: %s\n", exit_code == EXIT_OK ? "ok" : exit_code == EXIT_DISCONNECTED ? "not connected at the end" : "file error");
+    simprog_print_links(sp);
+    if (sp->pcap_path) printf("pcap: %u frames at %s in %s\n", sp->frames, side_name(sp->capture_side), sp->pcap_path);
+    printf("result: %s\n", exit_code == EXIT_OK ? "ok" : exit_code == EXIT_DISCONNECTED ? "not connected at the end" : "file error");
 }
 
 /* ---- main ---- */
@@ -698,13 +582,15 @@ int main(int argc, char **argv)
 {
     static options_t opt;
     parse_options(&opt, argc, argv);
+    simprog_t *sp = &opt.sp;
 
     static run_t run;
     run.opt = &opt;
-    run.keep_records = opt.truth_path != NULL;
-    pcapout_addr_ipv4(&run.addr[SIDE_A], 10, 0, 0, 1, NETGAME_DEFAULT_CLIENT_PORT);
-    pcapout_addr_ipv4(&run.addr[SIDE_B], 10, 0, 0, 2, NETGAME_DEFAULT_SERVER_PORT);
-    run.sim = netsim_create(&opt.sim);
+    run.sp = sp;
+    run.keep_records = sp->truth_path != NULL;
+    run.current_index = -1;
+    int start = simprog_start(sp);
+    if (start != 0) return start;
     static callback_t callbacks[2];
     for (int s = 0; s < 2; s++) {
         callbacks[s] = (callback_t){&run, s};
@@ -716,17 +602,8 @@ int main(int argc, char **argv)
         config.lost = on_lost;
         config.context = &callbacks[s];
         run.side[s].connection = netgame_connection_create(&config);
-        run.current_index = -1;
-        if (!run.sim || !run.side[s].connection) {
+        if (!run.side[s].connection) {
             fprintf(stderr, "netgame-sim: out of memory\n");
-            return EXIT_IO;
-        }
-    }
-    if (opt.pcap_path) {
-        char err[256];
-        run.pcap = pcapout_open(opt.pcap_path, err, sizeof err);
-        if (!run.pcap) {
-            fprintf(stderr, "netgame-sim: cannot write %s: %s\n", opt.pcap_path, err);
             return EXIT_IO;
         }
     }
@@ -734,13 +611,12 @@ int main(int argc, char **argv)
     netgame_connection_start(run.side[SIDE_B].connection, 0, NULL, 0);
     netgame_connection_start(run.side[SIDE_A].connection, 0, &server_address, 1);
 
-    double wall_start = platform_time(), wall_last = wall_start;
-    int tty = platform_stderr_is_tty(), progress_shown = 0, client_dropped = 0;
-    uint8_t buffer[NETSIM_IP_UDP_OVERHEAD + NETGAME_MAX_PACKET_BYTES + 65536];
+    int client_dropped = 0;
+    static uint8_t buffer[NETSIM_MAX_DATAGRAM];
     double previous = 0;
     for (long long step = 0;; step++) {
-        run.now = (double)step * opt.tick;
-        if (run.now > opt.duration + 1e-9) break;
+        run.now = (double)step * sp->tick;
+        if (run.now > sp->time_limit + 1e-9) break;
         for (int s = 0; s < 2; s++) {
             netgame_state_t before = netgame_connection_state(run.side[s].connection);
             uint32_t first_sequence = netgame_connection_local_sequence(run.side[s].connection);
@@ -752,52 +628,34 @@ int main(int argc, char **argv)
         previous = run.now;
 
         /* Deliver everything due before the next tick at its own time, both
-         * directions merged in time order. */
-        double next = (double)(step + 1) * opt.tick;
-        double due;
-        while ((due = netsim_next_delivery(run.sim)) >= 0 && due < next) {
-            for (int link = 0; link < 2; link++) {
-                double at;
-                int bytes = netsim_receive(run.sim, link, due, buffer, &at);
-                if (bytes <= 0) continue;
-                run.now = at;
-                deliver(&run, link, buffer, bytes);
-                break;
-            }
+         * directions merged in time order (what is due exactly at the next
+         * tick waits for that tick's updates). */
+        double next = nextafter((double)(step + 1) * sp->tick, 0);
+        int link, bytes;
+        double at;
+        while ((bytes = simprog_next_arrival(sp, next, &link, buffer, &at)) > 0) {
+            run.now = at;
+            deliver(&run, link, buffer, bytes);
         }
-        if (run.side[SIDE_A].was_connected == 0 && netgame_connection_connected(run.side[SIDE_A].connection))
-            run.side[SIDE_A].was_connected = 1;
 
-        if ((step & 1023) == 0) {
-            double wall = platform_time();
-            if (wall - wall_start > 1.0 && wall - wall_last > (tty ? 0.2 : 2.0)) {
-                wall_last = wall;
-                fprintf(stderr, "%snetgame-sim: virtual time %.0f s of %.0f, %llu datagrams sent%s", tty ? "\r" : "",
-                        (double)step * opt.tick, opt.duration,
-                        (unsigned long long)(run.side[0].sent + run.side[1].sent), tty ? "   " : "\n");
-                progress_shown = 1;
-            }
-        }
+        if (simprog_progress_due(sp, step))
+            simprog_progress(sp, (double)step * sp->tick, "%llu datagrams sent",
+                             (unsigned long long)(run.side[0].sent + run.side[1].sent));
     }
-    if (progress_shown && tty) fprintf(stderr, "\n");
+    simprog_progress_finish(sp);
     double end_time = previous;
 
     int faulty = opt.stop_acking_at[0] >= 0 || opt.stop_acking_at[1] >= 0;
     int connected = netgame_connection_connected(run.side[SIDE_A].connection);
     int exit_code = (connected && !client_dropped) || faulty ? EXIT_OK : EXIT_DISCONNECTED;
-    if (run.pcap && pcapout_close(run.pcap) != 0) {
-        fprintf(stderr, "netgame-sim: error writing %s\n", opt.pcap_path);
-        run.io_error = 1;
-    }
-    run.pcap = NULL;
-    if (run.io_error) exit_code = EXIT_IO;
-    if (opt.truth_path && write_truth(&run, opt.truth_path, end_time, exit_code) != 0) exit_code = EXIT_IO;
-    if (!opt.quiet) print_summary(&run, end_time, exit_code);
+    if (simprog_close_pcap(sp) != 0) exit_code = EXIT_IO;
+    if (sp->truth_path && write_truth(&run, end_time, exit_code) != 0) exit_code = EXIT_IO;
+    if (!sp->quiet) print_summary(&run, end_time, exit_code);
     for (int s = 0; s < 2; s++) {
         netgame_connection_destroy(run.side[s].connection);
         free(run.side[s].records);
         free(run.side[s].switches);
     }
-    netsim_destroy(run.sim);
+    simprog_free(sp);
     return exit_code;
 }

@@ -47,16 +47,18 @@ uint32_t p2_packet_crc(uint32_t protocol_id, const uint8_t *packet, int bytes)
 
 /* ---- writer ---- */
 
-void p2_writer_begin(p2_writer_t *w, uint8_t *buffer)
+void p2_writer_begin(p2_writer_t *w, uint8_t *buffer, int bytes)
 {
-    assert(w && buffer);
+    assert(w && buffer && bytes >= P2_CRC_BYTES);
+    memset(buffer, 0, (size_t)bytes);
     w->buffer = buffer;
     w->bit = 8 * P2_CRC_BYTES;
+    w->bytes = bytes;
 }
 
 void p2_write_bits(p2_writer_t *w, uint32_t value, int n)
 {
-    assert(n >= 0 && n <= 32);
+    assert(n >= 0 && n <= 32 && w->bit + n <= 8 * w->bytes);
     for (int i = 0; i < n; i++, w->bit++)
         if ((value >> i) & 1u) w->buffer[w->bit >> 3] |= (uint8_t)(1u << (w->bit & 7));
 }
@@ -74,6 +76,7 @@ void p2_write_bytes(p2_writer_t *w, const uint8_t *data, int n)
 {
     assert(n >= 0 && (data || n == 0));
     p2_write_align(w);
+    assert(w->bit / 8 + n <= w->bytes);
     if (n > 0) memcpy(w->buffer + (w->bit >> 3), data, (size_t)n);
     w->bit += 8 * n;
 }
@@ -88,6 +91,7 @@ int p2_write_finish(p2_writer_t *w, uint32_t protocol_id)
 {
     p2_write_align(w);
     int bytes = w->bit >> 3;
+    assert(bytes == w->bytes);
     uint32_t crc = p2_packet_crc(protocol_id, w->buffer, bytes);
     for (int i = 0; i < P2_CRC_BYTES; i++) w->buffer[i] = (uint8_t)(crc >> (8 * i));
     return bytes;

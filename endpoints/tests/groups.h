@@ -1,5 +1,6 @@
 /* One line per test file: CHUNK_TEST_GROUP(name) for tests/test_<name>.c,
  * which defines `const chunk_test_t name_tests[]`. */
+CHUNK_TEST_GROUP(protocol2)
 CHUNK_TEST_GROUP(wire)
 CHUNK_TEST_GROUP(sim)
 CHUNK_TEST_GROUP(sender)

@@ -507,6 +507,19 @@ static void test_receive_drops(void)
     CHECK_EQ(netgame_connection_remote_sequence(e.c), 100);
     CHECK_EQ(netgame_connection_ack_bits(e.c), 0);
     CHECK_EQ(counters(&e)[NETGAME_COUNTER_PACKETS_RECEIVED], 5);
+    /* Outside a MaxSequence of 31 (a fresh server: nothing connects). */
+    netgame_config_t small;
+    manual_config(&small, NETGAME_SERVER);
+    small.max_sequence = 31;
+    endpoint_t w;
+    endpoint_init(&w, &small, 0);
+    n = make_packet(p, config.protocol_id, 32, 0, 0, 4);
+    CHECK_EQ(netgame_connection_receive_packet(w.c, 0.1, ADDRESS_A, 1, p, n), 0);
+    n = make_packet(p, config.protocol_id, 3, 40, 0, 4);
+    CHECK_EQ(netgame_connection_receive_packet(w.c, 0.1, ADDRESS_A, 1, p, n), 0);
+    CHECK_EQ(netgame_connection_counters(w.c)[NETGAME_COUNTER_DROP_OUT_OF_RANGE], 2);
+    CHECK_EQ(netgame_connection_state(w.c), NETGAME_STATE_LISTENING);
+    netgame_connection_destroy(w.c);
     /* The header we send now. */
     CHECK_EQ(netgame_connection_send_packet(e.c, 0.6, (const uint8_t *)"hi", 2), 0);
     netgame_header_t h;
@@ -537,6 +550,25 @@ static void test_false_ack_zero(void)
     CHECK(fabs(e.acked_rtt[0] - 0.25) < 1e-9 && fabs(e.acked_rtt[1] - 0.15) < 1e-9);
     /* RTT: 0 -> 0.025 -> 0.025 + (0.15 - 0.025) * 0.1. */
     CHECK(fabs(netgame_connection_rtt(e.c) - (0.025 + 0.0125)) < 1e-9);
+    /* A packet the peer sent before it received anything, held back by the
+     * network, arriving after one that acked: still not an ack of 0. */
+    netgame_config_t config3;
+    manual_config(&config3, NETGAME_CLIENT);
+    endpoint_t r;
+    endpoint_init(&r, &config3, 0);
+    netgame_connection_send_packet(r.c, 0, zeros, 4); /* 0 */
+    netgame_connection_send_packet(r.c, 0.1, zeros, 4); /* 1 */
+    n = make_packet(p, config3.protocol_id, 5, 1, 0, 4); /* acks 1 only */
+    netgame_connection_receive_packet(r.c, 0.2, ADDRESS_B, 1, p, n);
+    n = make_packet(p, config3.protocol_id, 3, 0, 0, 4); /* older, sent before */
+    netgame_connection_receive_packet(r.c, 0.2, ADDRESS_B, 1, p, n);
+    CHECK_EQ(r.acked_count, 1);
+    CHECK_EQ(r.acked[0], 1);
+    CHECK_EQ(counters(&r)[NETGAME_COUNTER_FALSE_ACK_ZERO], 1);
+    n = make_packet(p, config3.protocol_id, 6, 0, 0, 4); /* newer: a real (if odd) ack of 0 */
+    netgame_connection_receive_packet(r.c, 0.3, ADDRESS_B, 1, p, n);
+    CHECK_EQ(r.acked_count, 2);
+    netgame_connection_destroy(r.c);
     /* After the peer has shown it receives, ack 0 is an ack of 0 (after a wrap). */
     netgame_config_t config2;
     manual_config(&config2, NETGAME_CLIENT);
@@ -620,13 +652,54 @@ static void test_timeouts(void)
     CHECK_EQ(netgame_connection_state(server.c), NETGAME_STATE_LISTENING);
     /* Its unacked packet is lost with the connection. */
     CHECK_EQ(counters(&server)[NETGAME_COUNTER_PACKETS_LOST], 1);
-    /* It takes the next peer, from sequence 0 again. */
+    /* It takes the next peer, with nothing received, and goes on with its own
+     * sequence (1: sequence 0 went to the old connection). */
     n = make_packet(p, config.protocol_id, 7, 0, 0, 4);
     CHECK_EQ(netgame_connection_receive_packet(server.c, 12, ADDRESS_X, 1, p, n), 1);
     int peer_bytes;
     CHECK(netgame_connection_peer(server.c, &peer_bytes)[0] == 'X');
-    CHECK_EQ(netgame_connection_send_packet(server.c, 12, zeros, 1), 0);
+    CHECK_EQ(netgame_connection_send_packet(server.c, 12, zeros, 1), 1);
+    netgame_header_t h;
+    CHECK_EQ(netgame_read_header(server.last, server.last_bytes, &h), 0);
+    CHECK(h.ack == 7 && h.ack_bits == 0);
     CHECK_EQ(counters(&server)[NETGAME_COUNTER_CONNECTS], 2);
+    netgame_connection_destroy(client.c);
+    netgame_connection_destroy(server.c);
+}
+
+/* A server that timed out takes the same client again while the client never
+ * noticed: the client must take the server's new packets (not drop them as
+ * duplicates of the old connection's) and ack only what it got. */
+static void test_server_reconnects(void)
+{
+    netgame_config_t config;
+    manual_config(&config, NETGAME_CLIENT);
+    endpoint_t client, server;
+    endpoint_init(&client, &config, 0);
+    manual_config(&config, NETGAME_SERVER);
+    endpoint_init(&server, &config, 0);
+    for (int i = 0; i < 3; i++) {
+        netgame_connection_send_packet(client.c, 0.1 * i, zeros, 4);
+        netgame_connection_receive_packet(server.c, 0.1 * i + 0.01, ADDRESS_A, 1, client.last, client.last_bytes);
+    }
+    for (int i = 0; i < 5; i++) {
+        netgame_connection_send_packet(server.c, 0.3 + 0.1 * i, zeros, 4);
+        netgame_connection_receive_packet(client.c, 0.31 + 0.1 * i, ADDRESS_B, 1, server.last, server.last_bytes);
+    }
+    CHECK_EQ(netgame_connection_remote_sequence(client.c), 4);
+    netgame_connection_update(server.c, 11.0); /* the client's packets stopped reaching it */
+    CHECK_EQ(netgame_connection_state(server.c), NETGAME_STATE_LISTENING);
+    netgame_connection_send_packet(client.c, 11.1, zeros, 4);
+    CHECK_EQ(netgame_connection_receive_packet(server.c, 11.11, ADDRESS_A, 1, client.last, client.last_bytes), 1);
+    CHECK(netgame_connection_connected(server.c));
+    CHECK_EQ(netgame_connection_send_packet(server.c, 11.2, zeros, 4), 5);
+    CHECK_EQ(netgame_connection_receive_packet(client.c, 11.21, ADDRESS_B, 1, server.last, server.last_bytes), 1);
+    CHECK_EQ(counters(&client)[NETGAME_COUNTER_DROP_DUPLICATE], 0);
+    int acked_before = server.acked_count;
+    netgame_connection_send_packet(client.c, 11.3, zeros, 4);
+    netgame_connection_receive_packet(server.c, 11.31, ADDRESS_A, 1, client.last, client.last_bytes);
+    CHECK_EQ(server.acked_count, acked_before + 1);
+    CHECK_EQ(server.acked[server.acked_count - 1], 5);
     netgame_connection_destroy(client.c);
     netgame_connection_destroy(server.c);
 }
@@ -877,6 +950,7 @@ const chunk_test_t netgame_tests[] = {
     {"false_ack_zero", test_false_ack_zero},
     {"loss_after_rtt_maximum", test_loss_after_rtt_maximum},
     {"timeouts", test_timeouts},
+    {"server_reconnects", test_server_reconnects},
     {"flow_control_quiet_link", test_flow_control_quiet_link},
     {"flow_control_penalty", test_flow_control_penalty},
     {"one_way_loss_and_stop", test_one_way_loss_and_stop},

@@ -51,6 +51,21 @@ int chunk_ack_packet_size(const chunk_wire_config_t *config, int num_slices)
     return bytes_for_bits(bits) + 4;
 }
 
+/* Starts a packet of bytes bytes: clears it, writes the type and chunk id. */
+static void begin_packet(p2_writer_t *w, uint8_t *buffer, int bytes, int type, uint16_t chunk_id)
+{
+    p2_writer_begin(w, buffer, bytes);
+    p2_write_int(w, (uint32_t)type, 0, 1);
+    p2_write_bits(w, chunk_id, 16);
+}
+
+/* Ends it with the end check and the CRC; returns its length. */
+static int end_packet(const chunk_wire_config_t *config, p2_writer_t *w)
+{
+    p2_write_check(w);
+    return p2_write_finish(w, config->protocol_id);
+}
+
 int chunk_write_slice_packet(const chunk_wire_config_t *config, const chunk_slice_packet_t *slice,
                              uint8_t *buffer, int buffer_size)
 {
@@ -65,19 +80,13 @@ int chunk_write_slice_packet(const chunk_wire_config_t *config, const chunk_slic
 
     int bytes = chunk_slice_packet_size(config, slice->slice_id, slice->num_slices, slice->slice_bytes);
     if (bytes > buffer_size) return -1;
-    memset(buffer, 0, (size_t)bytes);
     p2_writer_t w;
-    p2_writer_begin(&w, buffer);
-    p2_write_int(&w, CHUNK_PACKET_SLICE, 0, 1);
-    p2_write_bits(&w, slice->chunk_id, 16);
+    begin_packet(&w, buffer, bytes, CHUNK_PACKET_SLICE, slice->chunk_id);
     p2_write_int(&w, (uint32_t)slice->slice_id, 0, (uint32_t)config->max_slices - 1);
     p2_write_int(&w, (uint32_t)slice->num_slices, 1, (uint32_t)config->max_slices);
     if (last) p2_write_int(&w, (uint32_t)slice->slice_bytes, 1, (uint32_t)config->slice_size);
     p2_write_bytes(&w, slice->data, slice->slice_bytes);
-    p2_write_check(&w);
-    int written = p2_write_finish(&w, config->protocol_id);
-    assert(written == bytes);
-    return written;
+    return end_packet(config, &w);
 }
 
 int chunk_write_ack_packet(const chunk_wire_config_t *config, const chunk_ack_packet_t *ack,
@@ -89,20 +98,14 @@ int chunk_write_ack_packet(const chunk_wire_config_t *config, const chunk_ack_pa
 
     int bytes = chunk_ack_packet_size(config, ack->num_slices);
     if (bytes > buffer_size) return -1;
-    memset(buffer, 0, (size_t)bytes);
     p2_writer_t w;
-    p2_writer_begin(&w, buffer);
-    p2_write_int(&w, CHUNK_PACKET_ACK, 0, 1);
-    p2_write_bits(&w, ack->chunk_id, 16);
+    begin_packet(&w, buffer, bytes, CHUNK_PACKET_ACK, ack->chunk_id);
     p2_write_int(&w, (uint32_t)ack->num_slices, 1, (uint32_t)config->max_slices);
     for (int i = 0; i < ack->num_slices; i++) {
         assert(ack->acked[i] <= 1);
         p2_write_bits(&w, ack->acked[i], 1);
     }
-    p2_write_check(&w);
-    int written = p2_write_finish(&w, config->protocol_id);
-    assert(written == bytes);
-    return written;
+    return end_packet(config, &w);
 }
 
 /* ---- reader ---- */

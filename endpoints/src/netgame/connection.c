@@ -34,6 +34,7 @@ struct netgame_connection_t {
     int received_any;
     uint64_t received_mask;   /* bit j: remote_sequence - j received (j 0..63) */
     int peer_acked_something; /* the peer sent an ack or ack bits other than 0 */
+    uint32_t peer_acked_from; /* the sequence of the first packet in which it did */
     pending_t *pending;       /* ring in send order */
     int pending_head, pending_count;
     double rtt;
@@ -98,11 +99,14 @@ static void reset_flow_control(netgame_connection_t *c)
     c->penalty_reduction_accumulator = 0;
 }
 
-/* The original's ClearData: a new connection starts from sequence 0 (or the
- * configured first sequence) with nothing received, pending or measured. */
+/* The original's ClearData, but for our own sequence: a new connection has
+ * nothing received, pending or measured. Our sequence goes on from where it
+ * was (start() sets it): the header has no connection id, so had a server
+ * that timed out started its next connection from 0 again, a peer that still
+ * held the old connection's acks (or a datagram of it, delayed) would ack the
+ * new packets with the same numbers, and drop them as duplicates. */
 static void reset_reliability(netgame_connection_t *c)
 {
-    c->local_sequence = c->config.first_sequence;
     c->remote_sequence = 0;
     c->received_any = 0;
     c->received_mask = 0;
@@ -124,6 +128,7 @@ void netgame_connection_start(netgame_connection_t *c, double time, const uint8_
         c->peer_bytes = 0;
         c->state = NETGAME_STATE_LISTENING;
     }
+    c->local_sequence = c->config.first_sequence;
     reset_reliability(c);
     reset_flow_control(c);
     c->send_accumulator = 0;
@@ -210,13 +215,18 @@ static int record_received(netgame_connection_t *c, uint32_t s)
     return 0;
 }
 
-static void process_ack(netgame_connection_t *c, double time, uint32_t ack, uint32_t ack_bits)
+static void process_ack(netgame_connection_t *c, double time, uint32_t sequence, uint32_t ack, uint32_t ack_bits)
 {
-    if (ack != 0 || ack_bits != 0) c->peer_acked_something = 1;
-    else if (!c->peer_acked_something) {
+    if (ack != 0 || ack_bits != 0) {
+        if (!c->peer_acked_something) c->peer_acked_from = sequence;
+        c->peer_acked_something = 1;
+    } else if (!c->peer_acked_something ||
+               !netgame_sequence_more_recent(sequence, c->peer_acked_from, c->config.max_sequence)) {
         /* Ack 0 with no bits is what a peer sends before it received
-         * anything: not an ack of our sequence 0 until the peer has shown
-         * it receives (the original counts it as one every time). */
+         * anything: not an ack of our sequence 0 unless the peer sent it
+         * after the first packet in which it acked something (the original
+         * counts it as one every time). A packet the network held back can
+         * bring it late. */
         for (int i = 0; i < c->pending_count; i++) {
             const pending_t *p = &c->pending[(c->pending_head + i) % c->config.pending_capacity];
             if (!p->resolved && p->sequence == 0) {
@@ -252,6 +262,12 @@ int netgame_connection_receive_packet(netgame_connection_t *c, double time, cons
         c->counters[NETGAME_COUNTER_DROP_PROTOCOL_ID]++;
         return 0;
     }
+    if (h.sequence > c->config.max_sequence || h.ack > c->config.max_sequence) {
+        /* Not of our sequence space (MaxSequence below 2^32 - 1): no sense
+         * can be made of it, and it must not become our ack. */
+        c->counters[NETGAME_COUNTER_DROP_OUT_OF_RANGE]++;
+        return 0;
+    }
     if (c->state == NETGAME_STATE_DISCONNECTED || c->state == NETGAME_STATE_CONNECT_FAIL) {
         c->counters[NETGAME_COUNTER_DROP_NOT_STARTED]++;
         return 0;
@@ -284,7 +300,7 @@ int netgame_connection_receive_packet(netgame_connection_t *c, double time, cons
     c->counters[NETGAME_COUNTER_PACKETS_RECEIVED]++;
     c->counters[NETGAME_COUNTER_BYTES_RECEIVED] += (uint64_t)bytes;
     if (bytes == NETGAME_HEADER_BYTES) c->counters[NETGAME_COUNTER_RECEIVED_HEADER_ONLY]++;
-    process_ack(c, time, h.ack, h.ack_bits);
+    process_ack(c, time, h.sequence, h.ack, h.ack_bits);
     if (c->config.receive)
         c->config.receive(c->config.context, h.sequence, packet + NETGAME_HEADER_BYTES, bytes - NETGAME_HEADER_BYTES);
     return 1;
@@ -330,7 +346,11 @@ static void send_due(netgame_connection_t *c, double time, double dt)
 {
     double interval = 1.0 / netgame_connection_send_rate(c);
     c->send_accumulator += dt;
-    while (c->send_accumulator > interval) {
+    /* The example sends while the accumulator is above the interval; with
+     * its own tick of 1/30 s that comparison of equal floats skips a tick
+     * now and then and sends two on the next. Within a microsecond counts as
+     * reached here: one packet per tick at 30 per second, same average rate. */
+    while (c->send_accumulator > interval - 1e-6) {
         c->send_accumulator -= interval;
         if (!can_send(c)) continue; /* the example's SendPacket without a peer: nothing */
         int bytes = c->config.payload_bytes;
@@ -430,7 +450,8 @@ const char *netgame_counter_name(int counter)
 {
     static const char *const names[NETGAME_COUNTER_COUNT] = {
         "packets sent", "bytes sent", "packets received", "bytes received", "packets acked", "packets lost",
-        "drop short", "drop protocol id", "drop foreign", "drop not started", "drop duplicate", "received old",
+        "drop short", "drop protocol id", "drop foreign", "drop not started", "drop duplicate", "drop out of range",
+        "received old",
         "received header only", "false ack zero", "connects", "timeouts", "mode to good", "mode to bad",
         "penalty doubled", "penalty halved",
     };

@@ -1,0 +1,286 @@
+/* simprog.c: what every simulator program needs. See simprog.h. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "simprog.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "platform.h"
+#include "util.h"
+
+/* Longest --tick and --time-limit, in virtual seconds. */
+#define SIMPROG_MAX_TICK 10
+#define SIMPROG_MAX_TIME_LIMIT 1e6
+
+void simprog_init(simprog_t *sp, const char *program, const char *side_a, const char *side_b, uint16_t port_a,
+                  uint16_t port_b)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->program = program;
+    sp->side_names[SIMPROG_SIDE_A] = side_a;
+    sp->side_names[SIMPROG_SIDE_B] = side_b;
+    netsim_default_config(&sp->sim);
+    sp->capture_side = SIMPROG_SIDE_A;
+    sp->time_limit = 60;
+    sp->tick = 0.001;
+    pcapout_addr_ipv4(&sp->addr[SIMPROG_SIDE_A], 10, 0, 0, 1, port_a);
+    pcapout_addr_ipv4(&sp->addr[SIMPROG_SIDE_B], 10, 0, 0, 2, port_b);
+}
+
+int simprog_add_options(struct option *options, int count)
+{
+    static const struct option common[] = {
+        {"pcap", required_argument, 0, 'w'},
+        {"capture-at", required_argument, 0, SIMPROG_OPT_CAPTURE_AT},
+        {"truth", required_argument, 0, SIMPROG_OPT_TRUTH},
+        {"quiet", no_argument, 0, 'q'},
+        {"verbose", no_argument, 0, 'v'},
+        {"time-limit", required_argument, 0, SIMPROG_OPT_TIME_LIMIT},
+        {"tick", required_argument, 0, SIMPROG_OPT_TICK},
+    };
+    _Static_assert(sizeof common / sizeof common[0] + LINKOPT_COUNT == SIMPROG_OPTION_COUNT,
+                   "SIMPROG_OPTION_COUNT counts every option");
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++) options[count++] = common[i];
+    return linkopt_add(options, count);
+}
+
+static double parse_seconds_option(const simprog_t *sp, const char *name, const char *text, double max)
+{
+    double v;
+    if (platform_parse_seconds(text, max, &v) != 0)
+        app_bad_argument(sp->program, "--%s wants a time like 0.1, 100ms or 2s, not '%s'", name, text);
+    return v;
+}
+
+int simprog_option(simprog_t *sp, int opt, const char *text)
+{
+    switch (opt) {
+    case 'w': sp->pcap_path = text; return 1;
+    case 'q': sp->quiet = 1; return 1;
+    case 'v': log_set_level(LOG_LEVEL_DEBUG); return 1;
+    case SIMPROG_OPT_TRUTH: sp->truth_path = text; return 1;
+    case SIMPROG_OPT_TIME_LIMIT:
+        sp->time_limit = parse_seconds_option(sp, "time-limit", text, SIMPROG_MAX_TIME_LIMIT);
+        return 1;
+    case SIMPROG_OPT_TICK:
+        sp->tick = parse_seconds_option(sp, "tick", text, SIMPROG_MAX_TICK);
+        if (sp->tick <= 0) app_bad_argument(sp->program, "--tick must be above 0");
+        return 1;
+    case SIMPROG_OPT_CAPTURE_AT:
+        for (int side = 0; side < 2; side++)
+            if (strcmp(text, sp->side_names[side]) == 0 || strcmp(text, side == 0 ? "a" : "b") == 0) {
+                sp->capture_side = side;
+                return 1;
+            }
+        app_bad_argument(sp->program, "--capture-at wants %s, %s, a or b, not '%s'", sp->side_names[0],
+                         sp->side_names[1], text);
+    default: return linkopt_apply(sp->program, opt, text, &sp->sim);
+    }
+}
+
+void simprog_print_help_output(FILE *out, const char *capture_help, const char *truth_what)
+{
+    fprintf(out,
+            "Output:\n"
+            "  -w, --pcap FILE          write a pcap of the traffic seen at the capture point\n"
+            "      --capture-at WHERE   %s\n"
+            "      --truth FILE         write the %s JSON account (docs/truth.md)\n"
+            "  -q, --quiet              no summary on stdout\n"
+            "  -v, --verbose            endpoint debug log on stderr\n",
+            capture_help, truth_what);
+}
+
+void simprog_print_help_run(FILE *out)
+{
+    fprintf(out,
+            "      --time-limit SEC     stop after this much virtual time (default 60)\n"
+            "      --tick SEC           endpoint update interval (default 1ms)\n");
+}
+
+void simprog_print_help_link(FILE *out) { linkopt_print_help(out, "A->B", "B->A"); }
+
+int simprog_start(simprog_t *sp)
+{
+    sp->netsim = netsim_create(&sp->sim);
+    if (!sp->netsim) {
+        fprintf(stderr, "%s: out of memory\n", sp->program);
+        return SIMPROG_EXIT_IO;
+    }
+    if (sp->pcap_path) {
+        char err[256];
+        sp->pcap = pcapout_open(sp->pcap_path, err, sizeof err);
+        if (!sp->pcap) {
+            fprintf(stderr, "%s: cannot write %s: %s\n", sp->program, sp->pcap_path, err);
+            return SIMPROG_EXIT_IO;
+        }
+    }
+    sp->wall_start = sp->wall_last = platform_time();
+    sp->tty = platform_stderr_is_tty();
+    return 0;
+}
+
+uint32_t simprog_record(simprog_t *sp, int side, int link, double now, const uint8_t *packet, int bytes)
+{
+    if (!sp->pcap || side != sp->capture_side) return 0;
+    if (pcapout_write_udp(sp->pcap, now, &sp->addr[link], &sp->addr[1 - link], packet, bytes) != 0)
+        sp->io_error = 1;
+    return ++sp->frames;
+}
+
+int simprog_next_arrival(simprog_t *sp, double until, int *link, uint8_t *buffer, double *at)
+{
+    double due = netsim_next_delivery(sp->netsim);
+    if (due < 0 || due > until) return 0;
+    for (int l = 0; l < 2; l++) {
+        int bytes = netsim_receive(sp->netsim, l, due, buffer, at);
+        if (bytes > 0) {
+            *link = l;
+            return bytes;
+        }
+    }
+    return 0; /* not reached: something is due at `due` on one link */
+}
+
+int simprog_progress_due(simprog_t *sp, long long step)
+{
+    if ((step & 1023) != 0) return 0;
+    double wall = platform_time();
+    if (wall - sp->wall_start <= 1.0 || wall - sp->wall_last <= (sp->tty ? 0.2 : 2.0)) return 0;
+    sp->wall_last = wall;
+    return 1;
+}
+
+void simprog_progress(simprog_t *sp, double now, const char *format, ...)
+{
+    fprintf(stderr, "%s%s: virtual time %.1f s of %.0f, ", sp->tty ? "\r" : "", sp->program, now, sp->time_limit);
+    va_list args;
+    va_start(args, format);
+    vfprintf(stderr, format, args);
+    va_end(args);
+    fputs(sp->tty ? "   " : "\n", stderr);
+    sp->progress_shown = 1;
+}
+
+void simprog_progress_finish(simprog_t *sp)
+{
+    if (sp->progress_shown && sp->tty) fprintf(stderr, "\n");
+}
+
+int simprog_close_pcap(simprog_t *sp)
+{
+    if (sp->pcap && pcapout_close(sp->pcap) != 0) sp->io_error = 1;
+    sp->pcap = NULL;
+    if (!sp->io_error) return 0;
+    fprintf(stderr, "%s: error writing %s\n", sp->program, sp->pcap_path);
+    return -1;
+}
+
+void simprog_free(simprog_t *sp)
+{
+    if (sp->pcap) pcapout_close(sp->pcap);
+    sp->pcap = NULL;
+    netsim_destroy(sp->netsim);
+    sp->netsim = NULL;
+}
+
+void simprog_print_links(const simprog_t *sp)
+{
+    for (int d = 0; d < 2; d++) {
+        const uint64_t *c = netsim_counters(sp->netsim, d);
+        printf("link %s:", d == 0 ? "A->B" : "B->A");
+        for (int i = 0; i < NETSIM_COUNTER_COUNT; i++)
+            printf(" %s %llu%s", netsim_counter_name(i), (unsigned long long)c[i],
+                   i + 1 < NETSIM_COUNTER_COUNT ? "," : "");
+        printf("\n");
+    }
+}
+
+FILE *simprog_truth_open(const simprog_t *sp)
+{
+    FILE *out = fopen(sp->truth_path, "w");
+    if (!out) fprintf(stderr, "%s: cannot write %s: %s\n", sp->program, sp->truth_path, strerror(errno));
+    return out;
+}
+
+int simprog_truth_close(const simprog_t *sp, FILE *out)
+{
+    int bad = ferror(out);
+    if (fclose(out) != 0) bad = 1;
+    if (bad) fprintf(stderr, "%s: error writing %s\n", sp->program, sp->truth_path);
+    return bad ? -1 : 0;
+}
+
+const char *simprog_link_name(int link) { return link == 0 ? "a_to_b" : "b_to_a"; }
+
+void simprog_truth_link_config(FILE *out, const simprog_t *sp)
+{
+    fprintf(out, "[");
+    for (int d = 0; d < 2; d++) {
+        const netsim_link_config_t *l = &sp->sim.link[d];
+        fprintf(out,
+                "%s\n      {\"link\": \"%s\", \"loss\": %.6f, \"latency\": %.6f, \"jitter\": %.6f, \"duplicate\": %.6f, "
+                "\"reorder\": %.6f, \"reorder_delay\": %.6f, \"bandwidth\": %.3f, \"queue_bytes\": %d}",
+                d ? "," : "", simprog_link_name(d), l->loss, l->latency, l->jitter, l->duplicate, l->reorder,
+                l->reorder_delay, l->bandwidth, l->queue_bytes);
+    }
+    fprintf(out, "\n    ]");
+}
+
+void simprog_truth_link_counters(FILE *out, const simprog_t *sp)
+{
+    fprintf(out, "[");
+    for (int d = 0; d < 2; d++) {
+        const uint64_t *c = netsim_counters(sp->netsim, d);
+        fprintf(out, "%s\n    {\"link\": \"%s\"", d ? "," : "", simprog_link_name(d));
+        for (int i = 0; i < NETSIM_COUNTER_COUNT; i++) {
+            fprintf(out, ", ");
+            truth_key(out, netsim_counter_name(i));
+            fprintf(out, ": %llu", (unsigned long long)c[i]);
+        }
+        fprintf(out, "}");
+    }
+    fprintf(out, "\n  ]");
+}
+
+const char *truth_bool(int value) { return value ? "true" : "false"; }
+
+void truth_key(FILE *out, const char *name)
+{
+    fputc('"', out);
+    for (; *name; name++) fputc(*name == ' ' ? '_' : *name, out);
+    fputc('"', out);
+}
+
+void truth_frames(FILE *out, const uint32_t *frames, int count)
+{
+    fputc('[', out);
+    for (int i = 0; i < count; i++) fprintf(out, "%s%u", i ? ", " : "", frames[i]);
+    fputc(']', out);
+}
+
+void truth_frame_or_null(FILE *out, const char *name, uint32_t frame)
+{
+    if (frame) fprintf(out, "\"%s\": %u", name, frame);
+    else fprintf(out, "\"%s\": null", name);
+}
+
+void truth_time_or_null(FILE *out, const char *name, int valid, double time)
+{
+    if (valid) fprintf(out, "\"%s\": %.6f", name, time);
+    else fprintf(out, "\"%s\": null", name);
+}
+
+void truth_counters(FILE *out, const uint64_t *counters, int count, const char *(*name)(int))
+{
+    fputc('{', out);
+    for (int i = 0; i < count; i++) {
+        fprintf(out, "%s", i ? ", " : "");
+        truth_key(out, name(i));
+        fprintf(out, ": %llu", (unsigned long long)counters[i]);
+    }
+    fputc('}', out);
+}
