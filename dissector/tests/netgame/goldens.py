@@ -30,16 +30,16 @@ _spec.loader.exec_module(chunk_goldens)
 GOLDENS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 PASSES = {"": [], ".2pass": ["-2"]}
 FRAMES = {
-    "netgame-at-server": "1,2,3,7,75,85",
-    "netgame-clean": "1,2,3,84",
-    "netgame-dup-reorder": "1,2,3,10,95,99,100,102",
-    "netgame-header-only": "1,2,3,84",
-    "netgame-high-rtt": "1,2,3,88,284",
-    "netgame-loss-10": "1,2,3,6,51,82",
-    "netgame-one-way-loss": "1,2,3,6,84",
-    "netgame-stops-acking": "1,2,3,84,313",
-    "netgame-wrap-31": "1,2,3,10,20,84",
-    "netgame-wrap-32": "1,2,3,84",
+    "netgame-at-server": "1,2,3,6,76,85",
+    "netgame-clean": "1,2,3,87",
+    "netgame-dup-reorder": "1,2,3,10,94,97,99",
+    "netgame-header-only": "1,2,3,87",
+    "netgame-high-rtt": "1,2,3,89,289",
+    "netgame-loss-10": "1,2,3,6,51,85",
+    "netgame-one-way-loss": "1,2,3,6,87",
+    "netgame-stops-acking": "1,2,3,87,312",
+    "netgame-wrap-31": "1,2,3,10,20,86",
+    "netgame-wrap-32": "1,2,3,87",
 }
 PREFS = {"netgame-wrap-31": {"netgame.max_sequence": 31}}
 
