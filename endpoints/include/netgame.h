@@ -64,7 +64,8 @@ int netgame_read_header(const uint8_t *packet, int bytes, netgame_header_t *head
  * so that at exactly half the range the numerically smaller one wins. */
 int netgame_sequence_more_recent(uint32_t s1, uint32_t s2, uint32_t max_sequence);
 
-/* (a - b) modulo max_sequence + 1. */
+/* (a - b) modulo max_sequence + 1. a is a sequence (asserted <= max_sequence);
+ * b may be any count (it is reduced modulo the space first). */
 uint32_t netgame_sequence_distance(uint32_t a, uint32_t b, uint32_t max_sequence);
 
 /* The ack bit that stands for sequence against ack: 0..31, or -1 when

@@ -53,7 +53,10 @@ int netgame_sequence_more_recent(uint32_t s1, uint32_t s2, uint32_t max_sequence
 uint32_t netgame_sequence_distance(uint32_t a, uint32_t b, uint32_t max_sequence)
 {
     if (max_sequence == 0xFFFFFFFFu) return a - b;
-    assert(a <= max_sequence && b <= max_sequence);
+    assert(a <= max_sequence);
+    /* b may be a step count rather than a sequence: the ack bits look 32
+     * back, more than a space of 32 (MaxSequence 31) holds. */
+    b %= max_sequence + 1;
     return a >= b ? a - b : a + (max_sequence - b) + 1;
 }
 
