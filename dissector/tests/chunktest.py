@@ -41,6 +41,21 @@ def build_dir():
     return os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build-dissector")
 
 
+def chunk_captures():
+    """The committed captures that carry chunk traffic: chunk-sim's, and
+    frag-sim's that mix in chunks (its truth's capture.chunk_frames); the
+    fragment and netgame captures have their own tests."""
+    import glob
+    import json
+    out = []
+    for cap in sorted(glob.glob(os.path.join(REPO, "captures", "*.pcap"))):
+        with open(cap[:-5] + ".truth.json") as f:
+            truth = json.load(f)
+        if truth.get("generator") == "chunk-sim" or truth.get("capture", {}).get("chunk_frames"):
+            out.append(cap)
+    return out
+
+
 def tshark(args, check=True):
     """Runs chunk-tshark with args; returns stdout (str). Raises on failure."""
     env = dict(os.environ)

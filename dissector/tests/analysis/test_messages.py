@@ -2,7 +2,7 @@
 """Every analysis message is whole: nothing cut at Wireshark's item label limit.
 
 Wireshark formats an item label or an expert message into a 240-character
-buffer and silently cuts what does not fit. For every committed capture, in
+buffer and silently cuts what does not fit. For every committed capture with chunk traffic, in
 one pass and with -2 (PDML):
 
 - every expert info of the analysis (chunk.analysis.*) is a sentence that
@@ -13,7 +13,6 @@ one pass and with -2 (PDML):
   whole Diagnosis of its transfer from the packet tree;
 - each fault capture has at least one diagnosis.
 """
-import glob
 import os
 import re
 import sys
@@ -52,7 +51,7 @@ def pdml_items(pcap, two_pass):
 
 def main():
     fail = ct.Failures()
-    caps = sorted(glob.glob(os.path.join(ct.REPO, "captures", "*.pcap")))
+    caps = ct.chunk_captures()
     checked = 0
     for cap in caps:
         name = os.path.basename(cap)[:-5]
