@@ -34,7 +34,7 @@ usage: bench/netgame.sh [options]
 Measures tshark's time and peak memory with the netgame dissector against
 --disable-protocol netgame, on a capture of about a million datagrams.
 
-  -b, --build DIR     build tree with bin/netgame-sim and plugins/4.0/epan/chunk.so
+  -b, --build DIR     build tree with bin/netgame-sim and the plugin (plugin-dir.txt names its folder)
                       (default: \$CHUNK_BUILD_DIR, else $repo/build)
   -w, --work DIR      captures, raw timings and report (default: BUILD/bench-netgame)
   -n, --reps N        repetitions per configuration (default 3)
@@ -65,7 +65,8 @@ done
 case "$reps" in ''|*[!0-9]*|0) die_usage "--reps wants a positive number" ;; esac
 build=$(cd "$build" && pwd) || die_usage "no build folder"
 [ -x "$build/bin/netgame-sim" ] || { echo "bench/netgame.sh: no $build/bin/netgame-sim (cmake --build $build --target netgame-sim)" >&2; exit 2; }
-[ -f "$build/plugins/4.0/epan/chunk.so" ] || { echo "bench/netgame.sh: no plugin in $build/plugins (cmake --build $build --target chunk_plugin)" >&2; exit 2; }
+plugsub=$(cat "$build/plugin-dir.txt" 2>/dev/null) || { echo "bench/netgame.sh: no $build/plugin-dir.txt (cmake --build $build --target chunk_plugin)" >&2; exit 2; }
+[ -f "$build/$plugsub/chunk.so" ] || { echo "bench/netgame.sh: no plugin in $build/$plugsub (cmake --build $build --target chunk_plugin)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench/netgame.sh: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }
 work=${work:-$build/bench-netgame}
 mkdir -p "$work"
@@ -90,8 +91,8 @@ chmod a+r "$work"/*.pcap
 
 snap=$work/plugin
 rm -rf "$snap"
-mkdir -p "$snap/4.0/epan"
-cp "$build/plugins/4.0/epan/chunk.so" "$snap/4.0/epan/"
+mkdir -p "$snap/${plugsub#plugins/}"
+cp "$build/$plugsub/chunk.so" "$snap/${plugsub#plugins/}/"
 chmod -R a+rX "$snap"
 
 declare -A cfg

@@ -142,7 +142,13 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the captures")
     args = ap.parse_args()
     build = os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build")
-    so = os.path.join(build, "plugins", "4.0", "epan", "chunk.so")
+    try:
+        with open(os.path.join(build, "plugin-dir.txt")) as f:
+            plugsub = f.read().strip()      # plugins/<major.minor>/epan, the Wireshark built against
+    except OSError:
+        print("hostile.py: no %s/plugin-dir.txt: build first" % build, file=sys.stderr)
+        return 2
+    so = os.path.join(build, plugsub, "chunk.so")
     if not os.path.exists(so):
         print("hostile.py: no plugin at %s" % so, file=sys.stderr)
         return 2
