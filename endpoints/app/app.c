@@ -24,6 +24,40 @@ _Noreturn void app_bad_argument(const char *program, const char *format, ...)
     exit(EXIT_USAGE);
 }
 
+long long app_int_option(const char *program, const char *name, const char *text, long long min, long long max)
+{
+    long long v;
+    if (platform_parse_int(text, min, max, &v) != 0)
+        app_bad_argument(program, "--%s wants an integer in %lld..%lld, not '%s'", name, min, max, text);
+    return v;
+}
+
+double app_seconds_option(const char *program, const char *name, const char *text, double max)
+{
+    double v;
+    if (platform_parse_seconds(text, max, &v) != 0)
+        app_bad_argument(program, "--%s wants a time like 0.1, 100ms or 2s, not '%s'", name, text);
+    return v;
+}
+
+long long app_bytes_option(const char *program, const char *name, const char *text, long long max)
+{
+    long long v;
+    if (platform_parse_bytes(text, max, &v) != 0)
+        app_bad_argument(program, "--%s wants a byte count like 4096 or 16K, not '%s'", name, text);
+    return v;
+}
+
+void *app_calloc(const char *program, size_t n, size_t size, int exit_status)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        fprintf(stderr, "%s: out of memory\n", program);
+        exit(exit_status);
+    }
+    return p;
+}
+
 int app_common_option(app_common_options_t *common, int opt, const char *text)
 {
     switch (opt) {

@@ -22,6 +22,18 @@ _Noreturn void app_bad_argument(const char *program, const char *format, ...)
 #endif
     ;
 
+/* The value of option --NAME given as text, for PROGRAM: an integer in
+ * min..max, a time in seconds up to max ("0.1", "100ms", "2s"), a byte
+ * count up to max ("4096", "16K"). A value out of form or range is a usage
+ * error: app_bad_argument() with the form wanted. */
+long long app_int_option(const char *program, const char *name, const char *text, long long min, long long max);
+double app_seconds_option(const char *program, const char *name, const char *text, double max);
+long long app_bytes_option(const char *program, const char *name, const char *text, long long max);
+
+/* calloc(n, size) (n = 0 gets one element), or "PROGRAM: out of memory" on
+ * stderr and exit(exit_status). */
+void *app_calloc(const char *program, size_t n, size_t size, int exit_status);
+
 /* Sets the log level from the count of -v options: 0 errors, 1 info, 2+ debug. */
 void app_set_verbosity(int verbosity);
 
