@@ -95,6 +95,27 @@ int app_write_port_file(const char *program, const char *path, uint16_t port)
     return -1;
 }
 
+int app_listen(const char *program, platform_socket_t *socket, const char *bind_text, int family, uint16_t port,
+               int port_given, const char *port_file)
+{
+    char err[256];
+    platform_address_t bind_address;
+    int dual_stack = 0;
+    if (bind_text) {
+        if (platform_address_parse(bind_text, family, port, &bind_address, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
+            return APP_LISTEN_USAGE;
+        }
+        if (port_given) bind_address.port = port;
+    } else {
+        platform_address_any(&bind_address, family ? family : 6, port);
+        dual_stack = family == 0;
+    }
+    if (app_open_listener(program, socket, &bind_address, dual_stack) != 0) return APP_LISTEN_IO;
+    if (port_file && app_write_port_file(program, port_file, socket->bound.port) != 0) return APP_LISTEN_IO;
+    return APP_LISTEN_OK;
+}
+
 int app_capture_open(app_capture_t *capture, const char *program, const char *path)
 {
     memset(capture, 0, sizeof *capture);
