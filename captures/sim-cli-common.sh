@@ -3,7 +3,7 @@
 #   prog=<program name, e.g. chunk-sim>  usage_arg=<e.g. CHUNK_SIM>
 # with the script's own arguments: checks them (SIM WORK_DIR; exit 2
 # otherwise), sets sim, work and failures, and defines expect, contains,
-# check_determinism and finish.
+# check_common_usage, check_determinism and finish.
 
 [ $# -eq 2 ] || { echo "usage: test-$prog.sh $usage_arg WORK_DIR" >&2; exit 2; }
 sim=$1
@@ -35,6 +35,15 @@ contains() {
         sed 's/^/  | /' "$1"
         failures=$((failures + 1))
     fi
+}
+
+# check_common_usage: the usage errors every simulator reports alike (a bad
+# link option, an unknown option, a missing value, a stray argument).
+check_common_usage() {
+    expect 2 "probability above 1" -- --loss 2
+    expect 2 "unknown option" -- --bogus
+    expect 2 "missing value" -- --latency
+    expect 2 "stray argument" -- extra
 }
 
 # check_determinism ARGS...: same options and seed, same bytes; another

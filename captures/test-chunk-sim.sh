@@ -6,17 +6,12 @@
 #
 # Exit status: 0 all checks passed, 1 a check failed, 2 bad arguments.
 set -uo pipefail
-
-prog=chunk-sim
-usage_arg=CHUNK_SIM
+prog=chunk-sim usage_arg=CHUNK_SIM
 . "$(dirname "${BASH_SOURCE[0]}")/sim-cli-common.sh"
 
 expect 0 "--help" -- --help
 contains "$work/out" "--drop-slice ID" "--help lists the fault options"
-expect 2 "probability above 1" -- --loss 2
-expect 2 "unknown option" -- --bogus
-expect 2 "missing value" -- --latency
-expect 2 "stray argument" -- extra
+check_common_usage
 expect 2 "slice id past max slices" -- --drop-slice 32 --max-slices 32
 expect 2 "chunk larger than the largest" -- --chunk-size 300K
 expect 2 "bad capture point" -- --capture-at middle

@@ -6,18 +6,13 @@
 #
 # Exit status: 0 all checks passed, 1 a check failed, 2 bad arguments.
 set -uo pipefail
-
-prog=frag-sim
-usage_arg=FRAG_SIM
+prog=frag-sim usage_arg=FRAG_SIM
 . "$(dirname "${BASH_SOURCE[0]}")/sim-cli-common.sh"
 
 expect 0 "--help" -- --help
 contains "$work/out" "--out-of-window N" "--help lists the out-of-window option"
 contains "$work/out" "--mixed" "--help lists the mixed mode"
-expect 2 "probability above 1" -- --loss 2
-expect 2 "unknown option" -- --bogus
-expect 2 "missing value" -- --latency
-expect 2 "stray argument" -- extra
+check_common_usage
 expect 2 "packet larger than 255 fragments" -- --packet-size 261121
 expect 2 "size range upside down" -- --packet-size 5000-4000
 expect 2 "bad content" -- --content json

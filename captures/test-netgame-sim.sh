@@ -6,18 +6,13 @@
 #
 # Exit status: 0 all checks passed, 1 a check failed, 2 bad arguments.
 set -uo pipefail
-
-prog=netgame-sim
-usage_arg=NETGAME_SIM
+prog=netgame-sim usage_arg=NETGAME_SIM
 . "$(dirname "${BASH_SOURCE[0]}")/sim-cli-common.sh"
 
 expect 0 "--help" -- --help
 contains "$work/out" "--server-stops-acking SEC" "--help lists the faults"
 contains "$work/out" "--spike START:LEN:EXTRA" "--help lists the spikes"
-expect 2 "probability above 1" -- --loss 2
-expect 2 "unknown option" -- --bogus
-expect 2 "missing value" -- --latency
-expect 2 "stray argument" -- extra
+check_common_usage
 expect 2 "bad capture point" -- --capture-at middle
 expect 2 "bad spike" -- --spike 3:4
 contains "$work/err" "try --help" "usage errors point at --help"
