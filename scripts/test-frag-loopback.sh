@@ -19,8 +19,7 @@
 set -u
 bin=${1:?usage: test-frag-loopback.sh BIN_DIR relay|cli}
 mode=${2:?usage: test-frag-loopback.sh BIN_DIR relay|cli}
-name=frag
-programs=(frag-send frag-recv chunk-relay)
+name=frag programs=(frag-send frag-recv chunk-relay)
 . "$(dirname "${BASH_SOURCE[0]}")/loopback-common.sh"
 
 # run_transfer NAME RELAY_OPTIONS...: in.bin through the relay; leaves

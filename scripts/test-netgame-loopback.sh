@@ -17,8 +17,7 @@
 set -u
 bin=${1:?usage: test-netgame-loopback.sh BIN_DIR relay|cli}
 mode=${2:?usage: test-netgame-loopback.sh BIN_DIR relay|cli}
-name=netgame
-programs=(netgame-client netgame-server chunk-relay)
+name=netgame programs=(netgame-client netgame-server chunk-relay)
 . "$(dirname "${BASH_SOURCE[0]}")/loopback-common.sh"
 # The first capture group of REGEX in FILE.
 number() { sed -n -E "s/$2/\\1/p" "$1" | head -n 1; }
