@@ -6,46 +6,13 @@
 #
 # Exit status: 0 all checks passed, 1 a check failed, 2 bad arguments.
 set -uo pipefail
-
-[ $# -eq 2 ] || { echo "usage: test-frag-sim.sh FRAG_SIM WORK_DIR" >&2; exit 2; }
-sim=$1
-work=$2
-mkdir -p "$work"
-failures=0
-
-# expect CODE DESCRIPTION -- ARGS...: runs frag-sim, checks its exit code.
-expect() {
-    local want=$1 what=$2
-    shift 3
-    "$sim" "$@" > "$work/out" 2> "$work/err"
-    local got=$?
-    if [ "$got" -ne "$want" ]; then
-        echo "FAIL: $what: exit $got, want $want (frag-sim $*)"
-        sed 's/^/  | /' "$work/out" "$work/err"
-        failures=$((failures + 1))
-    else
-        echo "ok   $what (exit $got)"
-    fi
-}
-
-# contains FILE TEXT DESCRIPTION
-contains() {
-    if grep -qF -- "$2" "$1"; then
-        echo "ok   $3"
-    else
-        echo "FAIL: $3: '$2' not in $1"
-        sed 's/^/  | /' "$1"
-        failures=$((failures + 1))
-    fi
-}
+prog=frag-sim usage_arg=FRAG_SIM
+. "$(dirname "${BASH_SOURCE[0]}")/sim-cli-common.sh"
 
 expect 0 "--help" -- --help
 contains "$work/out" "--out-of-window N" "--help lists the out-of-window option"
 contains "$work/out" "--mixed" "--help lists the mixed mode"
-expect 2 "probability above 1" -- --loss 2
-expect 2 "unknown option" -- --bogus
-expect 2 "missing value" -- --latency
-expect 2 "stray argument" -- extra
+check_common_usage
 expect 2 "packet larger than 255 fragments" -- --packet-size 261121
 expect 2 "size range upside down" -- --packet-size 5000-4000
 expect 2 "bad content" -- --content json
@@ -72,19 +39,6 @@ expect 0 "mixed traffic" -- --mixed --packets 5 --chunks 1 --chunk-size 4K
 contains "$work/out" "chunks: 1/1 delivered intact" "chunks delivered in mixed mode"
 
 # Same options and seed, same bytes; another seed, other bytes.
-expect 0 "run 1" -- --loss 20% --jitter 10ms --latency 20ms --duplicate 10% -w "$work/a.pcap" --truth "$work/a.json"
-expect 0 "run 2, same seed" -- --loss 20% --jitter 10ms --latency 20ms --duplicate 10% -w "$work/b.pcap" --truth "$work/b.json"
-expect 0 "run 3, other seed" -- --loss 20% --jitter 10ms --latency 20ms --duplicate 10% --seed 2 -w "$work/c.pcap"
-if cmp -s "$work/a.pcap" "$work/b.pcap" && cmp -s "$work/a.json" "$work/b.json"; then
-    echo "ok   same seed, identical pcap and truth file"
-else
-    echo "FAIL: same seed gave different files"; failures=$((failures + 1))
-fi
-if cmp -s "$work/a.pcap" "$work/c.pcap"; then
-    echo "FAIL: another seed gave the same pcap"; failures=$((failures + 1))
-else
-    echo "ok   other seed, other pcap"
-fi
+check_determinism --loss 20% --jitter 10ms --latency 20ms --duplicate 10%
 
-echo "$failures failed"
-[ "$failures" -eq 0 ]
+finish

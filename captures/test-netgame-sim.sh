@@ -6,46 +6,13 @@
 #
 # Exit status: 0 all checks passed, 1 a check failed, 2 bad arguments.
 set -uo pipefail
-
-[ $# -eq 2 ] || { echo "usage: test-netgame-sim.sh NETGAME_SIM WORK_DIR" >&2; exit 2; }
-sim=$1
-work=$2
-mkdir -p "$work"
-failures=0
-
-# expect CODE DESCRIPTION -- ARGS...: runs netgame-sim, checks its exit code.
-expect() {
-    local want=$1 what=$2
-    shift 3
-    "$sim" "$@" > "$work/out" 2> "$work/err"
-    local got=$?
-    if [ "$got" -ne "$want" ]; then
-        echo "FAIL: $what: exit $got, want $want (netgame-sim $*)"
-        sed 's/^/  | /' "$work/out" "$work/err"
-        failures=$((failures + 1))
-    else
-        echo "ok   $what (exit $got)"
-    fi
-}
-
-# contains FILE TEXT DESCRIPTION
-contains() {
-    if grep -qF -- "$2" "$1"; then
-        echo "ok   $3"
-    else
-        echo "FAIL: $3: '$2' not in $1"
-        sed 's/^/  | /' "$1"
-        failures=$((failures + 1))
-    fi
-}
+prog=netgame-sim usage_arg=NETGAME_SIM
+. "$(dirname "${BASH_SOURCE[0]}")/sim-cli-common.sh"
 
 expect 0 "--help" -- --help
 contains "$work/out" "--server-stops-acking SEC" "--help lists the faults"
 contains "$work/out" "--spike START:LEN:EXTRA" "--help lists the spikes"
-expect 2 "probability above 1" -- --loss 2
-expect 2 "unknown option" -- --bogus
-expect 2 "missing value" -- --latency
-expect 2 "stray argument" -- extra
+check_common_usage
 expect 2 "bad capture point" -- --capture-at middle
 expect 2 "bad spike" -- --spike 3:4
 contains "$work/err" "try --help" "usage errors point at --help"
@@ -63,20 +30,6 @@ expect 0 "quiet link" -- --latency 25ms --duration 6
 contains "$work/out" "mode good" "reaches Good mode within 6 s"
 
 # Same options and seed, same bytes; another seed, other bytes.
-args=(--loss 30% --jitter 20ms --latency 30ms --duplicate 10% --duration 8)
-expect 0 "run 1" -- "${args[@]}" -w "$work/a.pcap" --truth "$work/a.json"
-expect 0 "run 2, same seed" -- "${args[@]}" -w "$work/b.pcap" --truth "$work/b.json"
-expect 0 "run 3, other seed" -- "${args[@]}" --seed 2 -w "$work/c.pcap"
-if cmp -s "$work/a.pcap" "$work/b.pcap" && cmp -s "$work/a.json" "$work/b.json"; then
-    echo "ok   same seed, identical pcap and truth file"
-else
-    echo "FAIL: same seed gave different files"; failures=$((failures + 1))
-fi
-if cmp -s "$work/a.pcap" "$work/c.pcap"; then
-    echo "FAIL: another seed gave the same pcap"; failures=$((failures + 1))
-else
-    echo "ok   other seed, other pcap"
-fi
+check_determinism --loss 30% --jitter 20ms --latency 30ms --duplicate 10% --duration 8
 
-echo "$failures failed"
-[ "$failures" -eq 0 ]
+finish

@@ -18,6 +18,7 @@
 
 #include "packet-chunk.h"
 #include "chunk-analysis-int.h"
+#include "stats-util.h"
 #include "ws-compat.h"
 
 /* ---- Export Objects ------------------------------------------------------ */
@@ -49,9 +50,7 @@ static gint64 transfer_duration_ns(const chunk_transfer_t *t)
 
 static char *direction_str(wmem_allocator_t *scope, const chunk_flow_t *fl)
 {
-    char *s = address_to_str(scope, &fl->src);
-    char *d = address_to_str(scope, &fl->dst);
-    return wmem_strdup_printf(scope, "%s:%u -> %s:%u", s, fl->sport, d, fl->dport);
+    return su_direction_str(scope, &fl->src, fl->sport, &fl->dst, fl->dport);
 }
 
 /* "complete in frame X", "stalled since frame X, missing 3-5,17" or
@@ -85,33 +84,19 @@ static double efficiency(const chunk_transfer_t *t)
 
 /* ---- tshark -z chunk,transfers ------------------------------------------- */
 
-typedef struct transfers_text {
-    GPtrArray *seen;      /* transfers seen by the tap, in order */
-    GHashTable *is_seen;
-} transfers_text_t;
-
-static void text_reset(void *p)
-{
-    transfers_text_t *tt = (transfers_text_t *)p;
-    g_ptr_array_set_size(tt->seen, 0);
-    g_hash_table_remove_all(tt->is_seen);
-}
-
+/* The tap data is a su_seen_t of the transfers, in order of first sight. */
 static tap_packet_status text_packet(void *p, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
                                      const void *data, tap_flags_t flags _U_)
 {
-    transfers_text_t *tt = (transfers_text_t *)p;
     const chunk_tap_info_t *ti = (const chunk_tap_info_t *)data;
-    if (ti->t && !g_hash_table_contains(tt->is_seen, ti->t)) {
-        g_hash_table_add(tt->is_seen, ti->t);
-        g_ptr_array_add(tt->seen, ti->t);
-    }
+    if (ti->t)
+        su_seen_add((su_seen_t *)p, ti->t);
     return TAP_PACKET_REDRAW;
 }
 
 static void text_draw(void *p)
 {
-    transfers_text_t *tt = (transfers_text_t *)p;
+    su_seen_t *seen = (su_seen_t *)p;
     wmem_allocator_t *scope = wmem_allocator_new(WMEM_ALLOCATOR_SIMPLE);
     guint i, bad = 0;
 
@@ -120,8 +105,8 @@ static void text_draw(void *p)
     printf("%-6s %-8s %-45s %5s %7s %6s %6s %7s %6s %5s %8s %8s %9s %12s %5s  %s\n",
            "Stream", "Transfer", "Direction", "Chunk", "Size", "Slices", "Pkts", "Resends", "Wasted",
            "Acks", "First", "Last", "Duration", "Goodput b/s", "Eff%", "Status");
-    for (i = 0; i < tt->seen->len; i++) {
-        const chunk_transfer_t *t = (const chunk_transfer_t *)g_ptr_array_index(tt->seen, i);
+    for (i = 0; i < su_seen_len(seen); i++) {
+        const chunk_transfer_t *t = (const chunk_transfer_t *)su_seen_get(seen, i);
         char size[16];
         if (t->size_known)
             snprintf(size, sizeof size, "%u", t->size);
@@ -137,8 +122,8 @@ static void text_draw(void *p)
     }
     if (bad) {
         printf("\nDiagnosis:\n");
-        for (i = 0; i < tt->seen->len; i++) {
-            const chunk_transfer_t *t = (const chunk_transfer_t *)g_ptr_array_index(tt->seen, i);
+        for (i = 0; i < su_seen_len(seen); i++) {
+            const chunk_transfer_t *t = (const chunk_transfer_t *)su_seen_get(seen, i);
             char *d = chunk_analysis_diagnosis(scope, t);
             if (d)
                 printf("Stream %u transfer %u (chunk %u): %s\n", t->flow->stream, t->index, t->chunk_id, d);
@@ -148,44 +133,13 @@ static void text_draw(void *p)
     wmem_destroy_allocator(scope);
 }
 
-static void text_finish(void *p)
-{
-    transfers_text_t *tt = (transfers_text_t *)p;
-    g_ptr_array_free(tt->seen, TRUE);
-    g_hash_table_destroy(tt->is_seen);
-    g_free(tt);
-}
-
 static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
 {
-    transfers_text_t *tt = g_new0(transfers_text_t, 1);
-    const char *filter = NULL;
-    GString *err;
-
-    /* -z chunk,transfers[,filter] */
-    if (strncmp(opt_arg, "chunk,transfers,", 16) == 0)
-        filter = opt_arg + 16;
-    tt->seen = g_ptr_array_new();
-    tt->is_seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-    err = register_tap_listener("chunk_transfers", tt, filter, 0, text_reset, text_packet,
-                                text_draw, text_finish);
-    if (err) {
-        fprintf(stderr, "tshark: couldn't register chunk,transfers tap: %s\n", err->str);
-        g_string_free(err, TRUE);
-        text_finish(tt);
+    if (!su_text_listen(opt_arg, "chunk,transfers", "chunk_transfers", su_seen_new(), su_seen_tap_reset,
+                        text_packet, text_draw, su_seen_tap_finish))
         CS_TAP_INIT_FAILED;
-    }
     CS_TAP_INIT_OK;
 }
-
-static tap_param text_params[] = {
-    { PARAM_FILTER, "filter", "Filter", NULL, TRUE }
-};
-
-static stat_tap_ui text_ui = {
-    REGISTER_STAT_GROUP_GENERIC, NULL, "chunk,transfers", text_init,
-    array_length(text_params), text_params
-};
 
 /* ---- The same table in the GUI (Statistics > Chunk Transfers) ------------ */
 
@@ -221,117 +175,44 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
 };
 
-/* Row of each transfer in the GUI table (transfer index + 1 -> row + 1). */
-static GHashTable *table_rows;
-
-static void table_init(stat_tap_table_ui *ui)
-{
-    stat_tap_table *table = stat_tap_init_table("Chunk transfers", COL_N, 0, NULL);
-    stat_tap_add_table(ui, table);
-    if (!table_rows)
-        table_rows = g_hash_table_new(g_direct_hash, g_direct_equal);
-}
-
-static void set_uint(stat_tap_table *table, guint row, guint col, guint v)
-{
-    stat_tap_table_item_type *it = stat_tap_get_field_data(table, row, col);
-    it->value.uint_value = v;
-    stat_tap_set_field_data(table, row, col, it);
-}
-
-static void set_string(stat_tap_table *table, guint row, guint col, const char *v)
-{
-    stat_tap_table_item_type *it = stat_tap_get_field_data(table, row, col);
-    if (it->value.string_value && v && strcmp(it->value.string_value, v) == 0)
-        return;
-    g_free((char *)it->value.string_value);
-    it->value.string_value = g_strdup(v ? v : "");
-    stat_tap_set_field_data(table, row, col, it);
-}
-
 static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
                                       const void *data, tap_flags_t flags _U_)
 {
-    stat_data_t *sd = (stat_data_t *)tapdata;
     const chunk_tap_info_t *ti = (const chunk_tap_info_t *)data;
-    stat_tap_table *table = g_array_index(sd->stat_tap_data->tables, stat_tap_table *, 0);
+    stat_tap_table *table = su_table(tapdata);
     const chunk_transfer_t *t = ti->t;
+    gboolean created;
     guint row;
 
     if (!t)
         return TAP_PACKET_DONT_REDRAW;
-    row = GPOINTER_TO_UINT(g_hash_table_lookup(table_rows, GUINT_TO_POINTER(t->index + 1)));
-    if (!row) {
-        stat_tap_table_item_type items[COL_N];
-        memset(items, 0, sizeof items);
-        for (guint c = 0; c < COL_N; c++)
-            items[c].type = table_fields[c].type;
-        items[COL_DIRECTION].value.string_value = direction_str(NULL, t->flow);
-        items[COL_STATUS].value.string_value = g_strdup("");
-        items[COL_EFFICIENCY].value.string_value = g_strdup("");
-        items[COL_DIAGNOSIS].value.string_value = g_strdup("");
-        row = table->num_elements + 1;
-        stat_tap_init_table_row(table, row - 1, COL_N, items);
-        g_hash_table_insert(table_rows, GUINT_TO_POINTER(t->index + 1), GUINT_TO_POINTER(row));
-    }
-    row--;
-    set_uint(table, row, COL_STREAM, t->flow->stream);
-    set_uint(table, row, COL_TRANSFER, t->index);
-    set_uint(table, row, COL_CHUNK, t->chunk_id);
-    set_uint(table, row, COL_SIZE, t->size);
-    set_uint(table, row, COL_SLICES, t->num_slices);
-    set_uint(table, row, COL_PKTS, t->slice_pkts);
-    set_uint(table, row, COL_RESENDS, t->resends);
-    set_uint(table, row, COL_WASTED, t->wasted);
-    set_uint(table, row, COL_ACKS, t->acks);
-    set_uint(table, row, COL_FIRST, t->first_frame);
-    set_uint(table, row, COL_LAST, t->last_frame);
-    set_uint(table, row, COL_DURATION, (guint)((transfer_duration_ns(t) + 500000) / 1000000));
+    row = su_table_row(tapdata, t->index + 1, &created);
+    if (created)
+        su_set_string(table, row, COL_DIRECTION, direction_str(pinfo->pool, t->flow));
+    su_set_uint(table, row, COL_STREAM, t->flow->stream);
+    su_set_uint(table, row, COL_TRANSFER, t->index);
+    su_set_uint(table, row, COL_CHUNK, t->chunk_id);
+    su_set_uint(table, row, COL_SIZE, t->size);
+    su_set_uint(table, row, COL_SLICES, t->num_slices);
+    su_set_uint(table, row, COL_PKTS, t->slice_pkts);
+    su_set_uint(table, row, COL_RESENDS, t->resends);
+    su_set_uint(table, row, COL_WASTED, t->wasted);
+    su_set_uint(table, row, COL_ACKS, t->acks);
+    su_set_uint(table, row, COL_FIRST, t->first_frame);
+    su_set_uint(table, row, COL_LAST, t->last_frame);
+    su_set_uint(table, row, COL_DURATION, (guint)((transfer_duration_ns(t) + 500000) / 1000000));
     double g = goodput_bps(t) + 0.5;
-    set_uint(table, row, COL_GOODPUT, g < (double)G_MAXUINT32 ? (guint)g : G_MAXUINT32);
+    su_set_uint(table, row, COL_GOODPUT, g < (double)G_MAXUINT32 ? (guint)g : G_MAXUINT32);
     char eff[16];
     snprintf(eff, sizeof eff, "%5.1f", 100.0 * efficiency(t));
-    set_string(table, row, COL_EFFICIENCY, eff);
+    su_set_string(table, row, COL_EFFICIENCY, eff);
     /* Strings only where the packet can change them, to keep the cost low. */
     if (ti->is_ack || pinfo->num == t->last_frame) {
-        set_string(table, row, COL_STATUS, status_str(pinfo->pool, t));
-        set_string(table, row, COL_DIAGNOSIS, chunk_analysis_diagnosis(pinfo->pool, t));
+        su_set_string(table, row, COL_STATUS, status_str(pinfo->pool, t));
+        su_set_string(table, row, COL_DIAGNOSIS, chunk_analysis_diagnosis(pinfo->pool, t));
     }
     return TAP_PACKET_REDRAW;
 }
-
-/* Rows stay (keyed by transfer index) and are refilled by the retap. */
-static void table_reset(stat_tap_table *table)
-{
-    for (guint r = 0; r < table->num_elements; r++)
-        for (guint c = 0; c < COL_N; c++) {
-            stat_tap_table_item_type *it = stat_tap_get_field_data(table, r, c);
-            if (it->type == TABLE_ITEM_UINT)
-                it->value.uint_value = 0;
-            else if (it->type == TABLE_ITEM_FLOAT)
-                it->value.float_value = 0.0;
-        }
-}
-
-static void table_free_item(stat_tap_table *table _U_, guint row _U_, guint column,
-                            stat_tap_table_item_type *field)
-{
-    if (column == COL_DIRECTION || column == COL_STATUS || column == COL_DIAGNOSIS ||
-        column == COL_EFFICIENCY) {
-        g_free((char *)field->value.string_value);
-        field->value.string_value = NULL;
-    }
-}
-
-static tap_param table_params[] = {
-    { PARAM_FILTER, "filter", "Filter", NULL, TRUE }
-};
-
-static stat_tap_table_ui table_ui = {
-    REGISTER_PACKET_STAT_GROUP_UNSORTED, "Chunk Transfers", "chunk_transfers", "chunk,transfers_table",
-    table_init, table_packet, table_reset, table_free_item, NULL,
-    array_length(table_fields), table_fields, array_length(table_params), table_params, NULL, 0
-};
 
 /* ---- -z chunk,tree -------------------------------------------------------- */
 
@@ -395,9 +276,13 @@ static tap_packet_status tree_packet(stats_tree *st, packet_info *pinfo _U_, epa
 
 int chunk_analysis_register_stats(int proto_chunk)
 {
-    text_ui.title = "Chunk transfers";
-    register_stat_tap_ui(&text_ui, NULL);
-    register_stat_tap_table_ui(&table_ui);
+    static stat_tap_ui text_ui;
+    static stat_tap_table_ui table_ui;
+
+    su_register_text_ui(&text_ui, "Chunk transfers", "chunk,transfers", text_init);
+    /* Rows stay (keyed by transfer index) and are refilled by the retap. */
+    su_register_table_ui(&table_ui, "Chunk Transfers", "Chunk transfers",
+                         "chunk_transfers", "chunk,transfers_table", table_packet, table_fields, array_length(table_fields));
     stats_tree_register_plugin("chunk_transfers", "chunk", "Chunk/Packets and outcomes", 0,
                                tree_packet, tree_init, NULL);
     return register_export_object(proto_chunk, eo_packet, NULL);

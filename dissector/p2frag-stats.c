@@ -17,6 +17,7 @@
 #include <epan/to_str.h>
 
 #include "p2frag-int.h"
+#include "stats-util.h"
 #include "ws-compat.h"
 
 static double pkt_duration(const p2frag_pkt_t *pkt)
@@ -28,9 +29,7 @@ static double pkt_duration(const p2frag_pkt_t *pkt)
 
 static char *direction_str(wmem_allocator_t *scope, const p2frag_dir_t *dir)
 {
-    char *s = address_to_str(scope, &dir->src);
-    char *d = address_to_str(scope, &dir->dst);
-    return wmem_strdup_printf(scope, "%s:%u -> %s:%u", s, dir->sport, d, dir->dport);
+    return su_direction_str(scope, &dir->src, dir->sport, &dir->dst, dir->dport);
 }
 
 /* Per direction, over the packets the tap saw. */
@@ -43,8 +42,7 @@ typedef struct dir_sum {
 } dir_sum_t;
 
 typedef struct packets_text {
-    GPtrArray *pkts;        /* fragmented packets, in order of first sight */
-    GHashTable *is_seen;
+    su_seen_t pkts;         /* fragmented packets, in order of first sight */
     GPtrArray *dirs;        /* dir_sum_t, in order of first sight */
     GHashTable *dir_of;
 } packets_text_t;
@@ -64,8 +62,7 @@ static dir_sum_t *get_sum(packets_text_t *pt, const p2frag_dir_t *dir)
 static void text_reset(void *p)
 {
     packets_text_t *pt = (packets_text_t *)p;
-    g_ptr_array_set_size(pt->pkts, 0);
-    g_hash_table_remove_all(pt->is_seen);
+    su_seen_clear(&pt->pkts);
     g_ptr_array_set_size(pt->dirs, 0);
     g_hash_table_remove_all(pt->dir_of);
 }
@@ -79,9 +76,8 @@ static tap_packet_status text_packet(void *p, packet_info *pinfo _U_, epan_disse
 
     if (!td->pkt) {
         s->regular++;
-    } else if (!g_hash_table_contains(pt->is_seen, td->pkt)) {
-        g_hash_table_add(pt->is_seen, (gpointer)td->pkt);
-        g_ptr_array_add(pt->pkts, (gpointer)td->pkt);
+    } else {
+        su_seen_add(&pt->pkts, td->pkt);
     }
     return TAP_PACKET_REDRAW;
 }
@@ -102,8 +98,8 @@ static void text_draw(void *p)
     printf("P2frag fragmented packets\n");
     printf("%-6s %-45s %5s %7s %9s %8s %8s %9s  %s\n", "Stream", "Direction", "Seq", "Bytes", "Fragments",
            "First", "Last", "Duration", "Status");
-    for (i = 0; i < pt->pkts->len; i++) {
-        const p2frag_pkt_t *pkt = (const p2frag_pkt_t *)g_ptr_array_index(pt->pkts, i);
+    for (i = 0; i < su_seen_len(&pt->pkts); i++) {
+        const p2frag_pkt_t *pkt = (const p2frag_pkt_t *)su_seen_get(&pt->pkts, i);
         dir_sum_t *s = get_sum(pt, pkt->dir);
         guint32 bytes = p2frag_pkt_bytes(pkt);
         char size[16], frags[16];
@@ -137,8 +133,8 @@ static void text_draw(void *p)
         }
         pf = 1.0 - (double)s->seen / (double)s->expected;
         pl = 1.0 - (double)s->complete / (double)s->pkts;
-        for (j = 0; j < pt->pkts->len; j++) {
-            const p2frag_pkt_t *pkt = (const p2frag_pkt_t *)g_ptr_array_index(pt->pkts, j);
+        for (j = 0; j < su_seen_len(&pt->pkts); j++) {
+            const p2frag_pkt_t *pkt = (const p2frag_pkt_t *)su_seen_get(&pt->pkts, j);
             if (pkt->dir == s->dir)
                 pred += 1.0 - pow(1.0 - pf, (double)pkt->num_fragments);
         }
@@ -156,8 +152,7 @@ static void text_draw(void *p)
 static void text_finish(void *p)
 {
     packets_text_t *pt = (packets_text_t *)p;
-    g_ptr_array_free(pt->pkts, TRUE);
-    g_hash_table_destroy(pt->is_seen);
+    su_seen_destroy(&pt->pkts);
     g_ptr_array_free(pt->dirs, TRUE);
     g_hash_table_destroy(pt->dir_of);
     g_free(pt);
@@ -166,34 +161,14 @@ static void text_finish(void *p)
 static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
 {
     packets_text_t *pt = g_new0(packets_text_t, 1);
-    const char *filter = NULL;
-    GString *err;
 
-    /* -z p2frag,packets[,filter] */
-    if (strncmp(opt_arg, "p2frag,packets,", 15) == 0)
-        filter = opt_arg + 15;
-    pt->pkts = g_ptr_array_new();
-    pt->is_seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    su_seen_init(&pt->pkts);
     pt->dirs = g_ptr_array_new_with_free_func(g_free);
     pt->dir_of = g_hash_table_new(g_direct_hash, g_direct_equal);
-    err = register_tap_listener("p2frag", pt, filter, 0, text_reset, text_packet, text_draw, text_finish);
-    if (err) {
-        fprintf(stderr, "tshark: couldn't register p2frag,packets tap: %s\n", err->str);
-        g_string_free(err, TRUE);
-        text_finish(pt);
+    if (!su_text_listen(opt_arg, "p2frag,packets", "p2frag", pt, text_reset, text_packet, text_draw, text_finish))
         CS_TAP_INIT_FAILED;
-    }
     CS_TAP_INIT_OK;
 }
-
-static tap_param text_params[] = {
-    { PARAM_FILTER, "filter", "Filter", NULL, TRUE }
-};
-
-static stat_tap_ui text_ui = {
-    REGISTER_STAT_GROUP_GENERIC, NULL, "p2frag,packets", text_init,
-    array_length(text_params), text_params
-};
 
 /* ---- The same rows in the GUI (Statistics > P2frag Packets) ---------------- */
 
@@ -213,110 +188,39 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Status", "%s" },
 };
 
-/* Row of each packet (packet index -> row + 1). */
-static GHashTable *table_rows;
-
-static void table_init(stat_tap_table_ui *ui)
-{
-    stat_tap_table *table = stat_tap_init_table("P2frag fragmented packets", COL_N, 0, NULL);
-    stat_tap_add_table(ui, table);
-    if (!table_rows)
-        table_rows = g_hash_table_new(g_direct_hash, g_direct_equal);
-}
-
-static void set_uint(stat_tap_table *table, guint row, guint col, guint v)
-{
-    stat_tap_table_item_type *it = stat_tap_get_field_data(table, row, col);
-    it->value.uint_value = v;
-    stat_tap_set_field_data(table, row, col, it);
-}
-
-static void set_string(stat_tap_table *table, guint row, guint col, const char *v)
-{
-    stat_tap_table_item_type *it = stat_tap_get_field_data(table, row, col);
-    if (it->value.string_value && v && strcmp(it->value.string_value, v) == 0)
-        return;
-    g_free((char *)it->value.string_value);
-    it->value.string_value = g_strdup(v ? v : "");
-    stat_tap_set_field_data(table, row, col, it);
-}
-
 static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
                                       const void *data, tap_flags_t flags _U_)
 {
-    stat_data_t *sd = (stat_data_t *)tapdata;
     const p2frag_tap_t *td = (const p2frag_tap_t *)data;
-    stat_tap_table *table = g_array_index(sd->stat_tap_data->tables, stat_tap_table *, 0);
+    stat_tap_table *table = su_table(tapdata);
     const p2frag_pkt_t *pkt = td->pkt;
-    stat_tap_table_item_type *it;
+    gboolean created;
     guint row;
 
     if (!pkt)
         return TAP_PACKET_DONT_REDRAW;
-    row = GPOINTER_TO_UINT(g_hash_table_lookup(table_rows, GUINT_TO_POINTER(pkt->index)));
-    if (!row) {
-        stat_tap_table_item_type items[COL_N];
-        memset(items, 0, sizeof items);
-        for (guint c = 0; c < COL_N; c++)
-            items[c].type = table_fields[c].type;
-        items[COL_DIRECTION].value.string_value = direction_str(NULL, pkt->dir);
-        items[COL_STATUS].value.string_value = g_strdup("");
-        row = table->num_elements + 1;
-        stat_tap_init_table_row(table, row - 1, COL_N, items);
-        g_hash_table_insert(table_rows, GUINT_TO_POINTER(pkt->index), GUINT_TO_POINTER(row));
-    }
-    row--;
-    set_uint(table, row, COL_STREAM, pkt->dir->stream);
-    set_uint(table, row, COL_SEQ, pkt->seq);
-    set_uint(table, row, COL_BYTES, p2frag_pkt_bytes(pkt));
-    set_uint(table, row, COL_SEEN, pkt->seen);
-    set_uint(table, row, COL_EXPECTED, pkt->num_fragments);
-    set_uint(table, row, COL_FIRST, pkt->first_frame);
-    set_uint(table, row, COL_LAST, pkt->last_frame);
-    it = stat_tap_get_field_data(table, row, COL_DURATION);
-    it->value.float_value = 1000.0 * pkt_duration(pkt);
-    stat_tap_set_field_data(table, row, COL_DURATION, it);
-    set_string(table, row, COL_STATUS, p2frag_status_str(pinfo->pool, pkt));
+    row = su_table_row(tapdata, pkt->index, &created);
+    if (created)
+        su_set_string(table, row, COL_DIRECTION, direction_str(pinfo->pool, pkt->dir));
+    su_set_uint(table, row, COL_STREAM, pkt->dir->stream);
+    su_set_uint(table, row, COL_SEQ, pkt->seq);
+    su_set_uint(table, row, COL_BYTES, p2frag_pkt_bytes(pkt));
+    su_set_uint(table, row, COL_SEEN, pkt->seen);
+    su_set_uint(table, row, COL_EXPECTED, pkt->num_fragments);
+    su_set_uint(table, row, COL_FIRST, pkt->first_frame);
+    su_set_uint(table, row, COL_LAST, pkt->last_frame);
+    su_set_float(table, row, COL_DURATION, 1000.0 * pkt_duration(pkt));
+    su_set_string(table, row, COL_STATUS, p2frag_status_str(pinfo->pool, pkt));
     return TAP_PACKET_REDRAW;
 }
 
-/* Rows stay (keyed by packet index) and are refilled by the retap. */
-static void table_reset(stat_tap_table *table)
-{
-    for (guint r = 0; r < table->num_elements; r++)
-        for (guint c = 0; c < COL_N; c++) {
-            stat_tap_table_item_type *it = stat_tap_get_field_data(table, r, c);
-            if (it->type == TABLE_ITEM_UINT)
-                it->value.uint_value = 0;
-            else if (it->type == TABLE_ITEM_FLOAT)
-                it->value.float_value = 0.0;
-        }
-}
-
-static void table_free_item(stat_tap_table *table _U_, guint row _U_, guint column,
-                            stat_tap_table_item_type *field)
-{
-    if (column == COL_DIRECTION || column == COL_STATUS) {
-        g_free((char *)field->value.string_value);
-        field->value.string_value = NULL;
-    }
-}
-
-static tap_param table_params[] = {
-    { PARAM_FILTER, "filter", "Filter", NULL, TRUE }
-};
-
-/* REGISTER_PACKET_STAT_GROUP_UNSORTED: Wireshark's Qt UI has no menu for
- * the generic group; this one lands in the Statistics menu. */
-static stat_tap_table_ui table_ui = {
-    REGISTER_PACKET_STAT_GROUP_UNSORTED, "P2frag Packets", "p2frag", "p2frag,packets_table",
-    table_init, table_packet, table_reset, table_free_item, NULL,
-    array_length(table_fields), table_fields, array_length(table_params), table_params, NULL, 0
-};
-
 void p2frag_register_stats(void)
 {
-    text_ui.title = "P2frag fragmented packets";
-    register_stat_tap_ui(&text_ui, NULL);
-    register_stat_tap_table_ui(&table_ui);
+    static stat_tap_ui text_ui;
+    static stat_tap_table_ui table_ui;
+
+    su_register_text_ui(&text_ui, "P2frag fragmented packets", "p2frag,packets", text_init);
+    /* Rows stay (keyed by packet index) and are refilled by the retap. */
+    su_register_table_ui(&table_ui, "P2frag Packets", "P2frag fragmented packets",
+                         "p2frag", "p2frag,packets_table", table_packet, table_fields, array_length(table_fields));
 }

@@ -19,28 +19,8 @@
 set -u
 bin=${1:?usage: test-frag-loopback.sh BIN_DIR relay|cli}
 mode=${2:?usage: test-frag-loopback.sh BIN_DIR relay|cli}
-for p in frag-send frag-recv chunk-relay; do
-    [ -x "$bin/$p" ] || { echo "FAIL: $bin/$p not built"; exit 1; }
-done
-work=$(mktemp -d "${TMPDIR:-/tmp}/frag-loopback.XXXXXX")
-pids=()
-failed=0
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-    if [ "$failed" = 0 ]; then rm -rf "$work"; else echo "files kept in $work"; fi
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*"
-    failed=1
-}
-wait_port() {
-    for _ in $(seq 100); do
-        if [ -s "$1" ]; then cat "$1"; return 0; fi
-        sleep 0.05
-    done
-    return 1
-}
+name=frag programs=(frag-send frag-recv chunk-relay)
+. "$(dirname "${BASH_SOURCE[0]}")/loopback-common.sh"
 
 # run_transfer NAME RELAY_OPTIONS...: in.bin through the relay; leaves
 # NAME.out, NAME.send.man, NAME.recv.man, NAME.*.log, NAME.recv.pcap.

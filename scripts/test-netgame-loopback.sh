@@ -17,28 +17,8 @@
 set -u
 bin=${1:?usage: test-netgame-loopback.sh BIN_DIR relay|cli}
 mode=${2:?usage: test-netgame-loopback.sh BIN_DIR relay|cli}
-for p in netgame-client netgame-server chunk-relay; do
-    [ -x "$bin/$p" ] || { echo "FAIL: $bin/$p not built"; exit 1; }
-done
-work=$(mktemp -d "${TMPDIR:-/tmp}/netgame-loopback.XXXXXX")
-pids=()
-failed=0
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-    if [ "$failed" = 0 ]; then rm -rf "$work"; else echo "files kept in $work"; fi
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*"
-    failed=1
-}
-wait_port() {
-    for _ in $(seq 100); do
-        if [ -s "$1" ]; then cat "$1"; return 0; fi
-        sleep 0.05
-    done
-    return 1
-}
+name=netgame programs=(netgame-client netgame-server chunk-relay)
+. "$(dirname "${BASH_SOURCE[0]}")/loopback-common.sh"
 # The first capture group of REGEX in FILE.
 number() { sed -n -E "s/$2/\\1/p" "$1" | head -n 1; }
 

@@ -194,7 +194,7 @@ def decode(pcap, prefs=None, extra=()):
         chunk = [p for p in pkt.iter("proto") if p.get("name") == "chunk"]
         fr["chunk"] = bool(chunk)
         for proto in chunk:
-            _collect(proto, fr, False)
+            _collect(proto, fr)
         frames.append(fr)
     return frames
 
@@ -205,12 +205,21 @@ def info(pcap, prefs=None, extra=()):
     return out.splitlines()
 
 
-def _collect(node, fr, in_expert):
+def pdml_fields(node, in_expert=False):
+    """Yields (field, in_expert) for every <field> below the PDML element
+    node, depth first in document order; in_expert: inside an _ws.expert
+    field (which itself is not yielded)."""
     for f in node.findall("field"):
-        name = f.get("name")
-        if name == "_ws.expert":
-            _collect(f, fr, True)
+        if f.get("name") == "_ws.expert":
+            yield from pdml_fields(f, True)
             continue
+        yield f, in_expert
+        yield from pdml_fields(f, in_expert)
+
+
+def _collect(node, fr):
+    for f, in_expert in pdml_fields(node):
+        name = f.get("name")
         if in_expert and name.startswith("chunk."):
             fr["all_experts"].add(name)
             if name in DECODER_EXPERTS:
@@ -218,7 +227,6 @@ def _collect(node, fr, in_expert):
         elif not in_expert:
             fr["fields"].setdefault(name, []).append(f.get("show"))
             fr["values"].setdefault(name, []).append(f.get("value"))
-        _collect(f, fr, in_expert)
 
 
 # ---- encoding (test-only) -----------------------------------------------------

@@ -84,6 +84,29 @@ def captures(names):
     return caps
 
 
+def check_golden(path, out, regen, label, missing, diff_name, repo):
+    """With regen, writes out to the golden file path; otherwise compares it
+    with that file and prints what differs (label names the golden, missing
+    is the line printed when there is none, diff_name the golden's name in
+    the diff). Returns 1 when out is not the golden, else 0."""
+    if regen:
+        with open(path, "w") as f:
+            f.write(out)
+        print("wrote", os.path.relpath(path, repo))
+        return 0
+    if not os.path.exists(path):
+        print(missing)
+        return 1
+    with open(path) as f:
+        want = f.read()
+    if out == want:
+        return 0
+    diff = list(difflib.unified_diff(want.splitlines(), out.splitlines(), diff_name, "tshark", lineterm="", n=2))
+    print("FAIL: %s differs (%d diff lines):" % (label, len(diff)))
+    print("\n".join(diff[:60]))
+    return 1
+
+
 def main():
     args = sys.argv[1:]
     regen = "--regenerate" in args
@@ -104,23 +127,9 @@ def main():
         for suffix, extra in PASSES.items():
             out = ct.tshark(["-r", cap, "-V", "-O", "chunk,p2frag"] + extra)
             path = os.path.join(GOLDEN, name + suffix + ".txt")
-            if regen:
-                with open(path, "w") as f:
-                    f.write(out)
-                print("wrote", os.path.relpath(path, ct.REPO))
-                continue
-            if not os.path.exists(path):
-                print("FAIL: %s: no golden (goldens.py --regenerate %s)" % (name + suffix, name))
-                failed += 1
-                continue
-            with open(path) as f:
-                want = f.read()
-            if out != want:
-                failed += 1
-                diff = list(difflib.unified_diff(want.splitlines(), out.splitlines(),
-                                                 os.path.relpath(path, GOLDENS), "tshark", lineterm="", n=2))
-                print("FAIL: %s differs (%d diff lines):" % (name + suffix, len(diff)))
-                print("\n".join(diff[:60]))
+            failed += check_golden(path, out, regen, name + suffix,
+                                   "FAIL: %s: no golden (goldens.py --regenerate %s)" % (name + suffix, name),
+                                   os.path.relpath(path, GOLDENS), ct.REPO)
     if not regen and os.path.basename(GOLDEN) != "4.0" and not names:
         # This version's reviewed set says what 4.0's says.
         for d in equivalent_to_40(GOLDEN):

@@ -24,6 +24,40 @@ _Noreturn void app_bad_argument(const char *program, const char *format, ...)
     exit(EXIT_USAGE);
 }
 
+long long app_int_option(const char *program, const char *name, const char *text, long long min, long long max)
+{
+    long long v;
+    if (platform_parse_int(text, min, max, &v) != 0)
+        app_bad_argument(program, "--%s wants an integer in %lld..%lld, not '%s'", name, min, max, text);
+    return v;
+}
+
+double app_seconds_option(const char *program, const char *name, const char *text, double max)
+{
+    double v;
+    if (platform_parse_seconds(text, max, &v) != 0)
+        app_bad_argument(program, "--%s wants a time like 0.1, 100ms or 2s, not '%s'", name, text);
+    return v;
+}
+
+long long app_bytes_option(const char *program, const char *name, const char *text, long long max)
+{
+    long long v;
+    if (platform_parse_bytes(text, max, &v) != 0)
+        app_bad_argument(program, "--%s wants a byte count like 4096 or 16K, not '%s'", name, text);
+    return v;
+}
+
+void *app_calloc(const char *program, size_t n, size_t size, int exit_status)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        fprintf(stderr, "%s: out of memory\n", program);
+        exit(exit_status);
+    }
+    return p;
+}
+
 int app_common_option(app_common_options_t *common, int opt, const char *text)
 {
     switch (opt) {
@@ -59,6 +93,27 @@ int app_write_port_file(const char *program, const char *path, uint16_t port)
     if (platform_write_port_file(path, port, err, sizeof err) == 0) return 0;
     fprintf(stderr, "%s: --port-file: %s\n", program, err);
     return -1;
+}
+
+int app_listen(const char *program, platform_socket_t *socket, const char *bind_text, int family, uint16_t port,
+               int port_given, const char *port_file)
+{
+    char err[256];
+    platform_address_t bind_address;
+    int dual_stack = 0;
+    if (bind_text) {
+        if (platform_address_parse(bind_text, family, port, &bind_address, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
+            return APP_LISTEN_USAGE;
+        }
+        if (port_given) bind_address.port = port;
+    } else {
+        platform_address_any(&bind_address, family ? family : 6, port);
+        dual_stack = family == 0;
+    }
+    if (app_open_listener(program, socket, &bind_address, dual_stack) != 0) return APP_LISTEN_IO;
+    if (port_file && app_write_port_file(program, port_file, socket->bound.port) != 0) return APP_LISTEN_IO;
+    return APP_LISTEN_OK;
 }
 
 int app_capture_open(app_capture_t *capture, const char *program, const char *path)

@@ -22,6 +22,18 @@ _Noreturn void app_bad_argument(const char *program, const char *format, ...)
 #endif
     ;
 
+/* The value of option --NAME given as text, for PROGRAM: an integer in
+ * min..max, a time in seconds up to max ("0.1", "100ms", "2s"), a byte
+ * count up to max ("4096", "16K"). A value out of form or range is a usage
+ * error: app_bad_argument() with the form wanted. */
+long long app_int_option(const char *program, const char *name, const char *text, long long min, long long max);
+double app_seconds_option(const char *program, const char *name, const char *text, double max);
+long long app_bytes_option(const char *program, const char *name, const char *text, long long max);
+
+/* calloc(n, size) (n = 0 gets one element), or "PROGRAM: out of memory" on
+ * stderr and exit(exit_status). */
+void *app_calloc(const char *program, size_t n, size_t size, int exit_status);
+
 /* Sets the log level from the count of -v options: 0 errors, 1 info, 2+ debug. */
 void app_set_verbosity(int verbosity);
 
@@ -49,6 +61,19 @@ int app_common_option(app_common_options_t *common, int opt, const char *text);
  * "PROGRAM: why" (the caller exits 1). */
 int app_open_listener(const char *program, platform_socket_t *socket, platform_address_t *address,
                       int dual_stack);
+
+/* What app_listen returns when it fails. */
+enum { APP_LISTEN_OK = 0, APP_LISTEN_USAGE = -2, APP_LISTEN_IO = -1 };
+
+/* Opens a server program's listening socket and writes its port file: on
+ * bind_text (--bind: an address of family, 0 any, with `port` as its default
+ * port, or `port` itself when port_given) or, without it, on the any
+ * address at port (IPv6 and IPv4 at once when family is 0); then, when
+ * port_file is set, writes the bound port there. Returns APP_LISTEN_OK;
+ * APP_LISTEN_USAGE after "PROGRAM: --bind: why (try --help)"; APP_LISTEN_IO
+ * after app_open_listener's or app_write_port_file's message. */
+int app_listen(const char *program, platform_socket_t *socket, const char *bind_text, int family, uint16_t port,
+               int port_given, const char *port_file);
 
 /* Writes port to path (platform_write_port_file). Returns 0, or -1
  * after printing "PROGRAM: --port-file: why" (the caller exits 1). */

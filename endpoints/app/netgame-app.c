@@ -247,20 +247,8 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
     app_t app;
     memset(&app, 0, sizeof app);
     app.program = program;
-    platform_address_t bind_address;
-    int dual_stack = 0;
-    if (bind_text) {
-        if (platform_address_parse(bind_text, family, port, &bind_address, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
-            return EXIT_USAGE;
-        }
-        if (port_given) bind_address.port = port;
-    } else {
-        platform_address_any(&bind_address, family ? family : 6, port);
-        dual_stack = family == 0;
-    }
-    if (app_open_listener(program, &app.socket, &bind_address, dual_stack) != 0) return EXIT_IO;
-    if (port_file && app_write_port_file(program, port_file, app.socket.bound.port) != 0) return EXIT_IO;
+    int listening = app_listen(program, &app.socket, bind_text, family, port, port_given, port_file);
+    if (listening != APP_LISTEN_OK) return listening == APP_LISTEN_USAGE ? EXIT_USAGE : EXIT_IO;
     if (app_capture_open(&app.capture, program, pcap_path) != 0) return EXIT_IO;
 
     config.send = on_send;

@@ -48,14 +48,6 @@ int simprog_add_options(struct option *options, int count)
     return linkopt_add(options, count);
 }
 
-static double parse_seconds_option(const simprog_t *sp, const char *name, const char *text, double max)
-{
-    double v;
-    if (platform_parse_seconds(text, max, &v) != 0)
-        app_bad_argument(sp->program, "--%s wants a time like 0.1, 100ms or 2s, not '%s'", name, text);
-    return v;
-}
-
 int simprog_option(simprog_t *sp, int opt, const char *text)
 {
     switch (opt) {
@@ -64,10 +56,10 @@ int simprog_option(simprog_t *sp, int opt, const char *text)
     case 'v': log_set_level(LOG_LEVEL_DEBUG); return 1;
     case SIMPROG_OPT_TRUTH: sp->truth_path = text; return 1;
     case SIMPROG_OPT_TIME_LIMIT:
-        sp->time_limit = parse_seconds_option(sp, "time-limit", text, SIMPROG_MAX_TIME_LIMIT);
+        sp->time_limit = app_seconds_option(sp->program, "time-limit", text, SIMPROG_MAX_TIME_LIMIT);
         return 1;
     case SIMPROG_OPT_TICK:
-        sp->tick = parse_seconds_option(sp, "tick", text, SIMPROG_MAX_TICK);
+        sp->tick = app_seconds_option(sp->program, "tick", text, SIMPROG_MAX_TICK);
         if (sp->tick <= 0) app_bad_argument(sp->program, "--tick must be above 0");
         return 1;
     case SIMPROG_OPT_CAPTURE_AT:
@@ -80,6 +72,35 @@ int simprog_option(simprog_t *sp, int opt, const char *text)
                          sp->side_names[1], text);
     default: return linkopt_apply(sp->program, opt, text, &sp->sim);
     }
+}
+
+void simprog_parse_options(simprog_t *sp, int argc, char **argv, const struct option *own, int count,
+                           void (*usage)(FILE *), simprog_own_option_fn *own_option, void *context)
+{
+    struct option *options = calloc((size_t)count + SIMPROG_OPTION_COUNT + 1, sizeof *options);
+    if (!options) {
+        fprintf(stderr, "%s: out of memory\n", sp->program);
+        exit(SIMPROG_EXIT_IO);
+    }
+    memcpy(options, own, (size_t)count * sizeof *own);
+    simprog_add_options(options, count);
+
+    int c, index;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":" SIMPROG_SHORT_OPTIONS "h", options, &index)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            exit(0);
+        }
+        if (c == ':') app_bad_argument(sp->program, "option %s needs a value", argv[optind - 1]);
+        if (c == '?') {
+            if (optopt) app_bad_argument(sp->program, "unknown option -%c", optopt);
+            app_bad_argument(sp->program, "unknown option %s", argv[optind - 1]);
+        }
+        if (!simprog_option(sp, c, optarg)) own_option(context, c, options[index].name, optarg);
+    }
+    if (optind < argc) app_bad_argument(sp->program, "unexpected argument '%s'", argv[optind]);
+    free(options);
 }
 
 void simprog_print_help_output(FILE *out, const char *capture_help, const char *truth_what)

@@ -66,6 +66,18 @@ int simprog_add_options(struct option *options, int count);
  * error (message, exit 2). */
 int simprog_option(simprog_t *sp, int opt, const char *text);
 
+/* A simulator program's own option (getopt_long's opt, its long name for
+ * messages, its value or NULL); context is simprog_parse_options'. */
+typedef void simprog_own_option_fn(void *context, int opt, const char *name, const char *text);
+
+/* Parses argv with getopt_long over the program's own options own[0..count)
+ * (--help among them) and the common ones: -h/--help prints usage(stdout)
+ * and exits 0; a common option goes to sp (simprog_option), any other to
+ * own_option. A missing value, an unknown option or a stray argument is a
+ * usage error (message, exit 2). */
+void simprog_parse_options(simprog_t *sp, int argc, char **argv, const struct option *own, int count,
+                           void (*usage)(FILE *), simprog_own_option_fn *own_option, void *context);
+
 /* Help lines of the common options: the "Output:" group (capture_help: what
  * --capture-at takes and means, truth_what: what the truth file accounts
  * for, e.g. "per-chunk"), the --time-limit and --tick lines of a "Run:"

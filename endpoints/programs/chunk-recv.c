@@ -193,22 +193,9 @@ static void parse_options(recv_t *r, int argc, char **argv)
  * the receiver. Returns 0, or the exit code after printing why. */
 static int set_up(recv_t *r)
 {
-    char err[256];
     r->link.program = program;
-    platform_address_t bind_address;
-    int dual_stack = 0;
-    if (r->bind_text) {
-        if (platform_address_parse(r->bind_text, r->family, r->port, &bind_address, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
-            return EXIT_USAGE;
-        }
-        if (r->port_given) bind_address.port = r->port;
-    } else {
-        platform_address_any(&bind_address, r->family ? r->family : 6, r->port);
-        dual_stack = r->family == 0;
-    }
-    if (app_open_listener(program, &r->link.socket, &bind_address, dual_stack) != 0) return EXIT_IO;
-    if (r->port_file && app_write_port_file(program, r->port_file, r->link.socket.bound.port) != 0) return EXIT_IO;
+    int listening = app_listen(program, &r->link.socket, r->bind_text, r->family, r->port, r->port_given, r->port_file);
+    if (listening != APP_LISTEN_OK) return listening == APP_LISTEN_USAGE ? EXIT_USAGE : EXIT_IO;
 
     r->output_fd = 1;
     if (strcmp(r->output_path, "-") != 0) {

@@ -163,30 +163,6 @@ enum {
     OPT_ARTICLE,
 };
 
-static long long parse_int_option(const char *name, const char *text, long long min, long long max)
-{
-    long long v;
-    if (platform_parse_int(text, min, max, &v) != 0)
-        app_bad_argument(program, "--%s wants an integer in %lld..%lld, not '%s'", name, min, max, text);
-    return v;
-}
-
-static double parse_seconds_option(const char *name, const char *text, double max)
-{
-    double v;
-    if (platform_parse_seconds(text, max, &v) != 0)
-        app_bad_argument(program, "--%s wants a time like 0.1, 100ms or 2s, not '%s'", name, text);
-    return v;
-}
-
-static long long parse_bytes_option(const char *name, const char *text, long long max)
-{
-    long long v;
-    if (platform_parse_bytes(text, max, &v) != 0)
-        app_bad_argument(program, "--%s wants a byte count like 4096 or 16K, not '%s'", name, text);
-    return v;
-}
-
 /* The article's example program: 32 slices, a 1/60 s tick and a budget of
  * about one full slice per tick (1% over, so that rounding of the tick never
  * starves a tick), and no resend delay. Explicit options given after it win. */
@@ -211,68 +187,61 @@ static void set_defaults(options_t *opt)
     opt->drain = 1;
 }
 
-/* chunk-sim's getopt_long table: its own options, then simprog's. */
-static const struct option *option_table(void)
-{
-    static const struct option own[] = {
-        {"input", required_argument, 0, OPT_INPUT},
-        {"size", required_argument, 0, OPT_SIZE},
-        {"chunks", required_argument, 0, OPT_CHUNKS},
-        {"chunk-size", required_argument, 0, OPT_CHUNK_SIZE},
-        {"duplex", no_argument, 0, OPT_DUPLEX},
-        {"drain", required_argument, 0, OPT_DRAIN},
-        {"rate", required_argument, 0, OPT_RATE},
-        {"resend-delay", required_argument, 0, OPT_RESEND_DELAY},
-        {"rtt", required_argument, 0, OPT_RTT},
-        {"burst", required_argument, 0, OPT_BURST},
-        {"ack-interval", required_argument, 0, OPT_ACK_INTERVAL},
-        {"first-chunk-id", required_argument, 0, OPT_FIRST_CHUNK_ID},
-        {"slice-size", required_argument, 0, OPT_SLICE_SIZE},
-        {"max-slices", required_argument, 0, OPT_MAX_SLICES},
-        {"protocol-id", required_argument, 0, OPT_PROTOCOL_ID},
-        {"ready-queue", required_argument, 0, OPT_READY_QUEUE},
-        {"drop-acks", no_argument, 0, CHUNK_OPT_DROP_ACKS},
-        {"drop-slice", required_argument, 0, CHUNK_OPT_DROP_SLICE},
-        {"receiver-never-pops", no_argument, 0, OPT_NEVER_POPS},
-        {"sender-ignores-acks", no_argument, 0, OPT_IGNORE_ACKS},
-        {"no-resend-delay", no_argument, 0, OPT_NO_RESEND_DELAY},
-        {"article-program", no_argument, 0, OPT_ARTICLE},
-        {"help", no_argument, 0, 'h'},
-    };
-    enum { OWN = sizeof own / sizeof own[0] };
-    static struct option options[OWN + SIMPROG_OPTION_COUNT + 1];
-    memcpy(options, own, sizeof own);
-    simprog_add_options(options, OWN);
-    return options;
-}
+/* chunk-sim's own options (simprog_parse_options adds the common ones). */
+static const struct option own_options[] = {
+    {"input", required_argument, 0, OPT_INPUT},
+    {"size", required_argument, 0, OPT_SIZE},
+    {"chunks", required_argument, 0, OPT_CHUNKS},
+    {"chunk-size", required_argument, 0, OPT_CHUNK_SIZE},
+    {"duplex", no_argument, 0, OPT_DUPLEX},
+    {"drain", required_argument, 0, OPT_DRAIN},
+    {"rate", required_argument, 0, OPT_RATE},
+    {"resend-delay", required_argument, 0, OPT_RESEND_DELAY},
+    {"rtt", required_argument, 0, OPT_RTT},
+    {"burst", required_argument, 0, OPT_BURST},
+    {"ack-interval", required_argument, 0, OPT_ACK_INTERVAL},
+    {"first-chunk-id", required_argument, 0, OPT_FIRST_CHUNK_ID},
+    {"slice-size", required_argument, 0, OPT_SLICE_SIZE},
+    {"max-slices", required_argument, 0, OPT_MAX_SLICES},
+    {"protocol-id", required_argument, 0, OPT_PROTOCOL_ID},
+    {"ready-queue", required_argument, 0, OPT_READY_QUEUE},
+    {"drop-acks", no_argument, 0, CHUNK_OPT_DROP_ACKS},
+    {"drop-slice", required_argument, 0, CHUNK_OPT_DROP_SLICE},
+    {"receiver-never-pops", no_argument, 0, OPT_NEVER_POPS},
+    {"sender-ignores-acks", no_argument, 0, OPT_IGNORE_ACKS},
+    {"no-resend-delay", no_argument, 0, OPT_NO_RESEND_DELAY},
+    {"article-program", no_argument, 0, OPT_ARTICLE},
+    {"help", no_argument, 0, 'h'},
+};
 
 /* Applies one of chunk-sim's own options (name: its long name, for messages). */
-static void own_option(options_t *opt, int c, const char *name, const char *text)
+static void own_option(void *context, int c, const char *name, const char *text)
 {
+    options_t *opt = context;
     double rate;
     switch (c) {
     case OPT_INPUT: opt->input_path = text; break;
-    case OPT_SIZE: opt->size = parse_bytes_option(name, text, MAX_INPUT_BYTES); break;
-    case OPT_CHUNKS: opt->chunks = parse_int_option(name, text, 1, 1000000); break;
+    case OPT_SIZE: opt->size = app_bytes_option(program, name, text, MAX_INPUT_BYTES); break;
+    case OPT_CHUNKS: opt->chunks = app_int_option(program, name, text, 1, 1000000); break;
     case OPT_CHUNK_SIZE:
-        opt->chunk_size = parse_bytes_option(name, text, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT);
+        opt->chunk_size = app_bytes_option(program, name, text, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT);
         opt->chunk_size_set = 1;
         break;
     case OPT_DUPLEX: opt->duplex = 1; break;
-    case OPT_DRAIN: opt->drain = parse_seconds_option(name, text, 3600); break;
+    case OPT_DRAIN: opt->drain = app_seconds_option(program, name, text, 3600); break;
     case OPT_RATE:
         if (platform_parse_rate(text, &rate) != 0) app_bad_argument(program, "bad value for --rate: '%s'", text);
         opt->sender.rate_bytes_per_second = rate;
         break;
-    case OPT_RESEND_DELAY: opt->sender.resend_delay = parse_seconds_option(name, text, 3600); break;
-    case OPT_RTT: opt->sender.rtt = parse_seconds_option(name, text, 3600); break;
-    case OPT_BURST: opt->sender.initial_burst_bytes = (int)parse_bytes_option(name, text, 1LL << 30); break;
-    case OPT_ACK_INTERVAL: opt->receiver.ack_interval = parse_seconds_option(name, text, 3600); break;
-    case OPT_FIRST_CHUNK_ID: opt->sender.first_chunk_id = (uint16_t)parse_int_option(name, text, 0, 65535); break;
-    case OPT_SLICE_SIZE: opt->wire.slice_size = (int)parse_int_option(name, text, 1, CHUNK_SLICE_SIZE_LIMIT); break;
-    case OPT_MAX_SLICES: opt->wire.max_slices = (int)parse_int_option(name, text, 1, CHUNK_MAX_SLICES_LIMIT); break;
-    case OPT_PROTOCOL_ID: opt->wire.protocol_id = (uint32_t)parse_int_option(name, text, 0, 0xffffffffLL); break;
-    case OPT_READY_QUEUE: opt->receiver.ready_queue_length = (int)parse_int_option(name, text, 1, 1024); break;
+    case OPT_RESEND_DELAY: opt->sender.resend_delay = app_seconds_option(program, name, text, 3600); break;
+    case OPT_RTT: opt->sender.rtt = app_seconds_option(program, name, text, 3600); break;
+    case OPT_BURST: opt->sender.initial_burst_bytes = (int)app_bytes_option(program, name, text, 1LL << 30); break;
+    case OPT_ACK_INTERVAL: opt->receiver.ack_interval = app_seconds_option(program, name, text, 3600); break;
+    case OPT_FIRST_CHUNK_ID: opt->sender.first_chunk_id = (uint16_t)app_int_option(program, name, text, 0, 65535); break;
+    case OPT_SLICE_SIZE: opt->wire.slice_size = (int)app_int_option(program, name, text, 1, CHUNK_SLICE_SIZE_LIMIT); break;
+    case OPT_MAX_SLICES: opt->wire.max_slices = (int)app_int_option(program, name, text, 1, CHUNK_MAX_SLICES_LIMIT); break;
+    case OPT_PROTOCOL_ID: opt->wire.protocol_id = (uint32_t)app_int_option(program, name, text, 0, 0xffffffffLL); break;
+    case OPT_READY_QUEUE: opt->receiver.ready_queue_length = (int)app_int_option(program, name, text, 1, 1024); break;
     case CHUNK_OPT_DROP_ACKS:
     case CHUNK_OPT_DROP_SLICE: chunk_app_fault_option(program, c, text, &opt->faults); break;
     case OPT_NEVER_POPS: opt->never_pops = 1; break;
@@ -314,26 +283,12 @@ static void finish_options(options_t *opt)
 static void parse_options(options_t *opt, int argc, char **argv)
 {
     set_defaults(opt);
-    const struct option *options = option_table();
     /* The preset goes first so that explicit options override it wherever they are. */
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--article-program") == 0) apply_article_preset(opt);
 
-    int c, index;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":" SIMPROG_SHORT_OPTIONS "h", options, &index)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            exit(0);
-        }
-        if (c == ':') app_bad_argument(program, "option %s needs a value", argv[optind - 1]);
-        if (c == '?') {
-            if (optopt) app_bad_argument(program, "unknown option -%c", optopt);
-            app_bad_argument(program, "unknown option %s", argv[optind - 1]);
-        }
-        if (!simprog_option(&opt->sp, c, optarg)) own_option(opt, c, options[index].name, optarg);
-    }
-    if (optind < argc) app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
+    simprog_parse_options(&opt->sp, argc, argv, own_options, (int)(sizeof own_options / sizeof own_options[0]), usage,
+                          own_option, opt);
     finish_options(opt);
 }
 
@@ -341,12 +296,7 @@ static void parse_options(options_t *opt, int argc, char **argv)
 
 static void *xcalloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fprintf(stderr, "chunk-sim: out of memory\n");
-        exit(EXIT_IO);
-    }
-    return p;
+    return app_calloc(program, n, size, EXIT_IO);
 }
 
 static void push_frame(uint32_t **list, int *count, int *capacity, uint32_t frame)

@@ -165,24 +165,12 @@ int main(int argc, char **argv)
     app_set_verbosity(common.verbosity);
     log_set_name("frag");
 
-    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
     udp_link_t link;
     memset(&link, 0, sizeof link);
     link.program = program;
-    platform_address_t bind_address;
-    int dual_stack = 0;
-    if (bind_text) {
-        if (platform_address_parse(bind_text, family, port, &bind_address, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
-            return EXIT_USAGE;
-        }
-        if (port_given) bind_address.port = port;
-    } else {
-        platform_address_any(&bind_address, family ? family : 6, port);
-        dual_stack = family == 0;
-    }
-    if (app_open_listener(program, &link.socket, &bind_address, dual_stack) != 0) return EXIT_IO;
-    if (port_file && app_write_port_file(program, port_file, link.socket.bound.port) != 0) return EXIT_IO;
+    int listening = app_listen(program, &link.socket, bind_text, family, port, port_given, port_file);
+    if (listening != APP_LISTEN_OK) return listening == APP_LISTEN_USAGE ? EXIT_USAGE : EXIT_IO;
 
     output_t output = {1, NULL, 0, 0, 0};
     if (strcmp(output_path, "-") != 0) {

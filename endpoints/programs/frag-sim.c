@@ -163,12 +163,7 @@ static void usage(FILE *out)
 
 static void *xcalloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fprintf(stderr, "frag-sim: out of memory\n");
-        exit(EXIT_IO);
-    }
-    return p;
+    return app_calloc(program, n, size, EXIT_IO);
 }
 
 /* ---- options ---- */
@@ -177,30 +172,6 @@ enum {
     OPT_PACKETS = 256, OPT_PACKET_SIZE, OPT_CONTENT, OPT_PACKET_RATE, OPT_RATE, OPT_INTERLEAVE,
     OPT_FIRST_SEQUENCE, OPT_OUT_OF_WINDOW, OPT_PROTOCOL_ID, OPT_MIXED, OPT_CHUNKS, OPT_CHUNK_SIZE, OPT_DRAIN,
 };
-
-static long long parse_int_option(const char *name, const char *text, long long min, long long max)
-{
-    long long v;
-    if (platform_parse_int(text, min, max, &v) != 0)
-        app_bad_argument(program, "--%s wants an integer in %lld..%lld, not '%s'", name, min, max, text);
-    return v;
-}
-
-static double parse_seconds_option(const char *name, const char *text, double max)
-{
-    double v;
-    if (platform_parse_seconds(text, max, &v) != 0)
-        app_bad_argument(program, "--%s wants a time like 0.1, 100ms or 2s, not '%s'", name, text);
-    return v;
-}
-
-static long long parse_bytes_option(const char *name, const char *text, long long max)
-{
-    long long v;
-    if (platform_parse_bytes(text, max, &v) != 0)
-        app_bad_argument(program, "--%s wants a byte count like 4096 or 16K, not '%s'", name, text);
-    return v;
-}
 
 /* "B" or "B-B". */
 static void parse_size_range(options_t *opt, const char *text)
@@ -211,42 +182,61 @@ static void parse_size_range(options_t *opt, const char *text)
     if (n == 0 || n >= sizeof first) app_bad_argument(program, "--packet-size wants BYTES or MIN-MAX, not '%s'", text);
     memcpy(first, text, n);
     first[n] = 0;
-    opt->size_min = parse_bytes_option("packet-size", first, FRAG_MAX_PACKET_BYTES);
-    opt->size_max = dash ? parse_bytes_option("packet-size", dash + 1, FRAG_MAX_PACKET_BYTES) : opt->size_min;
+    opt->size_min = app_bytes_option(program, "packet-size", first, FRAG_MAX_PACKET_BYTES);
+    opt->size_max = dash ? app_bytes_option(program, "packet-size", dash + 1, FRAG_MAX_PACKET_BYTES) : opt->size_min;
     if (opt->size_min < 1 || opt->size_max < opt->size_min)
         app_bad_argument(program, "--packet-size wants 1 <= MIN <= MAX <= 261120, not '%s'", text);
 }
 
-static void own_option(options_t *opt, int c, const char *name, const char *text)
+static void own_option(void *context, int c, const char *name, const char *text)
 {
+    options_t *opt = context;
     double rate;
     switch (c) {
-    case OPT_PACKETS: opt->packets = parse_int_option(name, text, 1, 10000000); break;
+    case OPT_PACKETS: opt->packets = app_int_option(program, name, text, 1, 10000000); break;
     case OPT_PACKET_SIZE: parse_size_range(opt, text); break;
     case OPT_CONTENT:
         if (strcmp(text, "test") == 0) opt->raw = 0;
         else if (strcmp(text, "raw") == 0) opt->raw = 1;
         else app_bad_argument(program, "--content wants test or raw, not '%s'", text);
         break;
-    case OPT_PACKET_RATE: opt->packet_rate = (double)parse_int_option(name, text, 1, 1000000); break;
+    case OPT_PACKET_RATE: opt->packet_rate = (double)app_int_option(program, name, text, 1, 1000000); break;
     case OPT_RATE:
         if (platform_parse_rate(text, &rate) != 0) app_bad_argument(program, "bad value for --rate: '%s'", text);
         opt->sender.rate_bytes_per_second = rate;
         break;
-    case OPT_INTERLEAVE: opt->sender.interleave = (int)parse_int_option(name, text, 1, 64); break;
-    case OPT_FIRST_SEQUENCE: opt->sender.first_sequence = (uint16_t)parse_int_option(name, text, 0, 65535); break;
-    case OPT_OUT_OF_WINDOW: opt->out_of_window = parse_int_option(name, text, 2, 10000000); break;
-    case OPT_PROTOCOL_ID: opt->sender.wire.protocol_id = (uint32_t)parse_int_option(name, text, 0, 0xffffffffLL); break;
+    case OPT_INTERLEAVE: opt->sender.interleave = (int)app_int_option(program, name, text, 1, 64); break;
+    case OPT_FIRST_SEQUENCE: opt->sender.first_sequence = (uint16_t)app_int_option(program, name, text, 0, 65535); break;
+    case OPT_OUT_OF_WINDOW: opt->out_of_window = app_int_option(program, name, text, 2, 10000000); break;
+    case OPT_PROTOCOL_ID: opt->sender.wire.protocol_id = (uint32_t)app_int_option(program, name, text, 0, 0xffffffffLL); break;
     case OPT_MIXED: opt->mixed = 1; break;
-    case OPT_CHUNKS: opt->chunks = parse_int_option(name, text, 1, 10000); break;
+    case OPT_CHUNKS: opt->chunks = app_int_option(program, name, text, 1, 10000); break;
     case OPT_CHUNK_SIZE:
-        opt->chunk_size = parse_bytes_option(name, text, (long long)CHUNK_DEFAULT_SLICE_SIZE * CHUNK_DEFAULT_MAX_SLICES);
+        opt->chunk_size = app_bytes_option(program, name, text, (long long)CHUNK_DEFAULT_SLICE_SIZE * CHUNK_DEFAULT_MAX_SLICES);
         if (opt->chunk_size < 1) app_bad_argument(program, "--chunk-size must be at least 1 byte, not '%s'", text);
         break;
-    case OPT_DRAIN: opt->drain = parse_seconds_option(name, text, 3600); break;
+    case OPT_DRAIN: opt->drain = app_seconds_option(program, name, text, 3600); break;
     default: app_bad_argument(program, "unhandled option %s", name);
     }
 }
+
+/* frag-sim's own options (simprog_parse_options adds the common ones). */
+static const struct option own_options[] = {
+    {"packets", required_argument, 0, OPT_PACKETS},
+    {"packet-size", required_argument, 0, OPT_PACKET_SIZE},
+    {"content", required_argument, 0, OPT_CONTENT},
+    {"packet-rate", required_argument, 0, OPT_PACKET_RATE},
+    {"rate", required_argument, 0, OPT_RATE},
+    {"interleave", required_argument, 0, OPT_INTERLEAVE},
+    {"first-sequence", required_argument, 0, OPT_FIRST_SEQUENCE},
+    {"out-of-window", required_argument, 0, OPT_OUT_OF_WINDOW},
+    {"protocol-id", required_argument, 0, OPT_PROTOCOL_ID},
+    {"mixed", no_argument, 0, OPT_MIXED},
+    {"chunks", required_argument, 0, OPT_CHUNKS},
+    {"chunk-size", required_argument, 0, OPT_CHUNK_SIZE},
+    {"drain", required_argument, 0, OPT_DRAIN},
+    {"help", no_argument, 0, 'h'},
+};
 
 static void parse_options(options_t *opt, int argc, char **argv)
 {
@@ -262,42 +252,8 @@ static void parse_options(options_t *opt, int argc, char **argv)
     opt->chunk_size = 16 * 1024;
     opt->drain = 1;
 
-    static const struct option own[] = {
-        {"packets", required_argument, 0, OPT_PACKETS},
-        {"packet-size", required_argument, 0, OPT_PACKET_SIZE},
-        {"content", required_argument, 0, OPT_CONTENT},
-        {"packet-rate", required_argument, 0, OPT_PACKET_RATE},
-        {"rate", required_argument, 0, OPT_RATE},
-        {"interleave", required_argument, 0, OPT_INTERLEAVE},
-        {"first-sequence", required_argument, 0, OPT_FIRST_SEQUENCE},
-        {"out-of-window", required_argument, 0, OPT_OUT_OF_WINDOW},
-        {"protocol-id", required_argument, 0, OPT_PROTOCOL_ID},
-        {"mixed", no_argument, 0, OPT_MIXED},
-        {"chunks", required_argument, 0, OPT_CHUNKS},
-        {"chunk-size", required_argument, 0, OPT_CHUNK_SIZE},
-        {"drain", required_argument, 0, OPT_DRAIN},
-        {"help", no_argument, 0, 'h'},
-    };
-    enum { OWN = sizeof own / sizeof own[0] };
-    static struct option options[OWN + SIMPROG_OPTION_COUNT + 1];
-    memcpy(options, own, sizeof own);
-    simprog_add_options(options, OWN);
-
-    int c, index;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":" SIMPROG_SHORT_OPTIONS "h", options, &index)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            exit(0);
-        }
-        if (c == ':') app_bad_argument(program, "option %s needs a value", argv[optind - 1]);
-        if (c == '?') {
-            if (optopt) app_bad_argument(program, "unknown option -%c", optopt);
-            app_bad_argument(program, "unknown option %s", argv[optind - 1]);
-        }
-        if (!simprog_option(&opt->sp, c, optarg)) own_option(opt, c, options[index].name, optarg);
-    }
-    if (optind < argc) app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
+    simprog_parse_options(&opt->sp, argc, argv, own_options, (int)(sizeof own_options / sizeof own_options[0]), usage,
+                          own_option, opt);
     if (opt->out_of_window && opt->packets < 2) app_bad_argument(program, "--out-of-window needs at least 2 --packets%s", "");
     opt->receiver.wire = opt->sender.wire;
 }

@@ -31,6 +31,7 @@
 #include "util.h"
 
 enum { EXIT_OK = 0, EXIT_DISCONNECTED = 1, EXIT_USAGE = SIMPROG_EXIT_USAGE, EXIT_IO = SIMPROG_EXIT_IO };
+static const char *const program = "netgame-sim";
 
 #define SIDE_A SIMPROG_SIDE_A /* the client */
 #define SIDE_B SIMPROG_SIDE_B /* the server */
@@ -170,21 +171,6 @@ enum {
     OPT_CLIENT_STOPS, OPT_SERVER_STOPS,
 };
 
-static long long parse_int_option(const char *name, const char *text, long long min, long long max)
-{
-    long long v;
-    if (platform_parse_int(text, min, max, &v) != 0)
-        die_usage("--%s wants an integer in %lld..%lld, not '%s'", name, min, max, text);
-    return v;
-}
-
-static double parse_seconds_option(const char *name, const char *text, double max)
-{
-    double v;
-    if (platform_parse_seconds(text, max, &v) != 0) die_usage("--%s wants a time like 0.1, 100ms or 2s, not '%s'", name, text);
-    return v;
-}
-
 static void parse_spike(options_t *opt, const char *text)
 {
     if (opt->spike_count == MAX_SPIKES) die_usage("at most %d --spike options", MAX_SPIKES);
@@ -201,57 +187,48 @@ static void parse_spike(options_t *opt, const char *text)
         die_usage("--spike wants START:LEN:EXTRA, e.g. 8:3:150ms, not '%s'", text);
 }
 
+/* netgame-sim's own options (simprog_parse_options adds the common ones). */
+static const struct option own_options[] = {
+    {"duration", required_argument, 0, OPT_DURATION},
+    {"spike", required_argument, 0, OPT_SPIKE},
+    {"payload", required_argument, 0, OPT_PAYLOAD},
+    {"protocol-id", required_argument, 0, OPT_PROTOCOL_ID},
+    {"max-sequence", required_argument, 0, OPT_MAX_SEQUENCE},
+    {"first-sequence", required_argument, 0, OPT_FIRST_SEQUENCE},
+    {"timeout", required_argument, 0, OPT_TIMEOUT},
+    {"client-stops-acking", required_argument, 0, OPT_CLIENT_STOPS},
+    {"server-stops-acking", required_argument, 0, OPT_SERVER_STOPS},
+    {"help", no_argument, 0, 'h'},
+};
+
+static void own_option(void *context, int c, const char *name, const char *text)
+{
+    options_t *opt = context;
+    switch (c) {
+    case OPT_DURATION: opt->sp.time_limit = app_seconds_option(program, name, text, 1e6); break;
+    case OPT_SPIKE: parse_spike(opt, text); break;
+    case OPT_PAYLOAD: opt->endpoint.payload_bytes = (int)app_int_option(program, name, text, 0, NETGAME_MAX_PAYLOAD_BYTES); break;
+    case OPT_PROTOCOL_ID: opt->endpoint.protocol_id = (uint32_t)app_int_option(program, name, text, 0, 0xffffffffLL); break;
+    case OPT_MAX_SEQUENCE: opt->endpoint.max_sequence = (uint32_t)app_int_option(program, name, text, 1, 0xffffffffLL); break;
+    case OPT_FIRST_SEQUENCE: opt->endpoint.first_sequence = (uint32_t)app_int_option(program, name, text, 0, 0xffffffffLL); break;
+    case OPT_TIMEOUT: opt->endpoint.timeout = app_seconds_option(program, name, text, 3600); break;
+    case OPT_CLIENT_STOPS: opt->stop_acking_at[SIDE_A] = app_seconds_option(program, name, text, 1e7); break;
+    case OPT_SERVER_STOPS: opt->stop_acking_at[SIDE_B] = app_seconds_option(program, name, text, 1e7); break;
+    default: die_usage("unhandled option");
+    }
+}
+
 static void parse_options(options_t *opt, int argc, char **argv)
 {
-    simprog_init(&opt->sp, "netgame-sim", "client", "server", NETGAME_DEFAULT_CLIENT_PORT, NETGAME_DEFAULT_SERVER_PORT);
+    simprog_init(&opt->sp, program, "client", "server", NETGAME_DEFAULT_CLIENT_PORT, NETGAME_DEFAULT_SERVER_PORT);
     opt->sp.time_limit = 30;
     opt->sp.tick = 1.0 / 30.0;
     netgame_default_config(&opt->endpoint);
     opt->endpoint.payload_bytes = 32;
     opt->stop_acking_at[0] = opt->stop_acking_at[1] = -1;
-    log_set_name("netgame-sim");
-
-    static const struct option own[] = {
-        {"duration", required_argument, 0, OPT_DURATION},
-        {"spike", required_argument, 0, OPT_SPIKE},
-        {"payload", required_argument, 0, OPT_PAYLOAD},
-        {"protocol-id", required_argument, 0, OPT_PROTOCOL_ID},
-        {"max-sequence", required_argument, 0, OPT_MAX_SEQUENCE},
-        {"first-sequence", required_argument, 0, OPT_FIRST_SEQUENCE},
-        {"timeout", required_argument, 0, OPT_TIMEOUT},
-        {"client-stops-acking", required_argument, 0, OPT_CLIENT_STOPS},
-        {"server-stops-acking", required_argument, 0, OPT_SERVER_STOPS},
-        {"help", no_argument, 0, 'h'},
-    };
-    enum { OWN = sizeof own / sizeof own[0] };
-    static struct option options[OWN + SIMPROG_OPTION_COUNT + 1];
-    memcpy(options, own, sizeof own);
-    simprog_add_options(options, OWN);
-
-    int c, index;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":" SIMPROG_SHORT_OPTIONS "h", options, &index)) != -1) {
-        const char *name = c >= 256 ? options[index].name : "";
-        switch (c) {
-        case 'h': usage(stdout); exit(0);
-        case OPT_DURATION: opt->sp.time_limit = parse_seconds_option(name, optarg, 1e6); break;
-        case OPT_SPIKE: parse_spike(opt, optarg); break;
-        case OPT_PAYLOAD: opt->endpoint.payload_bytes = (int)parse_int_option(name, optarg, 0, NETGAME_MAX_PAYLOAD_BYTES); break;
-        case OPT_PROTOCOL_ID: opt->endpoint.protocol_id = (uint32_t)parse_int_option(name, optarg, 0, 0xffffffffLL); break;
-        case OPT_MAX_SEQUENCE: opt->endpoint.max_sequence = (uint32_t)parse_int_option(name, optarg, 1, 0xffffffffLL); break;
-        case OPT_FIRST_SEQUENCE: opt->endpoint.first_sequence = (uint32_t)parse_int_option(name, optarg, 0, 0xffffffffLL); break;
-        case OPT_TIMEOUT: opt->endpoint.timeout = parse_seconds_option(name, optarg, 3600); break;
-        case OPT_CLIENT_STOPS: opt->stop_acking_at[SIDE_A] = parse_seconds_option(name, optarg, 1e7); break;
-        case OPT_SERVER_STOPS: opt->stop_acking_at[SIDE_B] = parse_seconds_option(name, optarg, 1e7); break;
-        case ':': die_usage("option %s needs a value", argv[optind - 1]);
-        case '?':
-            if (optopt) die_usage("unknown option -%c", optopt);
-            die_usage("unknown option %s", argv[optind - 1]);
-        default:
-            if (!simprog_option(&opt->sp, c, optarg)) die_usage("unhandled option");
-        }
-    }
-    if (optind < argc) die_usage("unexpected argument '%s'", argv[optind]);
+    log_set_name(program);
+    simprog_parse_options(&opt->sp, argc, argv, own_options, (int)(sizeof own_options / sizeof own_options[0]), usage,
+                          own_option, opt);
     if (opt->sp.time_limit <= 0) die_usage("--duration must be above 0");
     if (opt->endpoint.timeout <= 0) die_usage("--timeout must be above 0");
     if (opt->endpoint.first_sequence > opt->endpoint.max_sequence)

@@ -76,23 +76,8 @@ def main():
             out = ng.tshark(["-r", cap, "-V", "-O", "netgame", "-Y", " || ".join("frame.number == " + n for n in frames.split(","))]
                             + ng.ct.pref_args(PREFS.get(name)) + extra)
             path = os.path.join(GOLDEN, name + suffix + ".txt")
-            if regen:
-                with open(path, "w") as f:
-                    f.write(out)
-                print("wrote", os.path.relpath(path, ng.REPO))
-                continue
-            if not os.path.exists(path):
-                print("FAIL: %s: no golden" % (name + suffix))
-                failed += 1
-                continue
-            with open(path) as f:
-                want = f.read()
-            if out != want:
-                failed += 1
-                diff = list(difflib.unified_diff(want.splitlines(), out.splitlines(), name + suffix, "tshark",
-                                                 lineterm="", n=2))
-                print("FAIL: %s differs (%d diff lines):" % (name + suffix, len(diff)))
-                print("\n".join(diff[:60]))
+            failed += chunk_goldens.check_golden(path, out, regen, name + suffix, "FAIL: %s: no golden" % (name + suffix),
+                                                 name + suffix, ng.REPO)
     if not regen and os.path.basename(GOLDEN) != "4.0":
         for problem in equivalent_to_40(GOLDEN):
             failed += 1

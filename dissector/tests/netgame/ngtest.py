@@ -169,23 +169,19 @@ def decode(pcap, prefs=None, extra=()):
         for proto in pkt.iter("proto"):
             if proto.get("name") == "netgame":
                 fr["netgame"] = True
-                _collect(proto, fr, False)
+                _collect(proto, fr)
         frames.append(fr)
     return frames
 
 
-def _collect(node, fr, in_expert):
-    for f in node.findall("field"):
+def _collect(node, fr):
+    for f, in_expert in ct.pdml_fields(node):
         name = f.get("name")
-        if name == "_ws.expert":
-            _collect(f, fr, True)
-            continue
         if in_expert:
             if name.startswith("netgame."):
                 fr["experts"].append(name)
         else:
             fr["fields"].setdefault(name, []).append(f.get("show"))
-        _collect(f, fr, in_expert)
 
 
 def fields(pcap, names, prefs=None, extra=()):
