@@ -101,16 +101,20 @@ void su_register_text_ui(stat_tap_ui *ui, const char *title, const char *cli, st
 
 /* ---- GUI tables ------------------------------------------------------------ */
 
-/* What a GUI table ui needs beyond Wireshark's struct: the table's title
- * and its rows by key (made on the first init, kept after: the keys stay
- * valid for the objects of the capture). */
+/* What a GUI table ui needs beyond Wireshark's struct: the table's title. */
 typedef struct table_state {
     const char *title;
-    GHashTable *rows;   /* key -> row + 1 */
 } table_state_t;
 
 /* stat_tap_table_ui -> table_state_t, one per registered GUI table. */
 static GHashTable *table_states;
+
+/* stat_tap_table -> its rows by key (key -> row + 1). Wireshark makes a new,
+ * empty table each time a Statistics dialog opens (and frees it when the
+ * dialog closes), so the rows belong to the table, not to the ui: a map kept
+ * per ui would hand a reopened dialog row numbers of the closed one's table.
+ * A map is replaced when a new table takes a freed one's address. */
+static GHashTable *table_rows;
 
 static table_state_t *table_state(const stat_tap_table_ui *ui)
 {
@@ -122,8 +126,10 @@ static void table_init(stat_tap_table_ui *ui)
     table_state_t *ts = table_state(ui);
     stat_tap_table *table = stat_tap_init_table(ts->title, (int)ui->nfields, 0, NULL);
     stat_tap_add_table(ui, table);
-    if (!ts->rows)
-        ts->rows = g_hash_table_new(g_direct_hash, g_direct_equal);
+    if (!table_rows)
+        table_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                           (GDestroyNotify)g_hash_table_destroy);
+    g_hash_table_replace(table_rows, table, g_hash_table_new(g_direct_hash, g_direct_equal));
 }
 
 void su_register_table_ui(stat_tap_table_ui *ui, const char *menu_title, const char *table_title,
@@ -153,8 +159,8 @@ stat_tap_table *su_table(void *tapdata)
 guint su_table_row(void *tapdata, guint key, gboolean *created)
 {
     const stat_tap_table_ui *ui = ((stat_data_t *)tapdata)->stat_tap_data;
-    GHashTable *rows = table_state(ui)->rows;
     stat_tap_table *table = su_table(tapdata);
+    GHashTable *rows = (GHashTable *)g_hash_table_lookup(table_rows, table);
     guint row = GPOINTER_TO_UINT(g_hash_table_lookup(rows, GUINT_TO_POINTER(key)));
 
     *created = !row;
