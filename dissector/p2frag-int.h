@@ -18,15 +18,20 @@ typedef struct p2frag_dir {
     guint32 sport, dport;
     gboolean have_newest;
     gint64 newest;             /* newest sequence, unwrapped */
-    wmem_tree_t *pkts;         /* fragmented packets by unwrapped sequence (low 32 bits) */
-    wmem_list_t *in_progress;  /* fragmented packets neither complete nor lost */
+    wmem_tree_t *pkts;         /* fragmented packets by unwrapped sequence (low 32 bits); NULL until the first */
+    wmem_list_t *in_progress;  /* fragmented packets neither complete nor lost; NULL until the first */
     /* Running totals of the first pass, shown on each fragment. */
     guint32 frag_pkts;         /* fragmented packets seen */
     guint32 frag_pkts_complete;
     guint64 frags_expected;    /* sum of their fragment counts */
     guint64 frags_seen;        /* distinct fragments seen */
     guint32 regular;           /* regular packets */
-    guint32 *n_count;          /* [n]: fragmented packets of n fragments (256 entries) */
+    /* Fragmented packets per fragment count: the distinct counts seen, in
+     * increasing order, and how many packets had each (grown as counts
+     * appear, so a direction costs what it sends, not 256 entries). */
+    guint8 *count_n;
+    guint32 *count_pkts;
+    guint32 n_counts, counts_cap;
 } p2frag_dir_t;
 
 /* One fragmented packet: a sequence of one direction. */
@@ -36,8 +41,13 @@ typedef struct p2frag_pkt {
     gint64 ext;                /* unwrapped sequence */
     guint16 seq;
     guint32 num_fragments;     /* 1..255 */
-    guint32 *frames;           /* per fragment id: frame of its first copy, 0 if never seen */
+    /* The fragments seen: ids in increasing order and the frame of each
+     * one's first copy, `seen` of them in arrays grown as fragments arrive
+     * (a packet claiming 255 fragments and sending one holds one entry). */
+    guint8 *frag_ids;
+    guint32 *frag_frames;
     guint32 seen;              /* distinct fragments */
+    guint32 frags_cap;
     guint32 last_bytes;        /* size of the last fragment, 0 until seen */
     guint32 dups;
     guint32 first_frame, last_frame;

@@ -428,20 +428,91 @@ guint32 p2frag_pkt_bytes(const p2frag_pkt_t *pkt)
     return (pkt->num_fragments - 1) * P2FRAG_FRAGMENT_SIZE + pkt->last_bytes;
 }
 
+/* The position of fragment id `id` in pkt's sorted list of fragments seen:
+ * where it is, or where it would go. */
+static guint32 p2frag_frag_pos(const p2frag_pkt_t *pkt, guint32 id)
+{
+    guint32 lo = 0, hi = pkt->seen;
+
+    while (lo < hi) {
+        guint32 mid = (lo + hi) / 2;
+        if (pkt->frag_ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The frame of fragment id's first copy, 0 if never seen. */
+static guint32 p2frag_frag_frame(const p2frag_pkt_t *pkt, guint32 id)
+{
+    guint32 i = p2frag_frag_pos(pkt, id);
+    return i < pkt->seen && pkt->frag_ids[i] == id ? pkt->frag_frames[i] : 0;
+}
+
+/* Records fragment id (not seen before) as first seen in `frame`. */
+static void p2frag_frag_add(p2frag_pkt_t *pkt, guint32 id, guint32 frame)
+{
+    guint32 i = p2frag_frag_pos(pkt, id);
+
+    if (pkt->seen == pkt->frags_cap) {
+        guint32 cap = MIN(MAX(pkt->frags_cap * 2, 2), pkt->num_fragments);
+        pkt->frag_ids = (guint8 *)wmem_realloc(wmem_file_scope(), pkt->frag_ids, cap);
+        pkt->frag_frames = (guint32 *)wmem_realloc(wmem_file_scope(), pkt->frag_frames, cap * sizeof(guint32));
+        pkt->frags_cap = cap;
+    }
+    memmove(pkt->frag_ids + i + 1, pkt->frag_ids + i, pkt->seen - i);
+    memmove(pkt->frag_frames + i + 1, pkt->frag_frames + i, (pkt->seen - i) * sizeof(guint32));
+    pkt->frag_ids[i] = (guint8)id;
+    pkt->frag_frames[i] = frame;
+    pkt->seen++;
+}
+
+/* One more fragmented packet of n fragments in dir (count_n kept sorted). */
+static void p2frag_count_add(p2frag_dir_t *dir, guint32 n)
+{
+    guint32 lo = 0, hi = dir->n_counts;
+
+    while (lo < hi) {
+        guint32 mid = (lo + hi) / 2;
+        if (dir->count_n[mid] < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < dir->n_counts && dir->count_n[lo] == n) {
+        dir->count_pkts[lo]++;
+        return;
+    }
+    if (dir->n_counts == dir->counts_cap) {
+        guint32 cap = MAX(dir->counts_cap * 2, 4);
+        dir->count_n = (guint8 *)wmem_realloc(wmem_file_scope(), dir->count_n, cap);
+        dir->count_pkts = (guint32 *)wmem_realloc(wmem_file_scope(), dir->count_pkts, cap * sizeof(guint32));
+        dir->counts_cap = cap;
+    }
+    memmove(dir->count_n + lo + 1, dir->count_n + lo, dir->n_counts - lo);
+    memmove(dir->count_pkts + lo + 1, dir->count_pkts + lo, (dir->n_counts - lo) * sizeof(guint32));
+    dir->count_n[lo] = (guint8)n;
+    dir->count_pkts[lo] = 1;
+    dir->n_counts++;
+}
+
 char *p2frag_missing_str(wmem_allocator_t *scope, const p2frag_pkt_t *pkt)
 {
     wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
-    guint32 i = 0, n = pkt->num_fragments;
+    guint32 i = 0, n = pkt->num_fragments, k = 0;
 
+    /* The gaps between the sorted ids seen. */
     while (i < n) {
         guint32 start;
-        if (pkt->frames[i]) {
+        if (k < pkt->seen && pkt->frag_ids[k] == i) {
             i++;
+            k++;
             continue;
         }
         start = i;
-        while (i < n && !pkt->frames[i])
-            i++;
+        i = k < pkt->seen ? pkt->frag_ids[k] : n;
         if (wmem_strbuf_get_len(sb))
             wmem_strbuf_append_c(sb, ',');
         if (i - 1 == start)
@@ -478,18 +549,21 @@ static p2frag_dir_t *p2frag_get_dir(packet_info *pinfo)
     pc = (p2frag_conv_t *)*data;
     if (!pc) {
         pc = wmem_new0(wmem_file_scope(), p2frag_conv_t);
-        copy_address_wmem(wmem_file_scope(), &pc->a_src, &pinfo->src);
+        /* One copy of each address, shared by both directions; the packet
+         * tree and list of a direction come with its first fragment, so a
+         * conversation costs what it carries (100 000 conversations:
+         * docs/robustness.md, "p2frag"). */
+        copy_address_wmem(wmem_file_scope(), &pc->dir[0].src, &pinfo->src);
+        copy_address_wmem(wmem_file_scope(), &pc->dir[0].dst, &pinfo->dst);
+        copy_address_shallow(&pc->dir[1].src, &pc->dir[0].dst);
+        copy_address_shallow(&pc->dir[1].dst, &pc->dir[0].src);
+        copy_address_shallow(&pc->a_src, &pc->dir[0].src);
         pc->a_port = pinfo->srcport;
         for (d = 0; d < 2; d++) {
             p2frag_dir_t *dir = &pc->dir[d];
             dir->stream = conv->conv_index;
-            copy_address_wmem(wmem_file_scope(), &dir->src, d ? &pinfo->dst : &pinfo->src);
-            copy_address_wmem(wmem_file_scope(), &dir->dst, d ? &pinfo->src : &pinfo->dst);
             dir->sport = d ? pinfo->destport : pinfo->srcport;
             dir->dport = d ? pinfo->srcport : pinfo->destport;
-            dir->pkts = wmem_tree_new(wmem_file_scope());
-            dir->in_progress = wmem_list_new(wmem_file_scope());
-            dir->n_count = wmem_alloc0_array(wmem_file_scope(), guint32, 256);
         }
         *data = pc;
     }
@@ -512,7 +586,7 @@ static gint64 p2frag_unwrap(const p2frag_dir_t *dir, guint16 seq)
  * before completing (what the original receiver cannot survive). */
 static void p2frag_advance(p2frag_dir_t *dir, p2frag_frame_t *ff, guint32 frame, gint64 ext)
 {
-    wmem_list_frame_t *it = wmem_list_head(dir->in_progress);
+    wmem_list_frame_t *it = dir->in_progress ? wmem_list_head(dir->in_progress) : NULL;
 
     dir->have_newest = TRUE;
     dir->newest = ext;
@@ -554,6 +628,10 @@ static p2frag_frame_t *p2frag_analyse(packet_info *pinfo, const p2frag_body_t *b
     if (!p2frag_is_fragment(b)) {
         dir->regular++;
     } else {
+        if (!dir->pkts) {
+            dir->pkts = wmem_tree_new(wmem_file_scope());
+            dir->in_progress = wmem_list_new(wmem_file_scope());
+        }
         pkt = (p2frag_pkt_t *)wmem_tree_lookup32(dir->pkts, (guint32)ext);
         if (!pkt) {
             pkt = wmem_new0(wmem_file_scope(), p2frag_pkt_t);
@@ -562,7 +640,6 @@ static p2frag_frame_t *p2frag_analyse(packet_info *pinfo, const p2frag_body_t *b
             pkt->ext = ext;
             pkt->seq = b->seq;
             pkt->num_fragments = b->num_fragments;
-            pkt->frames = wmem_alloc0_array(wmem_file_scope(), guint32, b->num_fragments);
             pkt->first_frame = pinfo->num;
             pkt->first_ts = pinfo->abs_ts;
             wmem_tree_insert32(dir->pkts, (guint32)ext, pkt);
@@ -572,25 +649,22 @@ static p2frag_frame_t *p2frag_analyse(packet_info *pinfo, const p2frag_body_t *b
                 pkt->lost_frame = pinfo->num;   /* out of the window from its first fragment */
             dir->frag_pkts++;
             dir->frags_expected += pkt->num_fragments;
-            dir->n_count[pkt->num_fragments]++;
+            p2frag_count_add(dir, pkt->num_fragments);
         }
         ff->pkt = pkt;
         pkt->last_frame = pinfo->num;
         pkt->last_ts = pinfo->abs_ts;
         if (b->num_fragments != pkt->num_fragments) {
-            guint32 i;
             ff->flags |= P2FRAG_FF_CONFLICT;
             ff->other_count = pkt->num_fragments;
-            for (i = 0; i < pkt->num_fragments && !pkt->frames[i]; i++)
-                ;
-            ff->other_frame = i < pkt->num_fragments ? pkt->frames[i] : pkt->first_frame;
-        } else if (pkt->frames[b->fragment_id]) {
+            /* The lowest fragment id seen (the list is sorted). */
+            ff->other_frame = pkt->seen ? pkt->frag_frames[0] : pkt->first_frame;
+        } else if (p2frag_frag_frame(pkt, b->fragment_id)) {
             ff->flags |= P2FRAG_FF_DUP;
-            ff->other_frame = pkt->frames[b->fragment_id];
+            ff->other_frame = p2frag_frag_frame(pkt, b->fragment_id);
             pkt->dups++;
         } else {
-            pkt->frames[b->fragment_id] = pinfo->num;
-            pkt->seen++;
+            p2frag_frag_add(pkt, b->fragment_id, pinfo->num);
             dir->frags_seen++;
             if (b->fragment_id == pkt->num_fragments - 1)
                 pkt->last_bytes = b->data_len;
@@ -977,9 +1051,8 @@ static void p2frag_show_analysis(proto_tree *tree, tvbuff_t *tvb, packet_info *p
         double p = 1.0 - (double)dir->frags_seen / (double)dir->frags_expected;
         double pl = 1.0 - (double)dir->frag_pkts_complete / (double)dir->frag_pkts;
         double pred = 0.0;
-        for (guint n = 1; n < 256; n++)
-            if (dir->n_count[n])
-                pred += dir->n_count[n] * (1.0 - pow(1.0 - p, (double)n));
+        for (guint32 k = 0; k < dir->n_counts; k++)
+            pred += dir->count_pkts[k] * (1.0 - pow(1.0 - p, (double)dir->count_n[k]));
         pred /= (double)dir->frag_pkts;
         ti = proto_tree_add_double(at, hf_p2frag_an_frag_loss, tvb, 0, 0, 100.0 * p);
         proto_item_set_generated(ti);

@@ -33,6 +33,20 @@ Captures (name: what it holds; ctest size / --full size):
                       slice announcing 65536 slices, then acks of 65536
                       random bits (8 KiB each), 500 / 5 000
 
+Fragment protocol (issue 10; protocol id 0x55667788, p2frag), on chunk's
+port 40000 like the original examples, every packet valid on its own:
+
+  frag-all-sequences  every sequence 0..65535 (and on to 65535 again at
+                      --full: 131 072, crossing the wrap) of one
+                      conversation, each a packet claiming 255 fragments of
+                      which only the last (1 byte) is sent; 65 536 / 131 072
+  frag-conversations  100 000 UDP conversations, each one fragment (the last
+                      of 255) of its own packet (the same at both sizes)
+  frag-count-changes  one conversation whose fragment count changes on every
+                      packet (1..255, cycling; each the last fragment, 1..64
+                      bytes), a new sequence every 256 packets;
+                      100 000 / 1 000 000
+
 Each capture's tshark options are printed one per line as
 "NAME<TAB>FILE<TAB>OPTIONS" (options may be empty), for the test runner.
 Deterministic: the same arguments write the same bytes.
@@ -51,6 +65,11 @@ SLICE_SIZE = 1024
 PORT = 40000
 # CRC state after LE32(protocol id) and the CRC field taken as zero.
 CRC_PREFIX = zlib.crc32(struct.pack("<I", PROTOCOL_ID) + b"\0\0\0\0")
+
+
+# fragments.md in our words: docs/p2frag.md, "The wire format, in short".
+FRAG_PROTOCOL_ID = 0x55667788
+FRAG_CRC_PREFIX = zlib.crc32(struct.pack("<I", FRAG_PROTOCOL_ID) + b"\0\0\0\0")
 
 
 def bits_required(lo, hi):
@@ -74,6 +93,14 @@ def slice_packet(chunk_id, slice_id, num_slices, data, max_slices=256, slice_siz
         v |= (len(data) - 1) << n
         n += bw
     return seal(v, n, data)
+
+
+def frag_packet(seq, fragment_id, num_fragments, data):
+    """A fragment: sequence (16), type 0 (2 bits), fragment id (8), the count
+    as sent (8, 256 -> 0), zero padding, then the data (no end check)."""
+    v = seq | (0 << 16) | (fragment_id << 18) | ((num_fragments & 0xFF) << 26)
+    body = v.to_bytes(5, "little") + data
+    return struct.pack("<I", zlib.crc32(body, FRAG_CRC_PREFIX)) + body
 
 
 def ack_packet(chunk_id, acked, max_slices=256):
@@ -216,6 +243,34 @@ def gen_wide_acks(w, full):
                 RECEIVER, SENDER, PORT, 50000)
 
 
+def gen_frag_all_sequences(w, full):
+    """Every sequence once per lap (two laps at --full: the wrap 65535 -> 0
+    unwraps to new packets), each the last of 255 fragments, never more."""
+    t = T0
+    for i in range(131072 if full else 65536):
+        w.write(t, frag_packet(i & 0xFFFF, 254, 255, b"\x5a"), SENDER, RECEIVER, 50000, PORT)
+        t += 500
+
+
+def gen_frag_conversations(w, full):
+    t = T0
+    for c in range(100_000):
+        src = bytes([10, 1 + (c >> 16), (c >> 8) & 0xFF, c & 0xFF])
+        sport = 40001 + (c % 25000)
+        w.write(t, frag_packet(c & 0xFFFF, 254, 255, b"\x33"), src, RECEIVER, sport, PORT)
+        t += 100
+
+
+def gen_frag_count_changes(w, full):
+    n = 1_000_000 if full else 100_000
+    t = T0
+    for i in range(n):
+        num = (i % 255) + 1
+        w.write(t, frag_packet((i >> 8) & 0xFFFF, num - 1, num, bytes([i & 0xFF]) * (1 + i % 64)),
+                SENDER, RECEIVER, 50000, PORT)
+        t += 1000
+
+
 CAPTURES = [
     ("all-chunk-ids", gen_all_chunk_ids, ""),
     ("slice-count-changes", gen_slice_count_changes, ""),
@@ -223,6 +278,9 @@ CAPTURES = [
     ("ack-patterns", gen_ack_patterns, ""),
     ("conversations", gen_conversations, ""),
     ("wide-acks", gen_wide_acks, "-o chunk.max_slices:65536"),
+    ("frag-all-sequences", gen_frag_all_sequences, ""),
+    ("frag-conversations", gen_frag_conversations, ""),
+    ("frag-count-changes", gen_frag_count_changes, ""),
 ]
 
 

@@ -1,5 +1,5 @@
 /* fuzz_dissector.c
- * libFuzzer harness for the chunk dissector (every dissector source linked in, with
+ * libFuzzer harness for the chunk and p2frag dissectors (every dissector source linked in, with
  * coverage instrumentation) running inside libwireshark 4.0 (not
  * instrumented): every input is one capture's worth of datagrams, so the
  * decoder's conversation decisions and the transfer analysis are fuzzed too.
@@ -24,12 +24,16 @@
  *            bit 6     one frame_data reused for every frame, with columns:
  *                      how tshark's one pass runs (the analysis keeps no
  *                      per-frame records then)
+ *            bit 7     the CRC fix (record flag bit 3, and raw datagrams)
+ *                      uses the fragment protocol's id 0x55667788 (p2frag,
+ *                      docs/p2frag.md) instead of chunk's
  *   then records, each: flags (1 byte), length (2 bytes LE), datagram
  *            flags bit 0   direction: 0 sender -> receiver (slices),
  *                          1 receiver -> sender (acks)
  *            bits 1-2      which of 4 conversations (source port)
- *            bit 3         recompute the chunk CRC (protocol id 0x11223344)
- *                          so the mutation reaches past the CRC check
+ *            bit 3         recompute the CRC (protocol id 0x11223344, or
+ *                          p2frag's with session option bit 7) so the
+ *                          mutation reaches past the CRC check
  *            bits 4-7      time step before this frame (table below,
  *                          backwards steps included)
  *   At most FUZZ_MAX_FRAMES frames; a record cut by the end of the input is
@@ -65,6 +69,7 @@
 #include <wsutil/wslog.h>
 
 #include "packet-chunk-plugin.h"
+#include "packet-p2frag-plugin.h"
 
 #define FUZZ_MAX_FRAMES  512
 #define FUZZ_INPUTS_PER_SESSION 1024
@@ -73,6 +78,8 @@
 #define FUZZ_IP_UDP_LEN  28
 /* wire-format.md: ProtocolId seeds the CRC (never sent). */
 #define FUZZ_PROTOCOL_ID 0x11223344u
+/* docs/p2frag.md: the fragment protocol's default id. */
+#define FUZZ_P2FRAG_PROTOCOL_ID 0x55667788u
 
 enum {
     OPT_VARIANT  = 0x03,
@@ -81,6 +88,7 @@ enum {
     OPT_HEUR     = 0x10,
     OPT_RAW      = 0x20,
     OPT_REUSE_FD = 0x40,
+    OPT_P2FRAG   = 0x80,
 };
 
 /* Time steps in microseconds: around the analysis' thresholds (ack interval
@@ -107,7 +115,8 @@ static epan_t *session;
 static guint session_inputs;
 
 static column_info fuzz_cinfo;
-static guint32 crc_prefix;
+static guint32 crc_prefix, crc_prefix_p2frag;
+static gboolean crc_p2frag;   /* this input's CRC fix uses p2frag's id */
 
 static const nstime_t *fuzz_get_frame_ts(struct packet_provider_data *prov _U_, guint32 num)
 {
@@ -178,7 +187,8 @@ static void add_frame(const guint8 *dgram, guint len, guint flags, gboolean heur
         memcpy(p + FUZZ_IP_UDP_LEN, dgram, len);
     if ((flags & 8) && len >= 4) {
         /* CRC over LE32(protocol id), 4 zero bytes, datagram[4..]. */
-        guint32 crc = (guint32)crc32(crc_prefix, p + FUZZ_IP_UDP_LEN + 4, len - 4);
+        guint32 crc = (guint32)crc32(crc_p2frag ? crc_prefix_p2frag : crc_prefix, p + FUZZ_IP_UDP_LEN + 4,
+                                     len - 4);
         p[FUZZ_IP_UDP_LEN + 0] = (guint8)crc;
         p[FUZZ_IP_UDP_LEN + 1] = (guint8)(crc >> 8);
         p[FUZZ_IP_UDP_LEN + 2] = (guint8)(crc >> 16);
@@ -194,6 +204,7 @@ static guint parse_input(const guint8 *buf, size_t size)
     gint64 now_us = G_GINT64_CONSTANT(1700000000) * 1000000;
 
     cap.n = 0;
+    crc_p2frag = (opts & OPT_P2FRAG) != 0;
     if (opts & OPT_RAW) {
         /* CRC fixed too, else almost nothing passes the check. */
         guint len = size > 1 ? (guint)MIN(size - 1, 65000) : 0;
@@ -314,7 +325,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t size);
 
 int LLVMFuzzerInitialize(int *argc _U_, char ***argv)
 {
-    static proto_plugin plug;
+    static proto_plugin plug, plug_p2frag;
     char *err;
     e_prefs *prefs_p;
 
@@ -345,6 +356,9 @@ int LLVMFuzzerInitialize(int *argc _U_, char ***argv)
     plug.register_protoinfo = proto_register_chunk;
     plug.register_handoff = proto_reg_handoff_chunk;
     proto_register_plugin(&plug);
+    plug_p2frag.register_protoinfo = proto_register_p2frag;
+    plug_p2frag.register_handoff = proto_reg_handoff_p2frag;
+    proto_register_plugin(&plug_p2frag);
     if (!epan_init(NULL, NULL, FALSE)) {
         fprintf(stderr, "fuzz_dissector: epan_init failed\n");
         abort();
@@ -355,9 +369,16 @@ int LLVMFuzzerInitialize(int *argc _U_, char ***argv)
      * would only slow the fuzzer down. */
     set_pref("ip.defragment:FALSE");
     prefs_apply_all();
-    if (proto_get_id_by_filter_name("chunk") < 0) {
-        fprintf(stderr, "fuzz_dissector: the chunk protocol did not register\n");
+    if (proto_get_id_by_filter_name("chunk") < 0 || proto_get_id_by_filter_name("p2frag") < 0) {
+        fprintf(stderr, "fuzz_dissector: the chunk or p2frag protocol did not register\n");
         abort();
+    }
+    {
+        guint8 prefix[8] = {
+            (guint8)FUZZ_P2FRAG_PROTOCOL_ID, (guint8)(FUZZ_P2FRAG_PROTOCOL_ID >> 8),
+            (guint8)(FUZZ_P2FRAG_PROTOCOL_ID >> 16), (guint8)(FUZZ_P2FRAG_PROTOCOL_ID >> 24), 0, 0, 0, 0
+        };
+        crc_prefix_p2frag = (guint32)crc32(0, prefix, sizeof prefix);
     }
     {
         guint8 prefix[8] = {

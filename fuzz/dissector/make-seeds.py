@@ -15,7 +15,7 @@ import os
 import struct
 import sys
 
-OPT_TWO_PASS, OPT_TREE, OPT_HEUR, OPT_RAW, OPT_REUSE_FD = 0x04, 0x08, 0x10, 0x20, 0x40
+OPT_TWO_PASS, OPT_TREE, OPT_HEUR, OPT_RAW, OPT_REUSE_FD, OPT_P2FRAG = 0x04, 0x08, 0x10, 0x20, 0x40, 0x80
 STEPS_US = [0, 1, 1000, 10000, 50000, 99000, 101000, 150000,
             500000, 1000000, 1100000, 2000000, 10000000, -1000, -1000000, 3600000000]
 MAX_FRAMES = 512
@@ -72,12 +72,14 @@ def main():
         opts = opts_cycle[k % len(opts_cycle)]
         if name == "variant-32" or name == "article-program":
             opts |= 2   # the 32 variant set explicitly, next to Auto below
+        if name.startswith("frag-"):
+            opts |= OPT_P2FRAG   # CRC fixes of mutated records use p2frag's id
         with open(os.path.join(outdir, "cap-%s" % name), "wb") as f:
             f.write(bytes([opts]) + records(dg))
         # The first 40 frames again in Auto with two passes: short seeds
         # mutate faster.
         with open(os.path.join(outdir, "cap-%s-head" % name), "wb") as f:
-            f.write(bytes([OPT_TWO_PASS | OPT_TREE]) + records(dg[:40]))
+            f.write(bytes([OPT_TWO_PASS | OPT_TREE | (opts & OPT_P2FRAG)]) + records(dg[:40]))
         n += 2
     for vf in ("vectors-256.txt", "vectors-32.txt"):
         with open(os.path.join(vecs, vf)) as f:
@@ -89,6 +91,23 @@ def main():
                 with open(os.path.join(outdir, "vec-%s-%d" % (vf[8:-4], i)), "wb") as o:
                     o.write(bytes([OPT_RAW | OPT_TREE]) + dgram)
                 n += 1
+    # Fragment protocol vectors (vectors-fragments.txt): P, F and E lines as
+    # raw datagrams, CRC fixed with p2frag's id; W lines hold whole packets.
+    with open(os.path.join(vecs, "vectors-fragments.txt")) as f:
+        for i, line in enumerate(f):
+            fields = line.split()
+            if not fields or fields[0] not in ("P", "F", "E"):
+                continue
+            hexf = {"P": 3, "F": 5, "E": 7}[fields[0]]
+            if len(fields) <= hexf:
+                continue
+            try:
+                dgram = bytes.fromhex(fields[hexf])
+            except ValueError:
+                continue
+            with open(os.path.join(outdir, "vec-frag-%d" % i), "wb") as o:
+                o.write(bytes([OPT_RAW | OPT_TREE | OPT_P2FRAG]) + dgram)
+            n += 1
     print("make-seeds: %d seeds in %s" % (n, outdir))
     return 0
 

@@ -8,7 +8,8 @@ is mutated, once per seed, in two ways:
             frames. Most land in Ethernet/IP/UDP or break the chunk CRC, so
             this mostly tests the decoder's reject paths;
   crcfix    this script's mutator, aimed at our packets (netgame ones: see
-            mutate_netgame): bit flips biased to
+            mutate_netgame; fragment packets, whose CRC implies p2frag's id
+            0x55667788: mutate_p2frag, CRC fixed with that id): bit flips biased to
             the chunk header, rewritten chunk ids and slice counts, random
             acks, truncation and extension (often with a fresh end check),
             splices between packets, duplicated, swapped and dropped frames,
@@ -26,6 +27,7 @@ the mutant is kept in --crash-dir with a shrunk copy (frames removed while it
 still fails) for dissector/tests/hostile/regressions/.
 
   mutate-fuzz.py --work DIR --min-packets 20000       # ctest dissector.fuzz.mutate
+  mutate-fuzz.py --work DIR --glob 'frag-*.pcap' --min-packets 10000   # ... .mutate.p2frag
   mutate-fuzz.py --work DIR --hours 4 --start-seed 1000 --jobs 1   # long mode
 
 Exit: 0 no failure, 1 failures (listed), 2 bad arguments or setup.
@@ -50,6 +52,9 @@ CHUNK_TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
 PROTOCOL_ID = 0x11223344
 END_CHECK = b"\xe2\xac\x08\x99"
 CRC_PREFIX = zlib.crc32(struct.pack("<I", PROTOCOL_ID) + b"\0\0\0\0")
+# docs/p2frag.md: fragment packets share the framing, told apart by the id.
+P2FRAG_ID = 0x55667788
+P2FRAG_PREFIX = zlib.crc32(struct.pack("<I", P2FRAG_ID) + b"\0\0\0\0")
 
 BAD_STDERR = re.compile(r"ERROR: AddressSanitizer|runtime error:|Dissector bug|CRITICAL|"
                         r"LeakSanitizer|SUMMARY: UndefinedBehaviorSanitizer")
@@ -130,10 +135,15 @@ def join_udp(prefix, payload, kind, sport=None):
     return bytes(p) + payload
 
 
-def fix_crc(payload):
+def fix_crc(payload, prefix=CRC_PREFIX):
     if len(payload) < 4:
         return payload
-    return struct.pack("<I", zlib.crc32(payload[4:], CRC_PREFIX)) + payload[4:]
+    return struct.pack("<I", zlib.crc32(payload[4:], prefix)) + payload[4:]
+
+
+def is_p2frag(payload):
+    """The CRC implies the fragment protocol's id."""
+    return len(payload) >= 4 and struct.unpack_from("<I", payload)[0] == zlib.crc32(payload[4:], P2FRAG_PREFIX)
 
 
 # ---- the mutator ---------------------------------------------------------------
@@ -188,9 +198,48 @@ def mutate_netgame(rng, payload, others):
     return bytes(b)
 
 
+def mutate_p2frag(rng, payload, others):
+    """p2frag (docs/p2frag.md): sequence (stream bits 32..47, near the wrap
+    and the 256-packet window), type (48..49), fragment id (50..57) and the
+    count as sent (58..65, 0 = 256) to edge values, padding bits, data sizes
+    around 1024, cut and extended, splices; the CRC is then fixed with the
+    fragment protocol's id (mostly)."""
+    b = bytearray(payload)
+    op = rng.randrange(8)
+    if op == 0:                             # sequence
+        set_bits(b, 32, 16, rng.choice((0, 1, 255, 256, 257, 0x7FFF, 0x8000, 0xFFFF, 0xFF00,
+                                        rng.getrandbits(16))))
+    elif op == 1:                           # type
+        set_bits(b, 48, 2, rng.getrandbits(2))
+    elif op == 2:                           # fragment id
+        set_bits(b, 50, 8, rng.choice((0, 1, 254, 255, rng.getrandbits(8))))
+    elif op == 3:                           # count as sent
+        set_bits(b, 58, 8, rng.choice((0, 1, 2, 254, 255, rng.getrandbits(8))))
+    elif op == 4 and len(b) > 9:            # padding bits 66..71
+        set_bits(b, 66, 6, rng.getrandbits(6) | 1)
+    elif op == 5:                           # data of 0, 1, 1023, 1024, 1025 bytes or cut anywhere
+        n = rng.choice((0, 1, 1023, 1024, 1025, rng.randint(0, len(b))))
+        b = (b[:9 + n] + bytearray(max(0, 9 + n - len(b)))) if rng.random() < 0.7 else b[:n]
+    elif op == 6 and others:                # splice with another packet
+        o = rng.choice(others)
+        cut = rng.randint(0, min(len(b), len(o)))
+        b = b[:cut] + bytearray(o[cut:])
+    else:                                   # bit flips, mostly in the header
+        for _ in range(rng.randint(1, 4)):
+            hi = min(len(b), 9) if rng.random() < 0.7 else len(b)
+            if hi:
+                i = rng.randrange(hi * 8)
+                b[i // 8] ^= 1 << (i % 8)
+    if rng.random() < 0.9:
+        b = bytearray(fix_crc(bytes(b), P2FRAG_PREFIX))
+    return bytes(b)
+
+
 def mutate_payload(rng, payload, others):
     if payload[:4] == NETGAME_ID and rng.random() < 0.8:
         return mutate_netgame(rng, payload, others)
+    if rng.random() < 0.85 and is_p2frag(payload):
+        return mutate_p2frag(rng, payload, others)
     b = bytearray(payload)
     op = rng.randrange(9)
     if op == 0 and b:                       # bit flips, mostly in the header
@@ -348,6 +397,7 @@ def decode(path, two_pass, env, timeout):
     out = p.stdout.decode("utf-8", "replace")
     err = p.stderr.decode("utf-8", "replace")
     frames = out.count("\nChunk Protocol (Sending Large Blocks of Data)")
+    frames += out.count("\nPacket Fragmentation and Reassembly (protocol2)")
     m = BAD_STDERR.search(err)
     if p.returncode != 0:
         # The head of a sanitizer report says what and where; else the tail.
@@ -395,6 +445,8 @@ def main():
     ap.add_argument("--work", required=True, help="scratch folder (mutants are deleted when they pass)")
     ap.add_argument("--captures", default=os.path.join(REPO, "captures"),
                     help="folder of .pcap files to mutate (default: captures/)")
+    ap.add_argument("--glob", default="*.pcap",
+                    help="which captures of --captures (default *.pcap; frag-*.pcap: the fragment protocol's)")
     ap.add_argument("--min-packets", type=int, default=0,
                     help="stop once this many mutated packets were decoded (default 20000 without --hours)")
     ap.add_argument("--hours", type=float, default=0, help="long mode: run this long")
@@ -409,9 +461,9 @@ def main():
         return 2
     if not args.min_packets and not args.hours:
         args.min_packets = 20000
-    caps = sorted(glob.glob(os.path.join(args.captures, "*.pcap")))
+    caps = sorted(glob.glob(os.path.join(args.captures, args.glob)))
     if not caps:
-        print("mutate-fuzz: no .pcap in %s" % args.captures, file=sys.stderr)
+        print("mutate-fuzz: no %s in %s" % (args.glob, args.captures), file=sys.stderr)
         return 2
     for tool in ("editcap", "nm", "readelf"):
         if not shutil.which(tool):
@@ -491,11 +543,11 @@ def main():
                 totals["files"] += 1
                 totals["runs"] += 2
             if totals["files"] % 20 == 0:
-                print("  %d files, %d mutated packets (%d decoded as chunk), %d tshark runs, %.0f s, %d failures" % (
+                print("  %d files, %d mutated packets (%d decoded as chunk or p2frag), %d tshark runs, %.0f s, %d failures" % (
                     totals["files"], totals["packets"], totals["chunk"], totals["runs"],
                     time.monotonic() - t0, len(failures)))
                 sys.stdout.flush()
-    print("mutate-fuzz: seeds %d..%d: %d files, %d mutated packets (%d decoded as chunk per pass), "
+    print("mutate-fuzz: seeds %d..%d: %d files, %d mutated packets (%d decoded as chunk or p2frag per pass), "
           "%d tshark -V runs (one pass and -2) in %.0f s, %d failures" % (
               args.start_seed, seed - 1, totals["files"], totals["packets"], totals["chunk"],
               totals["runs"], time.monotonic() - t0, len(failures)))
