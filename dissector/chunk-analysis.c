@@ -278,11 +278,11 @@ chunk_transfer_t *chunk_analysis_transfer(guint i)
 
 /* Returns the flow this packet belongs to: for a slice the flow from its
  * source, for an ack the flow towards its source (acks answer slices). */
-static chunk_flow_t *get_flow(packet_info *pinfo, gboolean is_ack)
+static chunk_flow_t *get_flow(packet_info *pinfo, conversation_t *c, gboolean is_ack)
 {
     /* Keyed by conversation index, in the analysis' own map (packet-chunk.h
-     * says who keeps what per conversation). */
-    conversation_t *c = find_or_create_conversation(pinfo);
+     * says who keeps what per conversation); c is pinfo's conversation, as
+     * the decoder found it. */
     chunk_flow_t **fl = (chunk_flow_t **)wmem_map_lookup(flows_by_conv, GUINT_TO_POINTER(c->conv_index));
     if (!fl) {
         fl = wmem_alloc0_array(wmem_file_scope(), chunk_flow_t *, 2);
@@ -491,7 +491,7 @@ static void check_stall(packet_info *pinfo, chunk_transfer_t *t, frame_rec_t *fr
 static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk_slice_info_t *slice)
 {
     frame_rec_t *fr = wmem_new0(rec_scope, frame_rec_t);
-    chunk_flow_t *fl = get_flow(pinfo, FALSE);
+    chunk_flow_t *fl = get_flow(pinfo, slice->conv, FALSE);
     gint64 now = ts_ns(&pinfo->abs_ts);
     fr->flow = fl;
     fr->slice_id = slice->slice_id;
@@ -714,7 +714,7 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
 {
     chunk_bytes += tvb_reported_length(tvb);
     frame_rec_t *fr = wmem_new0(rec_scope, frame_rec_t);
-    chunk_flow_t *fl = get_flow(pinfo, TRUE);
+    chunk_flow_t *fl = get_flow(pinfo, ack->conv, TRUE);
     gint64 now = ts_ns(&pinfo->abs_ts);
     fr->flow = fl;
     fl->acks++;

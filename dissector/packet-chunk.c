@@ -320,33 +320,45 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, co
     chunk_body_t alt;
     gboolean fit_a = FALSE, fit_e = FALSE;
     gboolean plausible;
+    /* Auto, with the conversation's variant decided by this or an earlier
+     * frame: that variant is parsed, the other only when it does not fit
+     * (to say whether the other does). */
+    gboolean conv_variant = !cfg_max_slices && cc->variant_frame && frame >= cc->variant_frame;
 
     memset(d, 0, sizeof *d);
 
     if (cfg_max_slices) {
         chunk_parse(tvb, cfg_max_slices, cfg_slice_size, &d->b);
         d->vsrc = VAR_PREF;
+        plausible = chunk_fits(&d->b);
+    } else if (conv_variant) {
+        guint32 v = cc->variant;
+        guint32 other = v == CHUNK_VARIANT_ARTICLE ? CHUNK_VARIANT_EXAMPLE : CHUNK_VARIANT_ARTICLE;
+        gboolean fit_v, fit_other = FALSE;
+
+        chunk_parse(tvb, v, cfg_slice_size, &d->b);
+        fit_v = chunk_fits(&d->b);
+        if (!fit_v) {
+            chunk_parse(tvb, other, cfg_slice_size, &alt);
+            fit_other = chunk_fits(&alt);
+        }
+        d->vsrc = frame == cc->variant_frame ? VAR_DECIDED : VAR_CONV;
+        d->var_frame = cc->variant_frame;
+        if (fit_other)
+            d->other_fit = other;
+        plausible = fit_v || fit_other;
     } else {
         chunk_parse(tvb, CHUNK_VARIANT_ARTICLE, cfg_slice_size, &d->b);
         chunk_parse(tvb, CHUNK_VARIANT_EXAMPLE, cfg_slice_size, &alt);
         fit_a = chunk_fits(&d->b);
         fit_e = chunk_fits(&alt);
+        plausible = fit_a || fit_e;
     }
 
-    plausible = cfg_max_slices ? chunk_fits(&d->b) : (fit_a || fit_e);
     p2_id_decide(cc->ids, &chunk_p2, f, frame, plausible, update, &d->id);
 
-    if (!cfg_max_slices) {
-        if (cc->variant_frame && frame >= cc->variant_frame) {
-            guint32 v = cc->variant;
-            gboolean fit_v = v == CHUNK_VARIANT_ARTICLE ? fit_a : fit_e;
-            d->vsrc = frame == cc->variant_frame ? VAR_DECIDED : VAR_CONV;
-            d->var_frame = cc->variant_frame;
-            if (v == CHUNK_VARIANT_EXAMPLE)
-                d->b = alt;
-            if (!fit_v && (fit_a || fit_e))
-                d->other_fit = v == CHUNK_VARIANT_ARTICLE ? CHUNK_VARIANT_EXAMPLE : CHUNK_VARIANT_ARTICLE;
-        } else if (fit_a && fit_e) {
+    if (!cfg_max_slices && !conv_variant) {
+        if (fit_a && fit_e) {
             d->vsrc = VAR_AMBIGUOUS;     /* shown as the article's, flagged */
         } else if (fit_e) {
             d->vsrc = VAR_SINGLE;
@@ -370,6 +382,54 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, co
 }
 
 /* ---- Display ---------------------------------------------------------- */
+
+/* Appends v in decimal at p; returns the end. */
+static char *chunk_put_uint(char *p, guint32 v)
+{
+    char digits[10];
+    int n = 0;
+
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = digits[--n];
+    return p;
+}
+
+static char *chunk_put_str(char *p, const char *s)
+{
+    while (*s)
+        *p++ = *s++;
+    return p;
+}
+
+/* The Info column of a slice, "Slice %u[ (last)] of %u, chunk %u, %u bytes":
+ * written here, not by col_add_fstr's printf, as it is for every datagram
+ * (the same text, at a fraction of the cost). */
+static void chunk_info_slice(packet_info *pinfo, guint32 slice_id, gboolean last, guint32 num_slices,
+                             guint32 chunk_id, guint32 bytes)
+{
+    char buf[96];
+    char *p = buf;
+
+    if (!pinfo->cinfo)
+        return;
+    p = chunk_put_str(p, "Slice ");
+    p = chunk_put_uint(p, slice_id);
+    if (last)
+        p = chunk_put_str(p, " (last)");
+    p = chunk_put_str(p, " of ");
+    p = chunk_put_uint(p, num_slices);
+    p = chunk_put_str(p, ", chunk ");
+    p = chunk_put_uint(p, chunk_id);
+    p = chunk_put_str(p, ", ");
+    p = chunk_put_uint(p, bytes);
+    p = chunk_put_str(p, " bytes");
+    *p = '\0';
+    col_add_str(pinfo->cinfo, COL_INFO, buf);
+}
 
 /* Display caps (issue 5, docs/robustness.md "Dissector"): with the
  * max_slices preference at 65536 an ack holds 65536 bits, and one line and
@@ -601,9 +661,8 @@ static void chunk_show_slice(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, 
         }
         /* Slice ids count from 0: "Slice 29/30" read as "29 of 30" on
          * the last slice. */
-        col_add_fstr(pinfo->cinfo, COL_INFO, "Slice %u%s of %u, chunk %u, %u bytes",
-                     b->slice_id, b->last ? " (last)" : "", b->num_slices, b->chunk_id,
-                     (b->errors & CHUNK_ERR_SLICE_SIZE) ? b->data_len : b->slice_bytes);
+        chunk_info_slice(pinfo, b->slice_id, b->last, b->num_slices, b->chunk_id,
+                         (b->errors & CHUNK_ERR_SLICE_SIZE) ? b->data_len : b->slice_bytes);
     } else {
         col_add_fstr(pinfo->cinfo, COL_INFO, "Slice of chunk %u", b->chunk_id);
     }
@@ -635,7 +694,7 @@ static guint8 *chunk_show_ack(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo,
 
 /* Hands a clean packet to the analysis. */
 static void chunk_to_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *ct, const chunk_body_t *b,
-                              const guint8 *acked, guint32 acked_count)
+                              const guint8 *acked, guint32 acked_count, conversation_t *conv)
 {
     if (b->type == CHUNK_TYPE_SLICE) {
         chunk_slice_info_t si;
@@ -646,6 +705,7 @@ static void chunk_to_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *ct,
         si.data_offset = (gint)b->data_offset;
         si.max_slices = b->max_slices;
         si.slice_size = b->slice_size;
+        si.conv = conv;
         chunk_analysis_slice(tvb, pinfo, ct, &si);
     } else {
         chunk_ack_info_t ai;
@@ -655,12 +715,14 @@ static void chunk_to_analysis(tvbuff_t *tvb, packet_info *pinfo, proto_tree *ct,
         ai.acked_count = acked_count;
         ai.max_slices = b->max_slices;
         ai.slice_size = b->slice_size;
+        ai.conv = conv;
         chunk_analysis_ack(tvb, pinfo, ct, &ai);
     }
 }
 
 /* Shows a decoded datagram and hands clean ones to the analysis. */
-static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chunk_decode_t *d)
+static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chunk_decode_t *d,
+                       conversation_t *conv)
 {
     const chunk_body_t *b = &d->b;
     const p2_display_t *p2d = chunk_p2_display();
@@ -709,17 +771,18 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
 
     if (!d->clean || pinfo->flags.in_error_pkt)
         return;
-    chunk_to_analysis(tvb, pinfo, ct, b, acked, acked_count);
+    chunk_to_analysis(tvb, pinfo, ct, b, acked, acked_count, conv);
 }
 
 /* Everything the entry point hands over is shown, broken or not. */
 static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f)
 {
     chunk_decode_t d;
-    chunk_conv_t *cc = chunk_get_conv(pinfo, NULL);
+    conversation_t *conv;
+    chunk_conv_t *cc = chunk_get_conv(pinfo, &conv);
 
     chunk_decode(tvb, pinfo, cc, f, &d);
-    chunk_show(tvb, pinfo, tree, &d);
+    chunk_show(tvb, pinfo, tree, &d, conv);
     return tvb_captured_length(tvb);
 }
 
@@ -751,7 +814,7 @@ static ws_cb_bool dissect_chunk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tr
         (d.b.errors & P2_ERR_TRAILING) || d.vsrc == VAR_UNKNOWN)
         return FALSE;
     conversation_set_dissector(conv, chunk_handle);
-    chunk_show(tvb, pinfo, tree, &d);
+    chunk_show(tvb, pinfo, tree, &d, conv);
     return TRUE;
 }
 

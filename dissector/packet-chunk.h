@@ -9,6 +9,7 @@
 
 #include <epan/packet.h>
 #include <epan/prefs.h>
+#include <epan/conversation.h>
 
 /* Keys for p_add_proto_data(<scope>, pinfo, proto_chunk, key, ...): the
  * analysis uses the keys from CHUNK_PDATA_ANALYSIS_BASE on; the decoder
@@ -16,7 +17,8 @@
  * Per conversation, the decoder's protocol id and variant decisions live in
  * protocol2's map (p2_conv_state()), the analysis' flows in a map of its own
  * keyed by conversation index (chunk-analysis.c, get_flow()); neither uses
- * conversation_add_proto_data(). */
+ * conversation_add_proto_data(). The decoder looks the conversation up once
+ * per datagram and hands it to the analysis. */
 #define CHUNK_PDATA_ANALYSIS_BASE 16
 
 /* A slice packet that decoded cleanly (every strict-reader rule held and the
@@ -29,6 +31,7 @@ typedef struct chunk_slice_info {
     gint    data_offset;  /* offset of the data in the tvb passed along */
     guint32 max_slices;   /* variant used to decode (MaxSlicesPerChunk) */
     guint32 slice_size;   /* SliceSize used to decode */
+    conversation_t *conv; /* find_or_create_conversation(pinfo), already found by the decoder */
 } chunk_slice_info_t;
 
 /* An ack packet that decoded cleanly. */
@@ -39,6 +42,7 @@ typedef struct chunk_ack_info {
     guint32 acked_count;
     guint32 max_slices;
     guint32 slice_size;
+    conversation_t *conv; /* as in chunk_slice_info_t */
 } chunk_ack_info_t;
 
 /* Implemented in chunk-analysis.c. */

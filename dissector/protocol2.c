@@ -159,6 +159,26 @@ gboolean p2_ends_with_check(tvbuff_t *tvb)
 static guint32 p2_crc_table[256];
 static guint8 p2_crc_index_of_top[256];
 
+/* Running the register backwards is linear, so 2^k zero bytes back is a
+ * 32x32 bit matrix, kept as four byte tables: p2_crc_back[k][b][v] is the
+ * register 2^k bytes back from v in byte b (the other bytes zero), and a
+ * register's image is the XOR of its four bytes' images. 2^16 bytes and
+ * more are done with the top power repeatedly. */
+#define P2_CRC_BACK_POWERS 17
+static guint32 p2_crc_back[P2_CRC_BACK_POWERS][4][256];
+
+static guint32 p2_crc_back_one(guint32 d)
+{
+    guint8 j = p2_crc_index_of_top[d >> 24];
+    return ((d ^ p2_crc_table[j]) << 8) | j;
+}
+
+static guint32 p2_crc_back_pow(guint k, guint32 d)
+{
+    return p2_crc_back[k][0][d & 0xff] ^ p2_crc_back[k][1][(d >> 8) & 0xff] ^
+           p2_crc_back[k][2][(d >> 16) & 0xff] ^ p2_crc_back[k][3][d >> 24];
+}
+
 void p2_crc_init(void)
 {
     for (guint i = 0; i < 256; i++) {
@@ -168,17 +188,33 @@ void p2_crc_init(void)
         p2_crc_table[i] = c;
         p2_crc_index_of_top[c >> 24] = (guint8)i;
     }
+    for (guint b = 0; b < 4; b++)
+        for (guint32 v = 0; v < 256; v++)
+            p2_crc_back[0][b][v] = p2_crc_back_one(v << (8 * b));
+    for (guint k = 1; k < P2_CRC_BACK_POWERS; k++)
+        for (guint b = 0; b < 4; b++)
+            for (guint32 v = 0; v < 256; v++)
+                p2_crc_back[k][b][v] = p2_crc_back_pow(k - 1, p2_crc_back_pow(k - 1, v << (8 * b)));
 }
 
 guint32 p2_crc_prefix(guint32 protocol_id)
 {
+    /* The last id's result: it is asked for once per datagram. */
+    static gboolean known;
+    static guint32 known_id, known_crc;
+
+    if (known && known_id == protocol_id)
+        return known_crc;
     guint8 prefix[8] = {
         (guint8)protocol_id, (guint8)(protocol_id >> 8),
         (guint8)(protocol_id >> 16), (guint8)(protocol_id >> 24),
         0, 0, 0, 0
     };
 
-    return (guint32)crc32(0, prefix, sizeof prefix);
+    known_crc = (guint32)crc32(0, prefix, sizeof prefix);
+    known_id = protocol_id;
+    known = TRUE;
+    return known_crc;
 }
 
 guint32 p2_crc_datagram(tvbuff_t *tvb, guint32 prefix_crc)
@@ -208,12 +244,16 @@ guint32 p2_implied_protocol_id(guint32 stored, guint32 computed, guint32 id,
     guint32 d = stored ^ computed;
     guint n = datagram_length + 4;
 
+    const guint top = P2_CRC_BACK_POWERS - 1;
+
     if (d == 0)
         return id;
-    for (guint i = 0; i < n; i++) {
-        guint8 j = p2_crc_index_of_top[d >> 24];
-        d = ((d ^ p2_crc_table[j]) << 8) | j;
-    }
+    /* n zero bytes back: one table step per set bit of n. */
+    for (; n >> top; n -= 1u << top)
+        d = p2_crc_back_pow(top, d);
+    for (guint k = 0; n; k++, n >>= 1)
+        if (n & 1)
+            d = p2_crc_back_pow(k, d);
     return id ^ d;
 }
 

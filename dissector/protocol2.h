@@ -113,7 +113,8 @@ guint32 p2_crc_datagram(tvbuff_t *tvb, guint32 prefix_crc);
 /* The CRC is linear, so the protocol id that makes a datagram's CRC right can
  * be computed back from the stored CRC: given the CRC `computed` for `id`
  * and the datagram's length, returns the implied id (== id when stored ==
- * computed). Cost: O(length), only when they differ. */
+ * computed). Cost: a table step per set bit of the length, only when they
+ * differ. */
 guint32 p2_implied_protocol_id(guint32 stored, guint32 computed, guint32 id,
                                guint datagram_length);
 
