@@ -47,8 +47,11 @@ def wireshark_formatting(line):
     line = re.sub(r"^(\s*\[?[A-Za-z][\w ]*?)( \[…\])?: ([0-9a-f]{72})[0-9a-f]*…?", r"\1: \3", line)
     # 4.6: "Frame N: Packet, ..."
     line = re.sub(r"^Frame (\d+): Packet, ", r"Frame \1: ", line)
-    # 4.6: relative times under a second in milliseconds
-    line = re.sub(r"(\d+\.\d+) milliseconds", lambda m: "%.9f seconds" % (float(m.group(1)) / 1000), line)
+    # 4.6: relative times under a second in milliseconds, under a millisecond
+    # in microseconds: every time is compared in seconds, to 10 digits
+    scale = {"seconds": 1.0, "milliseconds": 1e-3, "microseconds": 1e-6}
+    line = re.sub(r"(\d+(?:\.\d+)?) (seconds|milliseconds|microseconds)\b",
+                  lambda m: "%.10g seconds" % (float(m.group(1)) * scale[m.group(2)]), line)
     # 4.6: doubles with up to 17 significant digits (4.0: 15); compared to 10
     # digits, since rounding the two texts to 12 can land either side of a 5
     line = re.sub(r"(?<![0-9a-fx.])(\d+\.\d{7,})(?![0-9a-f])", lambda m: "%.10g" % float(m.group(1)), line)
