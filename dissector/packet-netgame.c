@@ -182,9 +182,29 @@ static void add_acked(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p)
  * netgame's (so that a changed id is shown as such): anything else goes back
  * to UDP, which offers it to the heuristics (the protocol2 games' chunk and
  * fragment packets use ports like these) and then to data. */
+static range_t *ports_applied;   /* a copy of netgame.udp.port: cache_ports() */
+static gboolean ports_registered; /* the preference exists (from the handoff on) */
+
+/* Looking the preference up by name costs a module and a list search per
+ * datagram; its value is copied whenever preferences are applied (a copy:
+ * Wireshark frees the preference's own range when it changes). */
+static void cache_ports(void)
+{
+    range_t *now;
+
+    /* Asked for before dissector_add_uint_with_preference() made it,
+     * prefs_get_range_value() crashes (Wireshark 4.0). */
+    if (!ports_registered)
+        return;
+    now = prefs_get_range_value("netgame", "udp.port");
+    if (ports_applied)
+        wmem_free(wmem_epan_scope(), ports_applied);
+    ports_applied = now ? range_copy(wmem_epan_scope(), now) : NULL;
+}
+
 static gboolean takes_datagram(tvbuff_t *tvb, packet_info *pinfo)
 {
-    range_t *ports = prefs_get_range_value("netgame", "udp.port");
+    const range_t *ports = ports_applied;
     conversation_t *conv;
     netgame_conv_t *nc;
 
@@ -334,6 +354,7 @@ static void parse_ids(void)
 static void netgame_prefs_apply(void)
 {
     parse_ids();
+    cache_ports();
     cfg_max_sequence = pref_max_sequence ? (guint32)pref_max_sequence : 0xFFFFFFFFu;
 }
 
@@ -415,6 +436,8 @@ void proto_reg_handoff_netgame(void)
 {
     static gboolean choices_added;
     dissector_add_uint_with_preference("udp.port", NETGAME_DEFAULT_PORT, netgame_handle);
+    ports_registered = TRUE;
+    cache_ports();
     if (!choices_added) {
         choices_added = TRUE;
         dissector_add_for_decode_as("netgame.protocol_id", find_dissector("data"));

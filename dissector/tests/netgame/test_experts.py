@@ -202,6 +202,16 @@ def test_finding(F, tmp):
     ng.write_pcap(p, frag_rows)
     out = ng.tshark(["-r", p, "-T", "fields", "-e", "frame.protocols"]).strip()
     F.check(out.endswith("udp:p2frag"), "port 30000: a fragment packet is %r, want p2frag" % out)
+    # The same on a port given by -o: the dissector follows the changed
+    # preference (it keeps a copy of the range, refreshed when preferences
+    # are applied).
+    p = os.path.join(tmp, "port42002-p2frag.pcap")
+    ng.write_pcap(p, [dict(frag_rows[0], sport=42001, dport=42002)])
+    out = ng.tshark(["-r", p, "-T", "fields", "-e", "frame.protocols", "-o", "netgame.udp.port:42002"]).strip()
+    F.check(out.endswith("udp:p2frag"), "-o netgame.udp.port:42002: a fragment packet is %r, want p2frag" % out)
+    out = ng.tshark(["-r", p, "-T", "fields", "-e", "frame.protocols", "-o", "netgame.udp.port:42002",
+                     "-o", "netgame.protocol_ids:0x11223344,0x0ecb924e"]).strip()
+    F.check(out.endswith("udp:netgame"), "-o netgame.udp.port:42002 with the id configured: %r" % out)
     # A datagram under 16 bytes is not claimed by the heuristic.
     p = os.path.join(tmp, "short.pcap")
     ng.write_pcap(p, [{"payload": ng.header(1, 2, 3)[:15], "sport": 43001, "dport": 43002}])
