@@ -172,7 +172,7 @@ else
     gcc -std=c11 -O2 -g -DNDEBUG -Wall -Wextra -fPIC -shared -fvisibility=hidden -DWS_BUILD_DLL \
         -DCHUNK_PLUGIN_VERSION='"bench-decode-only"' -I"$repo/dissector" $(pkg-config --cflags wireshark) \
         $(ls "$repo"/dissector/*.c | grep -v '/chunk-analysis') "$repo/bench/decode-only.c" \
-        -o "$work/plugins-decode/$wsver/epan/chunk.so" $(pkg-config --libs wireshark) -lz -Wl,--no-undefined
+        -o "$work/plugins-decode/$wsver/epan/chunk.so" $(pkg-config --libs wireshark) -lz -lm -Wl,--no-undefined
     chmod -R a+rX "$work/plugins-decode"
     config_plugins[decode]=$work/plugins-decode
     config_args[decode]=""
