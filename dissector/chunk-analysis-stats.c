@@ -184,7 +184,7 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_di
     gboolean created;
     guint row;
 
-    if (!t)
+    if (!t || !table)
         return TAP_PACKET_DONT_REDRAW;
     row = su_table_row(tapdata, t->index + 1, &created);
     if (created)

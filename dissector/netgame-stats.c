@@ -133,14 +133,14 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Packets", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Acked", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Lost", "%u" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Loss (%)", "%.1f" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "RTT min (ms)", "%.1f" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "RTT mean (ms)", "%.1f" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "RTT max (ms)", "%.1f" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Smoothed RTT (ms)", "%.1f" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Payload (bytes/s)", "%.0f" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Good (s)", "%.2f" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Bad (s)", "%.2f" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Loss (%)", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT min (ms)", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT mean (ms)", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT max (ms)", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Smoothed RTT (ms)", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Payload (bytes/s)", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Good (s)", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Bad (s)", "%s" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Switches", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
@@ -157,6 +157,8 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_di
     guint row;
     row_vals_t v;
 
+    if (!table)
+        return TAP_PACKET_DONT_REDRAW;
     /* Both directions: an ack in one changes the other's counts. */
     for (guint d = 0; d < 2; d++) {
         if (!c->dir[d].active)
@@ -169,14 +171,14 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_di
         su_set_uint(table, row, COL_PACKETS, v.packets);
         su_set_uint(table, row, COL_ACKED, v.acked);
         su_set_uint(table, row, COL_LOST, v.lost);
-        su_set_float(table, row, COL_LOSS, v.loss_pct);
-        su_set_float(table, row, COL_RTT_MIN, v.rtt_min_ms);
-        su_set_float(table, row, COL_RTT_MEAN, v.rtt_mean_ms);
-        su_set_float(table, row, COL_RTT_MAX, v.rtt_max_ms);
-        su_set_float(table, row, COL_SRTT, v.srtt_ms);
-        su_set_float(table, row, COL_PAYLOAD, v.payload_bps);
-        su_set_float(table, row, COL_GOOD, v.good_s);
-        su_set_float(table, row, COL_BAD, v.bad_s);
+        su_set_decimal(table, row, COL_LOSS, v.loss_pct, 1);
+        su_set_decimal(table, row, COL_RTT_MIN, v.rtt_min_ms, 1);
+        su_set_decimal(table, row, COL_RTT_MEAN, v.rtt_mean_ms, 1);
+        su_set_decimal(table, row, COL_RTT_MAX, v.rtt_max_ms, 1);
+        su_set_decimal(table, row, COL_SRTT, v.srtt_ms, 1);
+        su_set_decimal(table, row, COL_PAYLOAD, v.payload_bps, 0);
+        su_set_decimal(table, row, COL_GOOD, v.good_s, 2);
+        su_set_decimal(table, row, COL_BAD, v.bad_s, 2);
         su_set_uint(table, row, COL_SWITCHES, v.switches);
         su_set_uint(table, row, COL_FIRST, v.first);
         su_set_uint(table, row, COL_LAST, v.last);

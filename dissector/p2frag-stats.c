@@ -184,7 +184,7 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragments", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
-    { TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Duration (ms)", "%.0f" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Duration (ms)", "%s" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Status", "%s" },
 };
 
@@ -197,7 +197,7 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_di
     gboolean created;
     guint row;
 
-    if (!pkt)
+    if (!pkt || !table)
         return TAP_PACKET_DONT_REDRAW;
     row = su_table_row(tapdata, pkt->index, &created);
     if (created)
@@ -209,7 +209,7 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_di
     su_set_uint(table, row, COL_EXPECTED, pkt->num_fragments);
     su_set_uint(table, row, COL_FIRST, pkt->first_frame);
     su_set_uint(table, row, COL_LAST, pkt->last_frame);
-    su_set_float(table, row, COL_DURATION, 1000.0 * pkt_duration(pkt));
+    su_set_decimal(table, row, COL_DURATION, 1000.0 * pkt_duration(pkt), 3);
     su_set_string(table, row, COL_STATUS, p2frag_status_str(pinfo->pool, pkt));
     return TAP_PACKET_REDRAW;
 }

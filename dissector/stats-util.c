@@ -121,14 +121,25 @@ static table_state_t *table_state(const stat_tap_table_ui *ui)
     return (table_state_t *)g_hash_table_lookup(table_states, ui);
 }
 
+/* Wireshark keeps the tables in the ui, not in the dialog: a second dialog
+ * open at the same time calls this again with the first one's table still
+ * there. Both then show that one table (its values are set from the
+ * analysis, not added up, so two listeners filling it agree); a second
+ * table would show up in both dialogs, empty. */
 static void table_init(stat_tap_table_ui *ui)
 {
     table_state_t *ts = table_state(ui);
-    stat_tap_table *table = stat_tap_init_table(ts->title, (int)ui->nfields, 0, NULL);
-    stat_tap_add_table(ui, table);
+    stat_tap_table *table = stat_tap_find_table(ui, ts->title);
+
     if (!table_rows)
         table_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
                                            (GDestroyNotify)g_hash_table_destroy);
+    if (table && g_hash_table_contains(table_rows, table))
+        return;
+    if (!table) {
+        table = stat_tap_init_table(ts->title, (int)ui->nfields, 0, NULL);
+        stat_tap_add_table(ui, table);
+    }
     g_hash_table_replace(table_rows, table, g_hash_table_new(g_direct_hash, g_direct_equal));
 }
 
@@ -153,7 +164,11 @@ void su_register_table_ui(stat_tap_table_ui *ui, const char *menu_title, const c
 stat_tap_table *su_table(void *tapdata)
 {
     stat_data_t *sd = (stat_data_t *)tapdata;
-    return g_array_index(sd->stat_tap_data->tables, stat_tap_table *, 0);
+    GArray *tables = sd->stat_tap_data->tables;
+
+    /* None while another dialog of the same ui has just freed the tables
+     * they share, until this dialog's init makes one again. */
+    return tables && tables->len ? g_array_index(tables, stat_tap_table *, 0) : NULL;
 }
 
 guint su_table_row(void *tapdata, guint key, gboolean *created)
@@ -161,7 +176,13 @@ guint su_table_row(void *tapdata, guint key, gboolean *created)
     const stat_tap_table_ui *ui = ((stat_data_t *)tapdata)->stat_tap_data;
     stat_tap_table *table = su_table(tapdata);
     GHashTable *rows = (GHashTable *)g_hash_table_lookup(table_rows, table);
-    guint row = GPOINTER_TO_UINT(g_hash_table_lookup(rows, GUINT_TO_POINTER(key)));
+    guint row;
+
+    if (!rows) {
+        rows = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_hash_table_insert(table_rows, table, rows);
+    }
+    row = GPOINTER_TO_UINT(g_hash_table_lookup(rows, GUINT_TO_POINTER(key)));
 
     *created = !row;
     if (!row) {
@@ -186,13 +207,6 @@ void su_set_uint(stat_tap_table *table, guint row, guint col, guint v)
     stat_tap_set_field_data(table, row, col, it);
 }
 
-void su_set_float(stat_tap_table *table, guint row, guint col, double v)
-{
-    stat_tap_table_item_type *it = stat_tap_get_field_data(table, row, col);
-    it->value.float_value = v;
-    stat_tap_set_field_data(table, row, col, it);
-}
-
 void su_set_string(stat_tap_table *table, guint row, guint col, const char *v)
 {
     stat_tap_table_item_type *it = stat_tap_get_field_data(table, row, col);
@@ -201,6 +215,15 @@ void su_set_string(stat_tap_table *table, guint row, guint col, const char *v)
     g_free((char *)it->value.string_value);
     it->value.string_value = g_strdup(v ? v : "");
     stat_tap_set_field_data(table, row, col, it);
+}
+
+void su_set_decimal(stat_tap_table *table, guint row, guint col, double v, int decimals)
+{
+    char text[32];
+
+    /* Right-aligned in a fixed width: the GUI sorts the column as text. */
+    snprintf(text, sizeof text, "%*.*f", SU_DECIMAL_WIDTH, decimals, v);
+    su_set_string(table, row, col, text);
 }
 
 void su_table_reset(stat_tap_table *table)

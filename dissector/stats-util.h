@@ -80,7 +80,7 @@ void su_register_table_ui(stat_tap_table_ui *ui, const char *menu_title, const c
                           stat_tap_table_item *fields, size_t nfields);
 
 /* The table that a table ui's packet callback fills, from its tapdata. */
-stat_tap_table *su_table(void *tapdata);
+stat_tap_table *su_table(void *tapdata);   /* NULL: no table now (see stats-util.c) */
 
 /* The row of key (any number naming the object of the row) in the table of
  * tapdata: when the table has none, a new row at the end, every field of
@@ -89,9 +89,14 @@ stat_tap_table *su_table(void *tapdata);
 guint su_table_row(void *tapdata, guint key, gboolean *created);
 
 void su_set_uint(stat_tap_table *table, guint row, guint col, guint v);
-void su_set_float(stat_tap_table *table, guint row, guint col, double v);
 /* Copies v (NULL: ""); leaves the field alone when it holds v already. */
 void su_set_string(stat_tap_table *table, guint row, guint col, const char *v);
+/* A number shown with `decimals` decimals in a TABLE_ITEM_STRING column
+ * (the GUI prints a TABLE_ITEM_FLOAT with six decimals whatever the
+ * field's format), padded to SU_DECIMAL_WIDTH so that sorting sorts the
+ * numbers. */
+#define SU_DECIMAL_WIDTH 12
+void su_set_decimal(stat_tap_table *table, guint row, guint col, double v, int decimals);
 
 /* The reset and free callbacks su_register_table_ui sets: a retap zeroes
  * every number (the strings stay until the packets set them again); the
