@@ -340,14 +340,19 @@ static wmem_map_t *p2_convs;
 static p2_protocol_t *p2_protocols[P2_MAX_PROTOCOLS];
 static guint p2_n_protocols;
 
+static void p2_conv_hits_clear(void);
+
 void p2_register_protocol(p2_protocol_t *p)
 {
     DISSECTOR_ASSERT(p2_n_protocols < P2_MAX_PROTOCOLS);
     if (!p2_convs)
         p2_convs = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(),
                                           g_direct_hash, g_direct_equal);
-    if (!p2_n_protocols)
+    if (!p2_n_protocols) {
         p2_crc_init();
+        register_init_routine(p2_conv_hits_clear);
+        register_cleanup_routine(p2_conv_hits_clear);
+    }
     p->index = p2_n_protocols;
     p2_protocols[p2_n_protocols++] = p;
 }
@@ -361,6 +366,8 @@ static struct {
     guint len;
     p2_frame_t f;
 } p2_frame_cache;
+
+static guint32 p2_last_known_id = P2_DEFAULT_PROTOCOL_ID;
 
 void p2_frame_get(tvbuff_t *tvb, packet_info *pinfo, p2_frame_t *f)
 {
@@ -379,11 +386,14 @@ void p2_frame_get(tvbuff_t *tvb, packet_info *pinfo, p2_frame_t *f)
         *f = p2_frame_cache.f;
         return;
     }
-    /* Any id will do as the starting point; the first registered
-     * protocol's makes its own packets (the common case) cost one CRC. */
-    ref_id = p2_n_protocols ? *p2_protocols[0]->cfg_id : P2_DEFAULT_PROTOCOL_ID;
+    /* Any id will do as the starting point. The id the last recognised
+     * datagram implied makes a run of one protocol's packets (the common
+     * case) cost one CRC each, with no id to work back. */
+    ref_id = p2_last_known_id;
     computed = p2_crc_datagram(tvb, p2_crc_prefix(ref_id));
     f->implied_id = p2_implied_protocol_id(f->stored_crc, computed, ref_id, len);
+    if (f->implied_id != ref_id && p2_protocol_for(f))
+        p2_last_known_id = f->implied_id;
     p2_frame_cache.valid = TRUE;
     p2_frame_cache.num = pinfo->num;
     p2_frame_cache.data = data;
@@ -472,15 +482,79 @@ gboolean p2_heur_frame(tvbuff_t *tvb, packet_info *pinfo, const p2_protocol_t *p
 }
 
 
-p2_id_state_t *p2_conv_state(packet_info *pinfo, const p2_protocol_t *p, void ***data,
-                             conversation_t **conv_out)
+/* The conversations of the last two address and port pairs looked up (a
+ * transfer's two directions): find_or_create_conversation() hashes the
+ * addresses and searches its tables, about 1 000 instructions a datagram
+ * (bench/RESULTS.md). Only for plain address and port conversations (no
+ * endpoint override by a lower layer); the addresses are copies; emptied
+ * when a file is opened or closed, as the conversations are. */
+typedef struct p2_conv_hit {
+    conversation_t *conv;   /* NULL: empty */
+    p2_conv_t *pc;
+    port_type ptype;
+    guint32 srcport, destport;
+    address src, dst;
+} p2_conv_hit_t;
+
+static p2_conv_hit_t p2_conv_hits[2];
+static guint p2_conv_hit_next;
+
+static void p2_conv_hits_clear(void)
 {
-    conversation_t *conv = find_or_create_conversation(pinfo);
-    p2_conv_t *pc = (p2_conv_t *)wmem_map_lookup(p2_convs, conv);
+    for (guint i = 0; i < G_N_ELEMENTS(p2_conv_hits); i++) {
+        free_address(&p2_conv_hits[i].src);
+        free_address(&p2_conv_hits[i].dst);
+        memset(&p2_conv_hits[i], 0, sizeof p2_conv_hits[i]);
+    }
+    p2_conv_hit_next = 0;
+}
+
+static p2_conv_t *p2_conv_find(packet_info *pinfo, conversation_t **conv_out)
+{
+    gboolean plain = !pinfo->use_conv_addr_port_endpoints && !pinfo->conv_elements;
+    p2_conv_hit_t *h;
+    conversation_t *conv;
+    p2_conv_t *pc;
+
+    if (plain) {
+        for (guint i = 0; i < G_N_ELEMENTS(p2_conv_hits); i++) {
+            h = &p2_conv_hits[i];
+            if (h->conv && h->ptype == pinfo->ptype && h->srcport == pinfo->srcport &&
+                h->destport == pinfo->destport && addresses_equal(&h->src, &pinfo->src) &&
+                addresses_equal(&h->dst, &pinfo->dst)) {
+                *conv_out = h->conv;
+                return h->pc;
+            }
+        }
+    }
+    conv = find_or_create_conversation(pinfo);
+    pc = (p2_conv_t *)wmem_map_lookup(p2_convs, conv);
     if (!pc) {
         pc = wmem_new0(wmem_file_scope(), p2_conv_t);
         wmem_map_insert(p2_convs, conv, pc);
     }
+    if (plain) {
+        h = &p2_conv_hits[p2_conv_hit_next];
+        p2_conv_hit_next = (p2_conv_hit_next + 1) % G_N_ELEMENTS(p2_conv_hits);
+        free_address(&h->src);
+        free_address(&h->dst);
+        copy_address(&h->src, &pinfo->src);
+        copy_address(&h->dst, &pinfo->dst);
+        h->ptype = pinfo->ptype;
+        h->srcport = pinfo->srcport;
+        h->destport = pinfo->destport;
+        h->conv = conv;
+        h->pc = pc;
+    }
+    *conv_out = conv;
+    return pc;
+}
+
+p2_id_state_t *p2_conv_state(packet_info *pinfo, const p2_protocol_t *p, void ***data,
+                             conversation_t **conv_out)
+{
+    conversation_t *conv;
+    p2_conv_t *pc = p2_conv_find(pinfo, &conv);
     if (data)
         *data = &pc->data[p->index];
     if (conv_out)
