@@ -75,4 +75,9 @@ typedef struct au_info_mark {
  * in table order. Does nothing without columns. */
 void au_info_marks(packet_info *pinfo, guint64 bits, const au_info_mark_t *table, size_t n);
 
+/* Writers of Info text without printf (it runs for every datagram): v in
+ * decimal, or s, at p; they return the end (no terminating NUL). */
+char *au_put_uint(char *p, guint32 v);
+char *au_put_str(char *p, const char *s);
+
 #endif /* ANALYSIS_UTIL_H */

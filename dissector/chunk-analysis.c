@@ -26,6 +26,7 @@
 #include "packet-chunk.h"
 #include "chunk-analysis-int.h"
 #include "chunk-single-pass.h"
+#include "single-pass.h"
 
 /* Per-frame keys (p_add_proto_data). */
 #define PDATA_FRAME (CHUNK_PDATA_ANALYSIS_BASE + 0)
@@ -166,7 +167,8 @@ static wmem_map_t *flows_by_conv;   /* conversation index -> chunk_flow_t *[2] *
  * Wireshark 4.6 against 400 B on 4.0 and 4.4, which made a map per flow add
  * 100 MiB on 100 000 conversations (docs/robustness.md, "Dissector"). */
 static wmem_map_t *transfers_by_chunk;
-static wmem_allocator_t *rec_scope; /* where this packet's frame record lives: chunk_sp_begin_packet() */
+static gboolean sp_transient;        /* this packet is in tshark's single pass: cs_sp_begin_packet() */
+static wmem_allocator_t *rec_scope; /* where this packet's frame record lives: cs_sp_record_scope() */
 
 /* Cap on per-slice state (issue 5, docs/robustness.md "Dissector"). A single
  * 15-byte slice claims 256 slices, i.e. 10 KiB of chunk_slice_state_t: 65 536
@@ -263,6 +265,7 @@ static void analysis_init(void)
     state_bytes = 0;
     chunk_bytes = 0;
     chunk_sp_init();
+    cs_sp_init();
     wmem_register_callback(wmem_file_scope(), analysis_file_end, NULL);
 }
 
@@ -1293,7 +1296,7 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         if (t->reassembled_in || (fr->flags & (CHUNK_F_COUNT_MISMATCH | CHUNK_F_SIZE_MISMATCH)) ||
             (fr->notes & (N_RESEND | N_CAPPED)))
             return;
-        if (chunk_sp_takes(t, state_budget())) {
+        if (chunk_sp_takes(t, sp_transient, state_budget())) {
             rtvb = chunk_sp_add(tvb, pinfo, tree, slice, t, &chunk_frag_items);
             if (!rtvb)
                 return;
@@ -1315,7 +1318,7 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                                         fd, &chunk_frag_items, NULL, tree);
         if (!rtvb)
             return;
-        chunk_sp_reassembled(fd);
+        cs_sp_free_later(fd);
     }
     if (have_tap_listener(chunk_eo_tap)) {
         chunk_eo_t *eo = wmem_new0(pinfo->pool, chunk_eo_t);
@@ -1329,7 +1332,8 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                           const chunk_slice_info_t *slice)
 {
-    rec_scope = chunk_sp_begin_packet(pinfo);
+    sp_transient = cs_sp_begin_packet(pinfo);
+    rec_scope = cs_sp_record_scope(pinfo, sp_transient);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
@@ -1354,13 +1358,14 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
         ti->stale = (fr->notes & N_STALE) != 0;
         tap_queue_packet(chunk_tap, pinfo, ti);
     }
-    chunk_sp_end_packet(pinfo);
+    cs_sp_end_packet(pinfo);
 }
 
 void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                         const chunk_ack_info_t *ack)
 {
-    rec_scope = chunk_sp_begin_packet(pinfo);
+    sp_transient = cs_sp_begin_packet(pinfo);
+    rec_scope = cs_sp_record_scope(pinfo, sp_transient);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
@@ -1382,7 +1387,7 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
         ti->complete = (fr->notes & N_COMPLETE) != 0;
         tap_queue_packet(chunk_tap, pinfo, ti);
     }
-    chunk_sp_end_packet(pinfo);
+    cs_sp_end_packet(pinfo);
 }
 
 static const value_string flag_names[] = {
@@ -1531,11 +1536,11 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
     reassembly_table_register(&chunk_reassembly_table, &addresses_ports_reassembly_table_functions);
     register_init_routine(analysis_init);
     chunk_tap = register_tap("chunk_transfers");
-    chunk_sp_register();
+    cs_sp_register();
     chunk_eo_tap = chunk_analysis_register_stats(proto_chunk);
 }
 
 void chunk_analysis_handoff(void)
 {
-    chunk_sp_handoff();
+    cs_sp_handoff();
 }

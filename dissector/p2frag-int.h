@@ -20,6 +20,7 @@ typedef struct p2frag_dir {
     gint64 newest;             /* newest sequence, unwrapped */
     wmem_tree_t *pkts;         /* fragmented packets by unwrapped sequence (low 32 bits); NULL until the first */
     wmem_list_t *in_progress;  /* fragmented packets neither complete nor lost; NULL until the first */
+    struct p2frag_pkt *last_pkt; /* the packet of the last fragment (saves a lookup) */
     /* Running totals of the first pass, shown on each fragment. */
     guint32 frag_pkts;         /* fragmented packets seen */
     guint32 frag_pkts_complete;
@@ -58,6 +59,18 @@ typedef struct p2frag_pkt {
     gint64 lost_by;            /* the sequence that did (unwrapped) */
     guint32 interleave_frame;  /* first frame of a newer sequence before completion */
     guint16 interleave_seq;
+    /* Reassembly in tshark's single pass: each fragment's data as it came,
+     * beside frag_ids (sp_data[i] for fragment frag_ids[i]; NULL when not
+     * held; the array NULL when the packet holds nothing), sp_have of them,
+     * sp_bytes in all, at sp_slot of the live set; in_table once a fragment
+     * went to Wireshark's table instead (the packet stays there); sp_dropped
+     * when its fragments were freed unfinished (out of reach). */
+    guint8 **sp_data;
+    guint32 sp_have;
+    guint32 sp_bytes;
+    guint32 sp_slot;
+    gboolean in_table;
+    gboolean sp_dropped;
 } p2frag_pkt_t;
 
 /* What the decoder hands its taps for each analysed datagram. */

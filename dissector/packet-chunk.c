@@ -383,28 +383,6 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, co
 
 /* ---- Display ---------------------------------------------------------- */
 
-/* Appends v in decimal at p; returns the end. */
-static char *chunk_put_uint(char *p, guint32 v)
-{
-    char digits[10];
-    int n = 0;
-
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = digits[--n];
-    return p;
-}
-
-static char *chunk_put_str(char *p, const char *s)
-{
-    while (*s)
-        *p++ = *s++;
-    return p;
-}
-
 /* The Info column of a slice, "Slice %u[ (last)] of %u, chunk %u, %u bytes":
  * written here, not by col_add_fstr's printf, as it is for every datagram
  * (the same text, at a fraction of the cost). */
@@ -416,17 +394,17 @@ static void chunk_info_slice(packet_info *pinfo, guint32 slice_id, gboolean last
 
     if (!pinfo->cinfo)
         return;
-    p = chunk_put_str(p, "Slice ");
-    p = chunk_put_uint(p, slice_id);
+    p = au_put_str(p, "Slice ");
+    p = au_put_uint(p, slice_id);
     if (last)
-        p = chunk_put_str(p, " (last)");
-    p = chunk_put_str(p, " of ");
-    p = chunk_put_uint(p, num_slices);
-    p = chunk_put_str(p, ", chunk ");
-    p = chunk_put_uint(p, chunk_id);
-    p = chunk_put_str(p, ", ");
-    p = chunk_put_uint(p, bytes);
-    p = chunk_put_str(p, " bytes");
+        p = au_put_str(p, " (last)");
+    p = au_put_str(p, " of ");
+    p = au_put_uint(p, num_slices);
+    p = au_put_str(p, ", chunk ");
+    p = au_put_uint(p, chunk_id);
+    p = au_put_str(p, ", ");
+    p = au_put_uint(p, bytes);
+    p = au_put_str(p, " bytes");
     *p = '\0';
     col_add_str(pinfo->cinfo, COL_INFO, buf);
 }

@@ -33,8 +33,11 @@
 
 #include "packet-p2frag-plugin.h"
 #include "p2frag-int.h"
+#include "analysis-util.h"
 #include "protocol2.h"
+#include "single-pass.h"
 #include "ws-compat.h"
+#include "cs-bytes.h"
 
 /* docs/p2frag.md, "Constants". */
 #define P2FRAG_DEFAULT_PROTOCOL_ID  0x55667788u
@@ -272,10 +275,10 @@ static gint32 p2frag_read_sint(p2_reader_t *r, gint32 min, gint32 max)
     return (gint32)raw + min;
 }
 
-/* Reads the items of a B packet (8 bits each) from the bytes directly: a
- * reassembled B packet holds up to 16384 of them, and reading them one
- * bit field at a time was most of the dissector's time. Counts those above
- * the maximum (P2_ERR_RANGE) and stops where the datagram does. */
+/* Reads the items of a B packet (8 bits each) from the bytes directly, eight
+ * at a time: a reassembled B packet holds up to 16384 of them, and reading
+ * them one bit field at a time was most of the dissector's time. Counts
+ * those above the maximum (P2_ERR_RANGE) and stops where the datagram does. */
 static void p2frag_read_items(p2frag_body_t *b)
 {
     p2_reader_t *r = &b->r;
@@ -283,19 +286,15 @@ static void p2frag_read_items(p2frag_body_t *b)
     guint avail = r->limit > r->bit ? (r->limit - r->bit) / ib : 0;
     guint32 n = MIN(b->num_items, avail);
     guint shift = r->bit & 7;
-    const guint8 *p;
 
+    G_STATIC_ASSERT(P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN >= 128 && P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN < 256);
     DISSECTOR_ASSERT(ib == 8);
     b->items_read = n;
     if (n) {
         /* The bytes the items touch: n, or n + 1 when they straddle bytes. */
         guint nbytes = (shift + n * 8 + 7) / 8;
-        p = tvb_get_ptr(r->tvb, r->bit / 8, nbytes);
-        for (guint32 i = 0; i < n; i++) {
-            guint v = shift ? ((guint)(p[i] >> shift) | ((guint)p[i + 1] << (8 - shift))) & 0xFF : p[i];
-            if (v > (guint)(P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN))
-                b->items_bad++;
-        }
+        b->items_bad = cs_count_above(tvb_get_ptr(r->tvb, r->bit / 8, nbytes), n, shift,
+                                          P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
         r->bit += n * 8;
     }
     if (b->items_bad)
@@ -420,6 +419,12 @@ typedef struct p2frag_frame {
 } p2frag_frame_t;
 
 static guint32 p2frag_pkt_counter;
+static gboolean sp_transient;        /* this packet is in tshark's single pass: cs_sp_begin_packet() */
+static wmem_allocator_t *rec_scope;  /* where this packet's frame record lives */
+/* Single pass (below): */
+static GPtrArray *sp_live;           /* packets holding fragments (pkt->sp_slot) */
+static GQueue sp_lost;               /* lost packets holding fragments, in the order they were lost */
+static guint64 sp_bytes;             /* bytes held (fragments and their arrays) */
 
 guint32 p2frag_pkt_bytes(const p2frag_pkt_t *pkt)
 {
@@ -460,13 +465,131 @@ static void p2frag_frag_add(p2frag_pkt_t *pkt, guint32 id, guint32 frame)
         guint32 cap = MIN(MAX(pkt->frags_cap * 2, 2), pkt->num_fragments);
         pkt->frag_ids = (guint8 *)wmem_realloc(wmem_file_scope(), pkt->frag_ids, cap);
         pkt->frag_frames = (guint32 *)wmem_realloc(wmem_file_scope(), pkt->frag_frames, cap * sizeof(guint32));
+        if (pkt->sp_data) {
+            pkt->sp_data = g_renew(guint8 *, pkt->sp_data, cap);
+            pkt->sp_bytes += (cap - pkt->frags_cap) * (guint32)sizeof(guint8 *);
+            sp_bytes += (cap - pkt->frags_cap) * sizeof(guint8 *);
+        }
         pkt->frags_cap = cap;
     }
     memmove(pkt->frag_ids + i + 1, pkt->frag_ids + i, pkt->seen - i);
     memmove(pkt->frag_frames + i + 1, pkt->frag_frames + i, (pkt->seen - i) * sizeof(guint32));
     pkt->frag_ids[i] = (guint8)id;
     pkt->frag_frames[i] = frame;
+    if (pkt->sp_data) {
+        memmove(pkt->sp_data + i + 1, pkt->sp_data + i, (pkt->seen - i) * sizeof(guint8 *));
+        pkt->sp_data[i] = NULL;
+    }
     pkt->seen++;
+}
+
+/* ---- Reassembly in tshark's single pass (single-pass.c says why) ------------- */
+
+/* Fragment data held at once, at most: beyond, packets go to the table. */
+#define P2FRAG_SP_BUDGET  (64u << 20)
+/* A fragment's sequence unwraps to the nearest of seq + k x 65536 around
+ * the newest, so a packet this far behind it is out of reach for good. */
+#define P2FRAG_REACH      32768
+
+/* Frees pkt's fragments (not those handed on: NULL) and takes it out of the
+ * live set. */
+static void p2frag_sp_release(p2frag_pkt_t *pkt)
+{
+    guint32 slot = pkt->sp_slot;
+
+    for (guint32 i = 0; i < pkt->seen; i++)
+        g_free(pkt->sp_data[i]);
+    g_free(pkt->sp_data);
+    pkt->sp_data = NULL;
+    sp_bytes -= pkt->sp_bytes;
+    pkt->sp_bytes = 0;
+    g_ptr_array_remove_index_fast(sp_live, slot);
+    if (slot < sp_live->len)
+        ((p2frag_pkt_t *)g_ptr_array_index(sp_live, slot))->sp_slot = slot;
+}
+
+/* Starts holding pkt's fragments, at its first fragment given to
+ * reassembly; FALSE when over the budget (the packet then uses the table). */
+static gboolean p2frag_sp_start(p2frag_pkt_t *pkt)
+{
+    guint32 bytes = pkt->frags_cap * (guint32)sizeof(guint8 *);
+
+    if (sp_bytes + bytes + P2FRAG_FRAGMENT_SIZE > P2FRAG_SP_BUDGET)
+        return FALSE;
+    if (!sp_live)
+        sp_live = g_ptr_array_new();
+    pkt->sp_data = g_new0(guint8 *, pkt->frags_cap);
+    pkt->sp_bytes = bytes;
+    sp_bytes += bytes;
+    pkt->sp_slot = sp_live->len;
+    g_ptr_array_add(sp_live, pkt);
+    if (pkt->lost_frame)
+        g_queue_push_tail(&sp_lost, pkt);   /* out of the window from its first fragment */
+    return TRUE;
+}
+
+/* A lost packet may still complete (its missing fragments late: the
+ * dissector reassembles whatever completes), so it keeps its fragments
+ * until its direction's newest sequence puts it out of reach. */
+static void p2frag_sp_expire(void)
+{
+    p2frag_pkt_t *pkt;
+
+    while ((pkt = (p2frag_pkt_t *)g_queue_peek_head(&sp_lost)) != NULL) {
+        if (pkt->sp_data && pkt->dir->newest - pkt->ext <= P2FRAG_REACH)
+            break;
+        g_queue_pop_head(&sp_lost);
+        if (pkt->sp_data) {
+            p2frag_sp_release(pkt);
+            pkt->sp_dropped = TRUE;
+        }
+    }
+}
+
+/* Adds a fragment (recorded by the analysis, not yet held) to pkt's;
+ * returns the reassembled packet, shown under tree as
+ * process_reassembled_data() shows it, when this fragment completes it (its
+ * data freed with the packet's tvbs), else NULL. Each fragment is copied
+ * when it comes, so a packet holds what was sent, not what it claims. */
+static tvbuff_t *p2frag_sp_add(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, guint32 fragment_id,
+                               guint data_offset, guint data_len, p2frag_pkt_t *pkt)
+{
+    guint32 i = p2frag_frag_pos(pkt, fragment_id), total;
+    guint8 *data;
+    tvbuff_t *rtvb;
+
+    DISSECTOR_ASSERT(i < pkt->seen && pkt->frag_ids[i] == fragment_id && !pkt->sp_data[i]);
+    pkt->sp_data[i] = (guint8 *)tvb_memdup(NULL, tvb, data_offset, data_len);
+    pkt->sp_bytes += data_len;
+    sp_bytes += data_len;
+    if (++pkt->sp_have < pkt->num_fragments)
+        return NULL;
+    /* Every fragment is in, in id order: all but the last carry 1024 bytes. */
+    total = (pkt->num_fragments - 1) * P2FRAG_FRAGMENT_SIZE + pkt->last_bytes;
+    data = (guint8 *)g_malloc(total);
+    for (i = 0; i < pkt->num_fragments; i++)
+        memcpy(data + (gsize)i * P2FRAG_FRAGMENT_SIZE, pkt->sp_data[i],
+               i == pkt->num_fragments - 1 ? pkt->last_bytes : P2FRAG_FRAGMENT_SIZE);
+    p2frag_sp_release(pkt);
+    rtvb = tvb_new_child_real_data(tvb, data, total, total);
+    tvb_set_free_cb(rtvb, g_free);
+    add_new_data_source(pinfo, rtvb, "Reassembled packet");
+    cs_sp_show_pieces(pinfo, tree, rtvb, pkt->num_fragments, P2FRAG_FRAGMENT_SIZE, pkt->last_bytes,
+                      pkt->frag_frames, &p2frag_frag_items);
+    return rtvb;
+}
+
+/* wmem callback at the end of the file scope: frees the fragments of
+ * packets that never completed. Returns FALSE: p2frag_init() registers it
+ * again for the next file. */
+static ws_cb_bool p2frag_file_end(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_,
+                                  void *user_data _U_)
+{
+    while (sp_live && sp_live->len)
+        p2frag_sp_release((p2frag_pkt_t *)g_ptr_array_index(sp_live, sp_live->len - 1));
+    g_queue_clear(&sp_lost);
+    sp_bytes = 0;
+    return FALSE;
 }
 
 /* One more fragmented packet of n fragments in dir (count_n kept sorted). */
@@ -601,20 +724,23 @@ static void p2frag_advance(p2frag_dir_t *dir, p2frag_frame_t *ff, guint32 frame,
         if (ext - pkt->ext >= P2FRAG_WINDOW) {
             pkt->lost_frame = frame;
             pkt->lost_by = ext;
-            ff->lost = (p2frag_pkt_t **)wmem_realloc(wmem_file_scope(), ff->lost,
-                                                     (ff->n_lost + 1) * sizeof *ff->lost);
+            ff->lost = (p2frag_pkt_t **)wmem_realloc(rec_scope, ff->lost, (ff->n_lost + 1) * sizeof *ff->lost);
             ff->lost[ff->n_lost++] = pkt;
             wmem_list_remove_frame(dir->in_progress, it);
+            if (pkt->sp_data)
+                g_queue_push_tail(&sp_lost, pkt);
         }
         it = next;
     }
+    if (!g_queue_is_empty(&sp_lost))
+        p2frag_sp_expire();
 }
 
 /* First pass: the analysis of a datagram that a receiver would not drop on
  * its own (clean parse, the configured id). */
 static p2frag_frame_t *p2frag_analyse(packet_info *pinfo, const p2frag_body_t *b)
 {
-    p2frag_frame_t *ff = wmem_new0(wmem_file_scope(), p2frag_frame_t);
+    p2frag_frame_t *ff = wmem_new0(rec_scope, p2frag_frame_t);
     p2frag_dir_t *dir = p2frag_get_dir(pinfo);
     gint64 ext = p2frag_unwrap(dir, b->seq);
     p2frag_pkt_t *pkt;
@@ -632,7 +758,9 @@ static p2frag_frame_t *p2frag_analyse(packet_info *pinfo, const p2frag_body_t *b
             dir->pkts = wmem_tree_new(wmem_file_scope());
             dir->in_progress = wmem_list_new(wmem_file_scope());
         }
-        pkt = (p2frag_pkt_t *)wmem_tree_lookup32(dir->pkts, (guint32)ext);
+        /* Fragments of one packet mostly come together. */
+        pkt = dir->last_pkt && dir->last_pkt->ext == ext ? dir->last_pkt
+                                                         : (p2frag_pkt_t *)wmem_tree_lookup32(dir->pkts, (guint32)ext);
         if (!pkt) {
             pkt = wmem_new0(wmem_file_scope(), p2frag_pkt_t);
             pkt->dir = dir;
@@ -652,6 +780,7 @@ static p2frag_frame_t *p2frag_analyse(packet_info *pinfo, const p2frag_body_t *b
             p2frag_count_add(dir, pkt->num_fragments);
         }
         ff->pkt = pkt;
+        dir->last_pkt = pkt;
         pkt->last_frame = pinfo->num;
         pkt->last_ts = pinfo->abs_ts;
         if (b->num_fragments != pkt->num_fragments) {
@@ -806,7 +935,12 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
             expert_add_info_format(pinfo, ti, &ei_p2frag_value_range,
                                    "%u item%s above the maximum %d: a reader drops the packet", bad,
                                    plurality(bad, "", "s"), P2FRAG_ITEM_MAX);
-        return wmem_strdup_printf(pinfo->pool, "%u item%s", b->num_items, plurality(b->num_items, "", "s"));
+        {
+            char *buf = (char *)wmem_alloc(pinfo->pool, 24), *p = au_put_uint(buf, b->num_items);
+            p = au_put_str(p, b->num_items == 1 ? " item" : " items");
+            *p = '\0';
+            return buf;
+        }
     }
     case P2FRAG_TYPE_C: {
         static int *pos[3] = { &hf_p2frag_position_x, &hf_p2frag_position_y, &hf_p2frag_position_z };
@@ -835,6 +969,25 @@ static void p2frag_show_problems(proto_item *pi, packet_info *pinfo, tvbuff_t *t
         expert_add_info_format(pinfo, pi, &ei_p2frag_truncated,
                                "Truncated: the fields need at least %u bytes, the packet has %u",
                                b->r.need_bytes, tvb_captured_length(tvb));
+}
+
+/* "Fragment %u/%u of packet %u, %u byte%s", written here rather than by
+ * printf: it is the Info text of every fragment. */
+static const char *p2frag_fragment_info(wmem_allocator_t *scope, const p2frag_body_t *b)
+{
+    char *buf = (char *)wmem_alloc(scope, 80), *p = buf;
+
+    p = au_put_str(p, "Fragment ");
+    p = au_put_uint(p, b->fragment_id);
+    *p++ = '/';
+    p = au_put_uint(p, b->num_fragments);
+    p = au_put_str(p, " of packet ");
+    p = au_put_uint(p, b->seq);
+    p = au_put_str(p, ", ");
+    p = au_put_uint(p, b->data_len);
+    p = au_put_str(p, b->data_len == 1 ? " byte" : " bytes");
+    *p = '\0';
+    return buf;
 }
 
 /* Adds the fields of a parse, from the sequence on, under `tree`; raises
@@ -905,13 +1058,12 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
             expert_add_info_format(pinfo, ti, &ei_p2frag_size_short,
                                    "Fragment %u of %u is not the last, so it must carry %u bytes; it carries %u",
                                    b->fragment_id, b->num_fragments, P2FRAG_FRAGMENT_SIZE, b->data_len);
-        {
+        if (tree) {
             gint have = tvb_captured_length_remaining(tvb, b->data_offset);
             proto_tree_add_item(tree, hf_p2frag_fragment_data, tvb, b->data_offset,
                                 have > 0 ? MIN(b->data_len, (guint)have) : 0, ENC_NA);
         }
-        info = wmem_strdup_printf(pinfo->pool, "Fragment %u/%u of packet %u, %u byte%s", b->fragment_id,
-                                  b->num_fragments, b->seq, b->data_len, plurality(b->data_len, "", "s"));
+        info = p2frag_fragment_info(pinfo->pool, b);
     } else {
         const char *body = p2frag_show_body(tree, tvb, pinfo, b, experts);
         p2_add_padding(tree, pinfo, &p2frag_p2d, &b->r, &next_pad, experts);
@@ -920,8 +1072,18 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
             expert_add_info_format(pinfo, pi, &ei_p2frag_too_long,
                                    "Regular packet of %u bytes: one larger than %u bytes must be sent as "
                                    "fragments, a receiver drops it", tvb_reported_length(tvb), P2FRAG_MAX_REGULAR);
-        info = wmem_strdup_printf(pinfo->pool, "Packet %u, type %s%s%s", b->seq, p2frag_type_name(b->type),
-                                  *body ? ": " : "", body);
+        /* "Packet %u, type %s[: %s]" (every regular and reassembled packet). */
+        char *buf = (char *)wmem_alloc(pinfo->pool, 40 + strlen(body)), *p = buf;
+        p = au_put_str(p, "Packet ");
+        p = au_put_uint(p, b->seq);
+        p = au_put_str(p, ", type ");
+        p = au_put_str(p, p2frag_type_name(b->type));
+        if (*body) {
+            p = au_put_str(p, ": ");
+            p = au_put_str(p, body);
+        }
+        *p = '\0';
+        info = buf;
     }
     if (experts)
         p2frag_show_problems(pi, pinfo, tvb, b);
@@ -972,7 +1134,17 @@ static void p2frag_show_inner(tvbuff_t *inner, packet_info *pinfo, proto_tree *t
                                "The reassembled packet's own sequence %u differs from its fragments' %u",
                                b.seq, outer_seq);
     }
-    col_append_fstr(pinfo->cinfo, COL_INFO, " [Reassembled %u bytes: %s]", len, info);
+    if (pinfo->cinfo) {
+        /* " [Reassembled %u bytes: %s]" */
+        char *buf = (char *)wmem_alloc(pinfo->pool, 40 + strlen(info)), *p = buf;
+        p = au_put_str(p, " [Reassembled ");
+        p = au_put_uint(p, len);
+        p = au_put_str(p, " bytes: ");
+        p = au_put_str(p, info);
+        p = au_put_str(p, "]");
+        *p = '\0';
+        col_append_str(pinfo->cinfo, COL_INFO, buf);
+    }
 }
 
 static void p2frag_show_analysis(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2frag_body_t *b,
@@ -1019,6 +1191,8 @@ static void p2frag_show_analysis(proto_tree *tree, tvbuff_t *tvb, packet_info *p
             expert_add_info(pinfo, ai, &ei_p2frag_orig_seq256);
     }
 
+    if (!tree)
+        return;   /* the rest is only fields and text (printf, pow): nothing to add them to */
     if (pkt) {
         ti = proto_tree_add_uint(at, hf_p2frag_an_seen, tvb, 0, 0, pkt->seen);
         proto_item_set_generated(ti);
@@ -1116,7 +1290,8 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     p2frag_parse(tvb, pref_bodies, &b);
     p2_id_check(&p2frag_p2, f, &id);
 
-    pi = proto_tree_add_item(tree, proto_p2frag, tvb, 0, -1, ENC_NA);
+    /* Without a tree proto_tree_add_item still checks the bytes: skipped. */
+    pi = tree ? proto_tree_add_item(tree, proto_p2frag, tvb, 0, -1, ENC_NA) : NULL;
     pt = proto_item_add_subtree(pi, ett_p2frag);
     p2_add_crc(pt, tvb, pinfo, &p2frag_p2d, &p2frag_p2, &id);
     info = p2frag_show_fields(pt, pi, tvb, pinfo, &b, TRUE);
@@ -1125,24 +1300,37 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     analyse = id.status == P2_ID_GOOD && !(b.errors & P2FRAG_ERR_DROP) && b.nfields >= PF_TYPE &&
               !pinfo->flags.in_error_pkt;
     if (analyse) {
-        ff = (p2frag_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_p2frag, 0);
+        sp_transient = cs_sp_begin_packet(pinfo);
+        rec_scope = cs_sp_record_scope(pinfo, sp_transient);
+        /* In the single pass the record lives in the packet scope and is
+         * never looked up again. */
+        ff = sp_transient ? NULL : (p2frag_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_p2frag, 0);
         if (!ff && !PINFO_FD_VISITED(pinfo)) {
             ff = p2frag_analyse(pinfo, &b);
-            p_add_proto_data(wmem_file_scope(), pinfo, proto_p2frag, 0, ff);
+            if (!sp_transient)
+                p_add_proto_data(wmem_file_scope(), pinfo, proto_p2frag, 0, ff);
         }
     }
     if (ff && ff->pkt && p2frag_is_fragment(&b) && !(ff->flags & (P2FRAG_FF_CONFLICT | P2FRAG_FF_DUP))) {
-        if (pref_reassemble && tvb_captured_length(tvb) == tvb_reported_length(tvb)) {
-            fragment_head *fh;
+        if (pref_reassemble && tvb_captured_length(tvb) == tvb_reported_length(tvb) && !ff->pkt->sp_dropped) {
+            p2frag_pkt_t *pkt = ff->pkt;
             tvbuff_t *inner;
             gboolean save_fragmented = pinfo->fragmented;
 
             pinfo->fragmented = TRUE;
-            fh = fragment_add_seq_check(&p2frag_reassembly_table, tvb, b.data_offset, pinfo,
-                                        (guint32)ff->ext, NULL, b.fragment_id, b.data_len,
-                                        b.fragment_id != b.num_fragments - 1);
-            inner = process_reassembled_data(tvb, b.data_offset, pinfo, "Reassembled packet", fh,
-                                             &p2frag_frag_items, NULL, pt);
+            if (pkt->sp_data || (sp_transient && !pkt->in_table && p2frag_sp_start(pkt))) {
+                inner = p2frag_sp_add(tvb, pinfo, pt, b.fragment_id, b.data_offset, b.data_len, pkt);
+            } else {
+                fragment_head *fh;
+                pkt->in_table = TRUE;
+                fh = fragment_add_seq_check(&p2frag_reassembly_table, tvb, b.data_offset, pinfo,
+                                            (guint32)ff->ext, NULL, b.fragment_id, b.data_len,
+                                            b.fragment_id != b.num_fragments - 1);
+                inner = process_reassembled_data(tvb, b.data_offset, pinfo, "Reassembled packet", fh,
+                                                 &p2frag_frag_items, NULL, pt);
+                if (inner)
+                    cs_sp_free_later(fh);
+            }
             if (inner)
                 p2frag_show_inner(inner, pinfo, pt, b.seq, id.implied_id);
             pinfo->fragmented = save_fragmented;
@@ -1160,6 +1348,8 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
         tap_queue_packet(p2frag_tap, pinfo, td);
     }
     p2frag_info_marks(pinfo, &id, &b, ff);
+    if (analyse)
+        cs_sp_end_packet(pinfo);
     return tvb_captured_length(tvb);
 }
 
@@ -1199,6 +1389,8 @@ static void p2frag_prefs_apply(void)
 static void p2frag_init(void)
 {
     p2frag_pkt_counter = 0;
+    cs_sp_init();
+    wmem_register_callback(wmem_file_scope(), p2frag_file_end, NULL);
 }
 
 void proto_register_p2frag(void)
@@ -1380,6 +1572,7 @@ void proto_register_p2frag(void)
     p2frag_handle = register_dissector("p2frag", dissect_p2frag, proto_p2frag);
     reassembly_table_register(&p2frag_reassembly_table, &addresses_ports_reassembly_table_functions);
     register_init_routine(p2frag_init);
+    cs_sp_register();
     p2frag_tap = register_tap("p2frag");
 
     p2frag_p2d.hf_padding = hf_p2frag_padding;
@@ -1408,4 +1601,5 @@ void proto_reg_handoff_p2frag(void)
     p2_ports_register(&p2frag_p2, "");
     heur_dissector_add("udp", dissect_p2frag_heur, "P2frag over UDP", "p2frag_udp", proto_p2frag,
                        HEURISTIC_ENABLE);
+    cs_sp_handoff();
 }

@@ -20,6 +20,8 @@ void p2_reader_init(p2_reader_t *r, tvbuff_t *tvb)
     r->tvb = tvb;
     r->bit = P2_BODY_BIT;
     r->limit = tvb_captured_length(tvb) * 8;
+    if (r->limit)
+        r->data = tvb_get_ptr(tvb, 0, r->limit / 8);
     if (r->limit < P2_BODY_BIT) {
         r->errors |= P2_ERR_TRUNCATED;
         r->need_bytes = P2_CRC_LEN;
@@ -61,13 +63,20 @@ gboolean p2_skip_bits(p2_reader_t *r, guint nbits)
 
 guint32 p2_read_bits(p2_reader_t *r, guint nbits)
 {
-    guint start = r->bit;
+    guint start = r->bit, sh = start & 7, nbytes;
+    const guint8 *p;
+    guint64 w = 0;
 
     if (nbits == 0 || !p2_skip_bits(r, nbits))
         return 0;
-    /* tvb_get_bits32 with ENC_LITTLE_ENDIAN numbers bits from each byte's
-     * least significant bit, as the stream does (tvb_get_bits8 would not). */
-    return tvb_get_bits32(r->tvb, start, nbits, ENC_LITTLE_ENDIAN);
+    /* Least significant bit first, across at most five bytes (what
+     * tvb_get_bits32(..., ENC_LITTLE_ENDIAN) returns, without its checks:
+     * p2_skip_bits has checked the bits are there). */
+    p = r->data + start / 8;
+    nbytes = (sh + nbits + 7) / 8;
+    for (guint i = 0; i < nbytes; i++)
+        w |= (guint64)p[i] << (8 * i);
+    return (guint32)((w >> sh) & ((G_GUINT64_CONSTANT(1) << nbits) - 1));
 }
 
 guint32 p2_read_int(p2_reader_t *r, guint32 min, guint32 max)
@@ -627,7 +636,8 @@ void p2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2_di
 
     if (tvb_captured_length(tvb) < P2_CRC_LEN)
         return;
-    ti = proto_tree_add_item(tree, d->hf_crc, tvb, 0, P2_CRC_LEN, ENC_LITTLE_ENDIAN);
+    /* Without a tree proto_tree_add_item still checks the bytes: skipped. */
+    ti = tree ? proto_tree_add_item(tree, d->hf_crc, tvb, 0, P2_CRC_LEN, ENC_LITTLE_ENDIAN) : NULL;
     switch (id->status) {
     case P2_ID_GOOD:
         status = PROTO_CHECKSUM_E_GOOD;

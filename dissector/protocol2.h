@@ -50,6 +50,7 @@ typedef struct p2_pad {
  * moving, so a hostile packet cannot make a caller loop or throw. */
 typedef struct p2_reader {
     tvbuff_t *tvb;
+    const guint8 *data;  /* the tvb's captured bytes (NULL when none) */
     guint bit;           /* next stream bit */
     guint limit;         /* captured bits */
     guint32 errors;      /* P2_ERR_* */
