@@ -11,6 +11,12 @@
 # the difference divided by N-1 is the cost per packet without tshark's
 # start-up. Needs the work folder of a bench/dissector.sh run (big.pcap and
 # the plugin snapshots) and valgrind.
+#
+#   bench/dissector-instructions.sh --p2frag -b build
+#
+# counts the fragment protocol instead, on bench/frag-capture.sh's capture
+# (bench/work/frag-500k.pcap) with a snapshot of the build's plugin, in
+# bench/p2frag.sh's configurations (base is --disable-protocol p2frag).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,6 +27,7 @@ usage: bench/dissector-instructions.sh [options]
   -b, --build DIR    build tree (default: \$CHUNK_BUILD_DIR, else $repo/build)
   -w, --work DIR     bench/dissector.sh's work folder (default BUILD/bench-dissector)
   -n, --frames N     frames to count over (default 50000)
+      --p2frag       the p2frag dissector on bench/work/frag-500k.pcap (see the script's head)
   -h, --help         this help
 Prints a Markdown table. Exit status 0, 1 when a run failed, 2 for bad arguments.
 EOF
@@ -33,20 +40,34 @@ die_usage() {
 build=${CHUNK_BUILD_DIR:-$repo/build}
 work=""
 frames=50000
+p2frag=0
 while [ $# -gt 0 ]; do
     case "$1" in
     -b | --build) [ $# -ge 2 ] || die_usage "$1 needs a folder"; build=$2; shift ;;
     -w | --work) [ $# -ge 2 ] || die_usage "$1 needs a folder"; work=$2; shift ;;
     -n | --frames) [ $# -ge 2 ] || die_usage "$1 needs a number"; frames=$2; shift ;;
+    --p2frag) p2frag=1 ;;
     -h | --help) usage; exit 0 ;;
     *) die_usage "unknown argument '$1'" ;;
     esac
     shift
 done
 [[ "$frames" =~ ^[1-9][0-9]*$ ]] && [ "$frames" -ge 2 ] || die_usage "--frames needs a number >= 2"
-work=${work:-$build/bench-dissector}
-[ -f "$work/big.pcap" ] && [ -d "$work/plugins" ] ||
-    die_usage "no big.pcap and plugins in $work: run bench/dissector.sh first"
+if [ "$p2frag" = 1 ]; then
+    work=${work:-$repo/bench/work}
+    capture=$work/frag-500k.pcap
+    [ -f "$capture" ] || die_usage "no $capture: run bench/frag-capture.sh first"
+    [ -f "$build/plugin-dir.txt" ] || die_usage "no plugin in $build (build first)"
+    # A snapshot, so that a rebuild during the count cannot mix two plugins.
+    rm -rf "$work/plugins-p2frag"
+    cp -r "$build/plugins" "$work/plugins-p2frag"
+    chmod -R a+rX "$work/plugins-p2frag"
+else
+    work=${work:-$build/bench-dissector}
+    capture=$work/big.pcap
+    [ -f "$capture" ] && [ -d "$work/plugins" ] ||
+        die_usage "no big.pcap and plugins in $work: run bench/dissector.sh first"
+fi
 # Absolute: the valgrind wrapper below names its output file by this path.
 work=$(cd "$work" && pwd)
 command -v valgrind >/dev/null || die_usage "valgrind not found (apt-get install valgrind)"
@@ -54,8 +75,8 @@ command -v valgrind >/dev/null || die_usage "valgrind not found (apt-get install
 cg=$work/callgrind
 mkdir -p "$cg"
 chmod 777 "$cg"   # tshark runs as nobody under chunk-tshark when we are root
-editcap -r "$work/big.pcap" "$cg/n.pcap" "1-$frames"
-editcap -r "$work/big.pcap" "$cg/one.pcap" 1
+editcap -r "$capture" "$cg/n.pcap" "1-$frames"
+editcap -r "$capture" "$cg/one.pcap" 1
 chmod a+r "$cg"/*.pcap
 cat > "$cg/tshark" <<EOF
 #!/bin/sh
@@ -74,13 +95,22 @@ if [ -d "$work/plugins-decode" ]; then
 else
     args[decode]="-o chunk.analyze:FALSE"
 fi
+configs=(base data decode noreasm full)
+default_plugins=$work/plugins
+if [ "$p2frag" = 1 ]; then
+    args[base]="--disable-protocol p2frag"
+    args[data]="--disable-heuristic p2frag_udp --disable-heuristic chunk_udp -d udp.port==40000,data"
+    args[noreasm]="-o p2frag.reassemble:FALSE"
+    configs=(base data noreasm full)
+    default_plugins=$work/plugins-p2frag
+fi
 
 # count FILE CONFIG: total instructions of one tshark run.
 count() {
     local f=$1 c=$2 out
     rm -f "$cg"/out.*
     # shellcheck disable=SC2086  # args are several words
-    CHUNK_PLUGIN_DIR=${plugins[$c]:-$work/plugins} TSHARK=$cg/tshark \
+    CHUNK_PLUGIN_DIR=${plugins[$c]:-$default_plugins} TSHARK=$cg/tshark \
         "$repo/scripts/chunk-tshark" -r "$f" ${args[$c]} > /dev/null 2> "$cg/stderr" ||
         { cat "$cg/stderr" >&2; exit 1; }
     out=$(ls "$cg"/out.* | head -n 1)
@@ -88,7 +118,7 @@ count() {
 }
 
 declare -A per nn oo
-for c in base data decode noreasm full; do
+for c in "${configs[@]}"; do
     nn[$c]=$(count "$cg/n.pcap" "$c")
     oo[$c]=$(count "$cg/one.pcap" "$c")
     per[$c]=$(( (nn[$c] - oo[$c]) / (frames - 1) ))
@@ -96,7 +126,7 @@ for c in base data decode noreasm full; do
 done
 echo "| configuration | instructions, $frames frames | one frame | per packet | × base | × data |"
 echo "|---|---:|---:|---:|---:|---:|"
-for c in base data decode noreasm full; do
+for c in "${configs[@]}"; do
     awk -v c="$c" -v a="${nn[$c]}" -v o="${oo[$c]}" -v n="${per[$c]}" -v b="${per[base]}" -v d="${per[data]}" \
         'BEGIN { printf "| %s | %.0f | %.0f | %.0f | %.2f | %.2f |\n", c, a, o, n, n / b, n / d }'
 done
