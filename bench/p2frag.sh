@@ -73,7 +73,7 @@ for s in "${sizes[@]}"; do
                 echo "p2frag.sh: tshark failed ($size $cfg)" >&2; status=1
             fi
             read -r e u sy m < <(tail -1 "$tf"); rm -f "$tf"
-            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$size" "$cfg" "$rep" "$e" "$(echo "$u + $sy" | bc -l)" "$m" \
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$size" "$cfg" "$rep" "$e" "$(awk -v u="$u" -v s="$sy" 'BEGIN { print u + s }')" "$m" \
                 "$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$raw"
         done
     done
