@@ -100,24 +100,3 @@ void au_info_marks(packet_info *pinfo, guint64 bits, const au_info_mark_t *table
         if ((bits & table[i].when) && !(bits & table[i].unless))
             col_append_str(pinfo->cinfo, COL_INFO, table[i].mark);
 }
-
-char *au_put_uint(char *p, guint32 v)
-{
-    char digits[10];
-    int n = 0;
-
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = digits[--n];
-    return p;
-}
-
-char *au_put_str(char *p, const char *s)
-{
-    while (*s)
-        *p++ = *s++;
-    return p;
-}

@@ -16,6 +16,8 @@
 #ifndef ANALYSIS_UTIL_H
 #define ANALYSIS_UTIL_H
 
+#include <string.h>
+
 #include <epan/packet.h>
 
 /* ---- Id sets as ranges -------------------------------------------------- */
@@ -77,7 +79,25 @@ void au_info_marks(packet_info *pinfo, guint64 bits, const au_info_mark_t *table
 
 /* Writers of Info text without printf (it runs for every datagram): v in
  * decimal, or s, at p; they return the end (no terminating NUL). */
-char *au_put_uint(char *p, guint32 v);
-char *au_put_str(char *p, const char *s);
+static inline char *au_put_uint(char *p, guint32 v)
+{
+    char digits[10];
+    int n = 0;
+
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = digits[--n];
+    return p;
+}
+
+static inline char *au_put_str(char *p, const char *s)
+{
+    size_t n = strlen(s);   /* known at compile time for a literal */
+    memcpy(p, s, n);
+    return p + n;
+}
 
 #endif /* ANALYSIS_UTIL_H */

@@ -462,7 +462,11 @@ static void p2frag_frag_add(p2frag_pkt_t *pkt, guint32 id, guint32 frame)
     guint32 i = p2frag_frag_pos(pkt, id);
 
     if (pkt->seen == pkt->frags_cap) {
-        guint32 cap = MIN(MAX(pkt->frags_cap * 2, 2), pkt->num_fragments);
+        /* A packet of up to 8 fragments gets room for all at once (one
+         * allocation instead of three); a larger claim grows as fragments
+         * come, so it costs what was sent. */
+        guint32 cap = pkt->num_fragments <= 8 ? pkt->num_fragments
+                                              : MIN(MAX(pkt->frags_cap * 2, 2), pkt->num_fragments);
         pkt->frag_ids = (guint8 *)wmem_realloc(wmem_file_scope(), pkt->frag_ids, cap);
         pkt->frag_frames = (guint32 *)wmem_realloc(wmem_file_scope(), pkt->frag_frames, cap * sizeof(guint32));
         if (pkt->sp_data) {
