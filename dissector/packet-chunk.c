@@ -389,11 +389,11 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, co
 static void chunk_info_slice(packet_info *pinfo, guint32 slice_id, gboolean last, guint32 num_slices,
                              guint32 chunk_id, guint32 bytes)
 {
-    char buf[96];
-    char *p = buf;
+    char *buf, *p;
 
     if (!pinfo->cinfo)
         return;
+    buf = p = (char *)wmem_alloc(pinfo->pool, 96);
     p = au_put_str(p, "Slice ");
     p = au_put_uint(p, slice_id);
     if (last)
@@ -406,7 +406,9 @@ static void chunk_info_slice(packet_info *pinfo, guint32 slice_id, gboolean last
     p = au_put_uint(p, bytes);
     p = au_put_str(p, " bytes");
     *p = '\0';
-    col_add_str(pinfo->cinfo, COL_INFO, buf);
+    /* Not copied: in the packet scope, which lives as long as the
+     * packet_info (column-utils.h allows that), and plain ASCII. */
+    col_set_str(pinfo->cinfo, COL_INFO, buf);
 }
 
 /* Display caps (issue 5, docs/robustness.md "Dissector"): with the
