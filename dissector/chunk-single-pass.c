@@ -11,7 +11,6 @@
 #include <epan/packet.h>
 #include <epan/reassemble.h>
 
-#include "ws-compat.h"
 #include "single-pass.h"
 #include "chunk-single-pass.h"
 

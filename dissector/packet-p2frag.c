@@ -275,10 +275,11 @@ static gint32 p2frag_read_sint(p2_reader_t *r, gint32 min, gint32 max)
     return (gint32)raw + min;
 }
 
-/* Reads the items of a B packet (8 bits each) from the bytes directly, eight
- * at a time: a reassembled B packet holds up to 16384 of them, and reading
- * them one bit field at a time was most of the dissector's time. Counts
- * those above the maximum (P2_ERR_RANGE) and stops where the datagram does. */
+/* Reads the items of a B packet (8 bits each) from the bytes directly, many
+ * at a time (cs_count_above): a reassembled B packet holds up to 16384 of
+ * them, and reading them one bit field at a time was most of the
+ * dissector's time. Counts those above the maximum (P2_ERR_RANGE) and stops
+ * where the datagram does. */
 static void p2frag_read_items(p2frag_body_t *b)
 {
     p2_reader_t *r = &b->r;
@@ -294,7 +295,7 @@ static void p2frag_read_items(p2frag_body_t *b)
         /* The bytes the items touch: n, or n + 1 when they straddle bytes. */
         guint nbytes = (shift + n * 8 + 7) / 8;
         b->items_bad = cs_count_above(tvb_get_ptr(r->tvb, r->bit / 8, nbytes), n, shift,
-                                          P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
+                                      P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
         r->bit += n * 8;
     }
     if (b->items_bad)
@@ -489,7 +490,9 @@ static void p2frag_frag_add(p2frag_pkt_t *pkt, guint32 id, guint32 frame)
 
 /* ---- Reassembly in tshark's single pass (single-pass.c says why) ------------- */
 
-/* Fragment data held at once, at most: beyond, packets go to the table. */
+/* Fragment data held at once past which a new packet goes to the table (a
+ * packet already holding fragments keeps taking them: the bound is on when
+ * a packet starts, so it can be passed by what started packets still get). */
 #define P2FRAG_SP_BUDGET  (64u << 20)
 /* A fragment's sequence unwraps to the nearest of seq + k x 65536 around
  * the newest, so a packet this far behind it is out of reach for good. */

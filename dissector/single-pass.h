@@ -27,11 +27,11 @@ void cs_sp_init(void);
 gboolean cs_sp_begin_packet(packet_info *pinfo);
 
 /* The scope a frame's analysis record lives in: the packet's in the single
- * pass (transient: what cs_sp_begin_packet() returned), the file's
- * otherwise. */
+ * pass (transient: what cs_sp_begin_packet() returned, never TRUE on a
+ * revisit), the file's otherwise. */
 static inline wmem_allocator_t *cs_sp_record_scope(packet_info *pinfo, gboolean transient)
 {
-    return transient && !PINFO_FD_VISITED(pinfo) ? pinfo->pool : wmem_file_scope();
+    return transient ? pinfo->pool : wmem_file_scope();
 }
 
 /* Call last for every analysed packet (queues the probe on first passes). */
