@@ -70,7 +70,7 @@ int app_common_option(app_common_options_t *common, int opt, const char *text)
 
 void app_set_verbosity(int verbosity)
 {
-    log_set_level(verbosity >= 2 ? LOG_LEVEL_DEBUG : verbosity == 1 ? LOG_LEVEL_INFO : LOG_LEVEL_ERROR);
+    cs_log_set_level(verbosity >= 2 ? CS_LOG_LEVEL_DEBUG : verbosity == 1 ? CS_LOG_LEVEL_INFO : CS_LOG_LEVEL_ERROR);
 }
 
 int app_open_listener(const char *program, platform_socket_t *socket, platform_address_t *address,

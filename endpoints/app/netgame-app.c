@@ -59,7 +59,7 @@ static void on_send(void *context, const uint8_t *address, int address_bytes, co
     address_from_bytes(address, &to);
     if (platform_socket_send(&app->socket, &to, packet, bytes) != 0) {
         app->send_errors++;
-        log_message(LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
         return;
     }
     app->datagrams_sent++;
@@ -166,7 +166,7 @@ static void print_summary(app_t *app, netgame_connection_t *c, double elapsed, c
 int netgame_app_main(int argc, char **argv, netgame_role_t role)
 {
     const char *program = role == NETGAME_CLIENT ? "netgame-client" : "netgame-server";
-    log_set_name(program);
+    cs_log_set_name(program);
     netgame_config_t config;
     netgame_default_config(&config);
     config.role = role;
@@ -265,10 +265,10 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
         uint8_t bytes[ADDRESS_BYTES];
         address_to_bytes(&server, bytes);
         netgame_connection_start(c, 0, bytes, ADDRESS_BYTES);
-        log_message(LOG_LEVEL_INFO, "connecting to %s", platform_address_format(&server, text, sizeof text));
+        cs_log_message(CS_LOG_LEVEL_INFO, "connecting to %s", platform_address_format(&server, text, sizeof text));
     } else {
         netgame_connection_start(c, 0, NULL, 0);
-        log_message(LOG_LEVEL_INFO, "listening on %s",
+        cs_log_message(CS_LOG_LEVEL_INFO, "listening on %s",
                     platform_address_format(&app.socket.bound, text, sizeof text));
     }
 
@@ -302,11 +302,11 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
                 platform_socket_local_address(&app.socket, &from, &local);
                 app_capture_record(&app.capture, &from, &local, datagram, n);
                 if (!was && netgame_connection_connected(c))
-                    log_message(LOG_LEVEL_INFO, "connected to %s",
+                    cs_log_message(CS_LOG_LEVEL_INFO, "connected to %s",
                                 platform_address_format(&from, text, sizeof text));
             } else {
                 app.datagrams_dropped++;
-                log_message(LOG_LEVEL_DEBUG, "dropped %d bytes from %s", n,
+                cs_log_message(CS_LOG_LEVEL_DEBUG, "dropped %d bytes from %s", n,
                             platform_address_format(&from, text, sizeof text));
             }
         }
@@ -323,7 +323,7 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
             app.mode = netgame_connection_mode(c);
             if (connected) { /* a dropped connection starts over in Bad: not a switch */
                 app.switches++;
-                log_message(LOG_LEVEL_INFO, "%.1f s: %s mode (rtt %.1f ms, penalty %.0f s)", now,
+                cs_log_message(CS_LOG_LEVEL_INFO, "%.1f s: %s mode (rtt %.1f ms, penalty %.0f s)", now,
                             netgame_mode_name((netgame_mode_t)app.mode), netgame_connection_rtt(c) * 1000,
                             netgame_connection_penalty_time(c));
             }
@@ -341,7 +341,7 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
                 outcome = "connection timed out";
                 break;
             }
-            log_message(LOG_LEVEL_INFO, "client timed out; listening again");
+            cs_log_message(CS_LOG_LEVEL_INFO, "client timed out; listening again");
             if (once) {
                 outcome = "client gone";
                 break;

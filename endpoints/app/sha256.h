@@ -8,6 +8,6 @@
 #include <stdint.h>
 
 /* Writes the digest of data as 64 lowercase hex digits and a NUL into hex. */
-void sha256_hex(const uint8_t *data, size_t bytes, char hex[65]);
+void cs_sha256_hex(const uint8_t *data, size_t bytes, char hex[65]);
 
 #endif

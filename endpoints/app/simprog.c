@@ -31,7 +31,17 @@ void simprog_init(simprog_t *sp, const char *program, const char *side_a, const 
     pcapout_addr_ipv4(&sp->addr[SIMPROG_SIDE_B], 10, 0, 0, 2, port_b);
 }
 
-int simprog_add_options(struct option *options, int count)
+/* getopt_long values of the common options. */
+enum { SIMPROG_OPT_CAPTURE_AT = 800, SIMPROG_OPT_TRUTH, SIMPROG_OPT_TIME_LIMIT, SIMPROG_OPT_TICK };
+/* Their short options, for getopt_long's option string. */
+#define SIMPROG_SHORT_OPTIONS "w:qv"
+/* Entries add_common_options appends to a getopt_long table. */
+#define SIMPROG_OPTION_COUNT (7 + LINKOPT_COUNT)
+
+/* Appends the common options (see simprog.h) to a getopt_long table of count
+ * entries with room for SIMPROG_OPTION_COUNT more and the terminating zero
+ * entry. Returns the new count. */
+static int add_common_options(struct option *options, int count)
 {
     static const struct option common[] = {
         {"pcap", required_argument, 0, 'w'},
@@ -48,12 +58,15 @@ int simprog_add_options(struct option *options, int count)
     return linkopt_add(options, count);
 }
 
-int simprog_option(simprog_t *sp, int opt, const char *text)
+/* Applies getopt_long's result opt (with optarg text) when it is a common
+ * option, and returns 1; returns 0 when it is not. A bad value is a usage
+ * error (message, exit 2). */
+static int common_option(simprog_t *sp, int opt, const char *text)
 {
     switch (opt) {
     case 'w': sp->pcap_path = text; return 1;
     case 'q': sp->quiet = 1; return 1;
-    case 'v': log_set_level(LOG_LEVEL_DEBUG); return 1;
+    case 'v': cs_log_set_level(CS_LOG_LEVEL_DEBUG); return 1;
     case SIMPROG_OPT_TRUTH: sp->truth_path = text; return 1;
     case SIMPROG_OPT_TIME_LIMIT:
         sp->time_limit = app_seconds_option(sp->program, "time-limit", text, SIMPROG_MAX_TIME_LIMIT);
@@ -83,7 +96,7 @@ void simprog_parse_options(simprog_t *sp, int argc, char **argv, const struct op
         exit(SIMPROG_EXIT_IO);
     }
     memcpy(options, own, (size_t)count * sizeof *own);
-    simprog_add_options(options, count);
+    add_common_options(options, count);
 
     int c, index;
     opterr = 0;
@@ -97,7 +110,7 @@ void simprog_parse_options(simprog_t *sp, int argc, char **argv, const struct op
             if (optopt) app_bad_argument(sp->program, "unknown option -%c", optopt);
             app_bad_argument(sp->program, "unknown option %s", argv[optind - 1]);
         }
-        if (!simprog_option(sp, c, optarg)) own_option(context, c, options[index].name, optarg);
+        if (!common_option(sp, c, optarg)) own_option(context, c, options[index].name, optarg);
     }
     if (optind < argc) app_bad_argument(sp->program, "unexpected argument '%s'", argv[optind]);
     free(options);

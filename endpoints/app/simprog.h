@@ -1,5 +1,5 @@
-/* simprog.h: what every simulator program (chunk-sim, and the frag-sim and
- * netgame-sim to come) needs around its endpoints: two hosts A (10.0.0.1) and
+/* simprog.h: what every simulator program (chunk-sim, frag-sim,
+ * netgame-sim) needs around its endpoints: two hosts A (10.0.0.1) and
  * B (10.0.0.2) joined by netsim in virtual time; the common options (-w pcap,
  * --capture-at, --truth, --time-limit, --tick, -q, -v, and the link options
  * and --seed of linkopt.h); the pcap seen at one host; the progress line; the
@@ -22,13 +22,6 @@
 #define SIMPROG_EXIT_IO 4
 
 enum { SIMPROG_SIDE_A = 0, SIMPROG_SIDE_B = 1 };
-
-/* getopt_long values of the common options (simprog_add_options). */
-enum { SIMPROG_OPT_CAPTURE_AT = 800, SIMPROG_OPT_TRUTH, SIMPROG_OPT_TIME_LIMIT, SIMPROG_OPT_TICK };
-/* Their short options, for getopt_long's option string. */
-#define SIMPROG_SHORT_OPTIONS "w:qv"
-/* Entries simprog_add_options appends to a getopt_long table. */
-#define SIMPROG_OPTION_COUNT (7 + LINKOPT_COUNT)
 
 typedef struct simprog_t {
     const char *program;       /* for messages: "PROGRAM: ..." */
@@ -56,24 +49,14 @@ typedef struct simprog_t {
 void simprog_init(simprog_t *sp, const char *program, const char *side_a, const char *side_b, uint16_t port_a,
                   uint16_t port_b);
 
-/* Appends the common options (see the top) to a getopt_long table of count
- * entries with room for SIMPROG_OPTION_COUNT more and the terminating zero
- * entry. Returns the new count. */
-int simprog_add_options(struct option *options, int count);
-
-/* Applies getopt_long's result opt (with optarg text) when it is a common
- * option, and returns 1; returns 0 when it is not. A bad value is a usage
- * error (message, exit 2). */
-int simprog_option(simprog_t *sp, int opt, const char *text);
-
 /* A simulator program's own option (getopt_long's opt, its long name for
  * messages, its value or NULL); context is simprog_parse_options'. */
 typedef void simprog_own_option_fn(void *context, int opt, const char *name, const char *text);
 
 /* Parses argv with getopt_long over the program's own options own[0..count)
  * (--help among them) and the common ones: -h/--help prints usage(stdout)
- * and exits 0; a common option goes to sp (simprog_option), any other to
- * own_option. A missing value, an unknown option or a stray argument is a
+ * and exits 0; a common option (see the top) goes to sp, any other to
+ * own_option; getopt_long values 800 and up are the common options'. A missing value, an unknown option or a stray argument is a
  * usage error (message, exit 2). */
 void simprog_parse_options(simprog_t *sp, int argc, char **argv, const struct option *own, int count,
                            void (*usage)(FILE *), simprog_own_option_fn *own_option, void *context);

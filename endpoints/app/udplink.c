@@ -16,7 +16,7 @@ void udp_link_send(void *context, const uint8_t *packet, int bytes)
     if (!link->peer_known) return;
     if (platform_socket_send(&link->socket, &link->peer, packet, bytes) != 0) {
         link->send_errors++;
-        log_message(LOG_LEVEL_DEBUG, "%s: send failed: %s", link->program, strerror(errno));
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: send failed: %s", link->program, strerror(errno));
         return;
     }
     link->datagrams_sent++;
@@ -42,7 +42,7 @@ int udp_link_accept(udp_link_t *link, const platform_address_t *from, const uint
     app_capture_record(&link->capture, from, &local, data, bytes);
     link->foreign_dropped++;
     char text[PLATFORM_ADDRESS_STRING_SIZE];
-    log_message(LOG_LEVEL_DEBUG, "%s: dropped %d bytes from %s: %s", link->program, bytes,
+    cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: dropped %d bytes from %s: %s", link->program, bytes,
               platform_address_format(from, text, sizeof text), why);
     return 0;
 }

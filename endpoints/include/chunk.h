@@ -38,8 +38,6 @@ extern "C" {
 /* Largest datagram any packet can be: header, widest fields, padding, data,
  * end check. Buffers of this size always suffice. */
 #define CHUNK_MAX_PACKET_BYTES (CHUNK_SLICE_SIZE_LIMIT + 64)
-/* Estimated IPv4 + UDP header bytes added to every packet for bandwidth. */
-#define CHUNK_IP_UDP_OVERHEAD 28
 
 /* ---- wire codec ---- */
 

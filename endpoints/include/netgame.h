@@ -179,8 +179,6 @@ double netgame_connection_rtt(const netgame_connection_t *connection);
 netgame_mode_t netgame_connection_mode(const netgame_connection_t *connection);
 const char *netgame_mode_name(netgame_mode_t mode);
 double netgame_connection_penalty_time(const netgame_connection_t *connection);
-/* Packets per second the flow control allows now (30 Good, 10 Bad). */
-double netgame_connection_send_rate(const netgame_connection_t *connection);
 
 enum {
     NETGAME_COUNTER_PACKETS_SENT,

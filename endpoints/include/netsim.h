@@ -19,10 +19,6 @@ extern "C" {
 /* Largest datagram the simulator carries: any UDP payload. */
 #define NETSIM_MAX_DATAGRAM 65536
 
-/* Estimated IPv4 + UDP header bytes added to every datagram on a link with a
- * bandwidth cap. */
-#define NETSIM_IP_UDP_OVERHEAD 28
-
 /* The impairments of one direction ("A to B" is 0, "B to A" is 1). */
 typedef struct netsim_link_config_t {
     double loss;            /* probability a packet is dropped, 0..1 */

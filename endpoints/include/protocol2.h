@@ -65,10 +65,8 @@ void p2_write_bits(p2_writer_t *w, uint32_t value, int n);
  * [min, max] is a caller's mistake (asserted). */
 void p2_write_int(p2_writer_t *w, uint32_t value, uint32_t min, uint32_t max);
 
-/* Moves to the next byte boundary (zero padding bits). */
-void p2_write_align(p2_writer_t *w);
-
-/* Aligns, then copies n bytes of data. */
+/* Moves to the next byte boundary (zero padding bits), then copies n bytes
+ * of data. */
 void p2_write_bytes(p2_writer_t *w, const uint8_t *data, int n);
 
 /* Aligns, then writes the end check. */

@@ -237,7 +237,7 @@ static void lock_on(recv_t *r, const platform_address_t *from, int bytes, double
     platform_socket_local_address(&r->link.socket, from, &r->link.local);
     r->first_heard = now;
     char text[PLATFORM_ADDRESS_STRING_SIZE];
-    log_message(LOG_LEVEL_INFO, "%s: receiving from %s", program, platform_address_format(from, text, sizeof text));
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: receiving from %s", program, platform_address_format(from, text, sizeof text));
 }
 
 /* Hands every waiting datagram from the sender to the receiver. Returns 0,
@@ -401,7 +401,7 @@ int main(int argc, char **argv)
     if (code != 0) return code;
     platform_catch_signals();
     char text[PLATFORM_ADDRESS_STRING_SIZE];
-    log_message(LOG_LEVEL_INFO, "%s: listening on %s", program,
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: listening on %s", program,
                 platform_address_format(&r.link.socket.bound, text, sizeof text));
 
     run(&r);

@@ -280,14 +280,14 @@ static int take_arrivals(relay_t *relay, int dir, double now)
             relay->sender_known = 1;
             relay->sender = from;
             platform_socket_local_address(&relay->listen, &from, &relay->listen_local);
-            log_message(LOG_LEVEL_INFO, "%s: sender is %s", program,
+            cs_log_message(CS_LOG_LEVEL_INFO, "%s: sender is %s", program,
                         platform_address_format(&from, text, sizeof text));
         }
         const platform_address_t *peer = dir == DIR_FORWARD ? &relay->sender : &relay->receiver;
         /* Answers have nowhere to go before the sender is known. */
         if (!platform_address_equal(&from, peer) || !relay->sender_known) {
             relay->foreign_dropped[dir]++;
-            log_message(LOG_LEVEL_DEBUG, "%s: dropped %d bytes from %s: not the %s", program, n,
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: dropped %d bytes from %s: not the %s", program, n,
                         platform_address_format(&from, text, sizeof text), dir == DIR_FORWARD ? "sender" : "receiver");
             continue;
         }
@@ -299,7 +299,7 @@ static int take_arrivals(relay_t *relay, int dir, double now)
                                relay->datagram, n);
         if (n <= 0 || n > NETSIM_MAX_DATAGRAM) {
             relay->size_dropped[dir]++;
-            log_message(LOG_LEVEL_DEBUG, "%s: dropped a datagram of %d bytes: the simulator carries 1..%d",
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: dropped a datagram of %d bytes: the simulator carries 1..%d",
                         program, n, NETSIM_MAX_DATAGRAM);
             continue;
         }
@@ -318,7 +318,7 @@ static void forward_due(relay_t *relay, double now)
             const platform_address_t *to = dir == DIR_FORWARD ? &relay->receiver : &relay->sender;
             if (platform_socket_send(out, to, relay->datagram, n) != 0) {
                 relay->send_errors[dir]++;
-                log_message(LOG_LEVEL_DEBUG, "%s: send failed: %s", program, strerror(errno));
+                cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: send failed: %s", program, strerror(errno));
                 continue;
             }
             relay->forwarded[dir]++;
@@ -420,7 +420,7 @@ int main(int argc, char **argv)
     if (exit_code != 0) return exit_code;
     platform_catch_signals();
     char text[PLATFORM_ADDRESS_STRING_SIZE], text2[PLATFORM_ADDRESS_STRING_SIZE];
-    log_message(LOG_LEVEL_INFO, "%s: listening on %s, relaying to %s", program,
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: listening on %s, relaying to %s", program,
                 platform_address_format(&relay.listen.bound, text, sizeof text),
                 platform_address_format(&relay.receiver, text2, sizeof text2));
 

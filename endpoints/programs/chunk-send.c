@@ -424,7 +424,7 @@ int main(int argc, char **argv)
     if (code != 0) return code;
     platform_catch_signals();
     char text[PLATFORM_ADDRESS_STRING_SIZE], local[PLATFORM_ADDRESS_STRING_SIZE];
-    log_message(LOG_LEVEL_INFO, "%s: sending %s to %s from %s", program, s.input_path,
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: sending %s to %s from %s", program, s.input_path,
                 platform_address_format(&s.link.peer, text, sizeof text),
                 platform_address_format(&s.link.local, local, sizeof local));
 

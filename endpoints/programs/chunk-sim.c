@@ -267,7 +267,7 @@ static void finish_options(options_t *opt)
     if (!opt->input_path && opt->size < 1) app_bad_argument(program, "--size must be at least 1 byte");
     if (opt->sender.rate_bytes_per_second < 0) /* article preset: one full slice per tick */
         opt->sender.rate_bytes_per_second =
-            1.01 * (chunk_slice_packet_size(&opt->wire, 0, 2, opt->wire.slice_size) + CHUNK_IP_UDP_OVERHEAD) /
+            1.01 * (chunk_slice_packet_size(&opt->wire, 0, 2, opt->wire.slice_size) + CS_IP_UDP_OVERHEAD) /
             opt->sp.tick;
     if (opt->no_resend_delay) opt->sender.fault_no_resend_delay = 1;
     if (opt->ignore_acks) opt->sender.fault_ignore_acks = 1;
@@ -359,10 +359,10 @@ static long long read_input_file(const char *path, uint8_t **data)
 /* Fills data with size seeded bytes: flow f's generated data. */
 static void generate_data(uint8_t *data, long long size, uint64_t seed, int f)
 {
-    rng_t rng;
-    rng_seed(&rng, seed * 0x100000001b3ull + 0xda7a0000u + (uint64_t)f);
+    cs_rng_t rng;
+    cs_rng_seed(&rng, seed * 0x100000001b3ull + 0xda7a0000u + (uint64_t)f);
     for (long long i = 0; i < size; i += 8) {
-        uint64_t v = rng_next(&rng);
+        uint64_t v = cs_rng_next(&rng);
         for (int k = 0; k < 8 && i + k < size; k++) data[i + k] = (uint8_t)(v >> (8 * k));
     }
 }

@@ -86,7 +86,7 @@ static void on_deliver(void *context, double time, uint16_t sequence, const uint
     }
     if (out->manifest) {
         char digest[65];
-        sha256_hex(packet, (size_t)bytes, digest);
+        cs_sha256_hex(packet, (size_t)bytes, digest);
         fprintf(out->manifest, "%u %d %s\n", sequence, bytes, digest);
     }
     out->packets++;
@@ -163,7 +163,7 @@ int main(int argc, char **argv)
     if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
     const char *output_path = optind < argc ? argv[optind] : "-";
     app_set_verbosity(common.verbosity);
-    log_set_name("frag");
+    cs_log_set_name("frag");
 
     char text[PLATFORM_ADDRESS_STRING_SIZE];
     udp_link_t link;
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
         return EXIT_IO;
     }
     platform_catch_signals();
-    log_message(LOG_LEVEL_INFO, "%s: listening on %s", program,
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: listening on %s", program,
                 platform_address_format(&link.socket.bound, text, sizeof text));
 
     const uint64_t *counters = frag_receiver_counters(receiver);
@@ -225,7 +225,7 @@ int main(int argc, char **argv)
                     link.peer = from;
                     platform_socket_local_address(&link.socket, &from, &link.local);
                     first_heard = now;
-                    log_message(LOG_LEVEL_INFO, "%s: receiving from %s", program,
+                    cs_log_message(CS_LOG_LEVEL_INFO, "%s: receiving from %s", program,
                                 platform_address_format(&from, text, sizeof text));
                 }
             }
@@ -235,7 +235,7 @@ int main(int argc, char **argv)
             last_heard = now;
             frag_verdict_t verdict = frag_receiver_receive_packet(receiver, now, datagram, n);
             if (verdict != FRAG_VERDICT_ACCEPTED && verdict != FRAG_VERDICT_DELIVERED)
-                log_message(LOG_LEVEL_DEBUG, "%s: dropped %d bytes: %s", program, n, frag_verdict_name(verdict));
+                cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: dropped %d bytes: %s", program, n, frag_verdict_name(verdict));
         }
         if (output.failed) {
             fprintf(stderr, "%s: writing %s: %s\n", program, output_path, strerror(errno));

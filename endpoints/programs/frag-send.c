@@ -139,7 +139,7 @@ int main(int argc, char **argv)
     const char *host_text = argv[optind];
     const char *input_path = optind + 1 < argc ? argv[optind + 1] : "-";
     app_set_verbosity(common.verbosity);
-    log_set_name("frag");
+    cs_log_set_name("frag");
 
     char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
     udp_link_t link;
@@ -190,7 +190,7 @@ int main(int argc, char **argv)
         return EXIT_IO;
     }
     platform_catch_signals();
-    log_message(LOG_LEVEL_INFO, "%s: sending to %s", program, platform_address_format(&link.peer, text, sizeof text));
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: sending to %s", program, platform_address_format(&link.peer, text, sizeof text));
 
     const uint64_t *counters = frag_sender_counters(sender);
     double start = platform_time(), next_progress = start + 1.0;
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
             int sequence = frag_sender_queue_raw(sender, packet, (int)n);
             if (manifest) {
                 char digest[65];
-                sha256_hex(packet, (size_t)n, digest);
+                cs_sha256_hex(packet, (size_t)n, digest);
                 fprintf(manifest, "%d %ld %s\n", sequence, n, digest);
             }
             bytes_read += n;
@@ -234,7 +234,7 @@ int main(int argc, char **argv)
         int n;
         while ((n = udp_link_receive(&link, &from, datagram)) >= 0)
             if (udp_link_accept(&link, &from, datagram, n, "not the receiver"))
-                log_message(LOG_LEVEL_DEBUG, "%s: ignored %d bytes from the receiver (fragments have no acks)", program, n);
+                cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: ignored %d bytes from the receiver (fragments have no acks)", program, n);
         if (!common.quiet && now >= next_progress) {
             char rate[32];
             app_format_rate(counters[FRAG_SENDER_COUNTER_BYTES_SENT] / (now - start), rate, sizeof rate);

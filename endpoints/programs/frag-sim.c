@@ -100,7 +100,7 @@ typedef struct run_t {
     chunk_sender_t *chunk_sender;
     chunk_receiver_t *chunk_receiver;
     chunk_wire_config_t chunk_wire;
-    rng_t plan; /* packet sizes and contents */
+    cs_rng_t plan; /* packet sizes and contents */
     packet_t *packets;
     int queued; /* packets handed to the sender */
     int packet_of_sequence[65536]; /* the latest queued packet with this sequence, or -1 */
@@ -270,14 +270,14 @@ static void queue_next_packet(run_t *run)
     int i = run->queued;
     packet_t *p = &run->packets[i];
     uint64_t span = (uint64_t)(opt->size_max - opt->size_min + 1);
-    p->size = (int)(opt->size_min + (long long)(rng_next(&run->plan) % span));
+    p->size = (int)(opt->size_min + (long long)(cs_rng_next(&run->plan) % span));
     p->out_of_window = opt->out_of_window && i % opt->out_of_window == opt->out_of_window - 1;
     int test_size_ok = p->size >= 13 && p->size <= 13 + FRAG_MAX_B_ITEMS;
     p->raw = opt->raw || p->out_of_window || !test_size_ok;
     int sequence;
     if (p->raw) {
         for (int k = 0; k < p->size; k += 8) {
-            uint64_t v = rng_next(&run->plan);
+            uint64_t v = cs_rng_next(&run->plan);
             for (int b = 0; b < 8 && k + b < p->size; b++) run->scratch[k + b] = (uint8_t)(v >> (8 * b));
         }
         if (p->out_of_window) {
@@ -291,7 +291,7 @@ static void queue_next_packet(run_t *run)
         frag_test_packet_t *t = &run->test_packet;
         t->type = FRAG_PACKET_B;
         t->num_items = p->size - 13;
-        for (int k = 0; k < t->num_items; k++) t->items[k] = (int8_t)((int)(rng_next(&run->plan) % 201) - 100);
+        for (int k = 0; k < t->num_items; k++) t->items[k] = (int8_t)((int)(cs_rng_next(&run->plan) % 201) - 100);
         t->sequence = frag_sender_next_sequence(run->sender);
         int written = frag_write_test_packet(&opt->sender.wire, t, run->scratch, (int)sizeof run->scratch);
         if (written != p->size) {
@@ -306,7 +306,7 @@ static void queue_next_packet(run_t *run)
         exit(EXIT_IO);
     }
     p->sequence = (uint16_t)sequence;
-    sha256_hex(run->scratch, (size_t)p->size, p->sha_sent);
+    cs_sha256_hex(run->scratch, (size_t)p->size, p->sha_sent);
     p->num_datagrams = p->fragmented ? frag_fragment_count(p->size) : 1;
     p->datagrams = xcalloc((size_t)p->num_datagrams, sizeof *p->datagrams);
     run->packet_of_sequence[p->sequence] = i;
@@ -318,8 +318,8 @@ static void queue_next_packet(run_t *run)
 static void setup_chunks(run_t *run)
 {
     const options_t *opt = run->opt;
-    rng_t rng;
-    rng_seed(&rng, opt->sp.sim.seed * 0x100000001b3ull + 0xda7a0000u);
+    cs_rng_t rng;
+    cs_rng_seed(&rng, opt->sp.sim.seed * 0x100000001b3ull + 0xda7a0000u);
     run->chunks = xcalloc((size_t)opt->chunks, sizeof *run->chunks);
     for (int k = 0; k < opt->chunks; k++) {
         chunk_rec_t *c = &run->chunks[k];
@@ -328,10 +328,10 @@ static void setup_chunks(run_t *run)
         c->num_slices = (c->size + CHUNK_DEFAULT_SLICE_SIZE - 1) / CHUNK_DEFAULT_SLICE_SIZE;
         c->data = xcalloc((size_t)c->size, 1);
         for (int i = 0; i < c->size; i += 8) {
-            uint64_t v = rng_next(&rng);
+            uint64_t v = cs_rng_next(&rng);
             for (int b = 0; b < 8 && i + b < c->size; b++) c->data[i + b] = (uint8_t)(v >> (8 * b));
         }
-        sha256_hex(c->data, (size_t)c->size, c->sha);
+        cs_sha256_hex(c->data, (size_t)c->size, c->sha);
     }
 }
 
@@ -441,7 +441,7 @@ static void on_deliver(void *context, double time, uint16_t sequence, const uint
     }
     p->delivered = 1;
     p->time_delivered = time;
-    sha256_hex(packet, (size_t)bytes, p->sha_delivered);
+    cs_sha256_hex(packet, (size_t)bytes, p->sha_delivered);
     p->intact = bytes == p->size && fragmented == p->fragmented && strcmp(p->sha_delivered, p->sha_sent) == 0;
     if (!p->intact) {
         fprintf(stderr, "frag-sim: packet %d (sequence %u) delivered with %d bytes that differ from what was sent\n",
@@ -810,12 +810,12 @@ int main(int argc, char **argv)
 {
     static options_t opt;
     parse_options(&opt, argc, argv);
-    log_set_name("frag");
+    cs_log_set_name("frag");
 
     static run_t run;
     run.opt = &opt;
     run.sp = &opt.sp;
-    rng_seed(&run.plan, plan_seed(opt.sp.sim.seed));
+    cs_rng_seed(&run.plan, plan_seed(opt.sp.sim.seed));
     for (int s = 0; s < 65536; s++) run.packet_of_sequence[s] = -1;
     run.packets = xcalloc((size_t)opt.packets, sizeof *run.packets);
     chunk_wire_default_config(&run.chunk_wire);

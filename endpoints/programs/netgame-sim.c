@@ -226,7 +226,7 @@ static void parse_options(options_t *opt, int argc, char **argv)
     netgame_default_config(&opt->endpoint);
     opt->endpoint.payload_bytes = 32;
     opt->stop_acking_at[0] = opt->stop_acking_at[1] = -1;
-    log_set_name(program);
+    cs_log_set_name(program);
     simprog_parse_options(&opt->sp, argc, argv, own_options, (int)(sizeof own_options / sizeof own_options[0]), usage,
                           own_option, opt);
     if (opt->sp.time_limit <= 0) die_usage("--duration must be above 0");

@@ -42,7 +42,7 @@ typedef struct sim_packet_t {
 
 typedef struct sim_direction_t {
     netsim_link_config_t config;
-    rng_t rng;
+    cs_rng_t rng;
     sim_packet_t *heap; /* min-heap on (delivery_time, sequence) */
     int count;
     int capacity;
@@ -88,7 +88,7 @@ netsim_t *netsim_create(const netsim_config_t *config)
         assert(link->latency >= 0 && link->jitter >= 0 && link->reorder_delay >= 0);
         sim->dir[d].config = *link;
         /* Distinct, fixed streams per direction derived from the one seed. */
-        rng_seed(&sim->dir[d].rng, config->seed * 2 + (uint64_t)d + 0x5eed0000u);
+        cs_rng_seed(&sim->dir[d].rng, config->seed * 2 + (uint64_t)d + 0x5eed0000u);
     }
     return sim;
 }
@@ -169,7 +169,7 @@ static void schedule(netsim_t *sim, sim_direction_t *dir, double delivery_time, 
     uint8_t *copy = malloc((size_t)bytes);
     if (!copy || heap_push(dir, delivery_time, sim->next_sequence, copy, bytes) != 0) {
         free(copy);
-        log_message(LOG_LEVEL_ERROR, "sim: out of memory, datagram dropped");
+        cs_log_message(CS_LOG_LEVEL_ERROR, "sim: out of memory, datagram dropped");
         dir->counters[NETSIM_COUNTER_QUEUE_DROPPED]++;
         return;
     }
@@ -187,11 +187,11 @@ void netsim_send(netsim_t *sim, int dir_index, double time, const uint8_t *packe
     dir->counters[NETSIM_COUNTER_SENT]++;
 
     /* Always five draws per datagram, used or not (see the top comment). */
-    double u_loss = rng_uniform(&dir->rng);
-    double u_jitter = rng_uniform(&dir->rng);
-    double u_reorder = rng_uniform(&dir->rng);
-    double u_duplicate = rng_uniform(&dir->rng);
-    double u_duplicate_jitter = rng_uniform(&dir->rng);
+    double u_loss = cs_rng_uniform(&dir->rng);
+    double u_jitter = cs_rng_uniform(&dir->rng);
+    double u_reorder = cs_rng_uniform(&dir->rng);
+    double u_duplicate = cs_rng_uniform(&dir->rng);
+    double u_duplicate_jitter = cs_rng_uniform(&dir->rng);
 
     if (sim->config.filter && sim->config.filter(sim->config.filter_context, dir_index, packet, bytes)) {
         dir->counters[NETSIM_COUNTER_FAULT_DROPPED]++;
@@ -204,7 +204,7 @@ void netsim_send(netsim_t *sim, int dir_index, double time, const uint8_t *packe
 
     double departure = time;
     if (link->bandwidth > 0) {
-        double wire_bytes = (double)bytes + NETSIM_IP_UDP_OVERHEAD;
+        double wire_bytes = (double)bytes + CS_IP_UDP_OVERHEAD;
         double start = dir->link_free_time > time ? dir->link_free_time : time;
         double backlog = (start - time) * link->bandwidth;
         if (link->queue_bytes > 0 && backlog + wire_bytes > (double)link->queue_bytes + SIM_EPSILON) {

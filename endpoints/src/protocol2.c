@@ -69,13 +69,14 @@ void p2_write_int(p2_writer_t *w, uint32_t value, uint32_t min, uint32_t max)
     p2_write_bits(w, value - min, p2_bits_required(min, max));
 }
 
-/* Padding bits are already zero: the caller clears the packet first. */
-void p2_write_align(p2_writer_t *w) { w->bit = (w->bit + 7) & ~7; }
+/* Moves to the next byte boundary. Padding bits are already zero: the
+ * caller clears the packet first. */
+static void write_align(p2_writer_t *w) { w->bit = (w->bit + 7) & ~7; }
 
 void p2_write_bytes(p2_writer_t *w, const uint8_t *data, int n)
 {
     assert(n >= 0 && (data || n == 0));
-    p2_write_align(w);
+    write_align(w);
     assert(w->bit / 8 + n <= w->bytes);
     if (n > 0) memcpy(w->buffer + (w->bit >> 3), data, (size_t)n);
     w->bit += 8 * n;
@@ -83,13 +84,13 @@ void p2_write_bytes(p2_writer_t *w, const uint8_t *data, int n)
 
 void p2_write_check(p2_writer_t *w)
 {
-    p2_write_align(w);
+    write_align(w);
     p2_write_bits(w, P2_END_CHECK, 32);
 }
 
 int p2_write_finish(p2_writer_t *w, uint32_t protocol_id)
 {
-    p2_write_align(w);
+    write_align(w);
     int bytes = w->bit >> 3;
     assert(bytes == w->bytes);
     uint32_t crc = p2_packet_crc(protocol_id, w->buffer, bytes);

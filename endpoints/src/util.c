@@ -8,24 +8,24 @@
 
 #include "util.h"
 
-static int log_level = LOG_LEVEL_ERROR;
+static int log_level = CS_LOG_LEVEL_ERROR;
 static const char *log_name = "chunk";
 
-void log_set_level(int level)
+void cs_log_set_level(int level)
 {
-    assert(level >= LOG_LEVEL_NONE && level <= LOG_LEVEL_DEBUG);
+    assert(level >= CS_LOG_LEVEL_NONE && level <= CS_LOG_LEVEL_DEBUG);
     log_level = level;
 }
 
-void log_set_name(const char *name)
+void cs_log_set_name(const char *name)
 {
     assert(name);
     log_name = name;
 }
 
-void log_message(int level, const char *format, ...)
+void cs_log_message(int level, const char *format, ...)
 {
-    assert(level > LOG_LEVEL_NONE && level <= LOG_LEVEL_DEBUG);
+    assert(level > CS_LOG_LEVEL_NONE && level <= CS_LOG_LEVEL_DEBUG);
     if (level > log_level) return;
     static const char *const prefix[] = {"", "error", "info", "debug"};
     fprintf(stderr, "%s %s: ", log_name, prefix[level]);
@@ -39,13 +39,13 @@ void log_message(int level, const char *format, ...)
 /* splitmix64 (Steele, Lea, Flood): one 64-bit word of state, every seed
  * (0 included) gives a good sequence, and the same seed the same numbers on
  * every platform, which is what the seeded simulator needs. */
-void rng_seed(rng_t *rng, uint64_t seed)
+void cs_rng_seed(cs_rng_t *rng, uint64_t seed)
 {
     assert(rng);
     rng->state = seed;
 }
 
-uint64_t rng_next(rng_t *rng)
+uint64_t cs_rng_next(cs_rng_t *rng)
 {
     assert(rng);
     uint64_t z = (rng->state += 0x9e3779b97f4a7c15ull);
@@ -54,8 +54,8 @@ uint64_t rng_next(rng_t *rng)
     return z ^ (z >> 31);
 }
 
-double rng_uniform(rng_t *rng)
+double cs_rng_uniform(cs_rng_t *rng)
 {
     /* The top 53 bits fill a double's mantissa exactly: [0, 1), never 1. */
-    return (double)(rng_next(rng) >> 11) * (1.0 / 9007199254740992.0);
+    return (double)(cs_rng_next(rng) >> 11) * (1.0 / 9007199254740992.0);
 }

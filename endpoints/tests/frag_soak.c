@@ -122,10 +122,10 @@ static int check_counters(void)
 /* One scenario drawn from seed; returns 0 when every check holds. */
 static int run_iteration(uint64_t seed, int verbose)
 {
-    rng_t rng;
-    rng_seed(&rng, seed);
-#define DRAW(n) ((int)(rng_next(&rng) % (uint64_t)(n)))
-#define UNIFORM() rng_uniform(&rng)
+    cs_rng_t rng;
+    cs_rng_seed(&rng, seed);
+#define DRAW(n) ((int)(cs_rng_next(&rng) % (uint64_t)(n)))
+#define UNIFORM() cs_rng_uniform(&rng)
     memset(&soak, 0, sizeof soak);
     for (int s = 0; s < 65536; s++) soak.index_of[s] = -1;
     frag_wire_default_config(&soak.wire);

@@ -131,7 +131,7 @@ static void parse_options(soak_options_t *opt, int argc, char **argv)
         case 'j': bad = parse_double(optarg, 0, 60, &opt->max_jitter); break;
         case 'x': opt->max_loss = 0.99, opt->max_latency = 10, opt->max_jitter = 3; break;
         case 'v': opt->verbose = 1; break;
-        case 'd': log_set_level(LOG_LEVEL_DEBUG); break;
+        case 'd': cs_log_set_level(CS_LOG_LEVEL_DEBUG); break;
         case 'h': usage(stdout); exit(0);
         case ':': fprintf(stderr, "chunk-soak: option %s needs a value (try --help)\n", argv[optind - 1]); exit(2);
         default: fprintf(stderr, "chunk-soak: unknown option %s (try --help)\n", argv[optind - 1]); exit(2);
@@ -147,7 +147,7 @@ static void parse_options(soak_options_t *opt, int argc, char **argv)
     }
 }
 
-static double uniform(rng_t *rng, double lo, double hi) { return lo + (hi - lo) * rng_uniform(rng); }
+static double uniform(cs_rng_t *rng, double lo, double hi) { return lo + (hi - lo) * cs_rng_uniform(rng); }
 
 static void on_send(void *context, const uint8_t *packet, int bytes)
 {
@@ -200,8 +200,8 @@ static int pop_and_check(soak_run_t *run, soak_flow_t *flow, uint16_t first_id, 
 /* Runs one iteration. Returns 0, or -1 on a failure (already reported). */
 static int run_iteration(const soak_options_t *opt, long long iteration, soak_totals_t *totals)
 {
-    rng_t rng;
-    rng_seed(&rng, opt->seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)iteration * 0xc2b2ae3d27d4eb4full);
+    cs_rng_t rng;
+    cs_rng_seed(&rng, opt->seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)iteration * 0xc2b2ae3d27d4eb4full);
     char where[96];
     snprintf(where, sizeof where, "iteration %lld (reproduce: chunk-soak --seed %llu --only %lld)", iteration,
              (unsigned long long)opt->seed, iteration);
@@ -211,14 +211,14 @@ static int run_iteration(const soak_options_t *opt, long long iteration, soak_to
     chunk_wire_default_config(&run.wire);
     /* Mostly the two variants in the wild; sometimes small slices, so that
      * chunks of many slices stay cheap. */
-    double variant = rng_uniform(&rng);
+    double variant = cs_rng_uniform(&rng);
     if (variant < 0.2) run.wire.max_slices = 32;
-    else if (variant < 0.35) run.wire.slice_size = 1 + (int)(rng_next(&rng) % 300), run.wire.max_slices = 64;
-    run.flows = rng_uniform(&rng) < 0.25 ? 2 : 1;
+    else if (variant < 0.35) run.wire.slice_size = 1 + (int)(cs_rng_next(&rng) % 300), run.wire.max_slices = 64;
+    run.flows = cs_rng_uniform(&rng) < 0.25 ? 2 : 1;
 
     netsim_config_t sim;
     netsim_default_config(&sim);
-    sim.seed = rng_next(&rng);
+    sim.seed = cs_rng_next(&rng);
     double rtt = 0;
     for (int d = 0; d < 2; d++) {
         netsim_link_config_t *l = &sim.link[d];
@@ -228,24 +228,24 @@ static int run_iteration(const soak_options_t *opt, long long iteration, soak_to
         l->duplicate = uniform(&rng, 0, 0.2);
         l->reorder = uniform(&rng, 0, 0.2);
         l->reorder_delay = uniform(&rng, 0, 0.1);
-        if (rng_uniform(&rng) < 0.3) {
+        if (cs_rng_uniform(&rng) < 0.3) {
             l->bandwidth = uniform(&rng, 100e3, 2e6);
-            l->queue_bytes = 4096 + (int)(rng_next(&rng) % (256 * 1024));
+            l->queue_bytes = 4096 + (int)(cs_rng_next(&rng) % (256 * 1024));
         }
         rtt += l->latency;
     }
     double rate = uniform(&rng, 100e3, 4e6);
     double tick = uniform(&rng, 0.001, 0.02);
-    uint16_t first_id = (uint16_t)rng_next(&rng); /* wraps within some iterations */
-    int use_rtt = rng_uniform(&rng) < 0.5;
-    int burst = rng_uniform(&rng) < 0.2 ? (int)(rng_next(&rng) % (64 * 1024)) : 0;
-    int ready_queue = 1 + (int)(rng_next(&rng) % 3);
+    uint16_t first_id = (uint16_t)cs_rng_next(&rng); /* wraps within some iterations */
+    int use_rtt = cs_rng_uniform(&rng) < 0.5;
+    int burst = cs_rng_uniform(&rng) < 0.2 ? (int)(cs_rng_next(&rng) % (64 * 1024)) : 0;
+    int ready_queue = 1 + (int)(cs_rng_next(&rng) % 3);
     /* Sometimes the application reads completed chunks only now and then, so
      * that the receiver's ready queue fills and it discards the next chunk's
      * slices meanwhile; sometimes the sender behaves like the article's
      * program and resends without delay. Neither may stop delivery. */
-    double pop_interval = rng_uniform(&rng) < 0.3 ? uniform(&rng, 0, 0.5) : 0;
-    int no_resend_delay = rng_uniform(&rng) < 0.1;
+    double pop_interval = cs_rng_uniform(&rng) < 0.3 ? uniform(&rng, 0, 0.5) : 0;
+    int no_resend_delay = cs_rng_uniform(&rng) < 0.1;
 
     run.sim = netsim_create(&sim);
     soak_side_t sides[2] = {{&run, 0}, {&run, 1}};
@@ -276,16 +276,16 @@ static int run_iteration(const soak_options_t *opt, long long iteration, soak_to
         flow->receiver = chunk_receiver_create(&rc);
         /* Sizes spread over every scale, 1 byte up to the largest chunk,
          * uniform in log size. */
-        flow->count = 1 + (int)(rng_next(&rng) % 12);
+        flow->count = 1 + (int)(cs_rng_next(&rng) % 12);
         flow->chunks = calloc((size_t)flow->count, sizeof *flow->chunks);
         flow->sizes = calloc((size_t)flow->count, sizeof *flow->sizes);
         for (int k = 0; k < flow->count; k++) {
-            int size = (int)pow((double)capacity, rng_uniform(&rng));
+            int size = (int)pow((double)capacity, cs_rng_uniform(&rng));
             if (size < 1) size = 1;
             if (size > capacity) size = capacity;
             flow->sizes[k] = size;
             flow->chunks[k] = malloc((size_t)size);
-            for (int i = 0; i < size; i++) flow->chunks[k][i] = (uint8_t)rng_next(&rng);
+            for (int i = 0; i < size; i++) flow->chunks[k][i] = (uint8_t)cs_rng_next(&rng);
             flow_bytes += size;
         }
     }

@@ -95,10 +95,10 @@ static void fill_legit(void)
     static int filled;
     if (filled) return;
     filled = 1;
-    rng_t rng;
-    rng_seed(&rng, chunk_test_seed);
+    cs_rng_t rng;
+    cs_rng_seed(&rng, chunk_test_seed);
     for (int k = 0; k < 4; k++)
-        for (int i = 0; i < MAX_CHUNK; i++) legit_data[k][i] = (uint8_t)rng_next(&rng);
+        for (int i = 0; i < MAX_CHUNK; i++) legit_data[k][i] = (uint8_t)cs_rng_next(&rng);
 }
 
 /* Writes slice slice_id of a chunk of size bytes with the codec. */
@@ -688,31 +688,31 @@ static void test_flood_no_allocation(void)
     int size = 256 * 1024;
     const uint8_t *data = legit_data[0];
     twin_slices(t, 0, data, size, 0, 128);
-    rng_t rng;
-    rng_seed(&rng, chunk_test_seed ^ 0xf100d);
+    cs_rng_t rng;
+    cs_rng_seed(&rng, chunk_test_seed ^ 0xf100d);
     static uint8_t junk[PLATFORM_SOCKET_MAX_DATAGRAM];
-    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)rng_next(&rng);
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)cs_rng_next(&rng);
     attack_begin(t);
     unsigned long before = allocations;
     int valid = 0, invalid = 0, current = 0;
     for (int i = 0; i < 100000; i++) {
-        int kind = (int)(rng_next(&rng) % 4), bytes;
+        int kind = (int)(cs_rng_next(&rng) % 4), bytes;
         if (kind == 0) {
             /* a maximum-size slice of some other chunk, claiming 256 slices */
-            uint16_t id = (uint16_t)(1 + rng_next(&rng) % 65535);
-            chunk_slice_packet_t s = {id, (int)(rng_next(&rng) % 255), 256, 1024, junk};
+            uint16_t id = (uint16_t)(1 + cs_rng_next(&rng) % 65535);
+            chunk_slice_packet_t s = {id, (int)(cs_rng_next(&rng) % 255), 256, 1024, junk};
             bytes = chunk_write_slice_packet(&t->config.wire, &s, t->packet, CHUNK_MAX_PACKET_BYTES);
             attack(t, t->packet, bytes);
             valid++;
         } else if (kind == 1) {
             /* a duplicate of a slice the receiver holds (the chunk in progress) */
-            bytes = write_slice(&t->config.wire, t->packet, 0, data, size, (int)(rng_next(&rng) % 128));
+            bytes = write_slice(&t->config.wire, t->packet, 0, data, size, (int)(cs_rng_next(&rng) % 128));
             attack(t, t->packet, bytes);
             current++;
         } else {
             /* junk of any size up to a whole UDP datagram */
-            bytes = (int)(rng_next(&rng) % sizeof junk);
-            attack(t, junk + rng_next(&rng) % (sizeof junk - (size_t)bytes + 1), bytes);
+            bytes = (int)(cs_rng_next(&rng) % sizeof junk);
+            attack(t, junk + cs_rng_next(&rng) % (sizeof junk - (size_t)bytes + 1), bytes);
             invalid++;
         }
         if (i % 100 == 0) {
@@ -807,17 +807,17 @@ static void amplification_run(int mode, long *bytes_in, amp_t *a)
     config.send = amp_send;
     config.context = a;
     a->receiver = chunk_receiver_create(&config);
-    rng_t rng;
-    rng_seed(&rng, chunk_test_seed ^ 0xa3b);
+    cs_rng_t rng;
+    cs_rng_seed(&rng, chunk_test_seed ^ 0xa3b);
     static uint8_t packet[CHUNK_MAX_PACKET_BYTES];
     static uint8_t junk[2048];
-    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)rng_next(&rng);
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)cs_rng_next(&rng);
     chunk_wire_config_t wire = config.wire;
     uint16_t expected = 0;
     *bytes_in = 0;
     for (int i = 0; i < 10000; i++) {
         a->now = i * 1e-4;
-        int kind = (int)(rng_next(&rng) % 10), bytes;
+        int kind = (int)(cs_rng_next(&rng) % 10), bytes;
         if (i == 0) kind = 0; /* the chunk starts with 256 slices */
         if (mode == AMP_NO_VALID && (kind < 3 || kind == 6)) kind = 3;
         if (mode == AMP_CHEAPEST) {
@@ -826,25 +826,25 @@ static void amplification_run(int mode, long *bytes_in, amp_t *a)
             bytes = chunk_write_slice_packet(&wire, &s, packet, CHUNK_MAX_PACKET_BYTES);
         } else if (kind < 3) {
             /* a valid slice of the chunk in progress: random slice of 256 */
-            int id = (int)(rng_next(&rng) % 256);
+            int id = (int)(cs_rng_next(&rng) % 256);
             chunk_slice_packet_t s = {expected, id, 256, id == 255 ? 1 : 1024, junk};
             bytes = chunk_write_slice_packet(&wire, &s, packet, CHUNK_MAX_PACKET_BYTES);
         } else if (kind < 5) {
             /* the chunk before: stale (the completed one, or older) */
-            uint16_t id = (uint16_t)(expected - 1 - (uint16_t)(rng_next(&rng) % 2));
+            uint16_t id = (uint16_t)(expected - 1 - (uint16_t)(cs_rng_next(&rng) % 2));
             chunk_slice_packet_t s = {id, 0, 256, 1024, junk};
             bytes = chunk_write_slice_packet(&wire, &s, packet, CHUNK_MAX_PACKET_BYTES);
         } else if (kind < 6) {
             /* ahead of the expected chunk */
-            chunk_slice_packet_t s = {(uint16_t)(expected + 1 + rng_next(&rng) % 1000), 0, 1, 1, junk};
+            chunk_slice_packet_t s = {(uint16_t)(expected + 1 + cs_rng_next(&rng) % 1000), 0, 1, 1, junk};
             bytes = chunk_write_slice_packet(&wire, &s, packet, CHUNK_MAX_PACKET_BYTES);
         } else if (kind < 7) {
             /* the chunk in progress with another slice count */
-            chunk_slice_packet_t s = {expected, 0, 1 + (int)(rng_next(&rng) % 255), 1024, junk};
+            chunk_slice_packet_t s = {expected, 0, 1 + (int)(cs_rng_next(&rng) % 255), 1024, junk};
             bytes = chunk_write_slice_packet(&wire, &s, packet, CHUNK_MAX_PACKET_BYTES);
         } else {
-            bytes = (int)(rng_next(&rng) % 1100);
-            memcpy(packet, junk + rng_next(&rng) % 900, (size_t)bytes);
+            bytes = (int)(cs_rng_next(&rng) % 1100);
+            memcpy(packet, junk + cs_rng_next(&rng) % 900, (size_t)bytes);
         }
         *bytes_in += bytes;
         chunk_receiver_receive_packet(a->receiver, a->now, packet, bytes);

@@ -811,16 +811,16 @@ static void test_sender_rate(void)
 static void test_sha256(void)
 {
     char hex[65];
-    sha256_hex((const uint8_t *)"", 0, hex);
+    cs_sha256_hex((const uint8_t *)"", 0, hex);
     CHECK(strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") == 0);
-    sha256_hex((const uint8_t *)"abc", 3, hex);
+    cs_sha256_hex((const uint8_t *)"abc", 3, hex);
     CHECK(strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0);
     const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    sha256_hex((const uint8_t *)two, strlen(two), hex);
+    cs_sha256_hex((const uint8_t *)two, strlen(two), hex);
     CHECK(strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1") == 0);
     static uint8_t million[1000000];
     memset(million, 'a', sizeof million);
-    sha256_hex(million, sizeof million, hex);
+    cs_sha256_hex(million, sizeof million, hex);
     CHECK(strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0") == 0);
 }
 

@@ -121,29 +121,29 @@ static void soak_receive(void *context, uint32_t sequence, const uint8_t *payloa
 static int soak_iteration(uint64_t seed, int verbose)
 {
     int failures_before = chunk_test_failures;
-    rng_t rng;
-    rng_seed(&rng, seed);
+    cs_rng_t rng;
+    cs_rng_seed(&rng, seed);
     netsim_config_t sc;
     netsim_default_config(&sc);
     sc.seed = seed;
-    double loss = rng_uniform(&rng) < 0.3 ? 0 : 0.5 * rng_uniform(&rng);
-    double latency = 0.3 * rng_uniform(&rng);
-    int quiet = loss == 0 && rng_uniform(&rng) < 0.5;
+    double loss = cs_rng_uniform(&rng) < 0.3 ? 0 : 0.5 * cs_rng_uniform(&rng);
+    double latency = 0.3 * cs_rng_uniform(&rng);
+    int quiet = loss == 0 && cs_rng_uniform(&rng) < 0.5;
     for (int d = 0; d < 2; d++) {
         netsim_link_config_t *l = &sc.link[d];
-        l->loss = loss * (d == 0 ? 1 : rng_uniform(&rng) * 2 > 1 ? 1 : 0.5);
+        l->loss = loss * (d == 0 ? 1 : cs_rng_uniform(&rng) * 2 > 1 ? 1 : 0.5);
         l->latency = quiet ? 0.02 : latency;
-        l->jitter = quiet ? 0 : 0.05 * rng_uniform(&rng);
-        l->duplicate = quiet ? 0 : 0.2 * rng_uniform(&rng);
-        l->reorder = quiet ? 0 : 0.2 * rng_uniform(&rng);
+        l->jitter = quiet ? 0 : 0.05 * cs_rng_uniform(&rng);
+        l->duplicate = quiet ? 0 : 0.2 * cs_rng_uniform(&rng);
+        l->reorder = quiet ? 0 : 0.2 * cs_rng_uniform(&rng);
     }
     static const uint32_t maxes[] = {31, 255, 0xFFFF, 0xFFFFFFFFu, 0xFFFFFFFFu};
-    uint32_t max = maxes[rng_next(&rng) % 5];
-    uint32_t first = rng_uniform(&rng) < 0.5 ? 0 : (uint32_t)(rng_next(&rng) % ((uint64_t)max + 1));
-    if (max == 0xFFFFFFFFu && rng_uniform(&rng) < 0.5) first = 0xFFFFFFFFu - (uint32_t)(rng_next(&rng) % 200);
-    double duration = 5 + 25 * rng_uniform(&rng);
-    double tick = 1.0 / (10 + (double)(rng_next(&rng) % 51));
-    int payload = (int)(rng_next(&rng) % 65);
+    uint32_t max = maxes[cs_rng_next(&rng) % 5];
+    uint32_t first = cs_rng_uniform(&rng) < 0.5 ? 0 : (uint32_t)(cs_rng_next(&rng) % ((uint64_t)max + 1));
+    if (max == 0xFFFFFFFFu && cs_rng_uniform(&rng) < 0.5) first = 0xFFFFFFFFu - (uint32_t)(cs_rng_next(&rng) % 200);
+    double duration = 5 + 25 * cs_rng_uniform(&rng);
+    double tick = 1.0 / (10 + (double)(cs_rng_next(&rng) % 51));
+    int payload = (int)(cs_rng_next(&rng) % 65);
 
     static soak_t soak;
     memset(&soak, 0, sizeof soak);
@@ -169,7 +169,7 @@ static int soak_iteration(uint64_t seed, int verbose)
     uint8_t server = 1;
     netgame_connection_start(soak.side[1].c, 0, NULL, 0);
     netgame_connection_start(soak.side[0].c, 0, &server, 1);
-    static uint8_t buffer[NETSIM_IP_UDP_OVERHEAD + NETGAME_MAX_PACKET_BYTES + 65536];
+    static uint8_t buffer[CS_IP_UDP_OVERHEAD + NETGAME_MAX_PACKET_BYTES + 65536];
     double good_at[2] = {-1, -1};
     for (long step = 0; step * tick <= duration; step++) {
         soak.now = step * tick;

@@ -9,6 +9,7 @@
 
 #include "pcapout.h"
 #include "test.h"
+#include "util.h"
 
 static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 
@@ -46,7 +47,7 @@ static void test_ipv4_frame(void)
     for (int i = 0; i < 37; i++) payload[i] = (uint8_t)(i * 13 + 1);
     CHECK_EQ(pcapout_write_udp(pcap, 1.5, &a, &b, payload, 37), 0);
     CHECK_EQ(pcapout_write_udp(pcap, 2.9999996, &b, &a, payload, 36), 0); /* rounds up to 3.000000 */
-    CHECK_EQ(pcapout_write_udp(pcap, 3.0, &a, &b, payload, 65535 - 28 + 1), -1); /* too big for IPv4 */
+    CHECK_EQ(pcapout_write_udp(pcap, 3.0, &a, &b, payload, 65535 - CS_IP_UDP_OVERHEAD + 1), -1); /* too big for IPv4 */
     CHECK_EQ(pcapout_close(pcap), 0);
 
     pcap_t *in = pcap_open_offline(path, err);
@@ -64,6 +65,8 @@ static void test_ipv4_frame(void)
     const uint8_t *ip = f + 14;
     CHECK_EQ(ip[0], 0x45);
     CHECK_EQ(get16(ip + 2), 20 + 8 + 37);
+    /* The overhead the sender's budget and the simulator count is this header. */
+    CHECK_EQ(get16(ip + 2) - 37, CS_IP_UDP_OVERHEAD);
     CHECK_EQ(ip[9], 17);
     CHECK_EQ(ip[12], 10);
     CHECK_EQ(ip[15], 1);

@@ -390,7 +390,7 @@ static void test_chunk_id_wrap(void)
 typedef struct wire_t {
     chunk_sender_t *sender;
     chunk_receiver_t *receiver;
-    rng_t rng;
+    cs_rng_t rng;
     double loss, time;
     uint64_t slices_dropped, acks_dropped;
 } wire_t;
@@ -398,7 +398,7 @@ typedef struct wire_t {
 static void slice_to_receiver(void *context, const uint8_t *packet, int bytes)
 {
     wire_t *w = context;
-    if (rng_uniform(&w->rng) < w->loss) {
+    if (cs_rng_uniform(&w->rng) < w->loss) {
         w->slices_dropped++;
         return;
     }
@@ -408,7 +408,7 @@ static void slice_to_receiver(void *context, const uint8_t *packet, int bytes)
 static void ack_to_sender(void *context, const uint8_t *packet, int bytes)
 {
     wire_t *w = context;
-    if (rng_uniform(&w->rng) < w->loss) {
+    if (cs_rng_uniform(&w->rng) < w->loss) {
         w->acks_dropped++;
         return;
     }
@@ -423,7 +423,7 @@ static double run_direct(uint64_t seed, double loss, int chunks)
     static uint8_t sent[8][256 * 1024];
     static wire_t w;
     memset(&w, 0, sizeof w);
-    rng_seed(&w.rng, seed);
+    cs_rng_seed(&w.rng, seed);
     w.loss = loss;
     chunk_sender_config_t sc;
     chunk_sender_default_config(&sc);
@@ -448,14 +448,14 @@ static double run_direct(uint64_t seed, double loss, int chunks)
     while ((received < chunks || chunk_sender_busy(w.sender)) && w.time < 600) {
         while (queued < chunks && queued - received < 8) {
             int size;
-            uint64_t pick = rng_next(&w.rng) % 4;
+            uint64_t pick = cs_rng_next(&w.rng) % 4;
             if (queued == 0) size = 256 * 1024; /* the largest chunk and the smallest first */
             else if (queued == 1) size = 1;
-            else if (pick == 0) size = 1 + (int)(rng_next(&w.rng) % 1024);
-            else if (pick == 1) size = 1024 * (1 + (int)(rng_next(&w.rng) % 4));
-            else size = 1 + (int)(rng_next(&w.rng) % (256 * 1024));
+            else if (pick == 0) size = 1 + (int)(cs_rng_next(&w.rng) % 1024);
+            else if (pick == 1) size = 1024 * (1 + (int)(cs_rng_next(&w.rng) % 4));
+            else size = 1 + (int)(cs_rng_next(&w.rng) % (256 * 1024));
             uint8_t *slot = sent[queued % 8];
-            for (int i = 0; i < size; i++) slot[i] = (uint8_t)rng_next(&w.rng);
+            for (int i = 0; i < size; i++) slot[i] = (uint8_t)cs_rng_next(&w.rng);
             if (chunk_sender_queue_chunk(w.sender, slot, size) != 0) break;
             sizes[queued % 8] = size;
             queued++;

@@ -7,6 +7,7 @@
 #include "chunk.h"
 #include "test.h"
 #include "netsim.h"
+#include "util.h"
 
 /* Payload whose first four bytes carry an index, so tests see which datagram came out. */
 static int make_payload(uint8_t *buffer, uint32_t index, int bytes)
@@ -168,7 +169,7 @@ static void test_bandwidth_serialisation(void)
     config.link[0].latency = 0.05;
     netsim_t *sim = netsim_create(&config);
     /* 972 + 28 bytes of IPv4/UDP = 1000 bytes on the wire = 0.1 s each. */
-    send_many(sim, 0, 3, 1000 - CHUNK_IP_UDP_OVERHEAD, 0.0);
+    send_many(sim, 0, 3, 1000 - CS_IP_UDP_OVERHEAD, 0.0);
     uint8_t buffer[CHUNK_MAX_PACKET_BYTES], packet[1000];
     double t;
     for (int i = 0; i < 3; i++) {
@@ -200,7 +201,7 @@ static void test_queue_overflow(void)
     config.link[0].queue_bytes = 3000;
     netsim_t *sim = netsim_create(&config);
     /* A burst of five 1000-byte (wire) datagrams: three fit in the buffer. */
-    send_many(sim, 0, 5, 1000 - CHUNK_IP_UDP_OVERHEAD, 0.0);
+    send_many(sim, 0, 5, 1000 - CS_IP_UDP_OVERHEAD, 0.0);
     const uint64_t *c = netsim_counters(sim, 0);
     CHECK_EQ(c[NETSIM_COUNTER_QUEUE_DROPPED], 2);
     /* At t=1 the first has left: room for exactly one more. */

@@ -515,8 +515,8 @@ static void test_reader_survives_garbage(void)
     chunk_wire_default_config(&configs[2]);
     configs[2].max_slices = 100;
     configs[2].slice_size = 1000;
-    rng_t rng;
-    rng_seed(&rng, 12345);
+    cs_rng_t rng;
+    cs_rng_seed(&rng, 12345);
     static uint8_t data[1024], valid[CHUNK_MAX_PACKET_BYTES], rewritten[CHUNK_MAX_PACKET_BYTES];
     int accepted = 0;
     for (int iter = 0; iter < 20000; iter++) {
@@ -524,31 +524,31 @@ static void test_reader_survives_garbage(void)
         int bytes;
         if (iter % 2 == 0) {
             /* A valid packet with a few bits flipped and the CRC fixed. */
-            int num = 1 + (int)(rng_next(&rng) % (uint64_t)config->max_slices);
-            if (rng_next(&rng) & 1) {
+            int num = 1 + (int)(cs_rng_next(&rng) % (uint64_t)config->max_slices);
+            if (cs_rng_next(&rng) & 1) {
                 static chunk_ack_packet_t ack;
-                ack.chunk_id = (uint16_t)rng_next(&rng);
+                ack.chunk_id = (uint16_t)cs_rng_next(&rng);
                 ack.num_slices = num;
-                for (int i = 0; i < num; i++) ack.acked[i] = (uint8_t)(rng_next(&rng) & 1);
+                for (int i = 0; i < num; i++) ack.acked[i] = (uint8_t)(cs_rng_next(&rng) & 1);
                 bytes = chunk_write_ack_packet(config, &ack, valid, sizeof valid);
             } else {
-                int id = (int)(rng_next(&rng) % (uint64_t)num);
-                int size = id == num - 1 ? 1 + (int)(rng_next(&rng) % (uint64_t)config->slice_size)
+                int id = (int)(cs_rng_next(&rng) % (uint64_t)num);
+                int size = id == num - 1 ? 1 + (int)(cs_rng_next(&rng) % (uint64_t)config->slice_size)
                                          : config->slice_size;
-                chunk_slice_packet_t slice = {(uint16_t)rng_next(&rng), id, num, size, data};
+                chunk_slice_packet_t slice = {(uint16_t)cs_rng_next(&rng), id, num, size, data};
                 bytes = chunk_write_slice_packet(config, &slice, valid, sizeof valid);
             }
-            int flips = (int)(rng_next(&rng) % 4);
+            int flips = (int)(cs_rng_next(&rng) % 4);
             for (int i = 0; i < flips; i++) {
-                int bit = 32 + (int)(rng_next(&rng) % (uint64_t)(8 * bytes - 32));
+                int bit = 32 + (int)(cs_rng_next(&rng) % (uint64_t)(8 * bytes - 32));
                 valid[bit >> 3] ^= (uint8_t)(1 << (bit & 7));
             }
-            if (rng_next(&rng) % 4 == 0) bytes -= (int)(rng_next(&rng) % (uint64_t)bytes);
+            if (cs_rng_next(&rng) % 4 == 0) bytes -= (int)(cs_rng_next(&rng) % (uint64_t)bytes);
             if (bytes >= 4) fix_crc(config, valid, bytes);
         } else {
-            bytes = (int)(rng_next(&rng) % 64);
-            for (int i = 0; i < bytes; i++) valid[i] = (uint8_t)rng_next(&rng);
-            if (bytes >= 4 && (rng_next(&rng) & 1)) fix_crc(config, valid, bytes);
+            bytes = (int)(cs_rng_next(&rng) % 64);
+            for (int i = 0; i < bytes; i++) valid[i] = (uint8_t)cs_rng_next(&rng);
+            if (bytes >= 4 && (cs_rng_next(&rng) & 1)) fix_crc(config, valid, bytes);
         }
         uint8_t *exact = malloc(bytes > 0 ? (size_t)bytes : 1);
         CHECK(exact != NULL);
@@ -584,16 +584,16 @@ static void test_result_names(void)
 static void test_rng(void)
 {
     /* splitmix64's published first output for seed 0. */
-    rng_t rng;
-    rng_seed(&rng, 0);
-    CHECK(rng_next(&rng) == 0xe220a8397b1dcdafull);
-    rng_t a, b;
-    rng_seed(&a, 42);
-    rng_seed(&b, 42);
+    cs_rng_t rng;
+    cs_rng_seed(&rng, 0);
+    CHECK(cs_rng_next(&rng) == 0xe220a8397b1dcdafull);
+    cs_rng_t a, b;
+    cs_rng_seed(&a, 42);
+    cs_rng_seed(&b, 42);
     for (int i = 0; i < 1000; i++) {
-        double u = rng_uniform(&a);
+        double u = cs_rng_uniform(&a);
         CHECK(u >= 0.0 && u < 1.0);
-        CHECK(u == rng_uniform(&b));
+        CHECK(u == cs_rng_uniform(&b));
     }
 }
 

@@ -150,7 +150,7 @@ static void complete_chunk(chunk_receiver_t *r, double time)
     r->ready_id[slot] = r->chunk_id;
     r->ready_count++;
     r->counters[CHUNK_RECEIVER_COUNTER_CHUNKS_COMPLETED]++;
-    log_message(LOG_LEVEL_DEBUG, "receiver: chunk %u completed, %d bytes", r->chunk_id, r->chunk_size);
+    cs_log_message(CS_LOG_LEVEL_DEBUG, "receiver: chunk %u completed, %d bytes", r->chunk_id, r->chunk_size);
 
     r->have_completed = 1;
     r->completed_chunk_id = r->chunk_id;
@@ -172,28 +172,28 @@ static void process_slice(chunk_receiver_t *r, double time, const chunk_slice_pa
                 slice->num_slices == r->completed_num_slices) {
                 r->stale_slice_since_ack = 1;
                 r->bytes_since_ack += bytes;
-                log_message(LOG_LEVEL_DEBUG, "receiver: slice %d of completed chunk %u: all-ones ack due",
+                cs_log_message(CS_LOG_LEVEL_DEBUG, "receiver: slice %d of completed chunk %u: all-ones ack due",
                           slice->slice_id, slice->chunk_id);
             } else {
-                log_message(LOG_LEVEL_DEBUG, "ignored slice packet: chunk %u is older than expected chunk %u",
+                cs_log_message(CS_LOG_LEVEL_DEBUG, "ignored slice packet: chunk %u is older than expected chunk %u",
                           slice->chunk_id, r->chunk_id);
             }
         } else {
             r->counters[CHUNK_RECEIVER_COUNTER_SLICES_WRONG_CHUNK]++;
-            log_message(LOG_LEVEL_DEBUG, "ignored slice packet: chunk %u, expected chunk %u", slice->chunk_id,
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "ignored slice packet: chunk %u, expected chunk %u", slice->chunk_id,
                       r->chunk_id);
         }
         return;
     }
     if (r->ready_count == r->config.ready_queue_length) {
         r->counters[CHUNK_RECEIVER_COUNTER_SLICES_NOT_READY]++;
-        log_message(LOG_LEVEL_DEBUG, "ignored slice packet: chunk %u, ready queue full (%d chunks not popped)",
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "ignored slice packet: chunk %u, ready queue full (%d chunks not popped)",
                   slice->chunk_id, r->ready_count);
         return;
     }
     if (r->receiving && slice->num_slices != r->num_slices) {
         r->counters[CHUNK_RECEIVER_COUNTER_SLICES_NUM_MISMATCH]++;
-        log_message(LOG_LEVEL_DEBUG, "ignored slice packet: num slices %d, chunk %u has %d", slice->num_slices,
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "ignored slice packet: num slices %d, chunk %u has %d", slice->num_slices,
                   slice->chunk_id, r->num_slices);
         return;
     }
@@ -203,7 +203,7 @@ static void process_slice(chunk_receiver_t *r, double time, const chunk_slice_pa
     if (slice->num_slices > r->config.wire.max_slices || slice->slice_id >= slice->num_slices ||
         (last ? slice->slice_bytes < 1 || slice->slice_bytes > slice_size : slice->slice_bytes != slice_size)) {
         r->counters[CHUNK_RECEIVER_COUNTER_SLICES_BAD_SIZE]++;
-        log_message(LOG_LEVEL_DEBUG, "ignored slice packet: slice %d of %d carries %d bytes", slice->slice_id,
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "ignored slice packet: slice %d of %d carries %d bytes", slice->slice_id,
                   slice->num_slices, slice->slice_bytes);
         return;
     }
@@ -213,7 +213,7 @@ static void process_slice(chunk_receiver_t *r, double time, const chunk_slice_pa
         r->num_received_slices = 0;
         r->chunk_size = 0;
         memset(r->received, 0, (size_t)r->config.wire.max_slices);
-        log_message(LOG_LEVEL_DEBUG, "receiver: chunk %u started, %d slices", r->chunk_id, r->num_slices);
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "receiver: chunk %u started, %d slices", r->chunk_id, r->num_slices);
     }
     r->current_slice_since_ack = 1;
     r->bytes_since_ack += bytes;
@@ -239,15 +239,15 @@ void chunk_receiver_receive_packet(chunk_receiver_t *receiver, double time, cons
         r->counters[CHUNK_RECEIVER_COUNTER_PACKETS_INVALID]++;
         r->invalid[result]++;
         if (result == CHUNK_READ_SLICE_ID_RANGE)
-            log_message(LOG_LEVEL_DEBUG, "receiver: ignored slice packet: slice id %d >= num slices %d",
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "receiver: ignored slice packet: slice id %d >= num slices %d",
                       p->u.slice.slice_id, p->u.slice.num_slices);
         else
-            log_message(LOG_LEVEL_DEBUG, "receiver: dropped %d-byte packet: %s", bytes, chunk_read_result_name(result));
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "receiver: dropped %d-byte packet: %s", bytes, chunk_read_result_name(result));
         return;
     }
     if (p->type != CHUNK_PACKET_SLICE) {
         r->counters[CHUNK_RECEIVER_COUNTER_PACKETS_WRONG_TYPE]++;
-        log_message(LOG_LEVEL_DEBUG, "receiver: ignored ack packet (chunk %u): a receiver takes only slices",
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "receiver: ignored ack packet (chunk %u): a receiver takes only slices",
                   p->u.ack.chunk_id);
         return;
     }

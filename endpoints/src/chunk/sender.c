@@ -90,7 +90,7 @@ chunk_sender_t *chunk_sender_create(const chunk_sender_config_t *config)
     s->max_chunk_bytes = config->wire.slice_size * config->wire.max_slices;
     int last = chunk_slice_packet_size(&config->wire, 0, 1, config->wire.slice_size);
     int middle = chunk_slice_packet_size(&config->wire, 0, 2, config->wire.slice_size);
-    s->max_slice_cost = (last > middle ? last : middle) + CHUNK_IP_UDP_OVERHEAD;
+    s->max_slice_cost = (last > middle ? last : middle) + CS_IP_UDP_OVERHEAD;
     s->slot_count = config->queue_capacity + 1;
     s->slot_data = malloc((size_t)s->slot_count * (size_t)s->max_chunk_bytes);
     s->slot_size = calloc((size_t)s->slot_count, sizeof *s->slot_size);
@@ -171,7 +171,7 @@ static void start_next_chunk(chunk_sender_t *s, double time)
     memset(s->acked, 0, (size_t)s->config.wire.max_slices);
     for (int i = 0; i < s->config.wire.max_slices; i++) s->time_last_sent[i] = -1;
     s->burst_wait_until = time;
-    log_message(LOG_LEVEL_DEBUG, "sender: chunk %u started, %d bytes in %d slices", s->chunk_id,
+    cs_log_message(CS_LOG_LEVEL_DEBUG, "sender: chunk %u started, %d bytes in %d slices", s->chunk_id,
               s->chunk_size, s->num_slices);
     if (s->config.initial_burst_bytes > 0 && s->chunk_size <= s->config.initial_burst_bytes) {
         for (int i = 0; i < s->num_slices && s->sending; i++) send_slice(s, time, i, write_slice(s, i));
@@ -202,7 +202,7 @@ void chunk_sender_update(chunk_sender_t *sender, double time)
             if (!s->acked[id]) {
                 if (s->time_last_sent[id] >= 0 && time - s->time_last_sent[id] < delay) break;
                 int bytes = chunk_slice_packet_size(&s->config.wire, id, s->num_slices, slice_bytes(s, id));
-                double cost = bytes + CHUNK_IP_UDP_OVERHEAD;
+                double cost = bytes + CS_IP_UDP_OVERHEAD;
                 if (limited && s->accumulator < cost) break;
                 send_slice(s, time, id, write_slice(s, id));
                 if (limited) s->accumulator -= cost;
@@ -218,7 +218,7 @@ void chunk_sender_update(chunk_sender_t *sender, double time)
 
 static void complete_chunk(chunk_sender_t *s)
 {
-    log_message(LOG_LEVEL_DEBUG, "sender: chunk %u completed", s->chunk_id);
+    cs_log_message(CS_LOG_LEVEL_DEBUG, "sender: chunk %u completed", s->chunk_id);
     s->counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED]++;
     s->sending = 0;
     s->chunk_id++;
@@ -237,30 +237,30 @@ void chunk_sender_receive_packet(chunk_sender_t *sender, double time, const uint
         s->counters[CHUNK_SENDER_COUNTER_PACKETS_INVALID]++;
         s->invalid[result]++;
         if (result == CHUNK_READ_SLICE_ID_RANGE)
-            log_message(LOG_LEVEL_DEBUG, "sender: ignored slice packet: slice id %d >= num slices %d",
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "sender: ignored slice packet: slice id %d >= num slices %d",
                       p->u.slice.slice_id, p->u.slice.num_slices);
         else
-            log_message(LOG_LEVEL_DEBUG, "sender: dropped %d-byte packet: %s", bytes, chunk_read_result_name(result));
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "sender: dropped %d-byte packet: %s", bytes, chunk_read_result_name(result));
         return;
     }
     if (p->type != CHUNK_PACKET_ACK) {
         s->counters[CHUNK_SENDER_COUNTER_PACKETS_WRONG_TYPE]++;
-        log_message(LOG_LEVEL_DEBUG, "sender: ignored slice packet (chunk %u): a sender takes only acks",
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "sender: ignored slice packet (chunk %u): a sender takes only acks",
                   p->u.slice.chunk_id);
         return;
     }
     const chunk_ack_packet_t *ack = &p->u.ack;
     if (s->config.fault_ignore_acks) {
         s->counters[CHUNK_SENDER_COUNTER_ACKS_IGNORED]++;
-        log_message(LOG_LEVEL_DEBUG, "sender: ignored ack for chunk %u: fault_ignore_acks", ack->chunk_id);
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "sender: ignored ack for chunk %u: fault_ignore_acks", ack->chunk_id);
         return;
     }
     if (!s->sending || ack->chunk_id != s->chunk_id || ack->num_slices != s->num_slices) {
         s->counters[CHUNK_SENDER_COUNTER_ACKS_IGNORED]++;
         if (!s->sending)
-            log_message(LOG_LEVEL_DEBUG, "sender: ignored ack for chunk %u: no chunk in flight", ack->chunk_id);
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "sender: ignored ack for chunk %u: no chunk in flight", ack->chunk_id);
         else
-            log_message(LOG_LEVEL_DEBUG, "sender: ignored ack for chunk %u with %d slices: sending chunk %u with %d",
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "sender: ignored ack for chunk %u with %d slices: sending chunk %u with %d",
                       ack->chunk_id, ack->num_slices, s->chunk_id, s->num_slices);
         return;
     }

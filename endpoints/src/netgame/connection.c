@@ -342,9 +342,15 @@ static void update_flow_control(netgame_connection_t *c, double dt)
     }
 }
 
+/* Packets per second the flow control allows now (30 Good, 10 Bad). */
+static double send_rate(const netgame_connection_t *c)
+{
+    return c->mode == NETGAME_MODE_GOOD ? NETGAME_GOOD_RATE : NETGAME_BAD_RATE;
+}
+
 static void send_due(netgame_connection_t *c, double time, double dt)
 {
-    double interval = 1.0 / netgame_connection_send_rate(c);
+    double interval = 1.0 / send_rate(c);
     c->send_accumulator += dt;
     /* The example sends while the accumulator is above the interval; with
      * its own tick of 1/30 s that comparison of equal floats skips a tick
@@ -432,12 +438,6 @@ double netgame_connection_penalty_time(const netgame_connection_t *c) { assert(c
 const char *netgame_mode_name(netgame_mode_t mode)
 {
     return mode == NETGAME_MODE_GOOD ? "good" : "bad";
-}
-
-double netgame_connection_send_rate(const netgame_connection_t *c)
-{
-    assert(c);
-    return c->mode == NETGAME_MODE_GOOD ? NETGAME_GOOD_RATE : NETGAME_BAD_RATE;
 }
 
 const uint64_t *netgame_connection_counters(const netgame_connection_t *c)
