@@ -4,10 +4,12 @@
 #include "app.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "util.h"
 
@@ -93,6 +95,45 @@ int app_write_port_file(const char *program, const char *path, uint16_t port)
     if (platform_write_port_file(path, port, err, sizeof err) == 0) return 0;
     fprintf(stderr, "%s: --port-file: %s\n", program, err);
     return -1;
+}
+
+int app_resolve_peer(const char *program, const char *host_text, int family, uint16_t default_port,
+                     const char *bind_text, platform_address_t *peer, platform_address_t *bind_address)
+{
+    char err[256];
+    if (platform_address_parse(host_text, family, default_port, peer, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s (try --help)\n", program, err);
+        return -1;
+    }
+    if (peer->port == 0) app_bad_argument(program, "receiver port 0 in '%s': give the port it listens on", host_text);
+    platform_address_any(bind_address, peer->family, 0);
+    if (bind_text && platform_address_parse(bind_text, peer->family, 0, bind_address, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
+        return -1;
+    }
+    if (bind_address->family != peer->family) {
+        fprintf(stderr, "%s: --bind %s is not the address family of %s (try --help)\n", program, bind_text,
+                host_text);
+        return -1;
+    }
+    return 0;
+}
+
+int app_open_input(const char *program, const char *path, int *fd, long long *size)
+{
+    *fd = 0;
+    *size = -1;
+    if (strcmp(path, "-") != 0) {
+        *fd = open(path, O_RDONLY);
+        if (*fd < 0) {
+            fprintf(stderr, "%s: cannot open %s: %s\n", program, path, strerror(errno));
+            *fd = 0;
+            return -1;
+        }
+    }
+    struct stat st;
+    if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode)) *size = (long long)st.st_size;
+    return 0;
 }
 
 int app_listen(const char *program, platform_socket_t *socket, const char *bind_text, int family, uint16_t port,

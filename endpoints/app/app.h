@@ -62,6 +62,15 @@ int app_common_option(app_common_options_t *common, int opt, const char *text);
 int app_open_listener(const char *program, platform_socket_t *socket, platform_address_t *address,
                       int dual_stack);
 
+/* A sending program's addresses: the peer HOST[:PORT] (host_text, resolved
+ * in family 4 or 6, or either when 0; default_port when it has none) and the
+ * address to send from (bind_text, --bind ADDR[:PORT], of the peer's family;
+ * the any address and a free port when NULL). Returns 0, or -1 after
+ * printing "PROGRAM: why (try --help)" (a usage error); a peer port of 0 is
+ * a usage error at once (app_bad_argument). */
+int app_resolve_peer(const char *program, const char *host_text, int family, uint16_t default_port,
+                     const char *bind_text, platform_address_t *peer, platform_address_t *bind_address);
+
 /* What app_listen returns when it fails. */
 enum { APP_LISTEN_OK = 0, APP_LISTEN_USAGE = -2, APP_LISTEN_IO = -1 };
 
@@ -78,6 +87,13 @@ int app_listen(const char *program, platform_socket_t *socket, const char *bind_
 /* Writes port to path (platform_write_port_file). Returns 0, or -1
  * after printing "PROGRAM: --port-file: why" (the caller exits 1). */
 int app_write_port_file(const char *program, const char *path, uint16_t port);
+
+/* ---- files ---- */
+
+/* Opens a sending program's input: path, or stdin for "-". *size is its size
+ * when it is a regular file, else -1. Returns 0, or -1 after printing
+ * "PROGRAM: cannot open PATH: why" (*fd is then 0). */
+int app_open_input(const char *program, const char *path, int *fd, long long *size);
 
 /* ---- pcap recording ---- */
 

@@ -42,29 +42,44 @@ static void address_from_bytes(const uint8_t *in, platform_address_t *a)
     for (int i = 0; i < 4; i++) a->scope_id = a->scope_id << 8 | in[19 + i];
 }
 
-typedef struct app_t {
+typedef struct game_t {
+    /* options */
     const char *program;
+    netgame_role_t role;
+    netgame_config_t config;
+    app_common_options_t common; /* -w, -q, -v */
+    const char *bind_text, *port_file;
+    uint16_t port;
+    int port_given, family, once;
+    double duration;             /* --duration; 0: until interrupted */
+    platform_address_t server;   /* the client's peer */
+    /* I/O */
     platform_socket_t socket;
     app_capture_t capture;
+    uint8_t *datagram;           /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
     uint64_t datagrams_sent, send_errors, datagrams_received, datagrams_dropped;
-    double mode_since, time_in_mode[2];
-    int mode, switches;
-} app_t;
+    /* state: times in seconds since start */
+    netgame_connection_t *connection;
+    double start, next_tick, next_progress, last;
+    double time_in_mode[2];
+    int mode, switches, was_connected, exit_code, progress_shown;
+    const char *outcome;         /* why it stopped; NULL: stopped before the loop said */
+} game_t;
 
 static void on_send(void *context, const uint8_t *address, int address_bytes, const uint8_t *packet, int bytes)
 {
-    app_t *app = context;
+    game_t *g = context;
     if (address_bytes != ADDRESS_BYTES) return;
     platform_address_t to, local;
     address_from_bytes(address, &to);
-    if (platform_socket_send(&app->socket, &to, packet, bytes) != 0) {
-        app->send_errors++;
+    if (platform_socket_send(&g->socket, &to, packet, bytes) != 0) {
+        g->send_errors++;
         cs_log_message(CS_LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
         return;
     }
-    app->datagrams_sent++;
-    platform_socket_local_address(&app->socket, &to, &local);
-    app_capture_record(&app->capture, &local, &to, packet, bytes);
+    g->datagrams_sent++;
+    platform_socket_local_address(&g->socket, &to, &local);
+    app_capture_record(&g->capture, &local, &to, packet, bytes);
 }
 
 static void usage(FILE *out, netgame_role_t role)
@@ -118,64 +133,37 @@ static void usage(FILE *out, netgame_role_t role)
             role == NETGAME_CLIENT ? "could not connect, or the connection timed out" : "no client came (--once)");
 }
 
-enum { OPT_PORT_FILE = 256, OPT_ONCE, OPT_TIMEOUT, OPT_PAYLOAD, OPT_PROTOCOL_ID, OPT_MAX_SEQUENCE, OPT_FIRST_SEQUENCE };
+/* ---- options ---- */
 
-static long long int_option(const char *program, const char *name, const char *text, long long min, long long max)
+/* The client's SERVER[:PORT], or no argument at all for the server. Returns
+ * 0, or EXIT_USAGE after printing why. */
+static int parse_arguments(game_t *g, int argc, char **argv)
 {
-    long long v;
-    if (platform_parse_int(text, min, max, &v) != 0) {
-        char message[160];
-        snprintf(message, sizeof message, "--%s wants an integer in %lld..%lld, not '%%s'", name, min, max);
-        app_bad_argument(program, message, text);
+    const char *program = g->program;
+    if (g->role == NETGAME_SERVER) {
+        if (optind < argc) app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
+        return 0;
     }
-    return v;
+    if (optind >= argc) app_bad_argument(program, "%s", "missing SERVER[:PORT]");
+    if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
+    char err[256];
+    if (platform_address_parse(argv[optind], g->family, NETGAME_DEFAULT_SERVER_PORT, &g->server, err, sizeof err) !=
+        0) {
+        fprintf(stderr, "%s: %s: %s (try --help)\n", program, argv[optind], err);
+        return EXIT_USAGE;
+    }
+    if (g->family == 0) g->family = g->server.family;
+    return 0;
 }
 
-static void print_summary(app_t *app, netgame_connection_t *c, double elapsed, const char *outcome)
+/* Returns 0, or EXIT_USAGE after printing why. */
+static int parse_options(game_t *g, int argc, char **argv)
 {
-    const char *program = app->program;
-    const uint64_t *k = netgame_connection_counters(c);
-    char text[PLATFORM_ADDRESS_STRING_SIZE] = "none";
-    int peer_bytes;
-    const uint8_t *peer = netgame_connection_peer(c, &peer_bytes);
-    if (peer && peer_bytes == ADDRESS_BYTES) {
-        platform_address_t a;
-        address_from_bytes(peer, &a);
-        platform_address_format(&a, text, sizeof text);
-    }
-    fprintf(stderr, "%s: %s after %.1f s; peer %s, %s\n", program, outcome, elapsed, text,
-            netgame_state_name(netgame_connection_state(c)));
-    fprintf(stderr, "  packets: %llu sent, %llu received, %llu acked, %llu lost (%.1f%%)\n",
-            (unsigned long long)k[NETGAME_COUNTER_PACKETS_SENT], (unsigned long long)k[NETGAME_COUNTER_PACKETS_RECEIVED],
-            (unsigned long long)k[NETGAME_COUNTER_PACKETS_ACKED], (unsigned long long)k[NETGAME_COUNTER_PACKETS_LOST],
-            k[NETGAME_COUNTER_PACKETS_SENT] ? 100.0 * k[NETGAME_COUNTER_PACKETS_LOST] / k[NETGAME_COUNTER_PACKETS_SENT] : 0.0);
-    fprintf(stderr, "  flow control: mode %s, penalty %.0f s, rtt %.1f ms, Good %.1f s, Bad %.1f s, %d switches\n",
-            netgame_mode_name(netgame_connection_mode(c)), netgame_connection_penalty_time(c),
-            netgame_connection_rtt(c) * 1000, app->time_in_mode[NETGAME_MODE_GOOD], app->time_in_mode[NETGAME_MODE_BAD],
-            app->switches);
-    fprintf(stderr, "  counters:");
-    app_print_counters(k, NETGAME_COUNTER_COUNT, netgame_counter_name);
-    char local[PLATFORM_ADDRESS_STRING_SIZE];
-    fprintf(stderr, "  datagrams: %llu sent from %s, %llu received, %llu dropped, %llu send errors\n",
-            (unsigned long long)app->datagrams_sent, platform_address_format(&app->socket.bound, local, sizeof local),
-            (unsigned long long)app->datagrams_received, (unsigned long long)app->datagrams_dropped,
-            (unsigned long long)app->send_errors);
-    app_capture_print(&app->capture);
-}
-
-int netgame_app_main(int argc, char **argv, netgame_role_t role)
-{
-    const char *program = role == NETGAME_CLIENT ? "netgame-client" : "netgame-server";
-    cs_log_set_name(program);
-    netgame_config_t config;
-    netgame_default_config(&config);
-    config.role = role;
-    const char *bind_text = NULL, *port_file = NULL;
-    app_common_options_t common = {NULL, 0, 0};
-    uint16_t port = role == NETGAME_SERVER ? NETGAME_DEFAULT_SERVER_PORT : 0;
-    int port_given = 0, family = 0, once = 0;
-    double duration = 0;
-
+    const char *program = g->program;
+    netgame_default_config(&g->config);
+    g->config.role = g->role;
+    g->port = g->role == NETGAME_SERVER ? NETGAME_DEFAULT_SERVER_PORT : 0;
+    enum { OPT_PORT_FILE = 256, OPT_ONCE, OPT_TIMEOUT, OPT_PAYLOAD, OPT_PROTOCOL_ID, OPT_MAX_SEQUENCE, OPT_FIRST_SEQUENCE };
     static const struct option options[] = {
         {"bind", required_argument, 0, 'b'},       {"port", required_argument, 0, 'p'},
         {"port-file", required_argument, 0, OPT_PORT_FILE}, {"once", no_argument, 0, OPT_ONCE},
@@ -186,189 +174,274 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
         APP_COMMON_LONG_OPTIONS,
         {0, 0, 0, 0},
     };
+    netgame_config_t *config = &g->config;
     int opt;
-    opterr = 0;
+    opterr = 0; /* our own messages, with exit code 2 */
     while ((opt = getopt_long(argc, argv, ":b:p:t:w:46qvh", options, NULL)) != -1) {
         switch (opt) {
-        case 'b': bind_text = optarg; break;
+        case 'b': g->bind_text = optarg; break;
         case 'p':
-            if (platform_parse_port(optarg, &port) != 0) app_bad_argument(program, "bad --port '%s'", optarg);
-            port_given = 1;
+            if (platform_parse_port(optarg, &g->port) != 0) app_bad_argument(program, "bad --port '%s'", optarg);
+            g->port_given = 1;
             break;
         case OPT_PORT_FILE:
-            if (role == NETGAME_CLIENT) app_bad_argument(program, "unknown option '%s'", "--port-file");
-            port_file = optarg;
+            if (g->role == NETGAME_CLIENT) app_bad_argument(program, "unknown option '%s'", "--port-file");
+            g->port_file = optarg;
             break;
         case OPT_ONCE:
-            if (role == NETGAME_CLIENT) app_bad_argument(program, "unknown option '%s'", "--once");
-            once = 1;
+            if (g->role == NETGAME_CLIENT) app_bad_argument(program, "unknown option '%s'", "--once");
+            g->once = 1;
             break;
         case 't':
-            if (platform_parse_seconds(optarg, 1e7, &duration) != 0 || duration <= 0)
+            if (platform_parse_seconds(optarg, 1e7, &g->duration) != 0 || g->duration <= 0)
                 app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 20 or 500ms", optarg);
             break;
         case OPT_TIMEOUT:
-            if (platform_parse_seconds(optarg, 3600, &config.timeout) != 0 || config.timeout <= 0)
+            if (platform_parse_seconds(optarg, 3600, &config->timeout) != 0 || config->timeout <= 0)
                 app_bad_argument(program, "bad --timeout '%s': expected seconds above 0", optarg);
             break;
-        case OPT_PAYLOAD: config.payload_bytes = (int)int_option(program, "payload", optarg, 0, NETGAME_MAX_PAYLOAD_BYTES); break;
-        case OPT_PROTOCOL_ID: config.protocol_id = (uint32_t)int_option(program, "protocol-id", optarg, 0, 0xffffffffLL); break;
-        case OPT_MAX_SEQUENCE: config.max_sequence = (uint32_t)int_option(program, "max-sequence", optarg, 1, 0xffffffffLL); break;
-        case OPT_FIRST_SEQUENCE: config.first_sequence = (uint32_t)int_option(program, "first-sequence", optarg, 0, 0xffffffffLL); break;
-        case '4': family = 4; break;
-        case '6': family = 6; break;
-        case 'h': usage(stdout, role); return EXIT_OK;
+        case OPT_PAYLOAD: config->payload_bytes = (int)app_int_option(program, "payload", optarg, 0, NETGAME_MAX_PAYLOAD_BYTES); break;
+        case OPT_PROTOCOL_ID: config->protocol_id = (uint32_t)app_int_option(program, "protocol-id", optarg, 0, 0xffffffffLL); break;
+        case OPT_MAX_SEQUENCE: config->max_sequence = (uint32_t)app_int_option(program, "max-sequence", optarg, 1, 0xffffffffLL); break;
+        case OPT_FIRST_SEQUENCE: config->first_sequence = (uint32_t)app_int_option(program, "first-sequence", optarg, 0, 0xffffffffLL); break;
+        case '4': g->family = 4; break;
+        case '6': g->family = 6; break;
+        case 'h': usage(stdout, g->role); exit(EXIT_OK);
         case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
         default:
-            if (!app_common_option(&common, opt, optarg))
+            if (!app_common_option(&g->common, opt, optarg))
                 app_bad_argument(program, "unknown option '%s'", argv[optind - 1]);
             break;
         }
     }
-    const char *pcap_path = common.pcap_path;
-    int quiet = common.quiet;
-    if (config.first_sequence > config.max_sequence)
+    if (config->first_sequence > config->max_sequence)
         app_bad_argument(program, "--first-sequence is above --max-sequence (%s)", "");
-    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
-    platform_address_t server;
-    if (role == NETGAME_CLIENT) {
-        if (optind >= argc) app_bad_argument(program, "%s", "missing SERVER[:PORT]");
-        if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
-        if (platform_address_parse(argv[optind], family, NETGAME_DEFAULT_SERVER_PORT, &server, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: %s: %s (try --help)\n", program, argv[optind], err);
-            return EXIT_USAGE;
-        }
-        if (family == 0) family = server.family;
-    } else if (optind < argc) {
-        app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
-    }
-    app_set_verbosity(common.verbosity);
+    int code = parse_arguments(g, argc, argv);
+    if (code == 0) app_set_verbosity(g->common.verbosity);
+    return code;
+}
 
-    app_t app;
-    memset(&app, 0, sizeof app);
-    app.program = program;
-    int listening = app_listen(program, &app.socket, bind_text, family, port, port_given, port_file);
+/* ---- setting up ---- */
+
+/* Listens, opens the pcap, creates the connection and starts it: the client
+ * connecting to its server, the server listening. Returns 0, or the exit
+ * code after printing why. */
+static int set_up(game_t *g)
+{
+    const char *program = g->program;
+    int listening = app_listen(program, &g->socket, g->bind_text, g->family, g->port, g->port_given, g->port_file);
     if (listening != APP_LISTEN_OK) return listening == APP_LISTEN_USAGE ? EXIT_USAGE : EXIT_IO;
-    if (app_capture_open(&app.capture, program, pcap_path) != 0) return EXIT_IO;
+    if (app_capture_open(&g->capture, program, g->common.pcap_path) != 0) return EXIT_IO;
 
-    config.send = on_send;
-    config.context = &app;
-    netgame_connection_t *c = netgame_connection_create(&config);
-    uint8_t *datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!c || !datagram) {
+    g->config.send = on_send;
+    g->config.context = g;
+    g->connection = netgame_connection_create(&g->config);
+    g->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
+    if (!g->connection || !g->datagram) {
         fprintf(stderr, "%s: out of memory\n", program);
         return EXIT_IO;
     }
-    platform_catch_signals();
-    double start = platform_time();
-    if (role == NETGAME_CLIENT) {
+    return 0;
+}
+
+static void start(game_t *g)
+{
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    g->start = platform_time();
+    g->next_progress = 1.0;
+    if (g->role == NETGAME_CLIENT) {
         uint8_t bytes[ADDRESS_BYTES];
-        address_to_bytes(&server, bytes);
-        netgame_connection_start(c, 0, bytes, ADDRESS_BYTES);
-        cs_log_message(CS_LOG_LEVEL_INFO, "connecting to %s", platform_address_format(&server, text, sizeof text));
+        address_to_bytes(&g->server, bytes);
+        netgame_connection_start(g->connection, 0, bytes, ADDRESS_BYTES);
+        cs_log_message(CS_LOG_LEVEL_INFO, "connecting to %s", platform_address_format(&g->server, text, sizeof text));
     } else {
-        netgame_connection_start(c, 0, NULL, 0);
+        netgame_connection_start(g->connection, 0, NULL, 0);
         cs_log_message(CS_LOG_LEVEL_INFO, "listening on %s",
-                    platform_address_format(&app.socket.bound, text, sizeof text));
+                       platform_address_format(&g->socket.bound, text, sizeof text));
     }
+}
 
-    const double tick = 1.0 / 30.0;
-    double next_tick = 0, next_progress = 1.0, last = 0;
-    int exit_code = EXIT_OK, progress_shown = 0, was_connected = 0;
-    const char *outcome = NULL;
-    const uint64_t *k = netgame_connection_counters(c);
+/* ---- one turn of the event loop ---- */
+
+/* Hands every waiting datagram to the connection with its source address.
+ * Returns 0, or -1 on a socket error (printed, exit code set). */
+static int receive_datagrams(game_t *g, double now)
+{
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    netgame_connection_t *c = g->connection;
     for (;;) {
-        double now = platform_time() - start;
-        int readable;
-        double wait = next_tick - now;
-        if (app_wait(program, &app.socket.fd, 1, wait > 0 ? wait : 0, &readable, &exit_code, &outcome) != 0) break;
-        now = platform_time() - start;
-        for (;;) {
-            platform_address_t from;
-            int n = platform_socket_receive(&app.socket, &from, datagram);
-            if (n == -1) break;
-            if (n == -2) {
-                fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
-                exit_code = EXIT_IO;
-                outcome = "socket error";
-                goto done;
-            }
-            app.datagrams_received++;
-            uint8_t bytes[ADDRESS_BYTES];
-            address_to_bytes(&from, bytes);
-            int was = netgame_connection_connected(c);
-            if (netgame_connection_receive_packet(c, now, bytes, ADDRESS_BYTES, datagram, n)) {
-                platform_address_t local;
-                platform_socket_local_address(&app.socket, &from, &local);
-                app_capture_record(&app.capture, &from, &local, datagram, n);
-                if (!was && netgame_connection_connected(c))
-                    cs_log_message(CS_LOG_LEVEL_INFO, "connected to %s",
-                                platform_address_format(&from, text, sizeof text));
-            } else {
-                app.datagrams_dropped++;
-                cs_log_message(CS_LOG_LEVEL_DEBUG, "dropped %d bytes from %s", n,
-                            platform_address_format(&from, text, sizeof text));
-            }
+        platform_address_t from;
+        int n = platform_socket_receive(&g->socket, &from, g->datagram);
+        if (n == -1) return 0;
+        if (n == -2) {
+            fprintf(stderr, "%s: receive: %s\n", g->program, strerror(errno));
+            g->exit_code = EXIT_IO;
+            g->outcome = "socket error";
+            return -1;
         }
-        if (now < next_tick) continue;
-        next_tick += tick;
-        if (next_tick < now) next_tick = now + tick; /* after a stall: no burst of catch-up ticks */
-
-        int connected_before = netgame_connection_connected(c);
-        netgame_connection_update(c, now);
-        int connected = netgame_connection_connected(c);
-        if (connected_before) app.time_in_mode[app.mode] += now - last;
-        last = now;
-        if ((int)netgame_connection_mode(c) != app.mode) {
-            app.mode = netgame_connection_mode(c);
-            if (connected) { /* a dropped connection starts over in Bad: not a switch */
-                app.switches++;
-                cs_log_message(CS_LOG_LEVEL_INFO, "%.1f s: %s mode (rtt %.1f ms, penalty %.0f s)", now,
-                            netgame_mode_name((netgame_mode_t)app.mode), netgame_connection_rtt(c) * 1000,
-                            netgame_connection_penalty_time(c));
-            }
-        }
-        if (connected) was_connected = 1;
-        netgame_state_t state = netgame_connection_state(c);
-        if (role == NETGAME_CLIENT && state == NETGAME_STATE_CONNECT_FAIL) {
-            exit_code = EXIT_DISCONNECTED;
-            outcome = "could not connect";
-            break;
-        }
-        if (connected_before && !connected) {
-            if (role == NETGAME_CLIENT) {
-                exit_code = EXIT_DISCONNECTED;
-                outcome = "connection timed out";
-                break;
-            }
-            cs_log_message(CS_LOG_LEVEL_INFO, "client timed out; listening again");
-            if (once) {
-                outcome = "client gone";
-                break;
-            }
-        }
-        if (duration > 0 && now >= duration) {
-            outcome = "done";
-            if (role == NETGAME_CLIENT && !connected) exit_code = EXIT_DISCONNECTED, outcome = "not connected";
-            if (role == NETGAME_SERVER && once && !was_connected) exit_code = EXIT_DISCONNECTED, outcome = "no client";
-            break;
-        }
-        if (!quiet && now >= next_progress) {
-            next_progress += 1.0;
-            fprintf(stderr, "%s%s: %s, %s, rtt %.1f ms, sent %llu, acked %llu, lost %llu%s", progress_shown ? "" : "",
-                    program, netgame_state_name(state), netgame_mode_name(netgame_connection_mode(c)),
-                    netgame_connection_rtt(c) * 1000, (unsigned long long)k[NETGAME_COUNTER_PACKETS_SENT],
-                    (unsigned long long)k[NETGAME_COUNTER_PACKETS_ACKED], (unsigned long long)k[NETGAME_COUNTER_PACKETS_LOST],
-                    app_progress_end());
-            progress_shown = 1;
+        g->datagrams_received++;
+        uint8_t bytes[ADDRESS_BYTES];
+        address_to_bytes(&from, bytes);
+        int was = netgame_connection_connected(c);
+        if (netgame_connection_receive_packet(c, now, bytes, ADDRESS_BYTES, g->datagram, n)) {
+            platform_address_t local;
+            platform_socket_local_address(&g->socket, &from, &local);
+            app_capture_record(&g->capture, &from, &local, g->datagram, n);
+            if (!was && netgame_connection_connected(c))
+                cs_log_message(CS_LOG_LEVEL_INFO, "connected to %s", platform_address_format(&from, text, sizeof text));
+        } else {
+            g->datagrams_dropped++;
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "dropped %d bytes from %s", n,
+                           platform_address_format(&from, text, sizeof text));
         }
     }
-done:
-    if (!quiet) app_progress_finish(progress_shown);
-    exit_code = app_capture_finish(&app.capture, program, exit_code);
-    print_summary(&app, c, platform_time() - start, outcome ? outcome : "stopped");
-    netgame_connection_destroy(c);
-    free(datagram);
-    platform_socket_close(&app.socket);
-    return exit_code;
+}
+
+/* Counts the time spent in the mode, and a switch of mode while connected
+ * (a dropped connection starts over in Bad: not a switch). */
+static void track_mode(game_t *g, double now, int connected_before, int connected)
+{
+    netgame_connection_t *c = g->connection;
+    if (connected_before) g->time_in_mode[g->mode] += now - g->last;
+    g->last = now;
+    if ((int)netgame_connection_mode(c) == g->mode) return;
+    g->mode = netgame_connection_mode(c);
+    if (!connected) return;
+    g->switches++;
+    cs_log_message(CS_LOG_LEVEL_INFO, "%.1f s: %s mode (rtt %.1f ms, penalty %.0f s)", now,
+                   netgame_mode_name((netgame_mode_t)g->mode), netgame_connection_rtt(c) * 1000,
+                   netgame_connection_penalty_time(c));
+}
+
+/* 1 when the run is over after this tick (exit code and outcome set): the
+ * client could not connect or lost its connection, the server's --once
+ * client is gone, or --duration is reached. */
+static int finished(game_t *g, double now, int connected_before, int connected)
+{
+    int client = g->role == NETGAME_CLIENT;
+    if (client && netgame_connection_state(g->connection) == NETGAME_STATE_CONNECT_FAIL) {
+        g->exit_code = EXIT_DISCONNECTED;
+        g->outcome = "could not connect";
+        return 1;
+    }
+    if (connected_before && !connected) {
+        if (client) {
+            g->exit_code = EXIT_DISCONNECTED;
+            g->outcome = "connection timed out";
+            return 1;
+        }
+        cs_log_message(CS_LOG_LEVEL_INFO, "client timed out; listening again");
+        if (g->once) {
+            g->outcome = "client gone";
+            return 1;
+        }
+    }
+    if (g->duration > 0 && now >= g->duration) {
+        g->outcome = "done";
+        if (client && !connected) g->exit_code = EXIT_DISCONNECTED, g->outcome = "not connected";
+        if (!client && g->once && !g->was_connected) g->exit_code = EXIT_DISCONNECTED, g->outcome = "no client";
+        return 1;
+    }
+    return 0;
+}
+
+/* One tick (1/30 s): the connection's update, then the checks. Returns 1
+ * when the run is over. */
+static int tick(game_t *g, double now)
+{
+    netgame_connection_t *c = g->connection;
+    int connected_before = netgame_connection_connected(c);
+    netgame_connection_update(c, now);
+    int connected = netgame_connection_connected(c);
+    track_mode(g, now, connected_before, connected);
+    if (connected) g->was_connected = 1;
+    return finished(g, now, connected_before, connected);
+}
+
+static void print_progress(game_t *g)
+{
+    netgame_connection_t *c = g->connection;
+    const uint64_t *k = netgame_connection_counters(c);
+    g->next_progress += 1.0;
+    fprintf(stderr, "%s: %s, %s, rtt %.1f ms, sent %llu, acked %llu, lost %llu%s", g->program,
+            netgame_state_name(netgame_connection_state(c)), netgame_mode_name(netgame_connection_mode(c)),
+            netgame_connection_rtt(c) * 1000, (unsigned long long)k[NETGAME_COUNTER_PACKETS_SENT],
+            (unsigned long long)k[NETGAME_COUNTER_PACKETS_ACKED], (unsigned long long)k[NETGAME_COUNTER_PACKETS_LOST],
+            app_progress_end());
+    g->progress_shown = 1;
+}
+
+/* Runs the connection until finished, or a signal or an error stops it. */
+static void run(game_t *g)
+{
+    const double tick_seconds = 1.0 / 30.0;
+    for (;;) {
+        double now = platform_time() - g->start;
+        int readable;
+        double wait = g->next_tick - now;
+        if (app_wait(g->program, &g->socket.fd, 1, wait > 0 ? wait : 0, &readable, &g->exit_code, &g->outcome) != 0)
+            return;
+        now = platform_time() - g->start;
+        if (receive_datagrams(g, now) != 0) return;
+        if (now < g->next_tick) continue;
+        g->next_tick += tick_seconds;
+        if (g->next_tick < now) g->next_tick = now + tick_seconds; /* after a stall: no burst of catch-up ticks */
+        if (tick(g, now)) return;
+        if (!g->common.quiet && now >= g->next_progress) print_progress(g);
+    }
+}
+
+static void print_summary(const game_t *g, double elapsed)
+{
+    const netgame_connection_t *c = g->connection;
+    const char *program = g->program;
+    const uint64_t *k = netgame_connection_counters(c);
+    char text[PLATFORM_ADDRESS_STRING_SIZE] = "none";
+    int peer_bytes;
+    const uint8_t *peer = netgame_connection_peer(c, &peer_bytes);
+    if (peer && peer_bytes == ADDRESS_BYTES) {
+        platform_address_t a;
+        address_from_bytes(peer, &a);
+        platform_address_format(&a, text, sizeof text);
+    }
+    fprintf(stderr, "%s: %s after %.1f s; peer %s, %s\n", program, g->outcome ? g->outcome : "stopped", elapsed, text,
+            netgame_state_name(netgame_connection_state(c)));
+    fprintf(stderr, "  packets: %llu sent, %llu received, %llu acked, %llu lost (%.1f%%)\n",
+            (unsigned long long)k[NETGAME_COUNTER_PACKETS_SENT], (unsigned long long)k[NETGAME_COUNTER_PACKETS_RECEIVED],
+            (unsigned long long)k[NETGAME_COUNTER_PACKETS_ACKED], (unsigned long long)k[NETGAME_COUNTER_PACKETS_LOST],
+            k[NETGAME_COUNTER_PACKETS_SENT] ? 100.0 * k[NETGAME_COUNTER_PACKETS_LOST] / k[NETGAME_COUNTER_PACKETS_SENT] : 0.0);
+    fprintf(stderr, "  flow control: mode %s, penalty %.0f s, rtt %.1f ms, Good %.1f s, Bad %.1f s, %d switches\n",
+            netgame_mode_name(netgame_connection_mode(c)), netgame_connection_penalty_time(c),
+            netgame_connection_rtt(c) * 1000, g->time_in_mode[NETGAME_MODE_GOOD], g->time_in_mode[NETGAME_MODE_BAD],
+            g->switches);
+    fprintf(stderr, "  counters:");
+    app_print_counters(k, NETGAME_COUNTER_COUNT, netgame_counter_name);
+    char local[PLATFORM_ADDRESS_STRING_SIZE];
+    fprintf(stderr, "  datagrams: %llu sent from %s, %llu received, %llu dropped, %llu send errors\n",
+            (unsigned long long)g->datagrams_sent, platform_address_format(&g->socket.bound, local, sizeof local),
+            (unsigned long long)g->datagrams_received, (unsigned long long)g->datagrams_dropped,
+            (unsigned long long)g->send_errors);
+    app_capture_print(&g->capture);
+}
+
+int netgame_app_main(int argc, char **argv, netgame_role_t role)
+{
+    static game_t g;
+    g.role = role;
+    g.program = role == NETGAME_CLIENT ? "netgame-client" : "netgame-server";
+    cs_log_set_name(g.program);
+    int code = parse_options(&g, argc, argv);
+    if (code == 0) code = set_up(&g);
+    if (code != 0) return code;
+    platform_catch_signals();
+    start(&g);
+
+    run(&g);
+    if (!g.common.quiet) app_progress_finish(g.progress_shown);
+    g.exit_code = app_capture_finish(&g.capture, g.program, g.exit_code);
+    print_summary(&g, platform_time() - g.start);
+    netgame_connection_destroy(g.connection);
+    free(g.datagram);
+    platform_socket_close(&g.socket);
+    return g.exit_code;
 }

@@ -4,12 +4,10 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "chunk.h"
@@ -183,49 +181,6 @@ static void parse_options(send_t *s, int argc, char **argv)
 
 /* ---- setting up ---- */
 
-/* Resolves the receiver and --bind. Returns 0, or EXIT_USAGE after printing why. */
-static int resolve_addresses(send_t *s, platform_address_t *bind_address)
-{
-    char err[256];
-    if (platform_address_parse(s->host_text, s->family, CHUNK_DEFAULT_PORT, &s->link.peer, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s (try --help)\n", program, err);
-        return EXIT_USAGE;
-    }
-    if (s->link.peer.port == 0)
-        app_bad_argument(program, "receiver port 0 in '%s': give the port it listens on", s->host_text);
-    platform_address_any(bind_address, s->link.peer.family, 0);
-    if (s->bind_text &&
-        platform_address_parse(s->bind_text, s->link.peer.family, 0, bind_address, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
-        return EXIT_USAGE;
-    }
-    if (bind_address->family != s->link.peer.family) {
-        fprintf(stderr, "%s: --bind %s is not the address family of %s (try --help)\n", program, s->bind_text,
-                s->host_text);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-/* Opens the input (stdin for "-") and learns its size when it has one.
- * Returns 0, or EXIT_IO after printing why. */
-static int open_input(send_t *s)
-{
-    s->input_fd = 0;
-    if (strcmp(s->input_path, "-") != 0) {
-        s->input_fd = open(s->input_path, O_RDONLY);
-        if (s->input_fd < 0) {
-            fprintf(stderr, "%s: cannot open %s: %s\n", program, s->input_path, strerror(errno));
-            s->input_fd = 0;
-            return EXIT_IO;
-        }
-    }
-    s->input_total = -1;
-    struct stat st;
-    if (fstat(s->input_fd, &st) == 0 && S_ISREG(st.st_mode)) s->input_total = (long long)st.st_size;
-    return 0;
-}
-
 /* Resolves, opens the input, the socket and the pcap, and creates the sender.
  * Returns 0, or the exit code after printing why. */
 static int set_up(send_t *s)
@@ -233,9 +188,10 @@ static int set_up(send_t *s)
     s->link.program = program;
     s->link.peer_known = 1; /* the receiver, given on the command line */
     platform_address_t bind_address;
-    int code = resolve_addresses(s, &bind_address);
-    if (code == 0) code = open_input(s);
-    if (code != 0) return code;
+    if (app_resolve_peer(program, s->host_text, s->family, CHUNK_DEFAULT_PORT, s->bind_text, &s->link.peer,
+                         &bind_address) != 0)
+        return EXIT_USAGE;
+    if (app_open_input(program, s->input_path, &s->input_fd, &s->input_total) != 0) return EXIT_IO;
     char err[256];
     if (platform_socket_open(&s->link.socket, &bind_address, 0, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", program, err);

@@ -14,8 +14,8 @@
 #include "app.h"
 #include "chunk.h"
 #include "frag.h"
+#include "frag-app.h"
 #include "platform.h"
-#include "sha256.h"
 #include "udplink.h"
 #include "util.h"
 
@@ -63,47 +63,38 @@ static void usage(FILE *out)
             CHUNK_DEFAULT_PORT, FRAG_DEFAULT_PROTOCOL_ID);
 }
 
-typedef struct output_t {
-    int fd;
-    FILE *manifest;
-    long long packets, bytes;
-    int failed;
-} output_t;
-
-static void on_deliver(void *context, double time, uint16_t sequence, const uint8_t *packet, int bytes, int fragmented)
-{
-    (void)time, (void)fragmented;
-    output_t *out = context;
-    if (out->failed) return;
-    for (int done = 0; done < bytes;) {
-        ssize_t n = write(out->fd, packet + done, (size_t)(bytes - done));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            out->failed = 1;
-            return;
-        }
-        done += (int)n;
-    }
-    if (out->manifest) {
-        char digest[65];
-        cs_sha256_hex(packet, (size_t)bytes, digest);
-        fprintf(out->manifest, "%u %d %s\n", sequence, bytes, digest);
-    }
-    out->packets++;
-    out->bytes += bytes;
-}
-
-int main(int argc, char **argv)
-{
+typedef struct recv_t {
+    /* options */
     frag_receiver_config_t config;
-    frag_receiver_default_config(&config);
-    double timeout = 0, idle_timeout = 2;
-    long long want_packets = -1, value;
-    const char *bind_text = NULL, *port_file = NULL, *manifest_path = NULL;
-    app_common_options_t common = {NULL, 0, 0};
-    int family = 0, port_given = 0;
-    uint16_t port = CHUNK_DEFAULT_PORT;
+    double timeout, idle_timeout;
+    long long want_packets; /* -1: not asked for */
+    app_common_options_t common; /* -w, -q, -v */
+    const char *bind_text, *port_file, *output_path, *manifest_path;
+    int family, port_given;
+    uint16_t port;
+    /* I/O */
+    udp_link_t link;
+    int output_fd;
+    FILE *manifest;
+    uint8_t *datagram; /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    /* state */
+    frag_receiver_t *receiver;
+    const uint64_t *counters;
+    double start, first_heard, last_heard, next_progress;
+    long long packets, bytes;
+    int output_failed, exit_code, progress_shown;
+    const char *outcome; /* why it stopped; NULL: stopped before the loop said */
+} recv_t;
 
+/* ---- options ---- */
+
+static void parse_options(recv_t *r, int argc, char **argv)
+{
+    frag_receiver_default_config(&r->config);
+    r->idle_timeout = 2;
+    r->want_packets = -1;
+    r->port = CHUNK_DEFAULT_PORT;
+    long long value;
     enum { OPT_PORTFILE = 256, OPT_IDLE, OPT_MAXFRAG, OPT_PROTOCOL, OPT_MANIFEST };
     static const struct option options[] = {
         {"port", required_argument, NULL, 'p'},
@@ -119,182 +110,231 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     int opt;
-    opterr = 0;
+    opterr = 0; /* our own messages, with exit code 2 */
     while ((opt = getopt_long(argc, argv, ":p:b:n:t:w:46qvh", options, NULL)) != -1) {
-        if (app_common_option(&common, opt, optarg)) continue;
+        if (app_common_option(&r->common, opt, optarg)) continue;
         switch (opt) {
         case 'p':
-            if (platform_parse_port(optarg, &port) != 0)
+            if (platform_parse_port(optarg, &r->port) != 0)
                 app_bad_argument(program, "bad --port '%s': expected 0..65535", optarg);
-            port_given = 1;
+            r->port_given = 1;
             break;
-        case 'b': bind_text = optarg; break;
-        case OPT_PORTFILE: port_file = optarg; break;
+        case 'b': r->bind_text = optarg; break;
+        case OPT_PORTFILE: r->port_file = optarg; break;
         case 'n':
-            if (platform_parse_int(optarg, 1, (long long)1 << 48, &want_packets) != 0)
+            if (platform_parse_int(optarg, 1, (long long)1 << 48, &r->want_packets) != 0)
                 app_bad_argument(program, "bad --packets '%s': expected a count >= 1", optarg);
             break;
         case OPT_IDLE:
-            if (platform_parse_seconds(optarg, 1e9, &idle_timeout) != 0)
+            if (platform_parse_seconds(optarg, 1e9, &r->idle_timeout) != 0)
                 app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
             break;
         case 't':
-            if (platform_parse_seconds(optarg, 1e9, &timeout) != 0)
+            if (platform_parse_seconds(optarg, 1e9, &r->timeout) != 0)
                 app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
             break;
         case OPT_MAXFRAG:
             if (platform_parse_int(optarg, 1, FRAG_MAX_FRAGMENTS, &value) != 0)
                 app_bad_argument(program, "bad --max-fragments '%s': expected 1..255", optarg);
-            config.max_fragments = (int)value;
+            r->config.max_fragments = (int)value;
             break;
-        case OPT_PROTOCOL:
-            if (platform_parse_int(optarg, 0, 0xffffffffLL, &value) != 0)
-                app_bad_argument(program, "bad --protocol-id '%s': expected 0..0xffffffff", optarg);
-            config.wire.protocol_id = (uint32_t)value;
-            break;
-        case OPT_MANIFEST: manifest_path = optarg; break;
-        case '4': family = 4; break;
-        case '6': family = 6; break;
-        case 'h': usage(stdout); return EXIT_OK;
+        case OPT_PROTOCOL: r->config.wire.protocol_id = frag_app_protocol_id_option(program, optarg); break;
+        case OPT_MANIFEST: r->manifest_path = optarg; break;
+        case '4': r->family = 4; break;
+        case '6': r->family = 6; break;
+        case 'h': usage(stdout); exit(EXIT_OK);
         case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
         default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
         }
     }
     if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
-    const char *output_path = optind < argc ? argv[optind] : "-";
-    app_set_verbosity(common.verbosity);
+    r->output_path = optind < argc ? argv[optind] : "-";
+    app_set_verbosity(r->common.verbosity);
     cs_log_set_name("frag");
+}
 
-    char text[PLATFORM_ADDRESS_STRING_SIZE];
-    udp_link_t link;
-    memset(&link, 0, sizeof link);
-    link.program = program;
-    int listening = app_listen(program, &link.socket, bind_text, family, port, port_given, port_file);
+/* ---- setting up ---- */
+
+/* The receiver's deliver callback: writes the packet to the output and the
+ * manifest. A failed write stops the writing; the loop reports it. */
+static void on_deliver(void *context, double time, uint16_t sequence, const uint8_t *packet, int bytes, int fragmented)
+{
+    (void)time, (void)fragmented;
+    recv_t *r = context;
+    if (r->output_failed) return;
+    for (int done = 0; done < bytes;) {
+        ssize_t n = write(r->output_fd, packet + done, (size_t)(bytes - done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            r->output_failed = 1;
+            return;
+        }
+        done += (int)n;
+    }
+    frag_app_manifest_write(r->manifest, sequence, packet, bytes);
+    r->packets++;
+    r->bytes += bytes;
+}
+
+/* Listens, opens the output, the manifest and the pcap, and creates the
+ * receiver. Returns 0, or the exit code after printing why. */
+static int set_up(recv_t *r)
+{
+    r->link.program = program;
+    int listening = app_listen(program, &r->link.socket, r->bind_text, r->family, r->port, r->port_given,
+                               r->port_file);
     if (listening != APP_LISTEN_OK) return listening == APP_LISTEN_USAGE ? EXIT_USAGE : EXIT_IO;
-
-    output_t output = {1, NULL, 0, 0, 0};
-    if (strcmp(output_path, "-") != 0) {
-        output.fd = open(output_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (output.fd < 0) {
-            fprintf(stderr, "%s: cannot create %s: %s\n", program, output_path, strerror(errno));
+    r->output_fd = 1;
+    if (strcmp(r->output_path, "-") != 0) {
+        r->output_fd = open(r->output_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (r->output_fd < 0) {
+            fprintf(stderr, "%s: cannot create %s: %s\n", program, r->output_path, strerror(errno));
             return EXIT_IO;
         }
     }
-    if (manifest_path && !(output.manifest = fopen(manifest_path, "w"))) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", program, manifest_path, strerror(errno));
-        return EXIT_IO;
-    }
-    if (app_capture_open(&link.capture, program, common.pcap_path) != 0) return EXIT_IO;
+    if (frag_app_manifest_open(program, r->manifest_path, &r->manifest) != 0) return EXIT_IO;
+    if (app_capture_open(&r->link.capture, program, r->common.pcap_path) != 0) return EXIT_IO;
 
-    config.deliver = on_deliver;
-    config.context = &output;
-    frag_receiver_t *receiver = frag_receiver_create(&config);
-    uint8_t *datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!receiver || !datagram) {
+    r->config.deliver = on_deliver;
+    r->config.context = r;
+    r->receiver = frag_receiver_create(&r->config);
+    r->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
+    if (!r->receiver || !r->datagram) {
         fprintf(stderr, "%s: out of memory\n", program);
         return EXIT_IO;
     }
-    platform_catch_signals();
-    cs_log_message(CS_LOG_LEVEL_INFO, "%s: listening on %s", program,
-                platform_address_format(&link.socket.bound, text, sizeof text));
+    r->counters = frag_receiver_counters(r->receiver);
+    return 0;
+}
 
-    const uint64_t *counters = frag_receiver_counters(receiver);
-    double start = platform_time(), first_heard = -1, last_heard = 0, next_progress = start + 1.0;
-    int exit_code = EXIT_OK, progress_shown = 0;
-    const char *outcome = NULL;
+/* ---- one turn of the event loop ---- */
+
+/* Locks onto the first sender whose datagram the format accepts. */
+static void lock_onto_sender(recv_t *r, const platform_address_t *from, int n, double now)
+{
+    frag_packet_t packet;
+    packet.regular = NULL;
+    if (frag_read_packet(&r->config.wire, r->datagram, n, &packet) != FRAG_READ_OK) return;
+    r->link.peer_known = 1;
+    r->link.peer = *from;
+    platform_socket_local_address(&r->link.socket, from, &r->link.local);
+    r->first_heard = now;
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: receiving from %s", program,
+                   platform_address_format(from, text, sizeof text));
+}
+
+/* Hands every waiting datagram from the sender to the receiver. Returns 0,
+ * or -1 on a socket error (printed, exit code set). */
+static int receive_fragments(recv_t *r, double now)
+{
+    for (;;) {
+        platform_address_t from;
+        int n = udp_link_receive(&r->link, &from, r->datagram);
+        if (n == -1) return 0;
+        if (n == -2) {
+            fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
+            r->exit_code = EXIT_IO;
+            r->outcome = "socket error";
+            return -1;
+        }
+        if (!r->link.peer_known) lock_onto_sender(r, &from, n, now);
+        if (!udp_link_accept(&r->link, &from, r->datagram, n,
+                             r->link.peer_known ? "not the sender locked onto" : "not a valid fragment packet"))
+            continue;
+        r->last_heard = now;
+        frag_verdict_t verdict = frag_receiver_receive_packet(r->receiver, now, r->datagram, n);
+        if (verdict != FRAG_VERDICT_ACCEPTED && verdict != FRAG_VERDICT_DELIVERED)
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: dropped %d bytes: %s", program, n, frag_verdict_name(verdict));
+    }
+}
+
+/* 1 when the run is over: an output error, --packets delivered, the idle
+ * timeout or --timeout (exit code and outcome set). */
+static int finished(recv_t *r, double now)
+{
+    if (r->output_failed) {
+        fprintf(stderr, "%s: writing %s: %s\n", program, r->output_path, strerror(errno));
+        r->exit_code = EXIT_IO;
+        r->outcome = "output error";
+        return 1;
+    }
+    if (r->want_packets > 0 && r->packets >= r->want_packets) {
+        r->outcome = "done";
+        return 1;
+    }
+    if (r->idle_timeout > 0 && r->first_heard >= 0 && now - r->last_heard >= r->idle_timeout) {
+        r->exit_code = r->want_packets > 0 ? EXIT_INCOMPLETE : EXIT_OK;
+        r->outcome = r->want_packets > 0 ? "idle timeout before --packets were delivered" : "done (sender idle)";
+        return 1;
+    }
+    if (r->timeout > 0 && now - r->start >= r->timeout) {
+        r->exit_code = EXIT_INCOMPLETE;
+        r->outcome = "timeout";
+        return 1;
+    }
+    return 0;
+}
+
+static void print_progress(recv_t *r, double now)
+{
+    fprintf(stderr, "%s: %lld packets (%lld bytes) delivered, %llu datagrams, %llu fragments accepted%s", program,
+            r->packets, r->bytes, (unsigned long long)r->counters[FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED],
+            (unsigned long long)r->counters[FRAG_RECEIVER_COUNTER_FRAGMENTS_ACCEPTED], app_progress_end());
+    r->progress_shown = 1;
+    r->next_progress = now + 1.0;
+}
+
+/* Receives until finished, or a signal or an error stops it. */
+static void run(recv_t *r)
+{
+    r->start = platform_time();
+    r->first_heard = -1;
+    r->next_progress = r->start + 1.0;
     for (;;) {
         int readable;
-        if (app_wait(program, &link.socket.fd, 1, 0.005, &readable, &exit_code, &outcome) != 0) break;
+        if (app_wait(program, &r->link.socket.fd, 1, 0.005, &readable, &r->exit_code, &r->outcome) != 0) return;
         double now = platform_time();
-        for (;;) {
-            platform_address_t from;
-            int n = udp_link_receive(&link, &from, datagram);
-            if (n == -1) break;
-            if (n == -2) {
-                fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
-                exit_code = EXIT_IO;
-                outcome = "socket error";
-                goto done;
-            }
-            if (!link.peer_known) {
-                /* Lock onto the first sender whose datagram the format accepts. */
-                frag_packet_t packet;
-                packet.regular = NULL;
-                if (frag_read_packet(&config.wire, datagram, n, &packet) == FRAG_READ_OK) {
-                    link.peer_known = 1;
-                    link.peer = from;
-                    platform_socket_local_address(&link.socket, &from, &link.local);
-                    first_heard = now;
-                    cs_log_message(CS_LOG_LEVEL_INFO, "%s: receiving from %s", program,
-                                platform_address_format(&from, text, sizeof text));
-                }
-            }
-            if (!udp_link_accept(&link, &from, datagram, n,
-                                 link.peer_known ? "not the sender locked onto" : "not a valid fragment packet"))
-                continue;
-            last_heard = now;
-            frag_verdict_t verdict = frag_receiver_receive_packet(receiver, now, datagram, n);
-            if (verdict != FRAG_VERDICT_ACCEPTED && verdict != FRAG_VERDICT_DELIVERED)
-                cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: dropped %d bytes: %s", program, n, frag_verdict_name(verdict));
-        }
-        if (output.failed) {
-            fprintf(stderr, "%s: writing %s: %s\n", program, output_path, strerror(errno));
-            exit_code = EXIT_IO;
-            outcome = "output error";
-            break;
-        }
-        if (want_packets > 0 && output.packets >= want_packets) {
-            outcome = "done";
-            break;
-        }
-        if (idle_timeout > 0 && first_heard >= 0 && now - last_heard >= idle_timeout) {
-            exit_code = want_packets > 0 ? EXIT_INCOMPLETE : EXIT_OK;
-            outcome = want_packets > 0 ? "idle timeout before --packets were delivered" : "done (sender idle)";
-            break;
-        }
-        if (timeout > 0 && now - start >= timeout) {
-            exit_code = EXIT_INCOMPLETE;
-            outcome = "timeout";
-            break;
-        }
-        if (!common.quiet && first_heard >= 0 && now >= next_progress) {
-            fprintf(stderr, "%s: %lld packets (%lld bytes) delivered, %llu datagrams, %llu fragments accepted%s", program,
-                    output.packets, output.bytes, (unsigned long long)counters[FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED],
-                    (unsigned long long)counters[FRAG_RECEIVER_COUNTER_FRAGMENTS_ACCEPTED], app_progress_end());
-            progress_shown = 1;
-            next_progress = now + 1.0;
-        }
+        if (receive_fragments(r, now) != 0) return;
+        if (finished(r, now)) return;
+        if (!r->common.quiet && r->first_heard >= 0 && now >= r->next_progress) print_progress(r, now);
     }
-done:;
-    double busy = first_heard >= 0 ? last_heard - first_heard : 0;
-    exit_code = app_capture_finish(&link.capture, program, exit_code);
-    if (output.fd != 1 && close(output.fd) != 0 && exit_code == EXIT_OK) exit_code = EXIT_IO;
-    if (output.manifest && fclose(output.manifest) != 0) {
-        fprintf(stderr, "%s: error writing %s\n", program, manifest_path);
-        if (exit_code == EXIT_OK) exit_code = EXIT_IO;
-    }
-    if (!common.quiet || exit_code != EXIT_OK) {
-        app_progress_finish(progress_shown);
-        fprintf(stderr, "%s: %s: %lld packets (%lld bytes) delivered from %s in %.3f s; %d unfinished at the end (lost)\n",
-                program, outcome ? outcome : "stopped", output.packets, output.bytes,
-                link.peer_known ? platform_address_format(&link.peer, text, sizeof text) : "nobody", busy,
-                frag_receiver_in_progress(receiver));
-        udp_link_print_datagrams(&link);
-        fprintf(stderr, "  receiver:");
-        app_print_counters(counters, FRAG_RECEIVER_COUNTER_COUNT, frag_receiver_counter_name);
-        const uint64_t *invalid = frag_receiver_invalid_counters(receiver);
-        int any = 0;
-        for (int i = 1; i < FRAG_READ_RESULT_COUNT; i++)
-            if (invalid[i]) {
-                fprintf(stderr, "%s %s %llu", any ? "," : "  invalid:", frag_read_result_name((frag_read_result_t)i),
-                        (unsigned long long)invalid[i]);
-                any = 1;
-            }
-        if (any) fprintf(stderr, "\n");
-        app_capture_print(&link.capture);
-    }
-    frag_receiver_destroy(receiver);
-    platform_socket_close(&link.socket);
-    free(datagram);
-    return exit_code;
+}
+
+static void print_summary(const recv_t *r)
+{
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    double busy = r->first_heard >= 0 ? r->last_heard - r->first_heard : 0;
+    app_progress_finish(r->progress_shown);
+    fprintf(stderr, "%s: %s: %lld packets (%lld bytes) delivered from %s in %.3f s; %d unfinished at the end (lost)\n",
+            program, r->outcome ? r->outcome : "stopped", r->packets, r->bytes,
+            r->link.peer_known ? platform_address_format(&r->link.peer, text, sizeof text) : "nobody", busy,
+            frag_receiver_in_progress(r->receiver));
+    udp_link_print_datagrams(&r->link);
+    fprintf(stderr, "  receiver:");
+    app_print_counters(r->counters, FRAG_RECEIVER_COUNTER_COUNT, frag_receiver_counter_name);
+    frag_app_print_invalid(frag_receiver_invalid_counters(r->receiver));
+    app_capture_print(&r->link.capture);
+}
+
+int main(int argc, char **argv)
+{
+    static recv_t r;
+    parse_options(&r, argc, argv);
+    int code = set_up(&r);
+    if (code != 0) return code;
+    platform_catch_signals();
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: listening on %s", program,
+                   platform_address_format(&r.link.socket.bound, text, sizeof text));
+
+    run(&r);
+    r.exit_code = app_capture_finish(&r.link.capture, program, r.exit_code);
+    if (r.output_fd != 1 && close(r.output_fd) != 0 && r.exit_code == EXIT_OK) r.exit_code = EXIT_IO;
+    r.exit_code = frag_app_manifest_close(program, r.manifest_path, r.manifest, r.exit_code, EXIT_IO);
+    if (!r.common.quiet || r.exit_code != EXIT_OK) print_summary(&r);
+    frag_receiver_destroy(r.receiver);
+    platform_socket_close(&r.link.socket);
+    free(r.datagram);
+    return r.exit_code;
 }

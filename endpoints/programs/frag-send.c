@@ -6,7 +6,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +15,8 @@
 #include "app.h"
 #include "chunk.h"
 #include "frag.h"
+#include "frag-app.h"
 #include "platform.h"
-#include "sha256.h"
 #include "udplink.h"
 #include "util.h"
 
@@ -58,6 +57,130 @@ static void usage(FILE *out)
             FRAG_DEFAULT_PROTOCOL_ID, CHUNK_DEFAULT_PORT, FRAG_MAX_PACKET_BYTES, FRAG_DEFAULT_PROTOCOL_ID);
 }
 
+typedef struct send_t {
+    /* options */
+    frag_sender_config_t config;
+    long long packet_size;
+    app_common_options_t common; /* -w, -q, -v */
+    const char *bind_text, *host_text, *input_path, *manifest_path;
+    int family;
+    /* I/O */
+    udp_link_t link;
+    int input_fd;
+    FILE *manifest;
+    uint8_t *packet;   /* packet_size bytes: the packet being read */
+    uint8_t *datagram; /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    /* state */
+    frag_sender_t *sender;
+    const uint64_t *counters;
+    double start, next_progress;
+    long long bytes_read, packets;
+    int input_done, exit_code, progress_shown;
+    const char *outcome; /* why it stopped; NULL: stopped before the loop said */
+} send_t;
+
+/* ---- options ---- */
+
+static void parse_options(send_t *s, int argc, char **argv)
+{
+    frag_sender_default_config(&s->config);
+    s->config.rate_bytes_per_second = 1000000;
+    s->packet_size = 4096;
+    long long value;
+    enum { OPT_INTERLEAVE = 256, OPT_FIRST, OPT_PROTOCOL, OPT_MANIFEST };
+    static const struct option options[] = {
+        {"packet-size", required_argument, NULL, 's'},
+        {"rate", required_argument, NULL, 'r'},
+        {"interleave", required_argument, NULL, OPT_INTERLEAVE},
+        {"first-sequence", required_argument, NULL, OPT_FIRST},
+        {"protocol-id", required_argument, NULL, OPT_PROTOCOL},
+        {"manifest", required_argument, NULL, OPT_MANIFEST},
+        {"bind", required_argument, NULL, 'b'},
+        APP_COMMON_LONG_OPTIONS,
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    opterr = 0; /* our own messages, with exit code 2 */
+    while ((opt = getopt_long(argc, argv, ":s:r:b:w:46qvh", options, NULL)) != -1) {
+        if (app_common_option(&s->common, opt, optarg)) continue;
+        switch (opt) {
+        case 's':
+            if (platform_parse_bytes(optarg, FRAG_MAX_PACKET_BYTES, &s->packet_size) != 0 || s->packet_size < 1)
+                app_bad_argument(program, "bad --packet-size '%s': expected 1..261120 bytes", optarg);
+            break;
+        case 'r':
+            if (platform_parse_rate(optarg, &s->config.rate_bytes_per_second) != 0)
+                app_bad_argument(program, "bad --rate '%s': expected bytes/s, e.g. 125kB or 8Mbit", optarg);
+            break;
+        case OPT_INTERLEAVE:
+            if (platform_parse_int(optarg, 1, 64, &value) != 0)
+                app_bad_argument(program, "bad --interleave '%s': expected 1..64", optarg);
+            s->config.interleave = (int)value;
+            break;
+        case OPT_FIRST:
+            if (platform_parse_int(optarg, 0, 65535, &value) != 0)
+                app_bad_argument(program, "bad --first-sequence '%s': expected 0..65535", optarg);
+            s->config.first_sequence = (uint16_t)value;
+            break;
+        case OPT_PROTOCOL: s->config.wire.protocol_id = frag_app_protocol_id_option(program, optarg); break;
+        case OPT_MANIFEST: s->manifest_path = optarg; break;
+        case 'b': s->bind_text = optarg; break;
+        case '4': s->family = 4; break;
+        case '6': s->family = 6; break;
+        case 'h': usage(stdout); exit(EXIT_OK);
+        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
+        default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
+        }
+    }
+    if (optind >= argc) app_bad_argument(program, "%s", "no receiver given: frag-send HOST[:PORT] [FILE]");
+    if (argc - optind > 2) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 2]);
+    s->host_text = argv[optind];
+    s->input_path = optind + 1 < argc ? argv[optind + 1] : "-";
+    app_set_verbosity(s->common.verbosity);
+    cs_log_set_name("frag");
+}
+
+/* ---- setting up ---- */
+
+/* Resolves, opens the input, the manifest, the socket and the pcap, and
+ * creates the sender. Returns 0, or the exit code after printing why. */
+static int set_up(send_t *s)
+{
+    s->link.program = program;
+    s->link.peer_known = 1; /* the receiver, given on the command line */
+    platform_address_t bind_address;
+    long long input_size;
+    if (app_resolve_peer(program, s->host_text, s->family, CHUNK_DEFAULT_PORT, s->bind_text, &s->link.peer,
+                         &bind_address) != 0)
+        return EXIT_USAGE;
+    if (app_open_input(program, s->input_path, &s->input_fd, &input_size) != 0) return EXIT_IO;
+    if (frag_app_manifest_open(program, s->manifest_path, &s->manifest) != 0) return EXIT_IO;
+    char err[256];
+    if (platform_socket_open(&s->link.socket, &bind_address, 0, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", program, err);
+        return EXIT_IO;
+    }
+    platform_socket_local_address(&s->link.socket, &s->link.peer, &s->link.local);
+    if (app_capture_open(&s->link.capture, program, s->common.pcap_path) != 0) return EXIT_IO;
+
+    /* The loop wakes about every millisecond: bank 10 ms of budget, so that
+     * the rate, not the wake-ups, sets the pace. */
+    s->config.max_burst_bytes = s->config.rate_bytes_per_second * 0.01;
+    s->config.send = udp_link_send;
+    s->config.context = &s->link;
+    s->sender = frag_sender_create(&s->config);
+    s->packet = malloc((size_t)s->packet_size);
+    s->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
+    if (!s->sender || !s->packet || !s->datagram) {
+        fprintf(stderr, "%s: out of memory\n", program);
+        return EXIT_IO;
+    }
+    s->counters = frag_sender_counters(s->sender);
+    return 0;
+}
+
+/* ---- one turn of the event loop ---- */
+
 /* Reads up to size bytes (fewer only at the end of the input). Returns the
  * count, or -1 on a read error. */
 static long read_full(int fd, uint8_t *buffer, long size)
@@ -75,199 +198,108 @@ static long read_full(int fd, uint8_t *buffer, long size)
     return got;
 }
 
+/* Keeps a few packets queued, so that the budget, not the reads, sets the
+ * pace. Returns 0, or -1 on a read error (printed, exit code set). */
+static int queue_input(send_t *s)
+{
+    while (!s->input_done && frag_sender_queued(s->sender) < s->config.interleave + 1) {
+        long n = read_full(s->input_fd, s->packet, (long)s->packet_size);
+        if (n < 0) {
+            fprintf(stderr, "%s: reading %s: %s\n", program, s->input_path, strerror(errno));
+            s->exit_code = EXIT_IO;
+            s->outcome = "input error";
+            return -1;
+        }
+        if (n == 0) {
+            s->input_done = 1;
+            break;
+        }
+        int sequence = frag_sender_queue_raw(s->sender, s->packet, (int)n);
+        frag_app_manifest_write(s->manifest, (unsigned)sequence, s->packet, (int)n);
+        s->bytes_read += n;
+        s->packets++;
+        if (n < s->packet_size) s->input_done = 1;
+    }
+    return 0;
+}
+
+/* Anything arriving is not ours to read (no acks): drains and counts it. */
+static void drain_socket(send_t *s)
+{
+    platform_address_t from;
+    int n;
+    while ((n = udp_link_receive(&s->link, &from, s->datagram)) >= 0)
+        if (udp_link_accept(&s->link, &from, s->datagram, n, "not the receiver"))
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: ignored %d bytes from the receiver (fragments have no acks)",
+                           program, n);
+}
+
+static void print_progress(send_t *s, double now)
+{
+    char rate[32];
+    app_format_rate(s->counters[FRAG_SENDER_COUNTER_BYTES_SENT] / (now - s->start), rate, sizeof rate);
+    fprintf(stderr, "%s: %lld packets (%lld bytes) read, %llu datagrams sent, %s%s", program, s->packets,
+            s->bytes_read, (unsigned long long)s->counters[FRAG_SENDER_COUNTER_DATAGRAMS_SENT], rate,
+            app_progress_end());
+    s->progress_shown = 1;
+    s->next_progress = now + 1.0;
+}
+
+/* Sends until every packet is out, or a signal or an error stops it. */
+static void run(send_t *s)
+{
+    s->start = platform_time();
+    s->next_progress = s->start + 1.0;
+    for (;;) {
+        if (queue_input(s) != 0) return;
+        double now = platform_time();
+        frag_sender_update(s->sender, now);
+        if (s->input_done && !frag_sender_busy(s->sender)) {
+            s->outcome = "done";
+            return;
+        }
+        int readable;
+        if (app_wait(program, &s->link.socket.fd, 1, 0.001, &readable, &s->exit_code, &s->outcome) != 0) return;
+        drain_socket(s);
+        if (!s->common.quiet && now >= s->next_progress) print_progress(s, now);
+    }
+}
+
+static void print_summary(const send_t *s, double elapsed)
+{
+    char rate[32], text[PLATFORM_ADDRESS_STRING_SIZE];
+    app_format_rate(elapsed > 0 ? s->counters[FRAG_SENDER_COUNTER_BYTES_SENT] / elapsed : 0, rate, sizeof rate);
+    app_progress_finish(s->progress_shown);
+    fprintf(stderr, "%s: %s: %lld bytes in %llu packets to %s in %.3f s (%s)\n", program,
+            s->outcome ? s->outcome : "stopped", s->bytes_read,
+            (unsigned long long)s->counters[FRAG_SENDER_COUNTER_PACKETS_SENT],
+            platform_address_format(&s->link.peer, text, sizeof text), elapsed, rate);
+    udp_link_print_datagrams(&s->link);
+    fprintf(stderr, "  sender:");
+    app_print_counters(s->counters, FRAG_SENDER_COUNTER_COUNT, frag_sender_counter_name);
+    app_capture_print(&s->link.capture);
+}
+
 int main(int argc, char **argv)
 {
-    frag_sender_config_t config;
-    frag_sender_default_config(&config);
-    config.rate_bytes_per_second = 1000000;
-    long long packet_size = 4096, value;
-    const char *bind_text = NULL, *manifest_path = NULL;
-    app_common_options_t common = {NULL, 0, 0};
-    int family = 0;
-
-    enum { OPT_INTERLEAVE = 256, OPT_FIRST, OPT_PROTOCOL, OPT_MANIFEST };
-    static const struct option options[] = {
-        {"packet-size", required_argument, NULL, 's'},
-        {"rate", required_argument, NULL, 'r'},
-        {"interleave", required_argument, NULL, OPT_INTERLEAVE},
-        {"first-sequence", required_argument, NULL, OPT_FIRST},
-        {"protocol-id", required_argument, NULL, OPT_PROTOCOL},
-        {"manifest", required_argument, NULL, OPT_MANIFEST},
-        {"bind", required_argument, NULL, 'b'},
-        APP_COMMON_LONG_OPTIONS,
-        {NULL, 0, NULL, 0},
-    };
-    int opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":s:r:b:w:46qvh", options, NULL)) != -1) {
-        if (app_common_option(&common, opt, optarg)) continue;
-        switch (opt) {
-        case 's':
-            if (platform_parse_bytes(optarg, FRAG_MAX_PACKET_BYTES, &packet_size) != 0 || packet_size < 1)
-                app_bad_argument(program, "bad --packet-size '%s': expected 1..261120 bytes", optarg);
-            break;
-        case 'r':
-            if (platform_parse_rate(optarg, &config.rate_bytes_per_second) != 0)
-                app_bad_argument(program, "bad --rate '%s': expected bytes/s, e.g. 125kB or 8Mbit", optarg);
-            break;
-        case OPT_INTERLEAVE:
-            if (platform_parse_int(optarg, 1, 64, &value) != 0)
-                app_bad_argument(program, "bad --interleave '%s': expected 1..64", optarg);
-            config.interleave = (int)value;
-            break;
-        case OPT_FIRST:
-            if (platform_parse_int(optarg, 0, 65535, &value) != 0)
-                app_bad_argument(program, "bad --first-sequence '%s': expected 0..65535", optarg);
-            config.first_sequence = (uint16_t)value;
-            break;
-        case OPT_PROTOCOL:
-            if (platform_parse_int(optarg, 0, 0xffffffffLL, &value) != 0)
-                app_bad_argument(program, "bad --protocol-id '%s': expected 0..0xffffffff", optarg);
-            config.wire.protocol_id = (uint32_t)value;
-            break;
-        case OPT_MANIFEST: manifest_path = optarg; break;
-        case 'b': bind_text = optarg; break;
-        case '4': family = 4; break;
-        case '6': family = 6; break;
-        case 'h': usage(stdout); return EXIT_OK;
-        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
-        default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
-        }
-    }
-    if (optind >= argc) app_bad_argument(program, "%s", "no receiver given: frag-send HOST[:PORT] [FILE]");
-    if (argc - optind > 2) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 2]);
-    const char *host_text = argv[optind];
-    const char *input_path = optind + 1 < argc ? argv[optind + 1] : "-";
-    app_set_verbosity(common.verbosity);
-    cs_log_set_name("frag");
-
-    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
-    udp_link_t link;
-    memset(&link, 0, sizeof link);
-    link.program = program;
-    link.peer_known = 1; /* the receiver, given on the command line */
-    if (platform_address_parse(host_text, family, CHUNK_DEFAULT_PORT, &link.peer, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s (try --help)\n", program, err);
-        return EXIT_USAGE;
-    }
-    if (link.peer.port == 0) app_bad_argument(program, "receiver port 0 in '%s': give the port it listens on", host_text);
-    platform_address_t bind_address;
-    platform_address_any(&bind_address, link.peer.family, 0);
-    if (bind_text && platform_address_parse(bind_text, link.peer.family, 0, &bind_address, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: --bind: %s (try --help)\n", program, err);
-        return EXIT_USAGE;
-    }
-    int input_fd = 0;
-    if (strcmp(input_path, "-") != 0) {
-        input_fd = open(input_path, O_RDONLY);
-        if (input_fd < 0) {
-            fprintf(stderr, "%s: cannot open %s: %s\n", program, input_path, strerror(errno));
-            return EXIT_IO;
-        }
-    }
-    FILE *manifest = NULL;
-    if (manifest_path && !(manifest = fopen(manifest_path, "w"))) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", program, manifest_path, strerror(errno));
-        return EXIT_IO;
-    }
-    if (platform_socket_open(&link.socket, &bind_address, 0, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n", program, err);
-        return EXIT_IO;
-    }
-    platform_socket_local_address(&link.socket, &link.peer, &link.local);
-    if (app_capture_open(&link.capture, program, common.pcap_path) != 0) return EXIT_IO;
-
-    /* The loop wakes about every millisecond: bank 10 ms of budget, so that
-     * the rate, not the wake-ups, sets the pace. */
-    config.max_burst_bytes = config.rate_bytes_per_second * 0.01;
-    config.send = udp_link_send;
-    config.context = &link;
-    frag_sender_t *sender = frag_sender_create(&config);
-    uint8_t *packet = malloc((size_t)packet_size);
-    uint8_t *datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!sender || !packet || !datagram) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    static send_t s;
+    parse_options(&s, argc, argv);
+    int code = set_up(&s);
+    if (code != 0) return code;
     platform_catch_signals();
-    cs_log_message(CS_LOG_LEVEL_INFO, "%s: sending to %s", program, platform_address_format(&link.peer, text, sizeof text));
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: sending to %s", program,
+                   platform_address_format(&s.link.peer, text, sizeof text));
 
-    const uint64_t *counters = frag_sender_counters(sender);
-    double start = platform_time(), next_progress = start + 1.0;
-    long long bytes_read = 0, packets = 0;
-    int input_done = 0, exit_code = EXIT_OK, progress_shown = 0;
-    const char *outcome = NULL;
-    for (;;) {
-        /* Keep a few packets queued, so that the budget, not the reads, sets the pace. */
-        while (!input_done && frag_sender_queued(sender) < config.interleave + 1) {
-            long n = read_full(input_fd, packet, (long)packet_size);
-            if (n < 0) {
-                fprintf(stderr, "%s: reading %s: %s\n", program, input_path, strerror(errno));
-                exit_code = EXIT_IO;
-                outcome = "input error";
-                goto done;
-            }
-            if (n == 0) {
-                input_done = 1;
-                break;
-            }
-            int sequence = frag_sender_queue_raw(sender, packet, (int)n);
-            if (manifest) {
-                char digest[65];
-                cs_sha256_hex(packet, (size_t)n, digest);
-                fprintf(manifest, "%d %ld %s\n", sequence, n, digest);
-            }
-            bytes_read += n;
-            packets++;
-            if (n < packet_size) input_done = 1;
-        }
-        double now = platform_time();
-        frag_sender_update(sender, now);
-        if (input_done && !frag_sender_busy(sender)) {
-            outcome = "done";
-            break;
-        }
-        /* Anything arriving is not ours to read (no acks); drain and count it. */
-        int readable;
-        if (app_wait(program, &link.socket.fd, 1, 0.001, &readable, &exit_code, &outcome) != 0) break;
-        platform_address_t from;
-        int n;
-        while ((n = udp_link_receive(&link, &from, datagram)) >= 0)
-            if (udp_link_accept(&link, &from, datagram, n, "not the receiver"))
-                cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: ignored %d bytes from the receiver (fragments have no acks)", program, n);
-        if (!common.quiet && now >= next_progress) {
-            char rate[32];
-            app_format_rate(counters[FRAG_SENDER_COUNTER_BYTES_SENT] / (now - start), rate, sizeof rate);
-            fprintf(stderr, "%s: %lld packets (%lld bytes) read, %llu datagrams sent, %s%s", program, packets,
-                    bytes_read, (unsigned long long)counters[FRAG_SENDER_COUNTER_DATAGRAMS_SENT], rate,
-                    app_progress_end());
-            progress_shown = 1;
-            next_progress = now + 1.0;
-        }
-    }
-done:;
-    double elapsed = platform_time() - start;
-    exit_code = app_capture_finish(&link.capture, program, exit_code);
-    if (manifest && fclose(manifest) != 0) {
-        fprintf(stderr, "%s: error writing %s\n", program, manifest_path);
-        if (exit_code == EXIT_OK) exit_code = EXIT_IO;
-    }
-    if (!common.quiet || exit_code != EXIT_OK) {
-        char rate[32];
-        app_format_rate(elapsed > 0 ? counters[FRAG_SENDER_COUNTER_BYTES_SENT] / elapsed : 0, rate, sizeof rate);
-        app_progress_finish(progress_shown);
-        fprintf(stderr, "%s: %s: %lld bytes in %llu packets to %s in %.3f s (%s)\n", program,
-                outcome ? outcome : "stopped", bytes_read, (unsigned long long)counters[FRAG_SENDER_COUNTER_PACKETS_SENT],
-                platform_address_format(&link.peer, text, sizeof text), elapsed, rate);
-        udp_link_print_datagrams(&link);
-        fprintf(stderr, "  sender:");
-        app_print_counters(counters, FRAG_SENDER_COUNTER_COUNT, frag_sender_counter_name);
-        app_capture_print(&link.capture);
-    }
-    if (input_fd != 0) close(input_fd);
-    frag_sender_destroy(sender);
-    platform_socket_close(&link.socket);
-    free(packet);
-    free(datagram);
-    return exit_code;
+    run(&s);
+    double elapsed = platform_time() - s.start;
+    s.exit_code = app_capture_finish(&s.link.capture, program, s.exit_code);
+    s.exit_code = frag_app_manifest_close(program, s.manifest_path, s.manifest, s.exit_code, EXIT_IO);
+    if (!s.common.quiet || s.exit_code != EXIT_OK) print_summary(&s, elapsed);
+    if (s.input_fd != 0) close(s.input_fd);
+    frag_sender_destroy(s.sender);
+    platform_socket_close(&s.link.socket);
+    free(s.packet);
+    free(s.datagram);
+    return s.exit_code;
 }
