@@ -119,13 +119,71 @@ static int check_counters(void)
     return sum == c[FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED];
 }
 
+/* Draws from the iteration's generator (a cs_rng_t *rng in scope). */
+#define DRAW(n) ((int)(cs_rng_next(rng) % (uint64_t)(n)))
+#define UNIFORM() cs_rng_uniform(rng)
+
+/* Draws the next packet (its size, kind and data) and queues it: a B test
+ * packet sometimes, raw bytes otherwise, every out_every-th one under a
+ * sequence far behind the newest. Returns 0, or -1 when the sender's queue
+ * is full (failed). */
+static int queue_packet(cs_rng_t *rng, int big, int out_every)
+{
+    soak_packet_t *p = &soak.packets[soak.count];
+    int max = big ? FRAG_MAX_PACKET_BYTES : 8000;
+    p->bytes = 1 + DRAW(max);
+    p->out_of_window = out_every && soak.count % out_every == out_every - 1;
+    int sequence;
+    if (!p->out_of_window && DRAW(2) && p->bytes >= 13 && p->bytes <= 13 + FRAG_MAX_B_ITEMS) {
+        soak.test.type = FRAG_PACKET_B;
+        soak.test.num_items = p->bytes - 13;
+        for (int k = 0; k < soak.test.num_items; k++) soak.test.items[k] = (int8_t)(DRAW(201) - 100);
+        soak.test.sequence = frag_sender_next_sequence(soak.sender);
+        frag_write_test_packet(&soak.wire, &soak.test, soak.buffer, (int)sizeof soak.buffer);
+        sequence = frag_sender_queue_test_packet(soak.sender, &soak.test);
+        p->num_datagrams = p->bytes <= FRAG_MAX_REGULAR_BYTES ? 1 : frag_fragment_count(p->bytes);
+    } else {
+        for (int k = 0; k < p->bytes; k++) soak.buffer[k] = (uint8_t)DRAW(256);
+        if (p->out_of_window)
+            sequence = frag_sender_queue_raw_at(
+                soak.sender, (uint16_t)(frag_sender_next_sequence(soak.sender) - 1 - 557 - DRAW(1000)),
+                soak.buffer, p->bytes);
+        else
+            sequence = frag_sender_queue_raw(soak.sender, soak.buffer, p->bytes);
+        p->num_datagrams = frag_fragment_count(p->bytes);
+    }
+    if (sequence < 0) {
+        fail("sender queue full", soak.count);
+        return -1;
+    }
+    p->sequence = (uint16_t)sequence;
+    p->data = malloc((size_t)p->bytes);
+    memcpy(p->data, soak.buffer, (size_t)p->bytes);
+    /* an out-of-window packet may reuse a sequence: it owns it from now on */
+    soak.index_of[p->sequence] = soak.count;
+    soak.count++;
+    return 0;
+}
+
+/* An out-of-window packet takes over a sequence; packets it shadows are
+ * judged only if they were not shadowed (index_of still points at them). */
+static void check_deliveries(void)
+{
+    for (int i = 0; i < soak.count && !soak.failed; i++) {
+        soak_packet_t *p = &soak.packets[i];
+        int all = 1;
+        for (int k = 0; k < p->num_datagrams; k++) all &= p->arrived[k] > 0;
+        if (soak.index_of[p->sequence] != i) continue;
+        if (!p->out_of_window && all && !p->delivered) fail("every datagram arrived but the packet was not delivered", i);
+        if (!all && p->delivered) fail("delivered without all its datagrams", i);
+    }
+}
+
 /* One scenario drawn from seed; returns 0 when every check holds. */
 static int run_iteration(uint64_t seed, int verbose)
 {
-    cs_rng_t rng;
-    cs_rng_seed(&rng, seed);
-#define DRAW(n) ((int)(cs_rng_next(&rng) % (uint64_t)(n)))
-#define UNIFORM() cs_rng_uniform(&rng)
+    cs_rng_t rng_state, *rng = &rng_state;
+    cs_rng_seed(rng, seed);
     memset(&soak, 0, sizeof soak);
     for (int s = 0; s < 65536; s++) soak.index_of[s] = -1;
     frag_wire_default_config(&soak.wire);
@@ -167,39 +225,7 @@ static int run_iteration(uint64_t seed, int verbose)
     for (long step = 0; step < 200000 && !soak.failed; step++) {
         soak.now = step * 0.001;
         while (soak.count < packets && next_queue <= soak.now) {
-            soak_packet_t *p = &soak.packets[soak.count];
-            int max = big ? FRAG_MAX_PACKET_BYTES : 8000;
-            p->bytes = 1 + DRAW(max);
-            p->out_of_window = out_every && soak.count % out_every == out_every - 1;
-            int sequence;
-            if (!p->out_of_window && DRAW(2) && p->bytes >= 13 && p->bytes <= 13 + FRAG_MAX_B_ITEMS) {
-                soak.test.type = FRAG_PACKET_B;
-                soak.test.num_items = p->bytes - 13;
-                for (int k = 0; k < soak.test.num_items; k++) soak.test.items[k] = (int8_t)(DRAW(201) - 100);
-                soak.test.sequence = frag_sender_next_sequence(soak.sender);
-                frag_write_test_packet(&soak.wire, &soak.test, soak.buffer, (int)sizeof soak.buffer);
-                sequence = frag_sender_queue_test_packet(soak.sender, &soak.test);
-                p->num_datagrams = p->bytes <= FRAG_MAX_REGULAR_BYTES ? 1 : frag_fragment_count(p->bytes);
-            } else {
-                for (int k = 0; k < p->bytes; k++) soak.buffer[k] = (uint8_t)DRAW(256);
-                if (p->out_of_window)
-                    sequence = frag_sender_queue_raw_at(
-                        soak.sender, (uint16_t)(frag_sender_next_sequence(soak.sender) - 1 - 557 - DRAW(1000)),
-                        soak.buffer, p->bytes);
-                else
-                    sequence = frag_sender_queue_raw(soak.sender, soak.buffer, p->bytes);
-                p->num_datagrams = frag_fragment_count(p->bytes);
-            }
-            if (sequence < 0) {
-                fail("sender queue full", soak.count);
-                break;
-            }
-            p->sequence = (uint16_t)sequence;
-            p->data = malloc((size_t)p->bytes);
-            memcpy(p->data, soak.buffer, (size_t)p->bytes);
-            /* an out-of-window packet may reuse a sequence: it owns it from now on */
-            soak.index_of[p->sequence] = soak.count;
-            soak.count++;
+            if (queue_packet(rng, big, out_every) != 0) break;
             next_queue += interval;
         }
         frag_sender_update(soak.sender, soak.now);
@@ -210,16 +236,7 @@ static int run_iteration(uint64_t seed, int verbose)
         if (soak.count == packets && !frag_sender_busy(soak.sender) && netsim_next_delivery(soak.sim) < 0) break;
     }
 
-    /* An out-of-window packet takes over a sequence; packets it shadows are
-     * judged only if they were not shadowed (index_of still points at them). */
-    for (int i = 0; i < soak.count && !soak.failed; i++) {
-        soak_packet_t *p = &soak.packets[i];
-        int all = 1;
-        for (int k = 0; k < p->num_datagrams; k++) all &= p->arrived[k] > 0;
-        if (soak.index_of[p->sequence] != i) continue;
-        if (!p->out_of_window && all && !p->delivered) fail("every datagram arrived but the packet was not delivered", i);
-        if (!all && p->delivered) fail("delivered without all its datagrams", i);
-    }
+    check_deliveries();
     if (!soak.failed && !check_counters()) fail("receiver counters do not add up", -1);
     if (!soak.failed && soak.count < packets) fail("not every packet was queued in time", -1);
     for (int i = 0; i < soak.count; i++) free(soak.packets[i].data);
@@ -227,9 +244,10 @@ static int run_iteration(uint64_t seed, int verbose)
     frag_receiver_destroy(soak.receiver);
     netsim_destroy(soak.sim);
     return soak.failed;
+}
+
 #undef DRAW
 #undef UNIFORM
-}
 
 static void usage(FILE *out)
 {

@@ -1,5 +1,6 @@
 /*
- * chunk-soak: the soak test of the endpoints (attacks.md, "Soak tests").
+ * chunk-soak: the soak test of the chunk endpoints (docs/robustness.md,
+ * "Soak").
  * Iteration after iteration, a sender and a receiver (or two of each, both
  * directions at once) exchange chunks of random sizes through the simulator
  * with random impairments (up to 90% loss by default, duplicates, reordering,
@@ -46,18 +47,34 @@ typedef struct soak_flow_t {
     double next_pop;      /* the application reads completed chunks at this time or later */
 } soak_flow_t;
 
-typedef struct soak_run_t {
-    netsim_t *sim;
-    soak_flow_t flow[2];
-    int flows;
-    double now;
-    chunk_wire_config_t wire;
-} soak_run_t;
+typedef struct soak_run_t soak_run_t;
 
+/* The context of a side's send callback: what it sends goes on link `side`. */
 typedef struct soak_side_t {
     soak_run_t *run;
     int side;
 } soak_side_t;
+
+/* One iteration: its scenario, drawn from the iteration's seed, and its state. */
+struct soak_run_t {
+    /* scenario */
+    chunk_wire_config_t wire;
+    netsim_config_t sim_config;
+    double rtt, rate, tick, pop_interval;
+    uint16_t first_id;
+    int use_rtt, burst, ready_queue, no_resend_delay;
+    int capacity; /* bytes of the largest chunk */
+    /* state */
+    netsim_t *sim;
+    soak_side_t sides[2];
+    soak_flow_t flow[2];
+    int flows;
+    double now;
+    uint8_t *buffer; /* capacity bytes: a popped chunk */
+    long long flow_bytes;
+    int failed;
+    char where[96];  /* "iteration I (reproduce: ...)" for messages */
+};
 
 static double wall_seconds(void)
 {
@@ -79,7 +96,7 @@ static void usage(FILE *out)
 "  --max-loss P      highest loss drawn per direction (default 0.9)\n"
 "  --max-latency S   highest one-way latency drawn (default 0.2)\n"
 "  --max-jitter S    highest jitter drawn (default 0.1)\n"
-"  --extreme         99%% loss, 10 s latency, 3 s jitter at most (issue 5's long mode)\n"
+"  --extreme         99%% loss, 10 s latency, 3 s jitter at most (the long mode)\n"
 "  -v, --verbose     one line per iteration\n"
 "      --debug       the endpoints' debug log on stderr (with --only)\n"
 "  -h, --help        this help\n"
@@ -197,179 +214,193 @@ static int pop_and_check(soak_run_t *run, soak_flow_t *flow, uint16_t first_id, 
     return 0;
 }
 
-/* Runs one iteration. Returns 0, or -1 on a failure (already reported). */
-static int run_iteration(const soak_options_t *opt, long long iteration, soak_totals_t *totals)
+/* Draws the iteration's wire format, links and endpoint settings. */
+static void draw_scenario(soak_run_t *run, const soak_options_t *opt, cs_rng_t *rng)
 {
-    cs_rng_t rng;
-    cs_rng_seed(&rng, opt->seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)iteration * 0xc2b2ae3d27d4eb4full);
-    char where[96];
-    snprintf(where, sizeof where, "iteration %lld (reproduce: chunk-soak --seed %llu --only %lld)", iteration,
-             (unsigned long long)opt->seed, iteration);
-
-    soak_run_t run;
-    memset(&run, 0, sizeof run);
-    chunk_wire_default_config(&run.wire);
+    chunk_wire_default_config(&run->wire);
     /* Mostly the two variants in the wild; sometimes small slices, so that
      * chunks of many slices stay cheap. */
-    double variant = cs_rng_uniform(&rng);
-    if (variant < 0.2) run.wire.max_slices = 32;
-    else if (variant < 0.35) run.wire.slice_size = 1 + (int)(cs_rng_next(&rng) % 300), run.wire.max_slices = 64;
-    run.flows = cs_rng_uniform(&rng) < 0.25 ? 2 : 1;
+    double variant = cs_rng_uniform(rng);
+    if (variant < 0.2) run->wire.max_slices = 32;
+    else if (variant < 0.35) run->wire.slice_size = 1 + (int)(cs_rng_next(rng) % 300), run->wire.max_slices = 64;
+    run->flows = cs_rng_uniform(rng) < 0.25 ? 2 : 1;
 
-    netsim_config_t sim;
-    netsim_default_config(&sim);
-    sim.seed = cs_rng_next(&rng);
-    double rtt = 0;
+    netsim_config_t *sim = &run->sim_config;
+    netsim_default_config(sim);
+    sim->seed = cs_rng_next(rng);
     for (int d = 0; d < 2; d++) {
-        netsim_link_config_t *l = &sim.link[d];
-        l->loss = uniform(&rng, 0, opt->max_loss);
-        l->latency = uniform(&rng, 0, opt->max_latency);
-        l->jitter = uniform(&rng, 0, opt->max_jitter);
-        l->duplicate = uniform(&rng, 0, 0.2);
-        l->reorder = uniform(&rng, 0, 0.2);
-        l->reorder_delay = uniform(&rng, 0, 0.1);
-        if (cs_rng_uniform(&rng) < 0.3) {
-            l->bandwidth = uniform(&rng, 100e3, 2e6);
-            l->queue_bytes = 4096 + (int)(cs_rng_next(&rng) % (256 * 1024));
+        netsim_link_config_t *l = &sim->link[d];
+        l->loss = uniform(rng, 0, opt->max_loss);
+        l->latency = uniform(rng, 0, opt->max_latency);
+        l->jitter = uniform(rng, 0, opt->max_jitter);
+        l->duplicate = uniform(rng, 0, 0.2);
+        l->reorder = uniform(rng, 0, 0.2);
+        l->reorder_delay = uniform(rng, 0, 0.1);
+        if (cs_rng_uniform(rng) < 0.3) {
+            l->bandwidth = uniform(rng, 100e3, 2e6);
+            l->queue_bytes = 4096 + (int)(cs_rng_next(rng) % (256 * 1024));
         }
-        rtt += l->latency;
+        run->rtt += l->latency;
     }
-    double rate = uniform(&rng, 100e3, 4e6);
-    double tick = uniform(&rng, 0.001, 0.02);
-    uint16_t first_id = (uint16_t)cs_rng_next(&rng); /* wraps within some iterations */
-    int use_rtt = cs_rng_uniform(&rng) < 0.5;
-    int burst = cs_rng_uniform(&rng) < 0.2 ? (int)(cs_rng_next(&rng) % (64 * 1024)) : 0;
-    int ready_queue = 1 + (int)(cs_rng_next(&rng) % 3);
+    run->rate = uniform(rng, 100e3, 4e6);
+    run->tick = uniform(rng, 0.001, 0.02);
+    run->first_id = (uint16_t)cs_rng_next(rng); /* wraps within some iterations */
+    run->use_rtt = cs_rng_uniform(rng) < 0.5;
+    run->burst = cs_rng_uniform(rng) < 0.2 ? (int)(cs_rng_next(rng) % (64 * 1024)) : 0;
+    run->ready_queue = 1 + (int)(cs_rng_next(rng) % 3);
     /* Sometimes the application reads completed chunks only now and then, so
      * that the receiver's ready queue fills and it discards the next chunk's
      * slices meanwhile; sometimes the sender behaves like the article's
      * program and resends without delay. Neither may stop delivery. */
-    double pop_interval = cs_rng_uniform(&rng) < 0.3 ? uniform(&rng, 0, 0.5) : 0;
-    int no_resend_delay = cs_rng_uniform(&rng) < 0.1;
+    run->pop_interval = cs_rng_uniform(rng) < 0.3 ? uniform(rng, 0, 0.5) : 0;
+    run->no_resend_delay = cs_rng_uniform(rng) < 0.1;
+    run->capacity = run->wire.slice_size * run->wire.max_slices;
+}
 
-    run.sim = netsim_create(&sim);
-    soak_side_t sides[2] = {{&run, 0}, {&run, 1}};
-    int capacity = run.wire.slice_size * run.wire.max_slices;
-    uint8_t *buffer = malloc((size_t)capacity);
-    int failed = 0;
-    long long flow_bytes = 0;
-    for (int f = 0; f < run.flows; f++) {
-        soak_flow_t *flow = &run.flow[f];
-        chunk_sender_config_t sc;
-        chunk_sender_default_config(&sc);
-        sc.wire = run.wire;
-        sc.rate_bytes_per_second = rate;
-        if (use_rtt) sc.rtt = rtt;
-        sc.fault_no_resend_delay = no_resend_delay;
-        sc.initial_burst_bytes = burst;
-        sc.first_chunk_id = first_id;
-        sc.send = on_send;
-        sc.context = &sides[f];
-        chunk_receiver_config_t rc;
-        chunk_receiver_default_config(&rc);
-        rc.wire = run.wire;
-        rc.first_chunk_id = first_id;
-        rc.ready_queue_length = ready_queue;
-        rc.send = on_send;
-        rc.context = &sides[1 - f];
-        flow->sender = chunk_sender_create(&sc);
-        flow->receiver = chunk_receiver_create(&rc);
-        /* Sizes spread over every scale, 1 byte up to the largest chunk,
-         * uniform in log size. */
-        flow->count = 1 + (int)(cs_rng_next(&rng) % 12);
-        flow->chunks = calloc((size_t)flow->count, sizeof *flow->chunks);
-        flow->sizes = calloc((size_t)flow->count, sizeof *flow->sizes);
-        for (int k = 0; k < flow->count; k++) {
-            int size = (int)pow((double)capacity, cs_rng_uniform(&rng));
-            if (size < 1) size = 1;
-            if (size > capacity) size = capacity;
-            flow->sizes[k] = size;
-            flow->chunks[k] = malloc((size_t)size);
-            for (int i = 0; i < size; i++) flow->chunks[k][i] = (uint8_t)cs_rng_next(&rng);
-            flow_bytes += size;
+/* Creates flow f's sender (on side f) and receiver (on the other side), and
+ * draws its chunks. */
+static void create_flow(soak_run_t *run, int f, cs_rng_t *rng)
+{
+    soak_flow_t *flow = &run->flow[f];
+    chunk_sender_config_t sc;
+    chunk_sender_default_config(&sc);
+    sc.wire = run->wire;
+    sc.rate_bytes_per_second = run->rate;
+    if (run->use_rtt) sc.rtt = run->rtt;
+    sc.fault_no_resend_delay = run->no_resend_delay;
+    sc.initial_burst_bytes = run->burst;
+    sc.first_chunk_id = run->first_id;
+    sc.send = on_send;
+    sc.context = &run->sides[f];
+    chunk_receiver_config_t rc;
+    chunk_receiver_default_config(&rc);
+    rc.wire = run->wire;
+    rc.first_chunk_id = run->first_id;
+    rc.ready_queue_length = run->ready_queue;
+    rc.send = on_send;
+    rc.context = &run->sides[1 - f];
+    flow->sender = chunk_sender_create(&sc);
+    flow->receiver = chunk_receiver_create(&rc);
+    /* Sizes spread over every scale, 1 byte up to the largest chunk,
+     * uniform in log size. */
+    flow->count = 1 + (int)(cs_rng_next(rng) % 12);
+    flow->chunks = calloc((size_t)flow->count, sizeof *flow->chunks);
+    flow->sizes = calloc((size_t)flow->count, sizeof *flow->sizes);
+    for (int k = 0; k < flow->count; k++) {
+        int size = (int)pow((double)run->capacity, cs_rng_uniform(rng));
+        if (size < 1) size = 1;
+        if (size > run->capacity) size = run->capacity;
+        flow->sizes[k] = size;
+        flow->chunks[k] = malloc((size_t)size);
+        for (int i = 0; i < size; i++) flow->chunks[k][i] = (uint8_t)cs_rng_next(rng);
+        run->flow_bytes += size;
+    }
+}
+
+/* Virtual-time bound for one chunk: 30 times a pessimistic estimate of what
+ * it takes. The last round trip needs a slice through one link and the ack
+ * back through the other, so each try succeeds with probability
+ * (1 - loss0)(1 - loss1) and costs a resend delay plus a round trip; the
+ * chance of an honest transfer missing the bound is about e^-30. */
+static double per_chunk_bound(const soak_run_t *run, const soak_options_t *opt)
+{
+    double attempt = run->capacity * 1.1 / run->rate + 1.25 * run->rtt + 0.1 + 0.1 /* ack interval */ + run->rtt +
+                     2 * opt->max_jitter + 0.1;
+    const netsim_config_t *sim = &run->sim_config;
+    return 60.0 + 30.0 * attempt / ((1.0 - sim->link[0].loss) * (1.0 - sim->link[1].loss));
+}
+
+/* One tick of every flow: queue, update, pop and check, the bound. Returns
+ * 1 when every flow is done; sets run->failed on a failure (reported). */
+static int step_flows(soak_run_t *run, double bound)
+{
+    int done = 1;
+    for (int f = 0; f < run->flows; f++) {
+        soak_flow_t *flow = &run->flow[f];
+        while (flow->queued < flow->count &&
+               chunk_sender_queue_chunk(flow->sender, flow->chunks[flow->queued], flow->sizes[flow->queued]) == 0)
+            flow->queued++;
+        chunk_sender_update(flow->sender, run->now);
+        chunk_receiver_update(flow->receiver, run->now);
+        if (run->now >= flow->next_pop) {
+            if (pop_and_check(run, flow, run->first_id, run->buffer, run->capacity, run->where) != 0) run->failed = 1;
+            flow->next_pop = run->now + run->pop_interval;
+        }
+        if (flow->popped < flow->count || chunk_sender_busy(flow->sender)) done = 0;
+        if (flow->popped < flow->count && run->now - flow->chunk_started > bound) {
+            fprintf(stderr, "chunk-soak: %s: flow %d: chunk %d of %d not delivered within %.0f s of virtual time "
+                    "(loss %.2f/%.2f, rate %.0f B/s, slice size %d, max slices %d, size %d)\n",
+                    run->where, f, flow->popped, flow->count, bound, run->sim_config.link[0].loss,
+                    run->sim_config.link[1].loss, run->rate, run->wire.slice_size, run->wire.max_slices,
+                    flow->sizes[flow->popped]);
+            run->failed = 1;
         }
     }
+    return done;
+}
 
-    /* Virtual-time bound for one chunk: 30 times a pessimistic estimate of
-     * what it takes. The last round trip needs a slice through one link and
-     * the ack back through the other, so each try succeeds with probability
-     * (1 - loss0)(1 - loss1) and costs a resend delay plus a round trip; the
-     * chance of an honest transfer missing the bound is about e^-30. */
-    double attempt = capacity * 1.1 / rate + 1.25 * rtt + 0.1 + 0.1 /* ack interval */ + rtt + 2 * opt->max_jitter + 0.1;
-    double per_chunk_bound = 60.0 + 30.0 * attempt / ((1.0 - sim.link[0].loss) * (1.0 - sim.link[1].loss));
-
+/* Delivers every datagram the simulator has due up to virtual time `until`. */
+static void deliver_until(soak_run_t *run, double until)
+{
     uint8_t packet[CHUNK_MAX_PACKET_BYTES];
-    for (long long step = 0; !failed; step++) {
-        run.now = (double)step * tick;
-        int done = 1;
-        for (int f = 0; f < run.flows; f++) {
-            soak_flow_t *flow = &run.flow[f];
-            while (flow->queued < flow->count &&
-                   chunk_sender_queue_chunk(flow->sender, flow->chunks[flow->queued], flow->sizes[flow->queued]) == 0)
-                flow->queued++;
-            chunk_sender_update(flow->sender, run.now);
-            chunk_receiver_update(flow->receiver, run.now);
-            if (run.now >= flow->next_pop) {
-                if (pop_and_check(&run, flow, first_id, buffer, capacity, where) != 0) failed = 1;
-                flow->next_pop = run.now + pop_interval;
-            }
-            if (flow->popped < flow->count || chunk_sender_busy(flow->sender)) done = 0;
-            if (flow->popped < flow->count && run.now - flow->chunk_started > per_chunk_bound) {
-                fprintf(stderr, "chunk-soak: %s: flow %d: chunk %d of %d not delivered within %.0f s of virtual time "
-                        "(loss %.2f/%.2f, rate %.0f B/s, slice size %d, max slices %d, size %d)\n",
-                        where, f, flow->popped, flow->count, per_chunk_bound, sim.link[0].loss, sim.link[1].loss, rate,
-                        run.wire.slice_size, run.wire.max_slices, flow->sizes[flow->popped]);
-                failed = 1;
-            }
-        }
-        if (done || failed) break;
-        double next = (double)(step + 1) * tick, due;
-        while ((due = netsim_next_delivery(run.sim)) >= 0 && due <= next) {
-            for (int link = 0; link < 2; link++) {
-                double at;
-                int bytes = netsim_receive(run.sim, link, due, packet, &at);
-                if (bytes <= 0) continue;
-                run.now = at;
-                dispatch(&run, 1 - link, packet, bytes);
-                break;
-            }
+    double due;
+    while ((due = netsim_next_delivery(run->sim)) >= 0 && due <= until) {
+        for (int link = 0; link < 2; link++) {
+            double at;
+            int bytes = netsim_receive(run->sim, link, due, packet, &at);
+            if (bytes <= 0) continue;
+            run->now = at;
+            dispatch(run, 1 - link, packet, bytes);
+            break;
         }
     }
+}
 
-    if (opt->verbose || failed)
-        fprintf(failed ? stderr : stdout,
-                "iteration %lld: %s, %d flow(s), %d+%d chunks, %lld bytes, slice %d x %d, loss %.2f/%.2f, "
-                "latency %.3f/%.3f, jitter %.3f/%.3f, dup %.2f/%.2f, reorder %.2f/%.2f, bw %.0f/%.0f, rate %.0f, "
-                "tick %.3f, pop every %.3f s%s, virtual %.2f s\n",
-                iteration, failed ? "FAILED" : "ok", run.flows, run.flow[0].count, run.flows > 1 ? run.flow[1].count : 0,
-                flow_bytes, run.wire.slice_size, run.wire.max_slices, sim.link[0].loss, sim.link[1].loss,
-                sim.link[0].latency, sim.link[1].latency, sim.link[0].jitter, sim.link[1].jitter, sim.link[0].duplicate,
-                sim.link[1].duplicate, sim.link[0].reorder, sim.link[1].reorder, sim.link[0].bandwidth,
-                sim.link[1].bandwidth, rate, tick, pop_interval, no_resend_delay ? ", no resend delay" : "", run.now);
+/* The iteration's line: to stdout with --verbose, to stderr on a failure. */
+static void print_iteration(const soak_run_t *run, long long iteration)
+{
+    const netsim_link_config_t *l = run->sim_config.link;
+    fprintf(run->failed ? stderr : stdout,
+            "iteration %lld: %s, %d flow(s), %d+%d chunks, %lld bytes, slice %d x %d, loss %.2f/%.2f, "
+            "latency %.3f/%.3f, jitter %.3f/%.3f, dup %.2f/%.2f, reorder %.2f/%.2f, bw %.0f/%.0f, rate %.0f, "
+            "tick %.3f, pop every %.3f s%s, virtual %.2f s\n",
+            iteration, run->failed ? "FAILED" : "ok", run->flows, run->flow[0].count,
+            run->flows > 1 ? run->flow[1].count : 0, run->flow_bytes, run->wire.slice_size, run->wire.max_slices,
+            l[0].loss, l[1].loss, l[0].latency, l[1].latency, l[0].jitter, l[1].jitter, l[0].duplicate,
+            l[1].duplicate, l[0].reorder, l[1].reorder, l[0].bandwidth, l[1].bandwidth, run->rate, run->tick,
+            run->pop_interval, run->no_resend_delay ? ", no resend delay" : "", run->now);
+}
 
-    if (failed) { /* the counters say where it stuck */
-        for (int f = 0; f < run.flows; f++) {
-            const uint64_t *sc = chunk_sender_counters(run.flow[f].sender);
-            const uint64_t *rc = chunk_receiver_counters(run.flow[f].receiver);
-            fprintf(stderr, "  flow %d: %d/%d popped, sender chunk id %u, busy %d; sender:", f, run.flow[f].popped,
-                    run.flow[f].count, chunk_sender_chunk_id(run.flow[f].sender), chunk_sender_busy(run.flow[f].sender));
-            for (int i = 0; i < CHUNK_SENDER_COUNTER_COUNT; i++)
-                fprintf(stderr, " %s %llu,", chunk_sender_counter_name(i), (unsigned long long)sc[i]);
-            fprintf(stderr, "\n    receiver:");
-            for (int i = 0; i < CHUNK_RECEIVER_COUNTER_COUNT; i++)
-                fprintf(stderr, " %s %llu,", chunk_receiver_counter_name(i), (unsigned long long)rc[i]);
-            fprintf(stderr, "\n");
-        }
-        for (int d = 0; d < 2; d++) {
-            const uint64_t *c = netsim_counters(run.sim, d);
-            fprintf(stderr, "  link %d:", d);
-            for (int i = 0; i < NETSIM_COUNTER_COUNT; i++)
-                fprintf(stderr, " %s %llu,", netsim_counter_name(i), (unsigned long long)c[i]);
-            fprintf(stderr, "\n");
-        }
+/* After a failure: the counters say where it stuck. */
+static void print_counters(const soak_run_t *run)
+{
+    for (int f = 0; f < run->flows; f++) {
+        const soak_flow_t *flow = &run->flow[f];
+        const uint64_t *sc = chunk_sender_counters(flow->sender);
+        const uint64_t *rc = chunk_receiver_counters(flow->receiver);
+        fprintf(stderr, "  flow %d: %d/%d popped, sender chunk id %u, busy %d; sender:", f, flow->popped, flow->count,
+                chunk_sender_chunk_id(flow->sender), chunk_sender_busy(flow->sender));
+        for (int i = 0; i < CHUNK_SENDER_COUNTER_COUNT; i++)
+            fprintf(stderr, " %s %llu,", chunk_sender_counter_name(i), (unsigned long long)sc[i]);
+        fprintf(stderr, "\n    receiver:");
+        for (int i = 0; i < CHUNK_RECEIVER_COUNTER_COUNT; i++)
+            fprintf(stderr, " %s %llu,", chunk_receiver_counter_name(i), (unsigned long long)rc[i]);
+        fprintf(stderr, "\n");
     }
-    for (int f = 0; f < run.flows; f++) {
-        soak_flow_t *flow = &run.flow[f];
+    for (int d = 0; d < 2; d++) {
+        const uint64_t *c = netsim_counters(run->sim, d);
+        fprintf(stderr, "  link %d:", d);
+        for (int i = 0; i < NETSIM_COUNTER_COUNT; i++)
+            fprintf(stderr, " %s %llu,", netsim_counter_name(i), (unsigned long long)c[i]);
+        fprintf(stderr, "\n");
+    }
+}
+
+/* Adds the iteration to totals and frees it. */
+static void finish_iteration(soak_run_t *run, soak_totals_t *totals)
+{
+    for (int f = 0; f < run->flows; f++) {
+        soak_flow_t *flow = &run->flow[f];
         const uint64_t *sc = chunk_sender_counters(flow->sender);
         totals->chunks += flow->popped;
         totals->slices_sent += (long long)sc[CHUNK_SENDER_COUNTER_SLICES_SENT];
@@ -381,9 +412,37 @@ static int run_iteration(const soak_options_t *opt, long long iteration, soak_to
         chunk_sender_destroy(flow->sender);
         chunk_receiver_destroy(flow->receiver);
     }
-    totals->virtual_time += run.now;
-    netsim_destroy(run.sim);
-    free(buffer);
+    totals->virtual_time += run->now;
+    netsim_destroy(run->sim);
+    free(run->buffer);
+}
+
+/* Runs one iteration. Returns 0, or -1 on a failure (already reported). */
+static int run_iteration(const soak_options_t *opt, long long iteration, soak_totals_t *totals)
+{
+    cs_rng_t rng;
+    cs_rng_seed(&rng, opt->seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)iteration * 0xc2b2ae3d27d4eb4full);
+    static soak_run_t run;
+    memset(&run, 0, sizeof run);
+    snprintf(run.where, sizeof run.where, "iteration %lld (reproduce: chunk-soak --seed %llu --only %lld)",
+             iteration, (unsigned long long)opt->seed, iteration);
+    draw_scenario(&run, opt, &rng);
+    run.sim = netsim_create(&run.sim_config);
+    run.sides[0] = (soak_side_t){&run, 0};
+    run.sides[1] = (soak_side_t){&run, 1};
+    run.buffer = malloc((size_t)run.capacity);
+    for (int f = 0; f < run.flows; f++) create_flow(&run, f, &rng);
+
+    double bound = per_chunk_bound(&run, opt);
+    for (long long step = 0; !run.failed; step++) {
+        run.now = (double)step * run.tick;
+        if (step_flows(&run, bound) || run.failed) break;
+        deliver_until(&run, (double)(step + 1) * run.tick);
+    }
+    if (opt->verbose || run.failed) print_iteration(&run, iteration);
+    if (run.failed) print_counters(&run);
+    int failed = run.failed;
+    finish_iteration(&run, totals);
     return failed ? -1 : 0;
 }
 

@@ -117,6 +117,54 @@ static void soak_receive(void *context, uint32_t sequence, const uint8_t *payloa
     r->taken_time = soak->now;
 }
 
+/* Hands every datagram due before virtual time `until` to the other side,
+ * noting which recorded packet it is for the callbacks' checks. */
+static void deliver_before(soak_t *soak, double until)
+{
+    static uint8_t buffer[CS_IP_UDP_OVERHEAD + NETGAME_MAX_PACKET_BYTES + 65536];
+    double due;
+    while ((due = netsim_next_delivery(soak->sim)) >= 0 && due < until) {
+        for (int link = 0; link < 2; link++) {
+            double at;
+            int bytes = netsim_receive(soak->sim, link, due, buffer, &at);
+            if (bytes <= 0) continue;
+            soak->now = at;
+            netgame_header_t h;
+            netgame_read_header(buffer, bytes, &h);
+            soak->current_from = link;
+            soak->current_index = soak_find(&soak->side[link], h.sequence, 0);
+            uint8_t from = (uint8_t)link;
+            netgame_connection_receive_packet(soak->side[1 - link].c, at, &from, 1, buffer, bytes);
+            soak->current_index = -1;
+            break;
+        }
+    }
+}
+
+/* The checks of one side after the run (good_at: when it reached Good mode,
+ * or -1), and frees its records. */
+static void check_side(soak_side_t *side, double duration, int quiet, double good_at)
+{
+    const uint64_t *k = netgame_connection_counters(side->c);
+    uint64_t sent = k[NETGAME_COUNTER_PACKETS_SENT], acked = k[NETGAME_COUNTER_PACKETS_ACKED];
+    uint64_t lost = k[NETGAME_COUNTER_PACKETS_LOST];
+    int pending = 0;
+    for (int i = 0; i < side->count; i++) pending += !side->records[i].acked && !side->records[i].lost;
+    CHECK_EQ(side->false_acks, 0);
+    CHECK_EQ(side->double_takes, 0);
+    CHECK_EQ(side->bad_samples, 0);
+    CHECK_EQ(sent, (uint64_t)side->count);
+    CHECK_EQ(acked + lost + (uint64_t)pending, sent);
+    double rtt = netgame_connection_rtt(side->c);
+    CHECK(rtt >= 0 && rtt <= side->max_sample + 1e-9);
+    CHECK(sent <= (uint64_t)(duration * 30 + 4));
+    if (quiet) {
+        CHECK_EQ(lost, 0);
+        CHECK(good_at > 4.0 && good_at < 5.0);
+    }
+    free(side->records);
+}
+
 /* One iteration; returns the number of failed checks. */
 static int soak_iteration(uint64_t seed, int verbose)
 {
@@ -169,7 +217,6 @@ static int soak_iteration(uint64_t seed, int verbose)
     uint8_t server = 1;
     netgame_connection_start(soak.side[1].c, 0, NULL, 0);
     netgame_connection_start(soak.side[0].c, 0, &server, 1);
-    static uint8_t buffer[CS_IP_UDP_OVERHEAD + NETGAME_MAX_PACKET_BYTES + 65536];
     double good_at[2] = {-1, -1};
     for (long step = 0; step * tick <= duration; step++) {
         soak.now = step * tick;
@@ -177,45 +224,9 @@ static int soak_iteration(uint64_t seed, int verbose)
             netgame_connection_update(soak.side[s].c, soak.now);
             if (good_at[s] < 0 && netgame_connection_mode(soak.side[s].c) == NETGAME_MODE_GOOD) good_at[s] = soak.now;
         }
-        double next = (step + 1) * tick, due;
-        while ((due = netsim_next_delivery(soak.sim)) >= 0 && due < next) {
-            for (int link = 0; link < 2; link++) {
-                double at;
-                int bytes = netsim_receive(soak.sim, link, due, buffer, &at);
-                if (bytes <= 0) continue;
-                soak.now = at;
-                netgame_header_t h;
-                netgame_read_header(buffer, bytes, &h);
-                soak.current_from = link;
-                soak.current_index = soak_find(&soak.side[link], h.sequence, 0);
-                uint8_t from = (uint8_t)link;
-                netgame_connection_receive_packet(soak.side[1 - link].c, at, &from, 1, buffer, bytes);
-                soak.current_index = -1;
-                break;
-            }
-        }
+        deliver_before(&soak, (step + 1) * tick);
     }
-    for (int s = 0; s < 2; s++) {
-        soak_side_t *side = &soak.side[s];
-        const uint64_t *k = netgame_connection_counters(side->c);
-        uint64_t sent = k[NETGAME_COUNTER_PACKETS_SENT], acked = k[NETGAME_COUNTER_PACKETS_ACKED];
-        uint64_t lost = k[NETGAME_COUNTER_PACKETS_LOST];
-        int pending = 0;
-        for (int i = 0; i < side->count; i++) pending += !side->records[i].acked && !side->records[i].lost;
-        CHECK_EQ(side->false_acks, 0);
-        CHECK_EQ(side->double_takes, 0);
-        CHECK_EQ(side->bad_samples, 0);
-        CHECK_EQ(sent, (uint64_t)side->count);
-        CHECK_EQ(acked + lost + (uint64_t)pending, sent);
-        double rtt = netgame_connection_rtt(side->c);
-        CHECK(rtt >= 0 && rtt <= side->max_sample + 1e-9);
-        CHECK(sent <= (uint64_t)(duration * 30 + 4));
-        if (quiet) {
-            CHECK_EQ(lost, 0);
-            CHECK(good_at[s] > 4.0 && good_at[s] < 5.0);
-        }
-        free(side->records);
-    }
+    for (int s = 0; s < 2; s++) check_side(&soak.side[s], duration, quiet, good_at[s]);
     if (loss <= 0.3 && latency + 0.1 < 1.0) CHECK(netgame_connection_connected(soak.side[0].c));
     int failed = chunk_test_failures - failures_before;
     if (failed || verbose)
