@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/endpoints.sh: how close the reference endpoints come to the ideal
-# transfer time (issue 2, "bench/"), measured with chunk-sim in virtual time.
+# transfer time, measured with chunk-sim in virtual time.
 #
 #   bench/endpoints.sh [--bin DIR] [--seeds N]
 #
@@ -62,7 +62,7 @@ PY
 status=0
 echo "### One 256 KiB chunk at 1 Mbit/s, RTT 50 ms (seeds 1..$seeds)"
 echo
-echo "The sender's resend delay is 1.25 x RTT when it has an RTT estimate (behaviour.md),"
+echo "The sender's resend delay is 1.25 x RTT when it has an RTT estimate (docs/protocol.md, \"Sender\"),"
 echo "else 100 ms. The goal is judged on the first (a game has an RTT estimate); the"
 echo "second shows a sender without one."
 echo

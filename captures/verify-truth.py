@@ -14,7 +14,7 @@ acking frames against it (verify_netgame).
 
     captures/verify-truth.py NAME [NAME ...]     (run in captures/, or give paths without the extension)
 
-Decodes every frame of NAME.pcap with a small decoder of its own (wire-format.md:
+Decodes every frame of NAME.pcap with a small decoder of its own (docs/protocol.md:
 LSB-first bit fields, CRC-32 seeded with the protocol id) and checks, for every
 chunk in NAME.truth.json, that the frame numbers of each slice, the ack frames and
 the completing ack (first all-ones ack) are exactly the ones the capture holds, and

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # loop-tests.sh: runs the whole test suite again and again, each time with a
-# fresh random seed, so that rare failures become frequent (attacks.md,
-# "Loop the unit tests with fresh random seeds").
+# fresh random seed, so that rare failures become frequent (docs/protocol.md,
+# "Hostile input").
 #
 #   scripts/loop-tests.sh [--build DIR] [--iterations N | --seconds S]
 #                         [--label L] [--keep-going]

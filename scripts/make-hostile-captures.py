@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""make-hostile-captures.py: write the hostile captures of issue 5 (pcap,
+"""make-hostile-captures.py: write the hostile captures (pcap,
 Ethernet/IPv4/UDP) that the dissector's time and memory must survive.
 
 Every packet carries a valid CRC (protocol id 0x11223344) and end check, so
@@ -7,7 +7,7 @@ it gets past the decoder and into the transfer analysis: the point is to
 attack the analysis state, not the parser (the fuzzers do that).
 
   scripts/make-hostile-captures.py OUTDIR                 # ctest sizes
-  scripts/make-hostile-captures.py OUTDIR --full          # the issue's sizes
+  scripts/make-hostile-captures.py OUTDIR --full          # the long mode's sizes
   scripts/make-hostile-captures.py OUTDIR --only all-chunk-ids
 
 Captures (name: what it holds; ctest size / --full size):
@@ -33,7 +33,7 @@ Captures (name: what it holds; ctest size / --full size):
                       slice announcing 65536 slices, then acks of 65536
                       random bits (8 KiB each), 500 / 5 000
 
-Fragment protocol (issue 10; protocol id 0x55667788, p2frag), on chunk's
+Fragment protocol (protocol id 0x55667788, p2frag), on chunk's
 port 40000 like the original examples, every packet valid on its own:
 
   frag-all-sequences  every sequence 0..65535 (and on to 65535 again at
@@ -58,7 +58,7 @@ import struct
 import sys
 import zlib
 
-# wire-format.md, "Constants" and "Framing".
+# docs/protocol.md, "Constants" and "Every packet".
 PROTOCOL_ID = 0x11223344
 END_CHECK = b"\xe2\xac\x08\x99"
 SLICE_SIZE = 1024
@@ -67,7 +67,7 @@ PORT = 40000
 CRC_PREFIX = zlib.crc32(struct.pack("<I", PROTOCOL_ID) + b"\0\0\0\0")
 
 
-# fragments.md in our words: docs/p2frag.md, "The wire format, in short".
+# docs/p2frag.md, "The wire format, in short".
 FRAG_PROTOCOL_ID = 0x55667788
 FRAG_CRC_PREFIX = zlib.crc32(struct.pack("<I", FRAG_PROTOCOL_ID) + b"\0\0\0\0")
 
@@ -288,7 +288,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outdir", help="folder to write NAME.pcap into (created)")
-    ap.add_argument("--full", action="store_true", help="the issue's sizes (long mode)")
+    ap.add_argument("--full", action="store_true", help="the long mode's sizes")
     ap.add_argument("--only", action="append", metavar="NAME",
                     help="write only this capture (repeatable)")
     ap.add_argument("--list", action="store_true", help="print the names and exit")

@@ -1,6 +1,6 @@
 /* linkopt.h: the simulator's command-line options, one parser for every
- * program that puts traffic through netsim (chunk-sim, chunk-relay, and the
- * simulators and relays of the protocols to come):
+ * program that puts traffic through netsim (chunk-sim, frag-sim,
+ * netgame-sim, chunk-relay):
  *
  *   --loss P  --latency SEC  --jitter SEC  --duplicate P  --reorder P
  *   --reorder-delay SEC  --bandwidth RATE  --queue BYTES

@@ -1,6 +1,6 @@
 /* udplink.h: the endpoints' send callback over one socket to one peer, and
- * dropping (and recording) datagrams from anyone else: chunk-send and
- * chunk-recv, and the socket programs of the protocols to come. */
+ * dropping (and recording) datagrams from anyone else: chunk-send,
+ * chunk-recv, frag-send, frag-recv. */
 #ifndef UDPLINK_H
 #define UDPLINK_H
 
@@ -9,7 +9,7 @@
 #include "app.h"
 #include "platform.h"
 
-/* ---- one socket, one peer (chunk-send, chunk-recv) ---- */
+/* ---- one socket, one peer ---- */
 
 typedef struct udp_link_t {
     const char *program;   /* for log lines */

@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-/* ---- constants (wire-format.md, "Constants") ---- */
+/* ---- constants (docs/protocol.md, "Constants") ---- */
 
 #define CHUNK_DEFAULT_SLICE_SIZE 1024
 #define CHUNK_DEFAULT_MAX_SLICES 256
@@ -107,7 +107,7 @@ typedef enum chunk_read_result_t {
 /* Short name for a result, e.g. "bad crc". Never NULL. */
 const char *chunk_read_result_name(chunk_read_result_t result);
 
-/* Reads one datagram with every strict-reader rule of wire-format.md.
+/* Reads one datagram with every rule of docs/protocol.md, "What a strict reader rejects".
  * Returns CHUNK_READ_OK and fills *packet, or the reason it was rejected
  * (packet contents are then unspecified, except that CHUNK_READ_SLICE_ID_RANGE
  * sets type, slice_id and num_slices, for log lines). A slice's data points
@@ -115,7 +115,7 @@ const char *chunk_read_result_name(chunk_read_result_t result);
 chunk_read_result_t chunk_read_packet(const chunk_wire_config_t *config, const uint8_t *buffer,
                                       int bytes, chunk_packet_t *packet);
 
-/* ---- sender (behaviour.md, "Sender") ---- */
+/* ---- sender (docs/protocol.md, "Sender") ---- */
 
 /* Called for every datagram an endpoint sends. */
 typedef void (*chunk_send_fn)(void *context, const uint8_t *packet, int bytes);
@@ -181,7 +181,7 @@ enum {
 const uint64_t *chunk_sender_counters(const chunk_sender_t *sender);
 const char *chunk_sender_counter_name(int counter);
 
-/* ---- receiver (behaviour.md, "Receiver") ---- */
+/* ---- receiver (docs/protocol.md, "Receiver") ---- */
 
 typedef struct chunk_receiver_config_t {
     chunk_wire_config_t wire;

@@ -31,7 +31,7 @@ extern int chunk_test_failures;
         }                                                                                       \
     } while (0)
 
-/* Directory of shared/spec (set by the runner from CHUNK_SPEC_DIR or --spec). */
+/* Directory of the test vectors, docs/vectors (set by the runner from CHUNK_SPEC_DIR or --spec). */
 extern const char *chunk_test_spec_dir;
 
 /* Seed for tests that draw random traffic: CHUNK_TEST_SEED from the

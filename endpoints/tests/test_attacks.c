@@ -1,5 +1,5 @@
 /*
- * test_attacks.c: every attack of shared/spec/attacks.md as a named test.
+ * test_attacks.c: every attack of docs/protocol.md, "Hostile input", as a named test.
  *
  * The receiver's state is private, so "nothing else changes" is checked by
  * comparison: two receivers with the same config get the same legitimate
@@ -374,7 +374,7 @@ static void twin_compare(twin_t *t, int acks_may_differ)
 
 /* ---- the attacks on a receiver ---- */
 
-/* attacks.md 1: slice ids past the chunk's slice count, hoping for a write
+/* Hostile input 1: slice ids past the chunk's slice count, hoping for a write
  * outside the buffer. The wire format rejects sliceId >= numSlices; in a
  * config whose id field is wider than its range, ids past MaxSlicesPerChunk
  * are out of range too. */
@@ -419,7 +419,7 @@ static void test_slice_id_out_of_range(void)
     twin_destroy(t);
 }
 
-/* attacks.md 2: the first slice announces 2 slices, later ones of the same
+/* Hostile input 2: the first slice announces 2 slices, later ones of the same
  * chunk claim 256 (or 1, or 3): valid packets, ignored and counted. */
 static void test_slice_count_widened(void)
 {
@@ -449,7 +449,7 @@ static void test_slice_count_widened(void)
     twin_destroy(t);
 }
 
-/* attacks.md 3: slices with more data than SliceSize, and non-last slices
+/* Hostile input 3: slices with more data than SliceSize, and non-last slices
  * with less, hoping for an overflow while copying. */
 static void test_oversize_undersize_data(void)
 {
@@ -601,7 +601,7 @@ static void test_chunk_id_across_wrap(void)
     twin_destroy(t);
 }
 
-/* The ordinary ones (attacks.md, last paragraph): bad CRC, truncation at
+/* The everyday ones (docs/protocol.md, "Hostile input"): bad CRC, truncation at
  * every length, non-zero padding, a wrong end check, trailing bytes, and an
  * ack sent to a receiver. */
 static void test_malformed_datagrams(void)
@@ -677,7 +677,7 @@ static void test_malformed_datagrams(void)
     twin_destroy(t);
 }
 
-/* attacks.md 4 and 5: a steady stream of maximum-size slices (every chunk id,
+/* Hostile input 4 and 5: a steady stream of maximum-size slices (every chunk id,
  * every slice id, 256 slices each, duplicates of the chunk in progress), and
  * datagrams of every odd size: no allocation at all while they are
  * processed, so memory cannot grow and the heap cannot fragment. */

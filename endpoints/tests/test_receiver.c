@@ -1,5 +1,5 @@
 /*
- * test_receiver.c: the receiver of behaviour.md in virtual time, asserting on
+ * test_receiver.c: the receiver (docs/protocol.md, "Receiver") in virtual time, asserting on
  * the exact acks it sends and on its counters; and a sender wired straight to
  * a receiver, without the simulator.
  */

@@ -1,5 +1,5 @@
 /*
- * test_sender.c: the sender of behaviour.md in virtual time, asserting on the
+ * test_sender.c: the sender (docs/protocol.md, "Sender") in virtual time, asserting on the
  * exact packets it sends and on its counters. Time steps are powers of two
  * (1/64 s) where a test sits on a boundary, so that the times compared are
  * exact in binary floating point.

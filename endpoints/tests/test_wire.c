@@ -180,7 +180,7 @@ static void test_vectors_32(void)
     CHECK_EQ(check_vector_file("vectors-32.txt", 32), 120);
 }
 
-/* ---- the hand-worked examples of wire-format.md ---- */
+/* ---- the packets worked by hand (docs/protocol.md, "Three packets worked by hand") ---- */
 
 static void check_write_read_slice(const chunk_wire_config_t *config, const chunk_slice_packet_t *slice,
                                    const char *hex)
@@ -231,7 +231,7 @@ static void test_spec_examples(void)
     check_write_read_slice(&config, &tiny, "0e 57 a1 72 00 00 00 00 00 00 ff e2 ac 08 99");
 }
 
-/* Sizes from wire-format.md: a non-last slice is 1037 / 1036 bytes, a last
+/* Sizes (docs/protocol.md, "Slice" and "Ack"): a non-last slice is 1037 / 1036 bytes, a last
  * one 14 + sliceBytes (256 variant), a full ack 44 / 15 bytes, an ack of N
  * slices 8 + ceil((25 + N) / 8) (256 variant). */
 static void test_packet_sizes(void)
@@ -261,7 +261,7 @@ static void test_packet_sizes(void)
 
 static void test_bits_required(void)
 {
-    /* The table of wire-format.md, "The bit stream". */
+    /* The examples of docs/protocol.md, "Bits". */
     CHECK_EQ(p2_bits_required(0, 255), 8);
     CHECK_EQ(p2_bits_required(1, 256), 8);
     CHECK_EQ(p2_bits_required(0, 31), 5);

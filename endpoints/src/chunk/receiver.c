@@ -1,6 +1,6 @@
 /*
- * receiver.c: the receiving end of the chunk protocol (shared/spec/
- * behaviour.md, "Receiver"). Pure: time comes in as an argument, acks leave
+ * receiver.c: the receiving end of the chunk protocol (docs/protocol.md,
+ * "Receiver"). Pure: time comes in as an argument, acks leave
  * through the config's send callback.
  *
  * Decisions the spec leaves open, taken here:
@@ -13,7 +13,7 @@
  *   duplicate) or is a stale slice of the chunk completed last, and (b) at
  *   least ack_interval has passed since the last ack, and (c) the datagram
  *   bytes of the slices in (a) add up to at least the ack's size, so that no
- *   peer gets more bytes back than it sent (attacks.md, amplification:
+ *   peer gets more bytes back than it sent (docs/protocol.md, "Hostile input", 6:
  *   15-byte slices claiming 256 slices do not earn a 44-byte ack each; real
  *   slices are 1 KiB, so in practice only an attacker waits on it). Case (a) with a slice
  *   of the chunk being received sends its bitfield; otherwise the all-ones

@@ -1,5 +1,5 @@
 /*
- * sender.c: the sending end of the chunk protocol (shared/spec/behaviour.md,
+ * sender.c: the sending end of the chunk protocol (docs/protocol.md,
  * "Sender"). Pure: time comes in as an argument, packets leave through the
  * config's send callback.
  *
