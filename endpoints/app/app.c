@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,9 @@ int app_common_option(app_common_options_t *common, int opt, const char *text)
     case 'w': common->pcap_path = text; return 1;
     case 'q': common->quiet = 1; return 1;
     case 'v': common->verbosity++; return 1;
+    case 'b': common->bind_text = text; return 1;
+    case '4': common->family = 4; return 1;
+    case '6': common->family = 6; return 1;
     default: return 0;
     }
 }
@@ -95,6 +99,33 @@ int app_write_port_file(const char *program, const char *path, uint16_t port)
     if (platform_write_port_file(path, port, err, sizeof err) == 0) return 0;
     fprintf(stderr, "%s: --port-file: %s\n", program, err);
     return -1;
+}
+
+int app_listen_option(const char *program, int opt, const char *text, app_listen_options_t *options)
+{
+    switch (opt) {
+    case 'p':
+        if (platform_parse_port(text, &options->port) != 0)
+            app_bad_argument(program, "bad --port '%s': expected 0..65535", text);
+        options->port_given = 1;
+        return 1;
+    case APP_OPT_PORT_FILE: options->port_file = text; return 1;
+    default: return 0;
+    }
+}
+
+int app_timed_out(double timeout, double start, double now, int code, int *exit_code, const char **outcome)
+{
+    if (!(timeout > 0 && now - start >= timeout)) return 0;
+    *exit_code = code;
+    *outcome = "timeout";
+    return 1;
+}
+
+_Noreturn void app_option_error(const char *program, int opt, char **argv)
+{
+    if (opt == ':') app_bad_argument(program, "option %s needs a value", argv[optind - 1]);
+    app_bad_argument(program, "unknown option '%s'", argv[optind - 1]);
 }
 
 int app_resolve_peer(const char *program, const char *host_text, int family, uint16_t default_port,
@@ -134,6 +165,17 @@ int app_open_input(const char *program, const char *path, int *fd, long long *si
     struct stat st;
     if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode)) *size = (long long)st.st_size;
     return 0;
+}
+
+int app_open_output(const char *program, const char *path, int *fd)
+{
+    *fd = 1;
+    if (strcmp(path, "-") == 0) return 0;
+    *fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (*fd >= 0) return 0;
+    fprintf(stderr, "%s: cannot create %s: %s\n", program, path, strerror(errno));
+    *fd = 1;
+    return -1;
 }
 
 int app_listen(const char *program, platform_socket_t *socket, const char *bind_text, int family, uint16_t port,

@@ -38,7 +38,8 @@ void *app_calloc(const char *program, size_t n, size_t size, int exit_status);
 void app_set_verbosity(int verbosity);
 
 /* The options every socket program takes: -w/--pcap FILE, -q/--quiet,
- * -v/--verbose (repeatable) and -h/--help, as getopt_long table entries. */
+ * -v/--verbose (repeatable) and -h/--help, as getopt_long table entries
+ * (-b/--bind, -4 and -6 are in each program's table: their help differs). */
 #define APP_COMMON_LONG_OPTIONS                                                                              \
     {"pcap", required_argument, NULL, 'w'}, {"quiet", no_argument, NULL, 'q'},                              \
         {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}
@@ -47,11 +48,38 @@ typedef struct app_common_options_t {
     const char *pcap_path; /* -w, or NULL */
     int quiet;             /* -q */
     int verbosity;         /* count of -v */
+    const char *bind_text; /* -b/--bind ADDR[:PORT], or NULL */
+    int family;            /* -4 or -6: 4 or 6; 0 either */
 } app_common_options_t;
 
-/* Applies -w (text), -q or -v to common and returns 1; returns 0 for any
- * other opt (-h included: its usage is the program's). */
+/* Applies -w (text), -q, -v, -b (text), -4 or -6 to common and returns 1;
+ * returns 0 for any other opt (-h included: its usage is the program's). */
 int app_common_option(app_common_options_t *common, int opt, const char *text);
+
+/* A receiving program's -p/--port PORT and --port-file FILE, as
+ * getopt_long table entries, and where they go (for app_listen). */
+enum { APP_OPT_PORT_FILE = 600 };
+#define APP_LISTEN_LONG_OPTIONS                                                                              \
+    {"port", required_argument, NULL, 'p'}, {"port-file", required_argument, NULL, APP_OPT_PORT_FILE}
+typedef struct app_listen_options_t {
+    uint16_t port;         /* -p, or the program's default */
+    int port_given;        /* -p was given */
+    const char *port_file; /* --port-file, or NULL */
+} app_listen_options_t;
+
+/* Applies -p (0..65535, else a usage error "bad --port") or --port-file to
+ * options and returns 1; returns 0 for any other opt. */
+int app_listen_option(const char *program, int opt, const char *text, app_listen_options_t *options);
+
+/* --timeout in an event loop: 1 when timeout (above 0) seconds have passed
+ * since start, with *exit_code set to code and *outcome to "timeout";
+ * otherwise 0. */
+int app_timed_out(double timeout, double start, double now, int code, int *exit_code, const char **outcome);
+
+/* The usage error of an option getopt_long did not take (opterr 0 and a
+ * leading ':' in the option string): "option --NAME needs a value" for ':',
+ * "unknown option '--NAME'" for anything else. Never returns. */
+_Noreturn void app_option_error(const char *program, int opt, char **argv);
 
 /* ---- sockets ---- */
 
@@ -94,6 +122,11 @@ int app_write_port_file(const char *program, const char *path, uint16_t port);
  * when it is a regular file, else -1. Returns 0, or -1 after printing
  * "PROGRAM: cannot open PATH: why" (*fd is then 0). */
 int app_open_input(const char *program, const char *path, int *fd, long long *size);
+
+/* Opens a receiving program's output: path, created or truncated, or stdout
+ * for "-". Returns 0, or -1 after printing "PROGRAM: cannot create PATH:
+ * why" (*fd is then 1). */
+int app_open_output(const char *program, const char *path, int *fd);
 
 /* ---- pcap recording ---- */
 

@@ -47,10 +47,10 @@ typedef struct game_t {
     const char *program;
     netgame_role_t role;
     netgame_config_t config;
-    app_common_options_t common; /* -w, -q, -v */
-    const char *bind_text, *port_file;
+    app_common_options_t common; /* -w, -q, -v, -b, -4, -6 */
+    const char *port_file;
     uint16_t port;
-    int port_given, family, once;
+    int port_given, once;
     double duration;             /* --duration; 0: until interrupted */
     platform_address_t server;   /* the client's peer */
     /* I/O */
@@ -147,12 +147,12 @@ static int parse_arguments(game_t *g, int argc, char **argv)
     if (optind >= argc) app_bad_argument(program, "%s", "missing SERVER[:PORT]");
     if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
     char err[256];
-    if (platform_address_parse(argv[optind], g->family, NETGAME_DEFAULT_SERVER_PORT, &g->server, err, sizeof err) !=
+    if (platform_address_parse(argv[optind], g->common.family, NETGAME_DEFAULT_SERVER_PORT, &g->server, err, sizeof err) !=
         0) {
         fprintf(stderr, "%s: %s: %s (try --help)\n", program, argv[optind], err);
         return EXIT_USAGE;
     }
-    if (g->family == 0) g->family = g->server.family;
+    if (g->common.family == 0) g->common.family = g->server.family;
     return 0;
 }
 
@@ -179,7 +179,6 @@ static int parse_options(game_t *g, int argc, char **argv)
     opterr = 0; /* our own messages, with exit code 2 */
     while ((opt = getopt_long(argc, argv, ":b:p:t:w:46qvh", options, NULL)) != -1) {
         switch (opt) {
-        case 'b': g->bind_text = optarg; break;
         case 'p':
             if (platform_parse_port(optarg, &g->port) != 0) app_bad_argument(program, "bad --port '%s'", optarg);
             g->port_given = 1;
@@ -204,13 +203,9 @@ static int parse_options(game_t *g, int argc, char **argv)
         case OPT_PROTOCOL_ID: config->protocol_id = (uint32_t)app_int_option(program, "protocol-id", optarg, 0, 0xffffffffLL); break;
         case OPT_MAX_SEQUENCE: config->max_sequence = (uint32_t)app_int_option(program, "max-sequence", optarg, 1, 0xffffffffLL); break;
         case OPT_FIRST_SEQUENCE: config->first_sequence = (uint32_t)app_int_option(program, "first-sequence", optarg, 0, 0xffffffffLL); break;
-        case '4': g->family = 4; break;
-        case '6': g->family = 6; break;
         case 'h': usage(stdout, g->role); exit(EXIT_OK);
-        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
         default:
-            if (!app_common_option(&g->common, opt, optarg))
-                app_bad_argument(program, "unknown option '%s'", argv[optind - 1]);
+            if (!app_common_option(&g->common, opt, optarg)) app_option_error(program, opt, argv);
             break;
         }
     }
@@ -229,7 +224,7 @@ static int parse_options(game_t *g, int argc, char **argv)
 static int set_up(game_t *g)
 {
     const char *program = g->program;
-    int listening = app_listen(program, &g->socket, g->bind_text, g->family, g->port, g->port_given, g->port_file);
+    int listening = app_listen(program, &g->socket, g->common.bind_text, g->common.family, g->port, g->port_given, g->port_file);
     if (listening != APP_LISTEN_OK) return listening == APP_LISTEN_USAGE ? EXIT_USAGE : EXIT_IO;
     if (app_capture_open(&g->capture, program, g->common.pcap_path) != 0) return EXIT_IO;
 

@@ -30,6 +30,45 @@ int udp_link_receive(udp_link_t *link, platform_address_t *from, uint8_t *buffer
     return n;
 }
 
+int udp_link_receive_or_stop(udp_link_t *link, platform_address_t *from, uint8_t *buffer, int io_exit_code,
+                             int *exit_code, const char **outcome)
+{
+    int n = udp_link_receive(link, from, buffer);
+    if (n == -2) {
+        fprintf(stderr, "%s: receive: %s\n", link->program, strerror(errno));
+        *exit_code = io_exit_code;
+        *outcome = "socket error";
+    }
+    return n;
+}
+
+int udp_link_open(udp_link_t *link, const platform_address_t *bind_address, const char *pcap_path)
+{
+    char err[256];
+    if (platform_socket_open(&link->socket, bind_address, 0, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", link->program, err);
+        return -1;
+    }
+    platform_socket_local_address(&link->socket, &link->peer, &link->local);
+    return app_capture_open(&link->capture, link->program, pcap_path);
+}
+
+int udp_link_listen(udp_link_t *link, const char *program, const app_common_options_t *common,
+                    const app_listen_options_t *options)
+{
+    link->program = program;
+    return app_listen(program, &link->socket, common->bind_text, common->family, options->port, options->port_given,
+                      options->port_file);
+}
+
+void udp_link_ready_to_listen(const udp_link_t *link)
+{
+    platform_catch_signals();
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: listening on %s", link->program,
+                   platform_address_format(&link->socket.bound, text, sizeof text));
+}
+
 int udp_link_accept(udp_link_t *link, const platform_address_t *from, const uint8_t *data, int bytes,
                     const char *why)
 {

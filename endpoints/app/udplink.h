@@ -33,12 +33,34 @@ void udp_link_send(void *context, const uint8_t *packet, int bytes);
  * (errno set). */
 int udp_link_receive(udp_link_t *link, platform_address_t *from, uint8_t *buffer);
 
+/* udp_link_receive for an event loop: the same results, and on a socket
+ * error also prints "PROGRAM: receive: why" and sets *exit_code to
+ * io_exit_code and *outcome to "socket error". */
+int udp_link_receive_or_stop(udp_link_t *link, platform_address_t *from, uint8_t *buffer, int io_exit_code,
+                             int *exit_code, const char **outcome);
+
 /* Returns 1 when a datagram from `from` comes from the known peer: it is
  * recorded, and the caller hands it to its endpoint. Otherwise returns 0: it
  * is recorded with the address it came to, counted in foreign_dropped and
  * logged at debug level as "dropped N bytes from ADDR: <why>". */
 int udp_link_accept(udp_link_t *link, const platform_address_t *from, const uint8_t *data, int bytes,
                     const char *why);
+
+/* A sending program's socket: opened on bind_address, link->local set to
+ * our address as the peer sees it, and the pcap started (pcap_path, or no
+ * recording when NULL). Returns 0, or -1 after printing "PROGRAM: why" (the
+ * caller exits 1). */
+int udp_link_open(udp_link_t *link, const platform_address_t *bind_address, const char *pcap_path);
+
+/* A receiving program's socket: link->program set, and the socket listening
+ * (app_listen) on common's -b/-4/-6 and options' -p/--port-file. Returns
+ * what app_listen returns. */
+int udp_link_listen(udp_link_t *link, const char *program, const app_common_options_t *common,
+                    const app_listen_options_t *options);
+
+/* A receiving program's last step of setting up: catches SIGINT/SIGTERM and
+ * logs (info) "PROGRAM: listening on ADDRESS". */
+void udp_link_ready_to_listen(const udp_link_t *link);
 
 /* The summary's datagram line: sent from our address, received, dropped
  * as foreign, send errors. */

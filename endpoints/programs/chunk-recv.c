@@ -90,10 +90,9 @@ typedef struct recv_t {
     chunk_receiver_config_t config;
     double timeout, idle_timeout, linger;
     long long want_chunks, want_bytes; /* -1: not asked for */
-    app_common_options_t common; /* -w, -q, -v */
-    const char *bind_text, *port_file, *output_path;
-    int family, port_given;
-    uint16_t port;
+    app_common_options_t common; /* -w, -q, -v, -b, -4, -6 */
+    const char *output_path;
+    app_listen_options_t listen; /* -p, --port-file */
     /* I/O */
     udp_link_t link;
     int output_fd;
@@ -119,12 +118,11 @@ static void parse_options(recv_t *r, int argc, char **argv)
     r->idle_timeout = 5;
     r->linger = 1;
     r->want_chunks = r->want_bytes = -1;
-    r->port = CHUNK_DEFAULT_PORT;
-    enum { OPT_PORTFILE = 256, OPT_BYTES, OPT_IDLE, OPT_LINGER, OPT_ACKI };
+    r->listen.port = CHUNK_DEFAULT_PORT;
+    enum { OPT_BYTES = 256, OPT_IDLE, OPT_LINGER, OPT_ACKI };
     static const struct option options[] = {
-        {"port", required_argument, NULL, 'p'},
         {"bind", required_argument, NULL, 'b'},
-        {"port-file", required_argument, NULL, OPT_PORTFILE},
+        APP_LISTEN_LONG_OPTIONS,
         {"chunks", required_argument, NULL, 'n'},
         {"bytes", required_argument, NULL, OPT_BYTES},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
@@ -139,17 +137,10 @@ static void parse_options(recv_t *r, int argc, char **argv)
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":p:b:n:t:w:46qvh", options, NULL)) != -1) {
-        if (app_common_option(&r->common, opt, optarg) ||
+        if (app_common_option(&r->common, opt, optarg) || app_listen_option(program, opt, optarg, &r->listen) ||
             chunk_app_wire_option(program, opt, optarg, &r->config.wire, &r->config.first_chunk_id))
             continue;
         switch (opt) {
-        case 'p':
-            if (platform_parse_port(optarg, &r->port) != 0)
-                app_bad_argument(program, "bad --port '%s': expected 0..65535", optarg);
-            r->port_given = 1;
-            break;
-        case 'b': r->bind_text = optarg; break;
-        case OPT_PORTFILE: r->port_file = optarg; break;
         case 'n':
             if (platform_parse_int(optarg, 1, (long long)1 << 48, &r->want_chunks) != 0)
                 app_bad_argument(program, "bad --chunks '%s': expected a count >= 1", optarg);
@@ -174,11 +165,8 @@ static void parse_options(recv_t *r, int argc, char **argv)
             if (platform_parse_seconds(optarg, 3600, &r->config.ack_interval) != 0)
                 app_bad_argument(program, "bad --ack-interval '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
             break;
-        case '4': r->family = 4; break;
-        case '6': r->family = 6; break;
         case 'h': usage(stdout); exit(EXIT_OK);
-        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
-        default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
+        default: app_option_error(program, opt, argv);
         }
     }
     if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
@@ -193,19 +181,10 @@ static void parse_options(recv_t *r, int argc, char **argv)
  * the receiver. Returns 0, or the exit code after printing why. */
 static int set_up(recv_t *r)
 {
-    r->link.program = program;
-    int listening = app_listen(program, &r->link.socket, r->bind_text, r->family, r->port, r->port_given, r->port_file);
+    int listening = udp_link_listen(&r->link, program, &r->common, &r->listen);
     if (listening != APP_LISTEN_OK) return listening == APP_LISTEN_USAGE ? EXIT_USAGE : EXIT_IO;
 
-    r->output_fd = 1;
-    if (strcmp(r->output_path, "-") != 0) {
-        r->output_fd = open(r->output_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (r->output_fd < 0) {
-            fprintf(stderr, "%s: cannot create %s: %s\n", program, r->output_path, strerror(errno));
-            r->output_fd = 1;
-            return EXIT_IO;
-        }
-    }
+    if (app_open_output(program, r->output_path, &r->output_fd) != 0) return EXIT_IO;
     if (app_capture_open(&r->link.capture, program, r->common.pcap_path) != 0) return EXIT_IO;
 
     r->config.send = udp_link_send;
@@ -219,6 +198,7 @@ static int set_up(recv_t *r)
         return EXIT_IO;
     }
     r->counters = chunk_receiver_counters(r->receiver);
+    udp_link_ready_to_listen(&r->link);
     return 0;
 }
 
@@ -246,14 +226,8 @@ static int receive_slices(recv_t *r, double now)
 {
     for (;;) {
         platform_address_t from;
-        int n = udp_link_receive(&r->link, &from, r->datagram);
-        if (n == -1) return 0;
-        if (n == -2) {
-            fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
-            r->exit_code = EXIT_IO;
-            r->outcome = "socket error";
-            return -1;
-        }
+        int n = udp_link_receive_or_stop(&r->link, &from, r->datagram, EXIT_IO, &r->exit_code, &r->outcome);
+        if (n < 0) return n == -1 ? 0 : -1;
         lock_on(r, &from, n, now);
         if (!udp_link_accept(&r->link, &from, r->datagram, n,
                              r->link.peer_known ? "not the sender locked onto" : "not a valid chunk packet"))
@@ -331,12 +305,7 @@ static int finished(recv_t *r, double now)
             return 1;
         }
     }
-    if (r->timeout > 0 && now - r->start >= r->timeout) {
-        r->exit_code = EXIT_INCOMPLETE;
-        r->outcome = "timeout";
-        return 1;
-    }
-    return 0;
+    return app_timed_out(r->timeout, r->start, now, EXIT_INCOMPLETE, &r->exit_code, &r->outcome);
 }
 
 static void print_progress(recv_t *r, double now)
@@ -399,11 +368,6 @@ int main(int argc, char **argv)
     parse_options(&r, argc, argv);
     int code = set_up(&r);
     if (code != 0) return code;
-    platform_catch_signals();
-    char text[PLATFORM_ADDRESS_STRING_SIZE];
-    cs_log_message(CS_LOG_LEVEL_INFO, "%s: listening on %s", program,
-                platform_address_format(&r.link.socket.bound, text, sizeof text));
-
     run(&r);
     double end = platform_time();
     r.exit_code = app_capture_finish(&r.link.capture, program, r.exit_code);

@@ -186,10 +186,9 @@ static void apply_option(relay_t *relay, int opt, const char *text, char **argv)
             app_bad_argument(program, "bad --capture-at '%s': expected sender, receiver, in or out", text);
         break;
     case 'h': usage(stdout); exit(EXIT_OK);
-    case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]);
     default:
-        if (!linkopt_apply(program, opt, text, &relay->sim_config))
-            app_bad_argument(program, "unknown option '%s'", argv[optind - 1]);
+        if (opt == ':' || !linkopt_apply(program, opt, text, &relay->sim_config))
+            app_option_error(program, opt, argv);
         break;
     }
 }

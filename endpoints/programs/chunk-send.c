@@ -75,9 +75,8 @@ typedef struct send_t {
     chunk_sender_config_t config;
     long long chunk_size;
     double timeout, idle_timeout;
-    app_common_options_t common; /* -w, -q, -v */
-    const char *bind_text, *host_text, *input_path;
-    int family;
+    app_common_options_t common; /* -w, -q, -v, -b, -4, -6 */
+    const char *host_text, *input_path;
     /* I/O */
     udp_link_t link;
     int input_fd;
@@ -150,9 +149,6 @@ static void parse_options(send_t *s, int argc, char **argv)
                 app_bad_argument(program, "bad --burst '%s': expected bytes, e.g. 262144 or 256K", optarg);
             s->config.initial_burst_bytes = (int)value;
             break;
-        case 'b': s->bind_text = optarg; break;
-        case '4': s->family = 4; break;
-        case '6': s->family = 6; break;
         case 't':
             if (platform_parse_seconds(optarg, 1e9, &s->timeout) != 0)
                 app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
@@ -162,8 +158,7 @@ static void parse_options(send_t *s, int argc, char **argv)
                 app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
             break;
         case 'h': usage(stdout); exit(EXIT_OK);
-        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
-        default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
+        default: app_option_error(program, opt, argv);
         }
     }
     if (optind >= argc) app_bad_argument(program, "%s", "missing HOST[:PORT] of the receiver");
@@ -188,17 +183,11 @@ static int set_up(send_t *s)
     s->link.program = program;
     s->link.peer_known = 1; /* the receiver, given on the command line */
     platform_address_t bind_address;
-    if (app_resolve_peer(program, s->host_text, s->family, CHUNK_DEFAULT_PORT, s->bind_text, &s->link.peer,
+    if (app_resolve_peer(program, s->host_text, s->common.family, CHUNK_DEFAULT_PORT, s->common.bind_text, &s->link.peer,
                          &bind_address) != 0)
         return EXIT_USAGE;
     if (app_open_input(program, s->input_path, &s->input_fd, &s->input_total) != 0) return EXIT_IO;
-    char err[256];
-    if (platform_socket_open(&s->link.socket, &bind_address, 0, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n", program, err);
-        return EXIT_IO;
-    }
-    platform_socket_local_address(&s->link.socket, &s->link.peer, &s->link.local);
-    if (app_capture_open(&s->link.capture, program, s->common.pcap_path) != 0) return EXIT_IO;
+    if (udp_link_open(&s->link, &bind_address, s->common.pcap_path) != 0) return EXIT_IO;
 
     s->config.send = udp_link_send;
     s->config.context = &s->link;
@@ -257,14 +246,8 @@ static int receive_acks(send_t *s, double now)
 {
     for (;;) {
         platform_address_t from;
-        int n = udp_link_receive(&s->link, &from, s->datagram);
-        if (n == -1) return 0;
-        if (n == -2) {
-            fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
-            s->exit_code = EXIT_IO;
-            s->failure = "socket error";
-            return -1;
-        }
+        int n = udp_link_receive_or_stop(&s->link, &from, s->datagram, EXIT_IO, &s->exit_code, &s->failure);
+        if (n < 0) return n == -1 ? 0 : -1;
         if (!udp_link_accept(&s->link, &from, s->datagram, n, "not the receiver")) continue;
         s->last_heard = now;
         chunk_sender_receive_packet(s->sender, now, s->datagram, n);
@@ -291,11 +274,7 @@ static int finished(send_t *s, double now)
         if (s->bytes_read == 0) s->failure = "empty input, nothing sent";
         return 1;
     }
-    if (s->timeout > 0 && now - s->start >= s->timeout) {
-        s->exit_code = EXIT_TIMEOUT;
-        s->failure = "timeout";
-        return 1;
-    }
+    if (app_timed_out(s->timeout, s->start, now, EXIT_TIMEOUT, &s->exit_code, &s->failure)) return 1;
     if (s->counters[CHUNK_SENDER_COUNTER_SLICES_ACKED] != s->slices_acked_seen) {
         s->slices_acked_seen = s->counters[CHUNK_SENDER_COUNTER_SLICES_ACKED];
         s->last_progress = now;

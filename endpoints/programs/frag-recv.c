@@ -68,10 +68,9 @@ typedef struct recv_t {
     frag_receiver_config_t config;
     double timeout, idle_timeout;
     long long want_packets; /* -1: not asked for */
-    app_common_options_t common; /* -w, -q, -v */
-    const char *bind_text, *port_file, *output_path, *manifest_path;
-    int family, port_given;
-    uint16_t port;
+    app_common_options_t common; /* -w, -q, -v, -b, -4, -6 */
+    const char *output_path, *manifest_path;
+    app_listen_options_t listen; /* -p, --port-file */
     /* I/O */
     udp_link_t link;
     int output_fd;
@@ -93,13 +92,12 @@ static void parse_options(recv_t *r, int argc, char **argv)
     frag_receiver_default_config(&r->config);
     r->idle_timeout = 2;
     r->want_packets = -1;
-    r->port = CHUNK_DEFAULT_PORT;
+    r->listen.port = CHUNK_DEFAULT_PORT;
     long long value;
-    enum { OPT_PORTFILE = 256, OPT_IDLE, OPT_MAXFRAG, OPT_PROTOCOL, OPT_MANIFEST };
+    enum { OPT_IDLE = 256, OPT_MAXFRAG, OPT_PROTOCOL, OPT_MANIFEST };
     static const struct option options[] = {
-        {"port", required_argument, NULL, 'p'},
         {"bind", required_argument, NULL, 'b'},
-        {"port-file", required_argument, NULL, OPT_PORTFILE},
+        APP_LISTEN_LONG_OPTIONS,
         {"packets", required_argument, NULL, 'n'},
         {"idle-timeout", required_argument, NULL, OPT_IDLE},
         {"timeout", required_argument, NULL, 't'},
@@ -112,15 +110,9 @@ static void parse_options(recv_t *r, int argc, char **argv)
     int opt;
     opterr = 0; /* our own messages, with exit code 2 */
     while ((opt = getopt_long(argc, argv, ":p:b:n:t:w:46qvh", options, NULL)) != -1) {
-        if (app_common_option(&r->common, opt, optarg)) continue;
+        if (app_common_option(&r->common, opt, optarg) || app_listen_option(program, opt, optarg, &r->listen) || app_listen_option(program, opt, optarg, &r->listen))
+            continue;
         switch (opt) {
-        case 'p':
-            if (platform_parse_port(optarg, &r->port) != 0)
-                app_bad_argument(program, "bad --port '%s': expected 0..65535", optarg);
-            r->port_given = 1;
-            break;
-        case 'b': r->bind_text = optarg; break;
-        case OPT_PORTFILE: r->port_file = optarg; break;
         case 'n':
             if (platform_parse_int(optarg, 1, (long long)1 << 48, &r->want_packets) != 0)
                 app_bad_argument(program, "bad --packets '%s': expected a count >= 1", optarg);
@@ -140,11 +132,8 @@ static void parse_options(recv_t *r, int argc, char **argv)
             break;
         case OPT_PROTOCOL: r->config.wire.protocol_id = frag_app_protocol_id_option(program, optarg); break;
         case OPT_MANIFEST: r->manifest_path = optarg; break;
-        case '4': r->family = 4; break;
-        case '6': r->family = 6; break;
         case 'h': usage(stdout); exit(EXIT_OK);
-        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
-        default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
+        default: app_option_error(program, opt, argv);
         }
     }
     if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
@@ -180,18 +169,9 @@ static void on_deliver(void *context, double time, uint16_t sequence, const uint
  * receiver. Returns 0, or the exit code after printing why. */
 static int set_up(recv_t *r)
 {
-    r->link.program = program;
-    int listening = app_listen(program, &r->link.socket, r->bind_text, r->family, r->port, r->port_given,
-                               r->port_file);
+    int listening = udp_link_listen(&r->link, program, &r->common, &r->listen);
     if (listening != APP_LISTEN_OK) return listening == APP_LISTEN_USAGE ? EXIT_USAGE : EXIT_IO;
-    r->output_fd = 1;
-    if (strcmp(r->output_path, "-") != 0) {
-        r->output_fd = open(r->output_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (r->output_fd < 0) {
-            fprintf(stderr, "%s: cannot create %s: %s\n", program, r->output_path, strerror(errno));
-            return EXIT_IO;
-        }
-    }
+    if (app_open_output(program, r->output_path, &r->output_fd) != 0) return EXIT_IO;
     if (frag_app_manifest_open(program, r->manifest_path, &r->manifest) != 0) return EXIT_IO;
     if (app_capture_open(&r->link.capture, program, r->common.pcap_path) != 0) return EXIT_IO;
 
@@ -204,6 +184,7 @@ static int set_up(recv_t *r)
         return EXIT_IO;
     }
     r->counters = frag_receiver_counters(r->receiver);
+    udp_link_ready_to_listen(&r->link);
     return 0;
 }
 
@@ -230,14 +211,8 @@ static int receive_fragments(recv_t *r, double now)
 {
     for (;;) {
         platform_address_t from;
-        int n = udp_link_receive(&r->link, &from, r->datagram);
-        if (n == -1) return 0;
-        if (n == -2) {
-            fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
-            r->exit_code = EXIT_IO;
-            r->outcome = "socket error";
-            return -1;
-        }
+        int n = udp_link_receive_or_stop(&r->link, &from, r->datagram, EXIT_IO, &r->exit_code, &r->outcome);
+        if (n < 0) return n == -1 ? 0 : -1;
         if (!r->link.peer_known) lock_onto_sender(r, &from, n, now);
         if (!udp_link_accept(&r->link, &from, r->datagram, n,
                              r->link.peer_known ? "not the sender locked onto" : "not a valid fragment packet"))
@@ -247,6 +222,15 @@ static int receive_fragments(recv_t *r, double now)
         if (verdict != FRAG_VERDICT_ACCEPTED && verdict != FRAG_VERDICT_DELIVERED)
             cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: dropped %d bytes: %s", program, n, frag_verdict_name(verdict));
     }
+}
+
+static void print_progress(recv_t *r, double now)
+{
+    fprintf(stderr, "%s: %lld packets (%lld bytes) delivered, %llu datagrams, %llu fragments accepted%s", program,
+            r->packets, r->bytes, (unsigned long long)r->counters[FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED],
+            (unsigned long long)r->counters[FRAG_RECEIVER_COUNTER_FRAGMENTS_ACCEPTED], app_progress_end());
+    r->progress_shown = 1;
+    r->next_progress = now + 1.0;
 }
 
 /* 1 when the run is over: an output error, --packets delivered, the idle
@@ -268,21 +252,7 @@ static int finished(recv_t *r, double now)
         r->outcome = r->want_packets > 0 ? "idle timeout before --packets were delivered" : "done (sender idle)";
         return 1;
     }
-    if (r->timeout > 0 && now - r->start >= r->timeout) {
-        r->exit_code = EXIT_INCOMPLETE;
-        r->outcome = "timeout";
-        return 1;
-    }
-    return 0;
-}
-
-static void print_progress(recv_t *r, double now)
-{
-    fprintf(stderr, "%s: %lld packets (%lld bytes) delivered, %llu datagrams, %llu fragments accepted%s", program,
-            r->packets, r->bytes, (unsigned long long)r->counters[FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED],
-            (unsigned long long)r->counters[FRAG_RECEIVER_COUNTER_FRAGMENTS_ACCEPTED], app_progress_end());
-    r->progress_shown = 1;
-    r->next_progress = now + 1.0;
+    return app_timed_out(r->timeout, r->start, now, EXIT_INCOMPLETE, &r->exit_code, &r->outcome);
 }
 
 /* Receives until finished, or a signal or an error stops it. */
@@ -319,22 +289,17 @@ static void print_summary(const recv_t *r)
 
 int main(int argc, char **argv)
 {
-    static recv_t r;
-    parse_options(&r, argc, argv);
-    int code = set_up(&r);
+    static recv_t frag;
+    parse_options(&frag, argc, argv);
+    int code = set_up(&frag);
     if (code != 0) return code;
-    platform_catch_signals();
-    char text[PLATFORM_ADDRESS_STRING_SIZE];
-    cs_log_message(CS_LOG_LEVEL_INFO, "%s: listening on %s", program,
-                   platform_address_format(&r.link.socket.bound, text, sizeof text));
-
-    run(&r);
-    r.exit_code = app_capture_finish(&r.link.capture, program, r.exit_code);
-    if (r.output_fd != 1 && close(r.output_fd) != 0 && r.exit_code == EXIT_OK) r.exit_code = EXIT_IO;
-    r.exit_code = frag_app_manifest_close(program, r.manifest_path, r.manifest, r.exit_code, EXIT_IO);
-    if (!r.common.quiet || r.exit_code != EXIT_OK) print_summary(&r);
-    frag_receiver_destroy(r.receiver);
-    platform_socket_close(&r.link.socket);
-    free(r.datagram);
-    return r.exit_code;
+    run(&frag);
+    frag.exit_code = app_capture_finish(&frag.link.capture, program, frag.exit_code);
+    if (frag.output_fd != 1 && close(frag.output_fd) != 0 && frag.exit_code == EXIT_OK) frag.exit_code = EXIT_IO;
+    frag.exit_code = frag_app_manifest_close(program, frag.manifest_path, frag.manifest, frag.exit_code, EXIT_IO);
+    if (!frag.common.quiet || frag.exit_code != EXIT_OK) print_summary(&frag);
+    frag_receiver_destroy(frag.receiver);
+    platform_socket_close(&frag.link.socket);
+    free(frag.datagram);
+    return frag.exit_code;
 }

@@ -61,9 +61,8 @@ typedef struct send_t {
     /* options */
     frag_sender_config_t config;
     long long packet_size;
-    app_common_options_t common; /* -w, -q, -v */
-    const char *bind_text, *host_text, *input_path, *manifest_path;
-    int family;
+    app_common_options_t common; /* -w, -q, -v, -b, -4, -6 */
+    const char *host_text, *input_path, *manifest_path;
     /* I/O */
     udp_link_t link;
     int input_fd;
@@ -124,12 +123,8 @@ static void parse_options(send_t *s, int argc, char **argv)
             break;
         case OPT_PROTOCOL: s->config.wire.protocol_id = frag_app_protocol_id_option(program, optarg); break;
         case OPT_MANIFEST: s->manifest_path = optarg; break;
-        case 'b': s->bind_text = optarg; break;
-        case '4': s->family = 4; break;
-        case '6': s->family = 6; break;
         case 'h': usage(stdout); exit(EXIT_OK);
-        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]); break;
-        default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]); break;
+        default: app_option_error(program, opt, argv);
         }
     }
     if (optind >= argc) app_bad_argument(program, "%s", "no receiver given: frag-send HOST[:PORT] [FILE]");
@@ -150,18 +145,12 @@ static int set_up(send_t *s)
     s->link.peer_known = 1; /* the receiver, given on the command line */
     platform_address_t bind_address;
     long long input_size;
-    if (app_resolve_peer(program, s->host_text, s->family, CHUNK_DEFAULT_PORT, s->bind_text, &s->link.peer,
+    if (app_resolve_peer(program, s->host_text, s->common.family, CHUNK_DEFAULT_PORT, s->common.bind_text, &s->link.peer,
                          &bind_address) != 0)
         return EXIT_USAGE;
     if (app_open_input(program, s->input_path, &s->input_fd, &input_size) != 0) return EXIT_IO;
     if (frag_app_manifest_open(program, s->manifest_path, &s->manifest) != 0) return EXIT_IO;
-    char err[256];
-    if (platform_socket_open(&s->link.socket, &bind_address, 0, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n", program, err);
-        return EXIT_IO;
-    }
-    platform_socket_local_address(&s->link.socket, &s->link.peer, &s->link.local);
-    if (app_capture_open(&s->link.capture, program, s->common.pcap_path) != 0) return EXIT_IO;
+    if (udp_link_open(&s->link, &bind_address, s->common.pcap_path) != 0) return EXIT_IO;
 
     /* The loop wakes about every millisecond: bank 10 ms of budget, so that
      * the rate, not the wake-ups, sets the pace. */
@@ -282,24 +271,24 @@ static void print_summary(const send_t *s, double elapsed)
 
 int main(int argc, char **argv)
 {
-    static send_t s;
-    parse_options(&s, argc, argv);
-    int code = set_up(&s);
+    static send_t frag;
+    parse_options(&frag, argc, argv);
+    int code = set_up(&frag);
     if (code != 0) return code;
     platform_catch_signals();
     char text[PLATFORM_ADDRESS_STRING_SIZE];
     cs_log_message(CS_LOG_LEVEL_INFO, "%s: sending to %s", program,
-                   platform_address_format(&s.link.peer, text, sizeof text));
+                   platform_address_format(&frag.link.peer, text, sizeof text));
 
-    run(&s);
-    double elapsed = platform_time() - s.start;
-    s.exit_code = app_capture_finish(&s.link.capture, program, s.exit_code);
-    s.exit_code = frag_app_manifest_close(program, s.manifest_path, s.manifest, s.exit_code, EXIT_IO);
-    if (!s.common.quiet || s.exit_code != EXIT_OK) print_summary(&s, elapsed);
-    if (s.input_fd != 0) close(s.input_fd);
-    frag_sender_destroy(s.sender);
-    platform_socket_close(&s.link.socket);
-    free(s.packet);
-    free(s.datagram);
-    return s.exit_code;
+    run(&frag);
+    double elapsed = platform_time() - frag.start;
+    frag.exit_code = app_capture_finish(&frag.link.capture, program, frag.exit_code);
+    frag.exit_code = frag_app_manifest_close(program, frag.manifest_path, frag.manifest, frag.exit_code, EXIT_IO);
+    if (!frag.common.quiet || frag.exit_code != EXIT_OK) print_summary(&frag, elapsed);
+    if (frag.input_fd != 0) close(frag.input_fd);
+    frag_sender_destroy(frag.sender);
+    platform_socket_close(&frag.link.socket);
+    free(frag.packet);
+    free(frag.datagram);
+    return frag.exit_code;
 }

@@ -341,15 +341,22 @@ static void on_send(void *context, const uint8_t *address, int address_bytes, co
     note_acked_in(run, cb->side, run->now, packet, bytes, frame);
 }
 
-static void on_acked(void *context, uint32_t sequence, double rtt)
+/* The record of the packet a connection callback (context) speaks of, or
+ * NULL when records are not kept or it has none. */
+static record_t *callback_record(void *context, uint32_t sequence)
 {
     callback_t *cb = context;
-    run_t *run = cb->run;
-    if (!run->keep_records) return;
-    side_t *s = &run->side[cb->side];
+    if (!cb->run->keep_records) return NULL;
+    side_t *s = &cb->run->side[cb->side];
     int i = find_record(s, sequence, 1);
-    if (i < 0) return;
-    record_t *r = &s->records[i];
+    return i < 0 ? NULL : &s->records[i];
+}
+
+static void on_acked(void *context, uint32_t sequence, double rtt)
+{
+    run_t *run = ((callback_t *)context)->run;
+    record_t *r = callback_record(context, sequence);
+    if (!r) return;
     r->acked = 1;
     r->acked_time = run->now;
     r->rtt_sample = rtt;
@@ -359,14 +366,10 @@ static void on_acked(void *context, uint32_t sequence, double rtt)
 
 static void on_lost(void *context, uint32_t sequence)
 {
-    callback_t *cb = context;
-    run_t *run = cb->run;
-    if (!run->keep_records) return;
-    side_t *s = &run->side[cb->side];
-    int i = find_record(s, sequence, 1);
-    if (i < 0) return;
-    s->records[i].lost = 1;
-    s->records[i].lost_time = run->now;
+    record_t *r = callback_record(context, sequence);
+    if (!r) return;
+    r->lost = 1;
+    r->lost_time = ((callback_t *)context)->run->now;
 }
 
 /* A datagram from link `link` reaches the other side's host. */

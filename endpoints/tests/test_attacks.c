@@ -1178,6 +1178,16 @@ static void udp_send(void *context, const uint8_t *packet, int bytes)
     platform_socket_send(peer->socket, &peer->to, packet, bytes);
 }
 
+/* Fills the legitimate data and sets up the program's files. Returns 0, or
+ * -1 (a failed check) when they cannot be set up. */
+static int third_party_begin(program_t *p)
+{
+    fill_legit();
+    if (program_setup(p) == 0) return 0;
+    CHECK(0);
+    return -1;
+}
+
 /* chunk-recv locks onto the first sender whose datagram is valid; then a
  * third party's valid slices of the same chunk (forged data), of the next
  * chunk, and of the completed one (which would earn all-ones acks) are
@@ -1185,11 +1195,7 @@ static void udp_send(void *context, const uint8_t *packet, int bytes)
 static void test_third_party_to_chunk_recv(void)
 {
     program_t p;
-    fill_legit();
-    if (program_setup(&p) != 0) {
-        CHECK(0);
-        return;
-    }
+    if (third_party_begin(&p) != 0) return;
     int failures = chunk_test_failures;
     platform_socket_t legit = {.fd = -1}, third = {.fd = -1};
     char *argv[] = {"chunk-recv", "-b", "127.0.0.1", "-p", "0", "--port-file", p.port, "-n", "1", "--linger", "1",
@@ -1285,11 +1291,7 @@ static void test_third_party_to_chunk_recv(void)
 static void test_third_party_to_chunk_send(void)
 {
     program_t p;
-    fill_legit();
-    if (program_setup(&p) != 0) {
-        CHECK(0);
-        return;
-    }
+    if (third_party_begin(&p) != 0) return;
     int failures = chunk_test_failures;
     platform_socket_t recv_socket = {.fd = -1}, third = {.fd = -1};
     CHECK(open_loopback(&recv_socket) == 0 && open_loopback(&third) == 0);

@@ -763,6 +763,22 @@ static void pair_init(pair_t *p, netgame_config_t *client, netgame_config_t *ser
     }
 }
 
+/* A client and a server of the default config with 8-byte payloads. */
+static void pair_configs(netgame_config_t *client, netgame_config_t *server)
+{
+    netgame_default_config(client);
+    netgame_default_config(server);
+    server->role = NETGAME_SERVER;
+    client->payload_bytes = server->payload_bytes = 8;
+}
+
+/* pair_init with 25 ms each way. */
+static void pair_start(pair_t *p, netgame_config_t *client, netgame_config_t *server)
+{
+    pair_init(p, client, server);
+    p->latency[0] = p->latency[1] = 0.025;
+}
+
 /* Runs both endpoints from `from` to `until` with a tick of 1/30 s (the
  * example's DeltaTime); calls observe after each tick. */
 static void pair_run(pair_t *p, double from, double until, void (*observe)(pair_t *, double))
@@ -814,13 +830,9 @@ static void note_good(pair_t *p, double now)
 static void test_flow_control_quiet_link(void)
 {
     netgame_config_t client, server;
-    netgame_default_config(&client);
-    netgame_default_config(&server);
-    server.role = NETGAME_SERVER;
-    client.payload_bytes = server.payload_bytes = 8;
+    pair_configs(&client, &server);
     pair_t p;
-    pair_init(&p, &client, &server);
-    p.latency[0] = p.latency[1] = 0.025;
+    pair_start(&p, &client, &server);
     good_at[0] = good_at[1] = -1;
     pair_run(&p, 0, 3.0, note_good);
     /* Bad mode: 10 packets a second from the client. */
@@ -847,13 +859,9 @@ static void test_flow_control_quiet_link(void)
 static void test_flow_control_penalty(void)
 {
     netgame_config_t client, server;
-    netgame_default_config(&client);
-    netgame_default_config(&server);
-    server.role = NETGAME_SERVER;
-    client.payload_bytes = server.payload_bytes = 8;
+    pair_configs(&client, &server);
     pair_t p;
-    pair_init(&p, &client, &server);
-    p.latency[0] = p.latency[1] = 0.025;
+    pair_start(&p, &client, &server);
     pair_run(&p, 0, 6.0, NULL);
     CHECK_EQ(netgame_connection_mode(p.side[0].c), NETGAME_MODE_GOOD);
     CHECK(netgame_connection_penalty_time(p.side[0].c) == 4.0);
@@ -885,15 +893,11 @@ static void test_flow_control_penalty(void)
 static void test_one_way_loss_and_stop(void)
 {
     netgame_config_t client, server;
-    netgame_default_config(&client);
-    netgame_default_config(&server);
-    server.role = NETGAME_SERVER;
-    client.payload_bytes = server.payload_bytes = 8;
+    pair_configs(&client, &server);
     /* The server stops acking after 5 s: it still sends and receives. */
     server.fault_stop_acking_at = 5.0;
     pair_t p;
-    pair_init(&p, &client, &server);
-    p.latency[0] = p.latency[1] = 0.025;
+    pair_start(&p, &client, &server);
     p.loss_every[0] = 5; /* every 5th client datagram lost */
     pair_run(&p, 0, 12.0, NULL);
     const uint64_t *cc = counters(&p.side[0]), *sc = counters(&p.side[1]);
@@ -915,15 +919,11 @@ static void test_wrap(void)
     const uint32_t firsts[2] = {0, 0xFFFFFFC0u};
     for (int k = 0; k < 2; k++) {
         netgame_config_t client, server;
-        netgame_default_config(&client);
-        netgame_default_config(&server);
-        server.role = NETGAME_SERVER;
-        client.payload_bytes = server.payload_bytes = 8;
+        pair_configs(&client, &server);
         client.max_sequence = server.max_sequence = maxes[k];
         client.first_sequence = server.first_sequence = firsts[k];
         pair_t p;
-        pair_init(&p, &client, &server);
-        p.latency[0] = p.latency[1] = 0.025;
+        pair_start(&p, &client, &server);
         pair_run(&p, 0, 10.0, NULL);
         for (int s = 0; s < 2; s++) {
             const uint64_t *c = counters(&p.side[s]);
