@@ -1,8 +1,8 @@
 /* sha256.h: SHA-256 (FIPS 180-4) for the truth files, which name what a
  * receiver delivered by its digest. Small and dependency-free; tested
  * against the FIPS examples (tests/test_frag.c). */
-#ifndef CHUNK_SHA256_H
-#define CHUNK_SHA256_H
+#ifndef CS_SHA256_H
+#define CS_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -15,8 +15,8 @@
  * checked against the datagram's length, so no input makes a reader look
  * outside its buffer.
  */
-#ifndef PROTOCOL2_H
-#define PROTOCOL2_H
+#ifndef CS_PROTOCOL2_H
+#define CS_PROTOCOL2_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -133,4 +133,4 @@ p2_read_result_t p2_read_end(const p2_reader_t *r);
 }
 #endif
 
-#endif /* PROTOCOL2_H */
+#endif /* CS_PROTOCOL2_H */

@@ -3,8 +3,8 @@
  * leveled log on stderr, a seeded random number generator and the size of
  * the IPv4 and UDP headers. Pure code apart from the log's writes to stderr.
  */
-#ifndef UTIL_H
-#define UTIL_H
+#ifndef CS_UTIL_H
+#define CS_UTIL_H
 
 #include <stdint.h>
 
@@ -54,4 +54,4 @@ double cs_rng_uniform(cs_rng_t *rng);
 }
 #endif
 
-#endif /* UTIL_H */
+#endif /* CS_UTIL_H */

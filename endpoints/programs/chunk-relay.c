@@ -214,7 +214,7 @@ static void parse_options(relay_t *relay, int argc, char **argv)
 /* Parses --listen and --to, opens both sockets, writes the port file, opens
  * the pcap and creates the simulator. Returns 0, EXIT_USAGE or EXIT_IO
  * (after printing why). */
-static int open_relay(relay_t *relay)
+static int set_up(relay_t *relay)
 {
     char err[256];
     /* --listen: "PORT" alone, or ADDR:PORT / [ADDR]:PORT. */
@@ -351,7 +351,7 @@ static void print_progress(relay_t *relay, double now)
 
 /* Relays until --timeout, --idle-exit, a signal or a socket error. Returns
  * the exit code and sets *outcome. */
-static int run_relay(relay_t *relay, const char **outcome)
+static int run(relay_t *relay, const char **outcome)
 {
     int exit_code = EXIT_OK;
     *outcome = "stopped";
@@ -415,7 +415,7 @@ int main(int argc, char **argv)
 {
     static relay_t relay;
     parse_options(&relay, argc, argv);
-    int exit_code = open_relay(&relay);
+    int exit_code = set_up(&relay);
     if (exit_code != 0) return exit_code;
     platform_catch_signals();
     char text[PLATFORM_ADDRESS_STRING_SIZE], text2[PLATFORM_ADDRESS_STRING_SIZE];
@@ -424,7 +424,7 @@ int main(int argc, char **argv)
                 platform_address_format(&relay.receiver, text2, sizeof text2));
 
     const char *outcome;
-    exit_code = run_relay(&relay, &outcome);
+    exit_code = run(&relay, &outcome);
     exit_code = app_capture_finish(&relay.capture, program, exit_code);
     if (!relay.common.quiet || exit_code != EXIT_OK) print_summary(&relay, outcome);
     netsim_destroy(relay.sim);
