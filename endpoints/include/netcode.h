@@ -414,6 +414,9 @@ int netcode_server_max_clients(const netcode_server_t *server);
 uint64_t netcode_server_client_id(const netcode_server_t *server, int client_index);
 const netcode_address_t *netcode_server_client_address(const netcode_server_t *server, int client_index);
 const uint8_t *netcode_server_challenge_key(const netcode_server_t *server);
+/* A connected client's keys (from its private connect token). */
+void netcode_server_client_keys(const netcode_server_t *server, int client_index,
+                                uint8_t client_to_server[NETCODE_KEY_BYTES], uint8_t server_to_client[NETCODE_KEY_BYTES]);
 const uint64_t *netcode_server_counters(const netcode_server_t *server);
 
 /* ---- faults for the simulator (a netsim filter) ---- */

@@ -444,4 +444,11 @@ const netcode_address_t *netcode_server_client_address(const netcode_server_t *s
     return &s->slots[index].address;
 }
 const uint8_t *netcode_server_challenge_key(const netcode_server_t *s) { return s->challenge_key; }
+void netcode_server_client_keys(const netcode_server_t *s, int index, uint8_t client_to_server[NETCODE_KEY_BYTES],
+                                uint8_t server_to_client[NETCODE_KEY_BYTES])
+{
+    const mapping_t *m = &s->mappings[s->slots[index].mapping];
+    memcpy(client_to_server, m->receive_key, NETCODE_KEY_BYTES);
+    memcpy(server_to_client, m->send_key, NETCODE_KEY_BYTES);
+}
 const uint64_t *netcode_server_counters(const netcode_server_t *s) { return s->counters; }
