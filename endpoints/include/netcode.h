@@ -384,7 +384,9 @@ typedef struct netcode_server_config_t {
     void *random_context;
     netcode_send_fn send;             /* required */
     void (*receive)(void *context, int client_index, uint64_t sequence, const uint8_t *payload, int bytes);
-    /* A client connected (connected 1) or its slot was reset (0, with reason NETCODE_END_*). */
+    /* A client connected (connected 1), or its slot is being reset (0, with
+     * reason NETCODE_END_*; called before the reset: the slot's address and
+     * id can still be asked for). */
     void (*client_event)(void *context, int client_index, int connected, int reason);
     void *context;
 } netcode_server_config_t;

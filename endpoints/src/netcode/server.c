@@ -211,11 +211,12 @@ static void reset_slot(netcode_server_t *s, int index, int send_disconnects, int
             s->counters[NETCODE_SERVER_COUNTER_DISCONNECTS_SENT]++;
             send_to_client(s, index, NETCODE_DISCONNECT, NULL, 0);
         }
+    /* The event first, while the slot still says who it was. */
+    if (s->config.client_event) s->config.client_event(s->config.context, index, 0, reason);
     mapping_remove(s, slot->mapping);
     memset(slot, 0, sizeof *slot);
     slot->mapping = -1;
     s->connected_clients--;
-    if (s->config.client_event) s->config.client_event(s->config.context, index, 0, reason);
 }
 
 static int find_by_address(const netcode_server_t *s, const netcode_address_t *address)
