@@ -431,6 +431,7 @@ static void net_send(void *context, const netcode_address_t *to, const uint8_t *
     net_t *net = e->net;
     int to_server = e->client >= 0;
     if ((to_server && net->drop_to_server) || (!to_server && net->drop_to_client)) return;
+    if (to_server && !netcode_address_equal(to, &net->server_address)) return; /* nobody there */
     if (!to_server && (packet[0] & 15) == NETCODE_CHALLENGE && packet[0] && net->drop_challenges) return;
     if (net->count == MAX_QUEUE) return;
     datagram_t *d = &net->queue[net->count++];
@@ -724,7 +725,39 @@ static void test_lost_challenges_and_timeouts(void)
     world_free(&w);
 }
 
+/* A token naming a server that does not answer, then ours: after the first's
+ * timeout the client tries the second and connects. */
+static void test_next_server(void)
+{
+    static world_t w;
+    world_init(&w, 4, PROTOCOL, example_key, 30, 1, 0);
+    rng_t rng;
+    rng_seed(&rng, 3);
+    netcode_token_params_t p;
+    memset(&p, 0, sizeof p);
+    p.protocol_id = PROTOCOL;
+    p.client_id = 7;
+    p.create_timestamp = 1000000;
+    p.expire_seconds = 30;
+    p.timeout_seconds = 1;
+    p.num_servers = 2;
+    netcode_address_ipv4(&p.public_servers[0], 10, 0, 0, 9, 40000);
+    p.public_servers[1] = w.net.server_address;
+    p.internal_servers[0] = p.public_servers[0];
+    p.internal_servers[1] = p.public_servers[1];
+    netcode_generate_connect_token(&p, example_key, seeded_random, &rng, w.token[0], NULL);
+    connect_clients(&w, 1);
+    world_run(&w, 0.9, 1, 0);
+    CHECK_EQ(netcode_client_state(w.client[0]), NETCODE_CLIENT_SENDING_REQUEST);
+    CHECK_EQ(netcode_server_counters(w.server)[NETCODE_SERVER_COUNTER_RECEIVED], 0);
+    world_run(&w, 1.5, 1, 0);
+    CHECK_EQ(netcode_client_state(w.client[0]), NETCODE_CLIENT_CONNECTED);
+    CHECK(netcode_address_equal(netcode_client_server_address(w.client[0]), &w.net.server_address));
+    world_free(&w);
+}
+
 const chunk_test_t netcode_tests[] = {
+    {"next_server", test_next_server},
     {"sequence_bytes", test_sequence_bytes},
     {"encrypted_packet_bytes", test_encrypted_packet_bytes},
     {"request_packet_layout", test_request_packet_layout},
