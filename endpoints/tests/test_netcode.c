@@ -756,7 +756,87 @@ static void test_next_server(void)
     world_free(&w);
 }
 
+/* Two clients challenged while one slot is free: the first response takes
+ * it, the second is denied at the response. */
+static void test_full_at_response(void)
+{
+    static world_t w;
+    world_init(&w, 1, PROTOCOL, example_key, 30, 5, 0);
+    connect_clients(&w, 2);
+    world_run(&w, 0.5, 2, 0);
+    const uint64_t *k = netcode_server_counters(w.server);
+    CHECK_EQ(k[NETCODE_SERVER_COUNTER_CHALLENGES_SENT], 2);
+    CHECK_EQ(k[NETCODE_SERVER_COUNTER_DENIED_SENT], 1);
+    CHECK_EQ(netcode_client_state(w.client[0]), NETCODE_CLIENT_CONNECTED);
+    CHECK_EQ(netcode_client_state(w.client[1]), NETCODE_CLIENT_CONNECTION_DENIED);
+    world_free(&w);
+}
+
+/* A payload to a client that has not yet sent a keep-alive or payload goes
+ * after a keep-alive; once the client is heard, payloads go alone. */
+static void test_unconfirmed_slot(void)
+{
+    static world_t w;
+    world_init(&w, 4, PROTOCOL, example_key, 30, 5, 0);
+    connect_clients(&w, 1);
+    netcode_client_update(w.client[0], 0.01);
+    datagram_t request = w.net.queue[0];
+    w.net.count = 0;
+    netcode_server_receive_packet(w.server, 0.02, &request.from, request.data, request.bytes);
+    netcode_client_receive_packet(w.client[0], 0.03, &w.net.server_address, w.net.queue[0].data, w.net.queue[0].bytes);
+    w.net.count = 0;
+    netcode_client_update(w.client[0], 0.2); /* the response */
+    datagram_t response = w.net.queue[0];
+    w.net.count = 0;
+    netcode_server_receive_packet(w.server, 0.21, &response.from, response.data, response.bytes);
+    CHECK_EQ(w.net.count, 1); /* the keep-alive that connects */
+    w.net.count = 0;
+    uint8_t payload[10] = {0};
+    netcode_server_send_payload(w.server, 0.22, 0, payload, sizeof payload);
+    CHECK_EQ(w.net.count, 2);
+    CHECK_EQ(w.net.queue[0].data[0] & 15, NETCODE_KEEP_ALIVE);
+    CHECK_EQ(w.net.queue[1].data[0] & 15, NETCODE_PAYLOAD);
+    netcode_client_receive_packet(w.client[0], 0.23, &w.net.server_address, w.net.queue[0].data, w.net.queue[0].bytes);
+    CHECK_EQ(netcode_client_state(w.client[0]), NETCODE_CLIENT_CONNECTED);
+    w.net.count = 0;
+    netcode_client_send_payload(w.client[0], 0.24, payload, sizeof payload);
+    netcode_server_receive_packet(w.server, 0.25, &w.net.queue[0].from, w.net.queue[0].data, w.net.queue[0].bytes);
+    w.net.count = 0;
+    netcode_server_send_payload(w.server, 0.26, 0, payload, sizeof payload);
+    CHECK_EQ(w.net.count, 1);
+    CHECK_EQ(w.net.queue[0].data[0] & 15, NETCODE_PAYLOAD);
+    world_free(&w);
+}
+
+/* A token for another server: ignored. */
+static void test_not_in_token(void)
+{
+    static world_t w;
+    world_init(&w, 4, PROTOCOL, example_key, 30, 5, 0);
+    rng_t rng;
+    rng_seed(&rng, 4);
+    netcode_token_params_t p;
+    memset(&p, 0, sizeof p);
+    p.protocol_id = PROTOCOL;
+    p.create_timestamp = 1000000;
+    p.expire_seconds = 30;
+    p.timeout_seconds = 5;
+    p.num_servers = 1;
+    p.public_servers[0] = w.net.server_address;                   /* where the client sends */
+    netcode_address_ipv4(&p.internal_servers[0], 10, 0, 0, 9, 1); /* what the server checks */
+    netcode_generate_connect_token(&p, example_key, seeded_random, &rng, w.token[0], NULL);
+    connect_clients(&w, 1);
+    world_run(&w, 0.5, 1, 0);
+    CHECK_EQ(netcode_client_state(w.client[0]), NETCODE_CLIENT_SENDING_REQUEST);
+    CHECK(netcode_server_counters(w.server)[NETCODE_SERVER_COUNTER_DROP_NOT_IN_TOKEN] >= 4);
+    CHECK_EQ(netcode_server_counters(w.server)[NETCODE_SERVER_COUNTER_CHALLENGES_SENT], 0);
+    world_free(&w);
+}
+
 const chunk_test_t netcode_tests[] = {
+    {"full_at_response", test_full_at_response},
+    {"unconfirmed_slot", test_unconfirmed_slot},
+    {"not_in_token", test_not_in_token},
     {"next_server", test_next_server},
     {"sequence_bytes", test_sequence_bytes},
     {"encrypted_packet_bytes", test_encrypted_packet_bytes},
