@@ -22,7 +22,9 @@ regen)
     mkdir -p "$work"
     "$here/regenerate.sh" --bin "$bin" --out "$work" "$name"
     status=0
-    for f in "$name.pcap" "$name.truth.json"; do
+    files=("$name.pcap" "$name.truth.json")
+    if [ -f "$here/$name.keys" ]; then files+=("$name.keys"); fi
+    for f in "${files[@]}"; do
         if ! cmp "$work/$f" "$here/$f"; then
             echo "check.sh: $f differs from the committed one; if the endpoints changed on purpose," >&2
             echo "  run captures/regenerate.sh $name, review the new decode and commit it" >&2
@@ -44,12 +46,15 @@ tshark)
     # The shortest datagram: a chunk ack is 12 bytes, a fragment with one data byte 10.
     min_payload=12
     if grep -q '"generator": "frag-sim"' "$here/$name.truth.json"; then min_payload=10; fi
+    # netcode: an encrypted packet is at least 18 bytes; its clients use ports 50000 and up.
+    any_client_port=0
+    if grep -q '"generator": "netcode-sim"' "$here/$name.truth.json"; then min_payload=18; any_client_port=1; fi
     # Host ports from the truth file (chunk: 50000 and 40000, netgame: 30001 and 30000).
     read -r a_port b_port < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["endpoints"]; print(e["a"].split(":")[1], e["b"].split(":")[1])' "$here/$name.truth.json")
-    awk -v expected="$expected" -v name="$name" -v min_payload="$min_payload" -v a="$a_port" -v b="$b_port" -F'\t' '
+    awk -v expected="$expected" -v name="$name" -v min_payload="$min_payload" -v a="$a_port" -v b="$b_port" -v any_a="$any_client_port" -F'\t' '
         {
             n++
-            ok_ports = ($1 == a && $2 == b) || ($1 == b && $2 == a)
+            ok_ports = ($1 == a && $2 == b) || ($1 == b && $2 == a) || (any_a && ($1 == b || $2 == b))
             # 14 bytes of Ethernet and 20 of IPv4 before the UDP header.
             if (!ok_ports || $3 != $4 - 34 || $3 < 8 + min_payload || $5 != 1 || $6 != 1) {
                 printf "%s frame %d: ports %s -> %s, udp.length %s, frame.len %s, ip checksum %s, udp checksum %s\n", name, n, $1, $2, $3, $4, $5, $6

@@ -50,8 +50,11 @@ while read -r name options; do
         echo "regenerate.sh: $program not found in $bin (capture $name)" >&2
         exit 2
     fi
+    # netcode-sim also writes the key log (NAME.keys).
+    extra=()
+    if [ "$program" = netcode-sim ]; then extra=(--keys "$out/$name.keys"); fi
     # shellcheck disable=SC2086
-    if ! "$bin/$program" $options -w "$out/$name.pcap" --truth "$out/$name.truth.json" -q; then
+    if ! "$bin/$program" $options -w "$out/$name.pcap" --truth "$out/$name.truth.json" "${extra[@]}" -q; then
         echo "regenerate.sh: $program failed for $name" >&2
         exit 1
     fi

@@ -8,6 +8,11 @@ frames, and, captured at the receiver, that the fragments in the capture
 reassemble to the sha256 the truth file gives for every delivered packet and
 that missing_fragments are exactly the fragment ids absent from the capture.
 
+For netcode-sim captures (generator "netcode-sim") it reads every frame's
+prefix byte and sequence (no decryption) and checks that each packet record's
+frames hold a datagram of its type, sequence, length and direction, that every
+frame belongs to exactly one record, and the per-connection counts (verify_netcode).
+
 For netgame-sim captures (generator "netgame-sim") it decodes every frame's
 16-byte big-endian header and checks every packet's frames, acked-in and
 acking frames against it (verify_netgame).
@@ -214,8 +219,69 @@ def main(argv):
     ok = True
     for name in argv[1:]:
         name = name[:-5] if name.endswith('.pcap') else name
-        ok = (verify_netgame(name) if is_netgame(name) else verify(name)) and ok
+        generator = json.load(open(name + '.truth.json')).get('generator')
+        if generator == 'netcode-sim':
+            ok = verify_netcode(name) and ok
+        else:
+            ok = (verify_netgame(name) if is_netgame(name) else verify(name)) and ok
     return 0 if ok else 1
+
+
+# ---- netcode-sim captures (docs/truth.md, "netcode-sim") ----
+
+NETCODE_TYPES = ['request', 'denied', 'challenge', 'response', 'keep-alive', 'payload', 'disconnect']
+
+
+def verify_netcode(name):
+    truth = json.load(open(name + '.truth.json'))
+    problems = []
+    seen = {}
+    for number, source, payload in frames(name + '.pcap'):
+        prefix = payload[0]
+        kind = 'request' if prefix == 0 else NETCODE_TYPES[prefix & 15] if (prefix & 15) < 7 else None
+        sequence = None
+        if prefix:
+            n = prefix >> 4
+            sequence = int.from_bytes(payload[1:1 + n], 'little')
+        seen[number] = (source, kind, sequence, len(payload))
+    claimed = set()
+    counts = collections.Counter()
+    for r in truth['packets']:
+        counts[(r['client'], r['from'], r['type'])] += 1
+        for f in r['frames']:
+            if f in claimed:
+                problems.append('frame %d claimed twice' % f)
+            claimed.add(f)
+            if f not in seen:
+                problems.append('packet %d: frame %d not in the capture' % (r['index'], f))
+                continue
+            source, kind, sequence, length = seen[f]
+            want_source = '10.0.0.2' if r['from'] == 'b' else '10.0.0.1'
+            if (source, kind, sequence, length) != (want_source, r['type'], r['sequence'], r['bytes']):
+                problems.append('packet %d: frame %d holds %s %s seq %s %d bytes, the truth says %s %s seq %s %d bytes'
+                                % (r['index'], f, source, kind, sequence, length, want_source, r['type'],
+                                   r['sequence'], r['bytes']))
+        if r['fate'] in ('lost', 'fault_dropped', 'queue_dropped') and r['deliveries']:
+            problems.append('packet %d: %s but delivered' % (r['index'], r['fate']))
+        if r['taken'] > r['deliveries']:
+            problems.append('packet %d: taken more often than delivered' % r['index'])
+    unclaimed = sorted(set(seen) - claimed)
+    if unclaimed:
+        problems.append('frames in no packet record: %s' % unclaimed[:10])
+    if len(seen) != truth['capture']['frames']:
+        problems.append('%d frames, the truth file says %d' % (len(seen), truth['capture']['frames']))
+    for c in truth['connections']:
+        for side, who in (('client_side', 'a'), ('server_side', 'b')):
+            for t in NETCODE_TYPES:
+                if c[side]['sent'][t] != counts[(c['client'], who, t)]:
+                    problems.append('client %d %s sent %d %s, the records say %d'
+                                    % (c['client'], side, c[side]['sent'][t], t, counts[(c['client'], who, t)]))
+    for p in problems[:20]:
+        print('%s: %s' % (name, p))
+    if not problems:
+        print('%s: %d frames, %d packets, %d connections: the truth file agrees with the capture'
+              % (name, len(seen), len(truth['packets']), len(truth['connections'])))
+    return not problems
 
 
 # ---- netgame-sim captures (docs/truth.md, "netgame-sim") ----

@@ -6,7 +6,8 @@
 set -euo pipefail
 
 # libglib2.0-dev: wireshark.pc requires glib-2.0, and libwireshark-dev does not pull it in.
-pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libglib2.0-dev libwireshark-dev tshark python3 util-linux)
+# libsodium-dev: the netcode endpoints' AEADs and random bytes.
+pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libsodium-dev libglib2.0-dev libwireshark-dev tshark python3 util-linux)
 if [ "${1:-}" = "--test" ]; then
     # time: /usr/bin/time measures peak memory in the hostile-capture tests.
     pkgs+=(clang libclang-rt-14-dev time)

@@ -25,3 +25,12 @@ foreach(mode relay cli)
            COMMAND ${PROJECT_SOURCE_DIR}/scripts/test-netgame-loopback.sh $<TARGET_FILE_DIR:netgame-client> ${mode})
   set_tests_properties(endpoints.sockets.netgame-${mode} PROPERTIES TIMEOUT 60 LABELS "endpoints;sockets;sanitize")
 endforeach()
+
+# netcode-token, netcode-server and netcode-client on loopback
+# (scripts/test-netcode-loopback.sh): directly, through chunk-relay at 10% loss
+# and 10% duplicates, and the command line.
+foreach(mode play relay cli)
+  add_test(NAME endpoints.sockets.netcode-${mode}
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/test-netcode-loopback.sh $<TARGET_FILE_DIR:netcode-client> ${mode})
+  set_tests_properties(endpoints.sockets.netcode-${mode} PROPERTIES TIMEOUT 60 LABELS "endpoints;sockets;sanitize")
+endforeach()

@@ -1,0 +1,47 @@
+/* netcode-app.h: what the netcode programs (netcode-token, -server, -client,
+ * -sim) share around include/netcode.h: keys in hex, the key log, the test
+ * payload, addresses between platform.h and netcode.h, and the protocol id
+ * option. docs/netcode-endpoints.md. */
+#ifndef NETCODE_APP_H
+#define NETCODE_APP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "netcode.h"
+#include "platform.h"
+
+/* The private key of the reference library's example programs, the default
+ * of our programs so that each side works with the other out of the box. */
+extern const uint8_t netcode_app_example_key[NETCODE_KEY_BYTES];
+
+/* Parses 64 hex digits. Returns 0, or -1 when text is not exactly that. */
+int netcode_app_parse_key(const char *text, uint8_t key[NETCODE_KEY_BYTES]);
+/* Reads a key file: 32 raw bytes, or 64 hex digits (surrounding white space
+ * allowed). Returns 0, or -1 with why in err. */
+int netcode_app_read_key_file(const char *path, uint8_t key[NETCODE_KEY_BYTES], char *err, size_t err_size);
+/* Writes 64 lowercase hex digits (and nothing else) to out. */
+void netcode_app_print_key(FILE *out, const uint8_t key[NETCODE_KEY_BYTES]);
+
+/* A protocol id: decimal or 0x hex, all 64 bits. Returns 0 or -1. */
+int netcode_app_parse_u64(const char *text, uint64_t *out);
+
+/* The key log (docs/netcode-endpoints.md "Key log"): opens path for
+ * appending (truncating when truncate is set) and writes a comment line.
+ * Returns the file, or NULL after printing "PROGRAM: cannot write PATH: why". */
+FILE *netcode_app_keylog_open(const char *program, const char *path, int truncate);
+void netcode_app_keylog_private_key(FILE *out, const uint8_t key[NETCODE_KEY_BYTES]);
+void netcode_app_keylog_connection(FILE *out, const uint8_t client_to_server[NETCODE_KEY_BYTES],
+                                   const uint8_t server_to_client[NETCODE_KEY_BYTES]);
+/* Closes it; returns 0, or -1 after "PROGRAM: error writing PATH". */
+int netcode_app_keylog_close(const char *program, const char *path, FILE *out);
+
+/* The test payload of the reference examples: byte i is i & 0xff. */
+void netcode_app_fill_payload(uint8_t *payload, int bytes);
+/* 1 when payload is that pattern. */
+int netcode_app_payload_ok(const uint8_t *payload, int bytes);
+
+void netcode_app_address_from_platform(const platform_address_t *in, netcode_address_t *out);
+void netcode_app_address_to_platform(const netcode_address_t *in, platform_address_t *out);
+
+#endif
