@@ -9,7 +9,7 @@
 # e.g. /usr/lib/x86_64-linux-gnu/wireshark/plugins/4.0/epan) and "plugin-doc"
 # (/usr/share/doc/chunkshark-wireshark-plugin: copyright, README.md.gz,
 # changelog.gz), never the endpoints. Depends is what dpkg-shlibdeps
-# (dpkg-dev) finds the plugin linked to: on Debian 12 libwireshark16,
+# (dpkg-dev; cpack finds the ELF files with `file`) finds the plugin linked to: on Debian 12 libwireshark16,
 # libwsutil14, libglib2.0-0, zlib1g, libc6.
 #
 # Included at the end of dissector/CMakeLists.txt (needs CHUNK_GLOBAL_PLUGIN_DIR,
@@ -37,6 +37,7 @@ set(CHUNK_LIBWIRESHARK_VERSION "")
 find_program(CHUNK_DPKG_QUERY dpkg-query)
 find_program(CHUNK_DPKG dpkg)
 find_program(CHUNK_DPKG_SHLIBDEPS dpkg-shlibdeps)
+find_program(CHUNK_FILE file)
 if(CHUNK_DPKG_QUERY AND _chunk_libws_file)
   execute_process(COMMAND ${CHUNK_DPKG_QUERY} -S "${_chunk_libws_file}"
     OUTPUT_VARIABLE _out ERROR_QUIET RESULT_VARIABLE _rc OUTPUT_STRIP_TRAILING_WHITESPACE)

@@ -9,8 +9,9 @@ set -euo pipefail
 pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libglib2.0-dev libwireshark-dev tshark python3 util-linux)
 if [ "${1:-}" = "--test" ]; then
     # time: /usr/bin/time measures peak memory in the hostile-capture tests.
-    # dpkg-dev: dpkg-shlibdeps, which finds the Debian package's Depends (cpack -G DEB).
-    pkgs+=(clang libclang-rt-14-dev time dpkg-dev)
+    # dpkg-dev, file: dpkg-shlibdeps finds the Debian package's Depends in the ELF
+    # files that cpack -G DEB finds with file.
+    pkgs+=(clang libclang-rt-14-dev time dpkg-dev file)
 fi
 
 missing=()
