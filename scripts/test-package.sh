@@ -116,11 +116,24 @@ in_root() {  # in_root ROOT CMD...: a clean environment in the chroot, as root
         DEBIAN_FRONTEND=noninteractive "$@"
 }
 
-# ensure_clean SUITE ROOT: 0 ready, 3 could not be made (mirror), 1 error.
+# clean_ws ROOT: major.minor of the tshark whose archive the clean chroot holds.
+clean_ws() {
+    local f
+    for f in "$1"/var/cache/apt/archives/tshark_*.deb; do
+        basename "$f" | sed -n 's/^tshark_\([0-9]*%3a\)\{0,1\}\([0-9]*\.[0-9]*\)\..*/\2/p'
+    done | head -n 1
+}
+
+# ensure_clean SUITE ROOT WS: 0 ready, 3 could not be made (mirror), 1 error.
 # A clean chroot: minbase, apt lists, tshark's archives in apt's cache (so
-# that each run installs offline), nothing else installed.
+# that each run installs offline), nothing else installed. Made again when
+# its tshark is not Wireshark WS (sid moved on since it was made).
 ensure_clean() {
-    local suite=$1 root=$2 stamp=$2/.chunkshark-clean want=tshark-downloaded
+    local suite=$1 root=$2 ws=$3 stamp=$2/.chunkshark-clean want=tshark-downloaded
+    if [ -d "$root" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ "$(clean_ws "$root")" != "$ws" ]; then
+        say "$root holds tshark $(clean_ws "$root"), not $ws: making it again"
+        rm -f "$stamp"
+    fi
     if [ -d "$root" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         if findmnt -rn -o TARGET | grep -q "^$root/"; then
             say "$root is incomplete and has mounts under it; unmount them first"
@@ -155,6 +168,10 @@ ensure_clean() {
         return 3
     fi
     echo "$want" > "$stamp"
+    if [ "$(clean_ws "$root")" != "$ws" ]; then
+        loud "$suite now has tshark $(clean_ws "$root"), the build chroot Wireshark $ws: make the build chroot again (remove $chroots/$suite)"
+        return 1
+    fi
 }
 
 tmp=""
@@ -241,7 +258,7 @@ test_in_clean() {
     exec 8>"$lock"
     flock 8
     rc=0
-    ensure_clean "$suite" "$root" || rc=$?
+    ensure_clean "$suite" "$root" "$(get wireshark "$info")" || rc=$?
     if [ $rc != 0 ]; then
         exec 8>&-
         return $rc
@@ -268,7 +285,7 @@ test_in_clean() {
     name=$(get name "$info")
     say "== $v: apt-get install ./$(basename "$deb") into a clean $suite (overlay of $root)"
     if run apt-get "${apt_opts[@]}" install -y "/tmp/pkg/$(basename "$deb")" > "$work/install.log" 2>&1; then
-        ok "apt-get install ./$(basename "$deb"): $(grep -cE '^(Unpacking|Preparing to unpack)' "$work/install.log" || true) unpack steps"
+        ok "apt-get install ./$(basename "$deb"): $(grep -c "^Unpacking " "$work/install.log" || true) packages unpacked"
         package_checks "$info"
         if run apt-get "${apt_opts[@]}" install -y tshark > "$work/tshark.log" 2>&1; then
             tshark_checks installed /tmp/captures
@@ -298,9 +315,9 @@ build_package() {
         b=${CHUNK_BUILD_DIR:-$repo/build}
         [ -f "$b/CMakeCache.txt" ] || cmake -S "$repo" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null ||
             { say "configure of $b failed"; return 1; }
-        cmake -S "$repo" -B "$b" > "$b.package.log" 2>&1 && cmake --build "$b" -j"$jobs" >> "$b.package.log" 2>&1 &&
-            (cd "$b" && cpack -G DEB >> "$b.package.log" 2>&1) || { tail -n 30 "$b.package.log" >&2; return 1; }
-        rm -f "$b.package.log"
+        cmake -S "$repo" -B "$b" > "$b/package.log" 2>&1 && cmake --build "$b" -j"$jobs" >> "$b/package.log" 2>&1 &&
+            (cd "$b" && cpack -G DEB >> "$b/package.log" 2>&1) || { tail -n 30 "$b/package.log" >&2; return 1; }
+        rm -f "$b/package.log"
     else
         b=$repo/build-ws$v
         rc=0
