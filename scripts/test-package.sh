@@ -222,15 +222,18 @@ package_checks() {
     fi
 }
 
-# tshark_checks PHASE CAPDIR: tshark run by as_nobody() after the package was
-# installed (PHASE installed) or removed (PHASE removed); CAPDIR: the
-# captures as that system sees them.
+# tshark_checks PHASE INFO CAPDIR: tshark run by as_nobody() after the
+# package was installed (PHASE installed) or removed (PHASE removed); CAPDIR:
+# the captures as that system sees them.
 tshark_checks() {
-    local phase=$1 capdir=$2 protos n
+    local phase=$1 info=$2 capdir=$3 protos n so
+    so=$(get plugin_dir "$info")/chunk.so
     protos=$(as_nobody tshark -G protocols 2>/dev/null | cut -f3 | grep -xE 'chunk|p2frag|netgame' | sort | tr '\n' ' ' || true)
     if [ "$phase" = installed ]; then
         [ "$protos" = "chunk netgame p2frag " ] && ok "tshark as nobody lists the protocols: $protos" ||
             bad "tshark as nobody lists '$protos', not chunk netgame p2frag"
+        as_nobody tshark -G plugins 2>/dev/null | grep -qE "^chunk\.so[[:space:]].*[[:space:]]$so\$" &&
+            ok "tshark -G plugins: chunk.so from $so" || bad "tshark -G plugins does not show chunk.so from $so"
         local cap filter
         for cap in clean.pcap:chunk.type frag-clean.pcap:p2frag netgame-clean.pcap:netgame.analysis.acked_in; do
             filter=${cap#*:}
@@ -288,14 +291,14 @@ test_in_clean() {
         ok "apt-get install ./$(basename "$deb"): $(grep -c "^Unpacking " "$work/install.log" || true) packages unpacked"
         package_checks "$info"
         if run apt-get "${apt_opts[@]}" install -y tshark > "$work/tshark.log" 2>&1; then
-            tshark_checks installed /tmp/captures
+            tshark_checks installed "$info" /tmp/captures
         else
             tail -n 20 "$work/tshark.log" >&2; bad "apt-get install tshark failed in the clean $suite"
         fi
         if run apt-get "${apt_opts[@]}" remove -y "$name" > "$work/remove.log" 2>&1; then
             run test ! -e "$(get plugin_dir "$info")/chunk.so" && ok "apt-get remove $name: chunk.so gone" ||
                 bad "chunk.so still there after apt-get remove"
-            tshark_checks removed /tmp/captures
+            tshark_checks removed "$info" /tmp/captures
         else
             tail -n 20 "$work/remove.log" >&2; bad "apt-get remove $name failed"
         fi
