@@ -9,8 +9,9 @@
 # e.g. /usr/lib/x86_64-linux-gnu/wireshark/plugins/4.0/epan) and "plugin-doc"
 # (/usr/share/doc/chunkshark-wireshark-plugin: copyright, README.md.gz,
 # changelog.gz), never the endpoints. Depends is what dpkg-shlibdeps
-# (dpkg-dev; cpack finds the ELF files with `file`) finds the plugin linked to: on Debian 12 libwireshark16,
-# libwsutil14, libglib2.0-0, zlib1g, libc6.
+# (dpkg-dev; cpack finds the ELF files to give it with `file`) finds the
+# plugin linked to: on Debian 12 libwireshark16, libwsutil14, libglib2.0-0,
+# zlib1g, libc6.
 #
 # Included at the end of dissector/CMakeLists.txt (needs CHUNK_GLOBAL_PLUGIN_DIR,
 # CHUNK_PLUGIN_DEST and WIRESHARK_* from there). Writes
