@@ -10,7 +10,9 @@ set -euo pipefail
 pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libsodium-dev libglib2.0-dev libwireshark-dev tshark python3 util-linux)
 if [ "${1:-}" = "--test" ]; then
     # time: /usr/bin/time measures peak memory in the hostile-capture tests.
-    pkgs+=(clang libclang-rt-14-dev time)
+    # dpkg-dev, file: dpkg-shlibdeps finds the Debian package's Depends in the ELF
+    # files that cpack -G DEB finds with file.
+    pkgs+=(clang libclang-rt-14-dev time dpkg-dev file)
 fi
 
 missing=()

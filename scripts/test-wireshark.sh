@@ -47,9 +47,11 @@ mirror=${CHUNK_MIRROR:-http://deb.debian.org/debian}
 tests=${CHUNK_WS_TESTS:-'^(dissector|analysis|netgame)\.'}
 jobs=${JOBS:-$(nproc)}
 # What the build and the tests need (scripts/deps.sh --test, less clang:
-# the fuzzers run on the host only).
+# the fuzzers run on the host only). dpkg-dev and file: dpkg-shlibdeps, and
+# how cpack finds the ELF files to give it, for the Debian
+# package (scripts/test-package.sh).
 pkgs=(gcc make cmake pkg-config libwireshark-dev tshark libglib2.0-dev zlib1g-dev
-      libpcap-dev python3 util-linux time binutils)
+      libpcap-dev python3 util-linux time binutils dpkg-dev file)
 
 usage() {
     cat <<EOF
