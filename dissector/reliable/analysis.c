@@ -149,6 +149,14 @@ static void process_header(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, rl_
                 }
             } else if (!e->acked) {
                 gint64 rtt = now - e->t_ns;
+                if (e->lost) {
+                    /* Found lost earlier, acknowledged by a header sent
+                     * before that and seen after (reordered): not lost. */
+                    e->lost = FALSE;
+                    p->lost--;
+                    if (e->rec)
+                        e->rec->lost_in = 0;
+                }
                 e->acked = TRUE;
                 append_link(rec, e->frame, (guint16)s, rtt);
                 if (e->rec) {

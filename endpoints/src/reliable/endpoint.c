@@ -253,6 +253,12 @@ static void process_acks(rl_endpoint_t *e, uint16_t ack, uint32_t bits)
         if (!window_has(&e->sent, s)) continue;
         sent_t *d = &e->sent_data[s % e->sent.size];
         if (d->acked) continue;
+        if (d->lost) {
+            /* Declared lost, then acknowledged by a header sent earlier and
+             * taken later (reordered): it arrived after all. */
+            d->lost = 0;
+            e->counters[RL_COUNTER_PACKETS_LOST]--;
+        }
         d->acked = 1;
         double rtt = e->now - d->time;
         e->last_rtt = rtt;
