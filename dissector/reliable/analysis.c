@@ -9,6 +9,8 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <string.h>
+
 #include <wireshark.h>
 #include <epan/packet.h>
 #include <epan/conversation.h>
@@ -179,9 +181,8 @@ static void process_header(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, rl_
     }
     /* Loss: a packet the ack has moved 32 or more past, never acked. A
      * header with no bit set (the initial ack of 65535) says nothing. */
-    for (guint n = 0; bits && n < 65536 && p->unresolved <= p->newest && ack_ext >= p->unresolved &&
-                      ack_ext - p->unresolved >= RL_ACK_WINDOW; n++, p->unresolved++) {
-        guint64 s = p->unresolved;
+    while (bits && p->und_head < p->und_len && p->und[p->und_head] + RL_ACK_WINDOW <= ack_ext) {
+        guint64 s = p->und[p->und_head++];
         rl_sent_t *e = (rl_sent_t *)wmem_map_lookup(p->sent, &s);
         if (!e || e->acked || e->lost)
             continue;
@@ -191,6 +192,32 @@ static void process_header(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, rl_
         if (e->rec)
             e->rec->lost_in = pinfo->num;
     }
+}
+
+/* Enters a new sent sequence among the undecided ones, in order: at the end,
+ * or (reordered) up to 64 places before it; further back (hostile input) at
+ * the start of what is left, so that it is decided by the next header. */
+static void add_undecided(rl_dir_t *d, guint64 ext)
+{
+    guint i;
+
+    if (d->und_head > 1024 && d->und_head * 2 > d->und_len) {
+        memmove(d->und, d->und + d->und_head, (d->und_len - d->und_head) * sizeof(guint64));
+        d->und_len -= d->und_head;
+        d->und_head = 0;
+    }
+    if (d->und_len == d->und_cap) {
+        d->und_cap = d->und_cap ? d->und_cap * 2 : 256;
+        d->und = (guint64 *)wmem_realloc(wmem_file_scope(), d->und, d->und_cap * sizeof(guint64));
+    }
+    i = d->und_len;
+    while (i > d->und_head && d->und_len - i < 64 && d->und[i - 1] > ext)
+        i--;
+    if (i > d->und_head && d->und[i - 1] > ext)
+        i = d->und_head;
+    memmove(d->und + i + 1, d->und + i, (d->und_len - i) * sizeof(guint64));
+    d->und[i] = ext;
+    d->und_len++;
 }
 
 static rl_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
@@ -287,9 +314,9 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
         e->rec = rec;
         wmem_map_insert(d->sent, key, e);
         d->packets++;
+        add_undecided(d, ext);
         if (first) {
             d->newest = ext;
-            d->unresolved = ext;
         } else if (ext > d->newest) {
             if (ext > d->newest + 1) {
                 rec->flags |= RLA_GAP;
@@ -300,8 +327,6 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
         } else {
             rec->flags |= RLA_OUT_OF_ORDER;
             d->reordered++;
-            if (ext < d->unresolved)
-                d->unresolved = ext;
         }
         if (!pkt->is_fragment) {
             process = TRUE;

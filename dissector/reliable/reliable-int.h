@@ -80,7 +80,10 @@ typedef struct rl_dir {
     guint32 first_frame, last_frame;
     gint64 first_ns, last_ns;
     guint64 newest;          /* newest extended sequence */
-    guint64 unresolved;      /* oldest sequence whose loss is undecided */
+    /* Sent sequences whose loss is not decided yet, in increasing order
+     * (und[und_head..und_len)): the loss check walks only these. */
+    guint64 *und;
+    guint und_head, und_len, und_cap;
     wmem_map_t *sent;        /* extended sequence -> rl_sent_t */
     wmem_map_t *pending;     /* extended sequence -> rl_reasm_t, incomplete */
     gboolean have_ack;
