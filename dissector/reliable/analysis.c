@@ -207,7 +207,7 @@ static void add_undecided(rl_dir_t *d, guint64 ext)
         d->und_head = 0;
     }
     if (d->und_len == d->und_cap) {
-        d->und_cap = d->und_cap ? d->und_cap * 2 : 256;
+        d->und_cap = d->und_cap ? d->und_cap * 2 : 8;
         d->und = (guint64 *)wmem_realloc(wmem_file_scope(), d->und, d->und_cap * sizeof(guint64));
     }
     i = d->und_len;
@@ -247,7 +247,6 @@ static rl_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
         d->first_frame = pinfo->num;
         d->first_ns = ts_ns(pinfo);
         d->sent = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
-        d->pending = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
     }
     *dir_out = dir;
     return c;
@@ -335,16 +334,18 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
             r->ext = ext;
             r->first_frame = pinfo->num;
             r->num = pkt->num_fragments;
+            if (!d->pending)
+                d->pending = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
             wmem_map_insert(d->pending, key, r);
         }
-    } else if (!pkt->is_fragment || !wmem_map_lookup(d->pending, &ext)) {
+    } else if (!pkt->is_fragment || !d->pending || !wmem_map_lookup(d->pending, &ext)) {
         rec->flags |= RLA_DUPLICATE;
         rec->dup_of = e->frame;
         d->dups++;
     }
 
     if (pkt->is_fragment && !(rec->flags & RLA_DUPLICATE)) {
-        rl_reasm_t *r = (rl_reasm_t *)wmem_map_lookup(d->pending, &ext);
+        rl_reasm_t *r = d->pending ? (rl_reasm_t *)wmem_map_lookup(d->pending, &ext) : NULL;
         if (r && r->num != pkt->num_fragments) {
             rec->flags |= RLA_FRAG_COUNT;
             rec->first_count = r->num;
@@ -377,7 +378,8 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
 
     /* Reassemblies the library would have given up: 64 older than the newest. */
     stale_ctx_t ctx = { d, NULL };
-    wmem_map_foreach(d->pending, find_stale, &ctx);
+    if (d->pending)
+        wmem_map_foreach(d->pending, find_stale, &ctx);
     ctx.gone = g_slist_sort(ctx.gone, cmp_reasm);
     for (GSList *l = ctx.gone; l; l = l->next) {
         rl_reasm_t *r = (rl_reasm_t *)l->data;
