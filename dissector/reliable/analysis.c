@@ -271,13 +271,25 @@ static gint cmp_reasm(gconstpointer a, gconstpointer b)
     return x->ext < y->ext ? -1 : x->ext > y->ext;
 }
 
+static void queue_tap(packet_info *pinfo, const rl_frame_t *rec)
+{
+    rl_tap_info_t *ti = wmem_new(pinfo->pool, rl_tap_info_t);
+    ti->conn = rec->conn;
+    ti->dir = rec->dir;
+    tap_queue_packet(reliable_tap, pinfo, ti);
+}
+
 rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *pkt, guint32 bytes)
 {
     rl_frame_t *rec = (rl_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_reliable, 1);
     guint dirn;
 
-    if (rec || PINFO_FD_VISITED(pinfo))
+    if (rec || PINFO_FD_VISITED(pinfo)) {
+        /* Every pass feeds the tap: the GUI's tables retap the file. */
+        if (rec && rec->conn)
+            queue_tap(pinfo, rec);
         return rec;
+    }
     rec = wmem_new0(wmem_file_scope(), rl_frame_t);
     p_add_proto_data(wmem_file_scope(), pinfo, proto_reliable, 1, rec);
 
@@ -295,6 +307,7 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
         d->fragments++;
     if (!pkt->valid) {
         d->bad++;
+        queue_tap(pinfo, rec);
         return rec;
     }
 
@@ -408,10 +421,7 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
         }
     }
 
-    rl_tap_info_t *ti = wmem_new(pinfo->pool, rl_tap_info_t);
-    ti->conn = c;
-    ti->dir = (guint8)dirn;
-    tap_queue_packet(reliable_tap, pinfo, ti);
+    queue_tap(pinfo, rec);
     return rec;
 }
 
