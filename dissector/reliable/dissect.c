@@ -143,7 +143,7 @@ static gboolean read_header(tvbuff_t *tvb, guint offset, hdr_t *h)
     memset(h, 0, sizeof *h);
     if (avail < 1)
         return FALSE;
-    h->prefix = tvb_get_guint8(tvb, offset);
+    h->prefix = rl_get_u8(tvb, offset);
     need = 3 + (h->prefix & 0x20 ? 1 : 2);
     for (guint k = 0; k < 4; k++)
         need += (h->prefix >> (k + 1)) & 1;
@@ -153,7 +153,7 @@ static gboolean read_header(tvbuff_t *tvb, guint offset, hdr_t *h)
     h->seq = tvb_get_letohs(tvb, offset + 1);
     guint o = offset + 3;
     if (h->prefix & 0x20) {
-        h->ack = (guint16)(h->seq - tvb_get_guint8(tvb, o));
+        h->ack = (guint16)(h->seq - rl_get_u8(tvb, o));
         o += 1;
     } else {
         h->ack = tvb_get_letohs(tvb, o);
@@ -164,7 +164,7 @@ static gboolean read_header(tvbuff_t *tvb, guint offset, hdr_t *h)
         if (!((h->prefix >> (k + 1)) & 1))
             continue;
         h->ack_bits &= ~(0xFFu << (8 * k));
-        h->ack_bits |= (guint32)tvb_get_guint8(tvb, o++) << (8 * k);
+        h->ack_bits |= (guint32)rl_get_u8(tvb, o++) << (8 * k);
     }
     guint8 again[RELIABLE_MAX_HEADER_LEN];
     guint n = canonical_encode(h->seq, h->ack, h->ack_bits, again);
@@ -250,12 +250,12 @@ static gboolean looks_valid(tvbuff_t *tvb)
         return FALSE;
     if (len > pref_max_packet + RELIABLE_MAX_HEADER_LEN + RELIABLE_FRAGMENT_HEADER_LEN)
         return FALSE;
-    guint8 prefix = tvb_get_guint8(tvb, 0);
+    guint8 prefix = rl_get_u8(tvb, 0);
     if (!(prefix & 1))
         return (prefix & 0xC0) == 0 && read_header(tvb, 0, &h) && h.canonical;
     if (prefix != 1 || len < RELIABLE_FRAGMENT_HEADER_LEN)
         return FALSE;
-    guint id = tvb_get_guint8(tvb, 3), num = tvb_get_guint8(tvb, 4) + 1u;
+    guint id = rl_get_u8(tvb, 3), num = rl_get_u8(tvb, 4) + 1u;
     guint data = len - RELIABLE_FRAGMENT_HEADER_LEN;
     if (num > pref_max_fragments || id >= num)
         return FALSE;
@@ -342,11 +342,11 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
     memset(&pkt, 0, sizeof pkt);
     pkt.is_fragment = TRUE;
     pkt.seq = tvb_get_letohs(tvb, 1);
-    pkt.fragment_id = tvb_get_guint8(tvb, 3);
-    pkt.num_fragments = (guint16)(tvb_get_guint8(tvb, 4) + 1);
+    pkt.fragment_id = rl_get_u8(tvb, 3);
+    pkt.num_fragments = (guint16)(rl_get_u8(tvb, 4) + 1);
 
     pi = proto_tree_add_item(rt, hf_reliable_prefix, tvb, 0, 1, ENC_NA);
-    if (tvb_get_guint8(tvb, 0) != 1) {
+    if (rl_get_u8(tvb, 0) != 1) {
         expert_add_info(pinfo, pi, &ei_reliable_fragment_prefix);
         valid = FALSE;
     }
@@ -455,7 +455,7 @@ static int dissect_reliable(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         expert_add_info_format(pinfo, ti, &ei_reliable_too_large,
                                "Datagram of %u bytes, above what the receiver takes (%u + 14, "
                                "reliable.max_packet_size): dropped", tvb_reported_length(tvb), pref_max_packet);
-    if (tvb_get_guint8(tvb, 0) & 1)
+    if (rl_get_u8(tvb, 0) & 1)
         return dissect_fragment(tvb, pinfo, rt, ti, tree, too_large);
     return dissect_regular(tvb, pinfo, rt, ti, tree, too_large);
 }

@@ -12,6 +12,14 @@
 #include <epan/expert.h>
 
 #include "reliable.h"
+#include "ws-compat.h"
+
+/* tvb_get_guint8 is deprecated from 4.4 on (tvb_get_uint8, absent in 4.0). */
+#if CS_WS_AT_LEAST(4, 4)
+#define rl_get_u8 tvb_get_uint8
+#else
+#define rl_get_u8 tvb_get_guint8
+#endif
 
 #define RELIABLE_FRAGMENT_HEADER_LEN 5
 #define RELIABLE_MAX_HEADER_LEN 9
