@@ -20,27 +20,6 @@
 
 #include <epan/packet.h>
 
-#include "cs-time.h"
-
-/* ---- Capture times as nanoseconds --------------------------------------- */
-
-static inline gint64 au_ts_ns(const nstime_t *t)
-{
-    return cs_time_ns((int64_t)t->secs, t->nsecs);
-}
-
-/* Negative ns give both parts at or below zero (cs-time.h). */
-static inline nstime_t au_ns_ts(gint64 ns)
-{
-    int64_t secs;
-    int32_t nsecs;
-    cs_time_split(ns, &secs, &nsecs);
-    nstime_t t;
-    t.secs = (time_t)secs;
-    t.nsecs = nsecs;
-    return t;
-}
-
 /* ---- Id sets as ranges -------------------------------------------------- */
 
 /* A set of ids 0..n-1, read through has(data, id). Runs of consecutive

@@ -27,7 +27,6 @@
 #include <epan/to_str.h>
 
 #include "ws-compat.h"
-#include "analysis-util.h"
 #include "netgame-int.h"
 
 #define NS_PER_S      1000000000LL
@@ -92,6 +91,23 @@ static const frame_data *prev_fd;
 static guint32 prev_num;
 static int probe_tap = -1;
 static guint32 probe_seen_num;
+
+static gint64 ts_ns(const nstime_t *t)
+{
+    return (gint64)t->secs * NS_PER_S + t->nsecs;
+}
+
+static nstime_t ns_ts(gint64 ns)
+{
+    nstime_t t;
+    t.secs = (time_t)(ns / NS_PER_S);
+    t.nsecs = (int)(ns % NS_PER_S);
+    if (t.nsecs < 0) {
+        t.secs -= 1;
+        t.nsecs += (int)NS_PER_S;
+    }
+    return t;
+}
 
 /* Frees the per-direction rings (g_malloc'd: they grow) at the end of the
  * file. Returns FALSE: analysis_init() registers it again for the next. */
@@ -474,7 +490,7 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
 static ng_frame_t *analyse(packet_info *pinfo, const netgame_pkt_t *p)
 {
     guint32 max_seq = netgame_max_sequence();
-    gint64 now = au_ts_ns(&pinfo->abs_ts);
+    gint64 now = ts_ns(&pinfo->abs_ts);
     guint di;
     ng_conn_t *c = get_conn(pinfo, &di);
     ng_dir_t *d = &c->dir[di], *peer = &c->dir[di ^ 1];
@@ -661,7 +677,7 @@ static gboolean rec_lost(const ng_frame_t *rec)
 
 static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
 {
-    nstime_t t = au_ns_ts(ns);
+    nstime_t t = ns_ts(ns);
     proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, &t));
 }
 

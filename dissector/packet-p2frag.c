@@ -52,9 +52,6 @@
 /* A receiver drops a sequence more than this many behind the newest, and
  * keeps this many packets in progress (one per sequence % 256). */
 #define P2FRAG_WINDOW               256
-/* The original example's receiver indexes its packets (oldest + i) & 0xFF,
- * so it never delivers a sequence at or above this (its bug 2). */
-#define P2FRAG_ORIGINAL_SEQUENCES   256
 /* The example's bodies (docs/p2frag.md, "Regular packet"). */
 #define P2FRAG_A_MIN  (-10)
 #define P2FRAG_A_MAX  10
@@ -1197,7 +1194,7 @@ static void p2frag_show_analysis(proto_tree *tree, tvbuff_t *tvb, packet_info *p
                                    "(frame %u) arrived before it was complete, and that receiver discards every "
                                    "partial packet on a newer sequence (original bug 4)",
                                    pkt->interleave_seq, pkt->interleave_frame);
-        if (delivered && b->seq >= P2FRAG_ORIGINAL_SEQUENCES)
+        if (delivered && b->seq >= 256)
             expert_add_info(pinfo, ai, &ei_p2frag_orig_seq256);
     }
 
