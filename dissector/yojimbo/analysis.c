@@ -39,7 +39,7 @@ typedef struct yj_sent {
 
 /* Parses reliable's regular packet header at the start of t: its length, or
  * -1. */
-static int reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bits)
+int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bits)
 {
     guint len = tvb_captured_length(t);
     guint8 prefix;
@@ -96,7 +96,7 @@ gboolean yj_find_reliable_header(packet_info *pinfo, tvbuff_t *tvb, guint16 *seq
         tl = tvb_captured_length(t);
         if (tl < my_len + 3 || tl > my_len + 9)
             continue;
-        h = reliable_header(t, &s, &a, &ab);
+        h = yj_reliable_header(t, &s, &a, &ab);
         if (h < 0 || (guint)h + my_len != tl)
             continue;
         if (my_len && tvb_memeql(t, h, tvb_get_ptr(tvb, 0, my_len), my_len) != 0)

@@ -35,7 +35,9 @@
 #define YJ_DEFAULT_TYPES 4
 
 static int proto_yojimbo = -1;
+static int proto_yojimbo_plain = -1;
 static dissector_handle_t yojimbo_handle;
+static dissector_handle_t yojimbo_plain_handle;
 static int yj_eo_tap = -1;
 static int yj_stats_tap = -1;
 
@@ -692,6 +694,8 @@ static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
 
     if (!fr || (!fr->n_items && !fr->have_header))
         return;
+    guint32 n_resent = 0, n_after_ack = 0;
+
     at = proto_tree_add_subtree(c->tree, c->tvb, 0, 0, ett_analysis, &ai, "[Analysis]");
     proto_item_set_generated(ai);
     if (fr->have_header)
@@ -719,16 +723,11 @@ static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
             proto_item_set_generated(proto_tree_add_uint(t, hf_an_first_sent, c->tvb, 0, 0, first));
             proto_item_set_generated(proto_tree_add_uint(t, hf_an_prev_sent, c->tvb, 0, 0, it->prev_frame));
             if (!it->acked_before)
-                expert_add_info_format(c->pinfo, ii, &ei_resend, "%s %u%s resent (send %u, first in frame %u)",
-                                       it->frag < 0 ? "Message" : "Block", m->id,
-                                       it->frag < 0 ? "" : wmem_strdup_printf(c->pinfo->pool, " fragment %d", it->frag),
-                                       it->send_no, first);
+                n_resent++;
         }
         if (it->acked_before) {
             proto_item_set_generated(proto_tree_add_uint(t, hf_an_after_ack, c->tvb, 0, 0, it->acked_before));
-            expert_add_info_format(c->pinfo, ii, &ei_after_ack,
-                                   "Sent again after its ack in frame %u went by at this capture point (a wasted resend, or the ack was lost on the sender's side)",
-                                   it->acked_before);
+            n_after_ack++;
         }
         if (acked) {
             proto_item_set_generated(proto_tree_add_uint(t, hf_an_acked_in, c->tvb, 0, 0, acked));
@@ -755,6 +754,15 @@ static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
             }
         }
     }
+    /* One expert info a packet (a summary per message would make thousands of
+     * distinct lines in Expert Information). */
+    if (n_resent)
+        expert_add_info_format(c->pinfo, ai, &ei_resend, "Resends: %u message%s or fragment%s sent before", n_resent,
+                               n_resent == 1 ? "" : "s", n_resent == 1 ? "" : "s");
+    if (n_after_ack)
+        expert_add_info_format(c->pinfo, ai, &ei_after_ack,
+                               "Sent after their ack went by at this capture point: %u message%s or fragment%s (wasted, or the ack was lost after the capture point)",
+                               n_after_ack, n_after_ack == 1 ? "" : "s", n_after_ack == 1 ? "" : "s");
 }
 
 static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
@@ -866,6 +874,40 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     col_clear(pinfo->cinfo, COL_INFO);
     col_add_fstr(pinfo->cinfo, COL_INFO, "yojimbo%s", wmem_strbuf_get_str(c.info));
     return tvb_captured_length(tvb);
+}
+
+/* A reliable regular packet straight on UDP (no netcode: test data, or a
+ * capture taken inside the application) carrying a connection packet: the
+ * header is read only to find the payload and for the analysis; reliable's
+ * fragments are left alone. */
+static int dissect_yojimbo_plain(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    guint16 seq, ack;
+    guint32 ack_bits;
+    guint len = tvb_captured_length(tvb);
+    int h;
+    tvbuff_t *copy, *payload;
+
+    if (len != tvb_reported_length(tvb) || len < 3)
+        return 0;
+    if (tvb_get_guint8(tvb, 0) & 1) {
+        col_set_str(pinfo->cinfo, COL_PROTOCOL, "yojimbo");
+        col_set_str(pinfo->cinfo, COL_INFO, "reliable fragment (not reassembled without the reliable dissector)");
+        proto_tree_add_item(tree, proto_yojimbo, tvb, 0, -1, ENC_NA);
+        return (int)len;
+    }
+    h = yj_reliable_header(tvb, &seq, &ack, &ack_bits);
+    if (h < 0)
+        return 0;
+    copy = tvb_new_child_real_data(tvb, (const guint8 *)tvb_memdup(pinfo->pool, tvb, 0, len), len, len);
+    add_new_data_source(pinfo, copy, "reliable packet");
+    proto_tree_add_subtree_format(tree, tvb, 0, h, ett_entry, NULL,
+                                  "reliable header: sequence %u, ack %u, ack bits 0x%08x", seq, ack, ack_bits);
+    payload = tvb_new_subset_remaining(copy, h);
+    if (tvb_reported_length(payload) == 0)
+        return h;
+    dissect_yojimbo(payload, pinfo, tree, data);
+    return (int)len;
 }
 
 /* Claims a reliable payload when its framing fits the configuration as far
@@ -1017,6 +1059,9 @@ void proto_register_yojimbo(void)
 
     reassembly_table_register(&yj_reassembly, &addresses_ports_reassembly_table_functions);
     yojimbo_handle = register_dissector("yojimbo", dissect_yojimbo, proto_yojimbo);
+    proto_yojimbo_plain = proto_register_protocol("yojimbo after a plain reliable header (no netcode)", "yojimbo-plain",
+                                                  "yojimbo_plain");
+    yojimbo_plain_handle = register_dissector("yojimbo_plain", dissect_yojimbo_plain, proto_yojimbo_plain);
     yj_eo_tap = register_export_object(proto_yojimbo, eo_packet, NULL);
     yj_stats_tap = register_tap("yojimbo_stats");
     register_init_routine(yj_init);
@@ -1035,4 +1080,5 @@ void proto_reg_handoff_yojimbo(void)
     if (find_dissector_table("reliable.payload"))
         dissector_add_for_decode_as("reliable.payload", yojimbo_handle);
     dissector_add_for_decode_as("udp.port", yojimbo_handle);
+    dissector_add_for_decode_as("udp.port", yojimbo_plain_handle);
 }

@@ -187,6 +187,9 @@ typedef struct yj_pending_item {
 gboolean yj_find_reliable_header(packet_info *pinfo, tvbuff_t *tvb, guint16 *seq, guint16 *ack,
                                  guint32 *ack_bits);
 
+/* reliable's regular packet header at the start of t: its length, or -1. */
+int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bits);
+
 void yj_analysis_init(void);
 void yj_analysis_cleanup(void);
 /* First pass: records the packet (items: what it carried), returns its

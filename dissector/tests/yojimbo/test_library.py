@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The library's own view against the dissector's: for each real capture,
+captures/real-yojimbo-NAME-library.txt lists what yojimbo itself read from
+every connection packet a side received (reliable sequence, channel entries,
+message ids and types, block fragment ids, counts, sizes and fragment 0's
+type), logged inside the library; captures/real-yojimbo-NAME-plain.pcap holds
+the same reliable packets as UDP datagrams. The dissector (yojimbo_plain, under
+the soak configuration and the example schema) must decode each packet to the
+same values, with no malformed packet and no undecoded byte."""
+import collections
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import yjtest as y
+
+SOAK = ["-o", "yojimbo.channels:uu:8192,ro:10240:1024", "-o", "yojimbo.message_types:4",
+        "-o", "yojimbo.schema_file:" + os.path.join(y.REPO, "docs", "yojimbo-example.schema")]
+FIELDS = ["udp.dstport", "yojimbo.analysis.reliable_sequence", "yojimbo.channel_entries", "yojimbo.channel",
+          "yojimbo.message_id", "yojimbo.message_type", "yojimbo.block.message_id",
+          "yojimbo.block.fragment_id", "yojimbo.block.num_fragments", "yojimbo.block.fragment_size",
+          "_ws.expert.severity", "yojimbo.undecoded"]
+
+
+def library(path):
+    """{direction: {seq: flattened values}} from the library's log; the
+    direction is 'to-server' or 'to-client'."""
+    out = collections.defaultdict(dict)
+    for line in open(path):
+        parts = line.split()
+        d, seq, entries = parts[0], int(parts[1][4:]), int(parts[2][8:])
+        chans, ids, types, bids, fids, nfs, sizes = [], [], [], [], [], [], []
+        for e in parts[3:]:
+            f = e.split(":")
+            chans.append(int(f[0][2:]))
+            if f[1] == "msgs":
+                for m in f[2:]:
+                    i, t = m.split("/")
+                    ids.append(int(i))
+                mtypes = [int(m.split("/")[1]) for m in f[2:]]
+                types.extend(mtypes)
+            else:
+                bids.append(int(f[2]))
+                fid, nf = f[3].split("/")
+                fids.append(int(fid))
+                nfs.append(int(nf))
+                sizes.append(int(f[4]))
+                if int(fid) == 0:
+                    types.append(int(f[5]))
+        out[d][seq] = (entries, chans, ids, types, bids, fids, nfs, sizes)
+    return out
+
+
+def ints(s):
+    return [int(x) for x in s.split(",")] if s else []
+
+
+def main():
+    c = y.Checks("yojimbo.library")
+    for name in ("clean", "loss"):
+        base = os.path.join(y.CAPTURES, "real-yojimbo-" + name)
+        lib = library(base + "-library.txt")
+        c.eq(name + " directions in the library log", sorted(lib), ["to-client", "to-server"])
+        rows = y.fields(base + "-plain.pcap", FIELDS, ["-d", "udp.port==40000,yojimbo_plain"] + SOAK, decode=False)
+        matched = 0
+        missing = 0
+        for r in rows:
+            d = "to-server" if r[0] == "40000" else "to-client"
+            # notes (resends) are expected; no warning (0x600000) or error (0x800000)
+            sev = [int(x) for x in r[10].split(",")] if r[10] else []
+            c.true(name + " no expert error/warning or undecoded bytes", all(v < 0x600000 for v in sev) and r[11] == "",
+                   "packet %s" % r)
+            seq = int(r[1])
+            want = lib[d].get(seq)
+            if want is None:
+                missing += 1    # a duplicate reliable dropped before yojimbo read it
+                continue
+            got = (int(r[2]), ints(r[3]), ints(r[4]), ints(r[5]), ints(r[6]), ints(r[7]), ints(r[8]), ints(r[9]))
+            # num_fragments/fragment_id of a one-fragment block are shown (not on the wire)
+            c.eq("%s %s seq %d" % (name, d, seq), got, want)
+            matched += 1
+        n_lib = sum(len(v) for v in lib.values())
+        c.true(name + " every library packet matched", matched >= n_lib,
+               "%d matched of %d library packets (%d packets not in the log)" % (matched, n_lib, missing))
+        print("%s: %d packets matched the library's view, %d datagrams not read by the library" % (name, matched, missing))
+    c.done()
+
+
+if __name__ == "__main__":
+    main()
