@@ -411,6 +411,9 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
     nstime_t tail;
     double tail_s;
 
+    /* Without reliable headers on either side there are no acks to judge by. */
+    if (c->dir[m->dir].packets == 0 && peer->packets == 0)
+        return NULL;
     if (m->acked_frame && (!m->is_block || m->frags_acked == m->num_fragments)) {
         double stall = (double)m->max_stall_ns / 1e9;
         if (m->is_block && stall >= yj_stall_seconds)
@@ -451,7 +454,7 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
         g_free(unacked);
     }
     if (!peer->active || peer->packets == 0)
-        wmem_strbuf_append(sb, "the capture holds no packet from the peer with a reliable header, so no ack could be seen (capture only one direction, or the reliable layer is not decoded)");
+        wmem_strbuf_append(sb, "the capture holds no packet of the peer with a reliable header: no ack could be seen (one direction captured?)");
     else if (peer->last_frame < m->last_frame)
         wmem_strbuf_append_printf(sb, "the peer went silent: its last packet is frame %u, before the last send", peer->last_frame);
     else if (tail_s < 1.0)

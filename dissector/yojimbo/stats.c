@@ -46,6 +46,13 @@ static guint32 frag_sends(const yj_msg_t *m, guint32 *resends, guint32 *wasted)
     return s;
 }
 
+/* The message type, "?" when no packet showed it (a body before it was not
+ * decoded, or a block's fragment 0 not seen). */
+static const char *type_text(wmem_allocator_t *scope, const yj_msg_t *m)
+{
+    return m->type < 0 ? "?" : wmem_strdup_printf(scope, "%d", m->type);
+}
+
 /* The tap data: a su_seen_t of the messages and blocks the packets carried. */
 static tap_packet_status text_packet(void *p, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
                                      const void *data, tap_flags_t flags _U_)
@@ -78,13 +85,13 @@ static void draw(void *p, gboolean blocks)
         if (m->is_block != blocks)
             continue;
         if (!blocks) {
-            printf("%-4u %-45s %3u %6u %5d %6u %8u %8u %8u %9.1f %6u\n", m->conv->index, dir_str(scope, m), m->channel,
-                   m->id, m->type, m->sends, m->first_frame, m->last_frame, m->acked_frame, ack_ms(m),
+            printf("%-4u %-45s %3u %6u %5s %6u %8u %8u %8u %9.1f %6u\n", m->conv->index, dir_str(scope, m), m->channel,
+                   m->id, type_text(scope, m), m->sends, m->first_frame, m->last_frame, m->acked_frame, ack_ms(m),
                    m->sends_after_ack);
         } else {
             guint32 resends, wasted, sends = frag_sends(m, &resends, &wasted);
-            printf("%-4u %-45s %3u %6u %5d %6u %7u %7u %7u %7u %4u/%-3u %8u %8u %9.1f %8.2f\n", m->conv->index,
-                   dir_str(scope, m), m->channel, m->id, m->type, m->num_fragments, m->block_bytes, sends, resends,
+            printf("%-4u %-45s %3u %6u %5s %6u %7u %7u %7u %7u %4u/%-3u %8u %8u %9.1f %8.2f\n", m->conv->index,
+                   dir_str(scope, m), m->channel, m->id, type_text(scope, m), m->num_fragments, m->block_bytes, sends, resends,
                    wasted, m->frags_acked, m->num_fragments, m->first_frame,
                    m->frags_acked == m->num_fragments ? m->acked_frame : 0, ack_ms(m), (double)m->max_stall_ns / 1e9);
         }
@@ -176,7 +183,7 @@ static stat_tap_table_item block_fields[] = {
 
 static void type_cell(stat_tap_table *table, guint row, guint col, const yj_msg_t *m, wmem_allocator_t *scope)
 {
-    su_set_string(table, row, col, m->type < 0 ? "?" : wmem_strdup_printf(scope, "%d", m->type));
+    su_set_string(table, row, col, type_text(scope, m));
 }
 
 static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, const void *data, gboolean blocks)
