@@ -386,7 +386,7 @@ void nc_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto
             add_time(at, hf_step_time, tvb, &rec->delta);
         }
         expert_add_info_format(pinfo, top, &ei_netcode_challenge,
-                               "Challenge from the server (%u.)%s", rec->nth,
+                               "Challenge from the server%s",
                                rec->ref_frame ? wmem_strdup_printf(pinfo->pool, ", %.3f ms after the request in frame %u",
                                                                   nstime_to_msec(&rec->delta), rec->ref_frame) : "");
     }
@@ -418,7 +418,7 @@ void nc_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto
                                rec->ref_frame ? wmem_strdup_printf(pinfo->pool, "; request in frame %u", rec->ref_frame) : "");
     if (rec->flags & NC_F_DISCONNECT)
         expert_add_info_format(pinfo, top, &ei_netcode_disconnect,
-                               "Disconnect from the %s (%u.; netcode sends 10 in a row)", side, rec->nth);
+                               "Disconnect from the %s (netcode sends 10 in a row)", side);
     if (rec->flags & NC_F_AFTER_DISCONNECT)
         expert_add_info_format(pinfo, top, &ei_netcode_after_disconnect,
                                "Packet after the connection's disconnect in frame %u", c->end_frame);

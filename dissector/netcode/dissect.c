@@ -729,7 +729,8 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
                                    "timestamp were altered), and ignores the request", nc_keys_private_count());
         } else if (rec->undecrypted == NC_UNDEC_NO_KEY_NOTE) {
             expert_add_info_format(pinfo, pi, &ei_netcode_no_key,
-                                   "Connect token not decrypted: set netcode.private_key or netcode.keylog_file");
+                                   "Connect token not decrypted: no private key (netcode.private_key, or a "
+                                   "NETCODE_PRIVATE_KEY line in netcode.keylog_file)");
         }
         col_add_fstr(pinfo->cinfo, COL_INFO, "Request protocol_id=0x%016" G_GINT64_MODIFIER "x", pkt.protocol_id);
         proto_item_append_text(ti, ", Connection request");
