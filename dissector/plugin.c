@@ -14,6 +14,7 @@
 #include "packet-chunk-plugin.h"
 #include "packet-p2frag-plugin.h"
 #include "netgame-int.h"
+#include "netcode/netcode.h"
 #include "yojimbo/yojimbo.h"
 #include "ws-compat.h"
 
@@ -47,6 +48,7 @@ static proto_plugin plugin_protocols[] = {
     { proto_register_chunk, proto_reg_handoff_chunk },
     { proto_register_p2frag, proto_reg_handoff_p2frag },
     { proto_register_netgame, proto_reg_handoff_netgame },
+    { proto_register_netcode, proto_reg_handoff_netcode },
     { proto_register_yojimbo, proto_reg_handoff_yojimbo },
 };
 
