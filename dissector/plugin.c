@@ -15,6 +15,7 @@
 #include "packet-p2frag-plugin.h"
 #include "netgame-int.h"
 #include "netcode/netcode.h"
+#include "reliable/reliable.h"
 #include "yojimbo/yojimbo.h"
 #include "ws-compat.h"
 
@@ -49,6 +50,7 @@ static proto_plugin plugin_protocols[] = {
     { proto_register_p2frag, proto_reg_handoff_p2frag },
     { proto_register_netgame, proto_reg_handoff_netgame },
     { proto_register_netcode, proto_reg_handoff_netcode },
+    { proto_register_reliable, proto_reg_handoff_reliable },
     { proto_register_yojimbo, proto_reg_handoff_yojimbo },
 };
 
