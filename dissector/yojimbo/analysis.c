@@ -77,10 +77,11 @@ int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bit
 }
 
 gboolean yj_find_reliable_header(packet_info *pinfo, tvbuff_t *tvb, guint16 *seq, guint16 *ack,
-                                 guint32 *ack_bits)
+                                 guint32 *ack_bits, gboolean *have_ack)
 {
     guint my_len = tvb_captured_length(tvb);
-    gboolean found = FALSE;
+    gboolean found = FALSE, whole = FALSE;
+    tvbuff_t *frag = NULL;
 
     if (my_len != tvb_reported_length(tvb))
         return FALSE;
@@ -91,9 +92,16 @@ gboolean yj_find_reliable_header(packet_info *pinfo, tvbuff_t *tvb, guint16 *seq
         guint16 s, a;
         guint32 ab;
 
-        if (!t || t == tvb)
+        if (!t)
             continue;
+        if (t == tvb) {
+            whole = TRUE;   /* a reassembled reliable packet handed over whole */
+            continue;
+        }
         tl = tvb_captured_length(t);
+        /* a reliable fragment: prefix 1, sequence, fragment id, count - 1 */
+        if (tl >= 5 && tvb_get_guint8(t, 0) == 1)
+            frag = t;
         if (tl < my_len + 3 || tl > my_len + 9)
             continue;
         h = yj_reliable_header(t, &s, &a, &ab);
@@ -104,7 +112,25 @@ gboolean yj_find_reliable_header(packet_info *pinfo, tvbuff_t *tvb, guint16 *seq
         *seq = s;
         *ack = a;
         *ack_bits = ab;
+        *have_ack = TRUE;
         found = TRUE;   /* the newest matching source wins */
+    }
+    if (!found && whole && frag) {
+        /* Reassembled: the sequence of the fragment that completed it; its
+         * acks when that fragment is fragment 0 (which carries the header). */
+        guint16 s, a;
+        guint32 ab;
+        *seq = tvb_get_letohs(frag, 1);
+        *have_ack = FALSE;
+        if (tvb_get_guint8(frag, 3) == 0) {
+            tvbuff_t *h0 = tvb_new_subset_remaining(frag, 5);
+            if (yj_reliable_header(h0, &s, &a, &ab) > 0 && s == *seq) {
+                *ack = a;
+                *ack_bits = ab;
+                *have_ack = TRUE;
+            }
+        }
+        found = TRUE;
     }
     return found;
 }
@@ -289,6 +315,7 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
     int d;
     guint16 seq, ack;
     guint32 ack_bits, ext;
+    gboolean have_ack = FALSE;
 
     if (!convs)
         return NULL;
@@ -307,14 +334,14 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
     y->last_frame = pinfo->num;
     y->last_time = pinfo->abs_ts;
 
-    fr->have_header = yj_find_reliable_header(pinfo, tvb, &seq, &ack, &ack_bits);
+    fr->have_header = yj_find_reliable_header(pinfo, tvb, &seq, &ack, &ack_bits, &have_ack);
     if (fr->have_header) {
         fr->seq = seq;
         fr->ack = ack;
         fr->ack_bits = ack_bits;
         y->packets++;
         /* acks of the peer's packets */
-        if (peer->active && peer->have_seq) {
+        if (have_ack && peer->active && peer->have_seq) {
             guint32 ext_ack = unwrap16(ack, peer->last_ext_seq);
             guint32 before = fr->n_confirmed;
             for (guint32 i = 0; i < 32; i++)

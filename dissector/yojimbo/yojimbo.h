@@ -183,9 +183,11 @@ typedef struct yj_pending_item {
 } yj_pending_item_t;
 
 /* Reads reliable's packet header in front of the payload tvb, from the
- * packet's data sources: TRUE with seq/ack/ack_bits when found. */
+ * packet's data sources: TRUE with seq (and ack/ack_bits when *have_ack)
+ * when found; a reassembled reliable packet gets the sequence of the
+ * fragment that completed it. */
 gboolean yj_find_reliable_header(packet_info *pinfo, tvbuff_t *tvb, guint16 *seq, guint16 *ack,
-                                 guint32 *ack_bits);
+                                 guint32 *ack_bits, gboolean *have_ack);
 
 /* reliable's regular packet header at the start of t: its length, or -1. */
 int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bits);
