@@ -1,6 +1,6 @@
 /* decode-only.c
  * For bench/dissector.sh only: the transfer analysis interface of
- * dissector/packet-chunk.h with nothing behind it, linked instead of
+ * dissector/chunk/chunk-int.h with nothing behind it, linked instead of
  * chunk-analysis*.c into a second chunk.so, so the benchmark can measure what
  * the decoder alone costs (issue 3's goal) while the plugin has no preference
  * that switches the analysis off. Never installed; the real plugin is built
@@ -10,7 +10,7 @@
  */
 #include <epan/packet.h>
 
-#include "packet-chunk.h"
+#include "chunk/chunk-int.h"
 
 /* Registers nothing: the decoder's own fields are registered by
  * proto_register_chunk() before it calls this. */

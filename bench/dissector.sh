@@ -163,7 +163,7 @@ if "${tshark_cmd[@]}" -G defaultprefs 2>/dev/null | grep -q '^#chunk\.analyze:';
     config_args[decode]="-o chunk.analyze:FALSE"
 else
     # No preference switches the analysis off: build the decoder alone, with
-    # bench/decode-only.c in place of chunk-analysis*.c, as the build tree
+    # bench/decode-only.c in place of chunk/analysis.c and chunk/stats.c, as the build tree
     # builds it (-O2 -g, the RelWithDebInfo default).
     echo "no chunk.analyze preference: decode-only plugin built from dissector/ and bench/decode-only.c" >&2
     rm -rf "$work/plugins-decode"
@@ -171,7 +171,8 @@ else
     # shellcheck disable=SC2046  # pkg-config prints several flags
     gcc -std=c11 -O2 -g -DNDEBUG -Wall -Wextra -fPIC -shared -fvisibility=hidden -DWS_BUILD_DLL \
         -DCHUNK_PLUGIN_VERSION='"bench-decode-only"' -I"$repo/dissector" $(pkg-config --cflags wireshark) \
-        $(ls "$repo"/dissector/*.c | grep -v '/chunk-analysis') "$repo/bench/decode-only.c" \
+        $(ls "$repo"/dissector/*.c "$repo"/dissector/*/*.c | grep -v '/chunk/analysis\.c$\|/chunk/stats\.c$') \
+        "$repo/bench/decode-only.c" \
         -o "$work/plugins-decode/$wsver/epan/chunk.so" $(pkg-config --libs wireshark) -lz -lm -Wl,--no-undefined
     chmod -R a+rX "$work/plugins-decode"
     config_plugins[decode]=$work/plugins-decode

@@ -1,6 +1,6 @@
 /* plugin.c
  * Wireshark plugin entry points (4.0, 4.4, 4.6): registers every protocol of
- * the plugin. chunk and p2frag are built on protocol2.c's framing and UDP
+ * the plugin. chunk and p2frag are built on common/protocol2.c's framing and UDP
  * entry point; netgame sits on UDP by itself.
  * plugin_describe() exists from 4.2 on: without it `tshark -G plugins` calls
  * the plugin's type "unknown".
@@ -11,13 +11,13 @@
 #include <epan/proto.h>
 #include <epan/packet.h>
 
-#include "packet-chunk-plugin.h"
-#include "packet-p2frag-plugin.h"
-#include "netgame-int.h"
+#include "chunk/chunk.h"
+#include "p2frag/p2frag.h"
+#include "netgame/netgame.h"
 #include "netcode/netcode.h"
 #include "reliable/reliable.h"
 #include "yojimbo/yojimbo.h"
-#include "ws-compat.h"
+#include "common/ws-compat.h"
 
 #if CS_WS_AT_LEAST(4, 2)
 #include <wsutil/plugins.h>

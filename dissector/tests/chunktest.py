@@ -27,7 +27,7 @@ PROTOCOL_ID = 0x11223344
 END_CHECK = b"\xe2\xac\x08\x99"
 SLICE_SIZE = 1024
 
-# The decoder's expert infos (packet-chunk.c); analysis ones are not here.
+# The decoder's expert infos (chunk/dissect.c); analysis ones are not here.
 DECODER_EXPERTS = {
     "chunk.crc32.bad", "chunk.protocol_id.other", "chunk.protocol_id.unconfirmed",
     "chunk.padding.nonzero", "chunk.end_check.bad", "chunk.truncated",

@@ -23,7 +23,7 @@
 #include <wsutil/str_util.h>
 
 #include "yojimbo.h"
-#include "ws-compat.h"
+#include "common/ws-compat.h"
 
 /* yojimbo's ClientServerConfig defaults: two reliable-ordered channels, 256
  * messages a packet, 256 KiB blocks in 1 KiB fragments; the examples'

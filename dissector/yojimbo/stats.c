@@ -15,8 +15,8 @@
 #include <epan/tap.h>
 
 #include "yojimbo.h"
-#include "ws-compat.h"
-#include "stats-util.h"
+#include "common/ws-compat.h"
+#include "common/stats-util.h"
 
 static char *dir_str(wmem_allocator_t *scope, const yj_msg_t *m)
 {

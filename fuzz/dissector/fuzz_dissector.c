@@ -68,8 +68,8 @@
 #include <wsutil/privileges.h>
 #include <wsutil/wslog.h>
 
-#include "packet-chunk-plugin.h"
-#include "packet-p2frag-plugin.h"
+#include "chunk/chunk.h"
+#include "p2frag/p2frag.h"
 
 #define FUZZ_MAX_FRAMES  512
 #define FUZZ_INPUTS_PER_SESSION 1024

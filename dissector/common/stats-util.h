@@ -1,4 +1,4 @@
-/* stats-util.h
+/* common/stats-util.h
  * The plumbing that every protocol's statistics share, kept out of the
  * protocol files so that the chunk transfers, fragmented packets and netgame
  * connections tables work the same way:
@@ -80,7 +80,7 @@ void su_register_table_ui(stat_tap_table_ui *ui, const char *menu_title, const c
                           stat_tap_table_item *fields, size_t nfields);
 
 /* The table that a table ui's packet callback fills, from its tapdata. */
-stat_tap_table *su_table(void *tapdata);   /* NULL: no table now (see stats-util.c) */
+stat_tap_table *su_table(void *tapdata);   /* NULL: no table now (see common/stats-util.c) */
 
 /* The row of key (any number naming the object of the row) in the table of
  * tapdata: when the table has none, a new row at the end, every field of

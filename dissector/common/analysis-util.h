@@ -1,4 +1,4 @@
-/* analysis-util.h
+/* common/analysis-util.h
  * Small display helpers that every protocol of the plugin needs, kept out of
  * the protocol files so that chunk, fragment and netgame show the same thing
  * the same way:

@@ -1,4 +1,4 @@
-/* chunk-analysis.c
+/* chunk/analysis.c
  * Transfer analysis for the chunk protocol: streams, transfers, resends,
  * ack outcomes, hang diagnosis and reassembly.
  *
@@ -20,13 +20,13 @@
 #include <epan/to_str.h>
 #include <epan/wmem_scopes.h>
 
-#include "ws-compat.h"
-#include "analysis-util.h"
+#include "common/ws-compat.h"
+#include "common/analysis-util.h"
 
-#include "packet-chunk.h"
-#include "chunk-analysis-int.h"
-#include "chunk-single-pass.h"
-#include "single-pass.h"
+#include "chunk-int.h"
+#include "analysis-int.h"
+#include "single-pass-buffer.h"
+#include "common/single-pass.h"
 
 /* Per-frame keys (p_add_proto_data). */
 #define PDATA_FRAME (CHUNK_PDATA_ANALYSIS_BASE + 0)
@@ -283,7 +283,7 @@ chunk_transfer_t *chunk_analysis_transfer(guint i)
  * source, for an ack the flow towards its source (acks answer slices). */
 static chunk_flow_t *get_flow(packet_info *pinfo, conversation_t *c, gboolean is_ack)
 {
-    /* Keyed by conversation index, in the analysis' own map (packet-chunk.h
+    /* Keyed by conversation index, in the analysis' own map (chunk/chunk-int.h
      * says who keeps what per conversation); c is pinfo's conversation, as
      * the decoder found it. */
     chunk_flow_t **fl = (chunk_flow_t **)wmem_map_lookup(flows_by_conv, GUINT_TO_POINTER(c->conv_index));
@@ -1281,7 +1281,7 @@ static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ac
  * the chunk is whole; the frame that completes it shows the chunk.
  *
  * In tshark's single pass a transfer's slices go to a buffer of its own
- * instead (chunk-single-pass.c says why), and the completing frame shows the
+ * instead (chunk/single-pass-buffer.c says why), and the completing frame shows the
  * same tree, data source and export object. */
 static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                        const chunk_slice_info_t *slice, frame_rec_t *fr)

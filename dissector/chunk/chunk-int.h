@@ -1,6 +1,6 @@
-/* packet-chunk.h
- * Interface between the chunk packet decoder (packet-chunk.c) and the
- * transfer analysis (chunk-analysis.c).
+/* chunk/chunk-int.h
+ * Interface between the chunk packet decoder (chunk/dissect.c) and the
+ * transfer analysis (chunk/analysis.c).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -16,7 +16,7 @@
  * keeps nothing per frame.
  * Per conversation, the decoder's protocol id and variant decisions live in
  * protocol2's map (p2_conv_state()), the analysis' flows in a map of its own
- * keyed by conversation index (chunk-analysis.c, get_flow()); neither uses
+ * keyed by conversation index (chunk/analysis.c, get_flow()); neither uses
  * conversation_add_proto_data(). The decoder looks the conversation up once
  * per datagram and hands it to the analysis. */
 #define CHUNK_PDATA_ANALYSIS_BASE 16
@@ -45,7 +45,7 @@ typedef struct chunk_ack_info {
     conversation_t *conv; /* as in chunk_slice_info_t */
 } chunk_ack_info_t;
 
-/* Implemented in chunk-analysis.c. */
+/* Implemented in chunk/analysis.c. */
 
 /* Called from proto_register_chunk(): registers the analysis' hf/ett/ei
  * arrays, preferences (in the chunk module), tap, stats and export objects. */

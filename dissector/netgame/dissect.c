@@ -1,9 +1,9 @@
-/* packet-netgame.c
+/* netgame/dissect.c
  * Routines for netgame: the 16-byte reliability header of Glenn Fiedler's
  * 2008 "Networking for Game Programmers" (protocol id, sequence, ack, ack
  * bits). The wire format and the sequence rules are in docs/netgame.md; this
  * is an independent implementation of them (no code shared with endpoints/).
- * The connection analysis is netgame-analysis.c.
+ * The connection analysis is netgame/analysis.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -18,8 +18,9 @@
 #include <epan/decode_as.h>
 #include <epan/proto_data.h>
 
+#include "netgame.h"
 #include "netgame-int.h"
-#include "ws-compat.h"
+#include "common/ws-compat.h"
 
 #define NETGAME_DEFAULT_PORT 30000        /* the example programs' server port */
 #define NETGAME_DEFAULT_IDS  "0x11223344" /* the example programs' protocol id */

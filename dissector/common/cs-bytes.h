@@ -1,4 +1,4 @@
-/* cs-bytes.h
+/* common/cs-bytes.h
  * Byte-run helpers of the decoders that run over every byte of a packet.
  * Plain C, no Wireshark headers, so that dissector/tests/bytes_test.c can
  * check them against the obvious loop.

@@ -1,6 +1,6 @@
-/* cs-bytes.c
+/* common/cs-bytes.c
  * Byte-run helpers of the decoders that run over every byte of a packet
- * (cs-bytes.h).
+ * (common/cs-bytes.h).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,7 +1,7 @@
-/* netgame-int.h
+/* netgame/netgame-int.h
  * The netgame protocol (the 2008 reliability header, docs/netgame.md):
- * what the decoder (packet-netgame.c), the connection analysis
- * (netgame-analysis.c) and its statistics (netgame-stats.c) share.
+ * what the decoder (netgame/dissect.c), the connection analysis
+ * (netgame/analysis.c) and its statistics (netgame/stats.c) share.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -12,10 +12,6 @@
 
 /* docs/netgame.md, "Wire format": 16-byte header, all big-endian. */
 #define NETGAME_HEADER_LEN 16
-
-/* Registration of packet-netgame.c, called from plugin.c. */
-void proto_register_netgame(void);
-void proto_reg_handoff_netgame(void);
 
 /* 2008 "more recent" rule with integer half range; at exactly half the
  * range the numerically smaller sequence counts as more recent. */
@@ -164,7 +160,7 @@ typedef struct ng_tap_info {
     const ng_frame_t *rec;
 } ng_tap_info_t;
 
-/* The analysis (netgame-analysis.c). */
+/* The analysis (netgame/analysis.c). */
 void netgame_analysis_register(int proto, module_t *module);
 void netgame_analysis_handoff(void);
 /* First pass: analyses the packet; later: the cached record. NULL when the
@@ -187,7 +183,7 @@ void netgame_dir_mode_times(const ng_dir_t *d, gint64 *good_ns, gint64 *bad_ns);
 char *netgame_dir_diagnosis(wmem_allocator_t *scope, const ng_conn_t *c, guint dir);
 const char *netgame_flag_name(guint32 flag);
 
-/* The statistics (netgame-stats.c). */
+/* The statistics (netgame/stats.c). */
 void netgame_stats_register(void);
 
 #endif /* NETGAME_INT_H */

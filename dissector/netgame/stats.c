@@ -1,4 +1,4 @@
-/* netgame-stats.c
+/* netgame/stats.c
  * The netgame connections table: tshark -z netgame,conns (with diagnosis
  * lines) and the same table in the GUI (Statistics > Netgame Connections).
  * One row per connection and direction.
@@ -15,9 +15,9 @@
 #include <epan/tap.h>
 #include <epan/to_str.h>
 
-#include "ws-compat.h"
+#include "common/ws-compat.h"
 #include "netgame-int.h"
-#include "stats-util.h"
+#include "common/stats-util.h"
 
 /* ---- Row values shared by the text and GUI tables ------------------------ */
 

@@ -1,4 +1,4 @@
-/* cs-crc32.c
+/* common/cs-crc32.c
  * CRC-32 over every protocol2 datagram (bench/RESULTS.md: zlib's byte-wise
  * CRC was the largest single cost of the plugin, about 3 instructions a
  * byte). On x86-64 with PCLMULQDQ the message is folded 64 bytes at a time

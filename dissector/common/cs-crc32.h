@@ -1,4 +1,4 @@
-/* cs-crc32.h
+/* common/cs-crc32.h
  * CRC-32 as zlib's crc32() computes it (IEEE 802.3, reflected, check value
  * 0xcbf43926; the protocol2 CRC of docs/wire-format.md), several times faster
  * on x86-64 processors with carry-less multiplication. Plain C, no Wireshark

@@ -1,8 +1,8 @@
-/* packet-p2frag.c
+/* p2frag/dissect.c
  * Routines for the fragment protocol of Glenn Fiedler's "Packet
  * Fragmentation and Reassembly" (protocol `p2frag`): regular packets and the
  * fragments of packets larger than 1024 bytes, on protocol2 framing
- * (protocol2.c). The wire format and receive rules are in docs/p2frag.md;
+ * (common/protocol2.c). The wire format and receive rules are in docs/p2frag.md;
  * this is an independent implementation (no code shared with endpoints/).
  *
  * Chunk and fragment packets share the framing and, in the original
@@ -31,13 +31,13 @@
 #include <epan/to_str.h>
 #include <wsutil/str_util.h>
 
-#include "packet-p2frag-plugin.h"
+#include "p2frag.h"
 #include "p2frag-int.h"
-#include "analysis-util.h"
-#include "protocol2.h"
-#include "single-pass.h"
-#include "ws-compat.h"
-#include "cs-bytes.h"
+#include "common/analysis-util.h"
+#include "common/protocol2.h"
+#include "common/single-pass.h"
+#include "common/ws-compat.h"
+#include "common/cs-bytes.h"
 
 /* docs/p2frag.md, "Constants". */
 #define P2FRAG_DEFAULT_PROTOCOL_ID  0x55667788u
@@ -488,7 +488,7 @@ static void p2frag_frag_add(p2frag_pkt_t *pkt, guint32 id, guint32 frame)
     pkt->seen++;
 }
 
-/* ---- Reassembly in tshark's single pass (single-pass.c says why) ------------- */
+/* ---- Reassembly in tshark's single pass (common/single-pass.c says why) ------------- */
 
 /* Fragment data held at once past which a new packet goes to the table (a
  * packet already holding fragments keeps taking them: the bound is on when

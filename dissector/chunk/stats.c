@@ -1,4 +1,4 @@
-/* chunk-analysis-stats.c
+/* chunk/stats.c
  * Statistics of the chunk transfer analysis: the transfers table
  * (tshark -z chunk,transfers with diagnosis lines; the same table in the GUI
  * under Statistics), the stats tree (-z chunk,tree) and Export Objects.
@@ -16,10 +16,10 @@
 #include <epan/tap.h>
 #include <epan/to_str.h>
 
-#include "packet-chunk.h"
-#include "chunk-analysis-int.h"
-#include "stats-util.h"
-#include "ws-compat.h"
+#include "chunk-int.h"
+#include "analysis-int.h"
+#include "common/stats-util.h"
+#include "common/ws-compat.h"
 
 /* ---- Export Objects ------------------------------------------------------ */
 

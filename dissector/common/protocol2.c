@@ -1,7 +1,7 @@
-/* protocol2.c
+/* common/protocol2.c
  * protocol2 framing: CRC-32 / protocol id, LSB-first bit reader, padding and
  * end check; the protocol id per datagram and per conversation, and the one
- * UDP entry point that dispatches on it. See protocol2.h and
+ * UDP entry point that dispatches on it. See common/protocol2.h and
  * docs/protocol.md.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -233,7 +233,7 @@ guint32 p2_crc_datagram(tvbuff_t *tvb, guint32 prefix_crc)
 
     if (len < P2_CRC_LEN)
         return 0;
-    /* It runs over every datagram: cs-crc32.c folds with PCLMULQDQ where
+    /* It runs over every datagram: common/cs-crc32.c folds with PCLMULQDQ where
      * the processor has it, else zlib (the spec's CRC-32 either way). */
     if (len == P2_CRC_LEN)
         return prefix_crc;

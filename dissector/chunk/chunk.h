@@ -1,5 +1,5 @@
-/* packet-chunk-plugin.h
- * Registration routines of packet-chunk.c, called from plugin.c.
+/* chunk/chunk.h
+ * Registration routines of chunk/dissect.c, called from plugin.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

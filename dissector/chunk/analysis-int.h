@@ -1,7 +1,7 @@
-/* chunk-analysis-int.h
- * State shared between the transfer analysis (chunk-analysis.c) and its
- * statistics and export objects (chunk-analysis-stats.c). Private to the
- * analysis; the decoder's interface is packet-chunk.h.
+/* chunk/analysis-int.h
+ * State shared between the transfer analysis (chunk/analysis.c) and its
+ * statistics and export objects (chunk/stats.c). Private to the
+ * analysis; the decoder's interface is chunk/chunk-int.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -29,7 +29,7 @@ enum {
 };
 
 /* Acks the pacing check judges the ack rate over: one gap says little once
- * jitter is involved (the pacing check in chunk-analysis.c). */
+ * jitter is involved (the pacing check in chunk/analysis.c). */
 #define CHUNK_PACED_WINDOW 5
 
 /* Per slice of a transfer. */
@@ -89,7 +89,7 @@ typedef struct chunk_transfer {
     guint32 complete_frame;
     gint64 complete_ns;
     guint32 reassembled_in;
-    /* tshark's single pass only (chunk-single-pass.c): the slices gathered
+    /* tshark's single pass only (chunk/single-pass-buffer.c): the slices gathered
      * so far in a buffer of the transfer's own, or NULL; in_table when the
      * transfer went to Wireshark's reassembly table instead. */
     struct chunk_reasm *reasm;

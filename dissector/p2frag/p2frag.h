@@ -1,5 +1,5 @@
-/* packet-p2frag-plugin.h
- * Registration routines of packet-p2frag.c, called from plugin.c.
+/* p2frag/p2frag.h
+ * Registration routines of p2frag/dissect.c, called from plugin.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

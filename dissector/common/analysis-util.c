@@ -1,6 +1,6 @@
-/* analysis-util.c
+/* common/analysis-util.c
  * Id sets as ranges and Info column marks, for every protocol of the
- * plugin. See analysis-util.h.
+ * plugin. See common/analysis-util.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

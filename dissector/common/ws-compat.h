@@ -1,4 +1,4 @@
-/* ws-compat.h
+/* common/ws-compat.h
  * The few places where Wireshark's plugin API differs between the versions
  * this plugin supports (4.0, 4.4, 4.6), named once so that every protocol of
  * the plugin builds from one source tree against any of them.

@@ -1,6 +1,6 @@
-/* packet-chunk.c
+/* chunk/dissect.c
  * Routines for the chunk protocol of Glenn Fiedler's "Sending Large Blocks of
- * Data": slice and ack packets on protocol2 framing (protocol2.c).
+ * Data": slice and ack packets on protocol2 framing (common/protocol2.c).
  * The wire format is docs/protocol.md; this is an independent
  * implementation of it (no code shared with endpoints/).
  *
@@ -21,11 +21,11 @@
 #include <epan/conversation.h>
 #include <wsutil/str_util.h>
 
-#include "analysis-util.h"
-#include "packet-chunk.h"
-#include "packet-chunk-plugin.h"
-#include "protocol2.h"
-#include "ws-compat.h"
+#include "common/analysis-util.h"
+#include "chunk-int.h"
+#include "chunk.h"
+#include "common/protocol2.h"
+#include "common/ws-compat.h"
 
 /* docs/protocol.md, "Every packet" and "The two variants". */
 #define CHUNK_TYPE_SLICE          0
@@ -112,7 +112,7 @@ static const value_string chunk_type_vals[] = {
 static const p2_display_t *chunk_p2_display(void);
 static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f);
 
-/* chunk in the protocol2 registry (protocol2.h): the UDP entry point sends
+/* chunk in the protocol2 registry (common/protocol2.h): the UDP entry point sends
  * it the datagrams whose CRC implies cfg_protocol_id, and on its port, Decode
  * As or pinned conversations those that imply no registered protocol's id. */
 static p2_protocol_t chunk_p2 = {

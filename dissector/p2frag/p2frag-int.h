@@ -1,6 +1,6 @@
-/* p2frag-int.h
+/* p2frag/p2frag-int.h
  * Shared between the fragment protocol's decoder and analysis
- * (packet-p2frag.c) and its statistics (p2frag-stats.c).
+ * (p2frag/dissect.c) and its statistics (p2frag/stats.c).
  * The protocol: docs/p2frag.md.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -96,7 +96,7 @@ char *p2frag_missing_str(wmem_allocator_t *scope, const p2frag_pkt_t *pkt);
  * missing ..." (scope-allocated). */
 char *p2frag_status_str(wmem_allocator_t *scope, const p2frag_pkt_t *pkt);
 
-/* Registers -z p2frag,packets and the GUI table (p2frag-stats.c). */
+/* Registers -z p2frag,packets and the GUI table (p2frag/stats.c). */
 void p2frag_register_stats(void);
 
 #endif /* P2FRAG_INT_H */

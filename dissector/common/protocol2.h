@@ -1,4 +1,4 @@
-/* protocol2.h
+/* common/protocol2.h
  * The packet framing shared by the protocols of Glenn Fiedler's "Building a
  * Game Network Protocol" series ("protocol2"): a CRC-32 seeded with a
  * protocol id that is never sent, a least-significant-bit-first bit stream,
@@ -263,7 +263,7 @@ void p2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2_di
 void p2_ports_register(p2_protocol_t *p, const char *ports);
 
 /* Call from p's preferences callback: drops from udp.port the ports the
- * <filter_name>.udp.port preference no longer holds (see protocol2.c). */
+ * <filter_name>.udp.port preference no longer holds (see common/protocol2.c). */
 void p2_ports_apply(p2_protocol_t *p);
 
 #endif /* PROTOCOL2_H */

@@ -1,6 +1,6 @@
-/* chunk-single-pass.h
+/* chunk/single-pass-buffer.h
  * The chunk analysis' own reassembly buffer for tshark's single pass
- * (chunk-single-pass.c; the shared mechanism: single-pass.h).
+ * (chunk/single-pass-buffer.c; the shared mechanism: common/single-pass.h).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -10,8 +10,8 @@
 #include <epan/packet.h>
 #include <epan/reassemble.h>
 
-#include "packet-chunk.h"
-#include "chunk-analysis-int.h"
+#include "chunk-int.h"
+#include "analysis-int.h"
 
 /* Forgets the previous file's budget (from the analysis' init routine). */
 void chunk_sp_init(void);

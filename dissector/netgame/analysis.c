@@ -1,4 +1,4 @@
-/* netgame-analysis.c
+/* netgame/analysis.c
  * Connection analysis for netgame (docs/netgame.md, "Analysis"): per UDP
  * conversation and direction, which packets the peer acknowledged and when
  * (acked-in links both ways, RTT), loss by the original's 1-second rule,
@@ -26,7 +26,7 @@
 #include <epan/tap.h>
 #include <epan/to_str.h>
 
-#include "ws-compat.h"
+#include "common/ws-compat.h"
 #include "netgame-int.h"
 
 #define NS_PER_S      1000000000LL
@@ -150,7 +150,7 @@ ng_conn_t *netgame_conn(guint i)
 }
 
 /* tshark's single pass is told from the first pass of -2 (and from the GUI)
- * as chunk-analysis.c does: it dissects every frame in one frame_data and
+ * as chunk/analysis.c does: it dissects every frame in one frame_data and
  * runs the taps (our probe listener sees them) or fills columns. Records
  * then live in the packet scope. */
 static tap_packet_status probe_packet(void *tapdata _U_, packet_info *pinfo, epan_dissect_t *edt _U_,

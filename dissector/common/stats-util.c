@@ -1,6 +1,6 @@
-/* stats-util.c
+/* common/stats-util.c
  * Text and GUI table plumbing for every protocol's statistics. See
- * stats-util.h.
+ * common/stats-util.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

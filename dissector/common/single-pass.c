@@ -1,4 +1,4 @@
-/* single-pass.c
+/* common/single-pass.c
  * Memory in tshark's single pass: the one place where the analyses depend on
  * tshark's internals (docs/architecture.md, "Single pass").
  *
@@ -18,7 +18,7 @@
  * Wireshark keeps a frame_data per frame. Both keep everything. A file's
  * first frame is never seen as the single pass.
  *
- * What the analyses do there (chunk-single-pass.c, packet-p2frag.c):
+ * What the analyses do there (chunk/single-pass-buffer.c, p2frag/dissect.c):
  * per-frame records live in the packet scope; a reassembly begun in the
  * single pass goes to a buffer of the protocol's own, handed to a tvb freed
  * with the completing packet, whose frame shows the same tree

@@ -1,6 +1,6 @@
-/* chunk-single-pass.c
+/* chunk/single-pass-buffer.c
  * The chunk analysis' own reassembly buffer for tshark's single pass (the
- * mechanism, and why: single-pass.c). A transfer's first sends go to a
+ * mechanism, and why: common/single-pass.c). A transfer's first sends go to a
  * buffer of its own, taken at its first slice (num slices x slice size,
  * within the analysis' state cap) and given to the reassembled chunk when
  * its last missing slice comes, whose frame shows the same Slices tree,
@@ -11,8 +11,8 @@
 #include <epan/packet.h>
 #include <epan/reassemble.h>
 
-#include "single-pass.h"
-#include "chunk-single-pass.h"
+#include "common/single-pass.h"
+#include "single-pass-buffer.h"
 
 static guint64 reasm_bytes;         /* live own buffers, counted against the budget */
 

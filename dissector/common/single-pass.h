@@ -1,9 +1,9 @@
-/* single-pass.h
+/* common/single-pass.h
  * Memory in tshark's single pass, shared by the analyses that keep per-frame
  * records and reassemble (chunk, p2frag): tells the single pass from
  * Wireshark's passes, drops reassembled data once its frame is done, and
  * shows a reassembly made outside Wireshark's table as the table would.
- * Why and how: single-pass.c and docs/architecture.md.
+ * Why and how: common/single-pass.c and docs/architecture.md.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,4 +1,4 @@
-/* p2frag-stats.c
+/* p2frag/stats.c
  * Statistics of the fragment analysis: one row per fragmented packet, then
  * per direction the measured fragment and packet loss and what
  * 1 - (1 - p)^n predicts (tshark -z p2frag,packets); the rows as a table in
@@ -17,8 +17,8 @@
 #include <epan/to_str.h>
 
 #include "p2frag-int.h"
-#include "stats-util.h"
-#include "ws-compat.h"
+#include "common/stats-util.h"
+#include "common/ws-compat.h"
 
 static double pkt_duration(const p2frag_pkt_t *pkt)
 {
