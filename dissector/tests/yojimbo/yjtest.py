@@ -73,17 +73,41 @@ def pcap(payloads, path, sport=30000, dport=PORT):
     with open(path, "wb") as f:
         f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
         for i, p in enumerate(payloads):
+            t = i * 0.01
             if isinstance(p, tuple):
-                p, rev = p
+                if len(p) == 3:
+                    p, rev, t = p
+                else:
+                    p, rev = p
             else:
                 rev = False
             s, d = (dport, sport) if rev else (sport, dport)
             udp = struct.pack("!HHHH", s, d, 8 + len(p), 0) + p
             ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
-                             bytes([127, 0, 0, 1]), bytes([127, 0, 0, 2] if not rev else [127, 0, 0, 1]))
+                             bytes([127, 0, 0, 2] if rev else [127, 0, 0, 1]),
+                             bytes([127, 0, 0, 1] if rev else [127, 0, 0, 2]))
             eth = b"\x00" * 12 + b"\x08\x00" + ip + udp
-            f.write(struct.pack("<IIII", 1000 + i // 100, (i % 100) * 10000, len(eth), len(eth)))
+            us = int(round(t * 1e6))
+            f.write(struct.pack("<IIII", 1000 + us // 1000000, us % 1000000, len(eth), len(eth)))
             f.write(eth)
+
+
+def reliable_header(seq, ack, ack_bits):
+    """reliable's regular packet header, canonically encoded."""
+    prefix = 0
+    tail = b""
+    for i in range(4):
+        byte = (ack_bits >> (8 * i)) & 0xFF
+        if byte != 0xFF:
+            prefix |= 1 << (i + 1)
+            tail += bytes([byte])
+    diff = (seq - ack) & 0xFFFF
+    if diff <= 255:
+        prefix |= 1 << 5
+        mid = bytes([diff])
+    else:
+        mid = struct.pack("<H", ack)
+    return bytes([prefix]) + struct.pack("<H", seq) + mid + tail
 
 
 def tshark(args, check=True):
