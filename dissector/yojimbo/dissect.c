@@ -657,7 +657,9 @@ static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_
             if (have_tap_listener(yj_eo_tap)) {
                 yj_eo_t *eo = wmem_new0(c->pinfo->pool, yj_eo_t);
                 eo->hostname = address_to_str(c->pinfo->pool, &c->pinfo->src);
-                eo->filename = wmem_strdup_printf(c->pinfo->pool, "yojimbo-block-ch%u-msg%u.bin", ch, id);
+                eo->filename = wmem_strdup_printf(c->pinfo->pool, "yojimbo-block-%s-%u-ch%u-msg%u.bin",
+                                                  address_to_str(c->pinfo->pool, &c->pinfo->src), c->pinfo->srcport,
+                                                  ch, id);
                 eo->content_type = "application/octet-stream";
                 eo->len = blen;
                 eo->data = (const guint8 *)tvb_memdup(c->pinfo->pool, block, 0, blen);

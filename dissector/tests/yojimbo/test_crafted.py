@@ -111,7 +111,7 @@ def main():
     out = os.path.join(d, "eo")
     y.tshark(["-r", p, "-d", "udp.port==40000,yojimbo", "-q", "--export-objects", "yojimbo," + out] + prefs)
     files = sorted(os.listdir(out)) if os.path.isdir(out) else []
-    c.eq("exported objects", files, ["yojimbo-block-ch1-msg77.bin"])
+    c.eq("exported objects", files, ["yojimbo-block-127.0.0.1-30000-ch1-msg77.bin"])
     if files:
         c.true("exported block bytes", open(os.path.join(out, files[0]), "rb").read() == block)
     c.done()
