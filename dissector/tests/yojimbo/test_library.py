@@ -103,12 +103,14 @@ def main():
                "%d matched of %d library packets (%d packets not in the log)" % (matched, n_lib, missing))
         print("%s: %d packets matched the library's view, %d datagrams not read by the library" % (name, matched, missing))
     # The examples' capture (real-yojimbo-cs): 1128 payloads, each an empty
-    # connection packet under the default configuration.
+    # connection packet under the default configuration (netcode notes the
+    # packet after its disconnect: a note is fine).
     rows = y.fields(os.path.join(y.CAPTURES, "real-yojimbo-cs.pcapng"), ["yojimbo.channel_entries", "_ws.expert.severity"],
                     ["-d", "udp.port==40000,netcode", "-o", "netcode.keylog_file:" +
                      os.path.join(y.CAPTURES, "real-yojimbo-cs.keys"), "-Y", "yojimbo"], decode=False)
     c.eq("real-yojimbo-cs: empty connection packets", len(rows), 1128)
-    c.true("real-yojimbo-cs: all empty, no expert info", all(r == ["0", ""] for r in rows), str(rows[:3]))
+    c.true("real-yojimbo-cs: all empty, no warning or error",
+           all(r[0] == "0" and all(int(v) < 0x600000 for v in r[1].split(",") if v) for r in rows), str(rows[:3]))
 
     # The blocks soak sends are filled with uint8(its sequence + j): every
     # block exported from the real capture must be (a fragment misplaced
