@@ -141,6 +141,8 @@ static void dir_free(yj_dir_t *d)
 {
     if (d->sent)
         g_hash_table_destroy(d->sent);
+    if (d->frag0_acks)
+        g_hash_table_destroy(d->frag0_acks);
     for (int i = 0; i < YJ_MAX_CHANNELS; i++)
         if (d->msgs[i])
             g_hash_table_destroy(d->msgs[i]);
@@ -219,6 +221,7 @@ static yj_dir_t *get_dir(packet_info *pinfo, yj_conv_t **conv_out, int *which)
         y->sport = pinfo->srcport;
         y->dport = pinfo->destport;
         y->sent = g_hash_table_new(g_direct_hash, g_direct_equal);
+        y->frag0_acks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     }
     *conv_out = c;
     *which = d;
@@ -335,6 +338,17 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
     y->last_time = pinfo->abs_ts;
 
     fr->have_header = yj_find_reliable_header(pinfo, tvb, &seq, &ack, &ack_bits, &have_ack);
+    if (fr->have_header && !have_ack) {
+        /* reassembled by reliable from fragments: the acks of its fragment 0,
+         * recorded when that frame went by (yj_analysis_fragment0) */
+        guint32 *a = (guint32 *)g_hash_table_lookup(y->frag0_acks, GUINT_TO_POINTER((guint)seq));
+        if (a) {
+            ack = (guint16)a[0];
+            ack_bits = a[1];
+            have_ack = TRUE;
+            g_hash_table_remove(y->frag0_acks, GUINT_TO_POINTER((guint)seq));
+        }
+    }
     if (fr->have_header) {
         fr->seq = seq;
         fr->ack = ack;
@@ -420,6 +434,37 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
         y->have_seq = TRUE;
     }
     return fr;
+}
+
+void yj_analysis_fragment0(packet_info *pinfo)
+{
+    conversation_t *conv;
+    yj_conv_t *c;
+    yj_dir_t *y;
+    int d;
+
+    if (!convs || pinfo->fd->visited)
+        return;
+    conv = find_conversation_pinfo(pinfo, 0);
+    if (!conv || !wmem_map_lookup(convs, conv))
+        return;
+    for (GSList *l = pinfo->data_src; l; l = l->next) {
+        tvbuff_t *t = get_data_source_tvb((const struct data_source *)l->data);
+        guint16 seq, s, a;
+        guint32 ab;
+        guint32 *rec;
+
+        if (!t || tvb_captured_length(t) < 5 + 3 || tvb_get_guint8(t, 0) != 1 || tvb_get_guint8(t, 3) != 0)
+            continue;
+        seq = tvb_get_letohs(t, 1);
+        if (yj_reliable_header(tvb_new_subset_remaining(t, 5), &s, &a, &ab) < 0 || s != seq)
+            continue;
+        y = get_dir(pinfo, &c, &d);
+        rec = g_new(guint32, 2);
+        rec[0] = a;
+        rec[1] = ab;
+        g_hash_table_replace(y->frag0_acks, GUINT_TO_POINTER((guint)seq), rec);
+    }
 }
 
 static void append_list(wmem_strbuf_t *sb, const guint32 *v, guint n)

@@ -945,6 +945,13 @@ static ws_cb_bool dissect_yojimbo_heur(tvbuff_t *tvb, packet_info *pinfo, proto_
     return TRUE;
 }
 
+/* Sees every frame after the others: the acks of reliable fragments 0. */
+static int dissect_yojimbo_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *tree _U_, void *data _U_)
+{
+    yj_analysis_fragment0(pinfo);
+    return 0;
+}
+
 static void yj_init(void)
 {
     yj_analysis_init();
@@ -1065,6 +1072,7 @@ void proto_register_yojimbo(void)
                                                   "yojimbo_plain");
     yojimbo_plain_handle = register_dissector("yojimbo_plain", dissect_yojimbo_plain, proto_yojimbo_plain);
     yj_eo_tap = register_export_object(proto_yojimbo, eo_packet, NULL);
+    register_postdissector(create_dissector_handle(dissect_yojimbo_post, proto_yojimbo));
     yj_stats_tap = register_tap("yojimbo_stats");
     register_init_routine(yj_init);
     register_cleanup_routine(yj_cleanup);

@@ -139,6 +139,7 @@ typedef struct yj_dir {
     gboolean have_seq;
     guint32 last_ext_seq;           /* the newest sequence, unwrapped */
     GHashTable *sent;               /* unwrapped sequence -> yj_sent_t */
+    GHashTable *frag0_acks;         /* sequence -> guint32[2] ack, ack bits of a fragment 0 */
     GHashTable *msgs[YJ_MAX_CHANNELS]; /* unwrapped message id -> yj_msg_t (per channel) */
     guint32 last_ext_id[YJ_MAX_CHANNELS];
     gboolean have_id[YJ_MAX_CHANNELS];
@@ -198,7 +199,10 @@ void yj_analysis_cleanup(void);
  * frame record (also kept for later passes). Later passes: the record. */
 yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pending_item_t *items,
                                guint n_items);
-/* The direction index of the packet within its conversation. */
+/* Every frame (postdissector), first pass: a reliable fragment 0 of a
+ * conversation the analysis knows has its acks kept until reliable hands
+ * over the reassembled packet (the library applies them then too). */
+void yj_analysis_fragment0(packet_info *pinfo);
 /* Plain-language diagnosis of a message or block that never completed
  * (NULL when it did). */
 char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m);

@@ -9,6 +9,7 @@ the soak configuration and the example schema) must decode each packet to the
 same values, with no malformed packet and no undecoded byte."""
 import collections
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -102,6 +103,57 @@ def main():
         c.true(name + " every library packet matched", matched >= n_lib,
                "%d matched of %d library packets (%d packets not in the log)" % (matched, n_lib, missing))
         print("%s: %d packets matched the library's view, %d datagrams not read by the library" % (name, matched, missing))
+    # Acks: captures/real-yojimbo-NAME-acks.txt lists, per direction, every
+    # message id and block fragment the sender's channel took as acknowledged
+    # (the first time, logged inside the library). On the wire nothing is
+    # lost after the capture point (the simulator drops before the socket),
+    # so what the dissector finds acknowledged by a packet the library read
+    # (the last ones on the wire arrive after soak stops reading) must be the
+    # library's list exactly.
+    for name in ("clean", "loss"):
+        base = os.path.join(y.CAPTURES, "real-yojimbo-" + name)
+        lib_read = {(d, s) for d, v in library(base + "-library.txt").items() for s in v}
+        lib_msgs = set()
+        lib_frags = set()
+        for line in open(base + "-acks.txt"):
+            f = line.split()
+            if f[1] == "msg":
+                lib_msgs.add((f[0], int(f[2])))
+            else:
+                lib_frags.add((f[0], int(f[2]), int(f[3])))
+        keys = ["-o", "netcode.private_key:" + "00" * 32]
+        rows = y.fields(base + ".pcapng", ["frame.number", "udp.dstport", "yojimbo.analysis.reliable_sequence",
+                                            "yojimbo.block.message_id", "yojimbo.block.fragment_id",
+                                            "yojimbo.analysis.acked_in"], keys + SOAK + ["-2"], decode=False)
+        seq_of = {}
+        frags = set()
+        for r in rows:
+            if r[2] == "":
+                continue
+            d = "to-server" if r[1] == "40771" else "to-client"
+            seq_of[int(r[0])] = (d, int(r[2].split(",")[0]))
+        def read_by_library(frame):
+            return seq_of.get(frame) in lib_read
+        for r in rows:
+            if r[3] and r[5]:
+                d = "to-server" if r[1] == "40771" else "to-client"
+                if read_by_library(int(r[5])):
+                    frags.add((d, int(r[3]), int(r[4])))
+        out = y.tshark(["-r", base + ".pcapng", "-q", "-z", "yojimbo,messages"] + keys + SOAK).stdout
+        msgs = set()
+        for l in out.splitlines():
+            m = re.match(r"^\d+\s+\S+:(\d+) -> \S+:(\d+)\s+(\d+)\s+(\d+)\s+(.*)$", l)
+            if m:
+                acked_in = int(m.group(5).split()[4])
+                if acked_in and read_by_library(acked_in):
+                    msgs.add(("to-server" if m.group(2) == "40771" else "to-client", int(m.group(4))))
+        c.eq("%s: acknowledged message ids, not in the library's list" % name, sorted(msgs - lib_msgs), [])
+        c.eq("%s: acknowledged message ids, only in the library's list" % name, sorted(lib_msgs - msgs), [])
+        c.eq("%s: acknowledged fragments, not in the library's list" % name, sorted(frags - lib_frags), [])
+        c.eq("%s: acknowledged fragments, only in the library's list" % name, sorted(lib_frags - frags), [])
+        print("%s: %d message ids and %d block fragments acknowledged, as the library saw them" %
+              (name, len(msgs), len(frags)))
+
     # The examples' capture (real-yojimbo-cs): 1128 payloads, each an empty
     # connection packet under the default configuration (netcode notes the
     # packet after its disconnect: a note is fine).
