@@ -47,7 +47,7 @@ int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bit
 
     if (len < 3)
         return -1;
-    prefix = tvb_get_guint8(t, p++);
+    prefix = yj_u8(t, p++);
     if (prefix & 1)
         return -1;
     *seq = tvb_get_letohs(t, p);
@@ -55,7 +55,7 @@ int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bit
     if (prefix & (1 << 5)) {
         if (len < p + 1)
             return -1;
-        *ack = (guint16)(*seq - tvb_get_guint8(t, p));
+        *ack = (guint16)(*seq - yj_u8(t, p));
         p++;
     } else {
         if (len < p + 2)
@@ -69,7 +69,7 @@ int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bit
             if (len < p + 1)
                 return -1;
             *ack_bits &= ~(0xFFu << (8 * (i - 1)));
-            *ack_bits |= (guint32)tvb_get_guint8(t, p) << (8 * (i - 1));
+            *ack_bits |= (guint32)yj_u8(t, p) << (8 * (i - 1));
             p++;
         }
     }
@@ -100,7 +100,7 @@ gboolean yj_find_reliable_header(packet_info *pinfo, tvbuff_t *tvb, guint16 *seq
         }
         tl = tvb_captured_length(t);
         /* a reliable fragment: prefix 1, sequence, fragment id, count - 1 */
-        if (tl >= 5 && tvb_get_guint8(t, 0) == 1)
+        if (tl >= 5 && yj_u8(t, 0) == 1)
             frag = t;
         if (tl < my_len + 3 || tl > my_len + 9)
             continue;
@@ -122,7 +122,7 @@ gboolean yj_find_reliable_header(packet_info *pinfo, tvbuff_t *tvb, guint16 *seq
         guint32 ab;
         *seq = tvb_get_letohs(frag, 1);
         *have_ack = FALSE;
-        if (tvb_get_guint8(frag, 3) == 0) {
+        if (yj_u8(frag, 3) == 0) {
             tvbuff_t *h0 = tvb_new_subset_remaining(frag, 5);
             if (yj_reliable_header(h0, &s, &a, &ab) > 0 && s == *seq) {
                 *ack = a;
@@ -443,7 +443,7 @@ void yj_analysis_fragment0(packet_info *pinfo)
     yj_dir_t *y;
     int d;
 
-    if (!convs || pinfo->fd->visited)
+    if (!convs || pinfo->fd->visited || wmem_map_size(convs) == 0)
         return;
     conv = find_conversation_pinfo(pinfo, 0);
     if (!conv || !wmem_map_lookup(convs, conv))
@@ -454,7 +454,7 @@ void yj_analysis_fragment0(packet_info *pinfo)
         guint32 ab;
         guint32 *rec;
 
-        if (!t || tvb_captured_length(t) < 5 + 3 || tvb_get_guint8(t, 0) != 1 || tvb_get_guint8(t, 3) != 0)
+        if (!t || tvb_captured_length(t) < 5 + 3 || yj_u8(t, 0) != 1 || yj_u8(t, 3) != 0)
             continue;
         seq = tvb_get_letohs(t, 1);
         if (yj_reliable_header(tvb_new_subset_remaining(t, 5), &s, &a, &ab) < 0 || s != seq)
@@ -521,6 +521,12 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
         }
         if ((double)m->max_stall_ns / 1e9 >= yj_stall_seconds)
             wmem_strbuf_append_printf(sb, "; it stalled %.2f s", (double)m->max_stall_ns / 1e9);
+        {
+            nstime_t idle;
+            nstime_delta(&idle, &capture_end, &m->last_progress);
+            if (nstime_to_sec(&idle) >= yj_stall_seconds)
+                wmem_strbuf_append_printf(sb, "; no fragment acknowledged in its last %.2f s", nstime_to_sec(&idle));
+        }
         wmem_strbuf_append(sb, ": ");
         g_free(never_sent);
         g_free(unacked);

@@ -159,7 +159,7 @@ gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
     first = (guint)(b->pos >> 3);
     last = (guint)((b->pos + (guint64)n - 1) >> 3);
     for (guint k = first; k <= last; k++)
-        w |= (guint64)tvb_get_guint8(b->tvb, k) << (8 * (k - first));
+        w |= (guint64)yj_u8(b->tvb, k) << (8 * (k - first));
     w >>= (b->pos & 7);
     *v = (guint32)(w & ((n == 32) ? 0xFFFFFFFFu : ((1u << n) - 1)));
     b->pos += (guint64)n;
@@ -892,7 +892,7 @@ static int dissect_yojimbo_plain(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
 
     if (len != tvb_reported_length(tvb) || len < 3)
         return 0;
-    if (tvb_get_guint8(tvb, 0) & 1) {
+    if (yj_u8(tvb, 0) & 1) {
         col_set_str(pinfo->cinfo, COL_PROTOCOL, "yojimbo");
         col_set_str(pinfo->cinfo, COL_INFO, "reliable fragment (not reassembled without the reliable dissector)");
         proto_tree_add_item(tree, proto_yojimbo, tvb, 0, -1, ENC_NA);
@@ -929,7 +929,7 @@ static ws_cb_bool dissect_yojimbo_heur(tvbuff_t *tvb, packet_info *pinfo, proto_
     if (!yj_read_bits(&b, yj_bits_required(0, (guint32)cfg_n_ch), &entries) || entries > (guint32)cfg_n_ch)
         return FALSE;
     if (entries == 0) {
-        if (len != 1 || tvb_get_guint8(tvb, 0) >> b.pos)
+        if (len != 1 || yj_u8(tvb, 0) >> b.pos)
             return FALSE;
     } else {
         if (!yj_read_bits(&b, yj_bits_required(0, (guint32)cfg_n_ch - 1), &ch) || ch >= (guint32)cfg_n_ch)

@@ -22,6 +22,13 @@
 #include <epan/packet.h>
 
 void proto_register_yojimbo(void);
+
+/* One byte (tvb_get_guint8 is deprecated from 4.4 on, tvb_get_uint8 absent
+ * in 4.0); throws like it past the end. */
+static inline guint8 yj_u8(tvbuff_t *tvb, gint offset)
+{
+    return *tvb_get_ptr(tvb, offset, 1);
+}
 void proto_reg_handoff_yojimbo(void);
 
 /* ---- Configuration (the yojimbo.channels preference) ------------------- */
