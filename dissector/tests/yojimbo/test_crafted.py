@@ -84,6 +84,19 @@ def main():
                     ["-o", "yojimbo.channels:ro", "-o", "yojimbo.message_types:1"])
     c.eq("elided channel index and type", rows[0][:3], ["0", "65534,65535,2", "0"])
 
+    # An unreliable-unordered channel: type and body per message, and a block
+    # after a block message's body (the example schema marks type 1).
+    p = os.path.join(d, "uu.pcap")
+    w = W().int_(1, 0, 2).int_(0, 0, 1).bool_(0).bool_(1).int_(2, 1, 256)
+    w.int_(1, 0, 3).bits_(300, 16).int_(5, 1, 100).bytes_(b"hello")      # TestBlockMessage + 5-byte block
+    w.int_(0, 0, 3).bits_(21, 16).bits_(0, 1)                             # TestMessage 21: 1 dummy bit
+    y.pcap([w.data()], p)
+    rows = y.fields(p, ["yojimbo.message_type", "yojimbo.body.value", "yojimbo.message_block_size",
+                        "yojimbo.message_block", "_ws.expert.message", "yojimbo.undecoded"],
+                    ["-o", "yojimbo.channels:uu:100,ro", "-o",
+                     "yojimbo.schema_file:" + os.path.join(y.REPO, "docs", "yojimbo-example.schema")])
+    c.eq("unreliable messages with a block", rows[0], ["1,0", "300,21", "5", "68656c6c6f", "", ""])
+
     # A block of 2500 bytes in three 1024-byte fragments (sent 2, 0, 1):
     # reassembled in the last frame, exported with its bytes.
     block = bytes((i * 7) & 0xFF for i in range(2500))
