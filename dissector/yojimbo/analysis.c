@@ -27,6 +27,7 @@ static wmem_map_t *convs;           /* conversation_t * -> yj_conv_t */
 static GPtrArray *all_msgs;         /* yj_msg_t *, first sight order */
 static guint n_convs;
 static nstime_t capture_end;
+static guint64 n_frag_slots;        /* fragment records allocated for the file */
 
 typedef struct yj_sent {
     guint32 frame;
@@ -153,6 +154,7 @@ void yj_analysis_init(void)
     convs = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
     all_msgs = g_ptr_array_new();
     n_convs = 0;
+    n_frag_slots = 0;
     nstime_set_zero(&capture_end);
 }
 
@@ -250,6 +252,12 @@ static yj_msg_t *get_msg(yj_conv_t *c, int d, const yj_pending_item_t *p, packet
     if (m && m->is_block != p->is_block)
         m = NULL;   /* a block and a message cannot share an id: start again */
     if (!m) {
+        /* Bounds on what one file makes the analysis keep: a few bytes of
+         * hostile packet can claim a new id with 65535 fragments. */
+        if (all_msgs->len >= YJ_MAX_TRACKED_MSGS ||
+            (p->is_block && n_frag_slots + p->num_fragments > YJ_MAX_TRACKED_FRAGMENTS))
+            return NULL;
+        n_frag_slots += p->is_block ? p->num_fragments : 0;
         m = wmem_new0(wmem_file_scope(), yj_msg_t);
         m->index = all_msgs->len + 1;
         m->dir = (guint8)d;
@@ -379,6 +387,10 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
         if (p->channel >= YJ_MAX_CHANNELS)
             continue;
         m = get_msg(c, d, p, pinfo);
+        if (!m) {
+            fr->limited = TRUE;
+            continue;
+        }
         if (p->type >= 0 && (!p->is_block || p->frag == 0))
             m->type = p->type;
         it->msg = m;

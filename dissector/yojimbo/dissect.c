@@ -107,6 +107,7 @@ static expert_field ei_not_block = EI_INIT;
 static expert_field ei_resend = EI_INIT;
 static expert_field ei_after_ack = EI_INIT;
 static expert_field ei_never = EI_INIT;
+static expert_field ei_limit = EI_INIT;
 
 static reassembly_table yj_reassembly;
 
@@ -694,7 +695,7 @@ static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
     proto_tree *at;
     proto_item *ai;
 
-    if (!fr || (!fr->n_items && !fr->have_header))
+    if (!fr || (!fr->n_items && !fr->have_header && !fr->limited))
         return;
     guint32 n_resent = 0, n_after_ack = 0;
 
@@ -758,6 +759,10 @@ static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
     }
     /* One expert info a packet (a summary per message would make thousands of
      * distinct lines in Expert Information). */
+    if (fr->limited)
+        expert_add_info_format(c->pinfo, ai, &ei_limit,
+                               "Not followed: the analysis keeps at most %u message ids and %u block fragments a file",
+                               YJ_MAX_TRACKED_MSGS, YJ_MAX_TRACKED_FRAGMENTS);
     if (n_resent)
         expert_add_info_format(c->pinfo, ai, &ei_resend, "Resends: %u message%s or fragment%s sent before", n_resent,
                                n_resent == 1 ? "" : "s", n_resent == 1 ? "" : "s");
@@ -1038,6 +1043,7 @@ void proto_register_yojimbo(void)
         { &ei_resend, { "yojimbo.resend", PI_SEQUENCE, PI_NOTE, "Message or fragment resent", EXPFILL } },
         { &ei_after_ack, { "yojimbo.resend_after_ack", PI_SEQUENCE, PI_NOTE, "Resent after its ack", EXPFILL } },
         { &ei_never, { "yojimbo.never_completed", PI_SEQUENCE, PI_WARN, "Never acknowledged", EXPFILL } },
+        { &ei_limit, { "yojimbo.analysis_limit", PI_SEQUENCE, PI_NOTE, "Analysis limit reached", EXPFILL } },
     };
     module_t *m;
     expert_module_t *em;

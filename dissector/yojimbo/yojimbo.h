@@ -169,8 +169,14 @@ typedef struct yj_item {
     guint32 progress;               /* a block's fragments acked before this packet */
 } yj_item_t;
 
+/* The analysis follows at most this many message ids and blocks, and block
+ * fragments, a file (docs/yojimbo.md, "Limits"). */
+#define YJ_MAX_TRACKED_MSGS 1000000u
+#define YJ_MAX_TRACKED_FRAGMENTS 4000000u
+
 typedef struct yj_frame {
     gboolean have_header;
+    gboolean limited;               /* an item not followed: a limit was reached */
     guint16 seq, ack;
     guint32 ack_bits;
     guint32 n_items;

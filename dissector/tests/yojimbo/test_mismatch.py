@@ -57,6 +57,37 @@ def main():
             c.eq("random bytes %s %s exit code" % (prefs, two), r.returncode, 0)
             r = y.tshark(["-r", p, "-d", "udp.port==40000,yojimbo_plain", "-V"] + prefs + two, check=False)
             c.eq("random bytes, plain, -V %s %s exit code" % (prefs, two), r.returncode, 0)
+    # Hostile claims: new block ids of 65535 fragments each, and 256 new
+    # message ids a packet. The analysis stops following new ones at its
+    # limits (4 000 000 fragments, 1 000 000 ids) and says so.
+    big = ["-o", "yojimbo.channels:ro:16776960:256"]
+    pk = []
+    for i in range(100):
+        w = y.Writer().int_(1, 0, 1).bool_(1).bits_(i, 16).int_(65535, 1, 65535).int_(1, 0, 65534)
+        w.int_(1, 1, 256).bytes_(b"x")
+        pk.append(y.reliable_header(i, 0, 0xFFFFFFFF) + w.data())
+    p = os.path.join(d, "fragments.pcap")
+    y.pcap(pk, p)
+    rows = y.fields(p, ["frame.number", "_ws.expert.message"], ["-d", "udp.port==40000,yojimbo_plain"] + big,
+                    decode=False)
+    limited = [int(r[0]) for r in rows if "Not followed" in r[1]]
+    c.eq("fragment limit: blocks followed before it", limited[:1], [62])   # 61 x 65535 <= 4 000 000 < 62 x 65535
+    c.eq("fragment limit: every later block noted", len(limited), 39)
+    pk = []
+    for i in range(4000):
+        first = (i * 256) % 65536
+        w = y.Writer().int_(1, 0, 1).bool_(0).bool_(1).int_(256, 1, 256).bits_(first, 16)
+        for k in range(1, 256):
+            w.seq_relative((first + k - 1) % 65536, (first + k) % 65536)
+        pk.append(y.reliable_header(i % 65536, 0, 0xFFFFFFFF) + w.data())
+    p = os.path.join(d, "ids.pcap")
+    y.pcap(pk, p)
+    t0 = time.time()
+    rows = y.fields(p, ["frame.number", "_ws.expert.message"], ["-d", "udp.port==40000,yojimbo_plain",
+                                                                "-o", "yojimbo.channels:ro"], decode=False)
+    limited = [int(r[0]) for r in rows if "Not followed" in r[1]]
+    c.true("message id limit reached at 1 000 000 ids (3907 packets of 256)", limited[:1] == [3907], str(limited[:3]))
+    c.true("1 024 000 message ids in %.1f s" % (time.time() - t0), time.time() - t0 < 300)
     c.done()
 
 
