@@ -623,9 +623,15 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
             }
         }
     } else {
+        gboolean any_keys;
         plain_len = s.enc_len - NC_MAC_BYTES;
-        plain = (guint8 *)wmem_alloc(pinfo->pool, plain_len ? plain_len : 1);
-        if (first && conn) {
+        if (first && conn && !conn->keys && !nc_keys_pair_count() && pref_keylog_file && *pref_keylog_file)
+            keylog_maybe_read(FALSE);
+        /* Without any key to try, no buffer and no trial. */
+        any_keys = first ? conn && (conn->keys || nc_keys_pair_count()) : rec->keys != NULL;
+        if (any_keys)
+            plain = (guint8 *)wmem_alloc(pinfo->pool, plain_len ? plain_len : 1);
+        if (first && conn && any_keys) {
             guint64 pid = 0;
             nc_keypair_t *kp = NULL;
             if (s.enc_len <= 1300 + NC_MAC_BYTES)
@@ -795,7 +801,11 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
                 proto_tree_add_item(nt, hf_netcode_payload, ptvb, 0, -1, ENC_NA);
                 proto_item_set_generated(proto_tree_add_uint(nt, hf_netcode_payload_len, ptvb, 0, 0, plain_len));
             }
-            col_add_fstr(pinfo->cinfo, COL_INFO, "%s seq=%" G_GUINT64_FORMAT, type_short[s.type], s.seq);
+            if (s.seq >= NC_GLOBAL_SEQ_BASE && (s.type == NC_CHALLENGE || s.type == NC_DENIED))
+                col_add_fstr(pinfo->cinfo, COL_INFO, "%s seq=2^63+%" G_GUINT64_FORMAT, type_short[s.type],
+                             s.seq - NC_GLOBAL_SEQ_BASE);
+            else
+                col_add_fstr(pinfo->cinfo, COL_INFO, "%s seq=%" G_GUINT64_FORMAT, type_short[s.type], s.seq);
             if (s.type == NC_PAYLOAD)
                 col_append_fstr(pinfo->cinfo, COL_INFO, " len=%u", plain_len);
             else if (s.type == NC_KEEP_ALIVE && plain_len == 8)
@@ -832,7 +842,7 @@ done:
                                nc_keys_keylog_problem());
     if (pref_error_frame == pinfo->num && private_key_pref_error)
         expert_add_info_format(pinfo, ti, &ei_netcode_private_key_pref, "%s", private_key_pref_error);
-    if (conn && conn->confirmed_frame && !pinfo->flags.in_error_pkt) {
+    if (conn && conn->confirmed_frame && !pinfo->flags.in_error_pkt && have_tap_listener(netcode_tap)) {
         nc_tap_info_t *tap = wmem_new(pinfo->pool, nc_tap_info_t);
         tap->conn = conn;
         tap->rec = rec;
