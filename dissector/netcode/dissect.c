@@ -490,8 +490,13 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
     rec = (nc_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_netcode, 0);
 
     if (!first) {
-        if (!rec && mode != MODE_FORCED)
-            return 0;
+        if (!rec) {
+            /* Decode As chosen after the first pass: shown, not analysed. */
+            if (mode != MODE_FORCED)
+                return 0;
+            rec = wmem_new0(pinfo->pool, nc_frame_t);
+            rec->private_key = -1;
+        }
     } else if (!rec) {
         /* The first pass decides, and every later pass follows. */
         if (!s.plausible && mode != MODE_FORCED)
