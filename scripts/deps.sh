@@ -6,10 +6,14 @@
 set -euo pipefail
 
 # libglib2.0-dev: wireshark.pc requires glib-2.0, and libwireshark-dev does not pull it in.
-pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libglib2.0-dev libwireshark-dev tshark python3 util-linux)
+# libgcrypt20-dev: the netcode dissector's ChaCha20-Poly1305.
+pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libglib2.0-dev libwireshark-dev libgcrypt20-dev tshark
+      python3 util-linux)
 if [ "${1:-}" = "--test" ]; then
     # time: /usr/bin/time measures peak memory in the hostile-capture tests.
-    pkgs+=(clang libclang-rt-14-dev time)
+    # libsodium-dev: netcode.crypto compares the dissector's AEADs with libsodium's, and the
+    # netcode tests make their packets with it.
+    pkgs+=(clang libclang-rt-14-dev time libsodium-dev)
 fi
 
 missing=()

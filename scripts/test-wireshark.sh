@@ -25,7 +25,7 @@
 #      chroot, and unmounts them on exit, failure included;
 #   3. configures and builds the clone with -Werror into build-ws<VERSION>/
 #      (a build tree per version, in the clone, reused by the next run);
-#   4. runs ctest -R '^(dissector|analysis|netgame)\.' (CHUNK_WS_TESTS overrides the
+#   4. runs ctest -R '^(dissector|analysis|netgame|netcode)\.' (CHUNK_WS_TESTS overrides the
 #      regex) in it. scripts/chunk-tshark runs tshark as the user nobody, since
 #      tshark running as root ignores plugin folders.
 # A chroot that exists and fails to build or test fails the run (exit 1).
@@ -37,19 +37,19 @@
 #   CHUNK_CHROOTS   where the chroots are kept (default /var/cache/chunkshark/chroots),
 #                   outside the clone, reused by every run and every clone
 #   CHUNK_MIRROR    Debian mirror (default http://deb.debian.org/debian)
-#   CHUNK_WS_TESTS  ctest -R regex (default '^(dissector|analysis|netgame)\.')
+#   CHUNK_WS_TESTS  ctest -R regex (default '^(dissector|analysis|netgame|netcode)\.')
 #   JOBS            parallel build and test jobs (default: nproc)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 chroots=${CHUNK_CHROOTS:-/var/cache/chunkshark/chroots}
 mirror=${CHUNK_MIRROR:-http://deb.debian.org/debian}
-tests=${CHUNK_WS_TESTS:-'^(dissector|analysis|netgame)\.'}
+tests=${CHUNK_WS_TESTS:-'^(dissector|analysis|netgame|netcode)\.'}
 jobs=${JOBS:-$(nproc)}
 # What the build and the tests need (scripts/deps.sh --test, less clang:
 # the fuzzers run on the host only).
 pkgs=(gcc make cmake pkg-config libwireshark-dev tshark libglib2.0-dev zlib1g-dev
-      libpcap-dev python3 util-linux time binutils)
+      libpcap-dev python3 util-linux time binutils libgcrypt20-dev libsodium-dev)
 
 usage() {
     cat <<EOF

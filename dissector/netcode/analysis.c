@@ -185,7 +185,7 @@ void nc_analysis_packet(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec, const
     d->last_frame = pinfo->num;
     d->last_time = *t;
 
-    if ((c->end == NC_END_DISCONNECT_CLIENT || c->end == NC_END_DISCONNECT_SERVER) &&
+    if ((c->end == NC_END_DISCONNECT_CLIENT || c->end == NC_END_DISCONNECT_SERVER) && c->end_frame < pinfo->num &&
         p->type != NC_DISCONNECT && p->type != NC_REQUEST)
         rec->flags |= NC_F_AFTER_DISCONNECT;
 
@@ -305,7 +305,7 @@ void nc_analysis_packet(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec, const
         c->n_disconnect[dn]++;
         rec->nth = c->n_disconnect[dn];
         rec->flags |= NC_F_DISCONNECT;
-        if (c->end != NC_END_DISCONNECT_CLIENT && c->end != NC_END_DISCONNECT_SERVER) {
+        if (c->end == NC_END_NONE) {
             c->end = dn == NC_C2S ? NC_END_DISCONNECT_CLIENT : NC_END_DISCONNECT_SERVER;
             c->end_frame = pinfo->num;
             c->end_time = *t;

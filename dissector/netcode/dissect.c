@@ -21,7 +21,6 @@
 #include <epan/proto_data.h>
 #include <epan/tap.h>
 #include <epan/to_str.h>
-#include <wsutil/pint.h>
 
 #include "netcode.h"
 #include "netcode-int.h"
@@ -217,12 +216,14 @@ typedef struct nc_shape {
 static void read_shape(tvbuff_t *tvb, nc_shape_t *s)
 {
     guint32 len = tvb_reported_length(tvb);
+    const guint8 *d;
 
     memset(s, 0, sizeof *s);
     s->len = len;
     if (len < 1 || tvb_captured_length(tvb) < len)
         return;
-    s->prefix = tvb_get_guint8(tvb, 0);
+    d = tvb_get_ptr(tvb, 0, len);
+    s->prefix = d[0];
     if (s->prefix == 0) {
         s->request = len == NC_REQUEST_BYTES &&
                      tvb_memeql(tvb, 1, nc_version_info, NC_VERSION_BYTES) == 0;
@@ -236,8 +237,8 @@ static void read_shape(tvbuff_t *tvb, nc_shape_t *s)
         return;
     s->plausible = TRUE;
     for (guint i = 0; i < s->seq_bytes; i++)
-        s->seq |= (guint64)tvb_get_guint8(tvb, 1 + i) << (8 * i);
-    s->canonical = s->seq_bytes == 1 || tvb_get_guint8(tvb, s->seq_bytes) != 0;
+        s->seq |= (guint64)d[1 + i] << (8 * i);
+    s->canonical = s->seq_bytes == 1 || d[s->seq_bytes] != 0;
     s->enc_len = len - 1 - s->seq_bytes;
     {
         guint32 plain = s->enc_len - NC_MAC_BYTES;
@@ -321,7 +322,7 @@ static gboolean try_token(tvbuff_t *tvb, const guint8 *key, guint64 pid, guint64
  * the address count or an address type is out of range. */
 static int token_keys_offset(const guint8 *t, guint32 *naddr)
 {
-    guint32 n = pletoh32(t + 12);
+    guint32 n = nc_le32(t + 12);
     int off = 16;
 
     *naddr = n;
@@ -347,18 +348,18 @@ static gboolean server_in_token(packet_info *pinfo, const guint8 *t, guint32 nad
     for (guint32 i = 0; i < naddr; i++) {
         if (t[off] == 1) {
             if (pinfo->dst.type == AT_IPv4 && !memcmp(pinfo->dst.data, t + off + 1, 4) &&
-                pletoh16(t + off + 5) == pinfo->destport)
+                nc_le16(t + off + 5) == pinfo->destport)
                 return TRUE;
             off += 7;
         } else {
             if (pinfo->dst.type == AT_IPv6) {
                 guint8 a[16];
                 for (int w = 0; w < 8; w++) {
-                    guint16 v = pletoh16(t + off + 1 + 2 * w);
+                    guint16 v = nc_le16(t + off + 1 + 2 * w);
                     a[2 * w] = (guint8)(v >> 8);
                     a[2 * w + 1] = (guint8)v;
                 }
-                if (!memcmp(pinfo->dst.data, a, 16) && pletoh16(t + off + 17) == pinfo->destport)
+                if (!memcmp(pinfo->dst.data, a, 16) && nc_le16(t + off + 17) == pinfo->destport)
                     return TRUE;
             }
             off += 19;
@@ -417,7 +418,8 @@ static void conn_confirm(nc_conn_t *c, packet_info *pinfo, conversation_t *conv)
 
 /* ---- Display --------------------------------------------------------------- */
 
-static void add_token_tree(proto_tree *tree, tvbuff_t *ptvb, guint32 naddr, int keys_off)
+static void add_token_tree(packet_info *pinfo, proto_tree *tree, tvbuff_t *ptvb, const guint8 *t, guint32 naddr,
+                           int keys_off)
 {
     proto_tree_add_item(tree, hf_netcode_token_client_id, ptvb, 0, 8, ENC_LITTLE_ENDIAN);
     proto_tree_add_item(tree, hf_netcode_token_timeout, ptvb, 8, 4, ENC_LITTLE_ENDIAN);
@@ -427,22 +429,21 @@ static void add_token_tree(proto_tree *tree, tvbuff_t *ptvb, guint32 naddr, int 
     {
         int off = 16;
         for (guint32 i = 0; i < naddr; i++) {
-            guint8 at = tvb_get_guint8(ptvb, off);
-            if (at == 1) {
-                proto_tree_add_string_format_value(tree, hf_netcode_token_server_address, ptvb, off, 7,
-                    wmem_strdup_printf(wmem_packet_scope(), "%u.%u.%u.%u:%u", tvb_get_guint8(ptvb, off + 1),
-                                       tvb_get_guint8(ptvb, off + 2), tvb_get_guint8(ptvb, off + 3),
-                                       tvb_get_guint8(ptvb, off + 4), tvb_get_letohs(ptvb, off + 5)),
-                    "%u.%u.%u.%u:%u (IPv4)", tvb_get_guint8(ptvb, off + 1), tvb_get_guint8(ptvb, off + 2),
-                    tvb_get_guint8(ptvb, off + 3), tvb_get_guint8(ptvb, off + 4), tvb_get_letohs(ptvb, off + 5));
+            char *a;
+            if (t[off] == 1) {
+                a = wmem_strdup_printf(pinfo->pool, "%u.%u.%u.%u:%u", t[off + 1], t[off + 2], t[off + 3],
+                                       t[off + 4], nc_le16(t + off + 5));
+                proto_tree_add_string_format_value(tree, hf_netcode_token_server_address, ptvb, off, 7, a,
+                                                   "%s (IPv4)", a);
                 off += 7;
             } else {
-                wmem_strbuf_t *sb = wmem_strbuf_new(wmem_packet_scope(), "[");
+                wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "[");
                 for (int w = 0; w < 8; w++)
-                    wmem_strbuf_append_printf(sb, w ? ":%x" : "%x", tvb_get_letohs(ptvb, off + 1 + 2 * w));
-                wmem_strbuf_append_printf(sb, "]:%u", tvb_get_letohs(ptvb, off + 17));
-                proto_tree_add_string_format_value(tree, hf_netcode_token_server_address, ptvb, off, 19,
-                    wmem_strbuf_get_str(sb), "%s (IPv6)", wmem_strbuf_get_str(sb));
+                    wmem_strbuf_append_printf(sb, w ? ":%x" : "%x", nc_le16(t + off + 1 + 2 * w));
+                wmem_strbuf_append_printf(sb, "]:%u", nc_le16(t + off + 17));
+                a = (char *)wmem_strbuf_get_str(sb);
+                proto_tree_add_string_format_value(tree, hf_netcode_token_server_address, ptvb, off, 19, a,
+                                                   "%s (IPv6)", a);
                 off += 19;
             }
         }
@@ -490,8 +491,13 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
     rec = (nc_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_netcode, 0);
 
     if (!first) {
-        if (!rec && mode != MODE_FORCED)
-            return 0;
+        if (!rec) {
+            /* Decode As chosen after the first pass: shown, not analysed. */
+            if (mode != MODE_FORCED)
+                return 0;
+            rec = wmem_new0(pinfo->pool, nc_frame_t);
+            rec->private_key = -1;
+        }
     } else if (!rec) {
         /* The first pass decides, and every later pass follows. */
         if (!s.plausible && mode != MODE_FORCED)
@@ -609,8 +615,8 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
             guint32 naddr;
             int koff = token_keys_offset(plain, &naddr);
             pkt.token_decrypted = TRUE;
-            pkt.client_id = pletoh64(plain);
-            pkt.token_timeout = (gint32)pletoh32(plain + 8);
+            pkt.client_id = nc_le64(plain);
+            pkt.token_timeout = (gint32)nc_le32(plain + 8);
             if (koff < 0 || koff + 2 * NC_KEY_BYTES + NC_USER_DATA_BYTES > (int)plain_len) {
                 pkt.token_bad = TRUE;
             } else {
@@ -623,9 +629,15 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
             }
         }
     } else {
+        gboolean any_keys;
         plain_len = s.enc_len - NC_MAC_BYTES;
-        plain = (guint8 *)wmem_alloc(pinfo->pool, plain_len ? plain_len : 1);
-        if (first && conn) {
+        if (first && conn && !conn->keys && !nc_keys_pair_count() && pref_keylog_file && *pref_keylog_file)
+            keylog_maybe_read(FALSE);
+        /* Without any key to try, no buffer and no trial. */
+        any_keys = first ? conn && (conn->keys || nc_keys_pair_count()) : rec->keys != NULL;
+        if (any_keys)
+            plain = (guint8 *)wmem_alloc(pinfo->pool, plain_len ? plain_len : 1);
+        if (first && conn && any_keys) {
             guint64 pid = 0;
             nc_keypair_t *kp = NULL;
             if (s.enc_len <= 1300 + NC_MAC_BYTES)
@@ -656,10 +668,10 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
         (s.request || decrypted || !pkt.keys_known)) {
         if (pkt.type == NC_CHALLENGE || pkt.type == NC_RESPONSE) {
             if (decrypted && plain_len >= 8)
-                pkt.challenge_seq = pletoh64(plain);
+                pkt.challenge_seq = nc_le64(plain);
         } else if (pkt.type == NC_KEEP_ALIVE && decrypted && plain_len == 8) {
-            pkt.client_index = pletoh32(plain);
-            pkt.max_clients = pletoh32(plain + 4);
+            pkt.client_index = nc_le32(plain);
+            pkt.max_clients = nc_le32(plain + 4);
         }
         nc_analysis_packet(pinfo, conn, rec, &pkt);
         rec->analysed = 1;
@@ -715,7 +727,7 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
             proto_item_append_text(pi, " (private key %d)", rec->private_key + 1);
             dt = proto_tree_add_subtree(tt, ptvb, 0, plain_len, ett_netcode_decrypted, NULL,
                                         "Private connect token (decrypted)");
-            add_token_tree(dt, ptvb, naddr, koff);
+            add_token_tree(pinfo, dt, ptvb, plain, naddr, koff);
             if (pkt.token_bad)
                 expert_add_info_format(pinfo, pi, &ei_netcode_token_bad,
                                        "The private connect token decrypts but is malformed (%u server addresses, "
@@ -795,12 +807,16 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
                 proto_tree_add_item(nt, hf_netcode_payload, ptvb, 0, -1, ENC_NA);
                 proto_item_set_generated(proto_tree_add_uint(nt, hf_netcode_payload_len, ptvb, 0, 0, plain_len));
             }
-            col_add_fstr(pinfo->cinfo, COL_INFO, "%s seq=%" G_GUINT64_FORMAT, type_short[s.type], s.seq);
+            if (s.seq >= NC_GLOBAL_SEQ_BASE && (s.type == NC_CHALLENGE || s.type == NC_DENIED))
+                col_add_fstr(pinfo->cinfo, COL_INFO, "%s seq=2^63+%" G_GUINT64_FORMAT, type_short[s.type],
+                             s.seq - NC_GLOBAL_SEQ_BASE);
+            else
+                col_add_fstr(pinfo->cinfo, COL_INFO, "%s seq=%" G_GUINT64_FORMAT, type_short[s.type], s.seq);
             if (s.type == NC_PAYLOAD)
                 col_append_fstr(pinfo->cinfo, COL_INFO, " len=%u", plain_len);
             else if (s.type == NC_KEEP_ALIVE && plain_len == 8)
-                col_append_fstr(pinfo->cinfo, COL_INFO, " client_index=%u max_clients=%u", pletoh32(plain),
-                                pletoh32(plain + 4));
+                col_append_fstr(pinfo->cinfo, COL_INFO, " client_index=%u max_clients=%u", nc_le32(plain),
+                                nc_le32(plain + 4));
             proto_item_append_text(ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[s.type], s.seq);
             nc_analysis_info(pinfo, rec);
             if (s.type == NC_PAYLOAD && ptvb) {
@@ -832,7 +848,7 @@ done:
                                nc_keys_keylog_problem());
     if (pref_error_frame == pinfo->num && private_key_pref_error)
         expert_add_info_format(pinfo, ti, &ei_netcode_private_key_pref, "%s", private_key_pref_error);
-    if (conn && conn->confirmed_frame && !pinfo->flags.in_error_pkt) {
+    if (conn && conn->confirmed_frame && !pinfo->flags.in_error_pkt && have_tap_listener(netcode_tap)) {
         nc_tap_info_t *tap = wmem_new(pinfo->pool, nc_tap_info_t);
         tap->conn = conn;
         tap->rec = rec;
@@ -866,7 +882,7 @@ static ws_cb_bool dissect_netcode_heur(tvbuff_t *tvb, packet_info *pinfo, proto_
 
     if (len < 1 + 1 + NC_MAC_BYTES || tvb_captured_length(tvb) < len)
         return FALSE;
-    b0 = tvb_get_guint8(tvb, 0);
+    b0 = *tvb_get_ptr(tvb, 0, 1);
     if (b0 == 0) {
         if (len != NC_REQUEST_BYTES || tvb_memeql(tvb, 1, nc_version_info, NC_VERSION_BYTES) != 0)
             return FALSE;

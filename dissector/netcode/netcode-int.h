@@ -26,6 +26,22 @@
 
 extern const guint8 nc_version_info[NC_VERSION_BYTES];
 
+/* Little-endian reads from a buffer (Wireshark's pletoh* changed names in 4.6). */
+static inline guint16 nc_le16(const guint8 *p)
+{
+    return (guint16)(p[0] | p[1] << 8);
+}
+
+static inline guint32 nc_le32(const guint8 *p)
+{
+    return (guint32)p[0] | (guint32)p[1] << 8 | (guint32)p[2] << 16 | (guint32)p[3] << 24;
+}
+
+static inline guint64 nc_le64(const guint8 *p)
+{
+    return (guint64)nc_le32(p) | (guint64)nc_le32(p + 4) << 32;
+}
+
 enum {
     NC_REQUEST = 0, NC_DENIED, NC_CHALLENGE, NC_RESPONSE, NC_KEEP_ALIVE, NC_PAYLOAD, NC_DISCONNECT,
     NC_NUM_TYPES

@@ -70,6 +70,7 @@
 
 #include "chunk/chunk.h"
 #include "p2frag/p2frag.h"
+#include "netcode/netcode.h"
 
 #define FUZZ_MAX_FRAMES  512
 #define FUZZ_INPUTS_PER_SESSION 1024
@@ -325,7 +326,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t size);
 
 int LLVMFuzzerInitialize(int *argc _U_, char ***argv)
 {
-    static proto_plugin plug, plug_p2frag;
+    static proto_plugin plug, plug_p2frag, plug_netcode;
     char *err;
     e_prefs *prefs_p;
 
@@ -359,6 +360,13 @@ int LLVMFuzzerInitialize(int *argc _U_, char ***argv)
     plug_p2frag.register_protoinfo = proto_register_p2frag;
     plug_p2frag.register_handoff = proto_reg_handoff_p2frag;
     proto_register_plugin(&plug_p2frag);
+    /* netcode: its request heuristic works on any port, its mid-connection
+     * one on netcode.udp.port (both ports below); a private key so that a
+     * request made with it (the seeds' real captures use this one) opens
+     * the decrypted paths. */
+    plug_netcode.register_protoinfo = proto_register_netcode;
+    plug_netcode.register_handoff = proto_reg_handoff_netcode;
+    proto_register_plugin(&plug_netcode);
     if (!epan_init(NULL, NULL, FALSE)) {
         fprintf(stderr, "fuzz_dissector: epan_init failed\n");
         abort();
@@ -368,6 +376,9 @@ int LLVMFuzzerInitialize(int *argc _U_, char ***argv)
     /* Keep the dissection to IP, UDP and chunk: other protocols' reassembly
      * would only slow the fuzzer down. */
     set_pref("ip.defragment:FALSE");
+    set_pref("netcode.udp.port:7777,40000");
+    set_pref("netcode.private_key:606abe6ec91910ea9a6562f66f2b30e44371d62cd19927266b3c60f4b715aba1,"
+             "0000000000000000000000000000000000000000000000000000000000000000");
     prefs_apply_all();
     if (proto_get_id_by_filter_name("chunk") < 0 || proto_get_id_by_filter_name("p2frag") < 0) {
         fprintf(stderr, "fuzz_dissector: the chunk or p2frag protocol did not register\n");
