@@ -149,6 +149,14 @@ static void process_header(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, rl_
                 }
             } else if (!e->acked) {
                 gint64 rtt = now - e->t_ns;
+                if (e->lost) {
+                    /* Found lost earlier, acknowledged by a header sent
+                     * before that and seen after (reordered): not lost. */
+                    e->lost = FALSE;
+                    p->lost--;
+                    if (e->rec)
+                        e->rec->lost_in = 0;
+                }
                 e->acked = TRUE;
                 append_link(rec, e->frame, (guint16)s, rtt);
                 if (e->rec) {
@@ -169,8 +177,9 @@ static void process_header(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, rl_
             rec->undone_seq = (guint16)s;
         }
     }
-    /* Loss: a packet the ack has moved 32 or more past, never acked. */
-    for (guint n = 0; n < 65536 && p->unresolved <= p->newest && ack_ext >= p->unresolved &&
+    /* Loss: a packet the ack has moved 32 or more past, never acked. A
+     * header with no bit set (the initial ack of 65535) says nothing. */
+    for (guint n = 0; bits && n < 65536 && p->unresolved <= p->newest && ack_ext >= p->unresolved &&
                       ack_ext - p->unresolved >= RL_ACK_WINDOW; n++, p->unresolved++) {
         guint64 s = p->unresolved;
         rl_sent_t *e = (rl_sent_t *)wmem_map_lookup(p->sent, &s);
@@ -362,13 +371,13 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
 
     /* The peer's ack has not moved while this side sent 32 and more newer
      * packets: nothing new can be acknowledged. */
-    if (p->have_ack && !p->stall_flagged && !(rec->flags & RLA_DUPLICATE)) {
+    if (p->have_ack && !d->stall_flagged && !(rec->flags & RLA_DUPLICATE)) {
         guint64 ack_ext = unwrap(d, p->last_ack);
         if (d->newest > ack_ext && d->newest - ack_ext > RL_ACK_WINDOW) {
             rec->flags |= RLA_ACK_STALLED;
             rec->prev_ack = p->last_ack;
             rec->stalled_packets = (guint32)(d->newest - ack_ext);
-            p->stall_flagged = TRUE;
+            d->stall_flagged = TRUE;
         }
     }
 

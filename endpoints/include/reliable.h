@@ -120,7 +120,9 @@ typedef int rl_process_fn(void *context, uint16_t sequence, const uint8_t *paylo
 /* The peer acknowledged one of our packets, rtt seconds after its send. */
 typedef void rl_acked_fn(void *context, uint16_t sequence, double rtt);
 /* One of our packets can no longer be acknowledged: the peer's ack moved 32
- * or more past it without acking it. */
+ * or more past it without acking it. (A header sent earlier and taken later
+ * can still acknowledge it: then `acked` follows and the loss is withdrawn
+ * from the counter.) */
 typedef void rl_lost_fn(void *context, uint16_t sequence);
 
 typedef struct rl_config_t {

@@ -358,15 +358,11 @@ static void send_one(run_t *run, int side, uint8_t *payload)
     memset(r->frame_count, 0, (size_t)slots);
     memset(r->seen, 0, (size_t)slots);
     r->header.sequence = sequence;
+    /* The ack state this packet carries (a fault freezes it at the send
+     * itself, to the state of that moment: the same either way). */
     rl_endpoint_ack_state(s->endpoint, &r->header.ack, &r->header.ack_bits);
-    if (side == SIDE_B && opt->stop_acking_at >= 0 && run->now >= opt->stop_acking_at) {
-        /* The frozen state is taken at this send: ask again after it. */
-    }
     s->sent_packets++;
-    int sent = rl_endpoint_send(s->endpoint, payload, bytes);
-    (void)sent;
-    /* The header actually sent (a fault may have frozen it just now). */
-    rl_endpoint_ack_state(s->endpoint, &r->header.ack, &r->header.ack_bits);
+    rl_endpoint_send(s->endpoint, payload, bytes);
 }
 
 /* A datagram from link `link` reaches the other side's host. */

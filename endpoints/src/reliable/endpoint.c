@@ -253,6 +253,12 @@ static void process_acks(rl_endpoint_t *e, uint16_t ack, uint32_t bits)
         if (!window_has(&e->sent, s)) continue;
         sent_t *d = &e->sent_data[s % e->sent.size];
         if (d->acked) continue;
+        if (d->lost) {
+            /* Declared lost, then acknowledged by a header sent earlier and
+             * taken later (reordered): it arrived after all. */
+            d->lost = 0;
+            e->counters[RL_COUNTER_PACKETS_LOST]--;
+        }
         d->acked = 1;
         double rtt = e->now - d->time;
         e->last_rtt = rtt;
@@ -262,8 +268,9 @@ static void process_acks(rl_endpoint_t *e, uint16_t ack, uint32_t bits)
         if (c->acked) c->acked(c->context, s, rtt);
     }
     /* Loss: ack - s of 32 or more (and ack not behind s). Only sequences we
-     * sent, oldest first. */
-    while (e->unresolved != e->sequence) {
+     * sent, oldest first. A header with no bit set has received nothing in
+     * its window (the initial ack of 65535): it says nothing about loss. */
+    while (bits && e->unresolved != e->sequence) {
         uint16_t s = e->unresolved;
         uint16_t d = (uint16_t)(ack - s);
         if (d < 32 || d >= 32768) break;
