@@ -1412,7 +1412,7 @@ const char *chunk_analysis_flag_name(guint32 flag)
     return val_to_str_const(flag, flag_names, "?");
 }
 
-void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
+void chunk_analysis_register(int proto_chunk, module_t *chunk_module, int eo_tap)
 {
     static hf_register_info hf[] = {
         { &hf_chunk_stream, { "Stream index", "chunk.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
@@ -1537,7 +1537,7 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
     register_init_routine(analysis_init);
     chunk_tap = register_tap("chunk_transfers");
     cs_sp_register();
-    chunk_eo_tap = chunk_analysis_register_stats(proto_chunk);
+    chunk_eo_tap = eo_tap;
 }
 
 void chunk_analysis_handoff(void)

@@ -943,7 +943,10 @@ void proto_register_chunk(void)
     chunk_p2.handle = chunk_handle;
     p2_register_protocol(&chunk_p2);
     chunk_prefs_apply();
-    chunk_analysis_register(proto_chunk, chunk_module);
+    /* Statistics and analysis side by side: the analysis queues reassembled
+     * chunks on the export-object tap the statistics register. */
+    int eo_tap = chunk_stats_register(proto_chunk);
+    chunk_analysis_register(proto_chunk, chunk_module, eo_tap);
 }
 
 void proto_reg_handoff_chunk(void)

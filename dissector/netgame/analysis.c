@@ -489,7 +489,7 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
 
 static ng_frame_t *analyse(packet_info *pinfo, const netgame_pkt_t *p)
 {
-    guint32 max_seq = netgame_max_sequence();
+    guint32 max_seq = p->max_seq;
     gint64 now = ts_ns(&pinfo->abs_ts);
     guint di;
     ng_conn_t *c = get_conn(pinfo, &di);
@@ -766,7 +766,7 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     }
     if (rec->ack_unsent || rec->unsent_mask) {
         wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
-        guint32 max_seq = netgame_max_sequence();
+        guint32 max_seq = pkt->max_seq;
         if (rec->ack_unsent)
             wmem_strbuf_append_printf(sb, "%u", pkt->ack);
         for (guint i = 0; i < 32; i++)
