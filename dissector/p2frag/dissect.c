@@ -172,7 +172,7 @@ static const fragment_items p2frag_frag_items = {
     "P2frag fragments"
 };
 
-static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f);
+static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data);
 
 /* p2frag in the protocol2 registry: the entry point sends it the datagrams
  * whose CRC implies cfg_protocol_id. */
@@ -708,9 +708,11 @@ static void p2frag_info_marks(packet_info *pinfo, const p2_id_t *id, const p2fra
     }
 }
 
-/* Everything the entry point hands over is shown, broken or not. */
-static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f)
+/* Everything the entry point hands over is shown, broken or not. data: the
+ * datagram's p2_frame_t. */
+static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
+    const p2_frame_t *f = (const p2_frame_t *)data;
     p2frag_body_t b;
     p2_id_t id;
     proto_item *pi;
@@ -810,9 +812,9 @@ static ws_cb_bool dissect_p2frag_heur(tvbuff_t *tvb, packet_info *pinfo, proto_t
 
 static void p2frag_prefs_apply(void)
 {
-    p2_ports_apply(&p2frag_p2);
     cfg_protocol_id = pref_protocol_id;
     cfg_num_types = MIN(MAX(pref_num_types, 2), P2FRAG_MAX_TYPES);
+    p2_prefs_apply(&p2frag_p2);
 }
 
 void proto_register_p2frag(void)
