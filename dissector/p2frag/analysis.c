@@ -12,6 +12,7 @@
 #include <wireshark.h>
 #include <epan/packet.h>
 #include <epan/expert.h>
+#include <epan/prefs.h>
 #include <epan/conversation.h>
 #include <epan/proto_data.h>
 #include <epan/reassemble.h>
@@ -22,6 +23,7 @@
 #include "common/ws-compat.h"
 
 static int proto_p2frag = -1;
+static ws_cb_bool pref_single_pass = TRUE;
 static const p2_protocol_t *p2frag_p2;   /* its conversation state */
 
 static int hf_p2frag_analysis = -1;
@@ -560,7 +562,7 @@ p2frag_frame_t *p2frag_analysis_packet(packet_info *pinfo, const p2frag_body_t *
 {
     p2frag_frame_t *ff;
 
-    sp_transient = cs_sp_begin_packet(pinfo);
+    sp_transient = cs_sp_begin_packet(pinfo, pref_single_pass);
     rec_scope = cs_sp_record_scope(pinfo, sp_transient);
     *transient = sp_transient;
     /* In the single pass the record lives in the packet scope and is
@@ -574,7 +576,7 @@ p2frag_frame_t *p2frag_analysis_packet(packet_info *pinfo, const p2frag_body_t *
     return ff;
 }
 
-void p2frag_analysis_register(int proto, const p2_protocol_t *p2)
+void p2frag_analysis_register(int proto, module_t *module, const p2_protocol_t *p2)
 {
     static hf_register_info hf[] = {
         { &hf_p2frag_analysis, { "Analysis", "p2frag.analysis", FT_NONE, BASE_NONE, NULL, 0x0,
@@ -628,6 +630,7 @@ void p2frag_analysis_register(int proto, const p2_protocol_t *p2)
     expert_register_field_array(em, ei, array_length(ei));
     register_init_routine(analysis_init);
     cs_sp_register();
+    cs_sp_register_pref(module, &pref_single_pass);
 }
 
 void p2frag_analysis_handoff(void)

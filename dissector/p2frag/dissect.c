@@ -981,7 +981,7 @@ void proto_register_p2frag(void)
     p2_register_protocol(&p2frag_p2);
     p2frag_prefs_apply();
     /* Analysis and statistics side by side. */
-    p2frag_analysis_register(proto_p2frag, &p2frag_p2);
+    p2frag_analysis_register(proto_p2frag, m, &p2frag_p2);
     p2frag_stats_register();
 }
 

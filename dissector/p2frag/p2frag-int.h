@@ -10,6 +10,7 @@
 
 #include <epan/packet.h>
 #include <epan/address.h>
+#include <epan/prefs.h>
 #include <epan/reassemble.h>
 
 #include "common/protocol2.h"
@@ -143,10 +144,10 @@ typedef struct p2frag_frame {
 
 /* ---- p2frag/analysis.c -------------------------------------------------- */
 
-/* Registers the analysis' fields, subtree and expert infos under proto and
- * its init routine; p2 is the protocol's protocol2 registration (its
- * conversation state). */
-void p2frag_analysis_register(int proto, const p2_protocol_t *p2);
+/* Registers the analysis' fields, subtree and expert infos under proto, its
+ * preference (p2frag.single_pass, in module) and init routine; p2 is the
+ * protocol's protocol2 registration (its conversation state). */
+void p2frag_analysis_register(int proto, module_t *module, const p2_protocol_t *p2);
 void p2frag_analysis_handoff(void);
 
 /* The first-pass analysis of a datagram a receiver would not drop on its
