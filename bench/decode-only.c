@@ -14,8 +14,13 @@
 
 /* Registers nothing: the decoder's own fields are registered by
  * proto_register_chunk() before it calls this. */
-void chunk_analysis_register(int proto_chunk _U_, module_t *chunk_module _U_)
+void chunk_analysis_register(int proto_chunk _U_, module_t *chunk_module _U_, int eo_tap _U_)
 {
+}
+
+int chunk_stats_register(int proto_chunk _U_)
+{
+    return -1;
 }
 
 void chunk_analysis_handoff(void)

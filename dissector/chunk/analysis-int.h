@@ -150,8 +150,4 @@ char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *
 /* Short name of one CHUNK_F_* bit. */
 const char *chunk_analysis_flag_name(guint32 flag);
 
-/* Registers the transfers table, the stats tree and export objects;
- * returns the export-object tap id. */
-int chunk_analysis_register_stats(int proto_chunk);
-
 #endif /* CHUNK_ANALYSIS_INT_H */

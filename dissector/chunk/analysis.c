@@ -42,6 +42,7 @@ static guint pref_ack_interval_ms = 100;
 static guint pref_stall_ms = 1000;
 static guint pref_not_listening_acks = 3;
 static ws_cb_bool pref_reassemble = TRUE;
+static ws_cb_bool pref_single_pass = TRUE;
 
 /* The heuristics' constants; the thresholds a user may want to move are
  * preferences above. */
@@ -1332,7 +1333,7 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                           const chunk_slice_info_t *slice)
 {
-    sp_transient = cs_sp_begin_packet(pinfo);
+    sp_transient = cs_sp_begin_packet(pinfo, pref_single_pass);
     rec_scope = cs_sp_record_scope(pinfo, sp_transient);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
@@ -1364,7 +1365,7 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
 void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                         const chunk_ack_info_t *ack)
 {
-    sp_transient = cs_sp_begin_packet(pinfo);
+    sp_transient = cs_sp_begin_packet(pinfo, pref_single_pass);
     rec_scope = cs_sp_record_scope(pinfo, sp_transient);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
@@ -1412,7 +1413,7 @@ const char *chunk_analysis_flag_name(guint32 flag)
     return val_to_str_const(flag, flag_names, "?");
 }
 
-void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
+void chunk_analysis_register(int proto_chunk, module_t *chunk_module, int eo_tap)
 {
     static hf_register_info hf[] = {
         { &hf_chunk_stream, { "Stream index", "chunk.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
@@ -1532,12 +1533,13 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
     prefs_register_bool_preference(chunk_module, "reassemble", "Reassemble chunks",
         "Reassemble each chunk from its slices and show it in the frame that completes it",
         &pref_reassemble);
+    cs_sp_register_pref(chunk_module, &pref_single_pass);
 
     reassembly_table_register(&chunk_reassembly_table, &addresses_ports_reassembly_table_functions);
     register_init_routine(analysis_init);
     chunk_tap = register_tap("chunk_transfers");
     cs_sp_register();
-    chunk_eo_tap = chunk_analysis_register_stats(proto_chunk);
+    chunk_eo_tap = eo_tap;
 }
 
 void chunk_analysis_handoff(void)

@@ -110,7 +110,7 @@ static const value_string chunk_type_vals[] = {
 };
 
 static const p2_display_t *chunk_p2_display(void);
-static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f);
+static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data);
 
 /* chunk in the protocol2 registry (common/protocol2.h): the UDP entry point sends
  * it the datagrams whose CRC implies cfg_protocol_id, and on its port, Decode
@@ -754,9 +754,11 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
     chunk_to_analysis(tvb, pinfo, ct, b, acked, acked_count, conv);
 }
 
-/* Everything the entry point hands over is shown, broken or not. */
-static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f)
+/* Everything the entry point hands over is shown, broken or not. data: the
+ * datagram's p2_frame_t. */
+static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
+    const p2_frame_t *f = (const p2_frame_t *)data;
     chunk_decode_t d;
     conversation_t *conv;
     chunk_conv_t *cc = chunk_get_conv(pinfo, &conv);
@@ -809,10 +811,10 @@ static const p2_display_t *chunk_p2_display(void)
 
 static void chunk_prefs_apply(void)
 {
-    p2_ports_apply(&chunk_p2);
     cfg_protocol_id = pref_protocol_id;
     cfg_max_slices = MIN(pref_max_slices, CHUNK_MAX_MAX_SLICES);
     cfg_slice_size = pref_slice_size ? MIN(pref_slice_size, CHUNK_MAX_SLICE_SIZE) : CHUNK_DEFAULT_SLICE_SIZE;
+    p2_prefs_apply(&chunk_p2);
 }
 
 void proto_register_chunk(void)
@@ -943,7 +945,10 @@ void proto_register_chunk(void)
     chunk_p2.handle = chunk_handle;
     p2_register_protocol(&chunk_p2);
     chunk_prefs_apply();
-    chunk_analysis_register(proto_chunk, chunk_module);
+    /* Statistics and analysis side by side: the analysis queues reassembled
+     * chunks on the export-object tap the statistics register. */
+    int eo_tap = chunk_stats_register(proto_chunk);
+    chunk_analysis_register(proto_chunk, chunk_module, eo_tap);
 }
 
 void proto_reg_handoff_chunk(void)

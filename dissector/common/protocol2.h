@@ -192,17 +192,20 @@ typedef struct p2_protocol {
     int proto;                  /* set before registering */
     const guint32 *cfg_id;      /* the protocol id preference, as applied */
     dissector_handle_t handle;  /* port, Decode As and pinned conversations */
-    /* Decodes the datagram as this protocol whatever id it implies; returns
-     * the bytes consumed. */
-    int (*dissect)(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f);
+    /* Decodes the datagram as this protocol whatever id it implies; data is
+     * the datagram's p2_frame_t. Returns the bytes consumed. */
+    dissector_t dissect;
     guint index;                /* set by p2_register_protocol() */
+    dissector_handle_t id_handle; /* dissect, in the protocol2.id table (p2_register_protocol) */
     range_t *ports_applied;     /* p2_ports_apply()'s copy of <filter_name>.udp.port */
 } p2_protocol_t;
 
 #define P2_MAX_PROTOCOLS 4
 
 /* Adds p to the registry (at registration time, once per protocol; p->proto
- * and p->handle set) and, the first time, builds the CRC tables. */
+ * and p->handle set) and, the first time, builds the CRC tables and the
+ * dissector table "protocol2.id": each registered protocol's dissect,
+ * keyed by its configured id (the first registered wins a shared id). */
 void p2_register_protocol(p2_protocol_t *p);
 
 /* Computes the datagram's CRC and implied protocol id (once per datagram:
@@ -215,9 +218,10 @@ p2_protocol_t *p2_protocol_for(const p2_frame_t *f);
 
 /* The one UDP entry point: the body of every registered protocol's handle
  * (port preference, Decode As, conversations pinned by a heuristic). A
- * datagram whose id is another registered protocol's goes to that protocol;
- * any other goes to `owner`, as does everything under Decode As (the user
- * chose the protocol, whatever its id). Returns the bytes consumed. */
+ * datagram whose id is another registered protocol's goes to that protocol
+ * (through the protocol2.id table); any other goes to `owner`, as does
+ * everything under Decode As (the user chose the protocol, whatever its id).
+ * Returns the bytes consumed. */
 int p2_dissect_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data,
                    p2_protocol_t *owner);
 
@@ -262,8 +266,10 @@ void p2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2_di
  * (default `ports`, may be empty) and for Decode As. Call from the handoff. */
 void p2_ports_register(p2_protocol_t *p, const char *ports);
 
-/* Call from p's preferences callback: drops from udp.port the ports the
- * <filter_name>.udp.port preference no longer holds (see common/protocol2.c). */
-void p2_ports_apply(p2_protocol_t *p);
+/* Call last in p's preferences callback (p->cfg_id as applied): drops from
+ * udp.port the ports the <filter_name>.udp.port preference no longer holds
+ * (see common/protocol2-id.c), and files the configured ids in the
+ * protocol2.id table again. */
+void p2_prefs_apply(p2_protocol_t *p);
 
 #endif /* PROTOCOL2_H */

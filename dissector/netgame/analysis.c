@@ -26,6 +26,7 @@
 #include <epan/tap.h>
 #include <epan/to_str.h>
 
+#include "common/single-pass.h"
 #include "common/ws-compat.h"
 #include "netgame-int.h"
 
@@ -86,11 +87,8 @@ static wmem_array_t *all_conns;     /* ng_conn_t *, in order of first packet */
 static wmem_map_t *conns_by_conv;   /* conversation -> ng_conn_t */
 static gint64 capture_last_ns;      /* latest netgame packet time analysed */
 static wmem_allocator_t *rec_scope; /* where this packet's record lives */
-static gboolean transient;          /* tshark's single pass: see begin_packet() */
-static const frame_data *prev_fd;
-static guint32 prev_num;
-static int probe_tap = -1;
-static guint32 probe_seen_num;
+static gboolean transient;          /* tshark's single pass: cs_sp_begin_packet() */
+static ws_cb_bool pref_single_pass = TRUE;
 
 static gint64 ts_ns(const nstime_t *t)
 {
@@ -133,9 +131,7 @@ static void analysis_init(void)
     conns_by_conv = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
     capture_last_ns = G_MININT64;
     transient = FALSE;
-    prev_fd = NULL;
-    prev_num = 0;
-    probe_seen_num = 0;
+    cs_sp_init();
     wmem_register_callback(wmem_file_scope(), free_rings, NULL);
 }
 
@@ -149,26 +145,12 @@ ng_conn_t *netgame_conn(guint i)
     return *(ng_conn_t **)wmem_array_index(all_conns, i);
 }
 
-/* tshark's single pass is told from the first pass of -2 (and from the GUI)
- * as chunk/analysis.c does: it dissects every frame in one frame_data and
- * runs the taps (our probe listener sees them) or fills columns. Records
- * then live in the packet scope. */
-static tap_packet_status probe_packet(void *tapdata _U_, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                      const void *data _U_, tap_flags_t flags _U_)
-{
-    probe_seen_num = pinfo->num;
-    return TAP_PACKET_DONT_REDRAW;
-}
-
+/* tshark's single pass (common/single-pass.c): records then live in the
+ * packet scope, and a loss is raised where it becomes known. */
 static void begin_packet(packet_info *pinfo)
 {
-    if (!PINFO_FD_VISITED(pinfo)) {
-        transient = pinfo->fd == prev_fd && pinfo->num != prev_num &&
-                    (pinfo->cinfo != NULL || (prev_num && probe_seen_num == prev_num));
-        prev_fd = pinfo->fd;
-        prev_num = pinfo->num;
-    }
-    rec_scope = transient && !PINFO_FD_VISITED(pinfo) ? pinfo->pool : wmem_file_scope();
+    transient = cs_sp_begin_packet(pinfo, pref_single_pass);
+    rec_scope = cs_sp_record_scope(pinfo, transient);
 }
 
 /* ---- Per-direction state ------------------------------------------------- */
@@ -489,7 +471,7 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
 
 static ng_frame_t *analyse(packet_info *pinfo, const netgame_pkt_t *p)
 {
-    guint32 max_seq = netgame_max_sequence();
+    guint32 max_seq = p->max_seq;
     gint64 now = ts_ns(&pinfo->abs_ts);
     guint di;
     ng_conn_t *c = get_conn(pinfo, &di);
@@ -640,8 +622,7 @@ ng_frame_t *netgame_analysis_packet(packet_info *pinfo, const netgame_pkt_t *pkt
         rec = analyse(pinfo, pkt);
         p_add_proto_data(rec_scope, pinfo, proto_ng, 1, rec);
     }
-    if (!PINFO_FD_VISITED(pinfo))
-        tap_queue_packet(probe_tap, pinfo, NULL);
+    cs_sp_end_packet(pinfo);
     return rec;
 }
 
@@ -766,7 +747,7 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     }
     if (rec->ack_unsent || rec->unsent_mask) {
         wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
-        guint32 max_seq = netgame_max_sequence();
+        guint32 max_seq = pkt->max_seq;
         if (rec->ack_unsent)
             wmem_strbuf_append_printf(sb, "%u", pkt->ack);
         for (guint i = 0; i < 32; i++)
@@ -903,7 +884,7 @@ char *netgame_dir_diagnosis(wmem_allocator_t *scope, const ng_conn_t *c, guint d
 
 /* ---- Registration ------------------------------------------------------- */
 
-void netgame_analysis_register(int proto, module_t *module _U_)
+void netgame_analysis_register(int proto, module_t *module)
 {
     static hf_register_info hf[] = {
         { &hf_stream, { "Connection index", "netgame.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
@@ -975,19 +956,11 @@ void netgame_analysis_register(int proto, module_t *module _U_)
     expert_register_field_array(em, ei, array_length(ei));
     register_init_routine(analysis_init);
     ng_tap = register_tap("netgame");
-    probe_tap = register_tap("netgame_analysis_probe");
+    cs_sp_register();
+    cs_sp_register_pref(module, &pref_single_pass);
 }
 
 void netgame_analysis_handoff(void)
 {
-    static gboolean registered;
-    if (registered)
-        return;
-    registered = TRUE;
-    GString *err = register_tap_listener("netgame_analysis_probe", &probe_tap, NULL,
-                                         TL_IS_DISSECTOR_HELPER, NULL, probe_packet, NULL, NULL);
-    if (err) {
-        ws_warning("netgame analysis: cannot register its tap probe: %s", err->str);
-        g_string_free(err, TRUE);
-    }
+    cs_sp_handoff();
 }

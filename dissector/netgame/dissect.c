@@ -54,11 +54,6 @@ static guint32 cfg_ids[NETGAME_MAX_IDS];
 static guint cfg_n_ids;
 static guint32 cfg_max_sequence = 0xFFFFFFFFu;
 
-guint32 netgame_max_sequence(void)
-{
-    return cfg_max_sequence;
-}
-
 static gboolean id_configured(guint32 id)
 {
     for (guint i = 0; i < cfg_n_ids; i++)
@@ -262,6 +257,7 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     p.ack_bits = tvb_get_ntohl(tvb, 12);
     p.payload_len = len - NETGAME_HEADER_LEN;
     p.header_only = len == NETGAME_HEADER_LEN;
+    p.max_seq = cfg_max_sequence;
 
     /* The conversation's protocol id is that of its first packet. */
     nc = get_conv(pinfo, NULL);

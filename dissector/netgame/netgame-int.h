@@ -36,6 +36,7 @@ typedef struct netgame_pkt {
     guint32 payload_len;
     gboolean header_only;   /* exactly 16 bytes: the original receiver drops it, acks and all */
     gboolean foreign_id;    /* id differs from the conversation's first: dropped by the receiver */
+    guint32 max_seq;        /* MaxSequence (the netgame.max_sequence preference, as applied) */
 } netgame_pkt_t;
 
 /* Problems: each sets netgame.analysis.flags (values shown in the tree). */
@@ -169,7 +170,6 @@ ng_frame_t *netgame_analysis_packet(packet_info *pinfo, const netgame_pkt_t *pkt
 /* Adds the analysis fields and expert infos (tree may be NULL). */
 void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *ng_item,
                            const netgame_pkt_t *pkt, ng_frame_t *rec);
-guint32 netgame_max_sequence(void);
 
 /* For the statistics: connections so far and the end-of-capture view. */
 guint netgame_conn_count(void);

@@ -35,9 +35,8 @@
 #define YJ_DEFAULT_TYPES 4
 
 static int proto_yojimbo = -1;
-static int proto_yojimbo_plain = -1;
 static dissector_handle_t yojimbo_handle;
-static dissector_handle_t yojimbo_plain_handle;
+static dissector_handle_t yojimbo_udp_handle;
 static int yj_eo_tap = -1;
 static int yj_stats_tap = -1;
 
@@ -123,6 +122,7 @@ static const char *pref_channels = YJ_DEFAULT_CHANNELS;
 static guint pref_types = YJ_DEFAULT_TYPES;
 static const char *pref_schema = "";
 static ws_cb_bool pref_reassemble = TRUE;
+static ws_cb_bool pref_plain = FALSE;
 static guint pref_stall_ms = 1000;
 
 static yj_channel_cfg_t cfg_ch[YJ_MAX_CHANNELS];
@@ -917,6 +917,15 @@ static int dissect_yojimbo_plain(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     return (int)len;
 }
 
+/* Decode As on a UDP port: a bare connection packet, or with
+ * yojimbo.plain_reliable a plain reliable packet carrying one. */
+static int dissect_yojimbo_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    if (pref_plain)
+        return dissect_yojimbo_plain(tvb, pinfo, tree, data);
+    return dissect_yojimbo(tvb, pinfo, tree, data);
+}
+
 /* Claims a reliable payload when its framing fits the configuration as far
  * as the first channel entry's channel index and flags (an empty packet:
  * exactly one byte). */
@@ -1069,14 +1078,16 @@ void proto_register_yojimbo(void)
         &pref_schema, FALSE);
     prefs_register_bool_preference(m, "reassemble", "Reassemble blocks",
         "Reassemble block fragments into blocks (shown, and offered by File > Export Objects > yojimbo)", &pref_reassemble);
+    prefs_register_bool_preference(m, "plain_reliable", "Decode As: after a plain reliable header",
+        "With Decode As yojimbo on a UDP port: each datagram is a plain (unencrypted, no netcode) reliable regular "
+        "packet whose payload is a connection packet, as an application may log or capture inside netcode",
+        &pref_plain);
     prefs_register_uint_preference(m, "stall_ms", "Block stall threshold (ms)",
         "A block whose acknowledged fragments do not grow for this long is reported as stalled", 10, &pref_stall_ms);
 
     reassembly_table_register(&yj_reassembly, &addresses_ports_reassembly_table_functions);
     yojimbo_handle = register_dissector("yojimbo", dissect_yojimbo, proto_yojimbo);
-    proto_yojimbo_plain = proto_register_protocol("yojimbo after a plain reliable header (no netcode)", "yojimbo-plain",
-                                                  "yojimbo_plain");
-    yojimbo_plain_handle = register_dissector("yojimbo_plain", dissect_yojimbo_plain, proto_yojimbo_plain);
+    yojimbo_udp_handle = register_dissector("yojimbo_udp", dissect_yojimbo_udp, proto_yojimbo);
     yj_eo_tap = register_export_object(proto_yojimbo, eo_packet, NULL);
     register_postdissector(create_dissector_handle(dissect_yojimbo_post, proto_yojimbo));
     yj_stats_tap = register_tap("yojimbo_stats");
@@ -1095,6 +1106,5 @@ void proto_reg_handoff_yojimbo(void)
                            proto_yojimbo, HEURISTIC_ENABLE);
     if (find_dissector_table("reliable.payload"))
         dissector_add_for_decode_as("reliable.payload", yojimbo_handle);
-    dissector_add_for_decode_as("udp.port", yojimbo_handle);
-    dissector_add_for_decode_as("udp.port", yojimbo_plain_handle);
+    dissector_add_for_decode_as("udp.port", yojimbo_udp_handle);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The analysis on a hand-made exchange (reliable header + connection packet
-on UDP, yojimbo_plain), every value worked out by hand:
+on UDP, yojimbo.plain_reliable), every value worked out by hand:
 
   1  A seq 0: messages 10, 11          7  B seq 1 acks A seq 3 (fragment 0)
   2  A seq 1: messages 10, 11 again    8  A seq 5: block 5 fragment 1 again
@@ -66,7 +66,7 @@ def main():
     ]
     p = os.path.join(d, "exchange.pcap")
     y.pcap(pk, p)
-    prefs = ["-d", "udp.port==40000,yojimbo_plain",
+    prefs = ["-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE",
              "-o", "yojimbo.schema_file:" + os.path.join(y.REPO, "docs", "yojimbo-example.schema")]
     F = ["frame.number", "yojimbo.analysis.reliable_sequence", "yojimbo.analysis.send", "yojimbo.analysis.first_sent_in",
          "yojimbo.analysis.acked_in", "yojimbo.analysis.sent_after_ack", "yojimbo.analysis.block_progress",

@@ -4,7 +4,7 @@ captures/real-yojimbo-NAME-library.txt lists what yojimbo itself read from
 every connection packet a side received (reliable sequence, channel entries,
 message ids and types, block fragment ids, counts, sizes and fragment 0's
 type), logged inside the library; captures/real-yojimbo-NAME-plain.pcap holds
-the same reliable packets as UDP datagrams. The dissector (yojimbo_plain, under
+the same reliable packets as UDP datagrams. The dissector (yojimbo.plain_reliable, under
 the soak configuration and the example schema) must decode each packet to the
 same values, with no malformed packet and no undecoded byte."""
 import collections
@@ -62,7 +62,7 @@ def main():
         base = os.path.join(y.CAPTURES, "real-yojimbo-" + name)
         lib = library(base + "-library.txt")
         c.eq(name + " directions in the library log", sorted(lib), ["to-client", "to-server"])
-        rows = y.fields(base + "-plain.pcap", FIELDS, ["-d", "udp.port==40000,yojimbo_plain"] + SOAK, decode=False)
+        rows = y.fields(base + "-plain.pcap", FIELDS, ["-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE"] + SOAK, decode=False)
         matched = 0
         missing = 0
         for r in rows:

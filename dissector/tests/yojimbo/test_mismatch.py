@@ -37,7 +37,7 @@ def main():
     for i, prefs in enumerate(WRONG + [["-o", "yojimbo.schema_file:" + weird]]):
         for two in ([], ["-2"]):
             t0 = time.time()
-            r = y.tshark(["-r", cap, "-d", "udp.port==40000,yojimbo_plain", "-q", "-z", "expert"] + prefs + two,
+            r = y.tshark(["-r", cap, "-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE", "-q", "-z", "expert"] + prefs + two,
                          check=False)
             dt = time.time() - t0
             c.eq("config %d %s exit code" % (i, two), r.returncode, 0)
@@ -55,7 +55,7 @@ def main():
             r = y.tshark(["-r", p, "-d", "udp.port==40000,yojimbo", "-q", "-z", "yojimbo,blocks", "-z", "yojimbo,messages"]
                          + prefs + two, check=False)
             c.eq("random bytes %s %s exit code" % (prefs, two), r.returncode, 0)
-            r = y.tshark(["-r", p, "-d", "udp.port==40000,yojimbo_plain", "-V"] + prefs + two, check=False)
+            r = y.tshark(["-r", p, "-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE", "-V"] + prefs + two, check=False)
             c.eq("random bytes, plain, -V %s %s exit code" % (prefs, two), r.returncode, 0)
     # Hostile claims: new block ids of 65535 fragments each, and 256 new
     # message ids a packet. The analysis stops following new ones at its
@@ -68,7 +68,7 @@ def main():
         pk.append(y.reliable_header(i, 0, 0xFFFFFFFF) + w.data())
     p = os.path.join(d, "fragments.pcap")
     y.pcap(pk, p)
-    rows = y.fields(p, ["frame.number", "_ws.expert.message"], ["-d", "udp.port==40000,yojimbo_plain"] + big,
+    rows = y.fields(p, ["frame.number", "_ws.expert.message"], ["-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE"] + big,
                     decode=False)
     limited = [int(r[0]) for r in rows if "Not followed" in r[1]]
     c.eq("fragment limit: blocks followed before it", limited[:1], [62])   # 61 x 65535 <= 4 000 000 < 62 x 65535
@@ -83,7 +83,7 @@ def main():
     p = os.path.join(d, "ids.pcap")
     y.pcap(pk, p)
     t0 = time.time()
-    rows = y.fields(p, ["frame.number", "_ws.expert.message"], ["-d", "udp.port==40000,yojimbo_plain",
+    rows = y.fields(p, ["frame.number", "_ws.expert.message"], ["-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE",
                                                                 "-o", "yojimbo.channels:ro"], decode=False)
     limited = [int(r[0]) for r in rows if "Not followed" in r[1]]
     c.true("message id limit reached at 1 000 000 ids (3907 packets of 256)", limited[:1] == [3907], str(limited[:3]))

@@ -13,7 +13,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import yjtest as y
 
-SOAK = ["-d", "udp.port==40000,yojimbo_plain", "-o", "yojimbo.channels:uu:8192,ro:10240:1024",
+SOAK = ["-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE", "-o", "yojimbo.channels:uu:8192,ro:10240:1024",
         "-o", "yojimbo.schema_file:" + os.path.join(y.REPO, "docs", "yojimbo-example.schema")]
 
 
