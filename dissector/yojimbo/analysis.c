@@ -479,6 +479,42 @@ void yj_analysis_fragment0(packet_info *pinfo)
     }
 }
 
+/* The block record of (this packet's direction, ch, id), without making one. */
+static yj_msg_t *find_block(packet_info *pinfo, guint ch, guint16 id)
+{
+    conversation_t *conv;
+    yj_conv_t *c;
+    yj_dir_t *y;
+    yj_msg_t *m;
+
+    if (!convs || ch >= YJ_MAX_CHANNELS)
+        return NULL;
+    conv = find_conversation_pinfo(pinfo, 0);
+    if (!conv || !(c = (yj_conv_t *)wmem_map_lookup(convs, conv)))
+        return NULL;
+    y = &c->dir[0];
+    if (!(y->active && addresses_equal(&y->src, &pinfo->src) && y->sport == pinfo->srcport &&
+          addresses_equal(&y->dst, &pinfo->dst) && y->dport == pinfo->destport))
+        y = &c->dir[1];
+    if (!y->active || !y->msgs[ch] || !y->have_id[ch])
+        return NULL;
+    m = (yj_msg_t *)g_hash_table_lookup(y->msgs[ch], GUINT_TO_POINTER(unwrap16(id, y->last_ext_id[ch])));
+    return m && m->is_block ? m : NULL;
+}
+
+guint32 yj_block_reassembled_in(packet_info *pinfo, guint ch, guint16 id)
+{
+    yj_msg_t *m = find_block(pinfo, ch, id);
+    return m ? m->reassembled_frame : 0;
+}
+
+void yj_block_set_reassembled(packet_info *pinfo, guint ch, guint16 id)
+{
+    yj_msg_t *m = find_block(pinfo, ch, id);
+    if (m && !m->reassembled_frame)
+        m->reassembled_frame = pinfo->num;
+}
+
 static void append_list(wmem_strbuf_t *sb, const guint32 *v, guint n)
 {
     for (guint i = 0; i < n && i < 12; i++)

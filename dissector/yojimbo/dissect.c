@@ -20,6 +20,7 @@
 #include <epan/tap.h>
 #include <wsutil/report_message.h>
 #include <epan/to_str.h>
+#include <epan/proto_data.h>
 #include <wsutil/str_util.h>
 
 #include "yojimbo.h"
@@ -343,6 +344,8 @@ typedef struct ctx {
     gboolean error;
     wmem_array_t *items;            /* yj_pending_item_t */
     wmem_strbuf_t *info;
+    guint n_done;                   /* blocks reassembled in this packet (first pass) */
+    guint32 done[YJ_MAX_CHANNELS];  /* (channel << 16) | message id */
 } ctx_t;
 
 static const yj_body_hf_t body_hf = { 0, 0, 0, 0 };
@@ -640,6 +643,22 @@ static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_
     wmem_strbuf_append_printf(c->info, " ch%u block %u fragment %u/%u", ch, id, fid, nfrag);
     add_item(c, (guint8)ch, TRUE, (guint16)id, -1, (gint32)fid, (guint16)nfrag, fsize);
 
+    /* A fragment resent after its block was reassembled: not reassembled
+     * again (decided on the first pass, kept for the others). */
+    if (pref_reassemble) {
+        guint32 done;
+        if (!c->pinfo->fd->visited) {
+            done = yj_block_reassembled_in(c->pinfo, ch, (guint16)id);
+            if (done && done != c->pinfo->num)
+                p_add_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch, GUINT_TO_POINTER(done));
+        }
+        done = GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch));
+        if (done) {
+            proto_item_set_generated(proto_tree_add_uint_format(et, hf_reassembled_in, c->tvb, data_off, 0, done,
+                "Block already reassembled in frame %u (this fragment is a resend)", done));
+            goto after_reassembly;
+        }
+    }
     if (pref_reassemble) {
         fragment_head *fh;
         tvbuff_t *block;
@@ -653,6 +672,8 @@ static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_
         c->pinfo->fragmented = save_frag;
         if (block) {
             guint blen = tvb_reported_length(block);
+            if (!c->pinfo->fd->visited && c->n_done < YJ_MAX_CHANNELS)
+                c->done[c->n_done++] = (ch << 16) | id;
             proto_tree_add_item(et, hf_block_data, block, 0, -1, ENC_NA);
             wmem_strbuf_append_printf(c->info, " (block of %u bytes reassembled)", blen);
             if (have_tap_listener(yj_eo_tap)) {
@@ -669,6 +690,7 @@ static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_
         }
     }
 
+after_reassembly:
     if (fid == 0 && !c->stopped) {
         guint32 type;
         proto_item *mi;
@@ -699,7 +721,7 @@ static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
         return;
     guint32 n_resent = 0, n_after_ack = 0;
 
-    at = proto_tree_add_subtree(c->tree, c->tvb, 0, 0, ett_analysis, &ai, "[Analysis]");
+    at = proto_tree_add_subtree(c->tree, c->tvb, 0, 0, ett_analysis, &ai, "Analysis");
     proto_item_set_generated(ai);
     if (fr->have_header)
         proto_item_set_generated(proto_tree_add_uint(at, hf_an_reliable_seq, c->tvb, 0, 0, fr->seq));
@@ -871,6 +893,9 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
 
     fr = yj_analysis_packet(pinfo, tvb, (const yj_pending_item_t *)wmem_array_get_raw(c.items),
                             wmem_array_get_count(c.items));
+    /* after the analysis made the blocks' records */
+    for (guint i = 0; i < c.n_done; i++)
+        yj_block_set_reassembled(pinfo, c.done[i] >> 16, (guint16)(c.done[i] & 0xFFFF));
     analysis_tree(&c, fr);
     if (fr && have_tap_listener(yj_stats_tap)) {
         yj_tap_t *t = wmem_new0(pinfo->pool, yj_tap_t);

@@ -212,6 +212,12 @@ void yj_analysis_cleanup(void);
  * frame record (also kept for later passes). Later passes: the record. */
 yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pending_item_t *items,
                                guint n_items);
+/* First pass: the frame where the block (this packet's direction, channel
+ * ch, message id) was reassembled, 0 if not yet; and recording it. A
+ * fragment resent after that is not reassembled again. */
+guint32 yj_block_reassembled_in(packet_info *pinfo, guint ch, guint16 id);
+void yj_block_set_reassembled(packet_info *pinfo, guint ch, guint16 id);
+
 /* Every frame (postdissector), first pass: a reliable fragment 0 of a
  * conversation the analysis knows has its acks kept until reliable hands
  * over the reassembled packet (the library applies them then too). */
