@@ -951,9 +951,9 @@ static int dissect_yojimbo_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
     return dissect_yojimbo(tvb, pinfo, tree, data);
 }
 
-/* Claims a reliable payload when its framing fits the configuration as far
- * as the first channel entry's channel index and flags (an empty packet:
- * exactly one byte). */
+/* Claims a reliable payload inside netcode when its framing fits the
+ * configuration as far as the first channel entry's channel index and flags
+ * (an empty packet: exactly one byte). */
 static ws_cb_bool dissect_yojimbo_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
     yj_bits_t b;
@@ -961,6 +961,10 @@ static ws_cb_bool dissect_yojimbo_heur(tvbuff_t *tvb, packet_info *pinfo, proto_
     guint len = tvb_captured_length(tvb);
 
     if (cfg_error || len == 0 || len != tvb_reported_length(tvb))
+        return FALSE;
+    /* yojimbo runs reliable over netcode: a reliable payload elsewhere (a
+     * game using reliable alone) is not taken for a connection packet. */
+    if (!proto_is_frame_protocol(pinfo->layers, "netcode"))
         return FALSE;
     b.tvb = tvb;
     b.pos = 0;

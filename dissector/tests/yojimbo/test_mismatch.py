@@ -57,6 +57,15 @@ def main():
             c.eq("random bytes %s %s exit code" % (prefs, two), r.returncode, 0)
             r = y.tshark(["-r", p, "-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE", "-V"] + prefs + two, check=False)
             c.eq("random bytes, plain, -V %s %s exit code" % (prefs, two), r.returncode, 0)
+    # reliable alone (reliable-sim's captures: reliable on plain UDP with its
+    # own payloads): the heuristic takes only payloads inside netcode.
+    cap = os.path.join(y.CAPTURES, "reliable-clean.pcap")
+    if os.path.exists(cap):
+        rows = y.fields(cap, ["frame.protocols"], ["-d", "udp.port==50000,reliable", "-d", "udp.port==50001,reliable"],
+                        decode=False)
+        c.true("reliable without netcode: no yojimbo", rows and not any("yojimbo" in r[0] for r in rows),
+               str([r for r in rows if "yojimbo" in r[0]][:3]))
+
     # Hostile claims: new block ids of 65535 fragments each, and 256 new
     # message ids a packet. The analysis stops following new ones at its
     # limits (4 000 000 fragments, 1 000 000 ids) and says so.
