@@ -244,8 +244,9 @@ gboolean yj_parse_channels(const char *text, yj_channel_cfg_t *out, int *n, char
                 *err = g_strdup_printf("channel %d: FRAGMENT '%s' is not a number of bytes >= 1", count, parts[2]);
                 ok = FALSE;
             }
-            if (ok && np > 3 && (!parse_u32(g_strstrip(parts[3]), &c.max_messages) || c.max_messages < 1)) {
-                *err = g_strdup_printf("channel %d: MAXMESSAGES '%s' is not a number >= 1", count, parts[3]);
+            if (ok && np > 3 && (!parse_u32(g_strstrip(parts[3]), &c.max_messages) || c.max_messages < 1 ||
+                                 c.max_messages > 65536)) {
+                *err = g_strdup_printf("channel %d: MAXMESSAGES '%s' is not a number in 1..65536", count, parts[3]);
                 ok = FALSE;
             }
             if (ok && (c.max_block_size + (guint64)c.fragment_size - 1) / c.fragment_size > 65535) {
@@ -506,10 +507,18 @@ static void add_item(ctx_t *c, guint8 ch, gboolean is_block, guint16 id, gint32 
 
 static void ordered_messages(ctx_t *c, proto_tree *et, guint ch, const yj_channel_cfg_t *cc, guint32 count)
 {
-    guint16 *ids = wmem_alloc_array(c->pinfo->pool, guint16, count);
+    guint16 *ids;
     guint64 start = c->b.pos;
     guint32 v;
     gint off, len;
+
+    /* 16 bits for the first id, at least one for each next one */
+    if (15 + (guint64)count > c->b.end - c->b.pos) {
+        stop_error(c, &ei_short, start, "%u message ids cannot fit in the %" PRIu64 " bits left: check yojimbo.channels (MAXMESSAGES of channel %u)",
+                   count, c->b.end - c->b.pos, ch);
+        return;
+    }
+    ids = wmem_alloc_array(c->pinfo->pool, guint16, count);
 
     if (!yj_read_bits(&c->b, 16, &v)) {
         stop_error(c, &ei_short, start, "The packet ends inside the first message id (16 bits at bit %" PRIu64 "): check yojimbo.channels (MAXMESSAGES of channel %u)",

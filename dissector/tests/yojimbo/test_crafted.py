@@ -56,6 +56,11 @@ CASES = [
     ("body_schema_fail", ["-o", "yojimbo.channels:ro", "-o", "yojimbo.schema_file:" + os.path.join(y.REPO, "docs", "yojimbo-example.schema")],
      W().int_(1, 0, 1).bool_(0).bool_(1).int_(1, 1, 256).bits_(3, 16).int_(2, 0, 3).data(),
      "Body does not read: TestSerializeFailOnReadMessage"),
+    ("ids_cannot_fit", ["-o", "yojimbo.channels:ro"],
+     W().int_(1, 0, 1).bool_(0).bool_(1).int_(200, 1, 256).bits_(7, 16).data(),
+     "200 message ids cannot fit in the"),
+    ("maxmessages_pref", ["-o", "yojimbo.channels:ro:1024:16:100000"], b"\x00",
+     "MAXMESSAGES '100000' is not a number in 1..65536"),
     ("invalid_pref", ["-o", "yojimbo.channels:ro,xx"], b"\x00",
      "yojimbo.channels 'ro,xx': channel 1: type 'xx' is neither ro"),
 ]
