@@ -396,8 +396,6 @@ static nc_conn_t *conn_new(packet_info *pinfo, const nc_shape_t *s)
         c->client_port = pinfo->destport;
         c->server_port = pinfo->srcport;
     }
-    for (int d = 0; d < 2; d++)
-        memset(c->dir[d].window, 0xFF, sizeof c->dir[d].window);
     return c;
 }
 
