@@ -1159,6 +1159,7 @@ void proto_register_netcode(void)
 void proto_reg_handoff_netcode(void)
 {
     dissector_add_for_decode_as("udp.port", netcode_handle);
+    dissector_add_for_decode_as("netcode.payload", find_dissector("data"));
     heur_dissector_add("udp", dissect_netcode_heur, "netcode over UDP", "netcode_udp", proto_netcode,
                        HEURISTIC_ENABLE);
     netcode_prefs_apply();
