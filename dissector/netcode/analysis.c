@@ -123,6 +123,11 @@ static void track_sequence(nc_dir_t *d, nc_frame_t *rec, guint64 seq, guint32 fr
 {
     guint idx = (guint)(seq % NC_REPLAY_WINDOW);
 
+    if (!d->window) {
+        d->window = wmem_alloc_array(wmem_file_scope(), guint64, NC_REPLAY_WINDOW);
+        d->window_frame = wmem_alloc0_array(wmem_file_scope(), guint32, NC_REPLAY_WINDOW);
+        memset(d->window, 0xFF, NC_REPLAY_WINDOW * sizeof *d->window);
+    }
     if (!d->have_seq) {
         d->have_seq = TRUE;
         d->most_recent = seq;

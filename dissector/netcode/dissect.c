@@ -201,6 +201,28 @@ static void keylog_maybe_read(gboolean force)
     nc_keys_keylog_read(pref_keylog_file);
 }
 
+/* Info text without printf (it runs for every datagram). */
+static char *put_u64(char *p, guint64 v)
+{
+    char digits[20];
+    int n = 0;
+
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = digits[--n];
+    return p;
+}
+
+static char *put_str(char *p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
 /* ---- Structure ---------------------------------------------------------------- */
 
 typedef struct nc_shape {
@@ -245,6 +267,33 @@ static void read_shape(tvbuff_t *tvb, nc_shape_t *s)
         int want = type_plain_len[s->type];
         s->size_ok = want >= 0 ? plain == (guint32)want : plain >= 1 && plain <= NC_MAX_PAYLOAD;
     }
+}
+
+/* "<Type> seq=<n>[ len=<n>]": the Info column of an encrypted packet. */
+static void info_packet(packet_info *pinfo, const nc_shape_t *s, gboolean with_len, guint32 len,
+                        gboolean encrypted)
+{
+    char *buf, *p;
+
+    if (!pinfo->cinfo)
+        return;
+    buf = p = (char *)wmem_alloc(pinfo->pool, 80);
+    p = put_str(p, type_short[s->type]);
+    if (s->seq >= NC_GLOBAL_SEQ_BASE && (s->type == NC_CHALLENGE || s->type == NC_DENIED)) {
+        p = put_str(p, " seq=2^63+");
+        p = put_u64(p, s->seq - NC_GLOBAL_SEQ_BASE);
+    } else {
+        p = put_str(p, " seq=");
+        p = put_u64(p, s->seq);
+    }
+    if (with_len) {
+        p = put_str(p, " len=");
+        p = put_u64(p, len);
+    }
+    if (encrypted)
+        p = put_str(p, " [encrypted]");
+    *p = 0;
+    col_set_str(pinfo->cinfo, COL_INFO, buf);
 }
 
 /* ---- Decryption ----------------------------------------------------------- */
@@ -396,9 +445,57 @@ static nc_conn_t *conn_new(packet_info *pinfo, const nc_shape_t *s)
         c->client_port = pinfo->destport;
         c->server_port = pinfo->srcport;
     }
-    for (int d = 0; d < 2; d++)
-        memset(c->dir[d].window, 0xFF, sizeof c->dir[d].window);
     return c;
+}
+
+/* The conversation and connection of the last datagram's address pair:
+ * consecutive datagrams of one connection skip the conversation lookup. */
+static struct {
+    gboolean valid;
+    address a, b;
+    guint32 pa, pb;
+    port_type ptype;
+    conversation_t *conv;
+    nc_conn_t *conn;
+} conv_cache;
+
+static void conv_cache_clear(void)
+{
+    if (conv_cache.valid) {
+        free_address(&conv_cache.a);
+        free_address(&conv_cache.b);
+    }
+    memset(&conv_cache, 0, sizeof conv_cache);
+}
+
+/* First pass: the datagram's conversation (made when there is none) and
+ * its connection (NULL when there is none yet). */
+static nc_conn_t *lookup_conn(packet_info *pinfo, conversation_t **conv_out)
+{
+    gboolean plain = !pinfo->use_conv_addr_port_endpoints && !pinfo->conv_elements;
+
+    if (plain && conv_cache.valid && conv_cache.ptype == pinfo->ptype &&
+        ((pinfo->srcport == conv_cache.pa && pinfo->destport == conv_cache.pb &&
+          addresses_equal(&pinfo->src, &conv_cache.a) && addresses_equal(&pinfo->dst, &conv_cache.b)) ||
+         (pinfo->srcport == conv_cache.pb && pinfo->destport == conv_cache.pa &&
+          addresses_equal(&pinfo->src, &conv_cache.b) && addresses_equal(&pinfo->dst, &conv_cache.a)))) {
+        *conv_out = conv_cache.conv;
+        return conv_cache.conn;
+    }
+    *conv_out = find_or_create_conversation(pinfo);
+    conv_cache_clear();
+    if (plain) {
+        conv_cache.valid = TRUE;
+        copy_address(&conv_cache.a, &pinfo->src);
+        copy_address(&conv_cache.b, &pinfo->dst);
+        conv_cache.pa = pinfo->srcport;
+        conv_cache.pb = pinfo->destport;
+        conv_cache.ptype = pinfo->ptype;
+        conv_cache.conv = *conv_out;
+        conv_cache.conn = (nc_conn_t *)wmem_map_lookup(conns, *conv_out);
+        return conv_cache.conn;
+    }
+    return (nc_conn_t *)wmem_map_lookup(conns, *conv_out);
 }
 
 static guint conn_dir(const nc_conn_t *c, packet_info *pinfo)
@@ -503,13 +600,13 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
         if (!s.plausible && mode != MODE_FORCED)
             return 0;
         if (s.plausible) {
-            conv = find_or_create_conversation(pinfo);
-            conn = (nc_conn_t *)wmem_map_lookup(conns, conv);
+            conn = lookup_conn(pinfo, &conv);
             if (!conn) {
                 if (mode != MODE_FORCED && !s.request && !s.size_ok)
                     return 0;
                 conn = conn_new(pinfo, &s);
                 wmem_map_insert(conns, conv, conn);
+                conv_cache.conn = conn;
             }
         }
         if (mode == MODE_HEUR && conn && !conn->confirmed_frame && !s.request) {
@@ -807,14 +904,8 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
                 proto_tree_add_item(nt, hf_netcode_payload, ptvb, 0, -1, ENC_NA);
                 proto_item_set_generated(proto_tree_add_uint(nt, hf_netcode_payload_len, ptvb, 0, 0, plain_len));
             }
-            if (s.seq >= NC_GLOBAL_SEQ_BASE && (s.type == NC_CHALLENGE || s.type == NC_DENIED))
-                col_add_fstr(pinfo->cinfo, COL_INFO, "%s seq=2^63+%" G_GUINT64_FORMAT, type_short[s.type],
-                             s.seq - NC_GLOBAL_SEQ_BASE);
-            else
-                col_add_fstr(pinfo->cinfo, COL_INFO, "%s seq=%" G_GUINT64_FORMAT, type_short[s.type], s.seq);
-            if (s.type == NC_PAYLOAD)
-                col_append_fstr(pinfo->cinfo, COL_INFO, " len=%u", plain_len);
-            else if (s.type == NC_KEEP_ALIVE && plain_len == 8)
+            info_packet(pinfo, &s, s.type == NC_PAYLOAD, plain_len, FALSE);
+            if (s.type == NC_KEEP_ALIVE && plain_len == 8)
                 col_append_fstr(pinfo->cinfo, COL_INFO, " client_index=%u max_clients=%u", nc_le32(plain),
                                 nc_le32(plain + 4));
             proto_item_append_text(ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[s.type], s.seq);
@@ -833,8 +924,7 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
                 expert_add_info_format(pinfo, di, &ei_netcode_no_key,
                                        "Encrypted, no key for this connection: set netcode.private_key (the request's "
                                        "token gives the keys) or netcode.keylog_file");
-            col_add_fstr(pinfo->cinfo, COL_INFO, "%s seq=%" G_GUINT64_FORMAT " len=%u [encrypted]",
-                         type_short[s.type], s.seq, s.enc_len - NC_MAC_BYTES);
+            info_packet(pinfo, &s, TRUE, s.enc_len - NC_MAC_BYTES, TRUE);
             proto_item_append_text(ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[s.type], s.seq);
             nc_analysis_info(pinfo, rec);
         }
@@ -900,6 +990,7 @@ static ws_cb_bool dissect_netcode_heur(tvbuff_t *tvb, packet_info *pinfo, proto_
 
 static void netcode_init(void)
 {
+    conv_cache_clear();
     n_seen_protocol_ids = 0;
     next_conn_index = 0;
     pref_error_frame = 0;
@@ -912,6 +1003,7 @@ static void netcode_init(void)
 
 static void netcode_cleanup(void)
 {
+    conv_cache_clear();
     nc_keys_file_cleanup();
 }
 
@@ -1067,6 +1159,7 @@ void proto_register_netcode(void)
 void proto_reg_handoff_netcode(void)
 {
     dissector_add_for_decode_as("udp.port", netcode_handle);
+    dissector_add_for_decode_as("netcode.payload", find_dissector("data"));
     heur_dissector_add("udp", dissect_netcode_heur, "netcode over UDP", "netcode_udp", proto_netcode,
                        HEURISTIC_ENABLE);
     netcode_prefs_apply();

@@ -236,9 +236,16 @@ void nc_keys_keylog_read(const char *path)
             break;
         }
         len = strlen(buf);
-        g_string_append_len(keylog_partial, buf, (gssize)len);
+        /* past 400 characters the line is only counted as too long: the
+         * rest of it is not kept */
+        if (keylog_partial->len <= 400)
+            g_string_append_len(keylog_partial, buf, (gssize)len);
+        else if (len && buf[len - 1] == '\n')
+            g_string_append_c(keylog_partial, '\n');
         if (len && buf[len - 1] == '\n') {
             keylog_line++;
+            g_strchomp(keylog_partial->str);
+            g_string_set_size(keylog_partial, strlen(keylog_partial->str));
             if (keylog_partial->len > 400)
                 keylog_problem(keylog_line, "line too long", keylog_partial->str);
             else

@@ -149,8 +149,9 @@ typedef struct nc_dir {
     /* the per-connection sequence (not the server's global one) */
     gboolean have_seq;
     guint64 most_recent;
-    guint64 window[NC_REPLAY_WINDOW];   /* sequence in each slot, G_MAXUINT64: none */
-    guint32 window_frame[NC_REPLAY_WINDOW];
+    guint64 *window;                    /* NC_REPLAY_WINDOW slots: the sequence in each, G_MAXUINT64: none
+                                         * (allocated at the first sequence: 3 KiB a direction) */
+    guint32 *window_frame;              /* the frame of each slot's sequence */
     guint64 lost;                       /* numbers skipped (gaps not filled later) */
     guint32 gaps, dups, replays, out_of_order;
     nstime_t keep_alive_first, keep_alive_last;

@@ -123,6 +123,10 @@ def main():
         rows = fields(mid, [], ["netcode.type"])
         nots = sum(1 for r in rows if not r[0])
         F.check(nots <= 2, "%s mid-connection without keys: %d frames not netcode's" % (name, nots))
+    # the payload's hand-off: a Decode As table and a heuristic list named netcode.payload
+    tables = nc.tshark(["-G", "dissector-tables"])
+    F.check(any(l.startswith("netcode.payload\t") and "Decode As" in l for l in tables.splitlines()),
+            "no netcode.payload dissector table with Decode As")
     F.finish("netcode.real")
 
 
