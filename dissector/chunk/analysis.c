@@ -171,7 +171,7 @@ static wmem_map_t *transfers_by_chunk;
 static gboolean sp_transient;        /* this packet is in tshark's single pass: cs_sp_begin_packet() */
 static wmem_allocator_t *rec_scope; /* where this packet's frame record lives: cs_sp_record_scope() */
 
-/* Cap on per-slice state (issue 5, docs/robustness.md "Dissector"). A single
+/* Cap on per-slice state (docs/robustness.md, "Dissector"). A single
  * 15-byte slice claims 256 slices, i.e. 10 KiB of chunk_slice_state_t: 65 536
  * chunk ids or 100 000 conversations made tshark use 5x its own memory. A
  * transfer gets per-slice state only while all of it stays within

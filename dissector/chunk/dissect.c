@@ -1,6 +1,6 @@
 /* chunk/dissect.c
  * Routines for the chunk protocol of Glenn Fiedler's "Sending Large Blocks of
- * Data": slice and ack packets on protocol2 framing (common/protocol2.c).
+ * Data": slice and ack packets on protocol2 framing (common/protocol2.h).
  * The wire format is docs/protocol.md; this is an independent
  * implementation of it (no code shared with endpoints/).
  *
@@ -411,7 +411,7 @@ static void chunk_info_slice(packet_info *pinfo, guint32 slice_id, gboolean last
     col_set_str(pinfo->cinfo, COL_INFO, buf);
 }
 
-/* Display caps (issue 5, docs/robustness.md "Dissector"): with the
+/* Display caps (docs/robustness.md, "Dissector"): with the
  * max_slices preference at 65536 an ack holds 65536 bits, and one line and
  * one range each made tshark spend 0.2 s per 8 KiB ack. The 256 variant never
  * reaches them (its longest ranges string is 456 characters). */

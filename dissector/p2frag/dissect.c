@@ -2,7 +2,7 @@
  * Routines for the fragment protocol of Glenn Fiedler's "Packet
  * Fragmentation and Reassembly" (protocol `p2frag`): regular packets and the
  * fragments of packets larger than 1024 bytes, on protocol2 framing
- * (common/protocol2.c). The wire format and receive rules are in docs/p2frag.md;
+ * (common/protocol2.h). The wire format and receive rules are in docs/p2frag.md;
  * this is an independent implementation (no code shared with endpoints/).
  *
  * Chunk and fragment packets share the framing and, in the original
@@ -14,7 +14,7 @@
  * fragments are reassembled (Wireshark's reassembly, keyed by conversation,
  * direction and unwrapped sequence) whatever the sequence order. The
  * analysis (per packet: fragments seen, complete or lost; per direction:
- * loss rates) is made on the first pass, in frame order, and kept per frame.
+ * loss rates) is p2frag/analysis.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
