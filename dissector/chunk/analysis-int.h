@@ -124,9 +124,6 @@ typedef struct chunk_eo {
     const guint8 *data;
 } chunk_eo_t;
 
-/* Number of transfers in the file so far, and transfer i (0-based). */
-guint chunk_analysis_transfer_count(void);
-chunk_transfer_t *chunk_analysis_transfer(guint i);
 
 /* Missing (unacked) slices of t as ranges "3-5,17"; "" when none. */
 char *chunk_analysis_missing_ranges(wmem_allocator_t *scope, const chunk_transfer_t *t);

@@ -15,7 +15,7 @@
  * analysis uses the keys from CHUNK_PDATA_ANALYSIS_BASE on; the decoder
  * keeps nothing per frame.
  * Per conversation, the decoder's protocol id and variant decisions live in
- * protocol2's map (p2_conv_state()), the analysis' flows in a map of its own
+ * protocol2's map (dp2_conv_state()), the analysis' flows in a map of its own
  * keyed by conversation index (chunk/analysis.c, get_flow()); neither uses
  * conversation_add_proto_data(). The decoder looks the conversation up once
  * per datagram and hands it to the analysis. */

@@ -14,48 +14,48 @@
 /* The reflected CRC-32 table (polynomial 0xEDB88320) and, because the top
  * bytes of its 256 entries are all different, the entry index for each top
  * byte: together they run the CRC register backwards one zero byte. */
-static guint32 p2_crc_table[256];
-static guint8 p2_crc_index_of_top[256];
+static guint32 dp2_crc_table[256];
+static guint8 dp2_crc_index_of_top[256];
 
 /* Running the register backwards is linear, so 2^k zero bytes back is a
- * 32x32 bit matrix, kept as four byte tables: p2_crc_back[k][b][v] is the
+ * 32x32 bit matrix, kept as four byte tables: dp2_crc_back[k][b][v] is the
  * register 2^k bytes back from v in byte b (the other bytes zero), and a
  * register's image is the XOR of its four bytes' images. 2^16 bytes and
  * more are done with the top power repeatedly. */
-#define P2_CRC_BACK_POWERS 17
-static guint32 p2_crc_back[P2_CRC_BACK_POWERS][4][256];
+#define DP2_CRC_BACK_POWERS 17
+static guint32 dp2_crc_back[DP2_CRC_BACK_POWERS][4][256];
 
-static guint32 p2_crc_back_one(guint32 d)
+static guint32 dp2_crc_back_one(guint32 d)
 {
-    guint8 j = p2_crc_index_of_top[d >> 24];
-    return ((d ^ p2_crc_table[j]) << 8) | j;
+    guint8 j = dp2_crc_index_of_top[d >> 24];
+    return ((d ^ dp2_crc_table[j]) << 8) | j;
 }
 
-static guint32 p2_crc_back_pow(guint k, guint32 d)
+static guint32 dp2_crc_back_pow(guint k, guint32 d)
 {
-    return p2_crc_back[k][0][d & 0xff] ^ p2_crc_back[k][1][(d >> 8) & 0xff] ^
-           p2_crc_back[k][2][(d >> 16) & 0xff] ^ p2_crc_back[k][3][d >> 24];
+    return dp2_crc_back[k][0][d & 0xff] ^ dp2_crc_back[k][1][(d >> 8) & 0xff] ^
+           dp2_crc_back[k][2][(d >> 16) & 0xff] ^ dp2_crc_back[k][3][d >> 24];
 }
 
-void p2_crc_init(void)
+void dp2_crc_init(void)
 {
     for (guint i = 0; i < 256; i++) {
         guint32 c = i;
         for (int k = 0; k < 8; k++)
             c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
-        p2_crc_table[i] = c;
-        p2_crc_index_of_top[c >> 24] = (guint8)i;
+        dp2_crc_table[i] = c;
+        dp2_crc_index_of_top[c >> 24] = (guint8)i;
     }
     for (guint b = 0; b < 4; b++)
         for (guint32 v = 0; v < 256; v++)
-            p2_crc_back[0][b][v] = p2_crc_back_one(v << (8 * b));
-    for (guint k = 1; k < P2_CRC_BACK_POWERS; k++)
+            dp2_crc_back[0][b][v] = dp2_crc_back_one(v << (8 * b));
+    for (guint k = 1; k < DP2_CRC_BACK_POWERS; k++)
         for (guint b = 0; b < 4; b++)
             for (guint32 v = 0; v < 256; v++)
-                p2_crc_back[k][b][v] = p2_crc_back_pow(k - 1, p2_crc_back_pow(k - 1, v << (8 * b)));
+                dp2_crc_back[k][b][v] = dp2_crc_back_pow(k - 1, dp2_crc_back_pow(k - 1, v << (8 * b)));
 }
 
-guint32 p2_crc_prefix(guint32 protocol_id)
+guint32 dp2_crc_prefix(guint32 protocol_id)
 {
     /* The last id's result: it is asked for once per datagram. */
     static gboolean known;
@@ -75,20 +75,20 @@ guint32 p2_crc_prefix(guint32 protocol_id)
     return known_crc;
 }
 
-guint32 p2_crc_datagram(tvbuff_t *tvb, guint32 prefix_crc)
+guint32 dp2_crc_datagram(tvbuff_t *tvb, guint32 prefix_crc)
 {
     guint len = tvb_captured_length(tvb);
 
-    if (len < P2_CRC_LEN)
+    if (len < DP2_CRC_LEN)
         return 0;
     /* It runs over every datagram: common/cs-crc32.c folds with PCLMULQDQ where
      * the processor has it, else zlib (the spec's CRC-32 either way). */
-    if (len == P2_CRC_LEN)
+    if (len == DP2_CRC_LEN)
         return prefix_crc;
-    return cs_crc32(prefix_crc, tvb_get_ptr(tvb, P2_CRC_LEN, len - P2_CRC_LEN), len - P2_CRC_LEN);
+    return cs_crc32(prefix_crc, tvb_get_ptr(tvb, DP2_CRC_LEN, len - DP2_CRC_LEN), len - DP2_CRC_LEN);
 }
 
-guint32 p2_implied_protocol_id(guint32 stored, guint32 computed, guint32 id,
+guint32 dp2_implied_protocol_id(guint32 stored, guint32 computed, guint32 id,
                                guint datagram_length)
 {
     /* For messages of equal length the CRC difference depends only on the
@@ -101,15 +101,15 @@ guint32 p2_implied_protocol_id(guint32 stored, guint32 computed, guint32 id,
     guint32 d = stored ^ computed;
     guint n = datagram_length + 4;
 
-    const guint top = P2_CRC_BACK_POWERS - 1;
+    const guint top = DP2_CRC_BACK_POWERS - 1;
 
     if (d == 0)
         return id;
     /* n zero bytes back: one table step per set bit of n. */
     for (; n >> top; n -= 1u << top)
-        d = p2_crc_back_pow(top, d);
+        d = dp2_crc_back_pow(top, d);
     for (guint k = 0; n; k++, n >>= 1)
         if (n & 1)
-            d = p2_crc_back_pow(k, d);
+            d = dp2_crc_back_pow(k, d);
     return id ^ d;
 }

@@ -9,8 +9,8 @@
 
 #include <epan/prefs.h>
 
-void p2_id_decide(p2_id_state_t *st, const p2_protocol_t *p, const p2_frame_t *f, guint32 frame,
-                  gboolean plausible, gboolean update, p2_id_t *id)
+void dp2_id_decide(dp2_id_state_t *st, const dp2_protocol_t *p, const dp2_frame_t *f, guint32 frame,
+                  gboolean plausible, gboolean update, dp2_id_t *id)
 {
     guint32 implied = f->implied_id;
 
@@ -19,7 +19,7 @@ void p2_id_decide(p2_id_state_t *st, const p2_protocol_t *p, const p2_frame_t *f
     id->implied_id = implied;
     id->cfg_id = *p->cfg_id;
     if (!f->crc_known) {
-        id->status = P2_ID_UNKNOWN;
+        id->status = DP2_ID_UNKNOWN;
         return;
     }
     if (implied == *p->cfg_id) {
@@ -27,12 +27,12 @@ void p2_id_decide(p2_id_state_t *st, const p2_protocol_t *p, const p2_frame_t *f
             st->id_frame = frame;
             st->id = implied;
         }
-        id->status = P2_ID_GOOD;
+        id->status = DP2_ID_GOOD;
         return;
     }
     if (st->id_frame && frame >= st->id_frame) {
-        id->status = implied == st->id ? P2_ID_OTHER : P2_ID_BAD;
-        if (id->status == P2_ID_BAD)
+        id->status = implied == st->id ? DP2_ID_OTHER : DP2_ID_BAD;
+        if (id->status == DP2_ID_BAD)
             id->conv_id = st->id;
         return;
     }
@@ -44,32 +44,32 @@ void p2_id_decide(p2_id_state_t *st, const p2_protocol_t *p, const p2_frame_t *f
             if (st->candidates[i] == implied) {
                 st->id_frame = frame;
                 st->id = implied;
-                id->status = P2_ID_OTHER;
+                id->status = DP2_ID_OTHER;
                 return;
             }
         }
         if (st->n_candidates < array_length(st->candidates))
             st->candidates[st->n_candidates++] = implied;
     }
-    id->status = P2_ID_UNCONFIRMED;
+    id->status = DP2_ID_UNCONFIRMED;
 }
 
-void p2_id_check(const p2_protocol_t *p, const p2_frame_t *f, p2_id_t *id)
+void dp2_id_check(const dp2_protocol_t *p, const dp2_frame_t *f, dp2_id_t *id)
 {
     memset(id, 0, sizeof *id);
     id->crc_known = f->crc_known;
     id->implied_id = f->implied_id;
     id->cfg_id = *p->cfg_id;
     if (!f->crc_known)
-        id->status = P2_ID_UNKNOWN;
+        id->status = DP2_ID_UNKNOWN;
     else
-        id->status = f->implied_id == *p->cfg_id ? P2_ID_GOOD : P2_ID_WRONG;
+        id->status = f->implied_id == *p->cfg_id ? DP2_ID_GOOD : DP2_ID_WRONG;
 }
 
 
 /* ---- Ports -------------------------------------------------------------- */
 
-void p2_ports_register(p2_protocol_t *p, const char *ports)
+void dp2_ports_register(dp2_protocol_t *p, const char *ports)
 {
     dissector_add_uint_range_with_preference("udp.port", ports, p->handle);
     p->ports_applied = range_copy(wmem_epan_scope(), prefs_get_range_value(p->filter_name, "udp.port"));
@@ -82,7 +82,7 @@ void p2_ports_register(p2_protocol_t *p, const char *ports)
  * 40000) stayed the protocol's. The GUI's preference dialog deletes the old
  * ones itself; then there is nothing left to do here. A Decode As of a port
  * the new range drops cannot be told from a left-over and is dropped too. */
-void p2_ports_apply(p2_protocol_t *p)
+void dp2_ports_apply(dp2_protocol_t *p)
 {
     dissector_table_t udp = find_dissector_table("udp.port");
     range_t *old = p->ports_applied, *now;

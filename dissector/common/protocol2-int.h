@@ -9,9 +9,9 @@
 
 /* Makes the per-conversation map and the cache's init and cleanup routines
  * (protocol2-conv.c); once, with the first protocol registered. */
-void p2_conv_register(void);
+void dp2_conv_register(void);
 
-/* The port part of p2_prefs_apply() (protocol2-id.c). */
-void p2_ports_apply(p2_protocol_t *p);
+/* The port part of dp2_prefs_apply() (protocol2-id.c). */
+void dp2_ports_apply(dp2_protocol_t *p);
 
 #endif /* PROTOCOL2_INT_H */

@@ -24,7 +24,7 @@
 
 static int proto_p2frag = -1;
 static ws_cb_bool pref_single_pass = TRUE;
-static const p2_protocol_t *p2frag_p2;   /* its conversation state */
+static const dp2_protocol_t *p2frag_p2;   /* its conversation state */
 
 static int hf_p2frag_analysis = -1;
 static int hf_p2frag_an_seen = -1;
@@ -310,7 +310,7 @@ static p2frag_dir_t *p2frag_get_dir(packet_info *pinfo)
     p2frag_conv_t *pc;
     int d;
 
-    p2_conv_state(pinfo, p2frag_p2, &data, &conv);
+    dp2_conv_state(pinfo, p2frag_p2, &data, &conv);
     pc = (p2frag_conv_t *)*data;
     if (!pc) {
         pc = wmem_new0(wmem_file_scope(), p2frag_conv_t);
@@ -500,7 +500,7 @@ void p2frag_analysis_show(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, c
                                    "(frame %u) arrived before it was complete, and that receiver discards every "
                                    "partial packet on a newer sequence (original bug 4)",
                                    pkt->interleave_seq, pkt->interleave_frame);
-        if (delivered && b->seq >= 256)
+        if (delivered && b->seq >= P2FRAG_ORIGINAL_SEQ_LIMIT)
             expert_add_info(pinfo, ai, &ei_p2frag_orig_seq256);
     }
 
@@ -576,7 +576,7 @@ p2frag_frame_t *p2frag_analysis_packet(packet_info *pinfo, const p2frag_body_t *
     return ff;
 }
 
-void p2frag_analysis_register(int proto, module_t *module, const p2_protocol_t *p2)
+void p2frag_analysis_register(int proto, module_t *module, const dp2_protocol_t *p2)
 {
     static hf_register_info hf[] = {
         { &hf_p2frag_analysis, { "Analysis", "p2frag.analysis", FT_NONE, BASE_NONE, NULL, 0x0,

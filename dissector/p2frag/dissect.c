@@ -2,7 +2,7 @@
  * Routines for the fragment protocol of Glenn Fiedler's "Packet
  * Fragmentation and Reassembly" (protocol `p2frag`): regular packets and the
  * fragments of packets larger than 1024 bytes, on protocol2 framing
- * (common/protocol2.c). The wire format and receive rules are in docs/p2frag.md;
+ * (common/protocol2.h). The wire format and receive rules are in docs/p2frag.md;
  * this is an independent implementation (no code shared with endpoints/).
  *
  * Chunk and fragment packets share the framing and, in the original
@@ -14,7 +14,7 @@
  * fragments are reassembled (Wireshark's reassembly, keyed by conversation,
  * direction and unwrapped sequence) whatever the sequence order. The
  * analysis (per packet: fragments seen, complete or lost; per direction:
- * loss rates) is made on the first pass, in frame order, and kept per frame.
+ * loss rates) is p2frag/analysis.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -63,11 +63,11 @@
 #define P2FRAG_ITEMS_SHOWN 100
 
 /* Body errors, after protocol2's. */
-#define P2FRAG_ERR_COUNT_ZERO  (P2_ERR_BODY_BASE << 0)  /* numFragments 0 */
-#define P2FRAG_ERR_ID_RANGE    (P2_ERR_BODY_BASE << 1)  /* fragmentId >= numFragments */
-#define P2FRAG_ERR_SIZE_RANGE  (P2_ERR_BODY_BASE << 2)  /* fragment data not 1..1024 bytes */
-#define P2FRAG_ERR_SIZE_SHORT  (P2_ERR_BODY_BASE << 3)  /* non-last fragment not 1024 bytes */
-#define P2FRAG_ERR_TOO_LONG    (P2_ERR_BODY_BASE << 4)  /* regular packet over 1024 bytes */
+#define P2FRAG_ERR_COUNT_ZERO  (DP2_ERR_BODY_BASE << 0)  /* numFragments 0 */
+#define P2FRAG_ERR_ID_RANGE    (DP2_ERR_BODY_BASE << 1)  /* fragmentId >= numFragments */
+#define P2FRAG_ERR_SIZE_RANGE  (DP2_ERR_BODY_BASE << 2)  /* fragment data not 1..1024 bytes */
+#define P2FRAG_ERR_SIZE_SHORT  (DP2_ERR_BODY_BASE << 3)  /* non-last fragment not 1024 bytes */
+#define P2FRAG_ERR_TOO_LONG    (DP2_ERR_BODY_BASE << 4)  /* regular packet over 1024 bytes */
 
 enum { P2FRAG_BODIES_EXAMPLE, P2FRAG_BODIES_OPAQUE };
 
@@ -176,13 +176,13 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
 
 /* p2frag in the protocol2 registry: the entry point sends it the datagrams
  * whose CRC implies cfg_protocol_id. */
-static p2_protocol_t p2frag_p2 = {
+static dp2_protocol_t p2frag_p2 = {
     .filter_name = "p2frag",
     .cfg_id = &cfg_protocol_id,
     .dissect = p2frag_dissect_forced,
 };
 
-static p2_display_t p2frag_p2d;
+static dp2_display_t p2frag_p2d;
 
 /* ---- Parsing --------------------------------------------------------------- */
 
@@ -190,13 +190,13 @@ static p2_display_t p2frag_p2d;
 
 static void p2frag_parse_fragment(p2frag_body_t *b)
 {
-    p2_reader_t *r = &b->r;
+    dp2_reader_t *r = &b->r;
     guint len = tvb_reported_length(r->tvb);
 
-    b->fragment_id = p2_read_bits(r, 8);
-    b->num_fragments = p2_read_bits(r, 8);
-    p2_read_align(r);
-    if (r->errors & P2_ERR_TRUNCATED)
+    b->fragment_id = dp2_read_bits(r, 8);
+    b->num_fragments = dp2_read_bits(r, 8);
+    dp2_read_align(r);
+    if (r->errors & DP2_ERR_TRUNCATED)
         return;
     b->nfields = PF_FRAG_HEADER;
     b->data_offset = r->bit / 8;
@@ -215,21 +215,21 @@ static void p2frag_parse_fragment(p2frag_body_t *b)
 }
 
 /* int(min, max) for a signed range: the raw field plus min. */
-static gint32 p2frag_read_sint(p2_reader_t *r, gint32 min, gint32 max)
+static gint32 p2frag_read_sint(dp2_reader_t *r, gint32 min, gint32 max)
 {
-    guint32 raw = p2_read_int(r, 0, (guint32)(max - min));
+    guint32 raw = dp2_read_int(r, 0, (guint32)(max - min));
     return (gint32)raw + min;
 }
 
 /* Reads the items of a B packet (8 bits each) from the bytes directly, many
  * at a time (cs_count_above): a reassembled B packet holds up to 16384 of
  * them, and reading them one bit field at a time was most of the
- * dissector's time. Counts those above the maximum (P2_ERR_RANGE) and stops
+ * dissector's time. Counts those above the maximum (DP2_ERR_RANGE) and stops
  * where the datagram does. */
 static void p2frag_read_items(p2frag_body_t *b)
 {
-    p2_reader_t *r = &b->r;
-    guint ib = p2_bits_required(0, P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
+    dp2_reader_t *r = &b->r;
+    guint ib = dp2_bits_required(0, P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
     guint avail = r->limit > r->bit ? (r->limit - r->bit) / ib : 0;
     guint32 n = MIN(b->num_items, avail);
     guint shift = r->bit & 7;
@@ -245,14 +245,14 @@ static void p2frag_read_items(p2frag_body_t *b)
         r->bit += n * 8;
     }
     if (b->items_bad)
-        r->errors |= P2_ERR_RANGE;
+        r->errors |= DP2_ERR_RANGE;
     if (n < b->num_items)
-        p2_skip_bits(r, (b->num_items - n) * ib);   /* sets P2_ERR_TRUNCATED */
+        dp2_skip_bits(r, (b->num_items - n) * ib);   /* sets DP2_ERR_TRUNCATED */
 }
 
 static void p2frag_parse_example(p2frag_body_t *b)
 {
-    p2_reader_t *r = &b->r;
+    dp2_reader_t *r = &b->r;
 
     switch (b->type) {
     case P2FRAG_TYPE_A:
@@ -261,8 +261,8 @@ static void p2frag_parse_example(p2frag_body_t *b)
         b->c = p2frag_read_sint(r, P2FRAG_C_MIN, P2FRAG_C_MAX);
         break;
     case P2FRAG_TYPE_B:
-        b->num_items = p2_read_int(r, 0, P2FRAG_MAX_ITEMS);
-        if (r->errors & (P2_ERR_TRUNCATED | P2_ERR_RANGE))
+        b->num_items = dp2_read_int(r, 0, P2FRAG_MAX_ITEMS);
+        if (r->errors & (DP2_ERR_TRUNCATED | DP2_ERR_RANGE))
             return;   /* a reader stops at a bad count */
         b->items_bit = r->bit;
         p2frag_read_items(b);
@@ -270,11 +270,11 @@ static void p2frag_parse_example(p2frag_body_t *b)
     case P2FRAG_TYPE_C:
         b->float_bit = r->bit;
         for (int i = 0; i < 3; i++)
-            b->pos[i] = p2_read_bits(r, 32);
-        b->at_rest = p2_read_bits(r, 1) != 0;
+            b->pos[i] = dp2_read_bits(r, 32);
+        b->at_rest = dp2_read_bits(r, 1) != 0;
         if (!b->at_rest)
             for (int i = 0; i < 3; i++)
-                b->vel[i] = p2_read_bits(r, 32);
+                b->vel[i] = dp2_read_bits(r, 32);
         break;
     default:
         break;
@@ -283,31 +283,31 @@ static void p2frag_parse_example(p2frag_body_t *b)
 
 static void p2frag_parse_regular(p2frag_body_t *b, int bodies)
 {
-    p2_reader_t *r = &b->r;
+    dp2_reader_t *r = &b->r;
     guint len = tvb_reported_length(r->tvb);
 
     b->body_bit = r->bit;
     if (bodies == P2FRAG_BODIES_EXAMPLE && b->type <= P2FRAG_TYPE_C) {
         p2frag_parse_example(b);
         /* A value out of range leaves the layout known, except a B count. */
-        if (!(r->errors & P2_ERR_TRUNCATED) &&
+        if (!(r->errors & DP2_ERR_TRUNCATED) &&
             !(b->type == P2FRAG_TYPE_B && b->num_items > P2FRAG_MAX_ITEMS)) {
             b->nfields = PF_BODY;
-            p2_read_check(r);
+            dp2_read_check(r);
         }
     } else {
         /* Opaque: everything up to the last four bytes, which must be the
          * end check; the body's padding cannot be told from its bits. */
         guint start = b->body_bit / 8;
-        if (len >= start + P2_END_CHECK_LEN && tvb_captured_length(r->tvb) == len) {
+        if (len >= start + DP2_END_CHECK_LEN && tvb_captured_length(r->tvb) == len) {
             b->opaque_offset = start;
-            b->opaque_len = len - P2_END_CHECK_LEN - start;
+            b->opaque_len = len - DP2_END_CHECK_LEN - start;
             b->nfields = PF_BODY;
-            r->bit = (len - P2_END_CHECK_LEN) * 8;
-            p2_read_check(r);
+            r->bit = (len - DP2_END_CHECK_LEN) * 8;
+            dp2_read_check(r);
         } else {
-            r->errors |= P2_ERR_TRUNCATED;
-            r->need_bytes = start + P2_END_CHECK_LEN;
+            r->errors |= DP2_ERR_TRUNCATED;
+            r->need_bytes = start + DP2_END_CHECK_LEN;
         }
     }
     if (len > P2FRAG_MAX_REGULAR)
@@ -318,20 +318,20 @@ static void p2frag_parse_regular(p2frag_body_t *b, int bodies)
  * recorded in b->errors. */
 static void p2frag_parse(tvbuff_t *tvb, int bodies, p2frag_body_t *b)
 {
-    p2_reader_t *r = &b->r;
+    dp2_reader_t *r = &b->r;
 
     memset(b, 0, sizeof *b);
-    p2_reader_init(r, tvb);
-    b->seq = (guint16)p2_read_bits(r, 16);
-    if (!(r->errors & P2_ERR_TRUNCATED)) {
+    dp2_reader_init(r, tvb);
+    b->seq = (guint16)dp2_read_bits(r, 16);
+    if (!(r->errors & DP2_ERR_TRUNCATED)) {
         b->nfields = PF_SEQ;
-        b->type_bits = p2_bits_required(0, cfg_num_types - 1);
-        b->type = p2_read_int(r, 0, cfg_num_types - 1);
-        if (!(r->errors & P2_ERR_TRUNCATED)) {
+        b->type_bits = dp2_bits_required(0, cfg_num_types - 1);
+        b->type = dp2_read_int(r, 0, cfg_num_types - 1);
+        if (!(r->errors & DP2_ERR_TRUNCATED)) {
             b->nfields = PF_TYPE;
             if (b->type == P2FRAG_TYPE_FRAGMENT)
                 p2frag_parse_fragment(b);
-            else if (!(r->errors & P2_ERR_RANGE))
+            else if (!(r->errors & DP2_ERR_RANGE))
                 p2frag_parse_regular(b, bodies);
         }
     }
@@ -340,8 +340,8 @@ static void p2frag_parse(tvbuff_t *tvb, int bodies, p2frag_body_t *b)
 
 /* Errors a receiver following the rules drops a datagram for, on their own
  * (the sequence rules need the analysis). */
-#define P2FRAG_ERR_DROP (P2_ERR_TRUNCATED | P2_ERR_PADDING | P2_ERR_END_CHECK | P2_ERR_TRAILING | \
-                         P2_ERR_RANGE | P2FRAG_ERR_COUNT_ZERO | P2FRAG_ERR_ID_RANGE | \
+#define P2FRAG_ERR_DROP (DP2_ERR_TRUNCATED | DP2_ERR_PADDING | DP2_ERR_END_CHECK | DP2_ERR_TRAILING | \
+                         DP2_ERR_RANGE | P2FRAG_ERR_COUNT_ZERO | P2FRAG_ERR_ID_RANGE | \
                          P2FRAG_ERR_SIZE_RANGE | P2FRAG_ERR_SIZE_SHORT | P2FRAG_ERR_TOO_LONG)
 
 /* ---- Display ------------------------------------------------------------------- */
@@ -389,7 +389,7 @@ static proto_item *p2frag_add_float(proto_tree *tree, int hf, tvbuff_t *tvb, gui
 static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo,
                                     const p2frag_body_t *b, gboolean experts)
 {
-    const p2_reader_t *r = &b->r;
+    const dp2_reader_t *r = &b->r;
     proto_item *ti;
 
     if (b->opaque_len || (b->nfields >= PF_BODY && !(pref_bodies == P2FRAG_BODIES_EXAMPLE &&
@@ -409,7 +409,7 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
             { &hf_p2frag_c, P2FRAG_C_MIN, P2FRAG_C_MAX },
         };
         for (int i = 0; i < 3; i++) {
-            guint nbits = p2_bits_required(0, (guint32)(f[i].max - f[i].min));
+            guint nbits = dp2_bits_required(0, (guint32)(f[i].max - f[i].min));
             if (bit + nbits > r->limit)
                 break;
             ti = p2frag_add_sint(tree, *f[i].hf, tvb, bit, nbits, f[i].min);
@@ -424,14 +424,14 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
         return "";
     }
     case P2FRAG_TYPE_B: {
-        guint nb = p2_bits_required(0, P2FRAG_MAX_ITEMS);
-        guint ib = p2_bits_required(0, P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
+        guint nb = dp2_bits_required(0, P2FRAG_MAX_ITEMS);
+        guint ib = dp2_bits_required(0, P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
         proto_tree *it;
         guint32 bad = 0;
 
         if (b->body_bit + nb > r->limit)
             return "";
-        ti = p2_add_bits(tree, hf_p2frag_num_items, tvb, b->body_bit, nb, 0);
+        ti = dp2_add_bits(tree, hf_p2frag_num_items, tvb, b->body_bit, nb, 0);
         if (b->num_items > P2FRAG_MAX_ITEMS) {
             if (experts)
                 expert_add_info_format(pinfo, ti, &ei_p2frag_value_range,
@@ -476,7 +476,7 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
             p2frag_add_float(tree, *pos[i], tvb, bit);
         if (bit + 1 > r->limit)
             return "";
-        p2_add_bits(tree, hf_p2frag_at_rest, tvb, bit, 1, 0);
+        dp2_add_bits(tree, hf_p2frag_at_rest, tvb, bit, 1, 0);
         bit++;
         if (!b->at_rest)
             for (int i = 0; i < 3 && bit + 32 <= r->limit; i++, bit += 32)
@@ -491,7 +491,7 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
 /* Raises the structural problems of a parse that no field shows. */
 static void p2frag_show_problems(proto_item *pi, packet_info *pinfo, tvbuff_t *tvb, const p2frag_body_t *b)
 {
-    if (b->errors & P2_ERR_TRUNCATED)
+    if (b->errors & DP2_ERR_TRUNCATED)
         expert_add_info_format(pinfo, pi, &ei_p2frag_truncated,
                                "Truncated: the fields need at least %u bytes, the packet has %u",
                                b->r.need_bytes, tvb_captured_length(tvb));
@@ -526,13 +526,13 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
     const char *info;
 
     if (b->nfields >= PF_SEQ)
-        p2_add_bits(tree, hf_p2frag_sequence, tvb, P2_BODY_BIT, 16, 0);
+        dp2_add_bits(tree, hf_p2frag_sequence, tvb, DP2_BODY_BIT, 16, 0);
     if (b->nfields < PF_TYPE) {
         if (experts)
             p2frag_show_problems(pi, pinfo, tvb, b);
         return "Packet";
     }
-    ti = p2_add_bits(tree, hf_p2frag_type, tvb, P2_BODY_BIT + 16, b->type_bits, 0);
+    ti = dp2_add_bits(tree, hf_p2frag_type, tvb, DP2_BODY_BIT + 16, b->type_bits, 0);
     proto_item_append_text(ti, " (%s)", p2frag_type_name(b->type));
     if (b->type >= cfg_num_types) {
         if (experts)
@@ -542,18 +542,18 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
         return wmem_strdup_printf(pinfo->pool, "Packet %u, type %u", b->seq, b->type);
     }
     if (b->type == P2FRAG_TYPE_FRAGMENT) {
-        guint bit = P2_BODY_BIT + 16 + b->type_bits;
+        guint bit = DP2_BODY_BIT + 16 + b->type_bits;
         if (b->nfields < PF_FRAG_HEADER) {
             if (experts)
                 p2frag_show_problems(pi, pinfo, tvb, b);
             return wmem_strdup_printf(pinfo->pool, "Fragment of packet %u", b->seq);
         }
-        ti = p2_add_bits(tree, hf_p2frag_fragment_id, tvb, bit, 8, 0);
+        ti = dp2_add_bits(tree, hf_p2frag_fragment_id, tvb, bit, 8, 0);
         if (experts && (b->errors & P2FRAG_ERR_ID_RANGE))
             expert_add_info_format(pinfo, ti, &ei_p2frag_id_range,
                                    "Fragment id %u >= fragment count %u: a receiver drops it",
                                    b->fragment_id, b->num_fragments);
-        ti = p2_add_bits(tree, hf_p2frag_num_fragments, tvb, bit + 8, 8, 0);
+        ti = dp2_add_bits(tree, hf_p2frag_num_fragments, tvb, bit + 8, 8, 0);
         if (b->num_fragments == 0) {
             proto_item_append_text(ti, " (invalid: 256 fragments would be written as 0)");
             if (experts) {
@@ -572,7 +572,7 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
                                         b->fragment_id == b->num_fragments - 1);
             proto_item_set_generated(ti);
         }
-        p2_add_padding(tree, pinfo, &p2frag_p2d, &b->r, &next_pad, experts);
+        dp2_add_padding(tree, pinfo, &p2frag_p2d, &b->r, &next_pad, experts);
         ti = proto_tree_add_uint(tree, hf_p2frag_fragment_bytes, tvb, b->data_offset, b->data_len, b->data_len);
         proto_item_append_text(ti, " (not sent: the datagram's length - %u)", b->data_offset);
         proto_item_set_generated(ti);
@@ -592,8 +592,8 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
         info = p2frag_fragment_info(pinfo->pool, b);
     } else {
         const char *body = p2frag_show_body(tree, tvb, pinfo, b, experts);
-        p2_add_padding(tree, pinfo, &p2frag_p2d, &b->r, &next_pad, experts);
-        p2_add_end_check(tree, pinfo, &p2frag_p2d, &b->r, experts);
+        dp2_add_padding(tree, pinfo, &p2frag_p2d, &b->r, &next_pad, experts);
+        dp2_add_end_check(tree, pinfo, &p2frag_p2d, &b->r, experts);
         if (experts && (b->errors & P2FRAG_ERR_TOO_LONG))
             expert_add_info_format(pinfo, pi, &ei_p2frag_too_long,
                                    "Regular packet of %u bytes: one larger than %u bytes must be sent as "
@@ -635,13 +635,13 @@ static void p2frag_show_inner(tvbuff_t *inner, packet_info *pinfo, proto_tree *t
     b.errors &= ~P2FRAG_ERR_TOO_LONG;
     ri = proto_tree_add_item(tree, hf_p2frag_reassembled, inner, 0, -1, ENC_NA);
     rt = proto_item_add_subtree(ri, ett_p2frag_reassembled);
-    if (len >= P2_CRC_LEN) {
+    if (len >= DP2_CRC_LEN) {
         stored = tvb_get_letohl(inner, 0);
-        computed = p2_crc_datagram(inner, p2_crc_prefix(id));
+        computed = dp2_crc_datagram(inner, dp2_crc_prefix(id));
         crc_good = stored == computed;
-        ti = proto_tree_add_item(rt, hf_p2frag_crc, inner, 0, P2_CRC_LEN, ENC_LITTLE_ENDIAN);
+        ti = proto_tree_add_item(rt, hf_p2frag_crc, inner, 0, DP2_CRC_LEN, ENC_LITTLE_ENDIAN);
         proto_item_append_text(ti, crc_good ? " [correct]" : " [incorrect, should be 0x%08x]", computed);
-        ti = proto_tree_add_uint(rt, hf_p2frag_crc_status, inner, 0, P2_CRC_LEN,
+        ti = proto_tree_add_uint(rt, hf_p2frag_crc_status, inner, 0, DP2_CRC_LEN,
                                  crc_good ? PROTO_CHECKSUM_E_GOOD : PROTO_CHECKSUM_E_BAD);
         proto_item_set_generated(ti);
     }
@@ -674,15 +674,15 @@ static void p2frag_show_inner(tvbuff_t *inner, packet_info *pinfo, proto_tree *t
 }
 
 /* Info column marks for the problems of a datagram. */
-static void p2frag_info_marks(packet_info *pinfo, const p2_id_t *id, const p2frag_body_t *b,
+static void p2frag_info_marks(packet_info *pinfo, const dp2_id_t *id, const p2frag_body_t *b,
                               const p2frag_frame_t *ff)
 {
     static const struct { guint32 err; const char *mark; } marks[] = {
-        { P2_ERR_TRUNCATED,       " [Truncated]" },
-        { P2_ERR_PADDING,         " [Non-zero padding]" },
-        { P2_ERR_END_CHECK,       " [Bad end check]" },
-        { P2_ERR_RANGE,           " [Value out of range]" },
-        { P2_ERR_TRAILING,        " [Bytes after end check]" },
+        { DP2_ERR_TRUNCATED,       " [Truncated]" },
+        { DP2_ERR_PADDING,         " [Non-zero padding]" },
+        { DP2_ERR_END_CHECK,       " [Bad end check]" },
+        { DP2_ERR_RANGE,           " [Value out of range]" },
+        { DP2_ERR_TRAILING,        " [Bytes after end check]" },
         { P2FRAG_ERR_COUNT_ZERO,  " [Fragment count 0]" },
         { P2FRAG_ERR_ID_RANGE,    " [Fragment id >= count]" },
         { P2FRAG_ERR_SIZE_RANGE,  " [Fragment size out of range]" },
@@ -690,7 +690,7 @@ static void p2frag_info_marks(packet_info *pinfo, const p2_id_t *id, const p2fra
         { P2FRAG_ERR_TOO_LONG,    " [Over 1024 bytes unfragmented]" },
     };
 
-    if (id->status == P2_ID_WRONG)
+    if (id->status == DP2_ID_WRONG)
         col_append_str(pinfo->cinfo, COL_INFO, " [Bad CRC]");
     for (size_t i = 0; i < array_length(marks); i++)
         if (b->errors & marks[i].err)
@@ -709,12 +709,12 @@ static void p2frag_info_marks(packet_info *pinfo, const p2_id_t *id, const p2fra
 }
 
 /* Everything the entry point hands over is shown, broken or not. data: the
- * datagram's p2_frame_t. */
+ * datagram's dp2_frame_t. */
 static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
-    const p2_frame_t *f = (const p2_frame_t *)data;
+    const dp2_frame_t *f = (const dp2_frame_t *)data;
     p2frag_body_t b;
-    p2_id_t id;
+    dp2_id_t id;
     proto_item *pi;
     proto_tree *pt;
     p2frag_frame_t *ff = NULL;
@@ -725,19 +725,19 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     col_clear(pinfo->cinfo, COL_INFO);
 
     p2frag_parse(tvb, pref_bodies, &b);
-    p2_id_check(&p2frag_p2, f, &id);
+    dp2_id_check(&p2frag_p2, f, &id);
 
     /* Without a tree proto_tree_add_item still checks the bytes: skipped. */
     pi = tree ? proto_tree_add_item(tree, proto_p2frag, tvb, 0, -1, ENC_NA) : NULL;
     pt = proto_item_add_subtree(pi, ett_p2frag);
-    p2_add_crc(pt, tvb, pinfo, &p2frag_p2d, &p2frag_p2, &id);
+    dp2_add_crc(pt, tvb, pinfo, &p2frag_p2d, &p2frag_p2, &id);
     info = p2frag_show_fields(pt, pi, tvb, pinfo, &b, TRUE);
     /* Not copied: info is a literal or in the packet scope, which lives as
      * long as the packet_info (column-utils.h allows that), and plain
      * ASCII; copying it (col_add_str) was the largest cost on 4.6. */
     col_set_str(pinfo->cinfo, COL_INFO, info);
 
-    analyse = id.status == P2_ID_GOOD && !(b.errors & P2FRAG_ERR_DROP) && b.nfields >= PF_TYPE &&
+    analyse = id.status == DP2_ID_GOOD && !(b.errors & P2FRAG_ERR_DROP) && b.nfields >= PF_TYPE &&
               !pinfo->flags.in_error_pkt;
     if (analyse)
         ff = p2frag_analysis_packet(pinfo, &b, &transient);
@@ -787,7 +787,7 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
 /* Port, Decode As and pinned conversations: protocol2's entry point. */
 static int dissect_p2frag(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
-    return p2_dissect_udp(tvb, pinfo, tree, data, &p2frag_p2);
+    return dp2_dissect_udp(tvb, pinfo, tree, data, &p2frag_p2);
 }
 
 /* Heuristic: a CRC that implies the configured id (1 in 2^32 by chance);
@@ -795,11 +795,11 @@ static int dissect_p2frag(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, v
  * chunk packets of a mixed conversation to chunk). */
 static ws_cb_bool dissect_p2frag_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
-    p2_frame_t f;
+    dp2_frame_t f;
     conversation_t *conv;
 
     /* Shortest packet: CRC, sequence and a type with a one-byte fragment. */
-    if (tvb_captured_length(tvb) < P2_CRC_LEN + 3 || !p2_heur_frame(tvb, pinfo, &p2frag_p2, &f) ||
+    if (tvb_captured_length(tvb) < DP2_CRC_LEN + 3 || !dp2_heur_frame(tvb, pinfo, &p2frag_p2, &f) ||
         !f.crc_known || f.implied_id != cfg_protocol_id)
         return FALSE;
     conv = find_or_create_conversation(pinfo);
@@ -814,7 +814,7 @@ static void p2frag_prefs_apply(void)
 {
     cfg_protocol_id = pref_protocol_id;
     cfg_num_types = MIN(MAX(pref_num_types, 2), P2FRAG_MAX_TYPES);
-    p2_prefs_apply(&p2frag_p2);
+    dp2_prefs_apply(&p2frag_p2);
 }
 
 void proto_register_p2frag(void)
@@ -973,12 +973,12 @@ void proto_register_p2frag(void)
     p2frag_p2d.hf_crc_status = hf_p2frag_crc_status;
     p2frag_p2d.hf_protocol_id = hf_p2frag_protocol_id;
     p2frag_p2d.ei_crc_bad = &ei_p2frag_crc_bad;
-    /* p2_id_check never yields the learnt-id statuses that use
+    /* dp2_id_check never yields the learnt-id statuses that use
      * ei_id_other and ei_id_unconfirmed. */
 
     p2frag_p2.proto = proto_p2frag;
     p2frag_p2.handle = p2frag_handle;
-    p2_register_protocol(&p2frag_p2);
+    dp2_register_protocol(&p2frag_p2);
     p2frag_prefs_apply();
     /* Analysis and statistics side by side. */
     p2frag_analysis_register(proto_p2frag, m, &p2frag_p2);
@@ -987,7 +987,7 @@ void proto_register_p2frag(void)
 
 void proto_reg_handoff_p2frag(void)
 {
-    p2_ports_register(&p2frag_p2, "");
+    dp2_ports_register(&p2frag_p2, "");
     heur_dissector_add("udp", dissect_p2frag_heur, "P2frag over UDP", "p2frag_udp", proto_p2frag,
                        HEURISTIC_ENABLE);
     p2frag_analysis_handoff();

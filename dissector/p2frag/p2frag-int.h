@@ -96,11 +96,14 @@ typedef struct p2frag_tap {
 /* A receiver drops a sequence more than this many behind the newest, and
  * keeps this many packets in progress (one per sequence % 256). */
 #define P2FRAG_WINDOW               256
+/* The original example's receiver indexes its packets by (oldest + i) &
+ * 0xFF, so it never delivers a sequence of this or more (its bug 2). */
+#define P2FRAG_ORIGINAL_SEQ_LIMIT   256
 
 /* One parse of a datagram (or of a reassembled packet). Positions are
  * stream bits unless named offsets. */
 typedef struct p2frag_body {
-    p2_reader_t r;
+    dp2_reader_t r;
     guint nfields;           /* leading fields read completely */
     guint16 seq;
     guint type_bits;
@@ -120,7 +123,7 @@ typedef struct p2frag_body {
     gboolean at_rest;
     guint float_bit;         /* stream bit of position x */
     guint opaque_offset, opaque_len;
-    guint32 errors;          /* P2_ERR_* | P2FRAG_ERR_* */
+    guint32 errors;          /* DP2_ERR_* | P2FRAG_ERR_* */
 } p2frag_body_t;
 enum { PF_SEQ = 1, PF_TYPE, PF_FRAG_HEADER, PF_BODY };
 
@@ -147,7 +150,7 @@ typedef struct p2frag_frame {
 /* Registers the analysis' fields, subtree and expert infos under proto, its
  * preference (p2frag.single_pass, in module) and init routine; p2 is the
  * protocol's protocol2 registration (its conversation state). */
-void p2frag_analysis_register(int proto, module_t *module, const p2_protocol_t *p2);
+void p2frag_analysis_register(int proto, module_t *module, const dp2_protocol_t *p2);
 void p2frag_analysis_handoff(void);
 
 /* The first-pass analysis of a datagram a receiver would not drop on its
