@@ -1,4 +1,4 @@
-"""Helpers for the yojimbo dissector tests: a serialize-style bit writer
+"""What the yojimbo dissector tests share: a serialize-style bit writer
 (least significant bit first, docs/yojimbo.md), connection packets written
 from it, pcaps of raw connection packets on UDP (decoded with
 -d udp.port==40000,yojimbo) and tshark runs through scripts/chunk-tshark."""
