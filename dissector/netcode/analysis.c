@@ -524,7 +524,7 @@ char *nc_conn_diagnosis(wmem_allocator_t *scope, const nc_conn_t *c)
         wmem_strbuf_append(sb, "Nothing at all came back from the server.");
     if (!wmem_strbuf_get_len(sb))
         return NULL;
-    return (char *)wmem_strbuf_get_str(sb);
+    return g_strchomp((char *)wmem_strbuf_get_str(sb));
 }
 
 void nc_analysis_register(int proto)

@@ -25,6 +25,7 @@
 #include "netcode.h"
 #include "netcode-int.h"
 #include "ws-compat.h"
+#include "single-pass.h"
 
 #define NC_DEFAULT_PORTS "40000"      /* the netcode and yojimbo examples' server port */
 #define NC_MAX_PROTOCOL_IDS 16
@@ -583,9 +584,16 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
     proto_item *ti, *pi;
     proto_tree *nt;
     guint dir = NC_C2S;
+    gboolean transient = FALSE;
+    wmem_allocator_t *scope;
 
     read_shape(tvb, &s);
-    rec = (nc_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_netcode, 0);
+    /* In tshark's single pass no frame is seen again: its record lives with
+     * the packet (single-pass.h), elsewhere with the file. */
+    if (first && s.plausible)
+        transient = cs_sp_begin_packet(pinfo);
+    scope = cs_sp_record_scope(pinfo, transient);
+    rec = (nc_frame_t *)p_get_proto_data(scope, pinfo, proto_netcode, 0);
 
     if (!first) {
         if (!rec) {
@@ -631,10 +639,10 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
         }
         if (conn)
             conn_confirm(conn, pinfo, mode == MODE_FORCED ? NULL : conv);
-        rec = wmem_new0(wmem_file_scope(), nc_frame_t);
+        rec = wmem_new0(scope, nc_frame_t);
         rec->conn = conn;
         rec->private_key = -1;
-        p_add_proto_data(wmem_file_scope(), pinfo, proto_netcode, 0, rec);
+        p_add_proto_data(scope, pinfo, proto_netcode, 0, rec);
     }
     conn = rec->conn;
 
@@ -695,7 +703,7 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
             keylog_maybe_read(FALSE);
             for (guint i = 0; i < nc_keys_private_count(); i++) {
                 if (try_token(tvb, nc_keys_private(i), pid, expire, plain)) {
-                    rec->token_key = (const guint8 *)wmem_memdup(wmem_file_scope(), nc_keys_private(i),
+                    rec->token_key = (const guint8 *)wmem_memdup(scope, nc_keys_private(i),
                                                                  NC_KEY_BYTES);
                     rec->private_key = (gint16)i;
                     break;
@@ -944,6 +952,8 @@ done:
         tap->rec = rec;
         tap_queue_packet(netcode_tap, pinfo, tap);
     }
+    if (first)
+        cs_sp_end_packet(pinfo);
     if (first && nstime_is_zero(&nc_first_time))
         nc_first_time = pinfo->abs_ts;
     if (first && (pinfo->abs_ts.secs > nc_last_time.secs ||
@@ -990,6 +1000,7 @@ static ws_cb_bool dissect_netcode_heur(tvbuff_t *tvb, packet_info *pinfo, proto_
 
 static void netcode_init(void)
 {
+    cs_sp_init();
     conv_cache_clear();
     n_seen_protocol_ids = 0;
     next_conn_index = 0;
@@ -1154,12 +1165,14 @@ void proto_register_netcode(void)
     register_shutdown_routine(netcode_shutdown);
     nc_analysis_register(proto_netcode);
     nc_stats_register();
+    cs_sp_register();
 }
 
 void proto_reg_handoff_netcode(void)
 {
     dissector_add_for_decode_as("udp.port", netcode_handle);
     dissector_add_for_decode_as("netcode.payload", find_dissector("data"));
+    cs_sp_handoff();
     heur_dissector_add("udp", dissect_netcode_heur, "netcode over UDP", "netcode_udp", proto_netcode,
                        HEURISTIC_ENABLE);
     netcode_prefs_apply();

@@ -4,7 +4,7 @@ and the spec's test vectors.
 
     make-seeds.py CAPTURES_DIR VECTORS_DIR OUT_DIR
 
-One seed per capture (its UDP datagrams as records of the harness' input
+One seed per capture (pcap, and the real netcode captures' pcapng; its UDP datagrams as records of the harness' input
 layout, directions and time steps kept, session options varied so every
 mode is seeded), one per vector packet (the raw-datagram mode), and a few
 small sequences (a slice and its ack in each variant). The layout is
@@ -29,22 +29,48 @@ def step_index(delta_us):
     return best
 
 
+def frames(data):
+    """(time in us, frame) of each packet of a pcap or pcapng file (pcapng:
+    the real netcode and yojimbo captures)."""
+    if data[:4] != b"\x0a\x0d\x0d\x0a":
+        off = 24
+        while off + 16 <= len(data):
+            sec, usec, incl, _ = struct.unpack_from("<IIII", data, off)
+            yield sec * 1000000 + usec, data[off + 16:off + 16 + incl]
+            off += 16 + incl
+        return
+    off, per_us = 0, 1.0
+    while off + 12 <= len(data):
+        btype, blen = struct.unpack_from("<II", data, off)
+        if blen < 12:
+            return
+        if btype == 1:
+            o = off + 16
+            while o + 4 <= off + blen - 4:
+                code, olen = struct.unpack_from("<HH", data, o)
+                if code == 0:
+                    break
+                if code == 9 and olen >= 1:
+                    r = data[o + 4]
+                    per_us = (2.0 ** -(r & 0x7F) if r & 0x80 else 10.0 ** -r) * 1e6
+                o += 4 + ((olen + 3) & ~3)
+        elif btype == 6:
+            _, hi, lo, cap, _ = struct.unpack_from("<IIIII", data, off + 8)
+            yield int(((hi << 32) | lo) * per_us), data[off + 28:off + 28 + cap]
+        off += blen
+
+
 def udp_datagrams(path):
     """(time in us, to_sender, datagram) of each IPv4/UDP frame."""
     with open(path, "rb") as f:
         data = f.read()
     out = []
-    off = 24
-    while off + 16 <= len(data):
-        sec, usec, incl, _ = struct.unpack_from("<IIII", data, off)
-        off += 16
-        fr = data[off:off + incl]
-        off += incl
+    for t, fr in frames(data):
         if len(fr) < 42 or fr[12:14] != b"\x08\x00" or fr[23] != 17:
             continue
         u = 14 + (fr[14] & 15) * 4
         sport, dport, ulen = struct.unpack_from("!HHH", fr, u)
-        out.append((sec * 1000000 + usec, sport == 40000, fr[u + 8:u + ulen]))
+        out.append((t, sport == 40000, fr[u + 8:u + ulen]))
     return out
 
 
@@ -107,6 +133,15 @@ def main():
                 continue
             with open(os.path.join(outdir, "vec-frag-%d" % i), "wb") as o:
                 o.write(bytes([OPT_RAW | OPT_TREE | OPT_P2FRAG]) + dgram)
+            n += 1
+    # The real netcode and yojimbo captures (pcapng): on the heuristic port,
+    # which netcode's request heuristic finds; the harness sets their keys.
+    for cap in sorted(glob.glob(os.path.join(caps, "*.pcapng"))):
+        dg = udp_datagrams(cap)
+        name = os.path.basename(cap)[:-7]
+        for tag, opts in (("", OPT_HEUR), ("-tree", OPT_HEUR | OPT_TREE | OPT_TWO_PASS)):
+            with open(os.path.join(outdir, "cap-%s%s" % (name, tag)), "wb") as f:
+                f.write(bytes([opts]) + records(dg[:60]))
             n += 1
     print("make-seeds: %d seeds in %s" % (n, outdir))
     return 0

@@ -101,6 +101,16 @@ def main():
         for want in ("Connection request from the client", "Challenge from the server",
                      "Challenge response from the client", "Connected:", "Disconnect from the client"):
             F.check(want in a, "%s: expert summary lacks %r" % (name, want))
+        # tshark's single pass keeps no frame records: the same table and
+        # per-frame view as two passes
+        t1 = nc.conns_table(pcap, opts)
+        t2 = nc.tshark(["-r", pcap, "-2", "-q", "-z", "netcode,conns"] + nc.CHUNK_OFF + opts)
+        F.check(t1 == t2, "%s: connections table differs in two passes:\n%s\n---\n%s" % (name, t1, t2))
+        cols = ["-T", "fields", "-e", "frame.number", "-e", "netcode.type", "-e", "netcode.decrypted",
+                "-e", "netcode.analysis.flags", "-e", "_ws.col.Info"]
+        v1 = nc.tshark(["-r", pcap] + nc.CHUNK_OFF + opts + cols)
+        v2 = nc.tshark(["-r", pcap, "-2"] + nc.CHUNK_OFF + opts + cols)
+        F.check(v1 == v2, "%s: fields differ between one and two passes" % name)
         # no key: every packet still typed, none decrypted
         check_decode(F, name, pcap, [], "no key", want_decrypted=False)
         # the connections table
