@@ -19,9 +19,12 @@ static void dp2_ids_file(void)
 {
     for (guint i = 0; i < dp2_n_protocols; i++)
         dissector_delete_all("protocol2.id", dp2_protocols[i]->id_handle);
-    for (guint i = 0; i < dp2_n_protocols; i++)
-        if (!dissector_get_uint_handle(dp2_id_table, *dp2_protocols[i]->cfg_id))
-            dissector_add_uint("protocol2.id", *dp2_protocols[i]->cfg_id, dp2_protocols[i]->id_handle);
+    for (guint i = 0; i < dp2_n_protocols; i++) {
+        dp2_protocol_t *p = dp2_protocols[i];
+        p->owns_id = !dissector_get_uint_handle(dp2_id_table, *p->cfg_id);
+        if (p->owns_id)
+            dissector_add_uint("protocol2.id", *p->cfg_id, p->id_handle);
+    }
 }
 
 void dp2_register_protocol(dp2_protocol_t *p)
@@ -143,8 +146,11 @@ int dp2_dissect_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *d
      * from the protocol2.id table, with the frame (its id computed once).
      * call_dissector_with_data, not dissector_try_uint: a disabled target
      * shows the datagram as data, as Wireshark does for a disabled
-     * protocol's port, instead of handing it back to UDP. */
-    if (f.crc_known && !dp2_is_decode_as(pinfo, owner)) {
+     * protocol's port, instead of handing it back to UDP. The owner's own
+     * id (the common case) needs no lookup: the table files it with the
+     * owner's handle (owns_id). */
+    if (f.crc_known && !(owner->owns_id && f.implied_id == *owner->cfg_id) &&
+        !dp2_is_decode_as(pinfo, owner)) {
         dissector_handle_t target = dissector_get_uint_handle(dp2_id_table, f.implied_id);
         if (target && target != owner->id_handle) {
             dp2_leave_layer(pinfo, owner->proto);

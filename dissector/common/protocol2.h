@@ -197,6 +197,7 @@ typedef struct dp2_protocol {
     dissector_t dissect;
     guint index;                /* set by dp2_register_protocol() */
     dissector_handle_t id_handle; /* dissect, in the protocol2.id table (dp2_register_protocol) */
+    gboolean owns_id;           /* its configured id is filed with id_handle (dp2_prefs_apply) */
     range_t *ports_applied;     /* dp2_ports_apply()'s copy of <filter_name>.udp.port */
 } dp2_protocol_t;
 
