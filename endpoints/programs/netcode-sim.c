@@ -615,15 +615,6 @@ static int write_keys(const run_t *run)
     return netcode_app_keylog_close(program, opt->keys_path, out);
 }
 
-/* Non-zero counters, on stdout. */
-static void print_counters(const uint64_t *k, int count, const char *(*name)(int))
-{
-    int shown = 0;
-    for (int i = 0; i < count; i++)
-        if (k[i]) printf("%s %s %llu", shown++ ? "," : "", name(i), (unsigned long long)k[i]);
-    printf("\n");
-}
-
 static void print_summary(const run_t *run, double end_time, int exit_code)
 {
     const options_t *opt = run->opt;
@@ -635,10 +626,10 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
         if (c->connected_once) printf(", connected at %.3f s as slot %d", c->connected_at, netcode_client_index(c->client));
         printf(", payloads received %llu (bad %llu)\n", (unsigned long long)c->payloads_ok, (unsigned long long)c->payloads_bad);
         printf("  counters:");
-        print_counters(netcode_client_counters(c->client), NETCODE_CLIENT_COUNTER_COUNT, netcode_client_counter_name);
+        netcode_app_print_counters(stdout, netcode_client_counters(c->client), NETCODE_CLIENT_COUNTER_COUNT, netcode_client_counter_name);
     }
     printf("server (10.0.0.2:%d): %d connected\n  counters:", SERVER_PORT, netcode_server_connected_clients(run->server));
-    print_counters(netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
+    netcode_app_print_counters(stdout, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
     simprog_print_links(run->sp);
     if (run->sp->pcap_path) printf("pcap: %u frames in %s\n", run->sp->frames, run->sp->pcap_path);
     printf("result: %s\n", exit_code == EXIT_OK ? "ok" : exit_code == EXIT_NOT_CONNECTED ? "a client never connected" : "file error");
