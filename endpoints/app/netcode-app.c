@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 const uint8_t netcode_app_example_key[NETCODE_KEY_BYTES] = {
     0x60, 0x6a, 0xbe, 0x6e, 0xc9, 0x19, 0x10, 0xea, 0x9a, 0x65, 0x62, 0xf6, 0x6f, 0x2b, 0x30, 0xe4,
     0x43, 0x71, 0xd6, 0x2c, 0xd1, 0x99, 0x27, 0x26, 0x6b, 0x3c, 0x60, 0xf4, 0xb7, 0x15, 0xab, 0xa1};
@@ -129,10 +131,71 @@ void netcode_app_address_from_platform(const platform_address_t *in, netcode_add
     out->port = in->port;
 }
 
-void netcode_app_address_to_platform(const netcode_address_t *in, platform_address_t *out)
+static void address_to_platform(const netcode_address_t *in, platform_address_t *out)
 {
     memset(out, 0, sizeof *out);
     out->family = in->type == NETCODE_ADDRESS_IPV6 ? 6 : 4;
     memcpy(out->addr, in->ip, in->type == NETCODE_ADDRESS_IPV6 ? 16 : 4);
     out->port = in->port;
+}
+
+void netcode_app_link_send(netcode_app_link_t *link, const netcode_address_t *to, const uint8_t *packet, int bytes)
+{
+    platform_address_t dst, local;
+    address_to_platform(to, &dst);
+    if (platform_socket_send(&link->socket, &dst, packet, bytes) != 0) {
+        link->send_errors++;
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
+        return;
+    }
+    link->datagrams_sent++;
+    platform_socket_local_address(&link->socket, &dst, &local);
+    app_capture_record(&link->capture, &local, &dst, packet, bytes);
+}
+
+int netcode_app_link_receive(netcode_app_link_t *link, const char *program, netcode_address_t *from,
+                             uint8_t *buffer, int io_exit_code, int *exit_code, const char **outcome)
+{
+    platform_address_t source, to;
+    int n = platform_socket_receive(&link->socket, &source, buffer);
+    if (n == -1) return -1;
+    if (n == -2) {
+        fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
+        *exit_code = io_exit_code;
+        *outcome = "socket error";
+        return -2;
+    }
+    link->datagrams_received++;
+    platform_socket_local_address(&link->socket, &source, &to);
+    app_capture_record(&link->capture, &source, &to, buffer, n);
+    netcode_app_address_from_platform(&source, from);
+    return n;
+}
+
+void netcode_app_link_check_payload(netcode_app_link_t *link, const uint8_t *payload, int bytes)
+{
+    if (netcode_app_payload_ok(payload, bytes)) link->payloads_ok++;
+    else link->payloads_bad++;
+}
+
+void netcode_app_print_counters(FILE *out, const uint64_t *counters, int count, const char *(*name)(int))
+{
+    int shown = 0;
+    for (int i = 0; i < count; i++)
+        if (counters[i]) fprintf(out, "%s %s %llu", shown++ ? "," : "", name(i), (unsigned long long)counters[i]);
+    fprintf(out, "\n");
+}
+
+void netcode_app_link_print_summary(const netcode_app_link_t *link, uint64_t payloads_sent,
+                                    uint64_t payloads_received, const uint64_t *counters, int count,
+                                    const char *(*name)(int))
+{
+    fprintf(stderr, "  payloads: %llu sent, %llu received (%llu with the expected bytes, %llu not)\n",
+            (unsigned long long)payloads_sent, (unsigned long long)payloads_received,
+            (unsigned long long)link->payloads_ok, (unsigned long long)link->payloads_bad);
+    fprintf(stderr, "  counters:");
+    netcode_app_print_counters(stderr, counters, count, name);
+    fprintf(stderr, "  datagrams: %llu sent, %llu received, %llu send errors\n", (unsigned long long)link->datagrams_sent,
+            (unsigned long long)link->datagrams_received, (unsigned long long)link->send_errors);
+    app_capture_print(&link->capture);
 }

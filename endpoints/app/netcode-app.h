@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "app.h"
 #include "netcode.h"
 #include "platform.h"
 
@@ -42,6 +43,42 @@ void netcode_app_fill_payload(uint8_t *payload, int bytes);
 int netcode_app_payload_ok(const uint8_t *payload, int bytes);
 
 void netcode_app_address_from_platform(const platform_address_t *in, netcode_address_t *out);
-void netcode_app_address_to_platform(const netcode_address_t *in, platform_address_t *out);
+
+/* ---- netcode-client's and netcode-server's socket ---- */
+
+/* The socket, the pcap of every datagram sent and received on it, and the
+ * counts the summary shows. */
+typedef struct netcode_app_link_t {
+    platform_socket_t socket;
+    app_capture_t capture;
+    uint64_t datagrams_sent, send_errors, datagrams_received;
+    uint64_t payloads_ok, payloads_bad; /* payloads received with the test pattern, and without */
+} netcode_app_link_t;
+
+/* Sends packet to `to` and records it. A send the kernel refuses is counted
+ * in send_errors and logged at debug level: the protocol copes with a lost
+ * packet. */
+void netcode_app_link_send(netcode_app_link_t *link, const netcode_address_t *to, const uint8_t *packet, int bytes);
+
+/* Takes the next datagram waiting into buffer (PLATFORM_SOCKET_MAX_DATAGRAM
+ * bytes), counts it and records it. Returns its length with *from set, or -1
+ * when none is waiting; on a socket error prints "PROGRAM: receive: why",
+ * sets *exit_code to io_exit_code and *outcome to "socket error", and
+ * returns -2. */
+int netcode_app_link_receive(netcode_app_link_t *link, const char *program, netcode_address_t *from,
+                             uint8_t *buffer, int io_exit_code, int *exit_code, const char **outcome);
+
+/* Counts a payload received in payloads_ok or payloads_bad. */
+void netcode_app_link_check_payload(netcode_app_link_t *link, const uint8_t *payload, int bytes);
+
+/* Prints the non-zero counters as ", "-separated " NAME VALUE" pairs, and a newline. */
+void netcode_app_print_counters(FILE *out, const uint64_t *counters, int count, const char *(*name)(int));
+
+/* The summary's lines after the first, on stderr: payloads sent and
+ * received (with and without the test pattern), the endpoint's non-zero
+ * counters, the datagrams, and the pcap. */
+void netcode_app_link_print_summary(const netcode_app_link_t *link, uint64_t payloads_sent,
+                                    uint64_t payloads_received, const uint64_t *counters, int count,
+                                    const char *(*name)(int));
 
 #endif

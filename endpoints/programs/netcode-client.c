@@ -27,12 +27,28 @@
 enum { EXIT_OK = 0, EXIT_NOT_CONNECTED = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 static const char *const program = "netcode-client";
 
-typedef struct client_app_t {
-    platform_socket_t socket;
-    app_capture_t capture;
-    uint64_t datagrams_sent, send_errors, datagrams_received, payloads_ok, payloads_bad;
-    double now;
-} client_app_t;
+/* Client updates and payloads every tick. */
+#define TICK 0.01
+
+typedef struct client_t {
+    /* options */
+    app_common_options_t common; /* -b, -w, -q, -v */
+    const char *keys_path, *token_path;
+    double duration, rate;
+    int payload_bytes;
+    /* I/O */
+    netcode_app_link_t link;
+    uint8_t token[NETCODE_CONNECT_TOKEN_BYTES + 1];
+    int token_bytes;
+    netcode_connect_token_t fields; /* the token's public part */
+    uint8_t *datagram;              /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
+    /* state */
+    netcode_client_t *client;
+    double start, now, next_tick, next_payload, next_progress, connected_at;
+    int exit_code, progress_shown, ever_connected, interrupted;
+    const char *outcome; /* why it stopped */
+} client_t;
 
 static void usage(FILE *out)
 {
@@ -61,226 +77,256 @@ static void usage(FILE *out)
 "2 bad arguments; 3 socket or file error; 128 + signal when interrupted.\n");
 }
 
-static void on_send(void *context, const netcode_address_t *to, const uint8_t *packet, int bytes)
-{
-    client_app_t *app = context;
-    platform_address_t dst, local;
-    netcode_app_address_to_platform(to, &dst);
-    if (platform_socket_send(&app->socket, &dst, packet, bytes) != 0) {
-        app->send_errors++;
-        cs_log_message(CS_LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
-        return;
-    }
-    app->datagrams_sent++;
-    platform_socket_local_address(&app->socket, &dst, &local);
-    app_capture_record(&app->capture, &local, &dst, packet, bytes);
-}
-
-static void on_payload(void *context, uint64_t sequence, const uint8_t *payload, int bytes)
-{
-    (void)sequence;
-    client_app_t *app = context;
-    if (netcode_app_payload_ok(payload, bytes)) app->payloads_ok++;
-    else app->payloads_bad++;
-}
-
-static void on_state(void *context, int from, int to)
-{
-    client_app_t *app = context;
-    cs_log_message(CS_LOG_LEVEL_INFO, "%.3f s: %s -> %s", app->now, netcode_client_state_name(from), netcode_client_state_name(to));
-}
+/* ---- options ---- */
 
 enum { OPT_RATE = 256, OPT_PAYLOAD, OPT_KEYS };
 
-int main(int argc, char **argv)
+static void parse_options(client_t *c, int argc, char **argv)
 {
-    cs_log_set_name(program);
     static const struct option options[] = {
         {"duration", required_argument, 0, 't'}, {"rate", required_argument, 0, OPT_RATE},
         {"payload", required_argument, 0, OPT_PAYLOAD}, {"bind", required_argument, 0, 'b'},
         {"keys", required_argument, 0, OPT_KEYS}, APP_COMMON_LONG_OPTIONS, {0, 0, 0, 0},
     };
-    app_common_options_t common = {0};
-    const char *bind_text = NULL, *keys_path = NULL;
-    double duration = 0, rate = 10;
-    int payload_bytes = NETCODE_MAX_PAYLOAD_BYTES;
+    c->rate = 10;
+    c->payload_bytes = NETCODE_MAX_PAYLOAD_BYTES;
     int opt;
-    opterr = 0;
+    opterr = 0; /* our own messages, with exit code 2 */
     while ((opt = getopt_long(argc, argv, ":t:b:w:qvh", options, NULL)) != -1) {
+        if (app_common_option(&c->common, opt, optarg)) continue;
         switch (opt) {
         case 't':
-            if (platform_parse_seconds(optarg, 1e7, &duration) != 0 || duration <= 0)
+            if (platform_parse_seconds(optarg, 1e7, &c->duration) != 0 || c->duration <= 0)
                 app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 5 or 500ms", optarg);
             break;
-        case OPT_RATE: rate = (double)app_int_option(program, "rate", optarg, 0, 1000); break;
-        case OPT_PAYLOAD: payload_bytes = (int)app_int_option(program, "payload", optarg, 1, NETCODE_MAX_PAYLOAD_BYTES); break;
-        case 'b': bind_text = optarg; break;
-        case OPT_KEYS: keys_path = optarg; break;
-        case 'h': usage(stdout); return EXIT_OK;
-        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]);
-        default:
-            if (!app_common_option(&common, opt, optarg)) app_bad_argument(program, "unknown option '%s'", argv[optind - 1]);
+        case OPT_RATE: c->rate = (double)app_int_option(program, "rate", optarg, 0, 1000); break;
+        case OPT_PAYLOAD: c->payload_bytes = (int)app_int_option(program, "payload", optarg, 1, NETCODE_MAX_PAYLOAD_BYTES); break;
+        case OPT_KEYS: c->keys_path = optarg; break;
+        case 'h': usage(stdout); exit(EXIT_OK);
+        default: app_option_error(program, opt, argv);
         }
     }
     if (optind >= argc) app_bad_argument(program, "missing TOKEN_FILE");
     if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
-    app_set_verbosity(common.verbosity);
+    c->token_path = argv[optind];
+    app_set_verbosity(c->common.verbosity);
+}
 
-    const char *token_path = argv[optind];
-    uint8_t token[NETCODE_CONNECT_TOKEN_BYTES + 1];
-    FILE *in = fopen(token_path, "rb");
+/* ---- setting up ---- */
+
+/* Reads the token file and its public part. Returns 0, or the exit code
+ * after printing why. */
+static int read_token(client_t *c)
+{
+    FILE *in = fopen(c->token_path, "rb");
     if (!in) {
-        fprintf(stderr, "%s: cannot read %s: %s\n", program, token_path, strerror(errno));
+        fprintf(stderr, "%s: cannot read %s: %s\n", program, c->token_path, strerror(errno));
         return EXIT_IO;
     }
-    int token_bytes = (int)fread(token, 1, sizeof token, in);
+    c->token_bytes = (int)fread(c->token, 1, sizeof c->token, in);
     fclose(in);
-    netcode_connect_token_t fields;
-    netcode_token_result_t tr = netcode_read_connect_token(token, token_bytes, &fields);
+    netcode_token_result_t tr = netcode_read_connect_token(c->token, c->token_bytes, &c->fields);
     if (tr != NETCODE_TOKEN_OK) {
-        fprintf(stderr, "%s: %s is not a netcode 1.02 connect token: %s\n", program, token_path,
+        fprintf(stderr, "%s: %s is not a netcode 1.02 connect token: %s\n", program, c->token_path,
                 netcode_token_result_name(tr));
         return EXIT_USAGE;
     }
+    return 0;
+}
+
+/* Opens the socket on --bind (or the any address) of the first server's
+ * family. Returns 0, or the exit code after printing why. */
+static int open_socket(client_t *c)
+{
+    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
+    int family = c->fields.servers[0].type == NETCODE_ADDRESS_IPV6 ? 6 : 4;
+    platform_address_t local;
+    if (c->common.bind_text) {
+        if (platform_address_parse(c->common.bind_text, family, 0, &local, err, sizeof err) != 0)
+            app_bad_argument(program, "bad --bind '%s': %s", c->common.bind_text, err);
+    } else {
+        platform_address_any(&local, family, 0);
+    }
+    if (platform_socket_open(&c->link.socket, &local, 0, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: cannot open a socket on %s: %s\n", program, platform_address_format(&local, text, sizeof text), err);
+        return EXIT_IO;
+    }
+    return 0;
+}
+
+static void on_send(void *context, const netcode_address_t *to, const uint8_t *packet, int bytes)
+{
+    client_t *c = context;
+    netcode_app_link_send(&c->link, to, packet, bytes);
+}
+
+static void on_payload(void *context, uint64_t sequence, const uint8_t *payload, int bytes)
+{
+    (void)sequence;
+    client_t *c = context;
+    netcode_app_link_check_payload(&c->link, payload, bytes);
+}
+
+static void on_state(void *context, int from, int to)
+{
+    client_t *c = context;
+    cs_log_message(CS_LOG_LEVEL_INFO, "%.3f s: %s -> %s", c->now, netcode_client_state_name(from), netcode_client_state_name(to));
+}
+
+/* Reads the token, opens the socket, the pcap and the key log, and creates
+ * the client. Returns 0, or the exit code after printing why. */
+static int set_up(client_t *c)
+{
+    int code = read_token(c);
+    if (code != 0) return code;
     if (netcode_crypto_init() != 0) {
         fprintf(stderr, "%s: libsodium cannot start\n", program);
         return EXIT_IO;
     }
-
-    static client_app_t app;
-    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
-    int family = fields.servers[0].type == NETCODE_ADDRESS_IPV6 ? 6 : 4;
-    platform_address_t local;
-    if (bind_text) {
-        if (platform_address_parse(bind_text, family, 0, &local, err, sizeof err) != 0)
-            app_bad_argument(program, "bad --bind '%s': %s", bind_text, err);
-    } else {
-        platform_address_any(&local, family, 0);
-    }
-    if (platform_socket_open(&app.socket, &local, 0, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: cannot open a socket on %s: %s\n", program, platform_address_format(&local, text, sizeof text), err);
-        return EXIT_IO;
-    }
-    if (app_capture_open(&app.capture, program, common.pcap_path) != 0) return EXIT_IO;
-    if (keys_path) {
-        FILE *log = netcode_app_keylog_open(program, keys_path, 1);
+    code = open_socket(c);
+    if (code != 0) return code;
+    if (app_capture_open(&c->link.capture, program, c->common.pcap_path) != 0) return EXIT_IO;
+    if (c->keys_path) {
+        FILE *log = netcode_app_keylog_open(program, c->keys_path, 1);
         if (!log) return EXIT_IO;
-        netcode_app_keylog_connection(log, fields.client_to_server_key, fields.server_to_client_key);
-        if (netcode_app_keylog_close(program, keys_path, log) != 0) return EXIT_IO;
+        netcode_app_keylog_connection(log, c->fields.client_to_server_key, c->fields.server_to_client_key);
+        if (netcode_app_keylog_close(program, c->keys_path, log) != 0) return EXIT_IO;
     }
-
-    double start = platform_time();
-    netcode_client_config_t config = {platform_wall_time(), on_send, on_payload, on_state, &app};
-    netcode_client_t *client = netcode_client_create(&config);
-    uint8_t *datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!client || !datagram) {
+    c->start = platform_time();
+    netcode_client_config_t config = {platform_wall_time(), on_send, on_payload, on_state, c};
+    c->client = netcode_client_create(&config);
+    c->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
+    if (!c->client || !c->datagram) {
         fprintf(stderr, "%s: out of memory\n", program);
         return EXIT_IO;
     }
-    platform_catch_signals();
-    cs_log_message(CS_LOG_LEVEL_INFO, "connecting to %s", netcode_address_format(&fields.servers[0], text, sizeof text));
-    netcode_client_connect(client, 0, token, token_bytes);
-    uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
-    netcode_app_fill_payload(payload, payload_bytes);
+    netcode_app_fill_payload(c->payload, c->payload_bytes);
+    return 0;
+}
 
-    const double tick = 0.01;
-    double next_tick = 0, next_payload = 0, next_progress = 1, connected_at = -1;
-    int exit_code = EXIT_OK, progress_shown = 0, ever_connected = 0, interrupted = 0;
-    const char *outcome = NULL;
+/* ---- one turn of the event loop ---- */
+
+/* Hands every waiting datagram to the client. Returns 0, or -1 on a socket
+ * error (printed, exit code set). */
+static int receive_packets(client_t *c, double now)
+{
     for (;;) {
-        double now = platform_time() - start;
-        int readable;
-        double wait = next_tick - now;
-        int stop_code;
-        if (app_wait(program, &app.socket.fd, 1, wait > 0 ? wait : 0, &readable, &stop_code, &outcome) != 0) {
-            exit_code = stop_code;
-            interrupted = 1;
-            break;
-        }
-        now = app.now = platform_time() - start;
-        for (;;) {
-            platform_address_t from;
-            int n = platform_socket_receive(&app.socket, &from, datagram);
-            if (n == -1) break;
-            if (n == -2) {
-                fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
-                exit_code = EXIT_IO;
-                outcome = "socket error";
-                goto done;
-            }
-            app.datagrams_received++;
-            platform_address_t to;
-            platform_socket_local_address(&app.socket, &from, &to);
-            app_capture_record(&app.capture, &from, &to, datagram, n);
-            netcode_address_t nfrom;
-            netcode_app_address_from_platform(&from, &nfrom);
-            if (n <= NETCODE_MAX_PACKET_BYTES) netcode_client_receive_packet(client, now, &nfrom, datagram, n);
-        }
-        if (now < next_tick) continue;
-        next_tick += tick;
-        if (next_tick < now) next_tick = now + tick;
-        netcode_client_update(client, now);
-        int state = netcode_client_state(client);
-        if (state == NETCODE_CLIENT_CONNECTED) {
-            if (!ever_connected) {
-                ever_connected = 1;
-                connected_at = now;
-                next_payload = now;
-                cs_log_message(CS_LOG_LEVEL_INFO, "connected as client %d of %d", netcode_client_index(client),
-                            netcode_client_max_clients(client));
-            }
-            if (rate > 0 && now >= next_payload) {
-                netcode_client_send_payload(client, now, payload, payload_bytes);
-                next_payload += 1.0 / rate;
-                if (next_payload < now) next_payload = now + 1.0 / rate;
-            }
-            if (duration > 0 && now - connected_at >= duration) {
-                outcome = "done";
-                break;
-            }
-        } else if (state <= NETCODE_CLIENT_DISCONNECTED) {
-            outcome = netcode_client_state_name(state);
-            if (state < NETCODE_CLIENT_DISCONNECTED || !ever_connected) exit_code = EXIT_NOT_CONNECTED;
-            if (state == NETCODE_CLIENT_DISCONNECTED && ever_connected) outcome = "disconnected by the server";
-            break;
-        }
-        if (!common.quiet && now >= next_progress) {
-            next_progress += 1.0;
-            const uint64_t *k = netcode_client_counters(client);
-            fprintf(stderr, "%s: %s, sent %llu, received %llu, payloads %llu/%llu%s", program,
-                    netcode_client_state_name(state), (unsigned long long)k[NETCODE_CLIENT_COUNTER_SENT],
-                    (unsigned long long)k[NETCODE_CLIENT_COUNTER_DECRYPTED],
-                    (unsigned long long)k[NETCODE_CLIENT_COUNTER_PAYLOADS_SENT],
-                    (unsigned long long)k[NETCODE_CLIENT_COUNTER_PAYLOADS_RECEIVED], app_progress_end());
-            progress_shown = 1;
-        }
+        netcode_address_t from;
+        int n = netcode_app_link_receive(&c->link, program, &from, c->datagram, EXIT_IO, &c->exit_code, &c->outcome);
+        if (n < 0) return n == -1 ? 0 : -1;
+        if (n <= NETCODE_MAX_PACKET_BYTES) netcode_client_receive_packet(c->client, now, &from, c->datagram, n);
     }
-done:
-    if (netcode_client_state(client) > NETCODE_CLIENT_DISCONNECTED) {
-        /* Stopped (duration or signal): say goodbye, as the library's client does. */
-        netcode_client_disconnect(client, platform_time() - start);
-        if (!ever_connected && !interrupted && exit_code == EXIT_OK) exit_code = EXIT_NOT_CONNECTED;
+}
+
+/* While connected: notes the connection, sends the payloads due at --rate.
+ * Returns 1 when --duration has passed since it connected (outcome set). */
+static int connected(client_t *c, double now)
+{
+    if (!c->ever_connected) {
+        c->ever_connected = 1;
+        c->connected_at = now;
+        c->next_payload = now;
+        cs_log_message(CS_LOG_LEVEL_INFO, "connected as client %d of %d", netcode_client_index(c->client),
+                    netcode_client_max_clients(c->client));
     }
-    if (!common.quiet) app_progress_finish(progress_shown);
-    exit_code = app_capture_finish(&app.capture, program, exit_code);
-    const uint64_t *k = netcode_client_counters(client);
-    fprintf(stderr, "%s: %s after %.1f s; final state: %s%s\n", program, outcome ? outcome : "stopped",
-            platform_time() - start, netcode_client_state_name(netcode_client_state(client)),
-            ever_connected ? "" : " (never connected)");
-    fprintf(stderr, "  payloads: %llu sent, %llu received (%llu with the expected bytes, %llu not)\n",
+    if (c->rate > 0 && now >= c->next_payload) {
+        netcode_client_send_payload(c->client, now, c->payload, c->payload_bytes);
+        c->next_payload += 1.0 / c->rate;
+        if (c->next_payload < now) c->next_payload = now + 1.0 / c->rate;
+    }
+    if (c->duration > 0 && now - c->connected_at >= c->duration) {
+        c->outcome = "done";
+        return 1;
+    }
+    return 0;
+}
+
+/* 1 when the run is over: --duration after connecting, or the client
+ * disconnected or failed to connect (outcome and exit code set). */
+static int finished(client_t *c, double now, int state)
+{
+    if (state == NETCODE_CLIENT_CONNECTED) return connected(c, now);
+    if (state > NETCODE_CLIENT_DISCONNECTED) return 0;
+    c->outcome = netcode_client_state_name(state);
+    if (state < NETCODE_CLIENT_DISCONNECTED || !c->ever_connected) c->exit_code = EXIT_NOT_CONNECTED;
+    if (state == NETCODE_CLIENT_DISCONNECTED && c->ever_connected) c->outcome = "disconnected by the server";
+    return 1;
+}
+
+static void print_progress(client_t *c, int state)
+{
+    c->next_progress += 1.0;
+    const uint64_t *k = netcode_client_counters(c->client);
+    fprintf(stderr, "%s: %s, sent %llu, received %llu, payloads %llu/%llu%s", program,
+            netcode_client_state_name(state), (unsigned long long)k[NETCODE_CLIENT_COUNTER_SENT],
+            (unsigned long long)k[NETCODE_CLIENT_COUNTER_DECRYPTED],
             (unsigned long long)k[NETCODE_CLIENT_COUNTER_PAYLOADS_SENT],
-            (unsigned long long)k[NETCODE_CLIENT_COUNTER_PAYLOADS_RECEIVED], (unsigned long long)app.payloads_ok,
-            (unsigned long long)app.payloads_bad);
-    fprintf(stderr, "  counters:");
-    int shown = 0;
-    for (int i = 0; i < NETCODE_CLIENT_COUNTER_COUNT; i++)
-        if (k[i]) fprintf(stderr, "%s %s %llu", shown++ ? "," : "", netcode_client_counter_name(i), (unsigned long long)k[i]);
-    fprintf(stderr, "\n  datagrams: %llu sent, %llu received, %llu send errors\n", (unsigned long long)app.datagrams_sent,
-            (unsigned long long)app.datagrams_received, (unsigned long long)app.send_errors);
-    app_capture_print(&app.capture);
-    if (app.payloads_bad && exit_code == EXIT_OK) exit_code = EXIT_NOT_CONNECTED;
-    netcode_client_destroy(client);
-    free(datagram);
-    platform_socket_close(&app.socket);
-    return exit_code;
+            (unsigned long long)k[NETCODE_CLIENT_COUNTER_PAYLOADS_RECEIVED], app_progress_end());
+    c->progress_shown = 1;
+}
+
+/* Connects and exchanges payloads until --duration, the end of the
+ * connection, a signal or an error stops it; then says goodbye when still
+ * connected or connecting. */
+static void run(client_t *c)
+{
+    c->next_progress = 1;
+    c->connected_at = -1;
+    for (;;) {
+        double now = platform_time() - c->start;
+        int readable;
+        double wait = c->next_tick - now;
+        if (app_wait(program, &c->link.socket.fd, 1, wait > 0 ? wait : 0, &readable, &c->exit_code, &c->outcome) != 0) {
+            c->interrupted = 1;
+            break;
+        }
+        now = c->now = platform_time() - c->start;
+        if (receive_packets(c, now) != 0) break;
+        if (now < c->next_tick) continue;
+        c->next_tick += TICK;
+        if (c->next_tick < now) c->next_tick = now + TICK;
+        netcode_client_update(c->client, now);
+        int state = netcode_client_state(c->client);
+        if (finished(c, now, state)) break;
+        if (!c->common.quiet && now >= c->next_progress) print_progress(c, state);
+    }
+    if (netcode_client_state(c->client) > NETCODE_CLIENT_DISCONNECTED) {
+        /* Stopped (duration or signal): say goodbye, as the library's client does. */
+        netcode_client_disconnect(c->client, platform_time() - c->start);
+        if (!c->ever_connected && !c->interrupted && c->exit_code == EXIT_OK) c->exit_code = EXIT_NOT_CONNECTED;
+    }
+}
+
+static void print_summary(const client_t *c)
+{
+    const uint64_t *k = netcode_client_counters(c->client);
+    fprintf(stderr, "%s: %s after %.1f s; final state: %s%s\n", program, c->outcome ? c->outcome : "stopped",
+            platform_time() - c->start, netcode_client_state_name(netcode_client_state(c->client)),
+            c->ever_connected ? "" : " (never connected)");
+    netcode_app_link_print_summary(&c->link, k[NETCODE_CLIENT_COUNTER_PAYLOADS_SENT],
+                                   k[NETCODE_CLIENT_COUNTER_PAYLOADS_RECEIVED], k, NETCODE_CLIENT_COUNTER_COUNT,
+                                   netcode_client_counter_name);
+}
+
+int main(int argc, char **argv)
+{
+    static client_t c;
+    cs_log_set_name(program);
+    parse_options(&c, argc, argv);
+    int code = set_up(&c);
+    if (code != 0) return code;
+    platform_catch_signals();
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    cs_log_message(CS_LOG_LEVEL_INFO, "connecting to %s", netcode_address_format(&c.fields.servers[0], text, sizeof text));
+    netcode_client_connect(c.client, 0, c.token, c.token_bytes);
+
+    run(&c);
+    if (!c.common.quiet) app_progress_finish(c.progress_shown);
+    c.exit_code = app_capture_finish(&c.link.capture, program, c.exit_code);
+    print_summary(&c);
+    if (c.link.payloads_bad && c.exit_code == EXIT_OK) c.exit_code = EXIT_NOT_CONNECTED;
+    netcode_client_destroy(c.client);
+    free(c.datagram);
+    platform_socket_close(&c.link.socket);
+    return c.exit_code;
 }

@@ -27,16 +27,28 @@
 enum { EXIT_OK = 0, EXIT_NO_CLIENT = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 static const char *const program = "netcode-server";
 
-typedef struct server_app_t {
-    platform_socket_t socket;
-    app_capture_t capture;
+/* Server updates and payloads every tick. */
+#define TICK 0.01
+
+typedef struct server_t {
+    /* options */
+    netcode_server_config_t config;
+    app_common_options_t common; /* -b, -w, -q, -v */
+    const char *public_text, *port_file, *keys_path;
+    double duration, rate;
+    int payload_bytes, once;
+    /* I/O */
+    netcode_app_link_t link;
+    FILE *keylog;      /* --keys: a connection line for each client */
+    uint8_t *datagram; /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
+    /* state */
     netcode_server_t *server;
-    uint64_t datagrams_sent, send_errors, datagrams_received, payloads_ok, payloads_bad;
+    double start, now, next_tick, next_progress;
     double next_payload[NETCODE_MAX_CLIENTS];
-    int served, ended;
-    double now;
-    FILE *keylog; /* --keys: a connection line for each client */
-} server_app_t;
+    int served, ended, exit_code, progress_shown;
+    const char *outcome; /* why it stopped */
+} server_t;
 
 static void usage(FILE *out)
 {
@@ -75,59 +87,13 @@ static void usage(FILE *out)
 "interrupted.\n");
 }
 
-static void on_send(void *context, const netcode_address_t *to, const uint8_t *packet, int bytes)
-{
-    server_app_t *app = context;
-    platform_address_t dst, local;
-    netcode_app_address_to_platform(to, &dst);
-    if (platform_socket_send(&app->socket, &dst, packet, bytes) != 0) {
-        app->send_errors++;
-        cs_log_message(CS_LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
-        return;
-    }
-    app->datagrams_sent++;
-    platform_socket_local_address(&app->socket, &dst, &local);
-    app_capture_record(&app->capture, &local, &dst, packet, bytes);
-}
-
-static void on_payload(void *context, int client_index, uint64_t sequence, const uint8_t *payload, int bytes)
-{
-    (void)client_index;
-    (void)sequence;
-    server_app_t *app = context;
-    if (netcode_app_payload_ok(payload, bytes)) app->payloads_ok++;
-    else app->payloads_bad++;
-}
-
-static void on_client(void *context, int index, int connected, int reason)
-{
-    server_app_t *app = context;
-    char text[64];
-    if (connected) {
-        app->served++;
-        app->next_payload[index] = app->now;
-        if (app->keylog) {
-            uint8_t c2s[NETCODE_KEY_BYTES], s2c[NETCODE_KEY_BYTES];
-            netcode_server_client_keys(app->server, index, c2s, s2c);
-            fprintf(app->keylog, "# client %d, %s\n", index,
-                    netcode_address_format(netcode_server_client_address(app->server, index), text, sizeof text));
-            netcode_app_keylog_connection(app->keylog, c2s, s2c);
-        }
-        cs_log_message(CS_LOG_LEVEL_INFO, "%.3f s: client %d connected from %s, id 0x%016llx", app->now, index,
-                    netcode_address_format(netcode_server_client_address(app->server, index), text, sizeof text),
-                    (unsigned long long)netcode_server_client_id(app->server, index));
-    } else {
-        app->ended++;
-        cs_log_message(CS_LOG_LEVEL_INFO, "%.3f s: client %d %s", app->now, index, netcode_end_reason_name(reason));
-    }
-}
+/* ---- options ---- */
 
 enum { OPT_PUBLIC = 256, OPT_PORT_FILE, OPT_KEY, OPT_KEY_FILE, OPT_PROTOCOL_ID, OPT_MAX_CLIENTS, OPT_RATE, OPT_PAYLOAD,
        OPT_ONCE, OPT_KEYS };
 
-int main(int argc, char **argv)
+static void parse_options(server_t *s, int argc, char **argv)
 {
-    cs_log_set_name(program);
     static const struct option options[] = {
         {"bind", required_argument, 0, 'b'},          {"public", required_argument, 0, OPT_PUBLIC},
         {"port-file", required_argument, 0, OPT_PORT_FILE}, {"key", required_argument, 0, OPT_KEY},
@@ -137,184 +103,259 @@ int main(int argc, char **argv)
         {"duration", required_argument, 0, 't'},      {"keys", required_argument, 0, OPT_KEYS},
         APP_COMMON_LONG_OPTIONS,                      {0, 0, 0, 0},
     };
-    app_common_options_t common = {0};
-    const char *bind_text = "127.0.0.1:40000", *public_text = NULL, *port_file = NULL, *keys_path = NULL;
-    netcode_server_config_t config;
-    netcode_server_default_config(&config);
-    memcpy(config.private_key, netcode_app_example_key, NETCODE_KEY_BYTES);
-    double duration = 0, rate = 10;
-    int payload_bytes = NETCODE_MAX_PAYLOAD_BYTES, once = 0;
-    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
+    netcode_server_default_config(&s->config);
+    memcpy(s->config.private_key, netcode_app_example_key, NETCODE_KEY_BYTES);
+    s->rate = 10;
+    s->payload_bytes = NETCODE_MAX_PAYLOAD_BYTES;
+    char err[256];
     int opt;
-    opterr = 0;
+    opterr = 0; /* our own messages, with exit code 2 */
     while ((opt = getopt_long(argc, argv, ":b:t:w:qvh", options, NULL)) != -1) {
+        if (app_common_option(&s->common, opt, optarg)) continue;
         switch (opt) {
-        case 'b': bind_text = optarg; break;
-        case OPT_PUBLIC: public_text = optarg; break;
-        case OPT_PORT_FILE: port_file = optarg; break;
+        case OPT_PUBLIC: s->public_text = optarg; break;
+        case OPT_PORT_FILE: s->port_file = optarg; break;
         case OPT_KEY:
-            if (netcode_app_parse_key(optarg, config.private_key) != 0)
+            if (netcode_app_parse_key(optarg, s->config.private_key) != 0)
                 app_bad_argument(program, "bad --key '%s': expected 64 hex digits", optarg);
             break;
         case OPT_KEY_FILE:
-            if (netcode_app_read_key_file(optarg, config.private_key, err, sizeof err) != 0) {
+            if (netcode_app_read_key_file(optarg, s->config.private_key, err, sizeof err) != 0) {
                 fprintf(stderr, "%s: --key-file %s: %s\n", program, optarg, err);
-                return EXIT_IO;
+                exit(EXIT_IO);
             }
             break;
         case OPT_PROTOCOL_ID:
-            if (netcode_app_parse_u64(optarg, &config.protocol_id) != 0)
+            if (netcode_app_parse_u64(optarg, &s->config.protocol_id) != 0)
                 app_bad_argument(program, "bad --protocol-id '%s': expected a 64-bit number", optarg);
             break;
-        case OPT_MAX_CLIENTS: config.max_clients = (int)app_int_option(program, "max-clients", optarg, 1, NETCODE_MAX_CLIENTS); break;
-        case OPT_RATE: rate = (double)app_int_option(program, "rate", optarg, 0, 1000); break;
-        case OPT_PAYLOAD: payload_bytes = (int)app_int_option(program, "payload", optarg, 1, NETCODE_MAX_PAYLOAD_BYTES); break;
-        case OPT_ONCE: once = 1; break;
+        case OPT_MAX_CLIENTS: s->config.max_clients = (int)app_int_option(program, "max-clients", optarg, 1, NETCODE_MAX_CLIENTS); break;
+        case OPT_RATE: s->rate = (double)app_int_option(program, "rate", optarg, 0, 1000); break;
+        case OPT_PAYLOAD: s->payload_bytes = (int)app_int_option(program, "payload", optarg, 1, NETCODE_MAX_PAYLOAD_BYTES); break;
+        case OPT_ONCE: s->once = 1; break;
         case 't':
-            if (platform_parse_seconds(optarg, 1e7, &duration) != 0 || duration <= 0)
+            if (platform_parse_seconds(optarg, 1e7, &s->duration) != 0 || s->duration <= 0)
                 app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 20 or 500ms", optarg);
             break;
-        case OPT_KEYS: keys_path = optarg; break;
-        case 'h': usage(stdout); return EXIT_OK;
-        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]);
-        default:
-            if (!app_common_option(&common, opt, optarg)) app_bad_argument(program, "unknown option '%s'", argv[optind - 1]);
+        case OPT_KEYS: s->keys_path = optarg; break;
+        case 'h': usage(stdout); exit(EXIT_OK);
+        default: app_option_error(program, opt, argv);
         }
     }
     if (optind < argc) app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
-    app_set_verbosity(common.verbosity);
+    if (!s->common.bind_text) s->common.bind_text = "127.0.0.1:40000";
+    app_set_verbosity(s->common.verbosity);
+}
 
-    platform_address_t bind_address, public_address;
-    if (platform_address_parse(bind_text, 0, NETCODE_DEFAULT_SERVER_PORT, &bind_address, err, sizeof err) != 0)
+/* ---- setting up ---- */
+
+/* The address to listen on (--bind) and the one tokens must name (--public,
+ * or the bind address). Returns only when both are good: a bad one is a
+ * usage error. */
+static void resolve_addresses(const server_t *s, platform_address_t *bind_address, platform_address_t *public_address)
+{
+    const char *bind_text = s->common.bind_text;
+    char err[256];
+    if (platform_address_parse(bind_text, 0, NETCODE_DEFAULT_SERVER_PORT, bind_address, err, sizeof err) != 0)
         app_bad_argument(program, "bad --bind '%s': %s", bind_text, err);
     static const uint8_t zero[16];
-    int unspecified = memcmp(bind_address.addr, zero, bind_address.family == 6 ? 16 : 4) == 0;
-    if (public_text) {
-        if (platform_address_parse(public_text, 0, bind_address.port, &public_address, err, sizeof err) != 0)
-            app_bad_argument(program, "bad --public '%s': %s", public_text, err);
+    int unspecified = memcmp(bind_address->addr, zero, bind_address->family == 6 ? 16 : 4) == 0;
+    if (s->public_text) {
+        if (platform_address_parse(s->public_text, 0, bind_address->port, public_address, err, sizeof err) != 0)
+            app_bad_argument(program, "bad --public '%s': %s", s->public_text, err);
     } else if (unspecified) {
         app_bad_argument(program, "--bind %s is no address a token can name: give --public ADDR:PORT", bind_text);
     } else {
-        public_address = bind_address;
+        *public_address = *bind_address;
     }
+}
 
-    static server_app_t app;
-    if (platform_socket_open(&app.socket, &bind_address, 0, err, sizeof err) != 0) {
+static void on_send(void *context, const netcode_address_t *to, const uint8_t *packet, int bytes)
+{
+    server_t *s = context;
+    netcode_app_link_send(&s->link, to, packet, bytes);
+}
+
+static void on_payload(void *context, int client_index, uint64_t sequence, const uint8_t *payload, int bytes)
+{
+    (void)client_index;
+    (void)sequence;
+    server_t *s = context;
+    netcode_app_link_check_payload(&s->link, payload, bytes);
+}
+
+static void on_client(void *context, int index, int connected, int reason)
+{
+    server_t *s = context;
+    char text[64];
+    if (connected) {
+        s->served++;
+        s->next_payload[index] = s->now;
+        if (s->keylog) {
+            uint8_t c2s[NETCODE_KEY_BYTES], s2c[NETCODE_KEY_BYTES];
+            netcode_server_client_keys(s->server, index, c2s, s2c);
+            fprintf(s->keylog, "# client %d, %s\n", index,
+                    netcode_address_format(netcode_server_client_address(s->server, index), text, sizeof text));
+            netcode_app_keylog_connection(s->keylog, c2s, s2c);
+        }
+        cs_log_message(CS_LOG_LEVEL_INFO, "%.3f s: client %d connected from %s, id 0x%016llx", s->now, index,
+                    netcode_address_format(netcode_server_client_address(s->server, index), text, sizeof text),
+                    (unsigned long long)netcode_server_client_id(s->server, index));
+    } else {
+        s->ended++;
+        cs_log_message(CS_LOG_LEVEL_INFO, "%.3f s: client %d %s", s->now, index, netcode_end_reason_name(reason));
+    }
+}
+
+/* Resolves the addresses, opens the socket, the port file, the pcap and the
+ * key log, and creates the server. Returns 0, or the exit code after
+ * printing why. */
+static int set_up(server_t *s)
+{
+    platform_address_t bind_address, public_address;
+    resolve_addresses(s, &bind_address, &public_address);
+    char err[256], text[PLATFORM_ADDRESS_STRING_SIZE];
+    if (platform_socket_open(&s->link.socket, &bind_address, 0, err, sizeof err) != 0) {
         fprintf(stderr, "%s: cannot listen on %s: %s\n", program, platform_address_format(&bind_address, text, sizeof text), err);
         return EXIT_IO;
     }
-    if (public_address.port == 0) public_address.port = app.socket.bound.port; /* --bind ...:0 */
-    if (port_file && app_write_port_file(program, port_file, app.socket.bound.port) != 0) return EXIT_IO;
-    if (app_capture_open(&app.capture, program, common.pcap_path) != 0) return EXIT_IO;
-    if (keys_path) {
-        app.keylog = netcode_app_keylog_open(program, keys_path, 1);
-        if (!app.keylog) return EXIT_IO;
-        netcode_app_keylog_private_key(app.keylog, config.private_key);
-        fflush(app.keylog);
+    if (public_address.port == 0) public_address.port = s->link.socket.bound.port; /* --bind ...:0 */
+    if (s->port_file && app_write_port_file(program, s->port_file, s->link.socket.bound.port) != 0) return EXIT_IO;
+    if (app_capture_open(&s->link.capture, program, s->common.pcap_path) != 0) return EXIT_IO;
+    if (s->keys_path) {
+        s->keylog = netcode_app_keylog_open(program, s->keys_path, 1);
+        if (!s->keylog) return EXIT_IO;
+        netcode_app_keylog_private_key(s->keylog, s->config.private_key);
+        fflush(s->keylog);
     }
-    netcode_app_address_from_platform(&public_address, &config.public_address);
-    double start = platform_time();
-    config.unix_epoch = platform_wall_time();
-    config.send = on_send;
-    config.receive = on_payload;
-    config.client_event = on_client;
-    config.context = &app;
-    app.server = netcode_server_create(&config, 0);
-    uint8_t *datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!app.server || !datagram) {
+    netcode_app_address_from_platform(&public_address, &s->config.public_address);
+    s->start = platform_time();
+    s->config.unix_epoch = platform_wall_time();
+    s->config.send = on_send;
+    s->config.receive = on_payload;
+    s->config.client_event = on_client;
+    s->config.context = s;
+    s->server = netcode_server_create(&s->config, 0);
+    s->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
+    if (!s->server || !s->datagram) {
         fprintf(stderr, "%s: out of memory (or libsodium cannot start)\n", program);
         return EXIT_IO;
     }
-    platform_catch_signals();
-    cs_log_message(CS_LOG_LEVEL_INFO, "listening on %s for tokens naming %s, protocol id 0x%016llx, %d slots",
-                platform_address_format(&app.socket.bound, text, sizeof text),
-                netcode_address_format(&config.public_address, err, sizeof err),
-                (unsigned long long)config.protocol_id, config.max_clients);
-    uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
-    netcode_app_fill_payload(payload, payload_bytes);
+    netcode_app_fill_payload(s->payload, s->payload_bytes);
+    return 0;
+}
 
-    const double tick = 0.01;
-    double next_tick = 0, next_progress = 1;
-    int exit_code = EXIT_OK, progress_shown = 0;
-    const char *outcome = NULL;
+/* ---- one turn of the event loop ---- */
+
+/* Hands every waiting datagram to the server. Returns 0, or -1 on a socket
+ * error (printed, exit code set). */
+static int receive_packets(server_t *s, double now)
+{
     for (;;) {
-        double now = platform_time() - start;
-        int readable;
-        double wait = next_tick - now;
-        if (app_wait(program, &app.socket.fd, 1, wait > 0 ? wait : 0, &readable, &exit_code, &outcome) != 0) break;
-        now = app.now = platform_time() - start;
-        for (;;) {
-            platform_address_t from;
-            int n = platform_socket_receive(&app.socket, &from, datagram);
-            if (n == -1) break;
-            if (n == -2) {
-                fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
-                exit_code = EXIT_IO;
-                outcome = "socket error";
-                goto done;
-            }
-            app.datagrams_received++;
-            platform_address_t to;
-            platform_socket_local_address(&app.socket, &from, &to);
-            app_capture_record(&app.capture, &from, &to, datagram, n);
-            netcode_address_t nfrom;
-            netcode_app_address_from_platform(&from, &nfrom);
-            if (n <= NETCODE_MAX_PACKET_BYTES) netcode_server_receive_packet(app.server, now, &nfrom, datagram, n);
-        }
-        if (now < next_tick) continue;
-        next_tick += tick;
-        if (next_tick < now) next_tick = now + tick;
-        netcode_server_update(app.server, now);
-        for (int i = 0; i < config.max_clients && rate > 0; i++) {
-            if (!netcode_server_client_connected(app.server, i) || now < app.next_payload[i]) continue;
-            netcode_server_send_payload(app.server, now, i, payload, payload_bytes);
-            app.next_payload[i] += 1.0 / rate;
-            if (app.next_payload[i] < now) app.next_payload[i] = now + 1.0 / rate;
-        }
-        if (once && app.ended > 0) {
-            outcome = "the client's connection ended";
-            break;
-        }
-        if (duration > 0 && now >= duration) {
-            outcome = "done";
-            if (once && !app.served) exit_code = EXIT_NO_CLIENT, outcome = "no client";
-            break;
-        }
-        if (!common.quiet && now >= next_progress) {
-            next_progress += 1.0;
-            const uint64_t *k = netcode_server_counters(app.server);
-            fprintf(stderr, "%s: %d connected, sent %llu, received %llu, payloads %llu/%llu%s", program,
-                    netcode_server_connected_clients(app.server), (unsigned long long)k[NETCODE_SERVER_COUNTER_SENT],
-                    (unsigned long long)k[NETCODE_SERVER_COUNTER_RECEIVED],
-                    (unsigned long long)k[NETCODE_SERVER_COUNTER_PAYLOADS_SENT],
-                    (unsigned long long)k[NETCODE_SERVER_COUNTER_PAYLOADS_RECEIVED], app_progress_end());
-            progress_shown = 1;
-        }
+        netcode_address_t from;
+        int n = netcode_app_link_receive(&s->link, program, &from, s->datagram, EXIT_IO, &s->exit_code, &s->outcome);
+        if (n < 0) return n == -1 ? 0 : -1;
+        if (n <= NETCODE_MAX_PACKET_BYTES) netcode_server_receive_packet(s->server, now, &from, s->datagram, n);
     }
-done:
-    for (int i = 0; i < config.max_clients; i++)
-        netcode_server_disconnect_client(app.server, platform_time() - start, i);
-    if (!common.quiet) app_progress_finish(progress_shown);
-    exit_code = app_capture_finish(&app.capture, program, exit_code);
-    if (app.keylog && netcode_app_keylog_close(program, keys_path, app.keylog) != 0 && exit_code == EXIT_OK)
-        exit_code = EXIT_IO;
-    const uint64_t *k = netcode_server_counters(app.server);
-    fprintf(stderr, "%s: %s after %.1f s; %d client(s) served\n", program, outcome ? outcome : "stopped",
-            platform_time() - start, app.served);
-    fprintf(stderr, "  payloads: %llu sent, %llu received (%llu with the expected bytes, %llu not)\n",
+}
+
+/* Sends each connected client its payloads due at --rate. */
+static void send_payloads(server_t *s, double now)
+{
+    for (int i = 0; i < s->config.max_clients && s->rate > 0; i++) {
+        if (!netcode_server_client_connected(s->server, i) || now < s->next_payload[i]) continue;
+        netcode_server_send_payload(s->server, now, i, s->payload, s->payload_bytes);
+        s->next_payload[i] += 1.0 / s->rate;
+        if (s->next_payload[i] < now) s->next_payload[i] = now + 1.0 / s->rate;
+    }
+}
+
+/* 1 when the run is over: --once and the client's connection ended, or
+ * --duration (outcome and exit code set). */
+static int finished(server_t *s, double now)
+{
+    if (s->once && s->ended > 0) {
+        s->outcome = "the client's connection ended";
+        return 1;
+    }
+    if (s->duration > 0 && now >= s->duration) {
+        s->outcome = "done";
+        if (s->once && !s->served) s->exit_code = EXIT_NO_CLIENT, s->outcome = "no client";
+        return 1;
+    }
+    return 0;
+}
+
+static void print_progress(server_t *s)
+{
+    s->next_progress += 1.0;
+    const uint64_t *k = netcode_server_counters(s->server);
+    fprintf(stderr, "%s: %d connected, sent %llu, received %llu, payloads %llu/%llu%s", program,
+            netcode_server_connected_clients(s->server), (unsigned long long)k[NETCODE_SERVER_COUNTER_SENT],
+            (unsigned long long)k[NETCODE_SERVER_COUNTER_RECEIVED],
             (unsigned long long)k[NETCODE_SERVER_COUNTER_PAYLOADS_SENT],
-            (unsigned long long)k[NETCODE_SERVER_COUNTER_PAYLOADS_RECEIVED], (unsigned long long)app.payloads_ok,
-            (unsigned long long)app.payloads_bad);
-    fprintf(stderr, "  counters:");
-    int shown = 0;
-    for (int i = 0; i < NETCODE_SERVER_COUNTER_COUNT; i++)
-        if (k[i]) fprintf(stderr, "%s %s %llu", shown++ ? "," : "", netcode_server_counter_name(i), (unsigned long long)k[i]);
-    fprintf(stderr, "\n  datagrams: %llu sent, %llu received, %llu send errors\n", (unsigned long long)app.datagrams_sent,
-            (unsigned long long)app.datagrams_received, (unsigned long long)app.send_errors);
-    app_capture_print(&app.capture);
-    if (app.payloads_bad && exit_code == EXIT_OK) exit_code = EXIT_NO_CLIENT;
-    netcode_server_destroy(app.server);
-    free(datagram);
-    platform_socket_close(&app.socket);
-    return exit_code;
+            (unsigned long long)k[NETCODE_SERVER_COUNTER_PAYLOADS_RECEIVED], app_progress_end());
+    s->progress_shown = 1;
+}
+
+/* Serves until --duration, --once's client is done, a signal or an error
+ * stops it; then disconnects every client. */
+static void run(server_t *s)
+{
+    s->next_progress = 1;
+    for (;;) {
+        double now = platform_time() - s->start;
+        int readable;
+        double wait = s->next_tick - now;
+        if (app_wait(program, &s->link.socket.fd, 1, wait > 0 ? wait : 0, &readable, &s->exit_code, &s->outcome) != 0)
+            break;
+        now = s->now = platform_time() - s->start;
+        if (receive_packets(s, now) != 0) break;
+        if (now < s->next_tick) continue;
+        s->next_tick += TICK;
+        if (s->next_tick < now) s->next_tick = now + TICK;
+        netcode_server_update(s->server, now);
+        send_payloads(s, now);
+        if (finished(s, now)) break;
+        if (!s->common.quiet && now >= s->next_progress) print_progress(s);
+    }
+    for (int i = 0; i < s->config.max_clients; i++)
+        netcode_server_disconnect_client(s->server, platform_time() - s->start, i);
+}
+
+static void print_summary(const server_t *s)
+{
+    const uint64_t *k = netcode_server_counters(s->server);
+    fprintf(stderr, "%s: %s after %.1f s; %d client(s) served\n", program, s->outcome ? s->outcome : "stopped",
+            platform_time() - s->start, s->served);
+    netcode_app_link_print_summary(&s->link, k[NETCODE_SERVER_COUNTER_PAYLOADS_SENT],
+                                   k[NETCODE_SERVER_COUNTER_PAYLOADS_RECEIVED], k, NETCODE_SERVER_COUNTER_COUNT,
+                                   netcode_server_counter_name);
+}
+
+int main(int argc, char **argv)
+{
+    static server_t s;
+    cs_log_set_name(program);
+    parse_options(&s, argc, argv);
+    int code = set_up(&s);
+    if (code != 0) return code;
+    platform_catch_signals();
+    char text[PLATFORM_ADDRESS_STRING_SIZE], address[64];
+    cs_log_message(CS_LOG_LEVEL_INFO, "listening on %s for tokens naming %s, protocol id 0x%016llx, %d slots",
+                platform_address_format(&s.link.socket.bound, text, sizeof text),
+                netcode_address_format(&s.config.public_address, address, sizeof address),
+                (unsigned long long)s.config.protocol_id, s.config.max_clients);
+
+    run(&s);
+    if (!s.common.quiet) app_progress_finish(s.progress_shown);
+    s.exit_code = app_capture_finish(&s.link.capture, program, s.exit_code);
+    if (s.keylog && netcode_app_keylog_close(program, s.keys_path, s.keylog) != 0 && s.exit_code == EXIT_OK)
+        s.exit_code = EXIT_IO;
+    print_summary(&s);
+    if (s.link.payloads_bad && s.exit_code == EXIT_OK) s.exit_code = EXIT_NO_CLIENT;
+    netcode_server_destroy(s.server);
+    free(s.datagram);
+    platform_socket_close(&s.link.socket);
+    return s.exit_code;
 }

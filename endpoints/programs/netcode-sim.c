@@ -107,7 +107,10 @@ typedef struct run_t {
     int count, capacity;
     double now;
     uint8_t private_key[NETCODE_KEY_BYTES];
+    uint8_t token_key[NETCODE_KEY_BYTES]; /* what the tokens are encrypted with: private_key, or not (--wrong-key) */
     cs_rng_t token_rng, server_rng;
+    uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
+    int disconnected, server_disconnected; /* at --duration, at --server-disconnects-at */
 } run_t;
 
 static void usage(FILE *out)
@@ -458,14 +461,11 @@ static void write_types(FILE *out, const char *name, const uint64_t v[7])
     fprintf(out, "}");
 }
 
-static int write_truth(const run_t *run, double end_time, int exit_code)
+/* The truth file's "config" object (with the faults and the links). */
+static void truth_config(FILE *out, const run_t *run)
 {
     const options_t *opt = run->opt;
     const simprog_t *sp = run->sp;
-    FILE *out = simprog_truth_open(sp);
-    if (!out) return -1;
-    fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"netcode-sim\",\n");
-    fprintf(out, "  \"endpoints\": {\"a\": \"10.0.0.1:%d\", \"b\": \"10.0.0.2:%d\"},\n", CLIENT_PORT, SERVER_PORT);
     fprintf(out, "  \"config\": {\"seed\": %llu, \"duration\": %.6f, \"tick\": %.6f, \"clients\": %d, \"stagger\": %.6f, "
                  "\"max_clients\": %d, \"payload\": %d, \"rate\": %.3f, \"protocol_id\": \"0x%016llx\", "
                  "\"server_protocol_id\": \"0x%016llx\", \"expire\": %d, \"timeout\": %d, \"unix_epoch\": %.0f, "
@@ -487,67 +487,81 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
     fprintf(out, "},\n    \"links\": ");
     simprog_truth_link_config(out, sp);
     fprintf(out, "},\n");
-    fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"frames\": %u},\n", truth_bool(sp->pcap_path != NULL),
-            sp->capture_side == SIMPROG_SIDE_A ? "a" : "b", sp->frames);
-    fprintf(out, "  \"result\": {\"end_time\": %.6f, \"exit_code\": %d},\n", end_time, exit_code);
-    fprintf(out, "  \"private_key\": \"");
-    print_hex(out, run->private_key);
-    fprintf(out, "\",\n  \"server\": {\"address\": \"10.0.0.2:%d\", \"connected_clients\": %d, \"counters\": ", SERVER_PORT,
-            netcode_server_connected_clients(run->server));
-    truth_counters(out, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
-    fprintf(out, "},\n  \"connections\": [");
-    for (int i = 0; i < opt->clients; i++) {
-        const client_side_t *c = &run->c[i];
-        uint64_t sent[7], arrived[7], taken[7];
-        fprintf(out, "%s\n    {\"client\": %d, \"address\": \"10.0.0.1:%d\", \"client_id\": \"0x%016llx\", "
-                     "\"start_time\": %.6f, \"client_to_server_key\": \"",
-                i ? "," : "", i, CLIENT_PORT + i, (unsigned long long)c->client_id, c->start_time);
-        print_hex(out, c->token.client_to_server_key);
-        fprintf(out, "\", \"server_to_client_key\": \"");
-        print_hex(out, c->token.server_to_client_key);
-        fprintf(out, "\",\n     \"token\": {\"create_timestamp\": %llu, \"expire_timestamp\": %llu, \"timeout\": %d},\n",
-                (unsigned long long)c->token.create_timestamp, (unsigned long long)c->token.expire_timestamp,
-                c->token.timeout_seconds);
-        fprintf(out, "     \"client_side\": {\"state\": \"%s\", ", netcode_client_state_name(netcode_client_state(c->client)));
-        truth_time_or_null(out, "connected_at", c->connected_once, c->connected_at);
-        fprintf(out, ", \"client_index\": %d, \"max_clients\": %d, \"states\": [", netcode_client_index(c->client),
-                netcode_client_max_clients(c->client));
-        for (int k = 0; k < c->change_count; k++)
-            fprintf(out, "%s{\"time\": %.6f, \"state\": \"%s\"}", k ? ", " : "", c->changes[k].time,
-                    netcode_client_state_name(c->changes[k].state));
-        count_types(run, i, 0, sent, arrived, taken);
-        fprintf(out, "],\n       ");
-        write_types(out, "sent", sent);
-        fprintf(out, ",\n       ");
-        count_types(run, i, 1, sent, arrived, taken);
-        write_types(out, "received", arrived);
-        fprintf(out, ",\n       ");
-        write_types(out, "decrypted", taken);
-        fprintf(out, ",\n       \"payloads_ok\": %llu, \"payloads_bad\": %llu, \"counters\": ",
-                (unsigned long long)c->payloads_ok, (unsigned long long)c->payloads_bad);
-        truth_counters(out, netcode_client_counters(c->client), NETCODE_CLIENT_COUNTER_COUNT, netcode_client_counter_name);
-        fprintf(out, "},\n     \"server_side\": {");
-        if (c->server_connected_once) fprintf(out, "\"slot\": %d, ", c->slot);
-        else fprintf(out, "\"slot\": null, ");
-        truth_time_or_null(out, "connected_at", c->server_connected_once, c->server_connected_at);
-        fprintf(out, ", ");
-        truth_time_or_null(out, "ended_at", c->server_connected_once && c->server_end_reason >= 0, c->server_ended_at);
-        fprintf(out, ", \"end\": ");
-        if (!c->server_connected_once) fprintf(out, "null");
-        else if (c->server_end_reason < 0) fprintf(out, "\"still connected\"");
-        else fprintf(out, "\"%s\"", netcode_end_reason_name(c->server_end_reason));
-        fprintf(out, ",\n       ");
-        write_types(out, "sent", sent);
-        count_types(run, i, 0, sent, arrived, taken);
-        fprintf(out, ",\n       ");
-        write_types(out, "received", arrived);
-        fprintf(out, ",\n       ");
-        write_types(out, "decrypted", taken);
-        fprintf(out, ",\n       \"payloads_ok\": %llu, \"payloads_bad\": %llu}}", (unsigned long long)c->server_payloads_ok,
-                (unsigned long long)c->server_payloads_bad);
-    }
-    fprintf(out, "\n  ],\n  \"links\": ");
-    simprog_truth_link_counters(out, sp);
+}
+
+/* A connection's "client_side" object: client i's state, its packets and counters. */
+static void truth_client_side(FILE *out, const run_t *run, int i)
+{
+    const client_side_t *c = &run->c[i];
+    uint64_t sent[7], arrived[7], taken[7];
+    fprintf(out, "     \"client_side\": {\"state\": \"%s\", ", netcode_client_state_name(netcode_client_state(c->client)));
+    truth_time_or_null(out, "connected_at", c->connected_once, c->connected_at);
+    fprintf(out, ", \"client_index\": %d, \"max_clients\": %d, \"states\": [", netcode_client_index(c->client),
+            netcode_client_max_clients(c->client));
+    for (int k = 0; k < c->change_count; k++)
+        fprintf(out, "%s{\"time\": %.6f, \"state\": \"%s\"}", k ? ", " : "", c->changes[k].time,
+                netcode_client_state_name(c->changes[k].state));
+    count_types(run, i, 0, sent, arrived, taken);
+    fprintf(out, "],\n       ");
+    write_types(out, "sent", sent);
+    fprintf(out, ",\n       ");
+    count_types(run, i, 1, sent, arrived, taken);
+    write_types(out, "received", arrived);
+    fprintf(out, ",\n       ");
+    write_types(out, "decrypted", taken);
+    fprintf(out, ",\n       \"payloads_ok\": %llu, \"payloads_bad\": %llu, \"counters\": ",
+            (unsigned long long)c->payloads_ok, (unsigned long long)c->payloads_bad);
+    truth_counters(out, netcode_client_counters(c->client), NETCODE_CLIENT_COUNTER_COUNT, netcode_client_counter_name);
+    fprintf(out, "},\n");
+}
+
+/* A connection's "server_side" object: client i's slot on the server and the server's packets to it. */
+static void truth_server_side(FILE *out, const run_t *run, int i)
+{
+    const client_side_t *c = &run->c[i];
+    uint64_t sent[7], arrived[7], taken[7];
+    fprintf(out, "     \"server_side\": {");
+    if (c->server_connected_once) fprintf(out, "\"slot\": %d, ", c->slot);
+    else fprintf(out, "\"slot\": null, ");
+    truth_time_or_null(out, "connected_at", c->server_connected_once, c->server_connected_at);
+    fprintf(out, ", ");
+    truth_time_or_null(out, "ended_at", c->server_connected_once && c->server_end_reason >= 0, c->server_ended_at);
+    fprintf(out, ", \"end\": ");
+    if (!c->server_connected_once) fprintf(out, "null");
+    else if (c->server_end_reason < 0) fprintf(out, "\"still connected\"");
+    else fprintf(out, "\"%s\"", netcode_end_reason_name(c->server_end_reason));
+    fprintf(out, ",\n       ");
+    count_types(run, i, 1, sent, arrived, taken);
+    write_types(out, "sent", sent);
+    count_types(run, i, 0, sent, arrived, taken);
+    fprintf(out, ",\n       ");
+    write_types(out, "received", arrived);
+    fprintf(out, ",\n       ");
+    write_types(out, "decrypted", taken);
+    fprintf(out, ",\n       \"payloads_ok\": %llu, \"payloads_bad\": %llu}}", (unsigned long long)c->server_payloads_ok,
+            (unsigned long long)c->server_payloads_bad);
+}
+
+/* One element of the "connections" array: client i, its keys and token, both sides. */
+static void truth_connection(FILE *out, const run_t *run, int i)
+{
+    const client_side_t *c = &run->c[i];
+    fprintf(out, "%s\n    {\"client\": %d, \"address\": \"10.0.0.1:%d\", \"client_id\": \"0x%016llx\", "
+                 "\"start_time\": %.6f, \"client_to_server_key\": \"",
+            i ? "," : "", i, CLIENT_PORT + i, (unsigned long long)c->client_id, c->start_time);
+    print_hex(out, c->token.client_to_server_key);
+    fprintf(out, "\", \"server_to_client_key\": \"");
+    print_hex(out, c->token.server_to_client_key);
+    fprintf(out, "\",\n     \"token\": {\"create_timestamp\": %llu, \"expire_timestamp\": %llu, \"timeout\": %d},\n",
+            (unsigned long long)c->token.create_timestamp, (unsigned long long)c->token.expire_timestamp,
+            c->token.timeout_seconds);
+    truth_client_side(out, run, i);
+    truth_server_side(out, run, i);
+}
+
+/* The "packets" array: every packet sent, its fate and its frames. */
+static void truth_packets(FILE *out, const run_t *run)
+{
     fprintf(out, ",\n  \"packets\": [");
     for (int i = 0; i < run->count; i++) {
         const record_t *r = &run->records[i];
@@ -561,6 +575,30 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
         fprintf(out, "}");
     }
     fprintf(out, "\n  ]\n}\n");
+}
+
+/* Writes the truth file (docs/truth.md). Returns 0, or -1 after printing why. */
+static int write_truth(const run_t *run, double end_time, int exit_code)
+{
+    const simprog_t *sp = run->sp;
+    FILE *out = simprog_truth_open(sp);
+    if (!out) return -1;
+    fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"netcode-sim\",\n");
+    fprintf(out, "  \"endpoints\": {\"a\": \"10.0.0.1:%d\", \"b\": \"10.0.0.2:%d\"},\n", CLIENT_PORT, SERVER_PORT);
+    truth_config(out, run);
+    fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"frames\": %u},\n", truth_bool(sp->pcap_path != NULL),
+            sp->capture_side == SIMPROG_SIDE_A ? "a" : "b", sp->frames);
+    fprintf(out, "  \"result\": {\"end_time\": %.6f, \"exit_code\": %d},\n", end_time, exit_code);
+    fprintf(out, "  \"private_key\": \"");
+    print_hex(out, run->private_key);
+    fprintf(out, "\",\n  \"server\": {\"address\": \"10.0.0.2:%d\", \"connected_clients\": %d, \"counters\": ", SERVER_PORT,
+            netcode_server_connected_clients(run->server));
+    truth_counters(out, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
+    fprintf(out, "},\n  \"connections\": [");
+    for (int i = 0; i < run->opt->clients; i++) truth_connection(out, run, i);
+    fprintf(out, "\n  ],\n  \"links\": ");
+    simprog_truth_link_counters(out, sp);
+    truth_packets(out, run);
     return simprog_truth_close(sp, out);
 }
 
@@ -577,15 +615,6 @@ static int write_keys(const run_t *run)
     return netcode_app_keylog_close(program, opt->keys_path, out);
 }
 
-/* Non-zero counters, on stdout. */
-static void print_counters(const uint64_t *k, int count, const char *(*name)(int))
-{
-    int shown = 0;
-    for (int i = 0; i < count; i++)
-        if (k[i]) printf("%s %s %llu", shown++ ? "," : "", name(i), (unsigned long long)k[i]);
-    printf("\n");
-}
-
 static void print_summary(const run_t *run, double end_time, int exit_code)
 {
     const options_t *opt = run->opt;
@@ -597,13 +626,206 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
         if (c->connected_once) printf(", connected at %.3f s as slot %d", c->connected_at, netcode_client_index(c->client));
         printf(", payloads received %llu (bad %llu)\n", (unsigned long long)c->payloads_ok, (unsigned long long)c->payloads_bad);
         printf("  counters:");
-        print_counters(netcode_client_counters(c->client), NETCODE_CLIENT_COUNTER_COUNT, netcode_client_counter_name);
+        netcode_app_print_counters(stdout, netcode_client_counters(c->client), NETCODE_CLIENT_COUNTER_COUNT, netcode_client_counter_name);
     }
     printf("server (10.0.0.2:%d): %d connected\n  counters:", SERVER_PORT, netcode_server_connected_clients(run->server));
-    print_counters(netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
+    netcode_app_print_counters(stdout, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
     simprog_print_links(run->sp);
     if (run->sp->pcap_path) printf("pcap: %u frames in %s\n", run->sp->frames, run->sp->pcap_path);
     printf("result: %s\n", exit_code == EXIT_OK ? "ok" : exit_code == EXIT_NOT_CONNECTED ? "a client never connected" : "file error");
+}
+
+/* ---- setting up ---- */
+
+/* The server at 10.0.0.2 with the run's private key. Returns 0, or -1 after printing why. */
+static int create_server(run_t *run)
+{
+    const options_t *opt = run->opt;
+    callbacks[MAX_SIM_CLIENTS] = (callback_t){run, -1};
+    netcode_server_config_t sc;
+    netcode_server_default_config(&sc);
+    sc.protocol_id = opt->server_protocol_id;
+    memcpy(sc.private_key, run->private_key, NETCODE_KEY_BYTES);
+    sc.public_address = run->server_address;
+    sc.max_clients = opt->max_clients;
+    sc.unix_epoch = SIM_UNIX_EPOCH;
+    sc.random = rng_bytes;
+    sc.random_context = &run->server_rng;
+    sc.send = on_send;
+    sc.receive = on_server_payload;
+    sc.client_event = on_server_client;
+    sc.context = &callbacks[MAX_SIM_CLIENTS];
+    run->server = netcode_server_create(&sc, 0);
+    if (!run->server) {
+        fprintf(stderr, "%s: out of memory\n", program);
+        return -1;
+    }
+    return 0;
+}
+
+/* The clients at 10.0.0.1, ports CLIENT_PORT + i, each starting --stagger after the one before. Returns 0, or -1
+ * after printing why. */
+static int create_clients(run_t *run)
+{
+    const options_t *opt = run->opt;
+    for (int i = 0; i < opt->clients; i++) {
+        client_side_t *c = &run->c[i];
+        callbacks[i] = (callback_t){run, i};
+        pcapout_addr_ipv4(&run->client_addr[i], 10, 0, 0, 1, (uint16_t)(CLIENT_PORT + i));
+        netcode_client_config_t cc = {SIM_UNIX_EPOCH, on_send, on_client_payload, on_client_state, &callbacks[i]};
+        c->client = netcode_client_create(&cc);
+        if (!c->client) {
+            fprintf(stderr, "%s: out of memory\n", program);
+            return -1;
+        }
+        c->slot = -1;
+        c->server_end_reason = -1;
+        c->start_time = i * opt->stagger;
+        c->client_id = 0x1000 + (uint64_t)i;
+    }
+    return 0;
+}
+
+/* Starts the simulator, draws the keys from --seed and creates the endpoints. Returns 0 or the exit code. */
+static int set_up(run_t *run, options_t *opt)
+{
+    simprog_t *sp = &opt->sp;
+    if (netcode_crypto_init() != 0) {
+        fprintf(stderr, "%s: libsodium cannot start\n", program);
+        return EXIT_IO;
+    }
+    run->opt = opt;
+    run->sp = sp;
+    sp->sim.filter = sim_filter;
+    sp->sim.filter_context = &opt->faults;
+    int start = simprog_start(sp);
+    if (start != 0) return start;
+    cs_rng_seed(&run->token_rng, sp->sim.seed ^ 0x6e6574636f646531ull);
+    cs_rng_seed(&run->server_rng, sp->sim.seed ^ 0x6e6574636f646532ull);
+    rng_bytes(&run->token_rng, run->private_key, NETCODE_KEY_BYTES);
+    rng_bytes(&run->token_rng, run->token_key, NETCODE_KEY_BYTES);
+    if (!opt->wrong_key) memcpy(run->token_key, run->private_key, NETCODE_KEY_BYTES);
+    pcapout_addr_ipv4(&run->server_addr, 10, 0, 0, 2, SERVER_PORT);
+    netcode_address_ipv4(&run->server_address, 10, 0, 0, 2, SERVER_PORT);
+    if (create_server(run) != 0 || create_clients(run) != 0) return EXIT_IO;
+    netcode_app_fill_payload(run->payload, opt->payload_bytes);
+    return 0;
+}
+
+/* ---- one step of virtual time ---- */
+
+/* Client c's connect token, made at its start time, and its connect. Returns 0, or -1 after printing why. */
+static int start_client(run_t *run, client_side_t *c)
+{
+    const options_t *opt = run->opt;
+    c->started = 1;
+    netcode_token_params_t p;
+    memset(&p, 0, sizeof p);
+    p.protocol_id = opt->protocol_id;
+    p.client_id = c->client_id;
+    double created = SIM_UNIX_EPOCH + run->now - (opt->expired_token ? opt->expire_seconds + 1 : 0);
+    p.create_timestamp = (uint64_t)floor(created);
+    p.expire_seconds = opt->expire_seconds;
+    p.timeout_seconds = opt->timeout_seconds;
+    p.num_servers = 1;
+    p.public_servers[0] = p.internal_servers[0] = run->server_address;
+    uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
+    if (netcode_generate_connect_token(&p, run->token_key, rng_bytes, &run->token_rng, token, &c->token) != 0) {
+        fprintf(stderr, "%s: cannot make a connect token\n", program);
+        return -1;
+    }
+    netcode_client_connect(c->client, run->now, token, sizeof token);
+    c->next_payload = run->now;
+    return 0;
+}
+
+/* Starts the clients whose time has come, updates the started ones and sends their payloads. Returns 0, or -1
+ * after printing why. */
+static int update_clients(run_t *run)
+{
+    const options_t *opt = run->opt;
+    for (int i = 0; i < opt->clients; i++) {
+        client_side_t *c = &run->c[i];
+        if (!c->started && run->now >= c->start_time - 1e-9 && start_client(run, c) != 0) return -1;
+        if (!c->started) continue;
+        netcode_client_update(c->client, run->now);
+        if (opt->rate > 0 && netcode_client_state(c->client) == NETCODE_CLIENT_CONNECTED &&
+            run->now >= c->next_payload - 1e-9 && run->now < opt->duration) {
+            netcode_client_send_payload(c->client, run->now, run->payload, opt->payload_bytes);
+            c->next_payload += 1.0 / opt->rate;
+            if (c->next_payload < run->now) c->next_payload = run->now + 1.0 / opt->rate;
+        }
+    }
+    return 0;
+}
+
+/* Updates the server, disconnects every client at --server-disconnects-at, and sends the payloads to the
+ * clients. */
+static void update_server(run_t *run)
+{
+    const options_t *opt = run->opt;
+    netcode_server_update(run->server, run->now);
+    if (opt->server_disconnects_at >= 0 && !run->server_disconnected && run->now >= opt->server_disconnects_at - 1e-9) {
+        run->server_disconnected = 1;
+        for (int s = 0; s < opt->max_clients; s++) netcode_server_disconnect_client(run->server, run->now, s);
+    }
+    for (int i = 0; i < opt->clients; i++) {
+        client_side_t *c = &run->c[i];
+        if (opt->rate <= 0 || c->slot < 0 || !netcode_server_client_connected(run->server, c->slot) ||
+            c->server_end_reason >= 0 || run->now >= opt->duration || run->now < c->server_next_payload - 1e-9)
+            continue;
+        netcode_server_send_payload(run->server, run->now, c->slot, run->payload, opt->payload_bytes);
+        c->server_next_payload += 1.0 / opt->rate;
+        if (c->server_next_payload < run->now) c->server_next_payload = run->now + 1.0 / opt->rate;
+    }
+}
+
+/* At --duration, every started client disconnects (unless --no-disconnect). */
+static void disconnect_clients(run_t *run)
+{
+    const options_t *opt = run->opt;
+    if (run->disconnected || opt->no_disconnect || run->now < opt->duration - 1e-9) return;
+    run->disconnected = 1;
+    for (int i = 0; i < opt->clients; i++)
+        if (run->c[i].started) netcode_client_disconnect(run->c[i].client, run->now);
+}
+
+/* Steps virtual time by --tick to --duration (and the grace after it). Returns 0, or EXIT_IO after printing why;
+ * *end_time is the last step's time. */
+static int simulate(run_t *run, double *end_time)
+{
+    const options_t *opt = run->opt;
+    simprog_t *sp = run->sp;
+    static uint8_t buffer[NETSIM_MAX_DATAGRAM];
+    double end = opt->duration + (opt->no_disconnect ? 0 : GRACE);
+    *end_time = 0;
+    for (long long step = 0;; step++) {
+        run->now = (double)step * sp->tick;
+        if (run->now > end + 1e-9) break;
+        *end_time = run->now;
+        if (update_clients(run) != 0) return EXIT_IO;
+        update_server(run);
+        disconnect_clients(run);
+        double next = nextafter((double)(step + 1) * sp->tick, 0);
+        int link, bytes;
+        double at;
+        while ((bytes = simprog_next_arrival(sp, next, &link, buffer, &at)) > 0) {
+            run->now = at;
+            deliver(run, link, buffer, bytes);
+        }
+        if (simprog_progress_due(sp, step)) simprog_progress(sp, (double)step * sp->tick, "%d datagrams sent", run->count);
+    }
+    simprog_progress_finish(sp);
+    return 0;
+}
+
+/* Frees everything a run holds (so that LeakSanitizer stays quiet). */
+static void free_run(run_t *run, simprog_t *sp)
+{
+    for (int i = 0; i < MAX_SIM_CLIENTS; i++) netcode_client_destroy(run->c[i].client);
+    netcode_server_destroy(run->server);
+    free(run->records);
+    simprog_free(sp);
 }
 
 /* ---- main ---- */
@@ -611,145 +833,23 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
 int main(int argc, char **argv)
 {
     static options_t opt;
-    parse_options(&opt, argc, argv);
-    simprog_t *sp = &opt.sp;
-    if (netcode_crypto_init() != 0) {
-        fprintf(stderr, "%s: libsodium cannot start\n", program);
-        return EXIT_IO;
-    }
     static run_t run;
-    run.opt = &opt;
-    run.sp = sp;
-    sp->sim.filter = sim_filter;
-    sp->sim.filter_context = &opt.faults;
-    int start = simprog_start(sp);
-    if (start != 0) return start;
-    cs_rng_seed(&run.token_rng, sp->sim.seed ^ 0x6e6574636f646531ull);
-    cs_rng_seed(&run.server_rng, sp->sim.seed ^ 0x6e6574636f646532ull);
-    rng_bytes(&run.token_rng, run.private_key, NETCODE_KEY_BYTES);
-    uint8_t token_key[NETCODE_KEY_BYTES];
-    rng_bytes(&run.token_rng, token_key, NETCODE_KEY_BYTES);
-    if (!opt.wrong_key) memcpy(token_key, run.private_key, NETCODE_KEY_BYTES);
-    pcapout_addr_ipv4(&run.server_addr, 10, 0, 0, 2, SERVER_PORT);
-    netcode_address_ipv4(&run.server_address, 10, 0, 0, 2, SERVER_PORT);
-
-    callbacks[MAX_SIM_CLIENTS] = (callback_t){&run, -1};
-    netcode_server_config_t sc;
-    netcode_server_default_config(&sc);
-    sc.protocol_id = opt.server_protocol_id;
-    memcpy(sc.private_key, run.private_key, NETCODE_KEY_BYTES);
-    sc.public_address = run.server_address;
-    sc.max_clients = opt.max_clients;
-    sc.unix_epoch = SIM_UNIX_EPOCH;
-    sc.random = rng_bytes;
-    sc.random_context = &run.server_rng;
-    sc.send = on_send;
-    sc.receive = on_server_payload;
-    sc.client_event = on_server_client;
-    sc.context = &callbacks[MAX_SIM_CLIENTS];
-    run.server = netcode_server_create(&sc, 0);
-    if (!run.server) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
+    parse_options(&opt, argc, argv);
+    int exit_code = set_up(&run, &opt);
+    double end_time = 0;
+    if (exit_code == 0) exit_code = simulate(&run, &end_time);
+    if (exit_code != 0) {
+        free_run(&run, &opt.sp);
+        return exit_code;
     }
-    for (int i = 0; i < opt.clients; i++) {
-        client_side_t *c = &run.c[i];
-        callbacks[i] = (callback_t){&run, i};
-        pcapout_addr_ipv4(&run.client_addr[i], 10, 0, 0, 1, (uint16_t)(CLIENT_PORT + i));
-        netcode_client_config_t cc = {SIM_UNIX_EPOCH, on_send, on_client_payload, on_client_state, &callbacks[i]};
-        c->client = netcode_client_create(&cc);
-        if (!c->client) {
-            fprintf(stderr, "%s: out of memory\n", program);
-            return EXIT_IO;
-        }
-        c->slot = -1;
-        c->server_end_reason = -1;
-        c->start_time = i * opt.stagger;
-        c->client_id = 0x1000 + (uint64_t)i;
-    }
-
-    static uint8_t buffer[NETSIM_MAX_DATAGRAM];
-    uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
-    netcode_app_fill_payload(payload, opt.payload_bytes);
-    double end = opt.duration + (opt.no_disconnect ? 0 : GRACE);
-    int disconnected = 0, server_disconnected = 0;
-    double previous = 0;
-    for (long long step = 0;; step++) {
-        run.now = (double)step * sp->tick;
-        if (run.now > end + 1e-9) break;
-        previous = run.now;
-        for (int i = 0; i < opt.clients; i++) {
-            client_side_t *c = &run.c[i];
-            if (!c->started && run.now >= c->start_time - 1e-9) {
-                c->started = 1;
-                netcode_token_params_t p;
-                memset(&p, 0, sizeof p);
-                p.protocol_id = opt.protocol_id;
-                p.client_id = c->client_id;
-                double created = SIM_UNIX_EPOCH + run.now - (opt.expired_token ? opt.expire_seconds + 1 : 0);
-                p.create_timestamp = (uint64_t)floor(created);
-                p.expire_seconds = opt.expire_seconds;
-                p.timeout_seconds = opt.timeout_seconds;
-                p.num_servers = 1;
-                p.public_servers[0] = p.internal_servers[0] = run.server_address;
-                uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
-                if (netcode_generate_connect_token(&p, token_key, rng_bytes, &run.token_rng, token, &c->token) != 0) {
-                    fprintf(stderr, "%s: cannot make a connect token\n", program);
-                    return EXIT_IO;
-                }
-                netcode_client_connect(c->client, run.now, token, sizeof token);
-                c->next_payload = run.now;
-            }
-            if (!c->started) continue;
-            netcode_client_update(c->client, run.now);
-            if (opt.rate > 0 && netcode_client_state(c->client) == NETCODE_CLIENT_CONNECTED && run.now >= c->next_payload - 1e-9 &&
-                run.now < opt.duration) {
-                netcode_client_send_payload(c->client, run.now, payload, opt.payload_bytes);
-                c->next_payload += 1.0 / opt.rate;
-                if (c->next_payload < run.now) c->next_payload = run.now + 1.0 / opt.rate;
-            }
-        }
-        netcode_server_update(run.server, run.now);
-        if (opt.server_disconnects_at >= 0 && !server_disconnected && run.now >= opt.server_disconnects_at - 1e-9) {
-            server_disconnected = 1;
-            for (int s = 0; s < opt.max_clients; s++) netcode_server_disconnect_client(run.server, run.now, s);
-        }
-        for (int i = 0; i < opt.clients; i++) {
-            client_side_t *c = &run.c[i];
-            if (opt.rate <= 0 || c->slot < 0 || !netcode_server_client_connected(run.server, c->slot) ||
-                c->server_end_reason >= 0 || run.now >= opt.duration || run.now < c->server_next_payload - 1e-9)
-                continue;
-            netcode_server_send_payload(run.server, run.now, c->slot, payload, opt.payload_bytes);
-            c->server_next_payload += 1.0 / opt.rate;
-            if (c->server_next_payload < run.now) c->server_next_payload = run.now + 1.0 / opt.rate;
-        }
-        if (!disconnected && !opt.no_disconnect && run.now >= opt.duration - 1e-9) {
-            disconnected = 1;
-            for (int i = 0; i < opt.clients; i++)
-                if (run.c[i].started) netcode_client_disconnect(run.c[i].client, run.now);
-        }
-        double next = nextafter((double)(step + 1) * sp->tick, 0);
-        int link, bytes;
-        double at;
-        while ((bytes = simprog_next_arrival(sp, next, &link, buffer, &at)) > 0) {
-            run.now = at;
-            deliver(&run, link, buffer, bytes);
-        }
-        if (simprog_progress_due(sp, step)) simprog_progress(sp, (double)step * sp->tick, "%d datagrams sent", run.count);
-    }
-    simprog_progress_finish(sp);
-    double end_time = previous;
-
+    simprog_t *sp = &opt.sp;
     int all_connected = 1;
     for (int i = 0; i < opt.clients; i++) all_connected &= run.c[i].connected_once;
-    int exit_code = all_connected || faulty(&opt) ? EXIT_OK : EXIT_NOT_CONNECTED;
+    exit_code = all_connected || faulty(&opt) ? EXIT_OK : EXIT_NOT_CONNECTED;
     if (simprog_close_pcap(sp) != 0) exit_code = EXIT_IO;
     if (sp->truth_path && write_truth(&run, end_time, exit_code) != 0) exit_code = EXIT_IO;
     if (opt.keys_path && write_keys(&run) != 0) exit_code = EXIT_IO;
     if (!sp->quiet) print_summary(&run, end_time, exit_code);
-    for (int i = 0; i < opt.clients; i++) netcode_client_destroy(run.c[i].client);
-    netcode_server_destroy(run.server);
-    free(run.records);
-    simprog_free(sp);
+    free_run(&run, sp);
     return exit_code;
 }

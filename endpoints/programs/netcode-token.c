@@ -20,7 +20,19 @@
 #include "netcode.h"
 #include "platform.h"
 
+enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_IO = 3 };
 static const char *const program = "netcode-token";
+
+typedef struct token_t {
+    /* options */
+    const char *output, *keys_path;
+    uint8_t key[NETCODE_KEY_BYTES]; /* the server's private key */
+    netcode_token_params_t params;
+    int client_id_given, quiet;
+    /* the token */
+    uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
+    netcode_connect_token_t fields; /* its public part, as written */
+} token_t;
 
 static void usage(FILE *out)
 {
@@ -50,9 +62,24 @@ static void usage(FILE *out)
 "Exit status: 0 written; 2 bad arguments; 3 file error.\n");
 }
 
+/* ---- options ---- */
+
 enum { OPT_KEY = 256, OPT_KEY_FILE, OPT_PROTOCOL_ID, OPT_CLIENT_ID, OPT_EXPIRE, OPT_TIMEOUT, OPT_KEYS };
 
-int main(int argc, char **argv)
+/* -s/--server: one more server address, public and internal. */
+static void add_server(netcode_token_params_t *p, const char *text)
+{
+    char err[256];
+    if (p->num_servers == NETCODE_MAX_SERVERS) app_bad_argument(program, "at most %d --server options", NETCODE_MAX_SERVERS);
+    platform_address_t a;
+    if (platform_address_parse(text, 0, NETCODE_DEFAULT_SERVER_PORT, &a, err, sizeof err) != 0)
+        app_bad_argument(program, "bad --server '%s': %s", text, err);
+    netcode_app_address_from_platform(&a, &p->public_servers[p->num_servers]);
+    p->internal_servers[p->num_servers] = p->public_servers[p->num_servers];
+    p->num_servers++;
+}
+
+static void parse_options(token_t *t, int argc, char **argv)
 {
     static const struct option options[] = {
         {"output", required_argument, 0, 'o'},   {"key", required_argument, 0, OPT_KEY},
@@ -62,101 +89,115 @@ int main(int argc, char **argv)
         {"keys", required_argument, 0, OPT_KEYS}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
     };
-    const char *output = NULL, *keys_path = NULL;
-    uint8_t key[NETCODE_KEY_BYTES];
-    memcpy(key, netcode_app_example_key, sizeof key);
-    netcode_token_params_t p;
-    memset(&p, 0, sizeof p);
-    p.protocol_id = NETCODE_DEFAULT_PROTOCOL_ID;
-    p.expire_seconds = 30;
-    p.timeout_seconds = 5;
-    int client_id_given = 0, quiet = 0;
+    netcode_token_params_t *p = &t->params;
+    memcpy(t->key, netcode_app_example_key, sizeof t->key);
+    p->protocol_id = NETCODE_DEFAULT_PROTOCOL_ID;
+    p->expire_seconds = 30;
+    p->timeout_seconds = 5;
     char err[256];
     int opt;
-    opterr = 0;
+    opterr = 0; /* our own messages, with exit code 2 */
     while ((opt = getopt_long(argc, argv, ":o:s:qh", options, NULL)) != -1) {
         switch (opt) {
-        case 'o': output = optarg; break;
+        case 'o': t->output = optarg; break;
         case OPT_KEY:
-            if (netcode_app_parse_key(optarg, key) != 0)
+            if (netcode_app_parse_key(optarg, t->key) != 0)
                 app_bad_argument(program, "bad --key '%s': expected 64 hex digits", optarg);
             break;
         case OPT_KEY_FILE:
-            if (netcode_app_read_key_file(optarg, key, err, sizeof err) != 0) {
+            if (netcode_app_read_key_file(optarg, t->key, err, sizeof err) != 0) {
                 fprintf(stderr, "%s: --key-file %s: %s\n", program, optarg, err);
-                return 3;
+                exit(EXIT_IO);
             }
             break;
         case OPT_PROTOCOL_ID:
-            if (netcode_app_parse_u64(optarg, &p.protocol_id) != 0)
+            if (netcode_app_parse_u64(optarg, &p->protocol_id) != 0)
                 app_bad_argument(program, "bad --protocol-id '%s': expected a 64-bit number", optarg);
             break;
         case OPT_CLIENT_ID:
-            if (netcode_app_parse_u64(optarg, &p.client_id) != 0)
+            if (netcode_app_parse_u64(optarg, &p->client_id) != 0)
                 app_bad_argument(program, "bad --client-id '%s': expected a 64-bit number", optarg);
-            client_id_given = 1;
+            t->client_id_given = 1;
             break;
-        case OPT_EXPIRE: p.expire_seconds = app_int_option(program, "expire", optarg, -1, 10LL * 365 * 86400); break;
-        case OPT_TIMEOUT: p.timeout_seconds = (int32_t)app_int_option(program, "timeout", optarg, -1, 86400); break;
-        case OPT_KEYS: keys_path = optarg; break;
-        case 's': {
-            if (p.num_servers == NETCODE_MAX_SERVERS) app_bad_argument(program, "at most %d --server options", NETCODE_MAX_SERVERS);
-            platform_address_t a;
-            if (platform_address_parse(optarg, 0, NETCODE_DEFAULT_SERVER_PORT, &a, err, sizeof err) != 0)
-                app_bad_argument(program, "bad --server '%s': %s", optarg, err);
-            netcode_app_address_from_platform(&a, &p.public_servers[p.num_servers]);
-            p.internal_servers[p.num_servers] = p.public_servers[p.num_servers];
-            p.num_servers++;
-            break;
-        }
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        case ':': app_bad_argument(program, "option %s needs a value", argv[optind - 1]);
-        default: app_bad_argument(program, "unknown option '%s'", argv[optind - 1]);
+        case OPT_EXPIRE: p->expire_seconds = app_int_option(program, "expire", optarg, -1, 10LL * 365 * 86400); break;
+        case OPT_TIMEOUT: p->timeout_seconds = (int32_t)app_int_option(program, "timeout", optarg, -1, 86400); break;
+        case OPT_KEYS: t->keys_path = optarg; break;
+        case 's': add_server(p, optarg); break;
+        case 'q': t->quiet = 1; break;
+        case 'h': usage(stdout); exit(EXIT_OK);
+        default: app_option_error(program, opt, argv);
         }
     }
     if (optind < argc) app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
-    if (!output) app_bad_argument(program, "missing -o FILE");
-    if (p.num_servers == 0) {
-        netcode_address_ipv4(&p.public_servers[0], 127, 0, 0, 1, NETCODE_DEFAULT_SERVER_PORT);
-        p.internal_servers[0] = p.public_servers[0];
-        p.num_servers = 1;
+    if (!t->output) app_bad_argument(program, "missing -o FILE");
+    if (p->num_servers == 0) {
+        netcode_address_ipv4(&p->public_servers[0], 127, 0, 0, 1, NETCODE_DEFAULT_SERVER_PORT);
+        p->internal_servers[0] = p->public_servers[0];
+        p->num_servers = 1;
     }
+}
+
+/* ---- the token ---- */
+
+/* Draws the client id (unless --client-id) and makes the token, created
+ * now. Returns 0, or the exit code after printing why. */
+static int make_token(token_t *t)
+{
+    netcode_token_params_t *p = &t->params;
     if (netcode_crypto_init() != 0) {
         fprintf(stderr, "%s: libsodium cannot start\n", program);
-        return 3;
+        return EXIT_IO;
     }
-    if (!client_id_given) netcode_random_system(NULL, (uint8_t *)&p.client_id, sizeof p.client_id);
-    p.create_timestamp = (uint64_t)time(NULL);
-    uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
-    netcode_connect_token_t fields;
-    if (netcode_generate_connect_token(&p, key, NULL, NULL, token, &fields) != 0) {
+    if (!t->client_id_given) netcode_random_system(NULL, (uint8_t *)&p->client_id, sizeof p->client_id);
+    p->create_timestamp = (uint64_t)time(NULL);
+    if (netcode_generate_connect_token(p, t->key, NULL, NULL, t->token, &t->fields) != 0) {
         fprintf(stderr, "%s: cannot make the token\n", program);
-        return 3;
-    }
-    FILE *out = fopen(output, "wb");
-    if (!out) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", program, output, strerror(errno));
-        return 3;
-    }
-    int bad = fwrite(token, 1, sizeof token, out) != sizeof token;
-    if (fclose(out) != 0 || bad) {
-        fprintf(stderr, "%s: error writing %s\n", program, output);
-        return 3;
-    }
-    if (keys_path) {
-        FILE *log = netcode_app_keylog_open(program, keys_path, 0);
-        if (!log) return 3;
-        netcode_app_keylog_connection(log, fields.client_to_server_key, fields.server_to_client_key);
-        if (netcode_app_keylog_close(program, keys_path, log) != 0) return 3;
-    }
-    if (!quiet) {
-        char text[64];
-        fprintf(stderr, "%s: wrote %s: client id 0x%016llx, protocol id 0x%016llx, created %llu, expires %llu, "
-                        "timeout %d s, %d server(s), first %s\n",
-                program, output, (unsigned long long)p.client_id, (unsigned long long)p.protocol_id,
-                (unsigned long long)fields.create_timestamp, (unsigned long long)fields.expire_timestamp,
-                fields.timeout_seconds, fields.num_servers, netcode_address_format(&fields.servers[0], text, sizeof text));
+        return EXIT_IO;
     }
     return 0;
+}
+
+/* Writes the token to -o's file and appends its keys to --keys' key log.
+ * Returns 0, or the exit code after printing why. */
+static int write_token(const token_t *t)
+{
+    FILE *out = fopen(t->output, "wb");
+    if (!out) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", program, t->output, strerror(errno));
+        return EXIT_IO;
+    }
+    int bad = fwrite(t->token, 1, sizeof t->token, out) != sizeof t->token;
+    if (fclose(out) != 0 || bad) {
+        fprintf(stderr, "%s: error writing %s\n", program, t->output);
+        return EXIT_IO;
+    }
+    if (t->keys_path) {
+        FILE *log = netcode_app_keylog_open(program, t->keys_path, 0);
+        if (!log) return EXIT_IO;
+        netcode_app_keylog_connection(log, t->fields.client_to_server_key, t->fields.server_to_client_key);
+        if (netcode_app_keylog_close(program, t->keys_path, log) != 0) return EXIT_IO;
+    }
+    return 0;
+}
+
+static void print_summary(const token_t *t)
+{
+    char text[64];
+    fprintf(stderr, "%s: wrote %s: client id 0x%016llx, protocol id 0x%016llx, created %llu, expires %llu, "
+                    "timeout %d s, %d server(s), first %s\n",
+            program, t->output, (unsigned long long)t->params.client_id, (unsigned long long)t->params.protocol_id,
+            (unsigned long long)t->fields.create_timestamp, (unsigned long long)t->fields.expire_timestamp,
+            t->fields.timeout_seconds, t->fields.num_servers,
+            netcode_address_format(&t->fields.servers[0], text, sizeof text));
+}
+
+int main(int argc, char **argv)
+{
+    static token_t t;
+    parse_options(&t, argc, argv);
+    int code = make_token(&t);
+    if (code == 0) code = write_token(&t);
+    if (code != 0) return code;
+    if (!t.quiet) print_summary(&t);
+    return EXIT_OK;
 }

@@ -276,6 +276,16 @@ def mutate_payload(rng, payload, others):
     return bytes(b)
 
 
+LINKTYPE_ETHERNET, LINKTYPE_RAW = 1, 101
+
+
+def as_ethernet(frame):
+    """A raw IP frame (link type 101, as the real-library captures) with an
+    Ethernet header in front, so that it joins the Ethernet captures."""
+    ethertype = 0x86DD if frame and frame[0] >> 4 == 6 else 0x0800
+    return b"\x00" * 12 + struct.pack("!H", ethertype) + frame
+
+
 def build_base(caps, path):
     """Concatenates the captures into one pcap, each in its own UDP
     conversations (ports other than 40000 moved up by the capture's index),
@@ -285,11 +295,14 @@ def build_base(caps, path):
     out = []
     for k, cap in enumerate(caps):
         h, recs = read_pcap(cap)
+        linktype = struct.unpack("<I", h[20:24])[0]
+        if linktype not in (LINKTYPE_ETHERNET, LINKTYPE_RAW):
+            raise ValueError("%s: link type %d, not Ethernet (1) or raw IP (101)" % (cap, linktype))
         if hdr is None:
-            hdr = h
-        elif h[20:24] != hdr[20:24]:
-            raise ValueError("%s: link type differs from %s" % (cap, caps[0]))
+            hdr = h[:20] + struct.pack("<I", LINKTYPE_ETHERNET)
         for sec, usec, frame in recs:
+            if linktype == LINKTYPE_RAW:
+                frame = as_ethernet(frame)
             parts = split_udp(frame)
             if parts:
                 prefix, payload, kind = parts
