@@ -470,7 +470,8 @@ int p2_dissect_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *da
     if (data == &p2_dispatched)
         return owner->dissect(tvb, pinfo, tree, &p2_dispatched.f);
     p2_frame_get(tvb, pinfo, &f);
-    if (!p2_is_decode_as(pinfo, owner)) {
+    f.forced = p2_is_decode_as(pinfo, owner);
+    if (!f.forced) {
         target = p2_protocol_for(&f);
         if (target && target != owner) {
             p2_leave_layer(pinfo, owner->proto);
@@ -683,7 +684,7 @@ void p2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2_di
                                "(set %s.protocol_id)", id->implied_id, id->cfg_id, p->filter_name);
         break;
     case P2_ID_WRONG: {
-        const p2_protocol_t *other = p2_protocol_for(&(p2_frame_t){ TRUE, 0, id->implied_id });
+        const p2_protocol_t *other = p2_protocol_for(&(p2_frame_t){ TRUE, 0, id->implied_id, FALSE });
         if (other)
             expert_add_info_format(pinfo, ti, d->ei_crc_bad,
                                    "Bad CRC for protocol id 0x%08x: it implies 0x%08x, the id of %s packets",

@@ -162,6 +162,12 @@ typedef struct p2_frame {
     gboolean crc_known;   /* the whole datagram was captured (>= 4 bytes) */
     guint32 stored_crc;   /* bytes 0..3 */
     guint32 implied_id;   /* the protocol id that makes the stored CRC right */
+    /* Set by p2_dissect_udp: the user chose the protocol (Decode As, or a
+     * conversation a heuristic pinned), so it shows the datagram whatever
+     * it is. Otherwise (the protocol's port) it claims only a datagram that
+     * is well-formed for it and returns 0 for any other, which UDP then
+     * offers to the heuristics and to data. */
+    gboolean forced;
 } p2_frame_t;
 
 /* How a packet's implied id relates to its protocol's configuration and to
@@ -217,7 +223,8 @@ p2_protocol_t *p2_protocol_for(const p2_frame_t *f);
  * (port preference, Decode As, conversations pinned by a heuristic). A
  * datagram whose id is another registered protocol's goes to that protocol;
  * any other goes to `owner`, as does everything under Decode As (the user
- * chose the protocol, whatever its id). Returns the bytes consumed. */
+ * chose the protocol, whatever its id: f->forced). Returns the bytes
+ * consumed: 0 when owner, on its port, finds the datagram is not its. */
 int p2_dissect_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data,
                    p2_protocol_t *owner);
 

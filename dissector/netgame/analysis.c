@@ -722,7 +722,14 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     if (lost_here) {
         ti = proto_tree_add_boolean(at, hf_lost, tvb, 0, 0, TRUE);
         proto_item_set_generated(ti);
-        if (rec->acked_in)
+        /* A loss a later frame found has its expert info there (below),
+         * on every pass, as TCP raises "previous segment not captured" on
+         * the segment after the gap: the first pass, which sets the
+         * GUI's expert indicator, sees it. Only a loss known at the end of
+         * the capture alone (no frame came 1 s later) has it here. */
+        if (rec->lost)
+            ;
+        else if (rec->acked_in)
             expert_add_info_format(pinfo, ti, &ei_lost,
                                    "Lost: not acknowledged within 1 s (acknowledged late, in frame %u, "
                                    "after %.3f s)", rec->acked_in, (double)rec->rtt_ns / 1e9);
@@ -786,11 +793,9 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     for (guint i = 0; i < rec->n_lost_here; i++) {
         ti = proto_tree_add_uint(at, hf_lost_frame, tvb, 0, 0, rec->lost_here[i]);
         proto_item_set_generated(ti);
-        /* Single pass: the lost packet's own record is gone, so its loss
-         * is raised here, where it becomes known. */
-        if (transient && !visited)
-            expert_add_info_format(pinfo, ti, &ei_lost,
-                                   "Lost: frame %u was not acknowledged within 1 s", rec->lost_here[i]);
+        /* Raised here, where the loss becomes known, on every pass. */
+        expert_add_info_format(pinfo, ti, &ei_lost,
+                               "Lost: frame %u was not acknowledged within 1 s", rec->lost_here[i]);
     }
 
     /* Rate, mode, smoothed RTT of the sender at this send. */

@@ -1280,7 +1280,9 @@ static void p2frag_info_marks(packet_info *pinfo, const p2_id_t *id, const p2fra
     }
 }
 
-/* Everything the entry point hands over is shown, broken or not. */
+/* Under Decode As (f->forced) everything is shown, broken or not. On the
+ * port only a datagram whose CRC implies the configured id (p2frag learns
+ * no other): anything else goes back to UDP, for the heuristics and data. */
 static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f)
 {
     p2frag_body_t b;
@@ -1291,11 +1293,14 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     const char *info;
     gboolean analyse;
 
+    p2_id_check(&p2frag_p2, f, &id);
+    if (!f->forced && id.status != P2_ID_GOOD)
+        return 0;
+
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "P2frag");
     col_clear(pinfo->cinfo, COL_INFO);
 
     p2frag_parse(tvb, pref_bodies, &b);
-    p2_id_check(&p2frag_p2, f, &id);
 
     /* Without a tree proto_tree_add_item still checks the bytes: skipped. */
     pi = tree ? proto_tree_add_item(tree, proto_p2frag, tvb, 0, -1, ENC_NA) : NULL;
