@@ -14,7 +14,7 @@
 # its diagnosis.
 # experts: Analyze > Expert Information (opened with `-z expert`, no display
 # filter) on captures/fault-drop-slice.pcap, over the packet list coloured by
-# docs/chunk.colorfilters (put in the private profile, as an import does).
+# docs/chunkshark.colorfilters (put in the private profile, as an import does).
 # menu: the Statistics menu with Chunk Transfers and the Chunk submenu (the
 # stats tree) open, reached with the keyboard (Alt+S, Up --menu-up times, Right).
 #
@@ -37,7 +37,7 @@ usage: scripts/screenshot.sh [options] [ack|transfers|experts|menu]
   ack                 an ack packet, bitfield expanded (the default)
   transfers           the Statistics > Chunk Transfers table
   experts             Analyze > Expert Information, no display filter, over
-                      the packet list coloured by docs/chunk.colorfilters
+                      the packet list coloured by docs/chunkshark.colorfilters
   menu                the Statistics menu with the chunk entries
   -b, --build DIR     build tree with the plugin (its plugin-dir.txt names the folder)
                       (default: \$CHUNK_BUILD_DIR, else $repo/build)
@@ -131,7 +131,7 @@ mkdir -p "$tmp/$plugsub" "$tmp/home/.config/wireshark" "$tmp/run"
 cp "$plugin" "$tmp/$plugsub/chunk.so"
 cp "$capture" "$tmp/capture.pcap"
 if [ "$what" = experts ]; then
-    cp "$repo/docs/chunk.colorfilters" "$tmp/home/.config/wireshark/colorfilters"
+    cp "$repo/docs/chunkshark.colorfilters" "$tmp/home/.config/wireshark/colorfilters"
 fi
 # The window fills the screen; the upper pane (packet list) shows the
 # filtered acks, the lower pane boundary leaves the bytes a few lines.
