@@ -808,6 +808,10 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
                                "Flow-control mode switch to %s (packet intervals)",
                                val_to_str_const(rec->mode, mode_vals, "?"));
     add_gen_time(at, hf_smoothed_rtt, tvb, rec->srtt_ns);
+    /* The sender's mode and smoothed RTT at this send: known on every pass. */
+    col_append_str(pinfo->cinfo, COL_INFO, rec->mode == NG_MODE_GOOD ? " Mode=Good" : " Mode=Bad");
+    if (rec->srtt_ns > 0)
+        col_append_fstr(pinfo->cinfo, COL_INFO, " SRTT=%.0fms", (double)rec->srtt_ns / 1e6);
 
     if (flags) {
         proto_tree *ft;

@@ -17,6 +17,7 @@
 #include <epan/conversation.h>
 #include <epan/decode_as.h>
 #include <epan/proto_data.h>
+#include <wsutil/utf8_entities.h>
 
 #include "netgame.h"
 #include "netgame-int.h"
@@ -232,7 +233,8 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     netgame_conv_t *nc;
     ng_frame_t *rec = NULL;
 
-    col_set_str(pinfo->cinfo, COL_PROTOCOL, "netgame");
+    /* The protocol's short name, as Chunk and P2frag (filters stay "netgame"). */
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "Netgame");
     col_clear(pinfo->cinfo, COL_INFO);
     ti = proto_tree_add_item(tree, proto_netgame, tvb, 0, -1, ENC_NA);
     nt = proto_item_add_subtree(ti, ett_netgame);
@@ -296,8 +298,9 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     if (p.header_only)
         expert_add_info(pinfo, ti, &ei_header_only);
 
-    col_add_fstr(pinfo->cinfo, COL_INFO, "Seq=%u Ack=%u AckBits=0x%08x Len=%u", p.seq, p.ack, p.ack_bits,
-                 p.payload_len);
+    /* Ports first, as UDP's and TCP's Info: which side sent it. */
+    col_add_fstr(pinfo->cinfo, COL_INFO, "%u " UTF8_RIGHTWARDS_ARROW " %u Seq=%u Ack=%u AckBits=0x%08x Len=%u",
+                 pinfo->srcport, pinfo->destport, p.seq, p.ack, p.ack_bits, p.payload_len);
     proto_item_append_text(ti, ", Seq: %u, Ack: %u, Ack bits: 0x%08x", p.seq, p.ack, p.ack_bits);
 
     if (rec)
