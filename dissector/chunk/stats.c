@@ -53,12 +53,13 @@ static char *direction_str(wmem_allocator_t *scope, const chunk_flow_t *fl)
     return su_direction_str(scope, &fl->src, fl->sport, &fl->dst, fl->dport);
 }
 
-/* "complete in frame X", "stalled since frame X, missing 3-5,17" or
- * "incomplete, missing ...". */
+/* "all acked in frame X" (the receiver's all-ones ack: not the frame the
+ * chunk is reassembled in, where the capture first holds every slice),
+ * "stalled since frame X, missing 3-5,17" or "incomplete, missing ...". */
 static char *status_str(wmem_allocator_t *scope, const chunk_transfer_t *t)
 {
     if (t->complete_frame)
-        return wmem_strdup_printf(scope, "complete in frame %u", t->complete_frame);
+        return wmem_strdup_printf(scope, "all acked in frame %u", t->complete_frame);
     char *m = chunk_analysis_missing_ranges(scope, t);
     if (t->stall_frame)
         return wmem_strdup_printf(scope, "stalled since frame %u, missing %s", t->stall_since_frame, m);

@@ -106,7 +106,7 @@ def check(name, fail):
         if cap["slice_frames"][-1]:
             fail.check(r["size"] == str(c["size"]), "%s: size %s, truth %d" % (tag, r["size"], c["size"]))
         if cap["complete_frame"]:
-            fail.check(r["status"] == "complete in frame %d" % cap["complete_frame"],
+            fail.check(r["status"] == "all acked in frame %d" % cap["complete_frame"],
                        "%s: status %r" % (tag, r["status"]))
             fail.check(r["goodput"] > 0 and r["duration"] > 0, "%s: no goodput/duration" % tag)
         else:
