@@ -6,6 +6,7 @@
 #   scripts/screenshot.sh -b build-bench transfers   # docs/screenshot-transfers.png
 #   scripts/screenshot.sh -b build-bench experts     # docs/screenshot-experts.png
 #   scripts/screenshot.sh -b build-bench menu        # docs/screenshot-menu.png
+#   scripts/screenshot.sh -r captures/netgame-loss-10.pcap -o docs/screenshot-colours-netgame.png colours
 #
 # ack: an ack packet with its bitfield expanded.
 # transfers: the Statistics > Chunk Transfers table (opened with
@@ -15,6 +16,9 @@
 # experts: Analyze > Expert Information (opened with `-z expert`, no display
 # filter) on captures/fault-drop-slice.pcap, over the packet list coloured by
 # docs/chunkshark.colorfilters (put in the private profile, as an import does).
+# colours: the packet list of a capture (-r) coloured by
+# docs/chunkshark.colorfilters, put in the private profile as View > Coloring
+# Rules > Import does.
 # menu: the Statistics menu with Chunk Transfers and the Chunk submenu (the
 # stats tree) open, reached with the keyboard (Alt+S, Up --menu-up times, Right).
 #
@@ -39,6 +43,7 @@ usage: scripts/screenshot.sh [options] [ack|transfers|experts|menu]
   experts             Analyze > Expert Information, no display filter, over
                       the packet list coloured by docs/chunkshark.colorfilters
   menu                the Statistics menu with the chunk entries
+  colours             the packet list coloured by docs/chunkshark.colorfilters
   -b, --build DIR     build tree with the plugin (its plugin-dir.txt names the folder)
                       (default: \$CHUNK_BUILD_DIR, else $repo/build)
   -r, --read FILE     capture (default: captures/loss-10-jitter.pcap for ack,
@@ -84,7 +89,7 @@ while [ $# -gt 0 ]; do
     --display) [ $# -ge 2 ] || die_usage "$1 needs a number"; display=$2; shift ;;
     --keep-tmp) keep=1 ;;
     -h | --help) usage; exit 0 ;;
-    ack | transfers | experts | menu) what=$1 ;;
+    ack | transfers | experts | menu | colours) what=$1 ;;
     *) die_usage "unknown argument '$1'" ;;
     esac
     shift
@@ -115,7 +120,7 @@ case $what in
 ack) W=1280; H=1280 ;;
 transfers) W=3500; H=600 ;;
 experts) W=1280; H=900 ;;
-menu) W=1280; H=800 ;;
+menu | colours) W=1280; H=800 ;;
 esac
 tmp=$(mktemp -d /tmp/chunk-screenshot.XXXXXX)
 chmod 755 "$tmp"
@@ -130,7 +135,7 @@ trap cleanup EXIT
 mkdir -p "$tmp/$plugsub" "$tmp/home/.config/wireshark" "$tmp/run"
 cp "$plugin" "$tmp/$plugsub/chunk.so"
 cp "$capture" "$tmp/capture.pcap"
-if [ "$what" = experts ]; then
+if [ "$what" = experts ] || [ "$what" = colours ]; then
     cp "$repo/docs/chunkshark.colorfilters" "$tmp/home/.config/wireshark/colorfilters"
 fi
 # The window fills the screen; the upper pane (packet list) shows the
@@ -145,6 +150,7 @@ EOF
 # experts: a taller packet list, the dialog goes over the panes below it.
 upper=185; lower=905
 if [ "$what" = experts ]; then upper=340; lower=400; fi
+if [ "$what" = colours ]; then upper=560; lower=150; fi
 cat > "$tmp/home/.config/wireshark/recent" <<EOF
 gui.geometry_main_upper_pane: $upper
 gui.geometry_main_lower_pane: $lower
@@ -177,7 +183,7 @@ case $what in
 ack) ws_args=(-Y 'chunk.type == 1 && chunk.ack.missing_count > 0' -g "$frame") ;;
 transfers) ws_args=(-z 'chunk,transfers_table') ;;
 experts) ws_args=(-z expert) ;;
-menu) ws_args=() ;;
+menu | colours) ws_args=() ;;
 esac
 "${as_user[@]}" env HOME="$tmp/home" XDG_RUNTIME_DIR="$tmp/run" WIRESHARK_PLUGIN_DIR="$tmp/plugins" \
     DISPLAY=":$display" wireshark -r "$tmp/capture.pcap" "${ws_args[@]}" > "$tmp/wireshark.log" 2>&1 &
@@ -220,6 +226,11 @@ if [ "$what" = experts ]; then
     # The dialog over the lower panes: the coloured packet list stays in view.
     xdotool windowmove "$dlg" 0 450 windowsize "$dlg" "$W" 450
     sleep 2
+    xdotool mousemove "$W" "$H"
+    shoot_root
+    exit 0
+fi
+if [ "$what" = colours ]; then
     xdotool mousemove "$W" "$H"
     shoot_root
     exit 0
