@@ -7,6 +7,8 @@
 #   scripts/screenshot.sh -b build-bench experts     # docs/screenshot-experts.png
 #   scripts/screenshot.sh -b build-bench menu        # docs/screenshot-menu.png
 #   scripts/screenshot.sh -r captures/netgame-loss-10.pcap -o docs/screenshot-colours-netgame.png colours
+#   scripts/screenshot.sh -r captures/frag-loss-10.pcap --table p2frag,packets_table \
+#       --title 'P2frag Packets' -o docs/screenshot-p2frag-table.png table
 #
 # ack: an ack packet with its bitfield expanded.
 # transfers: the Statistics > Chunk Transfers table (opened with
@@ -16,6 +18,8 @@
 # experts: Analyze > Expert Information (opened with `-z expert`, no display
 # filter) on captures/fault-drop-slice.pcap, over the packet list coloured by
 # docs/chunkshark.colorfilters (put in the private profile, as an import does).
+# table: a Statistics table dialog (--table: its -z name, --title: its window
+# title) at the size Wireshark opens it, in a 1280x800 screen.
 # colours: the packet list of a capture (-r) coloured by
 # docs/chunkshark.colorfilters, put in the private profile as View > Coloring
 # Rules > Import does.
@@ -44,6 +48,7 @@ usage: scripts/screenshot.sh [options] [ack|transfers|experts|menu]
                       the packet list coloured by docs/chunkshark.colorfilters
   menu                the Statistics menu with the chunk entries
   colours             the packet list coloured by docs/chunkshark.colorfilters
+  table               a Statistics table as opened (--table NAME_table --title TITLE)
   -b, --build DIR     build tree with the plugin (its plugin-dir.txt names the folder)
                       (default: \$CHUNK_BUILD_DIR, else $repo/build)
   -r, --read FILE     capture (default: captures/loss-10-jitter.pcap for ack,
@@ -75,6 +80,8 @@ capture=""
 frame=34
 select=16
 menu_up=2
+table=""
+title=""
 output=""
 display=77
 keep=0
@@ -85,11 +92,13 @@ while [ $# -gt 0 ]; do
     -g | --frame) [ $# -ge 2 ] || die_usage "$1 needs a number"; frame=$2; shift ;;
     --select) [ $# -ge 2 ] || die_usage "$1 needs a number"; select=$2; shift ;;
     --menu-up) [ $# -ge 2 ] || die_usage "$1 needs a number"; menu_up=$2; shift ;;
+    --table) [ $# -ge 2 ] || die_usage "$1 needs a -z name"; table=$2; shift ;;
+    --title) [ $# -ge 2 ] || die_usage "$1 needs a window title"; title=$2; shift ;;
     -o | --output) [ $# -ge 2 ] || die_usage "$1 needs a file"; output=$2; shift ;;
     --display) [ $# -ge 2 ] || die_usage "$1 needs a number"; display=$2; shift ;;
     --keep-tmp) keep=1 ;;
     -h | --help) usage; exit 0 ;;
-    ack | transfers | experts | menu | colours) what=$1 ;;
+    ack | transfers | experts | menu | colours | table) what=$1 ;;
     *) die_usage "unknown argument '$1'" ;;
     esac
     shift
@@ -120,7 +129,7 @@ case $what in
 ack) W=1280; H=1280 ;;
 transfers) W=3500; H=600 ;;
 experts) W=1280; H=900 ;;
-menu | colours) W=1280; H=800 ;;
+menu | colours | table) W=1280; H=800 ;;
 esac
 tmp=$(mktemp -d /tmp/chunk-screenshot.XXXXXX)
 chmod 755 "$tmp"
@@ -184,6 +193,8 @@ ack) ws_args=(-Y 'chunk.type == 1 && chunk.ack.missing_count > 0' -g "$frame") ;
 transfers) ws_args=(-z 'chunk,transfers_table') ;;
 experts) ws_args=(-z expert) ;;
 menu | colours) ws_args=() ;;
+table) [ -n "$table" ] && [ -n "$title" ] || die_usage "table needs --table and --title"
+       ws_args=(-z "$table") ;;
 esac
 "${as_user[@]}" env HOME="$tmp/home" XDG_RUNTIME_DIR="$tmp/run" WIRESHARK_PLUGIN_DIR="$tmp/plugins" \
     DISPLAY=":$display" wireshark -r "$tmp/capture.pcap" "${ws_args[@]}" > "$tmp/wireshark.log" 2>&1 &
@@ -228,6 +239,23 @@ if [ "$what" = experts ]; then
     sleep 2
     xdotool mousemove "$W" "$H"
     shoot_root
+    exit 0
+fi
+if [ "$what" = table ]; then
+    dlg=""
+    for _ in $(seq 50); do
+        dlg=$(xdotool search --onlyvisible --name "$title" 2>/dev/null | head -n 1 || true)
+        [ -n "$dlg" ] && break
+        sleep 0.2
+    done
+    [ -n "$dlg" ] || { echo "screenshot.sh: no '$title' window appeared" >&2; cat "$tmp/wireshark.log" >&2; exit 1; }
+    # Where Wireshark put it, at its own size: moved to the corner only.
+    xdotool windowmove "$dlg" 0 0
+    sleep 2
+    xdotool mousemove "$W" "$H"
+    import -window "$dlg" "$xwd_out"
+    convert "$xwd_out" -colors 256 -strip PNG8:"$output"
+    echo "wrote $output ($(stat -c %s "$output") bytes; dialog $(xdotool getwindowgeometry "$dlg" | sed -n 3p))" >&2
     exit 0
 fi
 if [ "$what" = colours ]; then
