@@ -170,7 +170,7 @@ else
     mkdir -p "$work/plugins-decode/$wsver/epan"
     # shellcheck disable=SC2046  # pkg-config prints several flags
     gcc -std=c11 -O2 -g -DNDEBUG -Wall -Wextra -fPIC -shared -fvisibility=hidden -DWS_BUILD_DLL \
-        -DCHUNK_PLUGIN_VERSION='"bench-decode-only"' -I"$repo/dissector" $(pkg-config --cflags wireshark) \
+        -DCHUNK_PLUGIN_VERSION='"bench-decode-only"' -I"$repo/dissector" -I"$build/dissector" $(pkg-config --cflags wireshark) \
         $(ls "$repo"/dissector/*.c "$repo"/dissector/*/*.c | grep -v '/chunk/analysis\.c$\|/chunk/stats\.c$') \
         "$repo/bench/decode-only.c" \
         -o "$work/plugins-decode/$wsver/epan/chunk.so" $(pkg-config --libs wireshark) -lz -lm -Wl,--no-undefined

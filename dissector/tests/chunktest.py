@@ -41,6 +41,20 @@ def build_dir():
     return os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build-dissector")
 
 
+def plugin_protocols():
+    """The plugin's protocols (dissector/protocols.txt, as the build tree
+    <build>/protocols.txt has them), in registration order."""
+    path = os.path.join(build_dir(), "protocols.txt")
+    try:
+        with open(path) as f:
+            names = [line.strip() for line in f if line.strip()]
+    except OSError:
+        raise RuntimeError("no %s: configure the build tree (cmake -S . -B build)" % path)
+    if not names:
+        raise RuntimeError("%s lists no protocol" % path)
+    return names
+
+
 def chunk_captures():
     """The committed captures that carry chunk traffic: chunk-sim's, and
     frag-sim's that mix in chunks (its truth's capture.chunk_frames); the
