@@ -49,6 +49,8 @@ usage: scripts/screenshot.sh [options] [ack|transfers|experts|menu]
   menu                the Statistics menu with the chunk entries
   colours             the packet list coloured by docs/chunkshark.colorfilters
   table               a Statistics table as opened (--table NAME_table --title TITLE)
+      --decode-as E   a Decode As entry in the profile, as Analyze > Decode As saves
+                      it (e.g. 'udp.port,30000,(none),Netgame')
   -b, --build DIR     build tree with the plugin (its plugin-dir.txt names the folder)
                       (default: \$CHUNK_BUILD_DIR, else $repo/build)
   -r, --read FILE     capture (default: captures/loss-10-jitter.pcap for ack,
@@ -82,6 +84,7 @@ select=16
 menu_up=2
 table=""
 title=""
+decode_as=""
 output=""
 display=77
 keep=0
@@ -94,6 +97,7 @@ while [ $# -gt 0 ]; do
     --menu-up) [ $# -ge 2 ] || die_usage "$1 needs a number"; menu_up=$2; shift ;;
     --table) [ $# -ge 2 ] || die_usage "$1 needs a -z name"; table=$2; shift ;;
     --title) [ $# -ge 2 ] || die_usage "$1 needs a window title"; title=$2; shift ;;
+    --decode-as) [ $# -ge 2 ] || die_usage "$1 needs TABLE,VALUE,DEFAULT,PROTOCOL"; decode_as=$2; shift ;;
     -o | --output) [ $# -ge 2 ] || die_usage "$1 needs a file"; output=$2; shift ;;
     --display) [ $# -ge 2 ] || die_usage "$1 needs a number"; display=$2; shift ;;
     --keep-tmp) keep=1 ;;
@@ -146,6 +150,9 @@ cp "$plugin" "$tmp/$plugsub/chunk.so"
 cp "$capture" "$tmp/capture.pcap"
 if [ "$what" = experts ] || [ "$what" = colours ]; then
     cp "$repo/docs/chunkshark.colorfilters" "$tmp/home/.config/wireshark/colorfilters"
+fi
+if [ -n "$decode_as" ]; then
+    echo "decode_as_entry: $decode_as" > "$tmp/home/.config/wireshark/decode_as_entries"
 fi
 # The window fills the screen; the upper pane (packet list) shows the
 # filtered acks, the lower pane boundary leaves the bytes a few lines.
