@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/dissector.sh: what the chunk dissector costs tshark, in time and peak
 # memory, on a large chunk-sim capture, against the same tshark run with
-# --disable-protocol chunk (issue 3 and issue 4, "Performance").
+# --disable-protocol chunk.
 #
 #   bench/dissector.sh -b build-bench            # full run, about 25 minutes
 #   bench/dissector.sh -b build-bench --quick    # 1 repetition, no -V, no growth
@@ -14,7 +14,7 @@
 #   base       --disable-protocol chunk                       the reference
 #   data       --disable-heuristic chunk_udp -d udp.port==40000,data
 #              the same datagrams decoded as plain data: tshark's own cost
-#              (issue 8's reference; with the chunk protocol disabled, UDP
+#              (the reference of bench/RESULTS.md; with the chunk protocol disabled, UDP
 #              tries every heuristic dissector on each datagram, which makes
 #              base slower than data and the plugin look cheaper than it is)
 #   decode     the decoder alone: -o chunk.analyze:FALSE if the plugin has

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/endpoints.sh: how close the reference endpoints come to the ideal
-# transfer time (issue 2, "bench/"), measured with chunk-sim in virtual time.
+# transfer time, measured with chunk-sim in virtual time.
 #
 #   bench/endpoints.sh [--bin DIR] [--seeds N]
 #

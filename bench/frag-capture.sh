@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # frag-capture.sh: makes the fragment capture the dissector is benchmarked on
-# (issue 10, "Performance"): at least 500 000 fragment datagrams from frag-sim
+# (bench/RESULTS.md): at least 500 000 fragment datagrams from frag-sim
 # at 1% loss, captured at the receiver. Too large to commit (about 530 MB);
 # the same command makes the same bytes on every machine (seeded, virtual
 # time), so this script is what is kept.

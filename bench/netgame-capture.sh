@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/netgame-capture.sh: makes the large netgame capture of the dissector
-# benchmark (issue 11, "Performance": at least 1 000 000 netgame datagrams from
+# benchmark (bench/RESULTS.md: at least 1 000 000 netgame datagrams from
 # netgame-sim), reproducibly: the same build gives the same bytes, and the
 # script prints the file's sha256 to compare. It is not committed (about
 # 110 MB); make it where the benchmark runs.

@@ -44,7 +44,7 @@
  * - the receiver's counters add up (each valid slice counted exactly once);
  * - acks: one sent from chunk_receiver_update comes at least ack_interval
  *   after the previous ack; one sent while a datagram is processed is the
- *   final ack of a chunk that has just completed (attacks.md, amplification);
+ *   final ack of a chunk that has just completed (docs/robustness.md, amplification);
  *   for the two variants in the wild, ack bytes never exceed the bytes handed
  *   to the receiver;
  * - while no injected or mutated datagram has been accepted as a slice (the

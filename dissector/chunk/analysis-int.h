@@ -124,9 +124,6 @@ typedef struct chunk_eo {
     const guint8 *data;
 } chunk_eo_t;
 
-/* Number of transfers in the file so far, and transfer i (0-based). */
-guint chunk_analysis_transfer_count(void);
-chunk_transfer_t *chunk_analysis_transfer(guint i);
 
 /* Missing (unacked) slices of t as ranges "3-5,17"; "" when none. */
 char *chunk_analysis_missing_ranges(wmem_allocator_t *scope, const chunk_transfer_t *t);
@@ -149,9 +146,5 @@ char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *
 
 /* Short name of one CHUNK_F_* bit. */
 const char *chunk_analysis_flag_name(guint32 flag);
-
-/* Registers the transfers table, the stats tree and export objects;
- * returns the export-object tap id. */
-int chunk_analysis_register_stats(int proto_chunk);
 
 #endif /* CHUNK_ANALYSIS_INT_H */

@@ -42,6 +42,7 @@ static guint pref_ack_interval_ms = 100;
 static guint pref_stall_ms = 1000;
 static guint pref_not_listening_acks = 3;
 static ws_cb_bool pref_reassemble = TRUE;
+static ws_cb_bool pref_single_pass = TRUE;
 
 /* The heuristics' constants; the thresholds a user may want to move are
  * preferences above. */
@@ -170,7 +171,7 @@ static wmem_map_t *transfers_by_chunk;
 static gboolean sp_transient;        /* this packet is in tshark's single pass: cs_sp_begin_packet() */
 static wmem_allocator_t *rec_scope; /* where this packet's frame record lives: cs_sp_record_scope() */
 
-/* Cap on per-slice state (issue 5, docs/robustness.md "Dissector"). A single
+/* Cap on per-slice state (docs/robustness.md, "Dissector"). A single
  * 15-byte slice claims 256 slices, i.e. 10 KiB of chunk_slice_state_t: 65 536
  * chunk ids or 100 000 conversations made tshark use 5x its own memory. A
  * transfer gets per-slice state only while all of it stays within
@@ -222,19 +223,6 @@ enum {
     N_ACK_BEFORE_SLICES = 1u << 10, /* ack of an unknown chunk before any slice of the stream */
 };
 
-static gint64 ts_ns(const nstime_t *t)
-{
-    return (gint64)t->secs * 1000000000 + t->nsecs;
-}
-
-static nstime_t ns_ts(gint64 ns)
-{
-    nstime_t t;
-    t.secs = (time_t)(ns / 1000000000);
-    t.nsecs = (int)(ns % 1000000000);
-    return t;
-}
-
 /* Wrap-aware "a is newer than b": chunk ids wrap 65535 -> 0
  * (docs/protocol.md), so an id up to half the space ahead is newer. */
 static gboolean chunk_newer(guint16 a, guint16 b)
@@ -269,15 +257,7 @@ static void analysis_init(void)
     wmem_register_callback(wmem_file_scope(), analysis_file_end, NULL);
 }
 
-guint chunk_analysis_transfer_count(void)
-{
-    return all_transfers ? wmem_array_get_count(all_transfers) : 0;
-}
 
-chunk_transfer_t *chunk_analysis_transfer(guint i)
-{
-    return *(chunk_transfer_t **)wmem_array_index(all_transfers, i);
-}
 
 /* Returns the flow this packet belongs to: for a slice the flow from its
  * source, for an ack the flow towards its source (acks answer slices). */
@@ -350,7 +330,7 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
         state_bytes += need;
     }
     t->first_frame = pinfo->num;
-    t->first_ns = ts_ns(&pinfo->abs_ts);
+    t->first_ns = au_ns(&pinfo->abs_ts);
     t->progress_ns = t->first_ns;
     t->progress_frame = pinfo->num;
     t->prev_done_frame = fl->last_done_frame;
@@ -495,7 +475,7 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
 {
     frame_rec_t *fr = wmem_new0(rec_scope, frame_rec_t);
     chunk_flow_t *fl = get_flow(pinfo, slice->conv, FALSE);
-    gint64 now = ts_ns(&pinfo->abs_ts);
+    gint64 now = au_ns(&pinfo->abs_ts);
     fr->flow = fl;
     fr->slice_id = slice->slice_id;
     fl->slices_since_ack++;
@@ -718,7 +698,7 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
     chunk_bytes += tvb_reported_length(tvb);
     frame_rec_t *fr = wmem_new0(rec_scope, frame_rec_t);
     chunk_flow_t *fl = get_flow(pinfo, ack->conv, TRUE);
-    gint64 now = ts_ns(&pinfo->abs_ts);
+    gint64 now = au_ns(&pinfo->abs_ts);
     fr->flow = fl;
     fl->acks++;
     if (now > capture_last_ns)
@@ -771,7 +751,7 @@ static void add_gen_uint(proto_tree *tree, int hf, tvbuff_t *tvb, guint32 v)
 
 static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
 {
-    nstime_t t = ns_ts(ns);
+    nstime_t t = au_nstime(ns);
     proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, &t));
 }
 
@@ -964,7 +944,7 @@ static void show_end_of_capture(tvbuff_t *tvb, packet_info *pinfo, proto_tree *a
 static void already_acked_expert(packet_info *pinfo, proto_item *ti, const frame_rec_t *fr,
                                  const chunk_slice_state_t *s)
 {
-    double gap_ms = (double)(ts_ns(&pinfo->abs_ts) - s->acked_ns) / 1e6;
+    double gap_ms = (double)(au_ns(&pinfo->abs_ts) - s->acked_ns) / 1e6;
     if (fr->react_us == REACT_UNKNOWN)
         expert_add_info_format(pinfo, ti, &ei_chunk_already_acked,
             "Slice %u sent %.0f ms after the ack in frame %u showed it (wasted): that ack was on its way or lost; the capture shows no reaction to an ack yet to tell which.",
@@ -1017,7 +997,7 @@ static void show_slice_sends(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
         if (s && s->first_frame != fr->ref_frame)
             add_gen_uint(AT, hf_chunk_first_send, tvb, s->first_frame);
         {
-            nstime_t d = ns_ts(fr->delta_ns);
+            nstime_t d = au_nstime(fr->delta_ns);
             ti = proto_tree_add_time(AT, hf_chunk_since_last, tvb, 0, 0, &d);
         }
         proto_item_set_generated(ti);
@@ -1332,7 +1312,7 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                           const chunk_slice_info_t *slice)
 {
-    sp_transient = cs_sp_begin_packet(pinfo);
+    sp_transient = cs_sp_begin_packet(pinfo, pref_single_pass);
     rec_scope = cs_sp_record_scope(pinfo, sp_transient);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
@@ -1364,7 +1344,7 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
 void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                         const chunk_ack_info_t *ack)
 {
-    sp_transient = cs_sp_begin_packet(pinfo);
+    sp_transient = cs_sp_begin_packet(pinfo, pref_single_pass);
     rec_scope = cs_sp_record_scope(pinfo, sp_transient);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
@@ -1412,7 +1392,7 @@ const char *chunk_analysis_flag_name(guint32 flag)
     return val_to_str_const(flag, flag_names, "?");
 }
 
-void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
+void chunk_analysis_register(int proto_chunk, module_t *chunk_module, int eo_tap)
 {
     static hf_register_info hf[] = {
         { &hf_chunk_stream, { "Stream index", "chunk.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
@@ -1533,12 +1513,13 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module)
     prefs_register_bool_preference(chunk_module, "reassemble", "Reassemble chunks",
         "Reassemble each chunk from its slices and show it in the frame that completes it",
         &pref_reassemble);
+    cs_sp_register_pref(chunk_module, &pref_single_pass);
 
     reassembly_table_register(&chunk_reassembly_table, &addresses_ports_reassembly_table_functions);
     register_init_routine(analysis_init);
     chunk_tap = register_tap("chunk_transfers");
     cs_sp_register();
-    chunk_eo_tap = chunk_analysis_register_stats(proto_chunk);
+    chunk_eo_tap = eo_tap;
 }
 
 void chunk_analysis_handoff(void)

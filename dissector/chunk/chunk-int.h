@@ -15,7 +15,7 @@
  * analysis uses the keys from CHUNK_PDATA_ANALYSIS_BASE on; the decoder
  * keeps nothing per frame.
  * Per conversation, the decoder's protocol id and variant decisions live in
- * protocol2's map (p2_conv_state()), the analysis' flows in a map of its own
+ * protocol2's map (dp2_conv_state()), the analysis' flows in a map of its own
  * keyed by conversation index (chunk/analysis.c, get_flow()); neither uses
  * conversation_add_proto_data(). The decoder looks the conversation up once
  * per datagram and hands it to the analysis. */
@@ -45,11 +45,17 @@ typedef struct chunk_ack_info {
     conversation_t *conv; /* as in chunk_slice_info_t */
 } chunk_ack_info_t;
 
+/* Implemented in chunk/stats.c: called from proto_register_chunk(), before
+ * the analysis. Registers the transfers table, the stats tree and export
+ * objects; returns the export-object tap id (the analysis queues on it). */
+int chunk_stats_register(int proto_chunk);
+
 /* Implemented in chunk/analysis.c. */
 
 /* Called from proto_register_chunk(): registers the analysis' hf/ett/ei
- * arrays, preferences (in the chunk module), tap, stats and export objects. */
-void chunk_analysis_register(int proto_chunk, module_t *chunk_module);
+ * arrays, preferences (in the chunk module) and tap; the reassembled chunks
+ * go to export objects on eo_tap (chunk_stats_register()). */
+void chunk_analysis_register(int proto_chunk, module_t *chunk_module, int eo_tap);
 
 /* Called from proto_reg_handoff_chunk(). */
 void chunk_analysis_handoff(void);

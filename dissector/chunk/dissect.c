@@ -1,6 +1,6 @@
 /* chunk/dissect.c
  * Routines for the chunk protocol of Glenn Fiedler's "Sending Large Blocks of
- * Data": slice and ack packets on protocol2 framing (common/protocol2.c).
+ * Data": slice and ack packets on protocol2 framing (common/protocol2.h).
  * The wire format is docs/protocol.md; this is an independent
  * implementation of it (no code shared with endpoints/).
  *
@@ -39,13 +39,13 @@
 #define CHUNK_MAX_SLICE_SIZE      65535
 
 /* Body errors, after protocol2's. */
-#define CHUNK_ERR_SLICE_RANGE  (P2_ERR_BODY_BASE << 0)  /* sliceId >= numSlices */
-#define CHUNK_ERR_SLICE_SIZE   (P2_ERR_BODY_BASE << 1)  /* non-last slice not SliceSize */
+#define CHUNK_ERR_SLICE_RANGE  (DP2_ERR_BODY_BASE << 0)  /* sliceId >= numSlices */
+#define CHUNK_ERR_SLICE_SIZE   (DP2_ERR_BODY_BASE << 1)  /* non-last slice not SliceSize */
 /* Errors that mean the layout does not fit the packet (used to tell variants
  * apart); trailing bytes and sliceId >= numSlices parse, the original
  * program even accepted them. */
-#define CHUNK_ERR_STRUCTURE (P2_ERR_TRUNCATED | P2_ERR_PADDING | P2_ERR_END_CHECK | \
-                             P2_ERR_RANGE | CHUNK_ERR_SLICE_SIZE)
+#define CHUNK_ERR_STRUCTURE (DP2_ERR_TRUNCATED | DP2_ERR_PADDING | DP2_ERR_END_CHECK | \
+                             DP2_ERR_RANGE | CHUNK_ERR_SLICE_SIZE)
 
 void proto_register_chunk(void);
 void proto_reg_handoff_chunk(void);
@@ -96,10 +96,10 @@ static expert_field ei_chunk_variant_ambiguous = EI_INIT;
 static expert_field ei_chunk_variant_mismatch = EI_INIT;
 
 /* Preferences as set, and as used (bounded). */
-static guint pref_protocol_id = P2_DEFAULT_PROTOCOL_ID;
+static guint pref_protocol_id = DP2_DEFAULT_PROTOCOL_ID;
 static guint pref_max_slices = 0;  /* 0: Auto */
 static guint pref_slice_size = CHUNK_DEFAULT_SLICE_SIZE;
-static guint32 cfg_protocol_id = P2_DEFAULT_PROTOCOL_ID;
+static guint32 cfg_protocol_id = DP2_DEFAULT_PROTOCOL_ID;
 static guint32 cfg_max_slices;
 static guint32 cfg_slice_size = CHUNK_DEFAULT_SLICE_SIZE;
 
@@ -109,13 +109,13 @@ static const value_string chunk_type_vals[] = {
     { 0, NULL }
 };
 
-static const p2_display_t *chunk_p2_display(void);
-static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f);
+static const dp2_display_t *chunk_p2_display(void);
+static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data);
 
 /* chunk in the protocol2 registry (common/protocol2.h): the UDP entry point sends
  * it the datagrams whose CRC implies cfg_protocol_id, and on its port, Decode
  * As or pinned conversations those that imply no registered protocol's id. */
-static p2_protocol_t chunk_p2 = {
+static dp2_protocol_t chunk_p2 = {
     .filter_name = "chunk",
     .cfg_id = &cfg_protocol_id,
     .dissect = chunk_dissect_forced,
@@ -124,9 +124,9 @@ static p2_protocol_t chunk_p2 = {
 /* ---- Per-conversation decisions ---------------------------------------- */
 
 /* The conversation's variant; its protocol id is protocol2's
- * (p2_conv_state). Both in file scope, found through p2_conv_state. */
+ * (dp2_conv_state). Both in file scope, found through dp2_conv_state. */
 typedef struct chunk_conv {
-    p2_id_state_t *ids;
+    dp2_id_state_t *ids;
     guint32 variant_frame;  /* frame that decided the variant (Auto); 0: none yet */
     guint32 variant;
 } chunk_conv_t;
@@ -134,7 +134,7 @@ typedef struct chunk_conv {
 static chunk_conv_t *chunk_get_conv(packet_info *pinfo, conversation_t **conv_out)
 {
     void **data;
-    p2_id_state_t *ids = p2_conv_state(pinfo, &chunk_p2, &data, conv_out);
+    dp2_id_state_t *ids = dp2_conv_state(pinfo, &chunk_p2, &data, conv_out);
     chunk_conv_t *cc = (chunk_conv_t *)*data;
 
     if (!cc) {
@@ -149,7 +149,7 @@ static chunk_conv_t *chunk_get_conv(packet_info *pinfo, conversation_t **conv_ou
 
 /* One parse of a datagram with given constants. Positions are stream bits. */
 typedef struct chunk_body {
-    p2_reader_t r;
+    dp2_reader_t r;
     guint32 max_slices, slice_size;
     guint nfields;          /* leading fields read completely (see parse) */
     guint32 type;
@@ -165,7 +165,7 @@ typedef struct chunk_body {
     guint data_offset;      /* byte offset of the data */
     guint data_len;         /* data bytes present (slice_bytes unless broken) */
     guint ack_bit;          /* stream bit of slice 0's ack bit */
-    guint32 errors;         /* P2_ERR_* | CHUNK_ERR_* */
+    guint32 errors;         /* DP2_ERR_* | CHUNK_ERR_* */
 } chunk_body_t;
 
 /* Fields in order; nfields counts those read. */
@@ -174,26 +174,26 @@ enum { FA_NUM_SLICES = 3, FA_BITS };
 
 static void chunk_parse_slice(chunk_body_t *b)
 {
-    p2_reader_t *r = &b->r;
+    dp2_reader_t *r = &b->r;
     guint data_start;
     gint off;
 
     b->slice_id_bit = r->bit;
-    b->slice_id = p2_read_int(r, 0, b->max_slices - 1);
-    if (r->errors & P2_ERR_TRUNCATED)
+    b->slice_id = dp2_read_int(r, 0, b->max_slices - 1);
+    if (r->errors & DP2_ERR_TRUNCATED)
         return;
     b->nfields = F_SLICE_ID;
     b->num_bit = r->bit;
-    b->num_slices = p2_read_int(r, 1, b->max_slices);
-    if (r->errors & P2_ERR_TRUNCATED)
+    b->num_slices = dp2_read_int(r, 1, b->max_slices);
+    if (r->errors & DP2_ERR_TRUNCATED)
         return;
     b->nfields = F_NUM_SLICES;
     b->last = b->slice_id == b->num_slices - 1;
     if (b->last) {
         b->bytes_bit = r->bit;
-        b->bytes_bits = p2_bits_required(1, b->slice_size);
-        b->slice_bytes = p2_read_int(r, 1, b->slice_size);
-        if (r->errors & P2_ERR_TRUNCATED)
+        b->bytes_bits = dp2_bits_required(1, b->slice_size);
+        b->slice_bytes = dp2_read_int(r, 1, b->slice_size);
+        if (r->errors & DP2_ERR_TRUNCATED)
             return;
     } else {
         b->slice_bytes = b->slice_size;
@@ -202,79 +202,79 @@ static void chunk_parse_slice(chunk_body_t *b)
     if (b->slice_id >= b->num_slices)
         b->errors |= CHUNK_ERR_SLICE_RANGE;
 
-    p2_read_align(r);
+    dp2_read_align(r);
     data_start = r->bit / 8;
     b->data_offset = data_start;
-    off = p2_read_bytes(r, b->slice_bytes);
+    off = dp2_read_bytes(r, b->slice_bytes);
     if (off >= 0) {
         b->data_len = b->slice_bytes;
         b->nfields = F_DATA;
-        p2_read_check(r);
+        dp2_read_check(r);
     } else {
         /* Show what there is of the data; the layout is known, so say how
          * long the datagram should be. */
         guint have = tvb_captured_length(r->tvb);
         b->data_len = have > data_start ? MIN(have - data_start, b->slice_bytes) : 0;
-        r->need_bytes = data_start + b->slice_bytes + P2_END_CHECK_LEN;
+        r->need_bytes = data_start + b->slice_bytes + DP2_END_CHECK_LEN;
     }
 
     /* A non-last slice is always SliceSize bytes. If the datagram instead
      * ends in a clean end check after fewer or more bytes of data, say
      * that (attack: short or oversize slices) rather than "truncated" or
      * "wrong end check". */
-    if (!b->last && !(r->errors & P2_ERR_PADDING) &&
-        (r->errors & (P2_ERR_TRUNCATED | P2_ERR_END_CHECK | P2_ERR_TRAILING)) &&
-        p2_ends_with_check(r->tvb) &&
-        tvb_captured_length(r->tvb) >= data_start + P2_END_CHECK_LEN) {
+    if (!b->last && !(r->errors & DP2_ERR_PADDING) &&
+        (r->errors & (DP2_ERR_TRUNCATED | DP2_ERR_END_CHECK | DP2_ERR_TRAILING)) &&
+        dp2_ends_with_check(r->tvb) &&
+        tvb_captured_length(r->tvb) >= data_start + DP2_END_CHECK_LEN) {
         guint len = tvb_captured_length(r->tvb);
 
-        r->errors &= ~(P2_ERR_TRUNCATED | P2_ERR_END_CHECK | P2_ERR_TRAILING);
+        r->errors &= ~(DP2_ERR_TRUNCATED | DP2_ERR_END_CHECK | DP2_ERR_TRAILING);
         b->errors |= CHUNK_ERR_SLICE_SIZE;
-        b->data_len = len - P2_END_CHECK_LEN - data_start;
+        b->data_len = len - DP2_END_CHECK_LEN - data_start;
         b->nfields = F_DATA;
         r->check_read = TRUE;
-        r->check_offset = len - P2_END_CHECK_LEN;
-        r->check_value = P2_END_CHECK;
+        r->check_offset = len - DP2_END_CHECK_LEN;
+        r->check_value = DP2_END_CHECK;
         r->bit = len * 8;
     }
 }
 
 static void chunk_parse_ack(chunk_body_t *b)
 {
-    p2_reader_t *r = &b->r;
+    dp2_reader_t *r = &b->r;
 
     b->num_bit = r->bit;
-    b->num_slices = p2_read_int(r, 1, b->max_slices);
-    if (r->errors & P2_ERR_TRUNCATED)
+    b->num_slices = dp2_read_int(r, 1, b->max_slices);
+    if (r->errors & DP2_ERR_TRUNCATED)
         return;
     b->nfields = FA_NUM_SLICES;
     b->ack_bit = r->bit;
     /* The bits are read where they are shown (chunk_add_ack_bits); the
      * layout only needs to know they are there. */
-    if (!p2_skip_bits(r, b->num_slices)) {
-        r->need_bytes = (b->ack_bit + b->num_slices + 7) / 8 + P2_END_CHECK_LEN;
+    if (!dp2_skip_bits(r, b->num_slices)) {
+        r->need_bytes = (b->ack_bit + b->num_slices + 7) / 8 + DP2_END_CHECK_LEN;
         return;
     }
     b->nfields = FA_BITS;
-    p2_read_check(r);
+    dp2_read_check(r);
 }
 
 /* Parses the datagram with MaxSlicesPerChunk max_slices and SliceSize
  * slice_size. Never fails: problems are recorded in b->errors. */
 static void chunk_parse(tvbuff_t *tvb, guint32 max_slices, guint32 slice_size, chunk_body_t *b)
 {
-    p2_reader_t *r = &b->r;
+    dp2_reader_t *r = &b->r;
 
     memset(b, 0, sizeof *b);
-    p2_reader_init(r, tvb);
+    dp2_reader_init(r, tvb);
     b->max_slices = max_slices;
     b->slice_size = slice_size;
-    b->id_bits = p2_bits_required(0, max_slices - 1);
-    b->type = p2_read_int(r, CHUNK_TYPE_SLICE, CHUNK_TYPE_ACK);
-    if (!(r->errors & P2_ERR_TRUNCATED)) {
+    b->id_bits = dp2_bits_required(0, max_slices - 1);
+    b->type = dp2_read_int(r, CHUNK_TYPE_SLICE, CHUNK_TYPE_ACK);
+    if (!(r->errors & DP2_ERR_TRUNCATED)) {
         b->nfields = F_TYPE;
-        b->chunk_id = p2_read_bits(r, 16);
-        if (!(r->errors & P2_ERR_TRUNCATED)) {
+        b->chunk_id = dp2_read_bits(r, 16);
+        if (!(r->errors & DP2_ERR_TRUNCATED)) {
             b->nfields = F_CHUNK_ID;
             if (b->type == CHUNK_TYPE_SLICE)
                 chunk_parse_slice(b);
@@ -302,7 +302,7 @@ typedef enum {
 } chunk_var_source_t;
 
 typedef struct chunk_decode {
-    p2_id_t id;
+    dp2_id_t id;
     chunk_var_source_t vsrc;
     guint32 var_frame;           /* VAR_CONV: deciding frame */
     guint32 other_fit;           /* VAR_CONV: a variant that fits when the chosen does not */
@@ -312,7 +312,7 @@ typedef struct chunk_decode {
 
 /* Decodes one datagram: CRC and protocol id, variant, fields, and whether a
  * strict reader accepts it. Updates the conversation on the first pass. */
-static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, const p2_frame_t *f,
+static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, const dp2_frame_t *f,
                          chunk_decode_t *d)
 {
     gboolean update = !PINFO_FD_VISITED(pinfo) && !pinfo->flags.in_error_pkt;
@@ -355,7 +355,7 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, co
         plausible = fit_a || fit_e;
     }
 
-    p2_id_decide(cc->ids, &chunk_p2, f, frame, plausible, update, &d->id);
+    dp2_id_decide(cc->ids, &chunk_p2, f, frame, plausible, update, &d->id);
 
     if (!cfg_max_slices && !conv_variant) {
         if (fit_a && fit_e) {
@@ -370,7 +370,7 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, co
         }
     }
 
-    d->clean = (d->id.status == P2_ID_GOOD || d->id.status == P2_ID_OTHER) &&
+    d->clean = (d->id.status == DP2_ID_GOOD || d->id.status == DP2_ID_OTHER) &&
                d->b.errors == 0 && d->vsrc != VAR_AMBIGUOUS && d->vsrc != VAR_UNKNOWN;
 
     if (d->vsrc == VAR_SINGLE && d->clean && update && !cc->variant_frame) {
@@ -411,7 +411,7 @@ static void chunk_info_slice(packet_info *pinfo, guint32 slice_id, gboolean last
     col_set_str(pinfo->cinfo, COL_INFO, buf);
 }
 
-/* Display caps (issue 5, docs/robustness.md "Dissector"): with the
+/* Display caps (docs/robustness.md, "Dissector"): with the
  * max_slices preference at 65536 an ack holds 65536 bits, and one line and
  * one range each made tshark spend 0.2 s per 8 KiB ack. The 256 variant never
  * reaches them (its longest ranges string is 456 characters). */
@@ -470,7 +470,7 @@ static void chunk_add_minus1(proto_tree *tree, int hf_sent, int hf_meant, tvbuff
     guint off = bit / 8;
     guint end = (bit + nbits + 7) / 8;
 
-    p2_add_bits(tree, hf_sent, tvb, bit, nbits, 0);
+    dp2_add_bits(tree, hf_sent, tvb, bit, nbits, 0);
     ti = proto_tree_add_uint(tree, hf_meant, tvb, off, end > off ? end - off : 0, meant);
     proto_item_set_generated(ti);
 }
@@ -553,7 +553,7 @@ static guint8 *chunk_add_ack_bits(proto_tree *tree, tvbuff_t *tvb, packet_info *
     return acked;
 }
 
-/* Info column marks: the body errors (P2_ERR_* | CHUNK_ERR_*, the low 32
+/* Info column marks: the body errors (DP2_ERR_* | CHUNK_ERR_*, the low 32
  * bits) and, above them, the problems of the id and variant decisions. */
 #define CHUNK_MARK_BAD_CRC           ((guint64)1 << 32)
 #define CHUNK_MARK_UNCONFIRMED_ID    ((guint64)1 << 33)
@@ -567,15 +567,15 @@ static const au_info_mark_t chunk_info_mark_table[] = {
     { CHUNK_MARK_UNKNOWN_VARIANT,   0, " [Unknown variant]" },
     { CHUNK_MARK_AMBIGUOUS_VARIANT, 0, " [Ambiguous variant]" },
     /* The layout does not fit the packet. */
-    { P2_ERR_TRUNCATED,             0, " [Truncated]" },
-    { P2_ERR_PADDING,               0, " [Non-zero padding]" },
-    { P2_ERR_END_CHECK,             0, " [Bad end check]" },
-    { P2_ERR_RANGE,                 0, " [Value out of range]" },
+    { DP2_ERR_TRUNCATED,             0, " [Truncated]" },
+    { DP2_ERR_PADDING,               0, " [Non-zero padding]" },
+    { DP2_ERR_END_CHECK,             0, " [Bad end check]" },
+    { DP2_ERR_RANGE,                 0, " [Value out of range]" },
     { CHUNK_ERR_SLICE_SIZE,         0, " [Non-last slice not SliceSize]" },
     { CHUNK_MARK_OTHER_VARIANT,     0, " [Other variant]" },
     /* It fits, but a strict reader drops it. */
     { CHUNK_ERR_SLICE_RANGE,        0, " [Slice id >= slice count]" },
-    { P2_ERR_TRAILING,              0, " [Bytes after end check]" },
+    { DP2_ERR_TRAILING,              0, " [Bytes after end check]" },
 };
 
 /* Appends the packet's problems to the Info column; body errors only when
@@ -584,9 +584,9 @@ static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gbo
 {
     guint64 bits = structural ? d->b.errors : 0;
 
-    if (d->id.status == P2_ID_BAD)
+    if (d->id.status == DP2_ID_BAD)
         bits |= CHUNK_MARK_BAD_CRC;
-    else if (d->id.status == P2_ID_UNCONFIRMED)
+    else if (d->id.status == DP2_ID_UNCONFIRMED)
         bits |= CHUNK_MARK_UNCONFIRMED_ID;
     if (d->vsrc == VAR_UNKNOWN)
         bits |= CHUNK_MARK_UNKNOWN_VARIANT;
@@ -602,11 +602,11 @@ static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gbo
 static void chunk_show_slice(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, const chunk_body_t *b,
                              guint *next_pad, gboolean experts)
 {
-    const p2_display_t *p2d = chunk_p2_display();
+    const dp2_display_t *p2d = chunk_p2_display();
     proto_item *ti;
 
     if (b->nfields >= F_SLICE_ID) {
-        ti = p2_add_bits(ct, hf_chunk_slice_id, tvb, b->slice_id_bit, b->id_bits, 0);
+        ti = dp2_add_bits(ct, hf_chunk_slice_id, tvb, b->slice_id_bit, b->id_bits, 0);
         if ((b->errors & CHUNK_ERR_SLICE_RANGE) && experts)
             expert_add_info_format(pinfo, ti, &ei_chunk_slice_range,
                                    "Slice id %u >= slice count %u (the original program accepted this; "
@@ -628,7 +628,7 @@ static void chunk_show_slice(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, 
             proto_item_append_text(ti, " (not sent: every slice but the last is SliceSize)");
             proto_item_set_generated(ti);
         }
-        p2_add_padding(ct, pinfo, p2d, &b->r, next_pad, experts);
+        dp2_add_padding(ct, pinfo, p2d, &b->r, next_pad, experts);
         if (b->data_len || b->nfields >= F_DATA) {
             ti = proto_tree_add_item(ct, hf_chunk_data, tvb, b->data_offset, b->data_len, ENC_NA);
             if ((b->errors & CHUNK_ERR_SLICE_SIZE) && experts)
@@ -705,7 +705,7 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
                        conversation_t *conv)
 {
     const chunk_body_t *b = &d->b;
-    const p2_display_t *p2d = chunk_p2_display();
+    const dp2_display_t *p2d = chunk_p2_display();
     /* With an unknown variant the layout is a guess, and a packet that only
      * the other variant parses is not broken but misread: their errors are
      * shown in the fields but not raised as expert infos. */
@@ -722,13 +722,13 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
     pi = proto_tree_add_item(tree, proto_chunk, tvb, 0, -1, ENC_NA);
     ct = proto_item_add_subtree(pi, ett_chunk);
 
-    p2_add_crc(ct, tvb, pinfo, p2d, &chunk_p2, &d->id);
+    dp2_add_crc(ct, tvb, pinfo, p2d, &chunk_p2, &d->id);
     chunk_add_variant(ct, tvb, pinfo, d);
 
     if (b->nfields >= F_TYPE)
-        p2_add_bits(ct, hf_chunk_type, tvb, P2_BODY_BIT, 1, 0);
+        dp2_add_bits(ct, hf_chunk_type, tvb, DP2_BODY_BIT, 1, 0);
     if (b->nfields >= F_CHUNK_ID)
-        p2_add_bits(ct, hf_chunk_chunk_id, tvb, P2_BODY_BIT + 1, 16, 0);
+        dp2_add_bits(ct, hf_chunk_chunk_id, tvb, DP2_BODY_BIT + 1, 16, 0);
 
     if (b->nfields < F_CHUNK_ID)
         col_set_str(pinfo->cinfo, COL_INFO, "Chunk packet");
@@ -736,14 +736,14 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
         chunk_show_slice(ct, tvb, pinfo, b, &next_pad, experts);
     else
         acked = chunk_show_ack(ct, tvb, pinfo, b, &acked_count);
-    p2_add_padding(ct, pinfo, p2d, &b->r, &next_pad, experts);
-    p2_add_end_check(ct, pinfo, p2d, &b->r, experts);
+    dp2_add_padding(ct, pinfo, p2d, &b->r, &next_pad, experts);
+    dp2_add_end_check(ct, pinfo, p2d, &b->r, experts);
 
-    if (experts && (b->errors & P2_ERR_TRUNCATED))
+    if (experts && (b->errors & DP2_ERR_TRUNCATED))
         expert_add_info_format(pinfo, pi, &ei_chunk_truncated,
                                "Truncated: the fields need at least %u bytes, the datagram has %u",
                                b->r.need_bytes, tvb_captured_length(tvb));
-    if (experts && (b->errors & P2_ERR_RANGE))
+    if (experts && (b->errors & DP2_ERR_RANGE))
         expert_add_info_format(pinfo, pi, &ei_chunk_value_range,
                                "A field's value exceeds its maximum (MaxSlicesPerChunk %u, SliceSize %u)",
                                b->max_slices, b->slice_size);
@@ -763,22 +763,24 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
 static gboolean chunk_well_formed(const chunk_decode_t *d, const chunk_conv_t *cc, guint32 frame)
 {
     switch (d->id.status) {
-    case P2_ID_GOOD:
-    case P2_ID_OTHER:
-    case P2_ID_BAD:
+    case DP2_ID_GOOD:
+    case DP2_ID_OTHER:
+    case DP2_ID_BAD:
         return TRUE;
-    case P2_ID_UNCONFIRMED:
-        return chunk_fits(&d->b) && !(d->b.errors & P2_ERR_TRAILING) && d->vsrc != VAR_UNKNOWN;
+    case DP2_ID_UNCONFIRMED:
+        return chunk_fits(&d->b) && !(d->b.errors & DP2_ERR_TRAILING) && d->vsrc != VAR_UNKNOWN;
     default:
         /* CRC not computable (cut by the capture): the conversation's. */
         return cc->ids->id_frame && frame > cc->ids->id_frame;
     }
 }
 
-/* Under Decode As (f->forced) everything is shown, broken or not; on the
- * port only a well-formed datagram: anything else goes back to UDP. */
-static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f)
+/* data: the datagram's dp2_frame_t. Under Decode As (f->forced) everything
+ * is shown, broken or not; on the port only a well-formed datagram: anything
+ * else goes back to UDP. */
+static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
+    const dp2_frame_t *f = (const dp2_frame_t *)data;
     chunk_decode_t d;
     conversation_t *conv;
     chunk_conv_t *cc = chunk_get_conv(pinfo, &conv);
@@ -794,7 +796,7 @@ static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *t
  * hands datagrams of another registered protocol's id to that protocol. */
 static int dissect_chunk(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
-    return p2_dissect_udp(tvb, pinfo, tree, data, &chunk_p2);
+    return dp2_dissect_udp(tvb, pinfo, tree, data, &chunk_p2);
 }
 
 /* Heuristic: claim a datagram only when a layout puts the end check exactly
@@ -805,17 +807,17 @@ static ws_cb_bool dissect_chunk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tr
     chunk_decode_t d;
     conversation_t *conv;
     chunk_conv_t *cc;
-    p2_frame_t f;
+    dp2_frame_t f;
 
     /* Cheap first test: almost no other datagram ends in e2 ac 08 99. Then
      * leave another protocol's packets (a fragment packet is never shown as
      * a chunk one) to that protocol's heuristic. */
-    if (!p2_ends_with_check(tvb) || !p2_heur_frame(tvb, pinfo, &chunk_p2, &f))
+    if (!dp2_ends_with_check(tvb) || !dp2_heur_frame(tvb, pinfo, &chunk_p2, &f))
         return FALSE;
     cc = chunk_get_conv(pinfo, &conv);
     chunk_decode(tvb, pinfo, cc, &f, &d);
-    if (!(d.id.status == P2_ID_GOOD || d.id.status == P2_ID_OTHER) || !chunk_fits(&d.b) ||
-        (d.b.errors & P2_ERR_TRAILING) || d.vsrc == VAR_UNKNOWN)
+    if (!(d.id.status == DP2_ID_GOOD || d.id.status == DP2_ID_OTHER) || !chunk_fits(&d.b) ||
+        (d.b.errors & DP2_ERR_TRAILING) || d.vsrc == VAR_UNKNOWN)
         return FALSE;
     conversation_set_dissector(conv, chunk_handle);
     chunk_show(tvb, pinfo, tree, &d, conv);
@@ -824,19 +826,19 @@ static ws_cb_bool dissect_chunk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tr
 
 /* ---- Registration ------------------------------------------------------- */
 
-static p2_display_t chunk_p2d;
+static dp2_display_t chunk_p2d;
 
-static const p2_display_t *chunk_p2_display(void)
+static const dp2_display_t *chunk_p2_display(void)
 {
     return &chunk_p2d;
 }
 
 static void chunk_prefs_apply(void)
 {
-    p2_ports_apply(&chunk_p2);
     cfg_protocol_id = pref_protocol_id;
     cfg_max_slices = MIN(pref_max_slices, CHUNK_MAX_MAX_SLICES);
     cfg_slice_size = pref_slice_size ? MIN(pref_slice_size, CHUNK_MAX_SLICE_SIZE) : CHUNK_DEFAULT_SLICE_SIZE;
+    dp2_prefs_apply(&chunk_p2);
 }
 
 void proto_register_chunk(void)
@@ -965,14 +967,17 @@ void proto_register_chunk(void)
 
     chunk_p2.proto = proto_chunk;
     chunk_p2.handle = chunk_handle;
-    p2_register_protocol(&chunk_p2);
+    dp2_register_protocol(&chunk_p2);
     chunk_prefs_apply();
-    chunk_analysis_register(proto_chunk, chunk_module);
+    /* Statistics and analysis side by side: the analysis queues reassembled
+     * chunks on the export-object tap the statistics register. */
+    int eo_tap = chunk_stats_register(proto_chunk);
+    chunk_analysis_register(proto_chunk, chunk_module, eo_tap);
 }
 
 void proto_reg_handoff_chunk(void)
 {
-    p2_ports_register(&chunk_p2, CHUNK_DEFAULT_PORT_RANGE);
+    dp2_ports_register(&chunk_p2, CHUNK_DEFAULT_PORT_RANGE);
     heur_dissector_add("udp", dissect_chunk_heur, "Chunk over UDP", "chunk_udp", proto_chunk,
                        HEURISTIC_ENABLE);
     chunk_analysis_handoff();

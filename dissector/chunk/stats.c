@@ -278,7 +278,7 @@ static tap_packet_status tree_packet(stats_tree *st, packet_info *pinfo _U_, epa
     return TAP_PACKET_REDRAW;
 }
 
-int chunk_analysis_register_stats(int proto_chunk)
+int chunk_stats_register(int proto_chunk)
 {
     static stat_tap_ui text_ui;
     static stat_tap_table_ui table_ui;

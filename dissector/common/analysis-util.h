@@ -100,4 +100,26 @@ static inline char *au_put_str(char *p, const char *s)
     return p + n;
 }
 
+/* ---- Times ---------------------------------------------------------------- */
+
+#define AU_NS_PER_S 1000000000LL
+
+/* A capture time in nanoseconds. */
+static inline gint64 au_ns(const nstime_t *t)
+{
+    return (gint64)t->secs * AU_NS_PER_S + t->nsecs;
+}
+
+/* Nanoseconds as an nstime_t the way Wireshark keeps a signed time (its
+ * nstime_delta, and the display of FT_RELATIVE_TIME): seconds and
+ * nanoseconds of the same sign, so -1.5 s is { -1, -500000000 } and shows as
+ * -1.500000000 (a capture whose clock steps back gives negative times). */
+static inline nstime_t au_nstime(gint64 ns)
+{
+    nstime_t t;
+    t.secs = (time_t)(ns / AU_NS_PER_S);
+    t.nsecs = (int)(ns % AU_NS_PER_S);
+    return t;
+}
+
 #endif /* ANALYSIS_UTIL_H */

@@ -21,102 +21,102 @@
 
 /* docs/protocol.md, "Every packet": bytes 0..3 CRC-32 little-endian, then
  * the bit stream, then align and the end check e2 ac 08 99. */
-#define P2_CRC_LEN        4
-#define P2_BODY_BIT       32
-#define P2_END_CHECK      0x9908ACE2u
-#define P2_END_CHECK_LEN  4
+#define DP2_CRC_LEN        4
+#define DP2_BODY_BIT       32
+#define DP2_END_CHECK      0x9908ACE2u
+#define DP2_END_CHECK_LEN  4
 /* docs/protocol.md, "Every packet": the default protocol id. */
-#define P2_DEFAULT_PROTOCOL_ID 0x11223344u
+#define DP2_DEFAULT_PROTOCOL_ID 0x11223344u
 
 /* What a strict reader rejects (docs/protocol.md, "What a strict reader
- * rejects"). Bits from P2_ERR_BODY_BASE on are free for the body. */
-#define P2_ERR_TRUNCATED  (1u << 0)   /* fewer bytes than the fields need */
-#define P2_ERR_PADDING    (1u << 1)   /* non-zero padding bits */
-#define P2_ERR_END_CHECK  (1u << 2)   /* no end check at the computed position */
-#define P2_ERR_TRAILING   (1u << 3)   /* bytes after the end check */
-#define P2_ERR_RANGE      (1u << 4)   /* int(min, max) value outside [min, max] */
-#define P2_ERR_BODY_BASE  (1u << 8)
+ * rejects"). Bits from DP2_ERR_BODY_BASE on are free for the body. */
+#define DP2_ERR_TRUNCATED  (1u << 0)   /* fewer bytes than the fields need */
+#define DP2_ERR_PADDING    (1u << 1)   /* non-zero padding bits */
+#define DP2_ERR_END_CHECK  (1u << 2)   /* no end check at the computed position */
+#define DP2_ERR_TRAILING   (1u << 3)   /* bytes after the end check */
+#define DP2_ERR_RANGE      (1u << 4)   /* int(min, max) value outside [min, max] */
+#define DP2_ERR_BODY_BASE  (1u << 8)
 
-#define P2_MAX_PADS 4
+#define DP2_MAX_PADS 4
 
-typedef struct p2_pad {
+typedef struct dp2_pad {
     guint bit;      /* stream bit of the first padding bit */
     guint8 nbits;   /* 1..7 */
     guint8 value;   /* the padding bits as read (0 when clean) */
-} p2_pad_t;
+} dp2_pad_t;
 
 /* A reader over one datagram. It never reads past the captured bytes: once a
- * read would, P2_ERR_TRUNCATED is set and every later read returns 0 without
+ * read would, DP2_ERR_TRUNCATED is set and every later read returns 0 without
  * moving, so a hostile packet cannot make a caller loop or throw. */
-typedef struct p2_reader {
+typedef struct dp2_reader {
     tvbuff_t *tvb;
     const guint8 *data;  /* the tvb's captured bytes (NULL when none) */
     guint bit;           /* next stream bit */
     guint limit;         /* captured bits */
-    guint32 errors;      /* P2_ERR_* */
+    guint32 errors;      /* DP2_ERR_* */
     guint need_bytes;    /* when truncated: bytes the fields need at least */
     guint8 n_pads;
-    p2_pad_t pads[P2_MAX_PADS];
+    dp2_pad_t pads[DP2_MAX_PADS];
     gboolean check_read; /* the end check's position was reached */
     guint check_offset;  /* byte offset of the end check (when check_read) */
     guint32 check_value; /* the 32 bits found there */
-} p2_reader_t;
+} dp2_reader_t;
 
 /* Starts a reader at the packet body (bit 32, after the CRC). */
-void p2_reader_init(p2_reader_t *r, tvbuff_t *tvb);
+void dp2_reader_init(dp2_reader_t *r, tvbuff_t *tvb);
 
 /* Returns the bit length of max - min (0 when min == max): the width of
  * int(min, max) on the wire. */
-guint p2_bits_required(guint32 min, guint32 max);
+guint dp2_bits_required(guint32 min, guint32 max);
 
 /* Reads nbits (0..32) raw bits, least significant first. Returns 0 and sets
- * P2_ERR_TRUNCATED when the datagram is too short. */
-guint32 p2_read_bits(p2_reader_t *r, guint nbits);
+ * DP2_ERR_TRUNCATED when the datagram is too short. */
+guint32 dp2_read_bits(dp2_reader_t *r, guint nbits);
 
 /* Moves past nbits (any number) bits without reading them. Returns FALSE and
- * sets P2_ERR_TRUNCATED when the datagram is too short (or was already). */
-gboolean p2_skip_bits(p2_reader_t *r, guint nbits);
+ * sets DP2_ERR_TRUNCATED when the datagram is too short (or was already). */
+gboolean dp2_skip_bits(dp2_reader_t *r, guint nbits);
 
-/* Reads int(min, max): returns the raw field plus min. Sets P2_ERR_RANGE when
+/* Reads int(min, max): returns the raw field plus min. Sets DP2_ERR_RANGE when
  * the value exceeds max (possible when max - min + 1 is not a power of 2). */
-guint32 p2_read_int(p2_reader_t *r, guint32 min, guint32 max);
+guint32 dp2_read_int(dp2_reader_t *r, guint32 min, guint32 max);
 
 /* Skips to the next byte boundary, recording the padding. Returns FALSE (and
- * sets P2_ERR_PADDING) when a padding bit is set or P2_ERR_TRUNCATED. */
-gboolean p2_read_align(p2_reader_t *r);
+ * sets DP2_ERR_PADDING) when a padding bit is set or DP2_ERR_TRUNCATED. */
+gboolean dp2_read_align(dp2_reader_t *r);
 
 /* align, then n bytes verbatim. Returns their byte offset, or -1 (with
- * P2_ERR_TRUNCATED) when fewer than n bytes remain. */
-gint p2_read_bytes(p2_reader_t *r, guint n);
+ * DP2_ERR_TRUNCATED) when fewer than n bytes remain. */
+gint dp2_read_bytes(dp2_reader_t *r, guint n);
 
-/* align, then the end check; sets P2_ERR_END_CHECK, P2_ERR_TRUNCATED or
- * P2_ERR_TRAILING as they apply. Ends the packet. */
-void p2_read_check(p2_reader_t *r);
+/* align, then the end check; sets DP2_ERR_END_CHECK, DP2_ERR_TRUNCATED or
+ * DP2_ERR_TRAILING as they apply. Ends the packet. */
+void dp2_read_check(dp2_reader_t *r);
 
 /* TRUE when the datagram's last four bytes are the end check. */
-gboolean p2_ends_with_check(tvbuff_t *tvb);
+gboolean dp2_ends_with_check(tvbuff_t *tvb);
 
 /* ---- CRC-32 and the protocol id --------------------------------------- */
 
-/* Builds the tables p2_implied_protocol_id() needs (p2_register_protocol
+/* Builds the tables dp2_implied_protocol_id() needs (dp2_register_protocol
  * calls it). */
-void p2_crc_init(void);
+void dp2_crc_init(void);
 
 /* Returns the CRC-32 of LE32(protocol_id) || 00 00 00 00, the state the
  * packet CRC continues from; compute it once per configured id. */
-guint32 p2_crc_prefix(guint32 protocol_id);
+guint32 dp2_crc_prefix(guint32 protocol_id);
 
 /* Returns the CRC the sender would have written for this datagram with the
- * protocol id whose p2_crc_prefix() is prefix_crc. Needs at least 4 captured
+ * protocol id whose dp2_crc_prefix() is prefix_crc. Needs at least 4 captured
  * bytes (returns 0 otherwise). */
-guint32 p2_crc_datagram(tvbuff_t *tvb, guint32 prefix_crc);
+guint32 dp2_crc_datagram(tvbuff_t *tvb, guint32 prefix_crc);
 
 /* The CRC is linear, so the protocol id that makes a datagram's CRC right can
  * be computed back from the stored CRC: given the CRC `computed` for `id`
  * and the datagram's length, returns the implied id (== id when stored ==
  * computed). Cost: a table step per set bit of the length, only when they
  * differ. */
-guint32 p2_implied_protocol_id(guint32 stored, guint32 computed, guint32 id,
+guint32 dp2_implied_protocol_id(guint32 stored, guint32 computed, guint32 id,
                                guint datagram_length);
 
 /* ---- Display ------------------------------------------------------------ */
@@ -124,11 +124,11 @@ guint32 p2_implied_protocol_id(guint32 stored, guint32 computed, guint32 id,
 /* Adds an nbits field read least-significant-bit first at stream bit `bit`
  * (its bits shown in the label, its bytes highlighted). A 0-bit field (e.g.
  * int(0, 0)) is shown as generated with value `value_if_empty`. */
-proto_item *p2_add_bits(proto_tree *tree, int hf, tvbuff_t *tvb, guint bit,
+proto_item *dp2_add_bits(proto_tree *tree, int hf, tvbuff_t *tvb, guint bit,
                         guint nbits, guint32 value_if_empty);
 
 /* The fields and expert infos of one protocol built on this framing. */
-typedef struct p2_display {
+typedef struct dp2_display {
     int hf_padding;              /* FT_UINT8, bits */
     int hf_end_check;            /* FT_UINT32, BASE_HEX */
     int hf_end_check_status;     /* FT_UINT8 with proto_checksum_vals */
@@ -136,141 +136,147 @@ typedef struct p2_display {
     expert_field *ei_padding;
     expert_field *ei_end_check;
     expert_field *ei_trailing;
-    /* The CRC and the protocol id it implies (p2_add_crc). */
+    /* The CRC and the protocol id it implies (dp2_add_crc). */
     int hf_crc;                  /* FT_UINT32, BASE_HEX */
     int hf_crc_status;           /* FT_UINT8 with proto_checksum_vals */
     int hf_protocol_id;          /* FT_UINT32, BASE_HEX, generated */
     expert_field *ei_crc_bad;        /* another id than the conversation's */
     expert_field *ei_id_other;       /* the conversation's own unconfigured id */
     expert_field *ei_id_unconfirmed; /* an unconfigured id, nothing to compare */
-} p2_display_t;
+} dp2_display_t;
 
 /* Adds the padding fields recorded since the last call (from pad index
  * *next_pad on), with expert info on non-zero padding when `experts`. */
-void p2_add_padding(proto_tree *tree, packet_info *pinfo, const p2_display_t *d,
-                    const p2_reader_t *r, guint *next_pad, gboolean experts);
+void dp2_add_padding(proto_tree *tree, packet_info *pinfo, const dp2_display_t *d,
+                    const dp2_reader_t *r, guint *next_pad, gboolean experts);
 
 /* Adds the end check (and any trailing bytes), with status and, when
  * `experts`, expert info. Does nothing if the end check was never reached. */
-void p2_add_end_check(proto_tree *tree, packet_info *pinfo, const p2_display_t *d,
-                      const p2_reader_t *r, gboolean experts);
+void dp2_add_end_check(proto_tree *tree, packet_info *pinfo, const dp2_display_t *d,
+                      const dp2_reader_t *r, gboolean experts);
 
 /* ---- The protocol id, per datagram and per conversation ------------------ */
 
 /* What the UDP entry point computes once per datagram. */
-typedef struct p2_frame {
+typedef struct dp2_frame {
     gboolean crc_known;   /* the whole datagram was captured (>= 4 bytes) */
     guint32 stored_crc;   /* bytes 0..3 */
     guint32 implied_id;   /* the protocol id that makes the stored CRC right */
-    /* Set by p2_dissect_udp: the user chose the protocol (Decode As, or a
+    /* Set by dp2_dissect_udp: the user chose the protocol (Decode As, or a
      * conversation a heuristic pinned), so it shows the datagram whatever
      * it is. Otherwise (the protocol's port) it claims only a datagram that
      * is well-formed for it and returns 0 for any other, which UDP then
      * offers to the heuristics and to data. */
     gboolean forced;
-} p2_frame_t;
+} dp2_frame_t;
 
 /* How a packet's implied id relates to its protocol's configuration and to
  * its conversation (docs/dissector.md, "Protocol id"). */
 typedef enum {
-    P2_ID_GOOD,         /* the configured id */
-    P2_ID_OTHER,        /* another id, the one its conversation uses */
-    P2_ID_BAD,          /* disagrees with its conversation's id */
-    P2_ID_UNCONFIRMED,  /* another id, nothing earlier in the conversation to compare */
-    P2_ID_UNKNOWN,      /* CRC not computable (datagram cut by the capture) */
-    P2_ID_WRONG         /* not the configured id, for a protocol that learns none */
-} p2_id_status_t;
+    DP2_ID_GOOD,         /* the configured id */
+    DP2_ID_OTHER,        /* another id, the one its conversation uses */
+    DP2_ID_BAD,          /* disagrees with its conversation's id */
+    DP2_ID_UNCONFIRMED,  /* another id, nothing earlier in the conversation to compare */
+    DP2_ID_UNKNOWN,      /* CRC not computable (datagram cut by the capture) */
+    DP2_ID_WRONG         /* not the configured id, for a protocol that learns none */
+} dp2_id_status_t;
 
-/* A packet's protocol id as shown by p2_add_crc(). */
-typedef struct p2_id {
+/* A packet's protocol id as shown by dp2_add_crc(). */
+typedef struct dp2_id {
     gboolean crc_known;
     guint32 implied_id;
     guint32 cfg_id;        /* the protocol's configured id */
-    guint32 conv_id;       /* P2_ID_BAD: the id its conversation uses */
-    p2_id_status_t status;
-} p2_id_t;
+    guint32 conv_id;       /* DP2_ID_BAD: the id its conversation uses */
+    dp2_id_status_t status;
+} dp2_id_t;
 
-/* One protocol of the family, registered with p2_register_protocol(). The
+/* One protocol of the family, registered with dp2_register_protocol(). The
  * registry is what the UDP entry point dispatches on: every datagram goes to
  * the protocol whose configured id its CRC implies. */
-typedef struct p2_protocol {
+typedef struct dp2_protocol {
     const char *filter_name;    /* "chunk": names its preferences in messages */
     int proto;                  /* set before registering */
     const guint32 *cfg_id;      /* the protocol id preference, as applied */
     dissector_handle_t handle;  /* port, Decode As and pinned conversations */
-    /* Decodes the datagram as this protocol whatever id it implies; returns
-     * the bytes consumed. */
-    int (*dissect)(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f);
-    guint index;                /* set by p2_register_protocol() */
-    range_t *ports_applied;     /* p2_ports_apply()'s copy of <filter_name>.udp.port */
-} p2_protocol_t;
+    /* Decodes the datagram as this protocol whatever id it implies; data is
+     * the datagram's dp2_frame_t. Returns the bytes consumed. */
+    dissector_t dissect;
+    guint index;                /* set by dp2_register_protocol() */
+    dissector_handle_t id_handle; /* dissect, in the protocol2.id table (dp2_register_protocol) */
+    range_t *ports_applied;     /* dp2_ports_apply()'s copy of <filter_name>.udp.port */
+} dp2_protocol_t;
 
-#define P2_MAX_PROTOCOLS 4
+#define DP2_MAX_PROTOCOLS 4
 
 /* Adds p to the registry (at registration time, once per protocol; p->proto
- * and p->handle set) and, the first time, builds the CRC tables. */
-void p2_register_protocol(p2_protocol_t *p);
+ * and p->handle set) and, the first time, builds the CRC tables and the
+ * dissector table "protocol2.id": each registered protocol's dissect,
+ * keyed by its configured id (the first registered wins a shared id). */
+void dp2_register_protocol(dp2_protocol_t *p);
 
 /* Computes the datagram's CRC and implied protocol id (once per datagram:
  * a second call for the same datagram returns the stored result). */
-void p2_frame_get(tvbuff_t *tvb, packet_info *pinfo, p2_frame_t *f);
+void dp2_frame_get(tvbuff_t *tvb, packet_info *pinfo, dp2_frame_t *f);
 
 /* The registered protocol whose configured id the datagram implies, or NULL
  * (CRC unknown, or an id no protocol is configured with). */
-p2_protocol_t *p2_protocol_for(const p2_frame_t *f);
+dp2_protocol_t *dp2_protocol_for(const dp2_frame_t *f);
 
 /* The one UDP entry point: the body of every registered protocol's handle
  * (port preference, Decode As, conversations pinned by a heuristic). A
- * datagram whose id is another registered protocol's goes to that protocol;
- * any other goes to `owner`, as does everything under Decode As (the user
- * chose the protocol, whatever its id: f->forced). Returns the bytes
- * consumed: 0 when owner, on its port, finds the datagram is not its. */
-int p2_dissect_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data,
-                   p2_protocol_t *owner);
+ * datagram whose id is another registered protocol's goes to that protocol
+ * (through the protocol2.id table); any other goes to `owner`, as does
+ * everything under Decode As (the user chose the protocol, whatever its id:
+ * f->forced). Returns the bytes consumed: 0 when owner, on its port, finds
+ * the datagram is not its. */
+int dp2_dissect_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data,
+                   dp2_protocol_t *owner);
 
 /* For a heuristic of protocol p: fills f and returns FALSE when the
  * datagram's id is another registered protocol's (its heuristic, not p's,
  * may claim it). */
-gboolean p2_heur_frame(tvbuff_t *tvb, packet_info *pinfo, const p2_protocol_t *p, p2_frame_t *f);
+gboolean dp2_heur_frame(tvbuff_t *tvb, packet_info *pinfo, const dp2_protocol_t *p, dp2_frame_t *f);
 
 /* Protocol p's id state in one conversation. */
-typedef struct p2_id_state {
+typedef struct dp2_id_state {
     guint32 id_frame;       /* frame that established the protocol id; 0: none yet */
     guint32 id;
     guint8 n_candidates;    /* ids implied once, waiting for a second packet */
     guint32 candidates[4];
-} p2_id_state_t;
+} dp2_id_state_t;
 
 /* Protocol p's state in the datagram's UDP conversation (created zeroed on
  * first use; file scope). *data is p's own per-conversation pointer, NULL
  * until p sets it. */
-p2_id_state_t *p2_conv_state(packet_info *pinfo, const p2_protocol_t *p, void ***data,
+dp2_id_state_t *dp2_conv_state(packet_info *pinfo, const dp2_protocol_t *p, void ***data,
                              conversation_t **conv_out);
 
 /* Sets id->status for a packet implying f->implied_id, and on the first pass
  * (update) advances the conversation's decision: the configured id is good;
  * another id becomes the conversation's once a second well-formed
  * (`plausible`) packet implies it. */
-void p2_id_decide(p2_id_state_t *st, const p2_protocol_t *p, const p2_frame_t *f, guint32 frame,
-                  gboolean plausible, gboolean update, p2_id_t *id);
+void dp2_id_decide(dp2_id_state_t *st, const dp2_protocol_t *p, const dp2_frame_t *f, guint32 frame,
+                  gboolean plausible, gboolean update, dp2_id_t *id);
 
 /* Sets id->status for a protocol that accepts only its configured id:
- * P2_ID_GOOD, P2_ID_WRONG or P2_ID_UNKNOWN. */
-void p2_id_check(const p2_protocol_t *p, const p2_frame_t *f, p2_id_t *id);
+ * DP2_ID_GOOD, DP2_ID_WRONG or DP2_ID_UNKNOWN. */
+void dp2_id_check(const dp2_protocol_t *p, const dp2_frame_t *f, dp2_id_t *id);
 
 /* Adds the CRC, its status and the implied protocol id, with their expert
  * infos; adds nothing for a datagram shorter than the CRC. */
-void p2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2_display_t *d,
-                const p2_protocol_t *p, const p2_id_t *id);
+void dp2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const dp2_display_t *d,
+                const dp2_protocol_t *p, const dp2_id_t *id);
 
 /* ---- Ports -------------------------------------------------------------- */
 
 /* Registers p->handle on udp.port with the preference <filter_name>.udp.port
  * (default `ports`, may be empty) and for Decode As. Call from the handoff. */
-void p2_ports_register(p2_protocol_t *p, const char *ports);
+void dp2_ports_register(dp2_protocol_t *p, const char *ports);
 
-/* Call from p's preferences callback: drops from udp.port the ports the
- * <filter_name>.udp.port preference no longer holds (see common/protocol2.c). */
-void p2_ports_apply(p2_protocol_t *p);
+/* Call last in p's preferences callback (p->cfg_id as applied): drops from
+ * udp.port the ports the <filter_name>.udp.port preference no longer holds
+ * (see common/protocol2-id.c), and files the configured ids in the
+ * protocol2.id table again. */
+void dp2_prefs_apply(dp2_protocol_t *p);
 
 #endif /* PROTOCOL2_H */

@@ -28,18 +28,25 @@
  *
  * What guards it: each protocol's goldens compare the one-pass -V output
  * with the two-pass one (chunk: dissector.goldens; p2frag:
- * dissector.p2frag_captures), and analysis.truth checks every exported
- * chunk byte for byte.
+ * dissector.p2frag_captures), analysis.truth checks every exported chunk
+ * byte for byte, and dissector.single_pass that the pass is recognised:
+ * `tshark -q -z chunkshark,single_pass` counts the analysed frames taken as
+ * the single pass. Each protocol can be kept off this path with its
+ * <protocol>.single_pass preference.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <stdio.h>
+
 #include <epan/packet.h>
 #include <epan/reassemble.h>
+#include <epan/stat_tap_ui.h>
 #include <epan/tap.h>
 #include <wsutil/str_util.h>
 
 #include "ws-compat.h"
 #include "single-pass.h"
+#include "stats-util.h"
 
 static gboolean transient;          /* this packet is in tshark's single pass */
 static const frame_data *prev_fd;
@@ -47,6 +54,9 @@ static guint32 prev_num;
 static fragment_head *pending_free; /* reassembled data to drop at the next packet */
 static int probe_tap = -1;          /* taps run for this frame? */
 static guint32 probe_seen_num;
+/* For -z chunkshark,single_pass: first visits of analysed packets, and
+ * those taken as the single pass. */
+static guint32 n_analysed, n_single;
 
 void cs_sp_init(void)
 {
@@ -55,6 +65,8 @@ void cs_sp_init(void)
     prev_num = 0;
     pending_free = NULL;
     probe_seen_num = 0;
+    n_analysed = 0;
+    n_single = 0;
 }
 
 static tap_packet_status probe_packet(void *tapdata _U_, packet_info *pinfo, epan_dissect_t *edt _U_,
@@ -64,13 +76,15 @@ static tap_packet_status probe_packet(void *tapdata _U_, packet_info *pinfo, epa
     return TAP_PACKET_DONT_REDRAW;
 }
 
-gboolean cs_sp_begin_packet(packet_info *pinfo)
+gboolean cs_sp_begin_packet(packet_info *pinfo, gboolean allowed)
 {
     if (!PINFO_FD_VISITED(pinfo)) {
         transient = pinfo->fd == prev_fd && pinfo->num != prev_num &&
-                    (pinfo->cinfo != NULL || (prev_num && probe_seen_num == prev_num));
+                    (pinfo->cinfo != NULL || (prev_num && probe_seen_num == prev_num)) && allowed;
         prev_fd = pinfo->fd;
         prev_num = pinfo->num;
+        n_analysed++;
+        n_single += transient;
     }
     if (pending_free) {
         /* The reassembled tvb of that frame is gone with its packet; the
@@ -134,10 +148,49 @@ void cs_sp_show_pieces(packet_info *pinfo, proto_tree *tree, tvbuff_t *rtvb, gui
         proto_item_set_generated(proto_tree_add_item(ft, *fit->hf_reassembled_data, rtvb, 0, total, ENC_NA));
 }
 
+/* -z chunkshark,single_pass: how many analysed packets the protocols took as
+ * tshark's single pass (the first frame of a file never is). */
+static tap_packet_status count_packet(void *tapdata _U_, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
+                                      const void *data _U_, tap_flags_t flags _U_)
+{
+    return TAP_PACKET_REDRAW;
+}
+
+static void count_draw(void *tapdata _U_)
+{
+    printf("chunkshark single pass: %u of %u analysed packets\n", n_single, n_analysed);
+}
+
+static void count_finish(void *tapdata _U_)
+{
+}
+
+static CS_TAP_INIT_RET count_init(const char *opt_arg, void *userdata _U_)
+{
+    static int listener;   /* the listener's identity */
+
+    if (!su_text_listen(opt_arg, "chunkshark,single_pass", "chunkshark_single_pass_probe", &listener, NULL,
+                        count_packet, count_draw, count_finish))
+        CS_TAP_INIT_FAILED;
+    CS_TAP_INIT_OK;
+}
+
 void cs_sp_register(void)
 {
-    if (probe_tap == -1)
-        probe_tap = register_tap("chunkshark_single_pass_probe");
+    static stat_tap_ui count_ui;
+
+    if (probe_tap != -1)
+        return;
+    probe_tap = register_tap("chunkshark_single_pass_probe");
+    su_register_text_ui(&count_ui, "tshark single pass (packets)", "chunkshark,single_pass", count_init);
+}
+
+void cs_sp_register_pref(module_t *m, ws_cb_bool *var)
+{
+    prefs_register_bool_preference(m, "single_pass", "Save memory in tshark's single pass",
+        "In tshark's single pass (tshark -r without -2) keep no analysis record per frame and reassemble "
+        "in buffers freed as soon as a packet is complete; the output is the same either way. Off: keep "
+        "everything for the whole file, as Wireshark and tshark -2 do", var);
 }
 
 void cs_sp_handoff(void)

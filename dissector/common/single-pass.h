@@ -1,6 +1,6 @@
 /* common/single-pass.h
- * Memory in tshark's single pass, shared by the analyses that keep per-frame
- * records and reassemble (chunk, p2frag): tells the single pass from
+ * Memory in tshark's single pass, shared by every protocol's analysis that
+ * keeps per-frame records (chunk, p2frag, netgame): tells the single pass from
  * Wireshark's passes, drops reassembled data once its frame is done, and
  * shows a reassembly made outside Wireshark's table as the table would.
  * Why and how: common/single-pass.c and docs/architecture.md.
@@ -11,20 +11,30 @@
 #define CS_SINGLE_PASS_H
 
 #include <epan/packet.h>
+#include <epan/prefs.h>
 #include <epan/reassemble.h>
 
-/* The probe tap: cs_sp_register() from a registration routine,
- * cs_sp_handoff() from a handoff; each acts once, whoever calls. */
+#include "ws-compat.h"
+
+/* The probe tap and -z chunkshark,single_pass: cs_sp_register() from a
+ * registration routine, cs_sp_handoff() from a handoff; each acts once,
+ * whoever calls. */
 void cs_sp_register(void);
 void cs_sp_handoff(void);
+
+/* Registers <protocol>.single_pass in module m, the protocol's switch for
+ * this path (default on: *var TRUE); what the protocol hands to
+ * cs_sp_begin_packet() as `allowed`. */
+void cs_sp_register_pref(module_t *m, ws_cb_bool *var);
 
 /* Forgets the previous file (from an init routine; any protocol's). */
 void cs_sp_init(void);
 
 /* Call first for every analysed packet. Drops the data a previous packet
  * left to cs_sp_free_later(), and returns TRUE when this packet is the first
- * visit of tshark's single pass (its frame will never be dissected again). */
-gboolean cs_sp_begin_packet(packet_info *pinfo);
+ * visit of tshark's single pass (its frame will never be dissected again)
+ * and `allowed` (the protocol's <protocol>.single_pass preference). */
+gboolean cs_sp_begin_packet(packet_info *pinfo, gboolean allowed);
 
 /* The scope a frame's analysis record lives in: the packet's in the single
  * pass (transient: what cs_sp_begin_packet() returned, never TRUE on a

@@ -26,10 +26,12 @@
 #include <epan/tap.h>
 #include <epan/to_str.h>
 
+#include "common/analysis-util.h"
+#include "common/single-pass.h"
 #include "common/ws-compat.h"
 #include "netgame-int.h"
 
-#define NS_PER_S      1000000000LL
+#define NS_PER_S      AU_NS_PER_S
 #define RTT_MAXIMUM   NS_PER_S          /* the original's RttMaximum: 1 s, then lost */
 #define RETAIN_NS     (3 * NS_PER_S)    /* how long a sent packet can still be linked to a late ack */
 #define SENT_MAX      8192              /* pending packets kept per direction at most */
@@ -46,35 +48,35 @@
 static int proto_ng = -1;
 static int ng_tap = -1;
 
-static int hf_stream = -1;
-static int hf_direction = -1;
-static int hf_analysis = -1;
-static int hf_flags = -1;
-static int hf_acked_in = -1;
-static int hf_rtt = -1;
-static int hf_lost = -1;
-static int hf_seq_gap = -1;
-static int hf_duplicate = -1;
-static int hf_duplicate_of = -1;
-static int hf_send_rate = -1;
-static int hf_mode = -1;
-static int hf_smoothed_rtt = -1;
-static int hf_acks_frame = -1;
-static int hf_ack_rtt = -1;
-static int hf_lost_frame = -1;
-static int hf_false_ack0 = -1;
+static int hf_netgame_stream = -1;
+static int hf_netgame_direction = -1;
+static int hf_netgame_analysis = -1;
+static int hf_netgame_flags = -1;
+static int hf_netgame_acked_in = -1;
+static int hf_netgame_rtt = -1;
+static int hf_netgame_lost = -1;
+static int hf_netgame_seq_gap = -1;
+static int hf_netgame_duplicate = -1;
+static int hf_netgame_duplicate_of = -1;
+static int hf_netgame_send_rate = -1;
+static int hf_netgame_mode = -1;
+static int hf_netgame_smoothed_rtt = -1;
+static int hf_netgame_acks_frame = -1;
+static int hf_netgame_ack_rtt = -1;
+static int hf_netgame_lost_frame = -1;
+static int hf_netgame_false_ack0 = -1;
 
-static gint ett_analysis = -1;
-static gint ett_flags = -1;
+static gint ett_netgame_analysis = -1;
+static gint ett_netgame_flags = -1;
 
-static expert_field ei_seq_gap = EI_INIT;
-static expert_field ei_seq_back = EI_INIT;
-static expert_field ei_seq_repeat = EI_INIT;
-static expert_field ei_ack_back = EI_INIT;
-static expert_field ei_ack_unsent = EI_INIT;
-static expert_field ei_false_ack0 = EI_INIT;
-static expert_field ei_lost = EI_INIT;
-static expert_field ei_mode_switch = EI_INIT;
+static expert_field ei_netgame_seq_gap = EI_INIT;
+static expert_field ei_netgame_seq_back = EI_INIT;
+static expert_field ei_netgame_seq_repeat = EI_INIT;
+static expert_field ei_netgame_ack_back = EI_INIT;
+static expert_field ei_netgame_ack_unsent = EI_INIT;
+static expert_field ei_netgame_false_ack0 = EI_INIT;
+static expert_field ei_netgame_lost = EI_INIT;
+static expert_field ei_netgame_mode_switch = EI_INIT;
 
 static const value_string mode_vals[] = {
     { NG_MODE_GOOD, "Good (30 packets/s)" },
@@ -86,28 +88,8 @@ static wmem_array_t *all_conns;     /* ng_conn_t *, in order of first packet */
 static wmem_map_t *conns_by_conv;   /* conversation -> ng_conn_t */
 static gint64 capture_last_ns;      /* latest netgame packet time analysed */
 static wmem_allocator_t *rec_scope; /* where this packet's record lives */
-static gboolean transient;          /* tshark's single pass: see begin_packet() */
-static const frame_data *prev_fd;
-static guint32 prev_num;
-static int probe_tap = -1;
-static guint32 probe_seen_num;
-
-static gint64 ts_ns(const nstime_t *t)
-{
-    return (gint64)t->secs * NS_PER_S + t->nsecs;
-}
-
-static nstime_t ns_ts(gint64 ns)
-{
-    nstime_t t;
-    t.secs = (time_t)(ns / NS_PER_S);
-    t.nsecs = (int)(ns % NS_PER_S);
-    if (t.nsecs < 0) {
-        t.secs -= 1;
-        t.nsecs += (int)NS_PER_S;
-    }
-    return t;
-}
+static gboolean transient;          /* tshark's single pass: cs_sp_begin_packet() */
+static ws_cb_bool pref_single_pass = TRUE;
 
 /* Frees the per-direction rings (g_malloc'd: they grow) at the end of the
  * file. Returns FALSE: analysis_init() registers it again for the next. */
@@ -133,42 +115,18 @@ static void analysis_init(void)
     conns_by_conv = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
     capture_last_ns = G_MININT64;
     transient = FALSE;
-    prev_fd = NULL;
-    prev_num = 0;
-    probe_seen_num = 0;
+    cs_sp_init();
     wmem_register_callback(wmem_file_scope(), free_rings, NULL);
 }
 
-guint netgame_conn_count(void)
-{
-    return all_conns ? wmem_array_get_count(all_conns) : 0;
-}
 
-ng_conn_t *netgame_conn(guint i)
-{
-    return *(ng_conn_t **)wmem_array_index(all_conns, i);
-}
 
-/* tshark's single pass is told from the first pass of -2 (and from the GUI)
- * as chunk/analysis.c does: it dissects every frame in one frame_data and
- * runs the taps (our probe listener sees them) or fills columns. Records
- * then live in the packet scope. */
-static tap_packet_status probe_packet(void *tapdata _U_, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                      const void *data _U_, tap_flags_t flags _U_)
-{
-    probe_seen_num = pinfo->num;
-    return TAP_PACKET_DONT_REDRAW;
-}
-
+/* tshark's single pass (common/single-pass.c): records then live in the
+ * packet scope, and a loss is raised where it becomes known. */
 static void begin_packet(packet_info *pinfo)
 {
-    if (!PINFO_FD_VISITED(pinfo)) {
-        transient = pinfo->fd == prev_fd && pinfo->num != prev_num &&
-                    (pinfo->cinfo != NULL || (prev_num && probe_seen_num == prev_num));
-        prev_fd = pinfo->fd;
-        prev_num = pinfo->num;
-    }
-    rec_scope = transient && !PINFO_FD_VISITED(pinfo) ? pinfo->pool : wmem_file_scope();
+    transient = cs_sp_begin_packet(pinfo, pref_single_pass);
+    rec_scope = cs_sp_record_scope(pinfo, transient);
 }
 
 /* ---- Per-direction state ------------------------------------------------- */
@@ -290,7 +248,7 @@ static guint32 send_rate(ng_dir_t *d, gint64 now)
 static guint8 seen_state(const ng_dir_t *d, guint32 s, guint32 max_seq)
 {
     guint32 k;
-    guint64 span = MIN((guint64)max_seq + 1, 256);
+    guint64 span = MIN((guint64)max_seq + 1, NG_SEEN_WINDOW);
     if (!d->active)
         return 0;
     if (s == d->hi_seq)
@@ -300,7 +258,7 @@ static guint8 seen_state(const ng_dir_t *d, guint32 s, guint32 max_seq)
         return 1;
     if (netgame_more_recent(s, d->hi_seq, max_seq))
         return 0;
-    return k < 256 ? 0 : 2;
+    return k < NG_SEEN_WINDOW ? 0 : 2;
 }
 
 /* Marks sequence s seen; s more recent than hi_seq moves the window. */
@@ -314,11 +272,11 @@ static void mark_seen(ng_dir_t *d, guint32 s, guint32 max_seq)
     }
     if (netgame_more_recent(s, d->hi_seq, max_seq)) {
         guint32 shift = netgame_seq_sub(s, d->hi_seq, max_seq);
-        if (shift >= 256) {
+        if (shift >= NG_SEEN_WINDOW) {
             memset(d->seen, 0, sizeof d->seen);
         } else {
             guint words = shift / 64, bits = shift % 64;
-            for (int w = 3; w >= 0; w--) {
+            for (int w = NG_SEEN_WINDOW / 64 - 1; w >= 0; w--) {
                 guint64 v = 0;
                 int from = w - (int)words;
                 if (from >= 0) {
@@ -333,7 +291,7 @@ static void mark_seen(ng_dir_t *d, guint32 s, guint32 max_seq)
         d->seen[0] |= 1;
     } else {
         guint32 k = netgame_seq_sub(d->hi_seq, s, max_seq);
-        if (k < 256)
+        if (k < NG_SEEN_WINDOW)
             d->seen[k / 64] |= 1ull << (k % 64);
     }
 }
@@ -487,10 +445,10 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
 
 /* ---- First pass ---------------------------------------------------------- */
 
-static ng_frame_t *analyse(packet_info *pinfo, const netgame_pkt_t *p)
+static ng_frame_t *netgame_analyse(packet_info *pinfo, const netgame_pkt_t *p)
 {
-    guint32 max_seq = netgame_max_sequence();
-    gint64 now = ts_ns(&pinfo->abs_ts);
+    guint32 max_seq = p->max_seq;
+    gint64 now = au_ns(&pinfo->abs_ts);
     guint di;
     ng_conn_t *c = get_conn(pinfo, &di);
     ng_dir_t *d = &c->dir[di], *peer = &c->dir[di ^ 1];
@@ -637,11 +595,10 @@ ng_frame_t *netgame_analysis_packet(packet_info *pinfo, const netgame_pkt_t *pkt
     if (!rec) {
         if (PINFO_FD_VISITED(pinfo))
             return NULL;
-        rec = analyse(pinfo, pkt);
+        rec = netgame_analyse(pinfo, pkt);
         p_add_proto_data(rec_scope, pinfo, proto_ng, 1, rec);
     }
-    if (!PINFO_FD_VISITED(pinfo))
-        tap_queue_packet(probe_tap, pinfo, NULL);
+    cs_sp_end_packet(pinfo);
     return rec;
 }
 
@@ -677,7 +634,7 @@ static gboolean rec_lost(const ng_frame_t *rec)
 
 static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
 {
-    nstime_t t = ns_ts(ns);
+    nstime_t t = au_nstime(ns);
     proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, &t));
 }
 
@@ -699,28 +656,28 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     if (rec->lost)
         lost_here = TRUE;
 
-    ti = proto_tree_add_uint(tree, hf_stream, tvb, 0, 0, rec->conn->index);
+    ti = proto_tree_add_uint(tree, hf_netgame_stream, tvb, 0, 0, rec->conn->index);
     proto_item_set_generated(ti);
-    ai = proto_tree_add_item(tree, hf_analysis, tvb, 0, 0, ENC_NA);
+    ai = proto_tree_add_item(tree, hf_netgame_analysis, tvb, 0, 0, ENC_NA);
     proto_item_set_generated(ai);
-    at = proto_item_add_subtree(ai, ett_analysis);
+    at = proto_item_add_subtree(ai, ett_netgame_analysis);
     if (tree) {
         const ng_dir_t *d = &rec->conn->dir[rec->dir];
         char *s = address_to_str(pinfo->pool, &d->src);
         char *t = address_to_str(pinfo->pool, &d->dst);
-        ti = proto_tree_add_string_format_value(at, hf_direction, tvb, 0, 0, "", "%s:%u -> %s:%u",
+        ti = proto_tree_add_string_format_value(at, hf_netgame_direction, tvb, 0, 0, "", "%s:%u -> %s:%u",
                                                 s, d->sport, t, d->dport);
         proto_item_set_generated(ti);
     }
 
     /* This packet's fate (needs later frames). */
     if (rec->acked_in) {
-        ti = proto_tree_add_uint(at, hf_acked_in, tvb, 0, 0, rec->acked_in);
+        ti = proto_tree_add_uint(at, hf_netgame_acked_in, tvb, 0, 0, rec->acked_in);
         proto_item_set_generated(ti);
-        add_gen_time(at, hf_rtt, tvb, rec->rtt_ns);
+        add_gen_time(at, hf_netgame_rtt, tvb, rec->rtt_ns);
     }
     if (lost_here) {
-        ti = proto_tree_add_boolean(at, hf_lost, tvb, 0, 0, TRUE);
+        ti = proto_tree_add_boolean(at, hf_netgame_lost, tvb, 0, 0, TRUE);
         proto_item_set_generated(ti);
         /* A loss a later frame found has its expert info there (below),
          * on every pass, as TCP raises "previous segment not captured" on
@@ -730,84 +687,84 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         if (rec->lost)
             ;
         else if (rec->acked_in)
-            expert_add_info_format(pinfo, ti, &ei_lost,
+            expert_add_info_format(pinfo, ti, &ei_netgame_lost,
                                    "Lost: not acknowledged within 1 s (acknowledged late, in frame %u, "
                                    "after %.3f s)", rec->acked_in, (double)rec->rtt_ns / 1e9);
         else
-            expert_add_info_format(pinfo, ti, &ei_lost,
+            expert_add_info_format(pinfo, ti, &ei_netgame_lost,
                                    "Lost: sequence %u was never acknowledged within 1 s", pkt->seq);
     }
 
     /* Sequence. */
     if (rec->seq_gap) {
-        ti = proto_tree_add_uint(at, hf_seq_gap, tvb, 4, 4, rec->seq_gap);
+        ti = proto_tree_add_uint(at, hf_netgame_seq_gap, tvb, 4, 4, rec->seq_gap);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_seq_gap,
+        expert_add_info_format(pinfo, ti, &ei_netgame_seq_gap,
                                "%u sequence(s) missing before %u in this direction at this capture point",
                                rec->seq_gap, pkt->seq);
     }
     if (rec->dup) {
-        ti = proto_tree_add_boolean(at, hf_duplicate, tvb, 4, 4, TRUE);
+        ti = proto_tree_add_boolean(at, hf_netgame_duplicate, tvb, 4, 4, TRUE);
         proto_item_set_generated(ti);
         if (rec->dup_of) {
-            expert_add_info_format(pinfo, ti, &ei_seq_repeat,
+            expert_add_info_format(pinfo, ti, &ei_netgame_seq_repeat,
                                    "Sequence %u repeats (first in frame %u): a duplicate", pkt->seq, rec->dup_of);
-            proto_item_set_generated(proto_tree_add_uint(at, hf_duplicate_of, tvb, 4, 4, rec->dup_of));
+            proto_item_set_generated(proto_tree_add_uint(at, hf_netgame_duplicate_of, tvb, 4, 4, rec->dup_of));
         } else {
-            expert_add_info_format(pinfo, ti, &ei_seq_repeat, "Sequence %u repeats: a duplicate", pkt->seq);
+            expert_add_info_format(pinfo, ti, &ei_netgame_seq_repeat, "Sequence %u repeats: a duplicate", pkt->seq);
         }
     }
     if (rec->back)
-        expert_add_info_format(pinfo, ng_item, &ei_seq_back,
+        expert_add_info_format(pinfo, ng_item, &ei_netgame_seq_back,
                                "Sequence %u goes back (older than %u, seen earlier): reordered",
                                pkt->seq, rec->conn->dir[rec->dir].hi_seq);
 
     /* Acks. */
     if (rec->flags & NG_F_ACK_BACK)
-        expert_add_info_format(pinfo, ng_item, &ei_ack_back,
+        expert_add_info_format(pinfo, ng_item, &ei_netgame_ack_back,
                                "Ack %u goes back: this side acked %u before", pkt->ack, rec->prev_ack);
     if (rec->false_ack0) {
-        ti = proto_tree_add_boolean(at, hf_false_ack0, tvb, 8, 4, TRUE);
+        ti = proto_tree_add_boolean(at, hf_netgame_false_ack0, tvb, 8, 4, TRUE);
         proto_item_set_generated(ti);
-        expert_add_info(pinfo, ti, &ei_false_ack0);
+        expert_add_info(pinfo, ti, &ei_netgame_false_ack0);
     }
     if (rec->ack_unsent || rec->unsent_mask) {
         wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
-        guint32 max_seq = netgame_max_sequence();
+        guint32 max_seq = pkt->max_seq;
         if (rec->ack_unsent)
             wmem_strbuf_append_printf(sb, "%u", pkt->ack);
         for (guint i = 0; i < 32; i++)
             if (rec->unsent_mask & (1u << i))
                 wmem_strbuf_append_printf(sb, "%s%u", wmem_strbuf_get_len(sb) ? "," : "",
                                           netgame_seq_sub(pkt->ack, i + 1, max_seq));
-        expert_add_info_format(pinfo, ng_item, &ei_ack_unsent,
+        expert_add_info_format(pinfo, ng_item, &ei_netgame_ack_unsent,
                                "Acks sequence(s) the peer never sent in this capture: %s",
                                wmem_strbuf_get_str(sb));
     }
     for (guint i = 0; i < rec->n_links; i++) {
-        ti = proto_tree_add_uint_format_value(at, hf_acks_frame, tvb, 8, 8, rec->links[i].frame,
+        ti = proto_tree_add_uint_format_value(at, hf_netgame_acks_frame, tvb, 8, 8, rec->links[i].frame,
                                               "%u (sequence %u)", rec->links[i].frame, rec->links[i].seq);
         proto_item_set_generated(ti);
-        add_gen_time(at, hf_ack_rtt, tvb, rec->links[i].rtt_ns);
+        add_gen_time(at, hf_netgame_ack_rtt, tvb, rec->links[i].rtt_ns);
     }
     for (guint i = 0; i < rec->n_lost_here; i++) {
-        ti = proto_tree_add_uint(at, hf_lost_frame, tvb, 0, 0, rec->lost_here[i]);
+        ti = proto_tree_add_uint(at, hf_netgame_lost_frame, tvb, 0, 0, rec->lost_here[i]);
         proto_item_set_generated(ti);
         /* Raised here, where the loss becomes known, on every pass. */
-        expert_add_info_format(pinfo, ti, &ei_lost,
+        expert_add_info_format(pinfo, ti, &ei_netgame_lost,
                                "Lost: frame %u was not acknowledged within 1 s", rec->lost_here[i]);
     }
 
     /* Rate, mode, smoothed RTT of the sender at this send. */
-    ti = proto_tree_add_uint(at, hf_send_rate, tvb, 0, 0, rec->send_rate);
+    ti = proto_tree_add_uint(at, hf_netgame_send_rate, tvb, 0, 0, rec->send_rate);
     proto_item_set_generated(ti);
-    ti = proto_tree_add_uint(at, hf_mode, tvb, 0, 0, rec->mode);
+    ti = proto_tree_add_uint(at, hf_netgame_mode, tvb, 0, 0, rec->mode);
     proto_item_set_generated(ti);
     if (rec->switched)
-        expert_add_info_format(pinfo, ti, &ei_mode_switch,
+        expert_add_info_format(pinfo, ti, &ei_netgame_mode_switch,
                                "Flow-control mode switch to %s (packet intervals)",
                                val_to_str_const(rec->mode, mode_vals, "?"));
-    add_gen_time(at, hf_smoothed_rtt, tvb, rec->srtt_ns);
+    add_gen_time(at, hf_netgame_smoothed_rtt, tvb, rec->srtt_ns);
     /* The sender's mode and smoothed RTT at this send: known on every pass. */
     col_append_str(pinfo->cinfo, COL_INFO, rec->mode == NG_MODE_GOOD ? " Mode=Good" : " Mode=Bad");
     if (rec->srtt_ns > 0)
@@ -816,14 +773,14 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     if (flags) {
         proto_tree *ft;
         wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
-        ti = proto_tree_add_uint(at, hf_flags, tvb, 0, 0, flags);
+        ti = proto_tree_add_uint(at, hf_netgame_flags, tvb, 0, 0, flags);
         proto_item_set_generated(ti);
-        ft = proto_item_add_subtree(ti, ett_flags);
+        ft = proto_item_add_subtree(ti, ett_netgame_flags);
         for (guint i = 0; i < NG_F_COUNT; i++) {
             if (flags & (1u << i)) {
                 wmem_strbuf_append_printf(sb, "%s%s", wmem_strbuf_get_len(sb) ? ", " : "",
                                           netgame_flag_name(1u << i));
-                proto_tree_add_uint_format(ft, hf_flags, tvb, 0, 0, 1u << i, "%s",
+                proto_tree_add_uint_format(ft, hf_netgame_flags, tvb, 0, 0, 1u << i, "%s",
                                            netgame_flag_name(1u << i));
             }
         }
@@ -912,67 +869,67 @@ char *netgame_dir_diagnosis(wmem_allocator_t *scope, const ng_conn_t *c, guint d
 
 /* ---- Registration ------------------------------------------------------- */
 
-void netgame_analysis_register(int proto, module_t *module _U_)
+void netgame_analysis_register(int proto, module_t *module)
 {
     static hf_register_info hf[] = {
-        { &hf_stream, { "Connection index", "netgame.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_netgame_stream, { "Connection index", "netgame.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
             "One per UDP conversation", HFILL } },
-        { &hf_analysis, { "Connection analysis", "netgame.analysis", FT_NONE, BASE_NONE, NULL, 0x0,
+        { &hf_netgame_analysis, { "Connection analysis", "netgame.analysis", FT_NONE, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_direction, { "Direction", "netgame.analysis.direction", FT_STRING, BASE_NONE, NULL, 0x0,
+        { &hf_netgame_direction, { "Direction", "netgame.analysis.direction", FT_STRING, BASE_NONE, NULL, 0x0,
             "Sender -> receiver of this packet", HFILL } },
-        { &hf_flags, { "Analysis flags", "netgame.analysis.flags", FT_UINT32, BASE_HEX, NULL, 0x0,
+        { &hf_netgame_flags, { "Analysis flags", "netgame.analysis.flags", FT_UINT32, BASE_HEX, NULL, 0x0,
             "Set on every packet where the analysis found a problem", HFILL } },
-        { &hf_acked_in, { "Acked in frame", "netgame.analysis.acked_in", FT_FRAMENUM, BASE_NONE,
+        { &hf_netgame_acked_in, { "Acked in frame", "netgame.analysis.acked_in", FT_FRAMENUM, BASE_NONE,
             FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
             "The first frame from the peer that acknowledges this packet", HFILL } },
-        { &hf_rtt, { "RTT", "netgame.analysis.rtt", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+        { &hf_netgame_rtt, { "RTT", "netgame.analysis.rtt", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
             "Seconds from this packet to the frame that acknowledges it, at this capture point", HFILL } },
-        { &hf_lost, { "Lost", "netgame.analysis.lost", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+        { &hf_netgame_lost, { "Lost", "netgame.analysis.lost", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
             "Not acknowledged within 1 s (the original's RttMaximum)", HFILL } },
-        { &hf_seq_gap, { "Sequences missing before this one", "netgame.analysis.seq_gap", FT_UINT32,
+        { &hf_netgame_seq_gap, { "Sequences missing before this one", "netgame.analysis.seq_gap", FT_UINT32,
             BASE_DEC, NULL, 0x0, "In this direction, at this capture point", HFILL } },
-        { &hf_duplicate, { "Duplicate", "netgame.analysis.duplicate", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+        { &hf_netgame_duplicate, { "Duplicate", "netgame.analysis.duplicate", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
             "This sequence was seen before in this direction", HFILL } },
-        { &hf_duplicate_of, { "Duplicate of frame", "netgame.analysis.duplicate_of", FT_FRAMENUM,
+        { &hf_netgame_duplicate_of, { "Duplicate of frame", "netgame.analysis.duplicate_of", FT_FRAMENUM,
             BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_DUP_ACK), 0x0, NULL, HFILL } },
-        { &hf_send_rate, { "Send rate (packets/s)", "netgame.analysis.send_rate", FT_UINT32, BASE_DEC,
+        { &hf_netgame_send_rate, { "Send rate (packets/s)", "netgame.analysis.send_rate", FT_UINT32, BASE_DEC,
             NULL, 0x0, "Packets of this direction in the last second, this one included", HFILL } },
-        { &hf_mode, { "Flow-control mode", "netgame.analysis.mode", FT_UINT32, BASE_DEC, VALS(mode_vals),
+        { &hf_netgame_mode, { "Flow-control mode", "netgame.analysis.mode", FT_UINT32, BASE_DEC, VALS(mode_vals),
             0x0, "Inferred from the packet intervals: 30 Good, 10 Bad", HFILL } },
-        { &hf_smoothed_rtt, { "Sender's smoothed RTT", "netgame.analysis.smoothed_rtt", FT_RELATIVE_TIME,
+        { &hf_netgame_smoothed_rtt, { "Sender's smoothed RTT", "netgame.analysis.smoothed_rtt", FT_RELATIVE_TIME,
             BASE_NONE, NULL, 0x0,
             "The RTT the sender computes as the original does (10% steps), from the acks seen so far",
             HFILL } },
-        { &hf_acks_frame, { "Acknowledges frame", "netgame.analysis.acks_frame", FT_FRAMENUM, BASE_NONE,
+        { &hf_netgame_acks_frame, { "Acknowledges frame", "netgame.analysis.acks_frame", FT_FRAMENUM, BASE_NONE,
             FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0, "A peer packet this frame is the first to acknowledge",
             HFILL } },
-        { &hf_ack_rtt, { "RTT of that frame", "netgame.analysis.ack_rtt", FT_RELATIVE_TIME, BASE_NONE,
+        { &hf_netgame_ack_rtt, { "RTT of that frame", "netgame.analysis.ack_rtt", FT_RELATIVE_TIME, BASE_NONE,
             NULL, 0x0, "From that frame to this one", HFILL } },
-        { &hf_lost_frame, { "Loss found of frame", "netgame.analysis.lost_frame", FT_FRAMENUM, BASE_NONE,
+        { &hf_netgame_lost_frame, { "Loss found of frame", "netgame.analysis.lost_frame", FT_FRAMENUM, BASE_NONE,
             NULL, 0x0, "A packet now more than 1 s old and never acknowledged", HFILL } },
-        { &hf_false_ack0, { "False ack of sequence 0", "netgame.analysis.false_ack0", FT_BOOLEAN,
+        { &hf_netgame_false_ack0, { "False ack of sequence 0", "netgame.analysis.false_ack0", FT_BOOLEAN,
             BASE_NONE, NULL, 0x0,
             "Ack 0 with no bits before the peer's sequence 0 reached this capture point", HFILL } },
     };
-    static gint *ett[] = { &ett_analysis, &ett_flags };
+    static gint *ett[] = { &ett_netgame_analysis, &ett_netgame_flags };
     static ei_register_info ei[] = {
-        { &ei_seq_gap, { "netgame.analysis.seq_gap.expert", PI_SEQUENCE, PI_NOTE,
+        { &ei_netgame_seq_gap, { "netgame.analysis.seq_gap.expert", PI_SEQUENCE, PI_NOTE,
             "Sequences missing before this one", EXPFILL } },
-        { &ei_seq_back, { "netgame.analysis.sequence_back", PI_SEQUENCE, PI_NOTE,
+        { &ei_netgame_seq_back, { "netgame.analysis.sequence_back", PI_SEQUENCE, PI_NOTE,
             "Sequence goes back: reordered", EXPFILL } },
-        { &ei_seq_repeat, { "netgame.analysis.sequence_repeat", PI_SEQUENCE, PI_NOTE,
+        { &ei_netgame_seq_repeat, { "netgame.analysis.sequence_repeat", PI_SEQUENCE, PI_NOTE,
             "Sequence repeats: duplicate", EXPFILL } },
-        { &ei_ack_back, { "netgame.analysis.ack_back", PI_SEQUENCE, PI_NOTE,
+        { &ei_netgame_ack_back, { "netgame.analysis.ack_back", PI_SEQUENCE, PI_NOTE,
             "Ack goes back", EXPFILL } },
-        { &ei_ack_unsent, { "netgame.analysis.ack_unsent", PI_SEQUENCE, PI_WARN,
+        { &ei_netgame_ack_unsent, { "netgame.analysis.ack_unsent", PI_SEQUENCE, PI_WARN,
             "Ack of a sequence the peer never sent in this capture", EXPFILL } },
-        { &ei_false_ack0, { "netgame.analysis.false_ack0.expert", PI_SEQUENCE, PI_NOTE,
+        { &ei_netgame_false_ack0, { "netgame.analysis.false_ack0.expert", PI_SEQUENCE, PI_NOTE,
             "False ack of sequence 0: ack 0 with no bits before the peer's sequence 0 was seen "
             "(the original counts it as an ack)", EXPFILL } },
-        { &ei_lost, { "netgame.analysis.lost.expert", PI_SEQUENCE, PI_WARN,
+        { &ei_netgame_lost, { "netgame.analysis.lost.expert", PI_SEQUENCE, PI_WARN,
             "Packet lost: not acknowledged within 1 s", EXPFILL } },
-        { &ei_mode_switch, { "netgame.analysis.mode_switch", PI_SEQUENCE, PI_NOTE,
+        { &ei_netgame_mode_switch, { "netgame.analysis.mode_switch", PI_SEQUENCE, PI_NOTE,
             "Flow-control mode switch", EXPFILL } },
     };
     expert_module_t *em;
@@ -984,19 +941,11 @@ void netgame_analysis_register(int proto, module_t *module _U_)
     expert_register_field_array(em, ei, array_length(ei));
     register_init_routine(analysis_init);
     ng_tap = register_tap("netgame");
-    probe_tap = register_tap("netgame_analysis_probe");
+    cs_sp_register();
+    cs_sp_register_pref(module, &pref_single_pass);
 }
 
 void netgame_analysis_handoff(void)
 {
-    static gboolean registered;
-    if (registered)
-        return;
-    registered = TRUE;
-    GString *err = register_tap_listener("netgame_analysis_probe", &probe_tap, NULL,
-                                         TL_IS_DISSECTOR_HELPER, NULL, probe_packet, NULL, NULL);
-    if (err) {
-        ws_warning("netgame analysis: cannot register its tap probe: %s", err->str);
-        g_string_free(err, TRUE);
-    }
+    cs_sp_handoff();
 }

@@ -31,22 +31,22 @@ static int proto_netgame = -1;
 static dissector_handle_t netgame_handle;
 static dissector_table_t payload_table;
 
-static int hf_protocol_id = -1;
-static int hf_sequence = -1;
-static int hf_ack = -1;
-static int hf_ack_bits = -1;
-static int hf_ack_bit = -1;
-static int hf_acked = -1;
-static int hf_payload = -1;
-static int hf_payload_len = -1;
+static int hf_netgame_protocol_id = -1;
+static int hf_netgame_sequence = -1;
+static int hf_netgame_ack = -1;
+static int hf_netgame_ack_bits = -1;
+static int hf_netgame_ack_bit = -1;
+static int hf_netgame_acked = -1;
+static int hf_netgame_payload = -1;
+static int hf_netgame_payload_len = -1;
 
 static gint ett_netgame = -1;
-static gint ett_ack_bits = -1;
+static gint ett_netgame_ack_bits = -1;
 
-static expert_field ei_short = EI_INIT;
-static expert_field ei_header_only = EI_INIT;
-static expert_field ei_id_unexpected = EI_INIT;
-static expert_field ei_id_changed = EI_INIT;
+static expert_field ei_netgame_short = EI_INIT;
+static expert_field ei_netgame_header_only = EI_INIT;
+static expert_field ei_netgame_id_unexpected = EI_INIT;
+static expert_field ei_netgame_id_changed = EI_INIT;
 
 /* Preferences as set, and as used. */
 static const char *pref_ids = NETGAME_DEFAULT_IDS;
@@ -54,11 +54,6 @@ static guint pref_max_sequence = 0xFFFFFFFFu;
 static guint32 cfg_ids[NETGAME_MAX_IDS];
 static guint cfg_n_ids;
 static guint32 cfg_max_sequence = 0xFFFFFFFFu;
-
-guint32 netgame_max_sequence(void)
-{
-    return cfg_max_sequence;
-}
 
 static gboolean id_configured(guint32 id)
 {
@@ -76,7 +71,7 @@ typedef struct netgame_conv {
 
 static wmem_map_t *netgame_convs;
 
-static netgame_conv_t *get_conv(packet_info *pinfo, conversation_t **conv_out)
+static netgame_conv_t *netgame_get_conv(packet_info *pinfo, conversation_t **conv_out)
 {
     conversation_t *conv = find_or_create_conversation(pinfo);
     netgame_conv_t *nc = (netgame_conv_t *)wmem_map_lookup(netgame_convs, conv);
@@ -121,7 +116,7 @@ static gboolean bit_applies(guint32 ack, guint i)
 
 static void add_ack_bits(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p, const ng_frame_t *rec)
 {
-    proto_item *ti = proto_tree_add_item(tree, hf_ack_bits, tvb, 12, 4, ENC_BIG_ENDIAN);
+    proto_item *ti = proto_tree_add_item(tree, hf_netgame_ack_bits, tvb, 12, 4, ENC_BIG_ENDIAN);
     proto_tree *bt;
     guint n = 0;
 
@@ -131,7 +126,7 @@ static void add_ack_bits(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p
     proto_item_append_text(ti, " (%u set)", n);
     if (!tree)
         return;
-    bt = proto_item_add_subtree(ti, ett_ack_bits);
+    bt = proto_item_add_subtree(ti, ett_netgame_ack_bits);
     for (guint i = 0; i < 32; i++) {
         guint32 s = bit_sequence(p->ack, i);
         gboolean set = (p->ack_bits >> i) & 1;
@@ -144,7 +139,7 @@ static void add_ack_bits(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p
             seen = ", seen in the capture";
         else
             seen = ", not seen in the capture";
-        proto_tree_add_uint_format(bt, hf_ack_bit, tvb, 12 + (3 - i / 8), 1, s,
+        proto_tree_add_uint_format(bt, hf_netgame_ack_bit, tvb, 12 + (3 - i / 8), 1, s,
                                    "Bit %2u (ack - %2u): sequence %u %s%s%s", i, i + 1, s,
                                    set ? "acked" : "not acked", seen,
                                    set && !bit_applies(p->ack, i) ?
@@ -160,7 +155,7 @@ static void add_acked(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p)
     guint32 seen[33];
     guint n = 0;
 
-    proto_item_set_generated(proto_tree_add_uint(tree, hf_acked, tvb, 8, 4, p->ack));
+    proto_item_set_generated(proto_tree_add_uint(tree, hf_netgame_acked, tvb, 8, 4, p->ack));
     seen[n++] = p->ack;
     for (guint i = 0; i < 32; i++) {
         if (!((p->ack_bits >> i) & 1) || !bit_applies(p->ack, i))
@@ -172,7 +167,7 @@ static void add_acked(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p)
         if (dup)
             continue;
         seen[n++] = s;
-        proto_item_set_generated(proto_tree_add_uint(tree, hf_acked, tvb, 12 + (3 - i / 8), 1, s));
+        proto_item_set_generated(proto_tree_add_uint(tree, hf_netgame_acked, tvb, 12 + (3 - i / 8), 1, s));
     }
 }
 
@@ -242,17 +237,17 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     if (len < NETGAME_HEADER_LEN || cap < NETGAME_HEADER_LEN) {
         /* Show what there is of the header. */
         if (cap >= 4)
-            proto_tree_add_item(nt, hf_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN);
+            proto_tree_add_item(nt, hf_netgame_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN);
         if (cap >= 8)
-            proto_tree_add_item(nt, hf_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
+            proto_tree_add_item(nt, hf_netgame_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
         if (cap >= 12)
-            proto_tree_add_item(nt, hf_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
+            proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
         if (len < NETGAME_HEADER_LEN)
-            expert_add_info_format(pinfo, ti, &ei_short,
+            expert_add_info_format(pinfo, ti, &ei_netgame_short,
                                    "Datagram of %u bytes, under the 16-byte header: the original receiver drops it",
                                    len);
         else
-            expert_add_info_format(pinfo, ti, &ei_short,
+            expert_add_info_format(pinfo, ti, &ei_netgame_short,
                                    "Only %u bytes of the 16-byte header were captured", cap);
         col_add_fstr(pinfo->cinfo, COL_INFO, "Short datagram (%u bytes)", len);
         return cap;
@@ -265,9 +260,10 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     p.ack_bits = tvb_get_ntohl(tvb, 12);
     p.payload_len = len - NETGAME_HEADER_LEN;
     p.header_only = len == NETGAME_HEADER_LEN;
+    p.max_seq = cfg_max_sequence;
 
     /* The conversation's protocol id is that of its first packet. */
-    nc = get_conv(pinfo, NULL);
+    nc = netgame_get_conv(pinfo, NULL);
     if (!PINFO_FD_VISITED(pinfo) && !nc->id_frame) {
         nc->id_frame = pinfo->num;
         nc->id = p.protocol_id;
@@ -279,24 +275,24 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         rec = netgame_analysis_packet(pinfo, &p);
 
     {
-        proto_item *idi = proto_tree_add_item(nt, hf_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN);
+        proto_item *idi = proto_tree_add_item(nt, hf_netgame_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN);
         if (p.foreign_id)
-            expert_add_info_format(pinfo, idi, &ei_id_changed,
+            expert_add_info_format(pinfo, idi, &ei_netgame_id_changed,
                                    "Protocol id 0x%08x differs from the conversation's 0x%08x (frame %u): "
                                    "the original receiver drops it", p.protocol_id, nc->id, nc->id_frame);
         else if (!id_configured(p.protocol_id))
-            expert_add_info_format(pinfo, idi, &ei_id_unexpected,
+            expert_add_info_format(pinfo, idi, &ei_netgame_id_unexpected,
                                    "Protocol id 0x%08x is not in the netgame.protocol_ids preference",
                                    p.protocol_id);
     }
-    proto_tree_add_item(nt, hf_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
-    proto_tree_add_item(nt, hf_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(nt, hf_netgame_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
     add_ack_bits(nt, tvb, &p, rec);
     add_acked(nt, tvb, &p);
-    proto_item_set_generated(proto_tree_add_uint(nt, hf_payload_len, tvb, NETGAME_HEADER_LEN, 0,
+    proto_item_set_generated(proto_tree_add_uint(nt, hf_netgame_payload_len, tvb, NETGAME_HEADER_LEN, 0,
                                                  p.payload_len));
     if (p.header_only)
-        expert_add_info(pinfo, ti, &ei_header_only);
+        expert_add_info(pinfo, ti, &ei_netgame_header_only);
 
     /* Ports first, as UDP's and TCP's Info: which side sent it. */
     col_add_fstr(pinfo->cinfo, COL_INFO, "%u " UTF8_RIGHTWARDS_ARROW " %u Seq=%u Ack=%u AckBits=0x%08x Len=%u",
@@ -308,7 +304,7 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
 
     if (p.payload_len && cap > NETGAME_HEADER_LEN) {
         tvbuff_t *next = tvb_new_subset_remaining(tvb, NETGAME_HEADER_LEN);
-        proto_tree_add_item(nt, hf_payload, tvb, NETGAME_HEADER_LEN, -1, ENC_NA);
+        proto_tree_add_item(nt, hf_netgame_payload, tvb, NETGAME_HEADER_LEN, -1, ENC_NA);
 #if CS_WS_AT_LEAST(4, 6)
         if (!dissector_try_uint_with_data(payload_table, p.protocol_id, next, pinfo, tree, TRUE, NULL))
 #else
@@ -384,32 +380,32 @@ void proto_register_netgame(void)
     expert_module_t *em;
 
     static hf_register_info hf[] = {
-        { &hf_protocol_id, { "Protocol id", "netgame.protocol_id", FT_UINT32, BASE_HEX, NULL, 0x0,
+        { &hf_netgame_protocol_id, { "Protocol id", "netgame.protocol_id", FT_UINT32, BASE_HEX, NULL, 0x0,
             "The game's 32-bit protocol id, sent in clear (the examples use 0x11223344)", HFILL } },
-        { &hf_sequence, { "Sequence", "netgame.sequence", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_netgame_sequence, { "Sequence", "netgame.sequence", FT_UINT32, BASE_DEC, NULL, 0x0,
             "The sender's packet number", HFILL } },
-        { &hf_ack, { "Ack", "netgame.ack", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_netgame_ack, { "Ack", "netgame.ack", FT_UINT32, BASE_DEC, NULL, 0x0,
             "The most recent sequence the sender received from its peer (0 before any)", HFILL } },
-        { &hf_ack_bits, { "Ack bits", "netgame.ack_bits", FT_UINT32, BASE_HEX, NULL, 0x0,
+        { &hf_netgame_ack_bits, { "Ack bits", "netgame.ack_bits", FT_UINT32, BASE_HEX, NULL, 0x0,
             "Bit i set: sequence ack - 1 - i was received", HFILL } },
-        { &hf_ack_bit, { "Ack bit", "netgame.ack_bit.sequence", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_netgame_ack_bit, { "Ack bit", "netgame.ack_bit.sequence", FT_UINT32, BASE_DEC, NULL, 0x0,
             "The sequence one ack bit stands for", HFILL } },
-        { &hf_acked, { "Acked sequence", "netgame.acked", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_netgame_acked, { "Acked sequence", "netgame.acked", FT_UINT32, BASE_DEC, NULL, 0x0,
             "A sequence this packet acknowledges: ack, and ack - 1 - i for each set bit i", HFILL } },
-        { &hf_payload, { "Payload", "netgame.payload", FT_BYTES, BASE_NONE, NULL, 0x0,
+        { &hf_netgame_payload, { "Payload", "netgame.payload", FT_BYTES, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_payload_len, { "Payload length", "netgame.payload_len", FT_UINT32, BASE_DEC, NULL, 0x0,
+        { &hf_netgame_payload_len, { "Payload length", "netgame.payload_len", FT_UINT32, BASE_DEC, NULL, 0x0,
             "Bytes after the 16-byte header", HFILL } },
     };
-    static gint *ett[] = { &ett_netgame, &ett_ack_bits };
+    static gint *ett[] = { &ett_netgame, &ett_netgame_ack_bits };
     static ei_register_info ei[] = {
-        { &ei_short, { "netgame.short", PI_MALFORMED, PI_ERROR,
+        { &ei_netgame_short, { "netgame.short", PI_MALFORMED, PI_ERROR,
             "Datagram shorter than the 16-byte header", EXPFILL } },
-        { &ei_header_only, { "netgame.header_only", PI_PROTOCOL, PI_NOTE,
+        { &ei_netgame_header_only, { "netgame.header_only", PI_PROTOCOL, PI_NOTE,
             "16-byte datagram, header only: valid, but the original receiver ignores it and its acks", EXPFILL } },
-        { &ei_id_unexpected, { "netgame.protocol_id.unexpected", PI_PROTOCOL, PI_WARN,
+        { &ei_netgame_id_unexpected, { "netgame.protocol_id.unexpected", PI_PROTOCOL, PI_WARN,
             "Protocol id not in the netgame.protocol_ids preference", EXPFILL } },
-        { &ei_id_changed, { "netgame.protocol_id.changed", PI_PROTOCOL, PI_WARN,
+        { &ei_netgame_id_changed, { "netgame.protocol_id.changed", PI_PROTOCOL, PI_WARN,
             "Protocol id changed within the conversation", EXPFILL } },
     };
 

@@ -30,12 +30,17 @@ static inline guint32 netgame_seq_sub(guint32 a, guint32 b, guint32 max_seq)
     return (guint32)((((guint64)a % space) + space - ((guint64)b % space)) % space);
 }
 
+/* Sequences behind the newest of a direction whose arrival is remembered
+ * (ng_dir_t.seen, a bit each): enough for 32 ack bits and reordering. */
+#define NG_SEEN_WINDOW 256
+
 /* One decoded datagram handed to the analysis. */
 typedef struct netgame_pkt {
     guint32 protocol_id, seq, ack, ack_bits;
     guint32 payload_len;
     gboolean header_only;   /* exactly 16 bytes: the original receiver drops it, acks and all */
     gboolean foreign_id;    /* id differs from the conversation's first: dropped by the receiver */
+    guint32 max_seq;        /* MaxSequence (the netgame.max_sequence preference, as applied) */
 } netgame_pkt_t;
 
 /* Problems: each sets netgame.analysis.flags (values shown in the tree). */
@@ -76,7 +81,7 @@ typedef struct ng_dir {
     gint64 first_ns, last_ns;
     guint32 first_seq, hi_seq;    /* first seen, most recent seen */
     gint64 hi_ns;                 /* time of the most recent sequence */
-    guint64 seen[4];              /* bit k: sequence hi_seq - k seen (k < 256) */
+    guint64 seen[NG_SEEN_WINDOW / 64]; /* bit k: sequence hi_seq - k seen (k < NG_SEEN_WINDOW) */
     gboolean have_ack;
     guint32 last_ack;             /* most recent ack this side sent */
     /* Pending: sent packets in capture order (a ring). */
@@ -169,13 +174,9 @@ ng_frame_t *netgame_analysis_packet(packet_info *pinfo, const netgame_pkt_t *pkt
 /* Adds the analysis fields and expert infos (tree may be NULL). */
 void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *ng_item,
                            const netgame_pkt_t *pkt, ng_frame_t *rec);
-guint32 netgame_max_sequence(void);
 
-/* For the statistics: connections so far and the end-of-capture view. */
-guint netgame_conn_count(void);
-ng_conn_t *netgame_conn(guint i);
-/* Lost in d counting packets still undecided that are older than 1 s at
- * the end of the capture. */
+/* For the statistics, the end-of-capture view: lost in d, counting packets
+ * still undecided that are older than 1 s at the end of the capture. */
 guint32 netgame_dir_lost_final(const ng_dir_t *d);
 /* Time spent in Good and Bad up to the end of the direction. */
 void netgame_dir_mode_times(const ng_dir_t *d, gint64 *good_ns, gint64 *bad_ns);

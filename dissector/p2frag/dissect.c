@@ -2,7 +2,7 @@
  * Routines for the fragment protocol of Glenn Fiedler's "Packet
  * Fragmentation and Reassembly" (protocol `p2frag`): regular packets and the
  * fragments of packets larger than 1024 bytes, on protocol2 framing
- * (common/protocol2.c). The wire format and receive rules are in docs/p2frag.md;
+ * (common/protocol2.h). The wire format and receive rules are in docs/p2frag.md;
  * this is an independent implementation (no code shared with endpoints/).
  *
  * Chunk and fragment packets share the framing and, in the original
@@ -14,7 +14,7 @@
  * fragments are reassembled (Wireshark's reassembly, keyed by conversation,
  * direction and unwrapped sequence) whatever the sequence order. The
  * analysis (per packet: fragments seen, complete or lost; per direction:
- * loss rates) is made on the first pass, in frame order, and kept per frame.
+ * loss rates) is p2frag/analysis.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -41,17 +41,12 @@
 
 /* docs/p2frag.md, "Constants". */
 #define P2FRAG_DEFAULT_PROTOCOL_ID  0x55667788u
-#define P2FRAG_TYPE_FRAGMENT        0
 #define P2FRAG_TYPE_A               1
 #define P2FRAG_TYPE_B               2
 #define P2FRAG_TYPE_C               3
 #define P2FRAG_DEFAULT_TYPES        4       /* FRAGMENT, A, B, C: a 2-bit type */
 #define P2FRAG_MAX_TYPES            65536   /* preference bound: at most a 16-bit type */
-#define P2FRAG_FRAGMENT_SIZE        1024    /* data in every fragment but the last */
 #define P2FRAG_MAX_REGULAR          1024    /* largest unfragmented packet */
-/* A receiver drops a sequence more than this many behind the newest, and
- * keeps this many packets in progress (one per sequence % 256). */
-#define P2FRAG_WINDOW               256
 /* The example's bodies (docs/p2frag.md, "Regular packet"). */
 #define P2FRAG_A_MIN  (-10)
 #define P2FRAG_A_MAX  10
@@ -68,11 +63,11 @@
 #define P2FRAG_ITEMS_SHOWN 100
 
 /* Body errors, after protocol2's. */
-#define P2FRAG_ERR_COUNT_ZERO  (P2_ERR_BODY_BASE << 0)  /* numFragments 0 */
-#define P2FRAG_ERR_ID_RANGE    (P2_ERR_BODY_BASE << 1)  /* fragmentId >= numFragments */
-#define P2FRAG_ERR_SIZE_RANGE  (P2_ERR_BODY_BASE << 2)  /* fragment data not 1..1024 bytes */
-#define P2FRAG_ERR_SIZE_SHORT  (P2_ERR_BODY_BASE << 3)  /* non-last fragment not 1024 bytes */
-#define P2FRAG_ERR_TOO_LONG    (P2_ERR_BODY_BASE << 4)  /* regular packet over 1024 bytes */
+#define P2FRAG_ERR_COUNT_ZERO  (DP2_ERR_BODY_BASE << 0)  /* numFragments 0 */
+#define P2FRAG_ERR_ID_RANGE    (DP2_ERR_BODY_BASE << 1)  /* fragmentId >= numFragments */
+#define P2FRAG_ERR_SIZE_RANGE  (DP2_ERR_BODY_BASE << 2)  /* fragment data not 1..1024 bytes */
+#define P2FRAG_ERR_SIZE_SHORT  (DP2_ERR_BODY_BASE << 3)  /* non-last fragment not 1024 bytes */
+#define P2FRAG_ERR_TOO_LONG    (DP2_ERR_BODY_BASE << 4)  /* regular packet over 1024 bytes */
 
 enum { P2FRAG_BODIES_EXAMPLE, P2FRAG_BODIES_OPAQUE };
 
@@ -122,24 +117,12 @@ static int hf_p2frag_fragment_count = -1;
 static int hf_p2frag_reassembled_in = -1;
 static int hf_p2frag_reassembled_length = -1;
 static int hf_p2frag_reassembled_data = -1;
-static int hf_p2frag_analysis = -1;
-static int hf_p2frag_an_seen = -1;
-static int hf_p2frag_an_expected = -1;
-static int hf_p2frag_an_complete_in = -1;
-static int hf_p2frag_an_lost_in = -1;
-static int hf_p2frag_an_missing = -1;
-static int hf_p2frag_an_missing_count = -1;
-static int hf_p2frag_an_duplicate_of = -1;
-static int hf_p2frag_an_frag_loss = -1;
-static int hf_p2frag_an_pkt_loss = -1;
-static int hf_p2frag_an_predicted = -1;
 
 static gint ett_p2frag = -1;
 static gint ett_p2frag_items = -1;
 static gint ett_p2frag_fragment = -1;
 static gint ett_p2frag_fragments = -1;
 static gint ett_p2frag_reassembled = -1;
-static gint ett_p2frag_analysis = -1;
 
 static expert_field ei_p2frag_crc_bad = EI_INIT;
 static expert_field ei_p2frag_padding = EI_INIT;
@@ -148,18 +131,12 @@ static expert_field ei_p2frag_count_zero = EI_INIT;
 static expert_field ei_p2frag_id_range = EI_INIT;
 static expert_field ei_p2frag_size_range = EI_INIT;
 static expert_field ei_p2frag_size_short = EI_INIT;
-static expert_field ei_p2frag_count_conflict = EI_INIT;
-static expert_field ei_p2frag_duplicate = EI_INIT;
 static expert_field ei_p2frag_too_long = EI_INIT;
-static expert_field ei_p2frag_too_old = EI_INIT;
 static expert_field ei_p2frag_end_check = EI_INIT;
 static expert_field ei_p2frag_value_range = EI_INIT;
 static expert_field ei_p2frag_trailing = EI_INIT;
 static expert_field ei_p2frag_inner_seq = EI_INIT;
 static expert_field ei_p2frag_inner_crc = EI_INIT;
-static expert_field ei_p2frag_lost = EI_INIT;
-static expert_field ei_p2frag_orig_interleaved = EI_INIT;
-static expert_field ei_p2frag_orig_seq256 = EI_INIT;
 
 /* Preferences as set, and as used. */
 static guint pref_protocol_id = P2FRAG_DEFAULT_PROTOCOL_ID;
@@ -195,62 +172,31 @@ static const fragment_items p2frag_frag_items = {
     "P2frag fragments"
 };
 
-static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f);
+static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data);
 
 /* p2frag in the protocol2 registry: the entry point sends it the datagrams
  * whose CRC implies cfg_protocol_id. */
-static p2_protocol_t p2frag_p2 = {
+static dp2_protocol_t p2frag_p2 = {
     .filter_name = "p2frag",
     .cfg_id = &cfg_protocol_id,
     .dissect = p2frag_dissect_forced,
 };
 
-static p2_display_t p2frag_p2d;
+static dp2_display_t p2frag_p2d;
 
 /* ---- Parsing --------------------------------------------------------------- */
 
-/* One parse of a datagram (or of a reassembled packet). Positions are
- * stream bits unless named offsets. */
-typedef struct p2frag_body {
-    p2_reader_t r;
-    guint nfields;           /* leading fields read completely */
-    guint16 seq;
-    guint type_bits;
-    guint32 type;
-    /* fragment */
-    guint32 fragment_id, num_fragments;
-    guint data_offset;       /* byte offset of the fragment data */
-    guint data_len;          /* fragment bytes (reported) */
-    /* regular */
-    guint body_bit;          /* stream bit of the body */
-    gint32 a, b, c;
-    guint32 num_items;
-    guint items_bit;
-    guint32 items_read;      /* items present (num_items unless broken) */
-    guint32 items_bad;       /* items above their maximum */
-    guint32 pos[3], vel[3];  /* IEEE-754 bits */
-    gboolean at_rest;
-    guint float_bit;         /* stream bit of position x */
-    guint opaque_offset, opaque_len;
-    guint32 errors;          /* P2_ERR_* | P2FRAG_ERR_* */
-} p2frag_body_t;
 
-enum { PF_SEQ = 1, PF_TYPE, PF_FRAG_HEADER, PF_BODY };
-
-static gboolean p2frag_is_fragment(const p2frag_body_t *b)
-{
-    return b->nfields >= PF_TYPE && b->type == P2FRAG_TYPE_FRAGMENT;
-}
 
 static void p2frag_parse_fragment(p2frag_body_t *b)
 {
-    p2_reader_t *r = &b->r;
+    dp2_reader_t *r = &b->r;
     guint len = tvb_reported_length(r->tvb);
 
-    b->fragment_id = p2_read_bits(r, 8);
-    b->num_fragments = p2_read_bits(r, 8);
-    p2_read_align(r);
-    if (r->errors & P2_ERR_TRUNCATED)
+    b->fragment_id = dp2_read_bits(r, 8);
+    b->num_fragments = dp2_read_bits(r, 8);
+    dp2_read_align(r);
+    if (r->errors & DP2_ERR_TRUNCATED)
         return;
     b->nfields = PF_FRAG_HEADER;
     b->data_offset = r->bit / 8;
@@ -269,21 +215,21 @@ static void p2frag_parse_fragment(p2frag_body_t *b)
 }
 
 /* int(min, max) for a signed range: the raw field plus min. */
-static gint32 p2frag_read_sint(p2_reader_t *r, gint32 min, gint32 max)
+static gint32 p2frag_read_sint(dp2_reader_t *r, gint32 min, gint32 max)
 {
-    guint32 raw = p2_read_int(r, 0, (guint32)(max - min));
+    guint32 raw = dp2_read_int(r, 0, (guint32)(max - min));
     return (gint32)raw + min;
 }
 
 /* Reads the items of a B packet (8 bits each) from the bytes directly, many
  * at a time (cs_count_above): a reassembled B packet holds up to 16384 of
  * them, and reading them one bit field at a time was most of the
- * dissector's time. Counts those above the maximum (P2_ERR_RANGE) and stops
+ * dissector's time. Counts those above the maximum (DP2_ERR_RANGE) and stops
  * where the datagram does. */
 static void p2frag_read_items(p2frag_body_t *b)
 {
-    p2_reader_t *r = &b->r;
-    guint ib = p2_bits_required(0, P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
+    dp2_reader_t *r = &b->r;
+    guint ib = dp2_bits_required(0, P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
     guint avail = r->limit > r->bit ? (r->limit - r->bit) / ib : 0;
     guint32 n = MIN(b->num_items, avail);
     guint shift = r->bit & 7;
@@ -299,14 +245,14 @@ static void p2frag_read_items(p2frag_body_t *b)
         r->bit += n * 8;
     }
     if (b->items_bad)
-        r->errors |= P2_ERR_RANGE;
+        r->errors |= DP2_ERR_RANGE;
     if (n < b->num_items)
-        p2_skip_bits(r, (b->num_items - n) * ib);   /* sets P2_ERR_TRUNCATED */
+        dp2_skip_bits(r, (b->num_items - n) * ib);   /* sets DP2_ERR_TRUNCATED */
 }
 
 static void p2frag_parse_example(p2frag_body_t *b)
 {
-    p2_reader_t *r = &b->r;
+    dp2_reader_t *r = &b->r;
 
     switch (b->type) {
     case P2FRAG_TYPE_A:
@@ -315,8 +261,8 @@ static void p2frag_parse_example(p2frag_body_t *b)
         b->c = p2frag_read_sint(r, P2FRAG_C_MIN, P2FRAG_C_MAX);
         break;
     case P2FRAG_TYPE_B:
-        b->num_items = p2_read_int(r, 0, P2FRAG_MAX_ITEMS);
-        if (r->errors & (P2_ERR_TRUNCATED | P2_ERR_RANGE))
+        b->num_items = dp2_read_int(r, 0, P2FRAG_MAX_ITEMS);
+        if (r->errors & (DP2_ERR_TRUNCATED | DP2_ERR_RANGE))
             return;   /* a reader stops at a bad count */
         b->items_bit = r->bit;
         p2frag_read_items(b);
@@ -324,11 +270,11 @@ static void p2frag_parse_example(p2frag_body_t *b)
     case P2FRAG_TYPE_C:
         b->float_bit = r->bit;
         for (int i = 0; i < 3; i++)
-            b->pos[i] = p2_read_bits(r, 32);
-        b->at_rest = p2_read_bits(r, 1) != 0;
+            b->pos[i] = dp2_read_bits(r, 32);
+        b->at_rest = dp2_read_bits(r, 1) != 0;
         if (!b->at_rest)
             for (int i = 0; i < 3; i++)
-                b->vel[i] = p2_read_bits(r, 32);
+                b->vel[i] = dp2_read_bits(r, 32);
         break;
     default:
         break;
@@ -337,31 +283,31 @@ static void p2frag_parse_example(p2frag_body_t *b)
 
 static void p2frag_parse_regular(p2frag_body_t *b, int bodies)
 {
-    p2_reader_t *r = &b->r;
+    dp2_reader_t *r = &b->r;
     guint len = tvb_reported_length(r->tvb);
 
     b->body_bit = r->bit;
     if (bodies == P2FRAG_BODIES_EXAMPLE && b->type <= P2FRAG_TYPE_C) {
         p2frag_parse_example(b);
         /* A value out of range leaves the layout known, except a B count. */
-        if (!(r->errors & P2_ERR_TRUNCATED) &&
+        if (!(r->errors & DP2_ERR_TRUNCATED) &&
             !(b->type == P2FRAG_TYPE_B && b->num_items > P2FRAG_MAX_ITEMS)) {
             b->nfields = PF_BODY;
-            p2_read_check(r);
+            dp2_read_check(r);
         }
     } else {
         /* Opaque: everything up to the last four bytes, which must be the
          * end check; the body's padding cannot be told from its bits. */
         guint start = b->body_bit / 8;
-        if (len >= start + P2_END_CHECK_LEN && tvb_captured_length(r->tvb) == len) {
+        if (len >= start + DP2_END_CHECK_LEN && tvb_captured_length(r->tvb) == len) {
             b->opaque_offset = start;
-            b->opaque_len = len - P2_END_CHECK_LEN - start;
+            b->opaque_len = len - DP2_END_CHECK_LEN - start;
             b->nfields = PF_BODY;
-            r->bit = (len - P2_END_CHECK_LEN) * 8;
-            p2_read_check(r);
+            r->bit = (len - DP2_END_CHECK_LEN) * 8;
+            dp2_read_check(r);
         } else {
-            r->errors |= P2_ERR_TRUNCATED;
-            r->need_bytes = start + P2_END_CHECK_LEN;
+            r->errors |= DP2_ERR_TRUNCATED;
+            r->need_bytes = start + DP2_END_CHECK_LEN;
         }
     }
     if (len > P2FRAG_MAX_REGULAR)
@@ -372,20 +318,20 @@ static void p2frag_parse_regular(p2frag_body_t *b, int bodies)
  * recorded in b->errors. */
 static void p2frag_parse(tvbuff_t *tvb, int bodies, p2frag_body_t *b)
 {
-    p2_reader_t *r = &b->r;
+    dp2_reader_t *r = &b->r;
 
     memset(b, 0, sizeof *b);
-    p2_reader_init(r, tvb);
-    b->seq = (guint16)p2_read_bits(r, 16);
-    if (!(r->errors & P2_ERR_TRUNCATED)) {
+    dp2_reader_init(r, tvb);
+    b->seq = (guint16)dp2_read_bits(r, 16);
+    if (!(r->errors & DP2_ERR_TRUNCATED)) {
         b->nfields = PF_SEQ;
-        b->type_bits = p2_bits_required(0, cfg_num_types - 1);
-        b->type = p2_read_int(r, 0, cfg_num_types - 1);
-        if (!(r->errors & P2_ERR_TRUNCATED)) {
+        b->type_bits = dp2_bits_required(0, cfg_num_types - 1);
+        b->type = dp2_read_int(r, 0, cfg_num_types - 1);
+        if (!(r->errors & DP2_ERR_TRUNCATED)) {
             b->nfields = PF_TYPE;
             if (b->type == P2FRAG_TYPE_FRAGMENT)
                 p2frag_parse_fragment(b);
-            else if (!(r->errors & P2_ERR_RANGE))
+            else if (!(r->errors & DP2_ERR_RANGE))
                 p2frag_parse_regular(b, bodies);
         }
     }
@@ -394,436 +340,9 @@ static void p2frag_parse(tvbuff_t *tvb, int bodies, p2frag_body_t *b)
 
 /* Errors a receiver following the rules drops a datagram for, on their own
  * (the sequence rules need the analysis). */
-#define P2FRAG_ERR_DROP (P2_ERR_TRUNCATED | P2_ERR_PADDING | P2_ERR_END_CHECK | P2_ERR_TRAILING | \
-                         P2_ERR_RANGE | P2FRAG_ERR_COUNT_ZERO | P2FRAG_ERR_ID_RANGE | \
+#define P2FRAG_ERR_DROP (DP2_ERR_TRUNCATED | DP2_ERR_PADDING | DP2_ERR_END_CHECK | DP2_ERR_TRAILING | \
+                         DP2_ERR_RANGE | P2FRAG_ERR_COUNT_ZERO | P2FRAG_ERR_ID_RANGE | \
                          P2FRAG_ERR_SIZE_RANGE | P2FRAG_ERR_SIZE_SHORT | P2FRAG_ERR_TOO_LONG)
-
-/* ---- Analysis (first pass) --------------------------------------------------- */
-
-typedef struct p2frag_conv {
-    address a_src;        /* the first datagram's source: direction 0 */
-    guint32 a_port;
-    p2frag_dir_t dir[2];
-} p2frag_conv_t;
-
-/* Per frame, file scope (p_add_proto_data key 0). */
-typedef struct p2frag_frame {
-    p2frag_dir_t *dir;
-    p2frag_pkt_t *pkt;        /* fragments: their packet */
-    gint64 ext;               /* unwrapped sequence */
-    guint32 flags;            /* P2FRAG_FF_* */
-    guint32 other_frame;      /* DUP: the first copy; CONFLICT: the fragment that set the count */
-    guint32 other_count;      /* CONFLICT: the count of the earlier fragments */
-    guint16 newest_seq;       /* TOO_OLD: the newest sequence at the time */
-    guint32 n_lost;           /* packets this frame moved out of the window unfinished */
-    p2frag_pkt_t **lost;
-} p2frag_frame_t;
-
-static guint32 p2frag_pkt_counter;
-static gboolean sp_transient;        /* this packet is in tshark's single pass: cs_sp_begin_packet() */
-static wmem_allocator_t *rec_scope;  /* where this packet's frame record lives */
-/* Single pass (below): */
-static GPtrArray *sp_live;           /* packets holding fragments (pkt->sp_slot) */
-static GQueue sp_lost;               /* lost packets holding fragments, in the order they were lost */
-static guint64 sp_bytes;             /* bytes held (fragments and their arrays) */
-
-guint32 p2frag_pkt_bytes(const p2frag_pkt_t *pkt)
-{
-    if (!pkt->last_bytes)
-        return 0;
-    return (pkt->num_fragments - 1) * P2FRAG_FRAGMENT_SIZE + pkt->last_bytes;
-}
-
-/* The position of fragment id `id` in pkt's sorted list of fragments seen:
- * where it is, or where it would go. */
-static guint32 p2frag_frag_pos(const p2frag_pkt_t *pkt, guint32 id)
-{
-    guint32 lo = 0, hi = pkt->seen;
-
-    while (lo < hi) {
-        guint32 mid = (lo + hi) / 2;
-        if (pkt->frag_ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The frame of fragment id's first copy, 0 if never seen. */
-static guint32 p2frag_frag_frame(const p2frag_pkt_t *pkt, guint32 id)
-{
-    guint32 i = p2frag_frag_pos(pkt, id);
-    return i < pkt->seen && pkt->frag_ids[i] == id ? pkt->frag_frames[i] : 0;
-}
-
-/* Records fragment id (not seen before) as first seen in `frame`. */
-static void p2frag_frag_add(p2frag_pkt_t *pkt, guint32 id, guint32 frame)
-{
-    guint32 i = p2frag_frag_pos(pkt, id);
-
-    if (pkt->seen == pkt->frags_cap) {
-        /* A packet of up to 8 fragments gets room for all at once (one
-         * allocation instead of three); a larger claim grows as fragments
-         * come, so it costs what was sent. */
-        guint32 cap = pkt->num_fragments <= 8 ? pkt->num_fragments
-                                              : MIN(MAX(pkt->frags_cap * 2, 2), pkt->num_fragments);
-        pkt->frag_ids = (guint8 *)wmem_realloc(wmem_file_scope(), pkt->frag_ids, cap);
-        pkt->frag_frames = (guint32 *)wmem_realloc(wmem_file_scope(), pkt->frag_frames, cap * sizeof(guint32));
-        if (pkt->sp_data) {
-            pkt->sp_data = g_renew(guint8 *, pkt->sp_data, cap);
-            pkt->sp_bytes += (cap - pkt->frags_cap) * (guint32)sizeof(guint8 *);
-            sp_bytes += (cap - pkt->frags_cap) * sizeof(guint8 *);
-        }
-        pkt->frags_cap = cap;
-    }
-    memmove(pkt->frag_ids + i + 1, pkt->frag_ids + i, pkt->seen - i);
-    memmove(pkt->frag_frames + i + 1, pkt->frag_frames + i, (pkt->seen - i) * sizeof(guint32));
-    pkt->frag_ids[i] = (guint8)id;
-    pkt->frag_frames[i] = frame;
-    if (pkt->sp_data) {
-        memmove(pkt->sp_data + i + 1, pkt->sp_data + i, (pkt->seen - i) * sizeof(guint8 *));
-        pkt->sp_data[i] = NULL;
-    }
-    pkt->seen++;
-}
-
-/* ---- Reassembly in tshark's single pass (common/single-pass.c says why) ------------- */
-
-/* Fragment data held at once past which a new packet goes to the table (a
- * packet already holding fragments keeps taking them: the bound is on when
- * a packet starts, so it can be passed by what started packets still get). */
-#define P2FRAG_SP_BUDGET  (64u << 20)
-/* A fragment's sequence unwraps to the nearest of seq + k x 65536 around
- * the newest, so a packet this far behind it is out of reach for good. */
-#define P2FRAG_REACH      32768
-
-/* Frees pkt's fragments (not those handed on: NULL) and takes it out of the
- * live set. */
-static void p2frag_sp_release(p2frag_pkt_t *pkt)
-{
-    guint32 slot = pkt->sp_slot;
-
-    for (guint32 i = 0; i < pkt->seen; i++)
-        g_free(pkt->sp_data[i]);
-    g_free(pkt->sp_data);
-    pkt->sp_data = NULL;
-    sp_bytes -= pkt->sp_bytes;
-    pkt->sp_bytes = 0;
-    g_ptr_array_remove_index_fast(sp_live, slot);
-    if (slot < sp_live->len)
-        ((p2frag_pkt_t *)g_ptr_array_index(sp_live, slot))->sp_slot = slot;
-}
-
-/* Starts holding pkt's fragments, at its first fragment given to
- * reassembly; FALSE when over the budget (the packet then uses the table). */
-static gboolean p2frag_sp_start(p2frag_pkt_t *pkt)
-{
-    guint32 bytes = pkt->frags_cap * (guint32)sizeof(guint8 *);
-
-    if (sp_bytes + bytes + P2FRAG_FRAGMENT_SIZE > P2FRAG_SP_BUDGET)
-        return FALSE;
-    if (!sp_live)
-        sp_live = g_ptr_array_new();
-    pkt->sp_data = g_new0(guint8 *, pkt->frags_cap);
-    pkt->sp_bytes = bytes;
-    sp_bytes += bytes;
-    pkt->sp_slot = sp_live->len;
-    g_ptr_array_add(sp_live, pkt);
-    if (pkt->lost_frame)
-        g_queue_push_tail(&sp_lost, pkt);   /* out of the window from its first fragment */
-    return TRUE;
-}
-
-/* A lost packet may still complete (its missing fragments late: the
- * dissector reassembles whatever completes), so it keeps its fragments
- * until its direction's newest sequence puts it out of reach. */
-static void p2frag_sp_expire(void)
-{
-    p2frag_pkt_t *pkt;
-
-    while ((pkt = (p2frag_pkt_t *)g_queue_peek_head(&sp_lost)) != NULL) {
-        if (pkt->sp_data && pkt->dir->newest - pkt->ext <= P2FRAG_REACH)
-            break;
-        g_queue_pop_head(&sp_lost);
-        if (pkt->sp_data) {
-            p2frag_sp_release(pkt);
-            pkt->sp_dropped = TRUE;
-        }
-    }
-}
-
-/* Adds a fragment (recorded by the analysis, not yet held) to pkt's;
- * returns the reassembled packet, shown under tree as
- * process_reassembled_data() shows it, when this fragment completes it (its
- * data freed with the packet's tvbs), else NULL. Each fragment is copied
- * when it comes, so a packet holds what was sent, not what it claims. */
-static tvbuff_t *p2frag_sp_add(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, guint32 fragment_id,
-                               guint data_offset, guint data_len, p2frag_pkt_t *pkt)
-{
-    guint32 i = p2frag_frag_pos(pkt, fragment_id), total;
-    guint8 *data;
-    tvbuff_t *rtvb;
-
-    DISSECTOR_ASSERT(i < pkt->seen && pkt->frag_ids[i] == fragment_id && !pkt->sp_data[i]);
-    pkt->sp_data[i] = (guint8 *)tvb_memdup(NULL, tvb, data_offset, data_len);
-    pkt->sp_bytes += data_len;
-    sp_bytes += data_len;
-    if (++pkt->sp_have < pkt->num_fragments)
-        return NULL;
-    /* Every fragment is in, in id order: all but the last carry 1024 bytes. */
-    total = (pkt->num_fragments - 1) * P2FRAG_FRAGMENT_SIZE + pkt->last_bytes;
-    data = (guint8 *)g_malloc(total);
-    for (i = 0; i < pkt->num_fragments; i++)
-        memcpy(data + (gsize)i * P2FRAG_FRAGMENT_SIZE, pkt->sp_data[i],
-               i == pkt->num_fragments - 1 ? pkt->last_bytes : P2FRAG_FRAGMENT_SIZE);
-    p2frag_sp_release(pkt);
-    rtvb = tvb_new_child_real_data(tvb, data, total, total);
-    tvb_set_free_cb(rtvb, g_free);
-    add_new_data_source(pinfo, rtvb, "Reassembled packet");
-    cs_sp_show_pieces(pinfo, tree, rtvb, pkt->num_fragments, P2FRAG_FRAGMENT_SIZE, pkt->last_bytes,
-                      pkt->frag_frames, &p2frag_frag_items);
-    return rtvb;
-}
-
-/* wmem callback at the end of the file scope: frees the fragments of
- * packets that never completed. Returns FALSE: p2frag_init() registers it
- * again for the next file. */
-static ws_cb_bool p2frag_file_end(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_,
-                                  void *user_data _U_)
-{
-    while (sp_live && sp_live->len)
-        p2frag_sp_release((p2frag_pkt_t *)g_ptr_array_index(sp_live, sp_live->len - 1));
-    g_queue_clear(&sp_lost);
-    sp_bytes = 0;
-    return FALSE;
-}
-
-/* One more fragmented packet of n fragments in dir (count_n kept sorted). */
-static void p2frag_count_add(p2frag_dir_t *dir, guint32 n)
-{
-    guint32 lo = 0, hi = dir->n_counts;
-
-    while (lo < hi) {
-        guint32 mid = (lo + hi) / 2;
-        if (dir->count_n[mid] < n)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < dir->n_counts && dir->count_n[lo] == n) {
-        dir->count_pkts[lo]++;
-        return;
-    }
-    if (dir->n_counts == dir->counts_cap) {
-        guint32 cap = MAX(dir->counts_cap * 2, 4);
-        dir->count_n = (guint8 *)wmem_realloc(wmem_file_scope(), dir->count_n, cap);
-        dir->count_pkts = (guint32 *)wmem_realloc(wmem_file_scope(), dir->count_pkts, cap * sizeof(guint32));
-        dir->counts_cap = cap;
-    }
-    memmove(dir->count_n + lo + 1, dir->count_n + lo, dir->n_counts - lo);
-    memmove(dir->count_pkts + lo + 1, dir->count_pkts + lo, (dir->n_counts - lo) * sizeof(guint32));
-    dir->count_n[lo] = (guint8)n;
-    dir->count_pkts[lo] = 1;
-    dir->n_counts++;
-}
-
-char *p2frag_missing_str(wmem_allocator_t *scope, const p2frag_pkt_t *pkt)
-{
-    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
-    guint32 i = 0, n = pkt->num_fragments, k = 0;
-
-    /* The gaps between the sorted ids seen. */
-    while (i < n) {
-        guint32 start;
-        if (k < pkt->seen && pkt->frag_ids[k] == i) {
-            i++;
-            k++;
-            continue;
-        }
-        start = i;
-        i = k < pkt->seen ? pkt->frag_ids[k] : n;
-        if (wmem_strbuf_get_len(sb))
-            wmem_strbuf_append_c(sb, ',');
-        if (i - 1 == start)
-            wmem_strbuf_append_printf(sb, "%u", start);
-        else
-            wmem_strbuf_append_printf(sb, "%u-%u", start, i - 1);
-    }
-    return wmem_strbuf_finalize(sb);
-}
-
-char *p2frag_status_str(wmem_allocator_t *scope, const p2frag_pkt_t *pkt)
-{
-    char *m;
-
-    if (pkt->complete_frame && !pkt->lost_frame)
-        return wmem_strdup_printf(scope, "complete in frame %u", pkt->complete_frame);
-    if (pkt->complete_frame)
-        return wmem_strdup_printf(scope, "complete in frame %u, after leaving the window in frame %u",
-                                  pkt->complete_frame, pkt->lost_frame);
-    m = p2frag_missing_str(scope, pkt);
-    if (pkt->lost_frame)
-        return wmem_strdup_printf(scope, "lost in frame %u, missing %s", pkt->lost_frame, m);
-    return wmem_strdup_printf(scope, "incomplete, missing %s", m);
-}
-
-static p2frag_dir_t *p2frag_get_dir(packet_info *pinfo)
-{
-    void **data;
-    conversation_t *conv;
-    p2frag_conv_t *pc;
-    int d;
-
-    p2_conv_state(pinfo, &p2frag_p2, &data, &conv);
-    pc = (p2frag_conv_t *)*data;
-    if (!pc) {
-        pc = wmem_new0(wmem_file_scope(), p2frag_conv_t);
-        /* One copy of each address, shared by both directions; the packet
-         * tree and list of a direction come with its first fragment, so a
-         * conversation costs what it carries (100 000 conversations:
-         * docs/robustness.md, "p2frag"). */
-        copy_address_wmem(wmem_file_scope(), &pc->dir[0].src, &pinfo->src);
-        copy_address_wmem(wmem_file_scope(), &pc->dir[0].dst, &pinfo->dst);
-        copy_address_shallow(&pc->dir[1].src, &pc->dir[0].dst);
-        copy_address_shallow(&pc->dir[1].dst, &pc->dir[0].src);
-        copy_address_shallow(&pc->a_src, &pc->dir[0].src);
-        pc->a_port = pinfo->srcport;
-        for (d = 0; d < 2; d++) {
-            p2frag_dir_t *dir = &pc->dir[d];
-            dir->stream = conv->conv_index;
-            dir->sport = d ? pinfo->destport : pinfo->srcport;
-            dir->dport = d ? pinfo->srcport : pinfo->destport;
-        }
-        *data = pc;
-    }
-    d = (addresses_equal(&pinfo->src, &pc->a_src) && pinfo->srcport == pc->a_port) ? 0 : 1;
-    return &pc->dir[d];
-}
-
-/* The sequence unwrapped around the direction's newest: the nearest of
- * seq + k * 65536 (the spec's wrap-aware comparison). */
-static gint64 p2frag_unwrap(const p2frag_dir_t *dir, guint16 seq)
-{
-    if (!dir->have_newest)
-        return seq;
-    return dir->newest + (gint16)(guint16)(seq - (guint16)dir->newest);
-}
-
-/* A newer sequence arrived at `frame`: packets in progress that are now
- * P2FRAG_WINDOW or more behind are lost (a receiver evicts or refuses
- * them); older ones that are still in the window saw a newer sequence
- * before completing (what the original receiver cannot survive). */
-static void p2frag_advance(p2frag_dir_t *dir, p2frag_frame_t *ff, guint32 frame, gint64 ext)
-{
-    wmem_list_frame_t *it = dir->in_progress ? wmem_list_head(dir->in_progress) : NULL;
-
-    dir->have_newest = TRUE;
-    dir->newest = ext;
-    while (it) {
-        wmem_list_frame_t *next = wmem_list_frame_next(it);
-        p2frag_pkt_t *pkt = (p2frag_pkt_t *)wmem_list_frame_data(it);
-
-        if (pkt->ext < ext && !pkt->interleave_frame) {
-            pkt->interleave_frame = frame;
-            pkt->interleave_seq = (guint16)ext;
-        }
-        if (ext - pkt->ext >= P2FRAG_WINDOW) {
-            pkt->lost_frame = frame;
-            pkt->lost_by = ext;
-            ff->lost = (p2frag_pkt_t **)wmem_realloc(rec_scope, ff->lost, (ff->n_lost + 1) * sizeof *ff->lost);
-            ff->lost[ff->n_lost++] = pkt;
-            wmem_list_remove_frame(dir->in_progress, it);
-            if (pkt->sp_data)
-                g_queue_push_tail(&sp_lost, pkt);
-        }
-        it = next;
-    }
-    if (!g_queue_is_empty(&sp_lost))
-        p2frag_sp_expire();
-}
-
-/* First pass: the analysis of a datagram that a receiver would not drop on
- * its own (clean parse, the configured id). */
-static p2frag_frame_t *p2frag_analyse(packet_info *pinfo, const p2frag_body_t *b)
-{
-    p2frag_frame_t *ff = wmem_new0(rec_scope, p2frag_frame_t);
-    p2frag_dir_t *dir = p2frag_get_dir(pinfo);
-    gint64 ext = p2frag_unwrap(dir, b->seq);
-    p2frag_pkt_t *pkt;
-
-    ff->dir = dir;
-    ff->ext = ext;
-    if (dir->have_newest && dir->newest - ext > P2FRAG_WINDOW) {
-        ff->flags |= P2FRAG_FF_TOO_OLD;
-        ff->newest_seq = (guint16)dir->newest;
-    }
-    if (!p2frag_is_fragment(b)) {
-        dir->regular++;
-    } else {
-        if (!dir->pkts) {
-            dir->pkts = wmem_tree_new(wmem_file_scope());
-            dir->in_progress = wmem_list_new(wmem_file_scope());
-        }
-        /* Fragments of one packet mostly come together. */
-        pkt = dir->last_pkt && dir->last_pkt->ext == ext ? dir->last_pkt
-                                                         : (p2frag_pkt_t *)wmem_tree_lookup32(dir->pkts, (guint32)ext);
-        if (!pkt) {
-            pkt = wmem_new0(wmem_file_scope(), p2frag_pkt_t);
-            pkt->dir = dir;
-            pkt->index = ++p2frag_pkt_counter;
-            pkt->ext = ext;
-            pkt->seq = b->seq;
-            pkt->num_fragments = b->num_fragments;
-            pkt->first_frame = pinfo->num;
-            pkt->first_ts = pinfo->abs_ts;
-            wmem_tree_insert32(dir->pkts, (guint32)ext, pkt);
-            if (!(ff->flags & P2FRAG_FF_TOO_OLD))
-                wmem_list_append(dir->in_progress, pkt);
-            else
-                pkt->lost_frame = pinfo->num;   /* out of the window from its first fragment */
-            dir->frag_pkts++;
-            dir->frags_expected += pkt->num_fragments;
-            p2frag_count_add(dir, pkt->num_fragments);
-        }
-        ff->pkt = pkt;
-        dir->last_pkt = pkt;
-        pkt->last_frame = pinfo->num;
-        pkt->last_ts = pinfo->abs_ts;
-        if (b->num_fragments != pkt->num_fragments) {
-            ff->flags |= P2FRAG_FF_CONFLICT;
-            ff->other_count = pkt->num_fragments;
-            /* The lowest fragment id seen (the list is sorted). */
-            ff->other_frame = pkt->seen ? pkt->frag_frames[0] : pkt->first_frame;
-        } else if (p2frag_frag_frame(pkt, b->fragment_id)) {
-            ff->flags |= P2FRAG_FF_DUP;
-            ff->other_frame = p2frag_frag_frame(pkt, b->fragment_id);
-            pkt->dups++;
-        } else {
-            p2frag_frag_add(pkt, b->fragment_id, pinfo->num);
-            dir->frags_seen++;
-            if (b->fragment_id == pkt->num_fragments - 1)
-                pkt->last_bytes = b->data_len;
-            if (pkt->seen == pkt->num_fragments) {
-                pkt->complete_frame = pinfo->num;
-                pkt->complete_ts = pinfo->abs_ts;
-                ff->flags |= P2FRAG_FF_COMPLETES;
-                dir->frag_pkts_complete++;
-                if (!pkt->lost_frame) {
-                    wmem_list_frame_t *it;
-                    for (it = wmem_list_head(dir->in_progress); it; it = wmem_list_frame_next(it))
-                        if (wmem_list_frame_data(it) == pkt) {
-                            wmem_list_remove_frame(dir->in_progress, it);
-                            break;
-                        }
-                }
-            }
-        }
-    }
-    if (!dir->have_newest || ext > dir->newest)
-        p2frag_advance(dir, ff, pinfo->num, ext);
-    return ff;
-}
 
 /* ---- Display ------------------------------------------------------------------- */
 
@@ -870,7 +389,7 @@ static proto_item *p2frag_add_float(proto_tree *tree, int hf, tvbuff_t *tvb, gui
 static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo,
                                     const p2frag_body_t *b, gboolean experts)
 {
-    const p2_reader_t *r = &b->r;
+    const dp2_reader_t *r = &b->r;
     proto_item *ti;
 
     if (b->opaque_len || (b->nfields >= PF_BODY && !(pref_bodies == P2FRAG_BODIES_EXAMPLE &&
@@ -890,7 +409,7 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
             { &hf_p2frag_c, P2FRAG_C_MIN, P2FRAG_C_MAX },
         };
         for (int i = 0; i < 3; i++) {
-            guint nbits = p2_bits_required(0, (guint32)(f[i].max - f[i].min));
+            guint nbits = dp2_bits_required(0, (guint32)(f[i].max - f[i].min));
             if (bit + nbits > r->limit)
                 break;
             ti = p2frag_add_sint(tree, *f[i].hf, tvb, bit, nbits, f[i].min);
@@ -905,14 +424,14 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
         return "";
     }
     case P2FRAG_TYPE_B: {
-        guint nb = p2_bits_required(0, P2FRAG_MAX_ITEMS);
-        guint ib = p2_bits_required(0, P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
+        guint nb = dp2_bits_required(0, P2FRAG_MAX_ITEMS);
+        guint ib = dp2_bits_required(0, P2FRAG_ITEM_MAX - P2FRAG_ITEM_MIN);
         proto_tree *it;
         guint32 bad = 0;
 
         if (b->body_bit + nb > r->limit)
             return "";
-        ti = p2_add_bits(tree, hf_p2frag_num_items, tvb, b->body_bit, nb, 0);
+        ti = dp2_add_bits(tree, hf_p2frag_num_items, tvb, b->body_bit, nb, 0);
         if (b->num_items > P2FRAG_MAX_ITEMS) {
             if (experts)
                 expert_add_info_format(pinfo, ti, &ei_p2frag_value_range,
@@ -957,7 +476,7 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
             p2frag_add_float(tree, *pos[i], tvb, bit);
         if (bit + 1 > r->limit)
             return "";
-        p2_add_bits(tree, hf_p2frag_at_rest, tvb, bit, 1, 0);
+        dp2_add_bits(tree, hf_p2frag_at_rest, tvb, bit, 1, 0);
         bit++;
         if (!b->at_rest)
             for (int i = 0; i < 3 && bit + 32 <= r->limit; i++, bit += 32)
@@ -972,7 +491,7 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
 /* Raises the structural problems of a parse that no field shows. */
 static void p2frag_show_problems(proto_item *pi, packet_info *pinfo, tvbuff_t *tvb, const p2frag_body_t *b)
 {
-    if (b->errors & P2_ERR_TRUNCATED)
+    if (b->errors & DP2_ERR_TRUNCATED)
         expert_add_info_format(pinfo, pi, &ei_p2frag_truncated,
                                "Truncated: the fields need at least %u bytes, the packet has %u",
                                b->r.need_bytes, tvb_captured_length(tvb));
@@ -1007,13 +526,13 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
     const char *info;
 
     if (b->nfields >= PF_SEQ)
-        p2_add_bits(tree, hf_p2frag_sequence, tvb, P2_BODY_BIT, 16, 0);
+        dp2_add_bits(tree, hf_p2frag_sequence, tvb, DP2_BODY_BIT, 16, 0);
     if (b->nfields < PF_TYPE) {
         if (experts)
             p2frag_show_problems(pi, pinfo, tvb, b);
         return "Packet";
     }
-    ti = p2_add_bits(tree, hf_p2frag_type, tvb, P2_BODY_BIT + 16, b->type_bits, 0);
+    ti = dp2_add_bits(tree, hf_p2frag_type, tvb, DP2_BODY_BIT + 16, b->type_bits, 0);
     proto_item_append_text(ti, " (%s)", p2frag_type_name(b->type));
     if (b->type >= cfg_num_types) {
         if (experts)
@@ -1023,18 +542,18 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
         return wmem_strdup_printf(pinfo->pool, "Packet %u, type %u", b->seq, b->type);
     }
     if (b->type == P2FRAG_TYPE_FRAGMENT) {
-        guint bit = P2_BODY_BIT + 16 + b->type_bits;
+        guint bit = DP2_BODY_BIT + 16 + b->type_bits;
         if (b->nfields < PF_FRAG_HEADER) {
             if (experts)
                 p2frag_show_problems(pi, pinfo, tvb, b);
             return wmem_strdup_printf(pinfo->pool, "Fragment of packet %u", b->seq);
         }
-        ti = p2_add_bits(tree, hf_p2frag_fragment_id, tvb, bit, 8, 0);
+        ti = dp2_add_bits(tree, hf_p2frag_fragment_id, tvb, bit, 8, 0);
         if (experts && (b->errors & P2FRAG_ERR_ID_RANGE))
             expert_add_info_format(pinfo, ti, &ei_p2frag_id_range,
                                    "Fragment id %u >= fragment count %u: a receiver drops it",
                                    b->fragment_id, b->num_fragments);
-        ti = p2_add_bits(tree, hf_p2frag_num_fragments, tvb, bit + 8, 8, 0);
+        ti = dp2_add_bits(tree, hf_p2frag_num_fragments, tvb, bit + 8, 8, 0);
         if (b->num_fragments == 0) {
             proto_item_append_text(ti, " (invalid: 256 fragments would be written as 0)");
             if (experts) {
@@ -1053,7 +572,7 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
                                         b->fragment_id == b->num_fragments - 1);
             proto_item_set_generated(ti);
         }
-        p2_add_padding(tree, pinfo, &p2frag_p2d, &b->r, &next_pad, experts);
+        dp2_add_padding(tree, pinfo, &p2frag_p2d, &b->r, &next_pad, experts);
         ti = proto_tree_add_uint(tree, hf_p2frag_fragment_bytes, tvb, b->data_offset, b->data_len, b->data_len);
         proto_item_append_text(ti, " (not sent: the datagram's length - %u)", b->data_offset);
         proto_item_set_generated(ti);
@@ -1073,8 +592,8 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
         info = p2frag_fragment_info(pinfo->pool, b);
     } else {
         const char *body = p2frag_show_body(tree, tvb, pinfo, b, experts);
-        p2_add_padding(tree, pinfo, &p2frag_p2d, &b->r, &next_pad, experts);
-        p2_add_end_check(tree, pinfo, &p2frag_p2d, &b->r, experts);
+        dp2_add_padding(tree, pinfo, &p2frag_p2d, &b->r, &next_pad, experts);
+        dp2_add_end_check(tree, pinfo, &p2frag_p2d, &b->r, experts);
         if (experts && (b->errors & P2FRAG_ERR_TOO_LONG))
             expert_add_info_format(pinfo, pi, &ei_p2frag_too_long,
                                    "Regular packet of %u bytes: one larger than %u bytes must be sent as "
@@ -1116,13 +635,13 @@ static void p2frag_show_inner(tvbuff_t *inner, packet_info *pinfo, proto_tree *t
     b.errors &= ~P2FRAG_ERR_TOO_LONG;
     ri = proto_tree_add_item(tree, hf_p2frag_reassembled, inner, 0, -1, ENC_NA);
     rt = proto_item_add_subtree(ri, ett_p2frag_reassembled);
-    if (len >= P2_CRC_LEN) {
+    if (len >= DP2_CRC_LEN) {
         stored = tvb_get_letohl(inner, 0);
-        computed = p2_crc_datagram(inner, p2_crc_prefix(id));
+        computed = dp2_crc_datagram(inner, dp2_crc_prefix(id));
         crc_good = stored == computed;
-        ti = proto_tree_add_item(rt, hf_p2frag_crc, inner, 0, P2_CRC_LEN, ENC_LITTLE_ENDIAN);
+        ti = proto_tree_add_item(rt, hf_p2frag_crc, inner, 0, DP2_CRC_LEN, ENC_LITTLE_ENDIAN);
         proto_item_append_text(ti, crc_good ? " [correct]" : " [incorrect, should be 0x%08x]", computed);
-        ti = proto_tree_add_uint(rt, hf_p2frag_crc_status, inner, 0, P2_CRC_LEN,
+        ti = proto_tree_add_uint(rt, hf_p2frag_crc_status, inner, 0, DP2_CRC_LEN,
                                  crc_good ? PROTO_CHECKSUM_E_GOOD : PROTO_CHECKSUM_E_BAD);
         proto_item_set_generated(ti);
     }
@@ -1154,107 +673,16 @@ static void p2frag_show_inner(tvbuff_t *inner, packet_info *pinfo, proto_tree *t
     }
 }
 
-static void p2frag_show_analysis(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2frag_body_t *b,
-                                 const p2frag_frame_t *ff)
-{
-    const p2frag_dir_t *dir = ff->dir;
-    const p2frag_pkt_t *pkt = ff->pkt;
-    proto_item *ai, *ti;
-    proto_tree *at;
-
-    ai = proto_tree_add_item(tree, hf_p2frag_analysis, tvb, 0, 0, ENC_NA);
-    proto_item_set_generated(ai);
-    at = proto_item_add_subtree(ai, ett_p2frag_analysis);
-    if (ff->flags & P2FRAG_FF_TOO_OLD)
-        expert_add_info_format(pinfo, ai, &ei_p2frag_too_old,
-                               "Sequence %u is more than %u behind the newest %u: a receiver drops it",
-                               b->seq, P2FRAG_WINDOW, ff->newest_seq);
-    if (ff->flags & P2FRAG_FF_CONFLICT)
-        expert_add_info_format(pinfo, ai, &ei_p2frag_count_conflict,
-                               "Fragment count %u disagrees with the %u of earlier fragments of sequence %u "
-                               "(frame %u): a receiver drops it", b->num_fragments, ff->other_count, b->seq,
-                               ff->other_frame);
-    if (ff->flags & P2FRAG_FF_DUP)
-        expert_add_info_format(pinfo, ai, &ei_p2frag_duplicate,
-                               "Duplicate of fragment %u of packet %u (first in frame %u): a receiver drops it",
-                               b->fragment_id, b->seq, ff->other_frame);
-    for (guint32 i = 0; i < ff->n_lost; i++) {
-        const p2frag_pkt_t *lp = ff->lost[i];
-        expert_add_info_format(pinfo, ai, &ei_p2frag_lost,
-                               "Packet %u lost: %u of its %u fragments arrived (missing %s); sequence %u "
-                               "moves it out of the %u-packet window",
-                               lp->seq, lp->seen, lp->num_fragments,
-                               p2frag_missing_str(pinfo->pool, lp), (guint16)lp->lost_by, P2FRAG_WINDOW);
-    }
-    if (pref_original_notes && !(ff->flags & P2FRAG_FF_TOO_OLD)) {
-        gboolean delivered = pkt ? (ff->flags & P2FRAG_FF_COMPLETES) && !pkt->lost_frame : TRUE;
-        if (delivered && pkt && pkt->interleave_frame && pkt->interleave_frame < pinfo->num)
-            expert_add_info_format(pinfo, ai, &ei_p2frag_orig_interleaved,
-                                   "The original example's receiver would have lost this packet: sequence %u "
-                                   "(frame %u) arrived before it was complete, and that receiver discards every "
-                                   "partial packet on a newer sequence (original bug 4)",
-                                   pkt->interleave_seq, pkt->interleave_frame);
-        if (delivered && b->seq >= 256)
-            expert_add_info(pinfo, ai, &ei_p2frag_orig_seq256);
-    }
-
-    if (!tree)
-        return;   /* the rest is only fields and text (printf, pow): nothing to add them to */
-    if (pkt) {
-        ti = proto_tree_add_uint(at, hf_p2frag_an_seen, tvb, 0, 0, pkt->seen);
-        proto_item_set_generated(ti);
-        ti = proto_tree_add_uint(at, hf_p2frag_an_expected, tvb, 0, 0, pkt->num_fragments);
-        proto_item_set_generated(ti);
-        if (ff->flags & P2FRAG_FF_DUP) {
-            ti = proto_tree_add_uint(at, hf_p2frag_an_duplicate_of, tvb, 0, 0, ff->other_frame);
-            proto_item_set_generated(ti);
-        }
-        if (pkt->complete_frame) {
-            ti = proto_tree_add_uint(at, hf_p2frag_an_complete_in, tvb, 0, 0, pkt->complete_frame);
-            proto_item_set_generated(ti);
-        }
-        if (pkt->lost_frame) {
-            ti = proto_tree_add_uint(at, hf_p2frag_an_lost_in, tvb, 0, 0, pkt->lost_frame);
-            proto_item_set_generated(ti);
-        }
-        if (!pkt->complete_frame) {
-            ti = proto_tree_add_string(at, hf_p2frag_an_missing, tvb, 0, 0, p2frag_missing_str(pinfo->pool, pkt));
-            proto_item_set_generated(ti);
-            ti = proto_tree_add_uint(at, hf_p2frag_an_missing_count, tvb, 0, 0, pkt->num_fragments - pkt->seen);
-            proto_item_set_generated(ti);
-        }
-        proto_item_append_text(ai, ": packet %u, %u of %u fragments, %s", pkt->seq, pkt->seen,
-                               pkt->num_fragments, p2frag_status_str(pinfo->pool, pkt));
-    } else {
-        proto_item_append_text(ai, ": regular packet %u", b->seq);
-    }
-    if (dir->frags_expected) {
-        double p = 1.0 - (double)dir->frags_seen / (double)dir->frags_expected;
-        double pl = 1.0 - (double)dir->frag_pkts_complete / (double)dir->frag_pkts;
-        double pred = 0.0;
-        for (guint32 k = 0; k < dir->n_counts; k++)
-            pred += dir->count_pkts[k] * (1.0 - pow(1.0 - p, (double)dir->count_n[k]));
-        pred /= (double)dir->frag_pkts;
-        ti = proto_tree_add_double(at, hf_p2frag_an_frag_loss, tvb, 0, 0, 100.0 * p);
-        proto_item_set_generated(ti);
-        ti = proto_tree_add_double(at, hf_p2frag_an_pkt_loss, tvb, 0, 0, 100.0 * pl);
-        proto_item_set_generated(ti);
-        ti = proto_tree_add_double(at, hf_p2frag_an_predicted, tvb, 0, 0, 100.0 * pred);
-        proto_item_append_text(ti, " (mean of 1 - (1 - p)^n over the packets, n their fragment counts)");
-        proto_item_set_generated(ti);
-    }
-}
-
 /* Info column marks for the problems of a datagram. */
-static void p2frag_info_marks(packet_info *pinfo, const p2_id_t *id, const p2frag_body_t *b,
+static void p2frag_info_marks(packet_info *pinfo, const dp2_id_t *id, const p2frag_body_t *b,
                               const p2frag_frame_t *ff)
 {
     static const struct { guint32 err; const char *mark; } marks[] = {
-        { P2_ERR_TRUNCATED,       " [Truncated]" },
-        { P2_ERR_PADDING,         " [Non-zero padding]" },
-        { P2_ERR_END_CHECK,       " [Bad end check]" },
-        { P2_ERR_RANGE,           " [Value out of range]" },
-        { P2_ERR_TRAILING,        " [Bytes after end check]" },
+        { DP2_ERR_TRUNCATED,       " [Truncated]" },
+        { DP2_ERR_PADDING,         " [Non-zero padding]" },
+        { DP2_ERR_END_CHECK,       " [Bad end check]" },
+        { DP2_ERR_RANGE,           " [Value out of range]" },
+        { DP2_ERR_TRAILING,        " [Bytes after end check]" },
         { P2FRAG_ERR_COUNT_ZERO,  " [Fragment count 0]" },
         { P2FRAG_ERR_ID_RANGE,    " [Fragment id >= count]" },
         { P2FRAG_ERR_SIZE_RANGE,  " [Fragment size out of range]" },
@@ -1262,7 +690,7 @@ static void p2frag_info_marks(packet_info *pinfo, const p2_id_t *id, const p2fra
         { P2FRAG_ERR_TOO_LONG,    " [Over 1024 bytes unfragmented]" },
     };
 
-    if (id->status == P2_ID_WRONG)
+    if (id->status == DP2_ID_WRONG)
         col_append_str(pinfo->cinfo, COL_INFO, " [Bad CRC]");
     for (size_t i = 0; i < array_length(marks); i++)
         if (b->errors & marks[i].err)
@@ -1280,21 +708,25 @@ static void p2frag_info_marks(packet_info *pinfo, const p2_id_t *id, const p2fra
     }
 }
 
-/* Under Decode As (f->forced) everything is shown, broken or not. On the
- * port only a datagram whose CRC implies the configured id (p2frag learns
- * no other): anything else goes back to UDP, for the heuristics and data. */
-static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const p2_frame_t *f)
+/* Everything the entry point hands over is shown, broken or not. data: the
+ * datagram's dp2_frame_t. */
+static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
+    const dp2_frame_t *f = (const dp2_frame_t *)data;
     p2frag_body_t b;
-    p2_id_t id;
+    dp2_id_t id;
     proto_item *pi;
     proto_tree *pt;
     p2frag_frame_t *ff = NULL;
     const char *info;
-    gboolean analyse;
+    gboolean analyse, transient = FALSE;
 
-    p2_id_check(&p2frag_p2, f, &id);
-    if (!f->forced && id.status != P2_ID_GOOD)
+    /* Under Decode As (f->forced) everything is shown, broken or not. On
+     * the port only a datagram whose CRC implies the configured id (p2frag
+     * learns no other): anything else goes back to UDP, for the heuristics
+     * and data. */
+    dp2_id_check(&p2frag_p2, f, &id);
+    if (!f->forced && id.status != DP2_ID_GOOD)
         return 0;
 
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "P2frag");
@@ -1305,27 +737,17 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     /* Without a tree proto_tree_add_item still checks the bytes: skipped. */
     pi = tree ? proto_tree_add_item(tree, proto_p2frag, tvb, 0, -1, ENC_NA) : NULL;
     pt = proto_item_add_subtree(pi, ett_p2frag);
-    p2_add_crc(pt, tvb, pinfo, &p2frag_p2d, &p2frag_p2, &id);
+    dp2_add_crc(pt, tvb, pinfo, &p2frag_p2d, &p2frag_p2, &id);
     info = p2frag_show_fields(pt, pi, tvb, pinfo, &b, TRUE);
     /* Not copied: info is a literal or in the packet scope, which lives as
      * long as the packet_info (column-utils.h allows that), and plain
      * ASCII; copying it (col_add_str) was the largest cost on 4.6. */
     col_set_str(pinfo->cinfo, COL_INFO, info);
 
-    analyse = id.status == P2_ID_GOOD && !(b.errors & P2FRAG_ERR_DROP) && b.nfields >= PF_TYPE &&
+    analyse = id.status == DP2_ID_GOOD && !(b.errors & P2FRAG_ERR_DROP) && b.nfields >= PF_TYPE &&
               !pinfo->flags.in_error_pkt;
-    if (analyse) {
-        sp_transient = cs_sp_begin_packet(pinfo);
-        rec_scope = cs_sp_record_scope(pinfo, sp_transient);
-        /* In the single pass the record lives in the packet scope and is
-         * never looked up again. */
-        ff = sp_transient ? NULL : (p2frag_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_p2frag, 0);
-        if (!ff && !PINFO_FD_VISITED(pinfo)) {
-            ff = p2frag_analyse(pinfo, &b);
-            if (!sp_transient)
-                p_add_proto_data(wmem_file_scope(), pinfo, proto_p2frag, 0, ff);
-        }
-    }
+    if (analyse)
+        ff = p2frag_analysis_packet(pinfo, &b, &transient);
     if (ff && ff->pkt && p2frag_is_fragment(&b) && !(ff->flags & (P2FRAG_FF_CONFLICT | P2FRAG_FF_DUP))) {
         if (pref_reassemble && tvb_captured_length(tvb) == tvb_reported_length(tvb) && !ff->pkt->sp_dropped) {
             p2frag_pkt_t *pkt = ff->pkt;
@@ -1333,8 +755,9 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
             gboolean save_fragmented = pinfo->fragmented;
 
             pinfo->fragmented = TRUE;
-            if (pkt->sp_data || (sp_transient && !pkt->in_table && p2frag_sp_start(pkt))) {
-                inner = p2frag_sp_add(tvb, pinfo, pt, b.fragment_id, b.data_offset, b.data_len, pkt);
+            if (pkt->sp_data || (transient && !pkt->in_table && p2frag_sp_start(pkt))) {
+                inner = p2frag_sp_add(tvb, pinfo, pt, b.fragment_id, b.data_offset, b.data_len, pkt,
+                                      &p2frag_frag_items);
             } else {
                 fragment_head *fh;
                 pkt->in_table = TRUE;
@@ -1356,7 +779,7 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     }
     if (ff) {
         p2frag_tap_t *td = wmem_new0(pinfo->pool, p2frag_tap_t);
-        p2frag_show_analysis(pt, tvb, pinfo, &b, ff);
+        p2frag_analysis_show(pt, tvb, pinfo, &b, ff, pref_original_notes);
         td->dir = ff->dir;
         td->pkt = ff->pkt;
         td->flags = ff->flags;
@@ -1371,7 +794,7 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
 /* Port, Decode As and pinned conversations: protocol2's entry point. */
 static int dissect_p2frag(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
-    return p2_dissect_udp(tvb, pinfo, tree, data, &p2frag_p2);
+    return dp2_dissect_udp(tvb, pinfo, tree, data, &p2frag_p2);
 }
 
 /* Heuristic: a CRC that implies the configured id (1 in 2^32 by chance);
@@ -1379,11 +802,11 @@ static int dissect_p2frag(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, v
  * chunk packets of a mixed conversation to chunk). */
 static ws_cb_bool dissect_p2frag_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
-    p2_frame_t f;
+    dp2_frame_t f;
     conversation_t *conv;
 
     /* Shortest packet: CRC, sequence and a type with a one-byte fragment. */
-    if (tvb_captured_length(tvb) < P2_CRC_LEN + 3 || !p2_heur_frame(tvb, pinfo, &p2frag_p2, &f) ||
+    if (tvb_captured_length(tvb) < DP2_CRC_LEN + 3 || !dp2_heur_frame(tvb, pinfo, &p2frag_p2, &f) ||
         !f.crc_known || f.implied_id != cfg_protocol_id)
         return FALSE;
     conv = find_or_create_conversation(pinfo);
@@ -1396,16 +819,9 @@ static ws_cb_bool dissect_p2frag_heur(tvbuff_t *tvb, packet_info *pinfo, proto_t
 
 static void p2frag_prefs_apply(void)
 {
-    p2_ports_apply(&p2frag_p2);
     cfg_protocol_id = pref_protocol_id;
     cfg_num_types = MIN(MAX(pref_num_types, 2), P2FRAG_MAX_TYPES);
-}
-
-static void p2frag_init(void)
-{
-    p2frag_pkt_counter = 0;
-    cs_sp_init();
-    wmem_register_callback(wmem_file_scope(), p2frag_file_end, NULL);
+    dp2_prefs_apply(&p2frag_p2);
 }
 
 void proto_register_p2frag(void)
@@ -1489,33 +905,11 @@ void proto_register_p2frag(void)
             NULL, 0x0, NULL, HFILL } },
         { &hf_p2frag_reassembled_data, { "Reassembled data", "p2frag.reassembled.data", FT_BYTES, BASE_NONE,
             NULL, 0x0, NULL, HFILL } },
-        { &hf_p2frag_analysis, { "Analysis", "p2frag.analysis", FT_NONE, BASE_NONE, NULL, 0x0,
-            NULL, HFILL } },
-        { &hf_p2frag_an_seen, { "Fragments seen", "p2frag.analysis.fragments_seen", FT_UINT32, BASE_DEC, NULL, 0x0,
-            "Distinct fragments of this packet seen (so far, on the first pass)", HFILL } },
-        { &hf_p2frag_an_expected, { "Fragments expected", "p2frag.analysis.fragments_expected", FT_UINT32, BASE_DEC,
-            NULL, 0x0, NULL, HFILL } },
-        { &hf_p2frag_an_complete_in, { "Complete in", "p2frag.analysis.complete_in", FT_FRAMENUM, BASE_NONE, NULL,
-            0x0, "The frame whose fragment completed the packet", HFILL } },
-        { &hf_p2frag_an_lost_in, { "Lost in", "p2frag.analysis.lost_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
-            "The frame whose newer sequence moved the unfinished packet out of the 256-packet window", HFILL } },
-        { &hf_p2frag_an_missing, { "Missing fragments", "p2frag.analysis.missing", FT_STRING, BASE_NONE, NULL, 0x0,
-            "Fragment ids never seen, as ranges (e.g. 3-5,17)", HFILL } },
-        { &hf_p2frag_an_missing_count, { "Missing fragment count", "p2frag.analysis.missing_count", FT_UINT32,
-            BASE_DEC, NULL, 0x0, NULL, HFILL } },
-        { &hf_p2frag_an_duplicate_of, { "Duplicate of", "p2frag.analysis.duplicate_of", FT_FRAMENUM, BASE_NONE,
-            NULL, 0x0, "The frame with the first copy of this fragment", HFILL } },
-        { &hf_p2frag_an_frag_loss, { "Direction: fragment loss (%)", "p2frag.analysis.fragment_loss", FT_DOUBLE,
-            BASE_NONE, NULL, 0x0, "Fragments never seen / fragments of the packets seen, in this direction", HFILL } },
-        { &hf_p2frag_an_pkt_loss, { "Direction: packet loss (%)", "p2frag.analysis.packet_loss", FT_DOUBLE,
-            BASE_NONE, NULL, 0x0, "Fragmented packets not complete / fragmented packets seen", HFILL } },
-        { &hf_p2frag_an_predicted, { "Direction: predicted packet loss (%)", "p2frag.analysis.predicted_loss",
-            FT_DOUBLE, BASE_NONE, NULL, 0x0, "Mean over the fragmented packets seen of 1 - (1 - fragment loss)^n, n the packet's fragment count", HFILL } },
     };
 
     static gint *ett[] = {
         &ett_p2frag, &ett_p2frag_items, &ett_p2frag_fragment, &ett_p2frag_fragments,
-        &ett_p2frag_reassembled, &ett_p2frag_analysis,
+        &ett_p2frag_reassembled,
     };
 
     static ei_register_info ei[] = {
@@ -1533,14 +927,8 @@ void proto_register_p2frag(void)
             "Fragment data not 1..1024 bytes", EXPFILL } },
         { &ei_p2frag_size_short, { "p2frag.fragment_bytes.short", PI_PROTOCOL, PI_ERROR,
             "Non-last fragment not 1024 bytes", EXPFILL } },
-        { &ei_p2frag_count_conflict, { "p2frag.num_fragments.conflict", PI_PROTOCOL, PI_ERROR,
-            "Fragment count disagrees with earlier fragments of the sequence", EXPFILL } },
-        { &ei_p2frag_duplicate, { "p2frag.fragment.duplicate", PI_SEQUENCE, PI_NOTE,
-            "Duplicate fragment", EXPFILL } },
         { &ei_p2frag_too_long, { "p2frag.regular.too_long", PI_PROTOCOL, PI_ERROR,
             "Regular packet over 1024 bytes", EXPFILL } },
-        { &ei_p2frag_too_old, { "p2frag.sequence.too_old", PI_SEQUENCE, PI_WARN,
-            "Sequence more than 256 behind the newest", EXPFILL } },
         { &ei_p2frag_end_check, { "p2frag.end_check.bad", PI_MALFORMED, PI_ERROR,
             "Wrong end check", EXPFILL } },
         { &ei_p2frag_value_range, { "p2frag.value.out_of_range", PI_MALFORMED, PI_ERROR,
@@ -1551,13 +939,6 @@ void proto_register_p2frag(void)
             "Reassembled packet's sequence differs from its fragments'", EXPFILL } },
         { &ei_p2frag_inner_crc, { "p2frag.reassembled.crc_bad", PI_CHECKSUM, PI_ERROR,
             "Reassembled packet fails its own CRC", EXPFILL } },
-        { &ei_p2frag_lost, { "p2frag.analysis.lost", PI_SEQUENCE, PI_WARN,
-            "Fragmented packet lost", EXPFILL } },
-        { &ei_p2frag_orig_interleaved, { "p2frag.original.interleaved", PI_PROTOCOL, PI_NOTE,
-            "The original example's receiver would have lost this packet (bug 4: interleaved packets)", EXPFILL } },
-        { &ei_p2frag_orig_seq256, { "p2frag.original.sequence_256", PI_PROTOCOL, PI_NOTE,
-            "The original example's receiver would not deliver this packet: sequence 256 or more "
-            "(original bug 2: it indexes (oldest + i) & 0xFF)", EXPFILL } },
     };
 
     proto_p2frag = proto_register_protocol("Packet Fragmentation and Reassembly (protocol2)", "P2frag", "p2frag");
@@ -1586,8 +967,6 @@ void proto_register_p2frag(void)
 
     p2frag_handle = register_dissector("p2frag", dissect_p2frag, proto_p2frag);
     reassembly_table_register(&p2frag_reassembly_table, &addresses_ports_reassembly_table_functions);
-    register_init_routine(p2frag_init);
-    cs_sp_register();
     p2frag_tap = register_tap("p2frag");
 
     p2frag_p2d.hf_padding = hf_p2frag_padding;
@@ -1601,20 +980,22 @@ void proto_register_p2frag(void)
     p2frag_p2d.hf_crc_status = hf_p2frag_crc_status;
     p2frag_p2d.hf_protocol_id = hf_p2frag_protocol_id;
     p2frag_p2d.ei_crc_bad = &ei_p2frag_crc_bad;
-    /* p2_id_check never yields the learnt-id statuses that use
+    /* dp2_id_check never yields the learnt-id statuses that use
      * ei_id_other and ei_id_unconfirmed. */
 
     p2frag_p2.proto = proto_p2frag;
     p2frag_p2.handle = p2frag_handle;
-    p2_register_protocol(&p2frag_p2);
+    dp2_register_protocol(&p2frag_p2);
     p2frag_prefs_apply();
-    p2frag_register_stats();
+    /* Analysis and statistics side by side. */
+    p2frag_analysis_register(proto_p2frag, m, &p2frag_p2);
+    p2frag_stats_register();
 }
 
 void proto_reg_handoff_p2frag(void)
 {
-    p2_ports_register(&p2frag_p2, "");
+    dp2_ports_register(&p2frag_p2, "");
     heur_dissector_add("udp", dissect_p2frag_heur, "P2frag over UDP", "p2frag_udp", proto_p2frag,
                        HEURISTIC_ENABLE);
-    cs_sp_handoff();
+    p2frag_analysis_handoff();
 }

@@ -1,6 +1,6 @@
 /* p2frag/p2frag-int.h
- * Shared between the fragment protocol's decoder and analysis
- * (p2frag/dissect.c) and its statistics (p2frag/stats.c).
+ * Shared between the fragment protocol's decoder (p2frag/dissect.c), its
+ * analysis (p2frag/analysis.c) and its statistics (p2frag/stats.c).
  * The protocol: docs/p2frag.md.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -10,6 +10,10 @@
 
 #include <epan/packet.h>
 #include <epan/address.h>
+#include <epan/prefs.h>
+#include <epan/reassemble.h>
+
+#include "common/protocol2.h"
 
 /* One direction of a UDP conversation (first pass, file scope). */
 typedef struct p2frag_dir {
@@ -86,6 +90,89 @@ typedef struct p2frag_tap {
 #define P2FRAG_FF_TOO_OLD   (1u << 2)   /* more than 256 behind the newest sequence */
 #define P2FRAG_FF_COMPLETES (1u << 3)   /* the fragment that completes its packet */
 
+/* docs/p2frag.md, "Constants". */
+#define P2FRAG_TYPE_FRAGMENT        0
+#define P2FRAG_FRAGMENT_SIZE        1024    /* data in every fragment but the last */
+/* A receiver drops a sequence more than this many behind the newest, and
+ * keeps this many packets in progress (one per sequence % 256). */
+#define P2FRAG_WINDOW               256
+/* The original example's receiver indexes its packets by (oldest + i) &
+ * 0xFF, so it never delivers a sequence of this or more (its bug 2). */
+#define P2FRAG_ORIGINAL_SEQ_LIMIT   256
+
+/* One parse of a datagram (or of a reassembled packet). Positions are
+ * stream bits unless named offsets. */
+typedef struct p2frag_body {
+    dp2_reader_t r;
+    guint nfields;           /* leading fields read completely */
+    guint16 seq;
+    guint type_bits;
+    guint32 type;
+    /* fragment */
+    guint32 fragment_id, num_fragments;
+    guint data_offset;       /* byte offset of the fragment data */
+    guint data_len;          /* fragment bytes (reported) */
+    /* regular */
+    guint body_bit;          /* stream bit of the body */
+    gint32 a, b, c;
+    guint32 num_items;
+    guint items_bit;
+    guint32 items_read;      /* items present (num_items unless broken) */
+    guint32 items_bad;       /* items above their maximum */
+    guint32 pos[3], vel[3];  /* IEEE-754 bits */
+    gboolean at_rest;
+    guint float_bit;         /* stream bit of position x */
+    guint opaque_offset, opaque_len;
+    guint32 errors;          /* DP2_ERR_* | P2FRAG_ERR_* */
+} p2frag_body_t;
+enum { PF_SEQ = 1, PF_TYPE, PF_FRAG_HEADER, PF_BODY };
+
+static inline gboolean p2frag_is_fragment(const p2frag_body_t *b)
+{
+    return b->nfields >= PF_TYPE && b->type == P2FRAG_TYPE_FRAGMENT;
+}
+
+/* Per frame, file scope (p_add_proto_data key 0). */
+typedef struct p2frag_frame {
+    p2frag_dir_t *dir;
+    p2frag_pkt_t *pkt;        /* fragments: their packet */
+    gint64 ext;               /* unwrapped sequence */
+    guint32 flags;            /* P2FRAG_FF_* */
+    guint32 other_frame;      /* DUP: the first copy; CONFLICT: the fragment that set the count */
+    guint32 other_count;      /* CONFLICT: the count of the earlier fragments */
+    guint16 newest_seq;       /* TOO_OLD: the newest sequence at the time */
+    guint32 n_lost;           /* packets this frame moved out of the window unfinished */
+    p2frag_pkt_t **lost;
+} p2frag_frame_t;
+
+/* ---- p2frag/analysis.c -------------------------------------------------- */
+
+/* Registers the analysis' fields, subtree and expert infos under proto, its
+ * preference (p2frag.single_pass, in module) and init routine; p2 is the
+ * protocol's protocol2 registration (its conversation state). */
+void p2frag_analysis_register(int proto, module_t *module, const dp2_protocol_t *p2);
+void p2frag_analysis_handoff(void);
+
+/* The first-pass analysis of a datagram a receiver would not drop on its
+ * own (clean parse, the configured id), made once and kept with the frame:
+ * its record, or NULL on a later pass of a frame never analysed. *transient
+ * is TRUE in tshark's single pass (the record lives in the packet scope). */
+p2frag_frame_t *p2frag_analysis_packet(packet_info *pinfo, const p2frag_body_t *b, gboolean *transient);
+
+/* Reassembly in tshark's single pass (common/single-pass.c says why): starts
+ * holding pkt's fragments at its first fragment given to reassembly (FALSE
+ * when over budget: the packet then uses the table); adds one, returning the
+ * reassembled packet, shown under tree as process_reassembled_data() shows
+ * it with fit, when this fragment completes it, else NULL. */
+gboolean p2frag_sp_start(p2frag_pkt_t *pkt);
+tvbuff_t *p2frag_sp_add(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, guint32 fragment_id,
+                        guint data_offset, guint data_len, p2frag_pkt_t *pkt, const fragment_items *fit);
+
+/* Adds the analysis subtree and its expert infos (tree may be NULL);
+ * original_notes: the notes for games built on the original example. */
+void p2frag_analysis_show(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2frag_body_t *b,
+                          const p2frag_frame_t *ff, gboolean original_notes);
+
 /* The packet's byte count, when its last fragment was seen (else 0). */
 guint32 p2frag_pkt_bytes(const p2frag_pkt_t *pkt);
 
@@ -96,7 +183,9 @@ char *p2frag_missing_str(wmem_allocator_t *scope, const p2frag_pkt_t *pkt);
  * missing ..." (scope-allocated). */
 char *p2frag_status_str(wmem_allocator_t *scope, const p2frag_pkt_t *pkt);
 
-/* Registers -z p2frag,packets and the GUI table (p2frag/stats.c). */
-void p2frag_register_stats(void);
+/* ---- p2frag/stats.c ------------------------------------------------------ */
+
+/* Registers -z p2frag,packets and the GUI table. */
+void p2frag_stats_register(void);
 
 #endif /* P2FRAG_INT_H */

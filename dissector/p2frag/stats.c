@@ -273,7 +273,7 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_di
     return TAP_PACKET_REDRAW;
 }
 
-void p2frag_register_stats(void)
+void p2frag_stats_register(void)
 {
     static stat_tap_ui text_ui;
     static stat_tap_table_ui table_ui;

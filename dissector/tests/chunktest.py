@@ -22,7 +22,7 @@ CHUNK_TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
 VECTORS = {256: os.path.join(REPO, "docs", "vectors", "vectors-256.txt"),
            32: os.path.join(REPO, "docs", "vectors", "vectors-32.txt")}
 
-# wire-format.md, "Constants".
+# docs/protocol.md, "Every packet" and "Slice (type 0)".
 PROTOCOL_ID = 0x11223344
 END_CHECK = b"\xe2\xac\x08\x99"
 SLICE_SIZE = 1024
@@ -319,7 +319,7 @@ def vector_data(n, dseed):
 
 
 def read_vectors(path):
-    """Returns the lines of a vector file as dicts (see wire-format.md)."""
+    """Returns the lines of a vector file as dicts (docs/vectors/)."""
     out = []
     with open(path) as f:
         for line in f:

@@ -75,7 +75,7 @@
 #define FUZZ_PORT        40000
 #define FUZZ_HEUR_PORT   7777
 #define FUZZ_IP_UDP_LEN  28
-/* wire-format.md: ProtocolId seeds the CRC (never sent). */
+/* docs/protocol.md, "Every packet": the protocol id seeds the CRC (never sent). */
 #define FUZZ_PROTOCOL_ID 0x11223344u
 /* docs/p2frag.md: the fragment protocol's default id. */
 #define FUZZ_P2FRAG_PROTOCOL_ID 0x55667788u

@@ -48,7 +48,8 @@ import zlib
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CHUNK_TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
 
-# wire-format.md: ProtocolId seeds the CRC; the end check closes every packet.
+# docs/protocol.md, "Every packet": the protocol id seeds the CRC; the end check
+# closes every packet.
 PROTOCOL_ID = 0x11223344
 END_CHECK = b"\xe2\xac\x08\x99"
 CRC_PREFIX = zlib.crc32(struct.pack("<I", PROTOCOL_ID) + b"\0\0\0\0")
