@@ -17,6 +17,13 @@
 # counts the fragment protocol instead, on bench/frag-capture.sh's capture
 # (bench/work/frag-500k.pcap) with a snapshot of the build's plugin, in
 # bench/p2frag.sh's configurations (base is --disable-protocol p2frag).
+#
+#   bench/dissector-instructions.sh --netgame -w WORK -b build
+#
+# counts the netgame dissector on WORK/netgame.pcap (e.g. bench/netgame-capture.sh's,
+# or its first frames) with a snapshot of the build's plugin: base is
+# --disable-protocol netgame, data its port decoded as data, full the defaults.
+# --configs "base full" counts only those configurations.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,6 +35,8 @@ usage: bench/dissector-instructions.sh [options]
   -w, --work DIR     bench/dissector.sh's work folder (default BUILD/bench-dissector)
   -n, --frames N     frames to count over (default 50000)
       --p2frag       the p2frag dissector on bench/work/frag-500k.pcap (see the script's head)
+      --netgame      the netgame dissector on WORK/netgame.pcap (see the script's head)
+  -c, --configs L    only these configurations (space-separated, base among them)
   -h, --help         this help
 Prints a Markdown table. Exit status 0, 1 when a run failed, 2 for bad arguments.
 EOF
@@ -41,19 +50,31 @@ build=${CHUNK_BUILD_DIR:-$repo/build}
 work=""
 frames=50000
 p2frag=0
+netgame=0
+only=""
 while [ $# -gt 0 ]; do
     case "$1" in
     -b | --build) [ $# -ge 2 ] || die_usage "$1 needs a folder"; build=$2; shift ;;
     -w | --work) [ $# -ge 2 ] || die_usage "$1 needs a folder"; work=$2; shift ;;
     -n | --frames) [ $# -ge 2 ] || die_usage "$1 needs a number"; frames=$2; shift ;;
     --p2frag) p2frag=1 ;;
+    --netgame) netgame=1 ;;
+    -c | --configs) [ $# -ge 2 ] || die_usage "$1 needs a list"; only=$2; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die_usage "unknown argument '$1'" ;;
     esac
     shift
 done
 [[ "$frames" =~ ^[1-9][0-9]*$ ]] && [ "$frames" -ge 2 ] || die_usage "--frames needs a number >= 2"
-if [ "$p2frag" = 1 ]; then
+if [ "$netgame" = 1 ]; then
+    [ -n "$work" ] || die_usage "--netgame needs -w WORK (holding netgame.pcap)"
+    capture=$work/netgame.pcap
+    [ -f "$capture" ] || die_usage "no $capture"
+    [ -f "$build/plugin-dir.txt" ] || die_usage "no plugin in $build (build first)"
+    rm -rf "$work/plugins-netgame"
+    cp -r "$build/plugins" "$work/plugins-netgame"
+    chmod -R a+rX "$work/plugins-netgame"
+elif [ "$p2frag" = 1 ]; then
     work=${work:-$repo/bench/work}
     capture=$work/frag-500k.pcap
     [ -f "$capture" ] || die_usage "no $capture: run bench/frag-capture.sh first"
@@ -103,6 +124,18 @@ if [ "$p2frag" = 1 ]; then
     args[noreasm]="-o p2frag.reassemble:FALSE"
     configs=(base data noreasm full)
     default_plugins=$work/plugins-p2frag
+elif [ "$netgame" = 1 ]; then
+    args[base]="--disable-protocol netgame"
+    args[data]="--disable-heuristic netgame_udp -d udp.port==30000,data"
+    configs=(base data full)
+    default_plugins=$work/plugins-netgame
+fi
+if [ -n "$only" ]; then
+    read -r -a configs <<< "$only"
+    for c in "${configs[@]}"; do
+        [ -n "${args[$c]+x}" ] || die_usage "unknown configuration '$c'"
+    done
+    [[ " $only " == *" base "* ]] || die_usage "--configs needs base among them"
 fi
 
 # count FILE CONFIG: total instructions of one tshark run.
@@ -127,6 +160,6 @@ done
 echo "| configuration | instructions, $frames frames | one frame | per packet | × base | × data |"
 echo "|---|---:|---:|---:|---:|---:|"
 for c in "${configs[@]}"; do
-    awk -v c="$c" -v a="${nn[$c]}" -v o="${oo[$c]}" -v n="${per[$c]}" -v b="${per[base]}" -v d="${per[data]}" \
+    awk -v c="$c" -v a="${nn[$c]}" -v o="${oo[$c]}" -v n="${per[$c]}" -v b="${per[base]}" -v d="${per[data]:-${per[base]}}" \
         'BEGIN { printf "| %s | %.0f | %.0f | %.0f | %.2f | %.2f |\n", c, a, o, n, n / b, n / d }'
 done

@@ -166,7 +166,8 @@ typedef struct dp2_frame {
      * conversation a heuristic pinned), so it shows the datagram whatever
      * it is. Otherwise (the protocol's port) it claims only a datagram that
      * is well-formed for it and returns 0 for any other, which UDP then
-     * offers to the heuristics and to data. */
+     * offers to the heuristics and to data. Left FALSE for a datagram
+     * implying the owner's own id, which is the owner's either way. */
     gboolean forced;
 } dp2_frame_t;
 
@@ -203,6 +204,7 @@ typedef struct dp2_protocol {
     dissector_t dissect;
     guint index;                /* set by dp2_register_protocol() */
     dissector_handle_t id_handle; /* dissect, in the protocol2.id table (dp2_register_protocol) */
+    gboolean owns_id;           /* its configured id is filed with id_handle (dp2_prefs_apply) */
     range_t *ports_applied;     /* dp2_ports_apply()'s copy of <filter_name>.udp.port */
 } dp2_protocol_t;
 
