@@ -6,6 +6,9 @@
 #   scripts/screenshot.sh -b build-bench transfers   # docs/screenshot-transfers.png
 #   scripts/screenshot.sh -b build-bench experts     # docs/screenshot-experts.png
 #   scripts/screenshot.sh -b build-bench menu        # docs/screenshot-menu.png
+#   scripts/screenshot.sh -r captures/netgame-loss-10.pcap -o docs/screenshot-colours-netgame.png colours
+#   scripts/screenshot.sh -r captures/frag-loss-10.pcap --table p2frag,packets_table \
+#       --title 'P2frag Packets' -o docs/screenshot-p2frag-table.png table
 #
 # ack: an ack packet with its bitfield expanded.
 # transfers: the Statistics > Chunk Transfers table (opened with
@@ -14,7 +17,12 @@
 # its diagnosis.
 # experts: Analyze > Expert Information (opened with `-z expert`, no display
 # filter) on captures/fault-drop-slice.pcap, over the packet list coloured by
-# docs/chunk.colorfilters (put in the private profile, as an import does).
+# docs/chunkshark.colorfilters (put in the private profile, as an import does).
+# table: a Statistics table dialog (--table: its -z name, --title: its window
+# title) at the size Wireshark opens it, in a 1280x800 screen.
+# colours: the packet list of a capture (-r) coloured by
+# docs/chunkshark.colorfilters, put in the private profile as View > Coloring
+# Rules > Import does.
 # menu: the Statistics menu with Chunk Transfers and the Chunk submenu (the
 # stats tree) open, reached with the keyboard (Alt+S, Up --menu-up times, Right).
 #
@@ -37,8 +45,12 @@ usage: scripts/screenshot.sh [options] [ack|transfers|experts|menu]
   ack                 an ack packet, bitfield expanded (the default)
   transfers           the Statistics > Chunk Transfers table
   experts             Analyze > Expert Information, no display filter, over
-                      the packet list coloured by docs/chunk.colorfilters
+                      the packet list coloured by docs/chunkshark.colorfilters
   menu                the Statistics menu with the chunk entries
+  colours             the packet list coloured by docs/chunkshark.colorfilters
+  table               a Statistics table as opened (--table NAME_table --title TITLE)
+      --decode-as E   a Decode As entry in the profile, as Analyze > Decode As saves
+                      it (e.g. 'udp.port,30000,(none),Netgame')
   -b, --build DIR     build tree with the plugin (its plugin-dir.txt names the folder)
                       (default: \$CHUNK_BUILD_DIR, else $repo/build)
   -r, --read FILE     capture (default: captures/loss-10-jitter.pcap for ack,
@@ -70,6 +82,9 @@ capture=""
 frame=34
 select=16
 menu_up=2
+table=""
+title=""
+decode_as=""
 output=""
 display=77
 keep=0
@@ -80,11 +95,14 @@ while [ $# -gt 0 ]; do
     -g | --frame) [ $# -ge 2 ] || die_usage "$1 needs a number"; frame=$2; shift ;;
     --select) [ $# -ge 2 ] || die_usage "$1 needs a number"; select=$2; shift ;;
     --menu-up) [ $# -ge 2 ] || die_usage "$1 needs a number"; menu_up=$2; shift ;;
+    --table) [ $# -ge 2 ] || die_usage "$1 needs a -z name"; table=$2; shift ;;
+    --title) [ $# -ge 2 ] || die_usage "$1 needs a window title"; title=$2; shift ;;
+    --decode-as) [ $# -ge 2 ] || die_usage "$1 needs TABLE,VALUE,DEFAULT,PROTOCOL"; decode_as=$2; shift ;;
     -o | --output) [ $# -ge 2 ] || die_usage "$1 needs a file"; output=$2; shift ;;
     --display) [ $# -ge 2 ] || die_usage "$1 needs a number"; display=$2; shift ;;
     --keep-tmp) keep=1 ;;
     -h | --help) usage; exit 0 ;;
-    ack | transfers | experts | menu) what=$1 ;;
+    ack | transfers | experts | menu | colours | table) what=$1 ;;
     *) die_usage "unknown argument '$1'" ;;
     esac
     shift
@@ -115,7 +133,7 @@ case $what in
 ack) W=1280; H=1280 ;;
 transfers) W=3500; H=600 ;;
 experts) W=1280; H=900 ;;
-menu) W=1280; H=800 ;;
+menu | colours | table) W=1280; H=800 ;;
 esac
 tmp=$(mktemp -d /tmp/chunk-screenshot.XXXXXX)
 chmod 755 "$tmp"
@@ -130,8 +148,11 @@ trap cleanup EXIT
 mkdir -p "$tmp/$plugsub" "$tmp/home/.config/wireshark" "$tmp/run"
 cp "$plugin" "$tmp/$plugsub/chunk.so"
 cp "$capture" "$tmp/capture.pcap"
-if [ "$what" = experts ]; then
-    cp "$repo/docs/chunk.colorfilters" "$tmp/home/.config/wireshark/colorfilters"
+if [ "$what" = experts ] || [ "$what" = colours ]; then
+    cp "$repo/docs/chunkshark.colorfilters" "$tmp/home/.config/wireshark/colorfilters"
+fi
+if [ -n "$decode_as" ]; then
+    echo "decode_as_entry: $decode_as" > "$tmp/home/.config/wireshark/decode_as_entries"
 fi
 # The window fills the screen; the upper pane (packet list) shows the
 # filtered acks, the lower pane boundary leaves the bytes a few lines.
@@ -145,6 +166,7 @@ EOF
 # experts: a taller packet list, the dialog goes over the panes below it.
 upper=185; lower=905
 if [ "$what" = experts ]; then upper=340; lower=400; fi
+if [ "$what" = colours ]; then upper=560; lower=150; fi
 cat > "$tmp/home/.config/wireshark/recent" <<EOF
 gui.geometry_main_upper_pane: $upper
 gui.geometry_main_lower_pane: $lower
@@ -177,7 +199,9 @@ case $what in
 ack) ws_args=(-Y 'chunk.type == 1 && chunk.ack.missing_count > 0' -g "$frame") ;;
 transfers) ws_args=(-z 'chunk,transfers_table') ;;
 experts) ws_args=(-z expert) ;;
-menu) ws_args=() ;;
+menu | colours) ws_args=() ;;
+table) [ -n "$table" ] && [ -n "$title" ] || die_usage "table needs --table and --title"
+       ws_args=(-z "$table") ;;
 esac
 "${as_user[@]}" env HOME="$tmp/home" XDG_RUNTIME_DIR="$tmp/run" WIRESHARK_PLUGIN_DIR="$tmp/plugins" \
     DISPLAY=":$display" wireshark -r "$tmp/capture.pcap" "${ws_args[@]}" > "$tmp/wireshark.log" 2>&1 &
@@ -220,6 +244,28 @@ if [ "$what" = experts ]; then
     # The dialog over the lower panes: the coloured packet list stays in view.
     xdotool windowmove "$dlg" 0 450 windowsize "$dlg" "$W" 450
     sleep 2
+    xdotool mousemove "$W" "$H"
+    shoot_root
+    exit 0
+fi
+if [ "$what" = table ]; then
+    dlg=""
+    for _ in $(seq 50); do
+        dlg=$(xdotool search --onlyvisible --name "$title" 2>/dev/null | head -n 1 || true)
+        [ -n "$dlg" ] && break
+        sleep 0.2
+    done
+    [ -n "$dlg" ] || { echo "screenshot.sh: no '$title' window appeared" >&2; cat "$tmp/wireshark.log" >&2; exit 1; }
+    # Where Wireshark put it, at its own size: moved to the corner only.
+    xdotool windowmove "$dlg" 0 0
+    sleep 2
+    xdotool mousemove "$W" "$H"
+    import -window "$dlg" "$xwd_out"
+    convert "$xwd_out" -colors 256 -strip PNG8:"$output"
+    echo "wrote $output ($(stat -c %s "$output") bytes; dialog $(xdotool getwindowgeometry "$dlg" | sed -n 3p))" >&2
+    exit 0
+fi
+if [ "$what" = colours ]; then
     xdotool mousemove "$W" "$H"
     shoot_root
     exit 0

@@ -37,14 +37,33 @@
 # Environment:
 #   CHUNK_CHROOTS   where the chroots are kept (default /var/cache/chunkshark/chroots),
 #                   outside the clone, reused by every run and every clone
-#   CHUNK_MIRROR    Debian mirror (default http://deb.debian.org/debian)
+#   CHUNK_MIRROR    Debian mirror (default: this machine's own, the first Debian
+#                   archive URI of its apt sources: /etc/apt/sources.list.d/*.sources
+#                   "URIs:" lines, then /etc/apt/sources.list "deb" lines;
+#                   security archives skipped)
 #   CHUNK_WS_TESTS  ctest -R regex (default: the build tree's dissector-tests.txt)
 #   JOBS            parallel build and test jobs (default: nproc)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 chroots=${CHUNK_CHROOTS:-/var/cache/chunkshark/chroots}
-mirror=${CHUNK_MIRROR:-http://deb.debian.org/debian}
+# host_mirror: prints the first Debian archive URI of the machine's apt
+# sources (deb822 .sources files first, then one-line sources.list), not a
+# security archive; nothing when there is none.
+host_mirror() {
+    local f uri
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -r "$f" ] || continue
+        uri=$(awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f")
+        [ -n "$uri" ] && { echo "${uri%/}"; return; }
+    done
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -r "$f" ] || continue
+        uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\//) { if ($i !~ /security/) { print $i; exit } else break } }' "$f")
+        [ -n "$uri" ] && { echo "${uri%/}"; return; }
+    done
+}
+mirror=${CHUNK_MIRROR:-$(host_mirror)}
 tests=${CHUNK_WS_TESTS:-}
 jobs=${JOBS:-$(nproc)}
 # What the build and the tests need (scripts/deps.sh --test, less clang:
@@ -135,6 +154,10 @@ ensure_chroot() {
             { DEBIAN_FRONTEND=noninteractive apt-get -q update &&
               DEBIAN_FRONTEND=noninteractive apt-get -q install -y --no-install-recommends debootstrap; } >&2 ||
                 { loud "cannot install debootstrap on the host (apt-get failed)"; return 3; }
+        fi
+        if [ -z "$mirror" ]; then
+            loud "cannot make the $suite chroot: no Debian mirror in this machine's apt sources; set CHUNK_MIRROR"
+            return 3
         fi
         say "debootstrap $suite into $root (a few minutes, once)"
         mkdir -p "$(dirname "$root")"

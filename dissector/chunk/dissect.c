@@ -754,8 +754,30 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
     chunk_to_analysis(tvb, pinfo, ct, b, acked, acked_count, conv);
 }
 
-/* Everything the entry point hands over is shown, broken or not. data: the
- * datagram's dp2_frame_t. */
+/* Whether a datagram on chunk's port is chunk's (docs/dissector.md, "Which
+ * datagrams are chunk's"): its CRC implies the configured id or the id its
+ * conversation established (a packet that disagrees with that id is a
+ * corrupt one of the conversation), or, with an unconfirmed id, a layout
+ * fits it exactly (end check at the end, zero padding, a known variant),
+ * which other programs' datagrams (netcode's, DNS, random bytes) do not. */
+static gboolean chunk_well_formed(const chunk_decode_t *d, const chunk_conv_t *cc, guint32 frame)
+{
+    switch (d->id.status) {
+    case DP2_ID_GOOD:
+    case DP2_ID_OTHER:
+    case DP2_ID_BAD:
+        return TRUE;
+    case DP2_ID_UNCONFIRMED:
+        return chunk_fits(&d->b) && !(d->b.errors & DP2_ERR_TRAILING) && d->vsrc != VAR_UNKNOWN;
+    default:
+        /* CRC not computable (cut by the capture): the conversation's. */
+        return cc->ids->id_frame && frame > cc->ids->id_frame;
+    }
+}
+
+/* data: the datagram's dp2_frame_t. Under Decode As (f->forced) everything
+ * is shown, broken or not; on the port only a well-formed datagram: anything
+ * else goes back to UDP. */
 static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
     const dp2_frame_t *f = (const dp2_frame_t *)data;
@@ -764,6 +786,8 @@ static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *t
     chunk_conv_t *cc = chunk_get_conv(pinfo, &conv);
 
     chunk_decode(tvb, pinfo, cc, f, &d);
+    if (!f->forced && !chunk_well_formed(&d, cc, pinfo->num))
+        return 0;
     chunk_show(tvb, pinfo, tree, &d, conv);
     return tvb_captured_length(tvb);
 }

@@ -53,12 +53,13 @@ static char *direction_str(wmem_allocator_t *scope, const chunk_flow_t *fl)
     return su_direction_str(scope, &fl->src, fl->sport, &fl->dst, fl->dport);
 }
 
-/* "complete in frame X", "stalled since frame X, missing 3-5,17" or
- * "incomplete, missing ...". */
+/* "all acked in frame X" (the receiver's all-ones ack: not the frame the
+ * chunk is reassembled in, where the capture first holds every slice),
+ * "stalled since frame X, missing 3-5,17" or "incomplete, missing ...". */
 static char *status_str(wmem_allocator_t *scope, const chunk_transfer_t *t)
 {
     if (t->complete_frame)
-        return wmem_strdup_printf(scope, "complete in frame %u", t->complete_frame);
+        return wmem_strdup_printf(scope, "all acked in frame %u", t->complete_frame);
     char *m = chunk_analysis_missing_ranges(scope, t);
     if (t->stall_frame)
         return wmem_strdup_printf(scope, "stalled since frame %u, missing %s", t->stall_since_frame, m);
@@ -144,9 +145,9 @@ static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
 /* ---- The same table in the GUI (Statistics > Chunk Transfers) ------------ */
 
 enum {
-    COL_STREAM, COL_TRANSFER, COL_DIRECTION, COL_CHUNK, COL_SIZE, COL_SLICES, COL_PKTS,
-    COL_RESENDS, COL_WASTED, COL_ACKS, COL_FIRST, COL_LAST, COL_DURATION, COL_GOODPUT,
-    COL_EFFICIENCY, COL_STATUS, COL_DIAGNOSIS, COL_N
+    COL_STREAM, COL_TRANSFER, COL_DIRECTION, COL_STATUS, COL_DIAGNOSIS, COL_CHUNK, COL_SIZE, COL_SLICES,
+    COL_PKTS, COL_RESENDS, COL_WASTED, COL_ACKS, COL_FIRST, COL_LAST, COL_DURATION, COL_GOODPUT,
+    COL_EFFICIENCY, COL_N
 };
 
 static stat_tap_table_item table_fields[] = {
@@ -156,6 +157,9 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_UINT, TAP_ALIGN_LEFT, "Stream    ", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Transfer", "%u" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
+    /* What matters first: a dialog opens about 600 pixels wide. */
+    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Status", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Chunk", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Size", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Slices", "%u" },
@@ -166,13 +170,12 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
     /* The GUI prints a TABLE_ITEM_FLOAT with six decimals whatever the
-     * format: whole milliseconds and bit/s, and the efficiency as text with
-     * one decimal, padded so that sorting the text sorts the numbers. */
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Duration (ms)", "%u" },
+     * format: the duration (seconds, three decimals) and the efficiency
+     * (one decimal) as text, padded so that sorting the text sorts the
+     * numbers; whole bit/s. */
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Duration (s)", "%s" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Goodput (bit/s)", "%u" },
     { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Efficiency (%)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Status", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
 };
 
 static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
@@ -200,7 +203,8 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_di
     su_set_uint(table, row, COL_ACKS, t->acks);
     su_set_uint(table, row, COL_FIRST, t->first_frame);
     su_set_uint(table, row, COL_LAST, t->last_frame);
-    su_set_uint(table, row, COL_DURATION, (guint)((transfer_duration_ns(t) + 500000) / 1000000));
+    /* Seconds, as the text table and the other tables. */
+    su_set_decimal(table, row, COL_DURATION, (double)transfer_duration_ns(t) / 1e9, 3);
     double g = goodput_bps(t) + 0.5;
     su_set_uint(table, row, COL_GOODPUT, g < (double)G_MAXUINT32 ? (guint)g : G_MAXUINT32);
     char eff[16];

@@ -140,17 +140,21 @@ int dp2_dissect_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *d
                    dp2_protocol_t *owner)
 {
     dp2_frame_t f;
+    gboolean own;
 
     dp2_frame_get(tvb, pinfo, &f);
+    /* The owner's own id (the common case) needs no lookup: the table files
+     * it with the owner's handle (owns_id), and such a datagram is the
+     * owner's whichever way it came, so whether the user chose the
+     * protocol (f.forced) is asked only for the others. */
+    own = f.crc_known && owner->owns_id && f.implied_id == *owner->cfg_id;
+    f.forced = !own && dp2_is_decode_as(pinfo, owner);
     /* The datagram's id is another protocol's: that protocol's dissect,
      * from the protocol2.id table, with the frame (its id computed once).
      * call_dissector_with_data, not dissector_try_uint: a disabled target
      * shows the datagram as data, as Wireshark does for a disabled
-     * protocol's port, instead of handing it back to UDP. The owner's own
-     * id (the common case) needs no lookup: the table files it with the
-     * owner's handle (owns_id). */
-    if (f.crc_known && !(owner->owns_id && f.implied_id == *owner->cfg_id) &&
-        !dp2_is_decode_as(pinfo, owner)) {
+     * protocol's port, instead of handing it back to UDP. */
+    if (f.crc_known && !own && !f.forced) {
         dissector_handle_t target = dissector_get_uint_handle(dp2_id_table, f.implied_id);
         if (target && target != owner->id_handle) {
             dp2_leave_layer(pinfo, owner->proto);

@@ -133,7 +133,7 @@ void dp2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const dp2_
                                "(set %s.protocol_id)", id->implied_id, id->cfg_id, p->filter_name);
         break;
     case DP2_ID_WRONG: {
-        const dp2_protocol_t *other = dp2_protocol_for(&(dp2_frame_t){ TRUE, 0, id->implied_id });
+        const dp2_protocol_t *other = dp2_protocol_for(&(dp2_frame_t){ TRUE, 0, id->implied_id, FALSE });
         if (other)
             expert_add_info_format(pinfo, ti, d->ei_crc_bad,
                                    "Bad CRC for protocol id 0x%08x: it implies 0x%08x, the id of %s packets",

@@ -162,6 +162,13 @@ typedef struct dp2_frame {
     gboolean crc_known;   /* the whole datagram was captured (>= 4 bytes) */
     guint32 stored_crc;   /* bytes 0..3 */
     guint32 implied_id;   /* the protocol id that makes the stored CRC right */
+    /* Set by dp2_dissect_udp: the user chose the protocol (Decode As, or a
+     * conversation a heuristic pinned), so it shows the datagram whatever
+     * it is. Otherwise (the protocol's port) it claims only a datagram that
+     * is well-formed for it and returns 0 for any other, which UDP then
+     * offers to the heuristics and to data. Left FALSE for a datagram
+     * implying the owner's own id, which is the owner's either way. */
+    gboolean forced;
 } dp2_frame_t;
 
 /* How a packet's implied id relates to its protocol's configuration and to
@@ -221,8 +228,9 @@ dp2_protocol_t *dp2_protocol_for(const dp2_frame_t *f);
  * (port preference, Decode As, conversations pinned by a heuristic). A
  * datagram whose id is another registered protocol's goes to that protocol
  * (through the protocol2.id table); any other goes to `owner`, as does
- * everything under Decode As (the user chose the protocol, whatever its id).
- * Returns the bytes consumed. */
+ * everything under Decode As (the user chose the protocol, whatever its id:
+ * f->forced). Returns the bytes consumed: 0 when owner, on its port, finds
+ * the datagram is not its. */
 int dp2_dissect_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data,
                    dp2_protocol_t *owner);
 

@@ -679,7 +679,14 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     if (lost_here) {
         ti = proto_tree_add_boolean(at, hf_netgame_lost, tvb, 0, 0, TRUE);
         proto_item_set_generated(ti);
-        if (rec->acked_in)
+        /* A loss a later frame found has its expert info there (below),
+         * on every pass, as TCP raises "previous segment not captured" on
+         * the segment after the gap: the first pass, which sets the
+         * GUI's expert indicator, sees it. Only a loss known at the end of
+         * the capture alone (no frame came 1 s later) has it here. */
+        if (rec->lost)
+            ;
+        else if (rec->acked_in)
             expert_add_info_format(pinfo, ti, &ei_netgame_lost,
                                    "Lost: not acknowledged within 1 s (acknowledged late, in frame %u, "
                                    "after %.3f s)", rec->acked_in, (double)rec->rtt_ns / 1e9);
@@ -743,11 +750,9 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     for (guint i = 0; i < rec->n_lost_here; i++) {
         ti = proto_tree_add_uint(at, hf_netgame_lost_frame, tvb, 0, 0, rec->lost_here[i]);
         proto_item_set_generated(ti);
-        /* Single pass: the lost packet's own record is gone, so its loss
-         * is raised here, where it becomes known. */
-        if (transient && !visited)
-            expert_add_info_format(pinfo, ti, &ei_netgame_lost,
-                                   "Lost: frame %u was not acknowledged within 1 s", rec->lost_here[i]);
+        /* Raised here, where the loss becomes known, on every pass. */
+        expert_add_info_format(pinfo, ti, &ei_netgame_lost,
+                               "Lost: frame %u was not acknowledged within 1 s", rec->lost_here[i]);
     }
 
     /* Rate, mode, smoothed RTT of the sender at this send. */
@@ -760,6 +765,10 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
                                "Flow-control mode switch to %s (packet intervals)",
                                val_to_str_const(rec->mode, mode_vals, "?"));
     add_gen_time(at, hf_netgame_smoothed_rtt, tvb, rec->srtt_ns);
+    /* The sender's mode and smoothed RTT at this send: known on every pass. */
+    col_append_str(pinfo->cinfo, COL_INFO, rec->mode == NG_MODE_GOOD ? " Mode=Good" : " Mode=Bad");
+    if (rec->srtt_ns > 0)
+        col_append_fstr(pinfo->cinfo, COL_INFO, " SRTT=%.0fms", (double)rec->srtt_ns / 1e6);
 
     if (flags) {
         proto_tree *ft;

@@ -17,12 +17,13 @@
 #include <epan/conversation.h>
 #include <epan/decode_as.h>
 #include <epan/proto_data.h>
+#include <wsutil/utf8_entities.h>
 
 #include "netgame.h"
 #include "netgame-int.h"
 #include "common/ws-compat.h"
 
-#define NETGAME_DEFAULT_PORT 30000        /* the example programs' server port */
+#define NETGAME_DEFAULT_PORTS "30000"    /* the example programs' server port */
 #define NETGAME_DEFAULT_IDS  "0x11223344" /* the example programs' protocol id */
 #define NETGAME_MAX_IDS      64
 
@@ -172,40 +173,44 @@ static void add_acked(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p)
 
 /* ---- Dissection ---------------------------------------------------------- */
 
-/* Whether this dissector takes the datagram. Through Decode As or the
- * heuristic, always. On the netgame.udp.port preference, only a datagram
- * with a configured protocol id, or one in a conversation that already is
- * netgame's (so that a changed id is shown as such): anything else goes back
- * to UDP, which offers it to the heuristics (the protocol2 games' chunk and
- * fragment packets use ports like these) and then to data. */
-static range_t *ports_applied;   /* a copy of netgame.udp.port: cache_ports() */
-static gboolean ports_registered; /* the preference exists (from the handoff on) */
+/* Which datagrams are netgame's (docs/netgame.md, "Finding the traffic").
+ * Through Decode As (the udp.port table) and in a conversation the
+ * heuristic pinned, every one: the user chose netgame, so a packet with an
+ * id not in netgame.protocol_ids is decoded and flagged. On the ports of
+ * the netgame.udp.port preference only a datagram with a configured
+ * protocol id, or one in a conversation that already is netgame's (so that
+ * a changed id is shown as such): anything else goes on to the other
+ * heuristics (the protocol2 games' chunk and fragment packets use ports like
+ * these) and to data.
+ *
+ * The preference is netgame's own range, not a udp.port table entry: an
+ * entry for the default port would hold the same handle as a Decode As of
+ * that port, and the two could not be told apart. Its ports are claimed by
+ * the netgame_udp_port heuristic instead, so that the table's netgame
+ * entries are exactly the user's Decode As choices. */
+static range_t *pref_ports;       /* netgame.udp.port, as Wireshark keeps it */
+static range_t *ports_applied;    /* a copy, refreshed when preferences are applied */
 
-/* Looking the preference up by name costs a module and a list search per
- * datagram; its value is copied whenever preferences are applied (a copy:
- * Wireshark frees the preference's own range when it changes). */
+/* Wireshark frees the preference's own range when it changes: copy it. */
 static void cache_ports(void)
 {
-    range_t *now;
-
-    /* Asked for before dissector_add_uint_with_preference() made it,
-     * prefs_get_range_value() crashes (Wireshark 4.0). */
-    if (!ports_registered)
-        return;
-    now = prefs_get_range_value("netgame", "udp.port");
     if (ports_applied)
         wmem_free(wmem_epan_scope(), ports_applied);
-    ports_applied = now ? range_copy(wmem_epan_scope(), now) : NULL;
+    ports_applied = pref_ports ? range_copy(wmem_epan_scope(), pref_ports) : NULL;
 }
 
-static gboolean takes_datagram(tvbuff_t *tvb, packet_info *pinfo)
+static gboolean on_netgame_port(packet_info *pinfo)
 {
     const range_t *ports = ports_applied;
+    return ports && (value_is_in_range(ports, pinfo->srcport) || value_is_in_range(ports, pinfo->destport));
+}
+
+/* On a netgame port: a configured id, or the conversation's later packets. */
+static gboolean port_takes_datagram(tvbuff_t *tvb, packet_info *pinfo)
+{
     conversation_t *conv;
     netgame_conv_t *nc;
 
-    if (!ports || !(value_is_in_range(ports, pinfo->srcport) || value_is_in_range(ports, pinfo->destport)))
-        return TRUE;
     if (tvb_captured_length(tvb) >= 4 && id_configured(tvb_get_ntohl(tvb, 0)))
         return TRUE;
     conv = find_conversation_pinfo(pinfo, 0);
@@ -223,10 +228,8 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     netgame_conv_t *nc;
     ng_frame_t *rec = NULL;
 
-    if (!takes_datagram(tvb, pinfo))
-        return 0;
-
-    col_set_str(pinfo->cinfo, COL_PROTOCOL, "netgame");
+    /* The protocol's short name, as Chunk and P2frag (filters stay "netgame"). */
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "Netgame");
     col_clear(pinfo->cinfo, COL_INFO);
     ti = proto_tree_add_item(tree, proto_netgame, tvb, 0, -1, ENC_NA);
     nt = proto_item_add_subtree(ti, ett_netgame);
@@ -291,8 +294,9 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     if (p.header_only)
         expert_add_info(pinfo, ti, &ei_netgame_header_only);
 
-    col_add_fstr(pinfo->cinfo, COL_INFO, "Seq=%u Ack=%u AckBits=0x%08x Len=%u", p.seq, p.ack, p.ack_bits,
-                 p.payload_len);
+    /* Ports first, as UDP's and TCP's Info: which side sent it. */
+    col_add_fstr(pinfo->cinfo, COL_INFO, "%u " UTF8_RIGHTWARDS_ARROW " %u Seq=%u Ack=%u AckBits=0x%08x Len=%u",
+                 pinfo->srcport, pinfo->destport, p.seq, p.ack, p.ack_bits, p.payload_len);
     proto_item_append_text(ti, ", Seq: %u, Ack: %u, Ack bits: 0x%08x", p.seq, p.ack, p.ack_bits);
 
     if (rec)
@@ -309,6 +313,15 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
             call_data_dissector(next, pinfo, tree);
     }
     return cap;
+}
+
+/* The ports of netgame.udp.port (see port_takes_datagram). */
+static ws_cb_bool dissect_netgame_port_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    if (!on_netgame_port(pinfo) || !port_takes_datagram(tvb, pinfo))
+        return FALSE;
+    dissect_netgame(tvb, pinfo, tree, data);
+    return TRUE;
 }
 
 /* Heuristic: at least the 16-byte header and a configured protocol id;
@@ -411,6 +424,12 @@ void proto_register_netgame(void)
         "Largest sequence number before wrapping to 0 (default 0xFFFFFFFF; the original wrap test "
         "uses 31). Decimal.", 10, &pref_max_sequence);
 
+    range_convert_str(wmem_epan_scope(), &pref_ports, NETGAME_DEFAULT_PORTS, 65535);
+    prefs_register_range_preference(module, "udp.port", "UDP port(s)",
+        "Ports whose datagrams are netgame when they carry a configured protocol id (or belong to a "
+        "conversation that does): default 30000, the examples' server. To decode a port's datagrams as "
+        "netgame whatever their id, use Decode As.", &pref_ports, 65535);
+
     netgame_handle = register_dissector("netgame", dissect_netgame, proto_netgame);
     payload_table = register_dissector_table("netgame.protocol_id", "Netgame payload (by protocol id)",
                                              proto_netgame, FT_UINT32, BASE_HEX);
@@ -432,14 +451,16 @@ static void add_payload_choice(const gchar *table_name _U_, gpointer handle, gpo
 void proto_reg_handoff_netgame(void)
 {
     static gboolean choices_added;
-    dissector_add_uint_with_preference("udp.port", NETGAME_DEFAULT_PORT, netgame_handle);
-    ports_registered = TRUE;
+    /* Decode As only: the ports are the netgame_udp_port heuristic's. */
+    dissector_add_for_decode_as("udp.port", netgame_handle);
     cache_ports();
     if (!choices_added) {
         choices_added = TRUE;
         dissector_add_for_decode_as("netgame.protocol_id", find_dissector("data"));
         dissector_table_foreach_handle("udp.port", add_payload_choice, NULL);
     }
+    heur_dissector_add("udp", dissect_netgame_port_heur, "Netgame on its ports (netgame.udp.port)",
+                       "netgame_udp_port", proto_netgame, HEURISTIC_ENABLE);
     heur_dissector_add("udp", dissect_netgame_heur, "Netgame over UDP", "netgame_udp", proto_netgame,
                        HEURISTIC_ENABLE);
     netgame_analysis_handoff();

@@ -122,14 +122,18 @@ static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
 /* ---- The same table in the GUI -------------------------------------------- */
 
 enum {
-    COL_CONN, COL_DIRECTION, COL_PACKETS, COL_ACKED, COL_LOST, COL_LOSS, COL_RTT_MIN, COL_RTT_MEAN,
-    COL_RTT_MAX, COL_SRTT, COL_PAYLOAD, COL_GOOD, COL_BAD, COL_SWITCHES, COL_FIRST, COL_LAST,
-    COL_DIAGNOSIS, COL_N
+    COL_CONN, COL_DIRECTION, COL_DIAGNOSIS, COL_PACKETS, COL_ACKED, COL_LOST, COL_LOSS, COL_RTT_MIN,
+    COL_RTT_MEAN, COL_RTT_MAX, COL_SRTT, COL_PAYLOAD, COL_GOOD, COL_BAD, COL_SWITCHES, COL_FIRST, COL_LAST,
+    COL_N
 };
 
 static stat_tap_table_item table_fields[] = {
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Connection", "%u" },
+    /* Padded and left-aligned: the sort arrow takes room from the first
+     * header (a right-aligned "Connection" lost its first letters). */
+    { TABLE_ITEM_UINT, TAP_ALIGN_LEFT, "Connection    ", "%u" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
+    /* What matters first: a dialog opens about 600 pixels wide. */
+    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Packets", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Acked", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Lost", "%u" },
@@ -144,7 +148,6 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Switches", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
 };
 
 static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,

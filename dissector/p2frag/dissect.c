@@ -721,11 +721,18 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     const char *info;
     gboolean analyse, transient = FALSE;
 
+    /* Under Decode As (f->forced) everything is shown, broken or not. On
+     * the port only a datagram whose CRC implies the configured id (p2frag
+     * learns no other): anything else goes back to UDP, for the heuristics
+     * and data. */
+    dp2_id_check(&p2frag_p2, f, &id);
+    if (!f->forced && id.status != DP2_ID_GOOD)
+        return 0;
+
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "P2frag");
     col_clear(pinfo->cinfo, COL_INFO);
 
     p2frag_parse(tvb, pref_bodies, &b);
-    dp2_id_check(&p2frag_p2, f, &id);
 
     /* Without a tree proto_tree_add_item still checks the bytes: skipped. */
     pi = tree ? proto_tree_add_item(tree, proto_p2frag, tvb, 0, -1, ENC_NA) : NULL;

@@ -15,6 +15,7 @@
 #include <epan/stat_tap_ui.h>
 #include <epan/tap.h>
 #include <epan/to_str.h>
+#include <wsutil/str_util.h>
 
 #include "p2frag-int.h"
 #include "common/stats-util.h"
@@ -172,21 +173,73 @@ static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
 
 /* ---- The same rows in the GUI (Statistics > P2frag Packets) ---------------- */
 
-enum { COL_STREAM, COL_DIRECTION, COL_SEQ, COL_BYTES, COL_SEEN, COL_EXPECTED, COL_FIRST, COL_LAST,
-       COL_DURATION, COL_STATUS, COL_N };
+/* Status right after Direction: a dialog opens about 600 pixels wide, so
+ * what matters comes first. Times in seconds, as the text table and the
+ * other tables. After the packet rows, one summary row per direction: the
+ * loss figures the text table prints below its rows. */
+enum { COL_STREAM, COL_DIRECTION, COL_STATUS, COL_SEQ, COL_BYTES, COL_FRAGMENTS, COL_FIRST, COL_LAST,
+       COL_DURATION, COL_N };
 
 static stat_tap_table_item table_fields[] = {
-    { TABLE_ITEM_UINT, TAP_ALIGN_LEFT, "Stream", "%u" },
+    /* Padded and left-aligned: the sort arrow takes room from the header
+     * (it read "Strear"), as in the chunk table. */
+    { TABLE_ITEM_UINT, TAP_ALIGN_LEFT, "Stream    ", "%u" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Sequence", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Bytes", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragments seen", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragments", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Duration (ms)", "%s" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Status", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Sequence", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Bytes", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Fragments seen", "%s" },
+    /* Text, padded to sort as numbers: a summary row leaves them empty. */
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "First frame", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Last frame", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Duration (s)", "%s" },
 };
+
+/* The summary row's key: after every packet's (packet indices stay below
+ * 2^31), one per direction of a stream. */
+static guint summary_key(const p2frag_dir_t *dir)
+{
+    int c = cmp_address(&dir->src, &dir->dst);
+    guint second = c > 0 || (c == 0 && dir->sport > dir->dport);
+    return 0x80000000u | (dir->stream << 1) | second;
+}
+
+/* The direction's loss line, from its running totals (final on the GUI's
+ * retap, which runs after the file is read). */
+static void table_summary(stat_tap_table *table, void *tapdata, packet_info *pinfo, const p2frag_dir_t *dir)
+{
+    gboolean created;
+    guint row = su_table_row(tapdata, summary_key(dir), &created);
+    char *text;
+
+    if (created) {
+        su_set_string(table, row, COL_DIRECTION, direction_str(pinfo->pool, dir));
+        su_set_string(table, row, COL_BYTES, "");
+    }
+    su_set_uint(table, row, COL_STREAM, dir->stream);
+    if (!dir->frag_pkts) {
+        text = wmem_strdup_printf(pinfo->pool, "Direction: %u regular packet%s, no fragmented one",
+                                  dir->regular, plurality(dir->regular, "", "s"));
+    } else {
+        double pf = dir->frags_expected ? 1.0 - (double)dir->frags_seen / (double)dir->frags_expected : 0.0;
+        double pl = 1.0 - (double)dir->frag_pkts_complete / (double)dir->frag_pkts;
+        double pred = 0.0;
+        for (guint32 k = 0; k < dir->n_counts; k++)
+            pred += dir->count_pkts[k] * (1.0 - pow(1.0 - pf, (double)dir->count_n[k]));
+        pred /= (double)dir->frag_pkts;
+        text = wmem_strdup_printf(pinfo->pool,
+                                  "Direction: %u fragmented packet%s (%u complete), %u regular; fragment loss "
+                                  "%.2f%% (%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT "), packet loss %.2f%%, "
+                                  "predicted %.2f%%", dir->frag_pkts, plurality(dir->frag_pkts, "", "s"),
+                                  dir->frag_pkts_complete, dir->regular, 100.0 * pf,
+                                  dir->frags_expected - dir->frags_seen, dir->frags_expected, 100.0 * pl,
+                                  100.0 * pred);
+    }
+    su_set_string(table, row, COL_STATUS, text);
+    su_set_string(table, row, COL_FRAGMENTS, wmem_strdup_printf(pinfo->pool, "%" G_GUINT64_FORMAT "/%"
+                                                                G_GUINT64_FORMAT, dir->frags_seen,
+                                                                dir->frags_expected));
+}
 
 static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
                                       const void *data, tap_flags_t flags _U_)
@@ -196,21 +249,27 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_di
     const p2frag_pkt_t *pkt = td->pkt;
     gboolean created;
     guint row;
+    guint32 bytes;
 
-    if (!pkt || !table)
+    if (!table)
         return TAP_PACKET_DONT_REDRAW;
-    row = su_table_row(tapdata, pkt->index, &created);
-    if (created)
-        su_set_string(table, row, COL_DIRECTION, direction_str(pinfo->pool, pkt->dir));
-    su_set_uint(table, row, COL_STREAM, pkt->dir->stream);
-    su_set_uint(table, row, COL_SEQ, pkt->seq);
-    su_set_uint(table, row, COL_BYTES, p2frag_pkt_bytes(pkt));
-    su_set_uint(table, row, COL_SEEN, pkt->seen);
-    su_set_uint(table, row, COL_EXPECTED, pkt->num_fragments);
-    su_set_uint(table, row, COL_FIRST, pkt->first_frame);
-    su_set_uint(table, row, COL_LAST, pkt->last_frame);
-    su_set_decimal(table, row, COL_DURATION, 1000.0 * pkt_duration(pkt), 3);
-    su_set_string(table, row, COL_STATUS, p2frag_status_str(pinfo->pool, pkt));
+    if (pkt) {
+        row = su_table_row(tapdata, pkt->index, &created);
+        if (created)
+            su_set_string(table, row, COL_DIRECTION, direction_str(pinfo->pool, pkt->dir));
+        su_set_uint(table, row, COL_STREAM, pkt->dir->stream);
+        su_set_decimal(table, row, COL_SEQ, pkt->seq, 0);
+        bytes = p2frag_pkt_bytes(pkt);
+        su_set_string(table, row, COL_BYTES, bytes ? wmem_strdup_printf(pinfo->pool, "%u", bytes) : "?");
+        su_set_string(table, row, COL_FRAGMENTS, wmem_strdup_printf(pinfo->pool, "%u/%u", pkt->seen,
+                                                                    pkt->num_fragments));
+        su_set_decimal(table, row, COL_FIRST, pkt->first_frame, 0);
+        su_set_decimal(table, row, COL_LAST, pkt->last_frame, 0);
+        su_set_decimal(table, row, COL_DURATION, pkt_duration(pkt), 6);
+        su_set_string(table, row, COL_STATUS, p2frag_status_str(pinfo->pool, pkt));
+    }
+    if (td->dir)
+        table_summary(table, tapdata, pinfo, td->dir);
     return TAP_PACKET_REDRAW;
 }
 

@@ -62,13 +62,16 @@ def main():
     clean("protocol disabled", ["--disable-protocol", "chunk"], False)
 
     with ct.scratch_dir() as tmp:
-        # Not a chunk datagram, so no heuristic claims it: only the port
-        # table or Decode As can make it chunk (then flagged, not hidden).
+        # Not a chunk datagram, so no heuristic claims it, and the port
+        # claims only well-formed chunk: only Decode As makes it chunk (then
+        # flagged, not hidden).
         hello = os.path.join(tmp, "hello.pcap")
         ct.write_pcap(hello, [{"payload": b"hello, not a chunk packet", "sport": 50000, "dport": 40000}])
-        expect(F, "not chunk, port 40000", hello, [], True, 1)
+        expect(F, "not chunk, port 40000", hello, [], False, 1)
         expect(F, "not chunk, port moved", hello, ["-o", "chunk.udp.port:1"], False, 1)
-        expect(F, "not chunk, port moved to 50000", hello, ["-o", "chunk.udp.port:50000"], True, 1)
+        expect(F, "not chunk, port moved to 50000", hello, ["-o", "chunk.udp.port:50000"], False, 1)
+        expect(F, "not chunk, Decode As udp.port==50000", hello,
+               ["-o", "chunk.udp.port:1", "-d", "udp.port==50000,chunk"], True, 1)
         # Ports rewritten off 40000: Decode As on either port.
         moved = os.path.join(tmp, "moved.pcap")
         ct.write_pcap(moved, [

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hostile input: thousands of mutated and random datagrams (bit flips,
 truncation at every length, extension, random bytes, all-ones headers) on
-port 40000, decoded in Auto mode, with each explicit variant, and with
+port 40001 given to chunk with Decode As, decoded in Auto mode, with each explicit variant, and with
 extreme preferences (MaxSlicesPerChunk 1, 3 and 65536, SliceSize 1 and 65535),
 in one pass and two, with -V so every tree item is built.
 WIRESHARK_ABORT_ON_DISSECTOR_BUG=1 turns any dissector bug into a failure;
@@ -67,10 +67,15 @@ def main():
     with ct.scratch_dir() as tmp:
         path = os.path.join(tmp, "robust.pcap")
         # A few conversations, so Auto decisions happen at different points.
-        ct.write_pcap(path, [{"payload": p, "sport": 50000 + (i % 5)} for i, p in enumerate(pkts)])
+        # On port 40001 given to chunk by Decode As, so that the decoder
+        # takes every datagram, well-formed or not (on its port, chunk
+        # leaves a datagram that is not to the other dissectors).
+        ct.write_pcap(path, [{"payload": p, "sport": 50000 + (i % 5), "dport": 40001}
+                             for i, p in enumerate(pkts)])
         for prefs, extra in runs:
             try:
-                out = ct.tshark(["-r", path, "-V", "-O", "chunk"] + ct.pref_args(prefs) + extra)
+                out = ct.tshark(["-r", path, "-V", "-O", "chunk", "-d", "udp.port==40001,chunk"] +
+                                ct.pref_args(prefs) + extra)
             except RuntimeError as e:
                 F.check(False, "prefs %s %s: %s" % (prefs, extra, str(e)[-500:]))
                 continue

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""docs/chunk.colorfilters: every rule is in the format Wireshark's View >
-Coloring Rules > Import reads (@name@filter@[background][foreground], 16-bit RGB,
-'#' comments), its filter compiles (tshark -Y) and matches the packets it is
-for: each rule colours at least one packet of the capture named below, and a
-packet that only a rule placed after it would match is not taken by an
-earlier one."""
+"""docs/chunkshark.colorfilters (chunk, p2frag and netgame in one file): every
+rule is in the format Wireshark's View > Coloring Rules > Import reads
+(@name@filter@[background][foreground], 16-bit RGB, '#' comments), its filter
+compiles (tshark -Y) and matches the packets it is for: each rule colours at
+least the given number of packets of the capture named below, and a packet
+that only a rule placed after it would match is not taken by an earlier one.
+"""
 import os
 import re
 import sys
@@ -12,22 +13,31 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import chunktest as ct  # noqa: E402
+import p2fragtest as pt  # noqa: E402
 
 RULE = re.compile(r"^@([^@]+)@([^@]+)@\[(\d+),(\d+),(\d+)\]\[(\d+),(\d+),(\d+)\]$")
-FILE = os.path.join(ct.REPO, "docs", "chunk.colorfilters")
+FILE = os.path.join(ct.REPO, "docs", "chunkshark.colorfilters")
 CAP = os.path.join(ct.REPO, "captures")
-# Rule name -> (capture, frames the rule must be the first to match, at least).
+# Rule name -> (capture, frames the rule must be the first to match, at
+# least, extra tshark arguments).
 WANT = {
-    "Chunk broken packet": ("crafted", 1),
-    "Chunk problem": ("fault-drop-slice.pcap", 2),
-    "Chunk wasted resend": ("loss-10-at-receiver.pcap", 20),
-    "Chunk resend": ("fault-drop-slice.pcap", 20),
-    "Chunk complete": ("loss-10-at-receiver.pcap", 4),
+    "Chunk broken packet": ("crafted", 1, []),
+    "Chunk problem": ("fault-drop-slice.pcap", 2, []),
+    "Chunk wasted resend": ("loss-10-at-receiver.pcap", 20, []),
+    "Chunk resend": ("fault-drop-slice.pcap", 20, []),
+    "Chunk complete": ("loss-10-at-receiver.pcap", 4, []),
+    "P2frag broken packet": ("crafted-p2frag", 1, []),
+    "P2frag lost packet": ("frag-loss-10.pcap", 20, []),
+    "P2frag too old or duplicate": ("frag-dup-reorder.pcap", 5, []),
+    "Netgame broken or foreign packet": ("netgame-other-id.pcap", 100, ["-d", "udp.port==30000,netgame"]),
+    "Netgame lost packet": ("netgame-loss-10.pcap", 20, []),
+    "Netgame duplicate or reordered": ("netgame-dup-reorder.pcap", 50, []),
+    "Netgame mode switch": ("netgame-high-rtt.pcap", 5, []),
 }
 
 
-def frames(pcap, flt):
-    out = ct.tshark(["-2", "-r", pcap, "-Y", flt, "-T", "fields", "-e", "frame.number"])
+def frames(pcap, flt, extra):
+    out = ct.tshark(["-2", "-r", pcap, "-Y", flt, "-T", "fields", "-e", "frame.number"] + list(extra))
     return set(int(x) for x in out.split())
 
 
@@ -49,12 +59,17 @@ def main():
         crafted = os.path.join(tmp, "crafted.pcap")
         good = ct.seal(ct.slice_body(1, 0, 2, bytes(ct.SLICE_SIZE)))
         ct.write_pcap(crafted, [good, bytes([good[0] ^ 1]) + good[1:]])
+        # A fragment packet whose end check is wrong (its CRC right, so the
+        # heuristic finds it).
+        crafted_p2frag = os.path.join(tmp, "crafted-p2frag.pcap")
+        ct.write_pcap(crafted_p2frag, [pt.packet_a(5, 1, 2, 3, end_check=b"\x00\x00\x00\x00")])
+        paths = {"crafted": crafted, "crafted-p2frag": crafted_p2frag}
         taken = {}
         for name, flt in rules:
-            cap, least = WANT.get(name, ("fault-drop-slice.pcap", 0))
-            path = crafted if cap == "crafted" else os.path.join(CAP, cap)
+            cap, least, extra = WANT.get(name, ("fault-drop-slice.pcap", 0, []))
+            path = paths.get(cap) or os.path.join(CAP, cap)
             try:
-                got = frames(path, flt)
+                got = frames(path, flt, extra)
             except RuntimeError as e:
                 F.check(False, "%s: filter does not compile: %s" % (name, e))
                 continue

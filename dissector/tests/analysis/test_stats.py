@@ -106,7 +106,7 @@ def check(name, fail):
         if cap["slice_frames"][-1]:
             fail.check(r["size"] == str(c["size"]), "%s: size %s, truth %d" % (tag, r["size"], c["size"]))
         if cap["complete_frame"]:
-            fail.check(r["status"] == "complete in frame %d" % cap["complete_frame"],
+            fail.check(r["status"] == "all acked in frame %d" % cap["complete_frame"],
                        "%s: status %r" % (tag, r["status"]))
             fail.check(r["goodput"] > 0 and r["duration"] > 0, "%s: no goodput/duration" % tag)
         else:
@@ -124,9 +124,10 @@ def check(name, fail):
             fail.check(d is None, "%s: diagnosis for a finished transfer: %r" % (tag, d))
         t = table.get(r["transfer"])
         if fail.check(t is not None, "%s: not in the GUI table" % tag):
-            fail.check([int(t[i]) for i in (0, 3, 6, 7, 8, 9, 10, 11)] ==
+            # Status and Diagnosis right after Direction; duration in seconds.
+            fail.check([int(t[i]) for i in (0, 5, 8, 9, 10, 11, 12, 13)] ==
                        [key[0], c["chunk_id"], r["pkts"], r["resends"], r["wasted"], r["acks"], r["first"], r["last"]]
-                       and t[15] == r["status"],
+                       and t[3] == r["status"] and abs(float(t[14]) - r["duration"]) < 0.0015,
                        "%s: GUI table row %s differs from the text table %s" % (tag, t, r))
     fail.check(set(rows) == seen, "%s: extra rows %s" % (name, sorted(set(rows) - seen)))
     if not any(truth["faults"].values()):

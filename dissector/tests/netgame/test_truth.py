@@ -42,6 +42,9 @@ def ack0_nobits(row_fields):
 def check_capture(F, pcap, truth):
     cfg = truth["config"]
     prefs = {"netgame.max_sequence": cfg["max_sequence"]}
+    if cfg.get("protocol_id", 0x11223344) != 0x11223344:
+        # netgame-other-id: its id configured, as a user would.
+        prefs["netgame.protocol_ids"] = "0x%08x" % cfg["protocol_id"]
     rows = ng.fields(pcap, FIELDS, prefs=prefs, extra=["-2"])
     by_frame = {int(r[0]): r for r in rows}
     name = os.path.basename(pcap)

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""The Statistics tables as the GUI shows them (tshark -z NAME_table prints
+the GUI's table: the same rows and columns):
+
+- the columns that matter come right after Direction, where a dialog opened
+  about 600 pixels wide shows them: Status (and Diagnosis) for Chunk
+  Transfers, Status for P2frag Packets, Diagnosis for Netgame Connections;
+- the first header is padded (the sort arrow cut "Stream" to "Strear");
+- durations are in seconds, as in the text tables ("Duration (s)");
+- P2frag Packets has the per-direction loss summary the text table prints
+  below its rows, with the same figures.
+"""
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import chunktest as ct  # noqa: E402
+
+CAP = os.path.join(ct.REPO, "captures")
+
+
+def table(pcap, name):
+    """(header cells, rows of cells) of tshark's print of a GUI table."""
+    out = ct.tshark(["-r", os.path.join(CAP, pcap), "-q", "-z", name]).splitlines()
+    header, rows = None, []
+    for line in out:
+        if "|" not in line:
+            continue
+        cells = [c.strip() for c in line.split("|")][:-1]
+        if header is None:
+            header = [c for c in line.split("|")][:-1]
+        else:
+            rows.append(cells)
+    return header, rows
+
+
+def main():
+    F = ct.Failures()
+    for pcap, name, first, after_dir in [
+            ("fault-never-pops.pcap", "chunk,transfers_table", "Stream", ["Status", "Diagnosis"]),
+            ("frag-loss-10.pcap", "p2frag,packets_table", "Stream", ["Status"]),
+            ("netgame-loss-10.pcap", "netgame,conns_table", "Connection", ["Diagnosis"])]:
+        header, rows = table(pcap, name)
+        if not F.check(header and rows, "%s: no table" % name):
+            continue
+        names = [h.strip() for h in header]
+        print("%s: %s" % (name, names))
+        F.check(header[0].startswith(first + "   "), "%s: first header %r not padded" % (name, header[0]))
+        d = names.index("Direction")
+        F.check(names[d + 1:d + 1 + len(after_dir)] == after_dir, "%s: after Direction %s, want %s" % (
+            name, names[d + 1:d + 1 + len(after_dir)], after_dir))
+        F.check(not any("(ms)" in h and "Duration" in h for h in names), "%s: a duration in ms" % name)
+        if "Duration (s)" in names:
+            i = names.index("Duration (s)")
+            F.check(all(re.match(r"^\d+\.\d+$", r[i]) for r in rows if r[i]), "%s: durations %s" % (
+                name, [r[i] for r in rows][:5]))
+
+    # The p2frag summary row against the text table's summary line.
+    header, rows = table("frag-loss-10.pcap", "p2frag,packets_table")
+    status = [h.strip() for h in header].index("Status")
+    summary = [r for r in rows if r[status].startswith("Direction:")]
+    text = ct.tshark(["-r", os.path.join(CAP, "frag-loss-10.pcap"), "-q", "-z", "p2frag,packets"])
+    m = re.search(r"fragment loss ([\d.]+)% \((\d+) of (\d+) fragments missing\), packet loss ([\d.]+)%.*"
+                  r"predicted ([\d.]+)%", text)
+    F.check(m, "text table: no summary line")
+    F.check(len(summary) == 1, "p2frag table: %d summary rows, want 1" % len(summary))
+    if m and summary:
+        want = "fragment loss %s%% (%s of %s), packet loss %s%%, predicted %s%%" % m.groups()
+        F.check(want in summary[0][status], "p2frag summary %r lacks %r" % (summary[0][status], want))
+        print("p2frag summary row: %s" % summary[0][status])
+    F.finish("analysis.gui_tables")
+
+
+if __name__ == "__main__":
+    main()
