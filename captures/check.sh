@@ -49,6 +49,8 @@ tshark)
     # netcode: an encrypted packet is at least 18 bytes; its clients use ports 50000 and up.
     any_client_port=0
     if grep -q '"generator": "netcode-sim"' "$here/$name.truth.json"; then min_payload=18; any_client_port=1; fi
+    # A reliable fragment can carry one data byte after its 5-byte header.
+    if grep -q '"generator": "reliable-sim"' "$here/$name.truth.json"; then min_payload=6; fi
     # Host ports from the truth file (chunk: 50000 and 40000, netgame: 30001 and 30000).
     read -r a_port b_port < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["endpoints"]; print(e["a"].split(":")[1], e["b"].split(":")[1])' "$here/$name.truth.json")
     awk -v expected="$expected" -v name="$name" -v min_payload="$min_payload" -v a="$a_port" -v b="$b_port" -v any_a="$any_client_port" -F'\t' '

@@ -81,6 +81,8 @@ def verify(name):
     truth = json.load(open(name + '.truth.json'))
     if truth.get('generator') == 'frag-sim':
         return verify_frag(name, truth)
+    if truth.get('generator') == 'reliable-sim':
+        return verify_reliable(name, truth)
     config = truth['config']
     a_host = truth['endpoints']['a'].split(':')[0]
     slice_frames = collections.defaultdict(list)
@@ -384,5 +386,94 @@ def verify_netgame(name):
     return not problems
 
 
+
+# ---- reliable-sim captures (docs/truth.md, "reliable-sim") ----
+
+def reliable_header(payload):
+    """(sequence, ack, ack_bits, length) of a regular reliable header, or None."""
+    if len(payload) < 3 or payload[0] & 1:
+        return None
+    prefix = payload[0]
+    sequence = payload[1] | payload[2] << 8
+    n = 3
+    if prefix & 0x20:
+        if len(payload) < 4:
+            return None
+        ack = (sequence - payload[3]) % 65536
+        n = 4
+    else:
+        if len(payload) < 5:
+            return None
+        ack = payload[3] | payload[4] << 8
+        n = 5
+    bits = 0xFFFFFFFF
+    for k in range(4):
+        if prefix & (2 << k):
+            if len(payload) <= n:
+                return None
+            bits = (bits & ~(0xFF << (8 * k))) | payload[n] << (8 * k)
+            n += 1
+    return sequence, ack, bits, n
+
+
+def verify_reliable(name, truth):
+    """Decodes every frame and checks the truth file's packets against them:
+    each packet's frames hold its header (a regular packet) or its fragments
+    (prefix 1, its sequence, the fragment id and count, the header in
+    fragment 0), from its host; every frame belongs to exactly one packet;
+    acked_in is a frame from the peer whose header acknowledges it."""
+    host = {side: truth['endpoints'][side].split(':')[0] for side in ('a', 'b')}
+    capture = {number: (source, payload) for number, source, payload in frames(name + '.pcap')}
+    owner, problems = {}, []
+    first_fragment = {}
+    for source, payload in capture.values():
+        if payload[:1] == b'\x01' and len(payload) > 5 and payload[3] == 0:
+            first_fragment[(source, payload[1] | payload[2] << 8)] = reliable_header(payload[5:])
+    for packet in truth['packets']:
+        label = '%s packet %d (sequence %d)' % (packet['from'], packet['index'], packet['sequence'])
+        header = (packet['sequence'], packet['ack'], packet['ack_bits'])
+        for fid, fragment_frames in enumerate(packet['frames']):
+            for frame in fragment_frames:
+                if frame in owner:
+                    problems.append('%s: frame %d is also %s' % (label, frame, owner[frame]))
+                owner[frame] = label
+                source, payload = capture.get(frame, (None, b''))
+                if source != host[packet['from']]:
+                    problems.append('%s: frame %d from %s' % (label, frame, source))
+                    continue
+                if packet['fragments']:
+                    ok = (len(payload) >= 5 and payload[0] == 1 and (payload[1] | payload[2] << 8) == packet['sequence']
+                          and payload[3] == fid and payload[4] == packet['fragments'] - 1)
+                    if ok and fid == 0:
+                        h = reliable_header(payload[5:])
+                        ok = h is not None and h[:3] == header
+                else:
+                    h = reliable_header(payload)
+                    ok = h is not None and h[:3] == header and len(payload) - h[3] == packet['payload']
+                if not ok:
+                    problems.append('%s: frame %d does not hold it' % (label, frame))
+        if packet['acked_in'] is not None:
+            source, payload = capture.get(packet['acked_in'], (None, b''))
+            if payload[:1] == b'\x01' and len(payload) >= 5:
+                # A fragment: the header is fragment 0's (the frame completes the packet).
+                h = first_fragment.get((source, payload[1] | payload[2] << 8))
+            else:
+                h = reliable_header(payload)
+            if source == host[packet['from']] or h is None or not (h[2] >> ((h[1] - packet['sequence']) % 65536)) & 1 \
+                    or (h[1] - packet['sequence']) % 65536 >= 32:
+                problems.append('%s: acked_in frame %d does not acknowledge it' % (label, packet['acked_in']))
+    for number in capture:
+        if number not in owner:
+            problems.append('frame %d belongs to no packet' % number)
+    if len(capture) != truth['capture']['frames']:
+        problems.append('%d frames, the truth file says %d' % (len(capture), truth['capture']['frames']))
+    for p in problems[:20]:
+        print('%s: %s' % (name, p))
+    if not problems:
+        print('%s: %d frames, %d packets agree with the truth file' % (name, len(capture), len(truth['packets'])))
+    return not problems
+
+
 if __name__ == '__main__':
     sys.exit(main(sys.argv))
+

@@ -14,6 +14,7 @@
 #include "packet-chunk-plugin.h"
 #include "packet-p2frag-plugin.h"
 #include "netgame-int.h"
+#include "reliable/reliable.h"
 #include "ws-compat.h"
 
 #if CS_WS_AT_LEAST(4, 2)
@@ -46,6 +47,7 @@ static proto_plugin plugin_protocols[] = {
     { proto_register_chunk, proto_reg_handoff_chunk },
     { proto_register_p2frag, proto_reg_handoff_p2frag },
     { proto_register_netgame, proto_reg_handoff_netgame },
+    { proto_register_reliable, proto_reg_handoff_reliable },
 };
 
 /* Called once by Wireshark when it loads chunk.so. */

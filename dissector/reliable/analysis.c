@@ -1,0 +1,537 @@
+/* analysis.c
+ * The reliable analysis (docs/reliable.md "Analysis"): per conversation and
+ * direction, which frame first acknowledges each packet and after how long,
+ * which packets can no longer be acknowledged (lost), duplicates, reordering,
+ * sequence gaps, acknowledgement state that contradicts itself, stalled
+ * acks and reassemblies that never completed. Everything is decided on the
+ * first pass, in frame order, and kept with the frame that decided it; every
+ * pass (with or without a tree) shows that record.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <wireshark.h>
+#include <epan/packet.h>
+#include <epan/conversation.h>
+#include <epan/expert.h>
+#include <epan/proto_data.h>
+#include <epan/tap.h>
+#include <epan/to_str.h>
+
+#include "reliable-int.h"
+
+/* The library's reassembly window: a packet 64 older than the newest is
+ * dropped from reassembly. */
+#define RL_REASSEMBLY_WINDOW 64
+/* A packet's ack bits cover the ack and the 31 before it. */
+#define RL_ACK_WINDOW 32
+
+static int proto_reliable = -1;
+static int reliable_tap = -1;
+
+static int hf_reliable_acked_in = -1;
+static int hf_reliable_rtt = -1;
+static int hf_reliable_acks = -1;
+static int hf_reliable_lost = -1;
+static int hf_reliable_lost_frame = -1;
+static int hf_reliable_lost_in = -1;
+static int hf_reliable_duplicate_of = -1;
+static int hf_reliable_gap = -1;
+static int hf_reliable_incomplete = -1;
+static int hf_reliable_ext_seq = -1;
+static gint ett_reliable_analysis = -1;
+
+static expert_field ei_reliable_duplicate = EI_INIT;
+static expert_field ei_reliable_out_of_order = EI_INIT;
+static expert_field ei_reliable_gap = EI_INIT;
+static expert_field ei_reliable_ack_back = EI_INIT;
+static expert_field ei_reliable_ack_unsent = EI_INIT;
+static expert_field ei_reliable_ack_undone = EI_INIT;
+static expert_field ei_reliable_ack_stalled = EI_INIT;
+static expert_field ei_reliable_frag_count = EI_INIT;
+static expert_field ei_reliable_lost = EI_INIT;
+static expert_field ei_reliable_incomplete = EI_INIT;
+
+typedef struct rl_sent {
+    guint32 frame;
+    gint64 t_ns;
+    rl_frame_t *rec;
+    gboolean acked, lost;
+} rl_sent_t;
+
+typedef struct rl_reasm {
+    guint64 ext;
+    guint32 first_frame;
+    guint16 num, have_count;
+    guint8 have[32];          /* bit per fragment id */
+    gboolean has_header;
+    guint16 ack;
+    guint32 ack_bits;
+} rl_reasm_t;
+
+static wmem_map_t *convs;      /* conversation_t * -> rl_conn_t */
+static GPtrArray *conn_list;   /* in order of first sight (file lifetime) */
+
+static void clear_conns(void)
+{
+    if (conn_list)
+        g_ptr_array_set_size(conn_list, 0);
+}
+
+guint reliable_conn_count(void)
+{
+    return conn_list ? conn_list->len : 0;
+}
+
+rl_conn_t *reliable_conn(guint i)
+{
+    return (rl_conn_t *)g_ptr_array_index(conn_list, i);
+}
+
+static gint64 ts_ns(const packet_info *pinfo)
+{
+    return (gint64)pinfo->abs_ts.secs * 1000000000 + pinfo->abs_ts.nsecs;
+}
+
+static guint64 unwrap(const rl_dir_t *d, guint16 seq)
+{
+    return d->newest + (gint64)(gint16)(guint16)(seq - (guint16)d->newest);
+}
+
+static void append_link(rl_frame_t *rec, guint32 frame, guint16 seq, gint64 rtt)
+{
+    rec->links = (rl_ack_link_t *)wmem_realloc(wmem_file_scope(), rec->links, (rec->n_links + 1) * sizeof *rec->links);
+    rec->links[rec->n_links].frame = frame;
+    rec->links[rec->n_links].seq = seq;
+    rec->links[rec->n_links].rtt_ns = rtt;
+    rec->n_links++;
+}
+
+static void append_lost(rl_frame_t *rec, guint32 frame, guint16 seq)
+{
+    rec->lost_frames = (guint32 *)wmem_realloc(wmem_file_scope(), rec->lost_frames, (rec->n_lost + 1) * sizeof(guint32));
+    rec->lost_seqs = (guint16 *)wmem_realloc(wmem_file_scope(), rec->lost_seqs, (rec->n_lost + 1) * sizeof(guint16));
+    rec->lost_frames[rec->n_lost] = frame;
+    rec->lost_seqs[rec->n_lost] = seq;
+    rec->n_lost++;
+}
+
+/* The header of a packet of direction d (sent by one side), taken at this
+ * frame: acknowledgements of the peer direction p's packets, and loss. */
+static void process_header(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, rl_dir_t *p, guint16 ack,
+                           guint32 bits)
+{
+    gint64 now = ts_ns(pinfo);
+
+    if (d->have_ack && (gint16)(guint16)(ack - d->last_ack) < 0 && !(rec->flags & RLA_OUT_OF_ORDER)) {
+        rec->flags |= RLA_ACK_BACK;
+        rec->prev_ack = d->last_ack;
+    }
+    if (!d->have_ack || ack != d->last_ack) {
+        p->stall_flagged = FALSE;
+        d->last_ack_frame = pinfo->num;
+    }
+    if (!(rec->flags & RLA_OUT_OF_ORDER) || !d->have_ack) {
+        d->last_ack = ack;
+        d->have_ack = TRUE;
+    }
+    if (!p->active)
+        return;
+
+    guint64 ack_ext = unwrap(p, ack);
+    for (guint i = 0; i < 32; i++) {
+        guint64 s = ack_ext - i;
+        rl_sent_t *e = (rl_sent_t *)wmem_map_lookup(p->sent, &s);
+        if ((bits >> i) & 1) {
+            if (!e) {
+                if (s > p->newest && !(rec->flags & RLA_ACK_UNSENT)) {
+                    rec->flags |= RLA_ACK_UNSENT;
+                    rec->unsent_seq = (guint16)s;
+                }
+            } else if (!e->acked) {
+                gint64 rtt = now - e->t_ns;
+                if (e->lost) {
+                    /* Found lost earlier, acknowledged by a header sent
+                     * before that and seen after (reordered): not lost. */
+                    e->lost = FALSE;
+                    p->lost--;
+                    if (e->rec)
+                        e->rec->lost_in = 0;
+                }
+                e->acked = TRUE;
+                append_link(rec, e->frame, (guint16)s, rtt);
+                if (e->rec) {
+                    e->rec->acked_in = pinfo->num;
+                    e->rec->rtt_ns = rtt;
+                }
+                p->acked++;
+                if (!p->rtt_sum_ns && p->acked == 1) {
+                    p->rtt_min_ns = p->rtt_max_ns = rtt;
+                } else {
+                    if (rtt < p->rtt_min_ns) p->rtt_min_ns = rtt;
+                    if (rtt > p->rtt_max_ns) p->rtt_max_ns = rtt;
+                }
+                p->rtt_sum_ns += rtt;
+            }
+        } else if (e && e->acked && !(rec->flags & (RLA_OUT_OF_ORDER | RLA_ACK_UNDONE))) {
+            rec->flags |= RLA_ACK_UNDONE;
+            rec->undone_seq = (guint16)s;
+        }
+    }
+    /* Loss: a packet the ack has moved 32 or more past, never acked. A
+     * header with no bit set (the initial ack of 65535) says nothing. */
+    for (guint n = 0; bits && n < 65536 && p->unresolved <= p->newest && ack_ext >= p->unresolved &&
+                      ack_ext - p->unresolved >= RL_ACK_WINDOW; n++, p->unresolved++) {
+        guint64 s = p->unresolved;
+        rl_sent_t *e = (rl_sent_t *)wmem_map_lookup(p->sent, &s);
+        if (!e || e->acked || e->lost)
+            continue;
+        e->lost = TRUE;
+        p->lost++;
+        append_lost(rec, e->frame, (guint16)s);
+        if (e->rec)
+            e->rec->lost_in = pinfo->num;
+    }
+}
+
+static rl_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
+{
+    conversation_t *conv = find_or_create_conversation(pinfo);
+    rl_conn_t *c = (rl_conn_t *)wmem_map_lookup(convs, conv);
+    if (!c) {
+        c = wmem_new0(wmem_file_scope(), rl_conn_t);
+        c->index = conn_list->len;
+        g_ptr_array_add(conn_list, c);
+        wmem_map_insert(convs, conv, c);
+    }
+    guint dir;
+    if (!c->dir[0].active)
+        dir = 0;
+    else if (addresses_equal(&c->dir[0].src, &pinfo->src) && c->dir[0].sport == pinfo->srcport)
+        dir = 0;
+    else
+        dir = 1;
+    rl_dir_t *d = &c->dir[dir];
+    if (!d->active) {
+        d->active = TRUE;
+        copy_address_wmem(wmem_file_scope(), &d->src, &pinfo->src);
+        copy_address_wmem(wmem_file_scope(), &d->dst, &pinfo->dst);
+        d->sport = pinfo->srcport;
+        d->dport = pinfo->destport;
+        d->first_frame = pinfo->num;
+        d->first_ns = ts_ns(pinfo);
+        d->sent = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
+        d->pending = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
+    }
+    *dir_out = dir;
+    return c;
+}
+
+typedef struct stale_ctx {
+    rl_dir_t *d;
+    GSList *gone;
+} stale_ctx_t;
+
+static void find_stale(gpointer key _U_, gpointer value, gpointer user)
+{
+    stale_ctx_t *ctx = (stale_ctx_t *)user;
+    rl_reasm_t *r = (rl_reasm_t *)value;
+    if (ctx->d->newest >= r->ext + RL_REASSEMBLY_WINDOW)
+        ctx->gone = g_slist_prepend(ctx->gone, r);
+}
+
+static gint cmp_reasm(gconstpointer a, gconstpointer b)
+{
+    const rl_reasm_t *x = (const rl_reasm_t *)a, *y = (const rl_reasm_t *)b;
+    return x->ext < y->ext ? -1 : x->ext > y->ext;
+}
+
+rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *pkt, guint32 bytes)
+{
+    rl_frame_t *rec = (rl_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_reliable, 1);
+    guint dirn;
+
+    if (rec || PINFO_FD_VISITED(pinfo))
+        return rec;
+    rec = wmem_new0(wmem_file_scope(), rl_frame_t);
+    p_add_proto_data(wmem_file_scope(), pinfo, proto_reliable, 1, rec);
+
+    rl_conn_t *c = get_conn(pinfo, &dirn);
+    rl_dir_t *d = &c->dir[dirn], *p = &c->dir[1 - dirn];
+    rec->conn = c;
+    rec->dir = (guint8)dirn;
+    gboolean first = d->packets == 0 && d->fragments == 0;
+    guint64 ext = first ? ((guint64)1 << 20) + pkt->seq : unwrap(d, pkt->seq);
+    rec->ext_seq = ext;
+    d->last_frame = pinfo->num;
+    d->last_ns = ts_ns(pinfo);
+    d->bytes += bytes;
+    if (pkt->is_fragment)
+        d->fragments++;
+    if (!pkt->valid) {
+        d->bad++;
+        return rec;
+    }
+
+    rl_sent_t *e = (rl_sent_t *)wmem_map_lookup(d->sent, &ext);
+    gboolean process = FALSE;
+    guint16 ack = pkt->ack;
+    guint32 bits = pkt->ack_bits;
+
+    if (!e) {
+        /* A new sequence in this direction. */
+        guint64 *key = wmem_new(wmem_file_scope(), guint64);
+        *key = ext;
+        e = wmem_new0(wmem_file_scope(), rl_sent_t);
+        e->frame = pinfo->num;
+        e->t_ns = ts_ns(pinfo);
+        e->rec = rec;
+        wmem_map_insert(d->sent, key, e);
+        d->packets++;
+        if (first) {
+            d->newest = ext;
+            d->unresolved = ext;
+        } else if (ext > d->newest) {
+            if (ext > d->newest + 1) {
+                rec->flags |= RLA_GAP;
+                rec->gap = (guint32)(ext - d->newest - 1);
+                d->gap_seqs += rec->gap;
+            }
+            d->newest = ext;
+        } else {
+            rec->flags |= RLA_OUT_OF_ORDER;
+            d->reordered++;
+            if (ext < d->unresolved)
+                d->unresolved = ext;
+        }
+        if (!pkt->is_fragment) {
+            process = TRUE;
+        } else {
+            rl_reasm_t *r = wmem_new0(wmem_file_scope(), rl_reasm_t);
+            r->ext = ext;
+            r->first_frame = pinfo->num;
+            r->num = pkt->num_fragments;
+            wmem_map_insert(d->pending, key, r);
+        }
+    } else if (!pkt->is_fragment || !wmem_map_lookup(d->pending, &ext)) {
+        rec->flags |= RLA_DUPLICATE;
+        rec->dup_of = e->frame;
+        d->dups++;
+    }
+
+    if (pkt->is_fragment && !(rec->flags & RLA_DUPLICATE)) {
+        rl_reasm_t *r = (rl_reasm_t *)wmem_map_lookup(d->pending, &ext);
+        if (r && r->num != pkt->num_fragments) {
+            rec->flags |= RLA_FRAG_COUNT;
+            rec->first_count = r->num;
+        } else if (r && (r->have[pkt->fragment_id / 8] >> (pkt->fragment_id % 8)) & 1) {
+            rec->flags |= RLA_DUPLICATE;
+            rec->dup_of = e->frame;
+            d->dups++;
+        } else if (r) {
+            r->have[pkt->fragment_id / 8] |= (guint8)(1u << (pkt->fragment_id % 8));
+            r->have_count++;
+            if (pkt->has_header) {
+                r->has_header = TRUE;
+                r->ack = pkt->ack;
+                r->ack_bits = pkt->ack_bits;
+            }
+            if (r->have_count == r->num) {
+                wmem_map_remove(d->pending, &ext);
+                d->reassembled++;
+                if (r->has_header) {
+                    process = TRUE;
+                    ack = r->ack;
+                    bits = r->ack_bits;
+                }
+            }
+        }
+    }
+
+    if (process)
+        process_header(pinfo, rec, d, p, ack, bits);
+
+    /* Reassemblies the library would have given up: 64 older than the newest. */
+    stale_ctx_t ctx = { d, NULL };
+    wmem_map_foreach(d->pending, find_stale, &ctx);
+    ctx.gone = g_slist_sort(ctx.gone, cmp_reasm);
+    for (GSList *l = ctx.gone; l; l = l->next) {
+        rl_reasm_t *r = (rl_reasm_t *)l->data;
+        guint n = rec->n_incomplete;
+        rec->incomplete_seqs = (guint16 *)wmem_realloc(wmem_file_scope(), rec->incomplete_seqs, (n + 1) * sizeof(guint16));
+        rec->incomplete_missing = (guint16 *)wmem_realloc(wmem_file_scope(), rec->incomplete_missing, (n + 1) * sizeof(guint16));
+        rec->incomplete_frames = (guint32 *)wmem_realloc(wmem_file_scope(), rec->incomplete_frames, (n + 1) * sizeof(guint32));
+        rec->incomplete_seqs[n] = (guint16)r->ext;
+        rec->incomplete_missing[n] = (guint16)(r->num - r->have_count);
+        rec->incomplete_frames[n] = r->first_frame;
+        rec->n_incomplete++;
+        d->incomplete++;
+        wmem_map_remove(d->pending, &r->ext);
+    }
+    g_slist_free(ctx.gone);
+
+    /* The peer's ack has not moved while this side sent 32 and more newer
+     * packets: nothing new can be acknowledged. */
+    if (p->have_ack && !d->stall_flagged && !(rec->flags & RLA_DUPLICATE)) {
+        guint64 ack_ext = unwrap(d, p->last_ack);
+        if (d->newest > ack_ext && d->newest - ack_ext > RL_ACK_WINDOW) {
+            rec->flags |= RLA_ACK_STALLED;
+            rec->prev_ack = p->last_ack;
+            rec->stalled_packets = (guint32)(d->newest - ack_ext);
+            d->stall_flagged = TRUE;
+        }
+    }
+
+    rl_tap_info_t *ti = wmem_new(pinfo->pool, rl_tap_info_t);
+    ti->conn = c;
+    ti->dir = (guint8)dirn;
+    tap_queue_packet(reliable_tap, pinfo, ti);
+    return rec;
+}
+
+void reliable_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *ti, rl_frame_t *rec)
+{
+    proto_item *it;
+    proto_tree *at;
+
+    if (!rec || !rec->conn)
+        return;
+    at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_reliable_analysis, &it, "Analysis");
+    proto_item_set_generated(it);
+    proto_item_set_generated(proto_tree_add_uint64(at, hf_reliable_ext_seq, tvb, 0, 0, rec->ext_seq));
+    if (rec->acked_in) {
+        proto_item_set_generated(proto_tree_add_uint(at, hf_reliable_acked_in, tvb, 0, 0, rec->acked_in));
+        proto_item_set_generated(proto_tree_add_double(at, hf_reliable_rtt, tvb, 0, 0, (double)rec->rtt_ns / 1e9));
+    }
+    if (rec->lost_in)
+        proto_item_set_generated(proto_tree_add_uint(at, hf_reliable_lost_in, tvb, 0, 0, rec->lost_in));
+    for (guint i = 0; i < rec->n_links; i++) {
+        it = proto_tree_add_uint_format_value(at, hf_reliable_acks, tvb, 0, 0, rec->links[i].frame,
+                                              "%u (sequence %u, RTT %.3f ms)", rec->links[i].frame,
+                                              rec->links[i].seq, (double)rec->links[i].rtt_ns / 1e6);
+        proto_item_set_generated(it);
+    }
+    if (rec->flags & RLA_DUPLICATE) {
+        it = proto_tree_add_uint(at, hf_reliable_duplicate_of, tvb, 0, 0, rec->dup_of);
+        proto_item_set_generated(it);
+        expert_add_info_format(pinfo, ti, &ei_reliable_duplicate,
+                               "Duplicate of frame %u: the receiver ignores it", rec->dup_of);
+    }
+    if (rec->flags & RLA_OUT_OF_ORDER)
+        expert_add_info_format(pinfo, ti, &ei_reliable_out_of_order,
+                               "Out of order: older than the newest sequence of this direction");
+    if (rec->flags & RLA_GAP) {
+        proto_item_set_generated(proto_tree_add_uint(at, hf_reliable_gap, tvb, 0, 0, rec->gap));
+        expert_add_info_format(pinfo, ti, &ei_reliable_gap,
+                               "%u sequence%s before this one not seen (lost before the capture point, or late)",
+                               rec->gap, rec->gap == 1 ? "" : "s");
+    }
+    if (rec->flags & RLA_ACK_BACK)
+        expert_add_info_format(pinfo, ti, &ei_reliable_ack_back,
+                               "Ack went back from %u while the sequence went forward", rec->prev_ack);
+    if (rec->flags & RLA_ACK_UNSENT)
+        expert_add_info_format(pinfo, ti, &ei_reliable_ack_unsent,
+                               "Acknowledges sequence %u, which the peer has not sent in this capture",
+                               rec->unsent_seq);
+    if (rec->flags & RLA_ACK_UNDONE)
+        expert_add_info_format(pinfo, ti, &ei_reliable_ack_undone,
+                               "Ack bits inconsistent: sequence %u was acknowledged by an earlier packet of this "
+                               "side and is not here", rec->undone_seq);
+    if (rec->flags & RLA_ACK_STALLED)
+        expert_add_info_format(pinfo, ti, &ei_reliable_ack_stalled,
+                               "The peer's ack is stuck at %u, %u sequences behind: nothing newer can be "
+                               "acknowledged (a receiver that stopped acking, or its packets are lost)",
+                               rec->prev_ack, rec->stalled_packets);
+    if (rec->flags & RLA_FRAG_COUNT)
+        expert_add_info_format(pinfo, ti, &ei_reliable_frag_count,
+                               "Fragment count differs from the packet's first fragment (%u): the receiver "
+                               "drops it", rec->first_count);
+    for (guint i = 0; i < rec->n_lost; i++) {
+        it = proto_tree_add_uint(at, hf_reliable_lost, tvb, 0, 0, rec->lost_seqs[i]);
+        proto_item_set_generated(it);
+        proto_item_set_generated(proto_tree_add_uint(at, hf_reliable_lost_frame, tvb, 0, 0, rec->lost_frames[i]));
+        expert_add_info_format(pinfo, it, &ei_reliable_lost,
+                               "Sequence %u (frame %u) lost: this ack moved 32 past it without acknowledging it",
+                               rec->lost_seqs[i], rec->lost_frames[i]);
+    }
+    for (guint i = 0; i < rec->n_incomplete; i++) {
+        it = proto_tree_add_uint(at, hf_reliable_incomplete, tvb, 0, 0, rec->incomplete_seqs[i]);
+        proto_item_set_generated(it);
+        expert_add_info_format(pinfo, it, &ei_reliable_incomplete,
+                               "Packet %u (first fragment frame %u) never completed: %u fragment%s missing when it "
+                               "left the 64-packet reassembly window", rec->incomplete_seqs[i],
+                               rec->incomplete_frames[i], rec->incomplete_missing[i],
+                               rec->incomplete_missing[i] == 1 ? "" : "s");
+    }
+    if (rec->flags & (RLA_DUPLICATE | RLA_OUT_OF_ORDER | RLA_GAP) || rec->n_lost || rec->n_incomplete ||
+        rec->flags & (RLA_ACK_STALLED | RLA_ACK_UNDONE)) {
+        col_append_str(pinfo->cinfo, COL_INFO,
+                       rec->flags & RLA_DUPLICATE ? " [Duplicate]" :
+                       rec->flags & RLA_OUT_OF_ORDER ? " [Out of order]" : "");
+        if (rec->n_lost)
+            col_append_fstr(pinfo->cinfo, COL_INFO, " [Lost: %u]", rec->n_lost);
+        if (rec->flags & RLA_ACK_STALLED)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Ack stalled]");
+        if (rec->n_incomplete)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Reassembly abandoned]");
+    }
+}
+
+void reliable_analysis_register(int proto)
+{
+    static hf_register_info hf[] = {
+        { &hf_reliable_acked_in, { "Acked in", "reliable.analysis.acked_in", FT_FRAMENUM, BASE_NONE,
+            FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0, "The first frame whose header acknowledges this packet", HFILL } },
+        { &hf_reliable_rtt, { "RTT (s)", "reliable.analysis.rtt", FT_DOUBLE, BASE_NONE, NULL, 0x0,
+            "Seconds from this packet to the frame that first acknowledges it, at the capture point", HFILL } },
+        { &hf_reliable_acks, { "Acknowledges frame", "reliable.analysis.acks", FT_FRAMENUM, BASE_NONE,
+            FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0, "A packet of the peer this header acknowledges first", HFILL } },
+        { &hf_reliable_lost, { "Lost sequence", "reliable.analysis.lost", FT_UINT16, BASE_DEC, NULL, 0x0,
+            "A packet of the peer that this ack moved 32 past without acknowledging it", HFILL } },
+        { &hf_reliable_lost_frame, { "Lost packet's frame", "reliable.analysis.lost_frame", FT_FRAMENUM, BASE_NONE,
+            NULL, 0x0, NULL, HFILL } },
+        { &hf_reliable_lost_in, { "Found lost in", "reliable.analysis.lost_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+            "The frame whose ack showed this packet lost", HFILL } },
+        { &hf_reliable_duplicate_of, { "Duplicate of", "reliable.analysis.duplicate_of", FT_FRAMENUM, BASE_NONE,
+            FRAMENUM_TYPE(FT_FRAMENUM_DUP_ACK), 0x0, NULL, HFILL } },
+        { &hf_reliable_gap, { "Sequences skipped", "reliable.analysis.gap", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_reliable_incomplete, { "Abandoned reassembly", "reliable.analysis.incomplete", FT_UINT16, BASE_DEC,
+            NULL, 0x0, "A fragmented packet of this direction that never completed", HFILL } },
+        { &hf_reliable_ext_seq, { "Extended sequence", "reliable.analysis.extended_sequence", FT_UINT64, BASE_DEC,
+            NULL, 0x0, "The sequence unwrapped in its direction (starts at 2^20 + the first)", HFILL } },
+    };
+    static gint *ett[] = { &ett_reliable_analysis };
+    static ei_register_info ei[] = {
+        { &ei_reliable_duplicate, { "reliable.analysis.duplicate.expert", PI_SEQUENCE, PI_NOTE,
+            "Duplicate packet or fragment", EXPFILL } },
+        { &ei_reliable_out_of_order, { "reliable.analysis.out_of_order", PI_SEQUENCE, PI_NOTE,
+            "Out-of-order packet", EXPFILL } },
+        { &ei_reliable_gap, { "reliable.analysis.gap.expert", PI_SEQUENCE, PI_NOTE,
+            "Sequences skipped", EXPFILL } },
+        { &ei_reliable_ack_back, { "reliable.analysis.ack_back", PI_SEQUENCE, PI_WARN,
+            "Ack went back", EXPFILL } },
+        { &ei_reliable_ack_unsent, { "reliable.analysis.ack_unsent", PI_PROTOCOL, PI_WARN,
+            "Acknowledges a sequence not sent", EXPFILL } },
+        { &ei_reliable_ack_undone, { "reliable.analysis.ack_bits_inconsistent", PI_PROTOCOL, PI_WARN,
+            "Ack bits contradict an earlier acknowledgement", EXPFILL } },
+        { &ei_reliable_ack_stalled, { "reliable.analysis.ack_stalled", PI_SEQUENCE, PI_WARN,
+            "The peer's ack stopped moving", EXPFILL } },
+        { &ei_reliable_frag_count, { "reliable.analysis.fragment_count_changed", PI_MALFORMED, PI_ERROR,
+            "Fragment count differs within a packet", EXPFILL } },
+        { &ei_reliable_lost, { "reliable.analysis.lost.expert", PI_SEQUENCE, PI_WARN,
+            "Packet lost", EXPFILL } },
+        { &ei_reliable_incomplete, { "reliable.analysis.incomplete.expert", PI_REASSEMBLE, PI_WARN,
+            "Fragmented packet never completed", EXPFILL } },
+    };
+    expert_module_t *em;
+
+    proto_reliable = proto;
+    proto_register_field_array(proto, hf, array_length(hf));
+    proto_register_subtree_array(ett, array_length(ett));
+    em = expert_register_protocol(proto);
+    expert_register_field_array(em, ei, array_length(ei));
+    reliable_tap = register_tap("reliable");
+    convs = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);
+    conn_list = g_ptr_array_new();
+    register_init_routine(clear_conns);
+}

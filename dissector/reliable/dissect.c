@@ -1,0 +1,626 @@
+/* dissect.c
+ * Routines for the reliable protocol: packet acknowledgement (sequence, ack,
+ * ack bits with their byte elisions) and fragmentation over datagrams, the
+ * descendant of the 2008 reliability header. The wire format, the canonical
+ * encoding rule and the receiver's checks are described in docs/reliable.md;
+ * this is an independent implementation of them (no code shared with
+ * endpoints/). The analysis is analysis.c, the statistics stats.c.
+ *
+ * Found: under netcode's decrypted payload (heuristic, on), by Decode As on
+ * a UDP port, and by a UDP heuristic (off by default: the header has no
+ * magic). The payload goes to the reliable.payload heuristic list and Decode
+ * As table, else to data.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <wireshark.h>
+#include <epan/packet.h>
+#include <epan/prefs.h>
+#include <epan/expert.h>
+#include <epan/conversation.h>
+#include <epan/decode_as.h>
+#include <epan/reassemble.h>
+
+#include "reliable-int.h"
+#include "ws-compat.h"
+
+#define RELIABLE_DEFAULT_FRAGMENT_SIZE 1024
+#define RELIABLE_DEFAULT_MAX_FRAGMENTS 16
+#define RELIABLE_DEFAULT_MAX_PACKET 16384
+
+static int proto_reliable = -1;
+static dissector_handle_t reliable_handle;
+static dissector_table_t payload_table;
+static heur_dissector_list_t payload_heur;
+static reassembly_table reliable_reassembly_table;
+
+static int hf_reliable_prefix = -1;
+static int hf_reliable_prefix_fragment = -1;
+static int hf_reliable_prefix_byte0 = -1;
+static int hf_reliable_prefix_byte1 = -1;
+static int hf_reliable_prefix_byte2 = -1;
+static int hf_reliable_prefix_byte3 = -1;
+static int hf_reliable_prefix_short_ack = -1;
+static int hf_reliable_prefix_reserved = -1;
+static int hf_reliable_sequence = -1;
+static int hf_reliable_ack = -1;
+static int hf_reliable_ack_difference = -1;
+static int hf_reliable_ack_bits = -1;
+static int hf_reliable_ack_bits_byte = -1;
+static int hf_reliable_acked = -1;
+static int hf_reliable_header_len = -1;
+static int hf_reliable_canonical = -1;
+static int hf_reliable_fragment_id = -1;
+static int hf_reliable_num_fragments = -1;
+static int hf_reliable_fragment_bytes = -1;
+static int hf_reliable_payload = -1;
+static int hf_reliable_payload_len = -1;
+static int hf_reliable_fragments = -1;
+static int hf_reliable_fragment = -1;
+static int hf_reliable_fragment_overlap = -1;
+static int hf_reliable_fragment_overlap_conflicts = -1;
+static int hf_reliable_fragment_multiple_tails = -1;
+static int hf_reliable_fragment_too_long_fragment = -1;
+static int hf_reliable_fragment_error = -1;
+static int hf_reliable_fragment_count = -1;
+static int hf_reliable_reassembled_in = -1;
+static int hf_reliable_reassembled_length = -1;
+
+static gint ett_reliable = -1;
+static gint ett_reliable_prefix = -1;
+static gint ett_reliable_ack_bits = -1;
+static gint ett_reliable_header = -1;
+static gint ett_reliable_fragment = -1;
+static gint ett_reliable_fragments = -1;
+
+static expert_field ei_reliable_short = EI_INIT;
+static expert_field ei_reliable_reserved = EI_INIT;
+static expert_field ei_reliable_not_canonical = EI_INIT;
+static expert_field ei_reliable_fragment_not_canonical = EI_INIT;
+static expert_field ei_reliable_fragment_prefix = EI_INIT;
+static expert_field ei_reliable_fragment_id_range = EI_INIT;
+static expert_field ei_reliable_too_many_fragments = EI_INIT;
+static expert_field ei_reliable_sequence_mismatch = EI_INIT;
+static expert_field ei_reliable_fragment_too_big = EI_INIT;
+static expert_field ei_reliable_fragment_size = EI_INIT;
+static expert_field ei_reliable_too_large = EI_INIT;
+
+static const fragment_items reliable_frag_items = {
+    &ett_reliable_fragment, &ett_reliable_fragments,
+    &hf_reliable_fragments, &hf_reliable_fragment, &hf_reliable_fragment_overlap,
+    &hf_reliable_fragment_overlap_conflicts, &hf_reliable_fragment_multiple_tails,
+    &hf_reliable_fragment_too_long_fragment, &hf_reliable_fragment_error, &hf_reliable_fragment_count,
+    &hf_reliable_reassembled_in, &hf_reliable_reassembled_length, NULL, "Fragments"
+};
+
+static guint pref_fragment_size = RELIABLE_DEFAULT_FRAGMENT_SIZE;
+static guint pref_max_fragments = RELIABLE_DEFAULT_MAX_FRAGMENTS;
+static guint pref_max_packet = RELIABLE_DEFAULT_MAX_PACKET;
+static ws_cb_bool pref_reassemble = TRUE;
+
+/* ---- The header ---------------------------------------------------------- */
+
+typedef struct hdr {
+    guint8 prefix;
+    guint16 seq, ack;
+    guint32 ack_bits;
+    guint len;            /* bytes read */
+    gboolean canonical;
+} hdr_t;
+
+/* Canonical length and bytes of (seq, ack, ack_bits): docs/reliable.md. */
+static guint canonical_encode(guint16 seq, guint16 ack, guint32 bits, guint8 out[RELIABLE_MAX_HEADER_LEN])
+{
+    guint16 diff = (guint16)(seq - ack);
+    guint8 prefix = diff <= 255 ? 0x20 : 0;
+    guint n = 3;
+
+    for (guint k = 0; k < 4; k++)
+        if (((bits >> (8 * k)) & 0xFF) != 0xFF)
+            prefix |= (guint8)(2u << k);
+    out[0] = prefix;
+    out[1] = (guint8)seq;
+    out[2] = (guint8)(seq >> 8);
+    if (diff <= 255) {
+        out[n++] = (guint8)diff;
+    } else {
+        out[n++] = (guint8)ack;
+        out[n++] = (guint8)(ack >> 8);
+    }
+    for (guint k = 0; k < 4; k++)
+        if (((bits >> (8 * k)) & 0xFF) != 0xFF)
+            out[n++] = (guint8)(bits >> (8 * k));
+    return n;
+}
+
+/* Reads a regular header at offset as the library does. FALSE when the
+ * datagram is too short for it (h->len is then what it needs). */
+static gboolean read_header(tvbuff_t *tvb, guint offset, hdr_t *h)
+{
+    guint avail = tvb_captured_length_remaining(tvb, offset);
+    guint need;
+
+    memset(h, 0, sizeof *h);
+    if (avail < 1)
+        return FALSE;
+    h->prefix = tvb_get_guint8(tvb, offset);
+    need = 3 + (h->prefix & 0x20 ? 1 : 2);
+    for (guint k = 0; k < 4; k++)
+        need += (h->prefix >> (k + 1)) & 1;
+    h->len = need;
+    if (avail < need)
+        return FALSE;
+    h->seq = tvb_get_letohs(tvb, offset + 1);
+    guint o = offset + 3;
+    if (h->prefix & 0x20) {
+        h->ack = (guint16)(h->seq - tvb_get_guint8(tvb, o));
+        o += 1;
+    } else {
+        h->ack = tvb_get_letohs(tvb, o);
+        o += 2;
+    }
+    h->ack_bits = 0xFFFFFFFFu;
+    for (guint k = 0; k < 4; k++) {
+        if (!((h->prefix >> (k + 1)) & 1))
+            continue;
+        h->ack_bits &= ~(0xFFu << (8 * k));
+        h->ack_bits |= (guint32)tvb_get_guint8(tvb, o++) << (8 * k);
+    }
+    guint8 again[RELIABLE_MAX_HEADER_LEN];
+    guint n = canonical_encode(h->seq, h->ack, h->ack_bits, again);
+    h->canonical = n == need && tvb_memeql(tvb, offset, again, n) == 0;
+    return TRUE;
+}
+
+/* Shows a header read by read_header at offset; the items of the acked
+ * sequences (bit i: ack - i). */
+static proto_item *show_header(proto_tree *tree, tvbuff_t *tvb, guint offset, const hdr_t *h)
+{
+    static int *const prefix_bits[] = {
+        &hf_reliable_prefix_fragment, &hf_reliable_prefix_byte0, &hf_reliable_prefix_byte1,
+        &hf_reliable_prefix_byte2, &hf_reliable_prefix_byte3, &hf_reliable_prefix_short_ack,
+        &hf_reliable_prefix_reserved, NULL
+    };
+    proto_item *ti, *pi;
+    proto_tree *bt;
+    guint o = offset + 3;
+
+    pi = proto_tree_add_bitmask(tree, tvb, offset, hf_reliable_prefix, ett_reliable_prefix, prefix_bits, ENC_NA);
+    proto_tree_add_item(tree, hf_reliable_sequence, tvb, offset + 1, 2, ENC_LITTLE_ENDIAN);
+    if (h->prefix & 0x20) {
+        proto_tree_add_item(tree, hf_reliable_ack_difference, tvb, o, 1, ENC_NA);
+        ti = proto_tree_add_uint(tree, hf_reliable_ack, tvb, o, 1, h->ack);
+        proto_item_set_generated(ti);
+        o += 1;
+    } else {
+        proto_tree_add_item(tree, hf_reliable_ack, tvb, o, 2, ENC_LITTLE_ENDIAN);
+        o += 2;
+    }
+    ti = proto_tree_add_uint(tree, hf_reliable_ack_bits, tvb, o, h->len - (o - offset), h->ack_bits);
+    if (h->len == o - offset)
+        proto_item_append_text(ti, " (all four bytes 0xFF, left out)");
+    bt = proto_item_add_subtree(ti, ett_reliable_ack_bits);
+    for (guint k = 0; k < 4; k++) {
+        if ((h->prefix >> (k + 1)) & 1) {
+            proto_item *bi = proto_tree_add_item(bt, hf_reliable_ack_bits_byte, tvb, o++, 1, ENC_NA);
+            proto_item_append_text(bi, " (byte %u: sequences %u..%u)", k, (guint16)(h->ack - 8 * k),
+                                   (guint16)(h->ack - 8 * k - 7));
+        } else {
+            proto_item *bi = proto_tree_add_uint(bt, hf_reliable_ack_bits_byte, tvb, offset, 0, 0xFF);
+            proto_item_append_text(bi, " (byte %u: left out, 0xFF)", k);
+            proto_item_set_generated(bi);
+        }
+    }
+    for (guint i = 0; i < 32; i++)
+        if ((h->ack_bits >> i) & 1)
+            proto_item_set_generated(proto_tree_add_uint(tree, hf_reliable_acked, tvb, offset, h->len,
+                                                         (guint16)(h->ack - i)));
+    proto_item_set_generated(proto_tree_add_uint(tree, hf_reliable_header_len, tvb, offset, h->len, h->len));
+    proto_item_set_generated(proto_tree_add_boolean(tree, hf_reliable_canonical, tvb, offset, h->len, h->canonical));
+    return pi;
+}
+
+/* ---- The payload ----------------------------------------------------------- */
+
+static void dissect_payload(tvbuff_t *next, packet_info *pinfo, proto_tree *tree)
+{
+    heur_dtbl_entry_t *hdtbl_entry;
+
+#if CS_WS_AT_LEAST(4, 6)
+    if (dissector_try_payload_with_data(payload_table, next, pinfo, tree, TRUE, NULL))
+#else
+    if (dissector_try_payload_new(payload_table, next, pinfo, tree, TRUE, NULL))
+#endif
+        return;
+    if (dissector_try_heuristic(payload_heur, next, pinfo, tree, &hdtbl_entry, NULL))
+        return;
+    call_data_dissector(next, pinfo, tree);
+}
+
+/* ---- Validity (heuristics) -------------------------------------------------- */
+
+/* Whether the library would take the datagram, with this dissector's
+ * preferences for its receiver configuration. */
+static gboolean looks_valid(tvbuff_t *tvb)
+{
+    guint len = tvb_captured_length(tvb);
+    hdr_t h;
+
+    if (len < 1 || tvb_reported_length(tvb) != len)
+        return FALSE;
+    if (len > pref_max_packet + RELIABLE_MAX_HEADER_LEN + RELIABLE_FRAGMENT_HEADER_LEN)
+        return FALSE;
+    guint8 prefix = tvb_get_guint8(tvb, 0);
+    if (!(prefix & 1))
+        return (prefix & 0xC0) == 0 && read_header(tvb, 0, &h) && h.canonical;
+    if (prefix != 1 || len < RELIABLE_FRAGMENT_HEADER_LEN)
+        return FALSE;
+    guint id = tvb_get_guint8(tvb, 3), num = tvb_get_guint8(tvb, 4) + 1u;
+    guint data = len - RELIABLE_FRAGMENT_HEADER_LEN;
+    if (num > pref_max_fragments || id >= num)
+        return FALSE;
+    if (id == 0) {
+        if (!read_header(tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h) || !h.canonical ||
+            h.seq != tvb_get_letohs(tvb, 1))
+            return FALSE;
+        data -= h.len;
+    }
+    return data <= pref_fragment_size && (id == num - 1 || data == pref_fragment_size);
+}
+
+/* ---- Dissection ----------------------------------------------------------- */
+
+static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_item *ti, proto_tree *tree)
+{
+    guint len = tvb_captured_length(tvb);
+    reliable_pkt_t pkt;
+    rl_frame_t *rec = NULL;
+    hdr_t h;
+
+    if (!read_header(tvb, 0, &h)) {
+        proto_tree_add_item(rt, hf_reliable_prefix, tvb, 0, 1, ENC_NA);
+        expert_add_info_format(pinfo, ti, &ei_reliable_short,
+                               "Datagram of %u bytes, shorter than the %u-byte header its prefix announces: "
+                               "the receiver drops it", len, h.len);
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Short packet (%u bytes, header needs %u)", len, h.len);
+        return len;
+    }
+    show_header(rt, tvb, 0, &h);
+    if (h.prefix & 0xC0)
+        expert_add_info(pinfo, ti, &ei_reliable_reserved);
+    if (!h.canonical)
+        expert_add_info_format(pinfo, ti, &ei_reliable_not_canonical,
+                               "Header not canonically encoded (an ack-bits byte of 0xFF sent, a 16-bit ack where "
+                               "the difference fits a byte, or bits 6-7 set): the library reads it here, but "
+                               "rejects such a header inside a fragment");
+    proto_item_set_generated(proto_tree_add_uint(rt, hf_reliable_payload_len, tvb, h.len, 0, len - h.len));
+    col_add_fstr(pinfo->cinfo, COL_INFO, "Seq=%u Ack=%u AckBits=0x%08x Len=%u", h.seq, h.ack, h.ack_bits,
+                 len - h.len);
+    proto_item_append_text(ti, ", Seq: %u, Ack: %u, Ack bits: 0x%08x", h.seq, h.ack, h.ack_bits);
+
+    memset(&pkt, 0, sizeof pkt);
+    pkt.seq = h.seq;
+    pkt.has_header = TRUE;
+    pkt.ack = h.ack;
+    pkt.ack_bits = h.ack_bits;
+    pkt.valid = len - h.len <= pref_max_packet;
+    if (!pkt.valid)
+        expert_add_info_format(pinfo, ti, &ei_reliable_too_large,
+                               "Payload of %u bytes, above the receiver's %u (reliable.max_packet_size): dropped",
+                               len - h.len, pref_max_packet);
+    if (!pinfo->flags.in_error_pkt)
+        rec = reliable_analysis_packet(pinfo, &pkt, len);
+    reliable_analysis_show(tvb, pinfo, rt, ti, rec);
+    if (len > h.len) {
+        proto_tree_add_item(rt, hf_reliable_payload, tvb, h.len, -1, ENC_NA);
+        dissect_payload(tvb_new_subset_remaining(tvb, h.len), pinfo, tree);
+    }
+    return len;
+}
+
+static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_item *ti, proto_tree *tree)
+{
+    guint len = tvb_captured_length(tvb);
+    reliable_pkt_t pkt;
+    rl_frame_t *rec = NULL;
+    hdr_t h;
+    guint data_off = RELIABLE_FRAGMENT_HEADER_LEN, data_len;
+    gboolean valid = TRUE;
+    proto_item *pi;
+
+    if (len < RELIABLE_FRAGMENT_HEADER_LEN) {
+        proto_tree_add_item(rt, hf_reliable_prefix, tvb, 0, 1, ENC_NA);
+        expert_add_info_format(pinfo, ti, &ei_reliable_short,
+                               "Fragment of %u bytes, shorter than the 5-byte fragment header: the receiver "
+                               "drops it", len);
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Short fragment (%u bytes)", len);
+        return len;
+    }
+    memset(&pkt, 0, sizeof pkt);
+    pkt.is_fragment = TRUE;
+    pkt.seq = tvb_get_letohs(tvb, 1);
+    pkt.fragment_id = tvb_get_guint8(tvb, 3);
+    pkt.num_fragments = (guint16)(tvb_get_guint8(tvb, 4) + 1);
+
+    pi = proto_tree_add_item(rt, hf_reliable_prefix, tvb, 0, 1, ENC_NA);
+    if (tvb_get_guint8(tvb, 0) != 1) {
+        expert_add_info(pinfo, pi, &ei_reliable_fragment_prefix);
+        valid = FALSE;
+    }
+    proto_tree_add_item(rt, hf_reliable_sequence, tvb, 1, 2, ENC_LITTLE_ENDIAN);
+    pi = proto_tree_add_item(rt, hf_reliable_fragment_id, tvb, 3, 1, ENC_NA);
+    if (pkt.fragment_id >= pkt.num_fragments) {
+        expert_add_info_format(pinfo, pi, &ei_reliable_fragment_id_range,
+                               "Fragment id %u is not below the count %u: the receiver drops it",
+                               pkt.fragment_id, pkt.num_fragments);
+        valid = FALSE;
+    }
+    pi = proto_tree_add_uint(rt, hf_reliable_num_fragments, tvb, 4, 1, pkt.num_fragments);
+    proto_item_append_text(pi, " (stored as %u)", pkt.num_fragments - 1);
+    if (pkt.num_fragments > pref_max_fragments) {
+        expert_add_info_format(pinfo, pi, &ei_reliable_too_many_fragments,
+                               "%u fragments, above the receiver's %u (reliable.max_fragments): dropped",
+                               pkt.num_fragments, pref_max_fragments);
+        valid = FALSE;
+    }
+    if (pkt.fragment_id == 0) {
+        proto_tree *ht = proto_tree_add_subtree(rt, tvb, RELIABLE_FRAGMENT_HEADER_LEN, -1, ett_reliable_header,
+                                                &pi, "Packet header (fragment 0)");
+        if (!read_header(tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h) || (h.prefix & 1)) {
+            expert_add_info_format(pinfo, pi, &ei_reliable_short,
+                                   "Fragment 0 has no readable packet header: the receiver drops it");
+            valid = FALSE;
+        } else {
+            proto_item_set_len(pi, h.len);
+            show_header(ht, tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h);
+            pkt.has_header = TRUE;
+            pkt.ack = h.ack;
+            pkt.ack_bits = h.ack_bits;
+            data_off += h.len;
+            if (h.seq != pkt.seq) {
+                expert_add_info_format(pinfo, pi, &ei_reliable_sequence_mismatch,
+                                       "Packet header's sequence %u differs from the fragment's %u: the receiver "
+                                       "drops it", h.seq, pkt.seq);
+                valid = FALSE;
+            }
+            if (!h.canonical) {
+                expert_add_info(pinfo, pi, &ei_reliable_fragment_not_canonical);
+                valid = FALSE;
+            }
+        }
+    }
+    data_len = len > data_off ? len - data_off : 0;
+    pi = proto_tree_add_uint(rt, hf_reliable_fragment_bytes, tvb, data_off < len ? data_off : len, data_len, data_len);
+    if (valid && data_len > pref_fragment_size) {
+        expert_add_info_format(pinfo, pi, &ei_reliable_fragment_too_big,
+                               "%u bytes of fragment data, above the fragment size %u (reliable.fragment_size): "
+                               "dropped", data_len, pref_fragment_size);
+        valid = FALSE;
+    } else if (valid && pkt.fragment_id != pkt.num_fragments - 1 && data_len != pref_fragment_size) {
+        expert_add_info_format(pinfo, pi, &ei_reliable_fragment_size,
+                               "Fragment %u of %u carries %u bytes; every fragment but the last carries exactly "
+                               "%u (reliable.fragment_size): dropped", pkt.fragment_id, pkt.num_fragments, data_len,
+                               pref_fragment_size);
+        valid = FALSE;
+    }
+    pkt.valid = valid;
+    col_add_fstr(pinfo->cinfo, COL_INFO, "Fragment %u/%u Seq=%u Len=%u", pkt.fragment_id, pkt.num_fragments,
+                 pkt.seq, data_len);
+    if (pkt.has_header)
+        col_append_fstr(pinfo->cinfo, COL_INFO, " Ack=%u AckBits=0x%08x", pkt.ack, pkt.ack_bits);
+    proto_item_append_text(ti, ", Fragment %u of %u, Seq: %u", pkt.fragment_id, pkt.num_fragments, pkt.seq);
+
+    if (!pinfo->flags.in_error_pkt)
+        rec = reliable_analysis_packet(pinfo, &pkt, len);
+    reliable_analysis_show(tvb, pinfo, rt, ti, rec);
+
+    if (valid && rec && pref_reassemble && data_len && !(rec->flags & (RLA_FRAG_COUNT | RLA_DUPLICATE))) {
+        gboolean save_fragmented = pinfo->fragmented;
+        fragment_head *fh;
+        tvbuff_t *whole;
+
+        pinfo->fragmented = TRUE;
+        fh = fragment_add_seq_check(&reliable_reassembly_table, tvb, data_off, pinfo, (guint32)rec->ext_seq,
+                                    NULL, pkt.fragment_id, data_len, pkt.fragment_id != pkt.num_fragments - 1);
+        whole = process_reassembled_data(tvb, data_off, pinfo, "Reassembled reliable packet", fh,
+                                         &reliable_frag_items, NULL, rt);
+        pinfo->fragmented = save_fragmented;
+        if (whole) {
+            col_append_fstr(pinfo->cinfo, COL_INFO, " [Reassembled %u bytes]", tvb_reported_length(whole));
+            if (tvb_reported_length(whole))
+                dissect_payload(whole, pinfo, tree);
+        }
+    }
+    return len;
+}
+
+static int dissect_reliable(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    guint len = tvb_captured_length(tvb);
+    proto_item *ti;
+    proto_tree *rt;
+
+    if (len < 1)
+        return 0;
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "reliable");
+    col_clear(pinfo->cinfo, COL_INFO);
+    ti = proto_tree_add_item(tree, proto_reliable, tvb, 0, -1, ENC_NA);
+    rt = proto_item_add_subtree(ti, ett_reliable);
+    if (tvb_reported_length(tvb) > pref_max_packet + RELIABLE_MAX_HEADER_LEN + RELIABLE_FRAGMENT_HEADER_LEN)
+        expert_add_info_format(pinfo, ti, &ei_reliable_too_large,
+                               "Datagram of %u bytes, above what the receiver takes (%u + 14, "
+                               "reliable.max_packet_size): dropped", tvb_reported_length(tvb), pref_max_packet);
+    if (tvb_get_guint8(tvb, 0) & 1)
+        return dissect_fragment(tvb, pinfo, rt, ti, tree);
+    return dissect_regular(tvb, pinfo, rt, ti, tree);
+}
+
+/* UDP heuristic (off by default): a datagram the library would take, and
+ * then the conversation is this protocol's. */
+static ws_cb_bool dissect_reliable_heur_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    if (!looks_valid(tvb))
+        return FALSE;
+    conversation_set_dissector(find_or_create_conversation(pinfo), reliable_handle);
+    dissect_reliable(tvb, pinfo, tree, data);
+    return TRUE;
+}
+
+/* Under netcode's decrypted payload: the same check, the conversation stays
+ * netcode's. */
+static ws_cb_bool dissect_reliable_heur_netcode(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    if (!looks_valid(tvb))
+        return FALSE;
+    dissect_reliable(tvb, pinfo, tree, data);
+    return TRUE;
+}
+
+/* ---- Registration ----------------------------------------------------------- */
+
+static void reliable_prefs_apply(void)
+{
+    if (pref_max_fragments < 1)
+        pref_max_fragments = 1;
+    if (pref_max_fragments > 256)
+        pref_max_fragments = 256;
+}
+
+void proto_register_reliable(void)
+{
+    static hf_register_info hf[] = {
+        { &hf_reliable_prefix, { "Prefix", "reliable.prefix", FT_UINT8, BASE_HEX, NULL, 0x0,
+            "Bit 0: fragment; bits 1-4: ack-bits byte 0-3 sent; bit 5: ack as a one-byte difference", HFILL } },
+        { &hf_reliable_prefix_fragment, { "Fragment", "reliable.prefix.fragment", FT_BOOLEAN, 8, NULL, 0x01,
+            NULL, HFILL } },
+        { &hf_reliable_prefix_byte0, { "Ack-bits byte 0 sent", "reliable.prefix.ack_bits_byte0", FT_BOOLEAN, 8,
+            NULL, 0x02, NULL, HFILL } },
+        { &hf_reliable_prefix_byte1, { "Ack-bits byte 1 sent", "reliable.prefix.ack_bits_byte1", FT_BOOLEAN, 8,
+            NULL, 0x04, NULL, HFILL } },
+        { &hf_reliable_prefix_byte2, { "Ack-bits byte 2 sent", "reliable.prefix.ack_bits_byte2", FT_BOOLEAN, 8,
+            NULL, 0x08, NULL, HFILL } },
+        { &hf_reliable_prefix_byte3, { "Ack-bits byte 3 sent", "reliable.prefix.ack_bits_byte3", FT_BOOLEAN, 8,
+            NULL, 0x10, NULL, HFILL } },
+        { &hf_reliable_prefix_short_ack, { "Ack as a one-byte difference", "reliable.prefix.short_ack",
+            FT_BOOLEAN, 8, NULL, 0x20, NULL, HFILL } },
+        { &hf_reliable_prefix_reserved, { "Reserved", "reliable.prefix.reserved", FT_UINT8, BASE_HEX, NULL, 0xC0,
+            NULL, HFILL } },
+        { &hf_reliable_sequence, { "Sequence", "reliable.sequence", FT_UINT16, BASE_DEC, NULL, 0x0,
+            "The packet's sequence number (little-endian)", HFILL } },
+        { &hf_reliable_ack, { "Ack", "reliable.ack", FT_UINT16, BASE_DEC, NULL, 0x0,
+            "The most recent sequence received from the peer", HFILL } },
+        { &hf_reliable_ack_difference, { "Ack difference", "reliable.ack_difference", FT_UINT8, BASE_DEC, NULL,
+            0x0, "Sequence - ack, sent as one byte when it fits", HFILL } },
+        { &hf_reliable_ack_bits, { "Ack bits", "reliable.ack_bits", FT_UINT32, BASE_HEX, NULL, 0x0,
+            "Bit i set: sequence ack - i received (bit 0 is ack itself)", HFILL } },
+        { &hf_reliable_ack_bits_byte, { "Ack-bits byte", "reliable.ack_bits_byte", FT_UINT8, BASE_HEX, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_reliable_acked, { "Acked sequence", "reliable.acked", FT_UINT16, BASE_DEC, NULL, 0x0,
+            "A sequence this header acknowledges: ack - i for every set bit i", HFILL } },
+        { &hf_reliable_header_len, { "Header length", "reliable.header_len", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_reliable_canonical, { "Canonical encoding", "reliable.canonical", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+            "Whether re-encoding the header gives the same bytes", HFILL } },
+        { &hf_reliable_fragment_id, { "Fragment id", "reliable.fragment_id", FT_UINT8, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_reliable_num_fragments, { "Fragments", "reliable.num_fragments", FT_UINT16, BASE_DEC, NULL, 0x0,
+            "The packet's fragment count (the byte stores it minus one)", HFILL } },
+        { &hf_reliable_fragment_bytes, { "Fragment data bytes", "reliable.fragment_bytes", FT_UINT32, BASE_DEC,
+            NULL, 0x0, NULL, HFILL } },
+        { &hf_reliable_payload, { "Payload", "reliable.payload", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_reliable_payload_len, { "Payload length", "reliable.payload_len", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_reliable_fragments, { "Fragments", "reliable.fragments", FT_NONE, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_reliable_fragment, { "Fragment", "reliable.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_reliable_fragment_overlap, { "Fragment overlap", "reliable.fragment.overlap", FT_BOOLEAN,
+            BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_reliable_fragment_overlap_conflicts, { "Fragment overlapping with conflicting data",
+            "reliable.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_reliable_fragment_multiple_tails, { "Multiple tail fragments found",
+            "reliable.fragment.multiple_tails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_reliable_fragment_too_long_fragment, { "Fragment too long", "reliable.fragment.too_long_fragment",
+            FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_reliable_fragment_error, { "Defragmentation error", "reliable.fragment.error", FT_FRAMENUM,
+            BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_reliable_fragment_count, { "Fragment count", "reliable.fragment.count", FT_UINT32, BASE_DEC, NULL,
+            0x0, NULL, HFILL } },
+        { &hf_reliable_reassembled_in, { "Reassembled in", "reliable.reassembled_in", FT_FRAMENUM, BASE_NONE,
+            NULL, 0x0, NULL, HFILL } },
+        { &hf_reliable_reassembled_length, { "Reassembled length", "reliable.reassembled.length", FT_UINT32,
+            BASE_DEC, NULL, 0x0, NULL, HFILL } },
+    };
+    static gint *ett[] = { &ett_reliable, &ett_reliable_prefix, &ett_reliable_ack_bits, &ett_reliable_header,
+                           &ett_reliable_fragment, &ett_reliable_fragments };
+    static ei_register_info ei[] = {
+        { &ei_reliable_short, { "reliable.short", PI_MALFORMED, PI_ERROR,
+            "Datagram shorter than its header", EXPFILL } },
+        { &ei_reliable_reserved, { "reliable.prefix.reserved_set", PI_PROTOCOL, PI_WARN,
+            "Prefix bits 6-7 set: they are always zero", EXPFILL } },
+        { &ei_reliable_not_canonical, { "reliable.not_canonical", PI_PROTOCOL, PI_WARN,
+            "Header not canonically encoded", EXPFILL } },
+        { &ei_reliable_fragment_not_canonical, { "reliable.fragment.not_canonical", PI_MALFORMED, PI_ERROR,
+            "Fragment 0's packet header is not canonically encoded: the receiver drops the fragment", EXPFILL } },
+        { &ei_reliable_fragment_prefix, { "reliable.fragment.bad_prefix", PI_MALFORMED, PI_ERROR,
+            "Fragment prefix is not exactly 1: the receiver drops it", EXPFILL } },
+        { &ei_reliable_fragment_id_range, { "reliable.fragment.id_range", PI_MALFORMED, PI_ERROR,
+            "Fragment id not below the fragment count", EXPFILL } },
+        { &ei_reliable_too_many_fragments, { "reliable.fragment.too_many", PI_PROTOCOL, PI_ERROR,
+            "More fragments than the receiver takes", EXPFILL } },
+        { &ei_reliable_sequence_mismatch, { "reliable.fragment.sequence_mismatch", PI_MALFORMED, PI_ERROR,
+            "Fragment 0's packet header has another sequence", EXPFILL } },
+        { &ei_reliable_fragment_too_big, { "reliable.fragment.too_big", PI_PROTOCOL, PI_ERROR,
+            "Fragment data above the fragment size", EXPFILL } },
+        { &ei_reliable_fragment_size, { "reliable.fragment.size", PI_PROTOCOL, PI_ERROR,
+            "A fragment other than the last is not exactly the fragment size", EXPFILL } },
+        { &ei_reliable_too_large, { "reliable.too_large", PI_PROTOCOL, PI_ERROR,
+            "Packet above the receiver's maximum size", EXPFILL } },
+    };
+    module_t *module;
+    expert_module_t *em;
+
+    proto_reliable = proto_register_protocol("Reliable (packet acknowledgement and fragmentation)", "Reliable",
+                                             "reliable");
+    proto_register_field_array(proto_reliable, hf, array_length(hf));
+    proto_register_subtree_array(ett, array_length(ett));
+    em = expert_register_protocol(proto_reliable);
+    expert_register_field_array(em, ei, array_length(ei));
+
+    module = prefs_register_protocol(proto_reliable, reliable_prefs_apply);
+    prefs_register_uint_preference(module, "fragment_size", "Fragment size",
+        "Data bytes of every fragment but the last (the receiver's fragment_size; default 1024)", 10,
+        &pref_fragment_size);
+    prefs_register_uint_preference(module, "max_fragments", "Max fragments",
+        "Fragments a packet may have (the receiver's max_fragments, 1-256; default 16)", 10, &pref_max_fragments);
+    prefs_register_uint_preference(module, "max_packet_size", "Max packet size",
+        "Payload bytes a packet may have (the receiver's max_packet_size; default 16384)", 10, &pref_max_packet);
+    prefs_register_bool_preference(module, "reassemble", "Reassemble fragmented packets",
+        "Reassemble the fragments of a packet and dissect its payload", &pref_reassemble);
+
+    reliable_handle = register_dissector("reliable", dissect_reliable, proto_reliable);
+    reassembly_table_register(&reliable_reassembly_table, &addresses_ports_reassembly_table_functions);
+#if CS_WS_AT_LEAST(4, 4)
+    payload_heur = register_heur_dissector_list_with_description("reliable.payload", "Reliable payload",
+                                                                 proto_reliable);
+#else
+    payload_heur = register_heur_dissector_list("reliable.payload", proto_reliable);
+#endif
+    payload_table = register_decode_as_next_proto(proto_reliable, "reliable.payload", "Reliable payload", NULL);
+
+    reliable_analysis_register(proto_reliable);
+    reliable_stats_register();
+}
+
+void proto_reg_handoff_reliable(void)
+{
+    dissector_add_for_decode_as_with_preference("udp.port", reliable_handle);
+    heur_dissector_add("udp", dissect_reliable_heur_udp, "Reliable over UDP", "reliable_udp", proto_reliable,
+                       HEURISTIC_DISABLE);
+    /* netcode, when that dissector is in the plugin: its decrypted payload. */
+    if (find_heur_dissector_list("netcode.payload"))
+        heur_dissector_add("netcode.payload", dissect_reliable_heur_netcode, "Reliable over netcode",
+                           "reliable_netcode", proto_reliable, HEURISTIC_ENABLE);
+    if (find_dissector_table("netcode.payload"))
+        dissector_add_for_decode_as("netcode.payload", reliable_handle);
+}

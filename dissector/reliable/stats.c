@@ -1,0 +1,164 @@
+/* stats.c
+ * The reliable connections table: tshark -z reliable,conns and the same
+ * table in the GUI (Statistics > Reliable Connections). One row per
+ * conversation and direction.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <epan/packet.h>
+#include <epan/stat_tap_ui.h>
+#include <epan/tap.h>
+
+#include "ws-compat.h"
+#include "reliable-int.h"
+#include "stats-util.h"
+
+typedef struct row_vals {
+    guint32 packets, fragments, reassembled, incomplete, acked, lost, dups, reordered, gap_seqs, bad;
+    double loss_pct, rtt_min_ms, rtt_mean_ms, rtt_max_ms;
+} row_vals_t;
+
+static void row_values(const rl_dir_t *d, row_vals_t *v)
+{
+    memset(v, 0, sizeof *v);
+    v->packets = d->packets;
+    v->fragments = d->fragments;
+    v->reassembled = d->reassembled;
+    v->incomplete = d->incomplete;
+    v->acked = d->acked;
+    v->lost = d->lost;
+    v->dups = d->dups;
+    v->reordered = d->reordered;
+    v->gap_seqs = d->gap_seqs;
+    v->bad = d->bad;
+    v->loss_pct = d->acked + d->lost ? 100.0 * d->lost / (d->acked + d->lost) : 0.0;
+    if (d->acked) {
+        v->rtt_min_ms = (double)d->rtt_min_ns / 1e6;
+        v->rtt_mean_ms = (double)d->rtt_sum_ns / d->acked / 1e6;
+        v->rtt_max_ms = (double)d->rtt_max_ns / 1e6;
+    }
+}
+
+static char *direction_str(wmem_allocator_t *scope, const rl_dir_t *d)
+{
+    return su_direction_str(scope, &d->src, d->sport, &d->dst, d->dport);
+}
+
+static tap_packet_status text_packet(void *p, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
+                                     const void *data, tap_flags_t flags _U_)
+{
+    const rl_tap_info_t *ti = (const rl_tap_info_t *)data;
+    if (ti->conn)
+        su_seen_add((su_seen_t *)p, ti->conn);
+    return TAP_PACKET_REDRAW;
+}
+
+static void text_draw(void *p)
+{
+    su_seen_t *seen = (su_seen_t *)p;
+    wmem_allocator_t *scope = wmem_allocator_new(WMEM_ALLOCATOR_SIMPLE);
+
+    printf("\n====================================================================================================================================\n");
+    printf("Reliable connections (one row per direction; RTT in ms at this capture point; loss of the decided packets)\n");
+    printf("%-4s %-45s %7s %6s %6s %6s %7s %6s %6s %5s %5s %5s %5s %8s %8s %8s\n", "Conn", "Direction", "Packets",
+           "Frags", "Reasm", "Incmpl", "Acked", "Lost", "Loss%", "Dups", "Reord", "Gaps", "Bad", "RTTmin", "RTTmean",
+           "RTTmax");
+    for (guint i = 0; i < su_seen_len(seen); i++) {
+        const rl_conn_t *c = (const rl_conn_t *)su_seen_get(seen, i);
+        for (guint d = 0; d < 2; d++) {
+            row_vals_t v;
+            if (!c->dir[d].active)
+                continue;
+            row_values(&c->dir[d], &v);
+            printf("%-4u %-45s %7u %6u %6u %6u %7u %6u %6.1f %5u %5u %5u %5u %8.1f %8.1f %8.1f\n", c->index,
+                   direction_str(scope, &c->dir[d]), v.packets, v.fragments, v.reassembled, v.incomplete, v.acked,
+                   v.lost, v.loss_pct, v.dups, v.reordered, v.gap_seqs, v.bad, v.rtt_min_ms, v.rtt_mean_ms,
+                   v.rtt_max_ms);
+        }
+    }
+    printf("====================================================================================================================================\n");
+    wmem_destroy_allocator(scope);
+}
+
+static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
+{
+    if (!su_text_listen(opt_arg, "reliable,conns", "reliable", su_seen_new(), su_seen_tap_reset, text_packet,
+                        text_draw, su_seen_tap_finish))
+        CS_TAP_INIT_FAILED;
+    CS_TAP_INIT_OK;
+}
+
+enum {
+    COL_CONN, COL_DIRECTION, COL_PACKETS, COL_FRAGS, COL_REASM, COL_INCOMPLETE, COL_ACKED, COL_LOST, COL_LOSS,
+    COL_DUPS, COL_REORD, COL_GAPS, COL_BAD, COL_RTT_MIN, COL_RTT_MEAN, COL_RTT_MAX, COL_N
+};
+
+static stat_tap_table_item table_fields[] = {
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Connection", "%u" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Packets", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragments", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Reassembled", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Never completed", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Acked", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Lost", "%u" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Loss (%)", "%s" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Duplicates", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Reordered", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Sequences skipped", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Dropped by the receiver's checks", "%u" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT min (ms)", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT mean (ms)", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT max (ms)", "%s" },
+};
+
+static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
+                                      const void *data, tap_flags_t flags _U_)
+{
+    const rl_tap_info_t *ti = (const rl_tap_info_t *)data;
+    stat_tap_table *table = su_table(tapdata);
+    const rl_conn_t *c = ti->conn;
+
+    if (!table || !c)
+        return TAP_PACKET_DONT_REDRAW;
+    for (guint d = 0; d < 2; d++) {
+        gboolean created;
+        guint row;
+        row_vals_t v;
+        if (!c->dir[d].active)
+            continue;
+        row = su_table_row(tapdata, c->index * 2 + d + 1, &created);
+        if (created)
+            su_set_string(table, row, COL_DIRECTION, direction_str(pinfo->pool, &c->dir[d]));
+        row_values(&c->dir[d], &v);
+        su_set_uint(table, row, COL_CONN, c->index);
+        su_set_uint(table, row, COL_PACKETS, v.packets);
+        su_set_uint(table, row, COL_FRAGS, v.fragments);
+        su_set_uint(table, row, COL_REASM, v.reassembled);
+        su_set_uint(table, row, COL_INCOMPLETE, v.incomplete);
+        su_set_uint(table, row, COL_ACKED, v.acked);
+        su_set_uint(table, row, COL_LOST, v.lost);
+        su_set_decimal(table, row, COL_LOSS, v.loss_pct, 1);
+        su_set_uint(table, row, COL_DUPS, v.dups);
+        su_set_uint(table, row, COL_REORD, v.reordered);
+        su_set_uint(table, row, COL_GAPS, v.gap_seqs);
+        su_set_uint(table, row, COL_BAD, v.bad);
+        su_set_decimal(table, row, COL_RTT_MIN, v.rtt_min_ms, 1);
+        su_set_decimal(table, row, COL_RTT_MEAN, v.rtt_mean_ms, 1);
+        su_set_decimal(table, row, COL_RTT_MAX, v.rtt_max_ms, 1);
+    }
+    return TAP_PACKET_REDRAW;
+}
+
+void reliable_stats_register(void)
+{
+    static stat_tap_ui text_ui;
+    static stat_tap_table_ui table_ui;
+
+    su_register_text_ui(&text_ui, "Reliable connections", "reliable,conns", text_init);
+    su_register_table_ui(&table_ui, "Reliable Connections", "Reliable connections", "reliable",
+                         "reliable,conns_table", table_packet, table_fields, array_length(table_fields));
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Expert infos of the reliable analysis with and without a tree: for every
+committed reliable-sim capture, the summaries and counts of
+`tshark -q -z expert` (one pass, no tree, no filter) equal those of the
+two-pass -V view (every frame dissected with a tree after the first pass),
+and each capture shows the expert infos its fault or impairment must cause.
+"""
+import collections
+import os
+import re
+import sys
+
+import rltest as rt
+
+# Capture -> expert summaries (regular expressions) that must appear.
+EXPECTED = {
+    "reliable-clean": [],
+    "reliable-loss-10": [r"^Sequence \d+ \(frame \d+\) lost", r"sequences? before this one not seen"],
+    "reliable-stops-acking": [r"^The peer's ack is stuck at \d+"],
+    "reliable-drop-fragment": [r"never completed: 1 fragment missing", r"lost: this ack moved 32 past"],
+    "reliable-dup-reorder": [r"^Duplicate of frame \d+", r"^Out of order"],
+    "reliable-wrap": [],
+}
+# A capture without impairments has none.
+NONE = ["reliable-clean"]
+
+
+def z_expert(pcap, two_pass):
+    args = ["-r", pcap] + rt.DECODE + (["-2"] if two_pass else []) + ["-q", "-z", "expert"]
+    counts = collections.Counter()
+    for line in rt.tshark(args).splitlines():
+        m = re.match(r"^\s+(\d+)\s+\S+\s+Reliable\s+(.*)$", line)
+        if m:
+            counts[m.group(2).strip()] += int(m.group(1))
+    return counts
+
+
+def v_expert(pcap):
+    counts = collections.Counter()
+    for line in rt.tshark(["-r", pcap] + rt.DECODE + ["-2", "-V"]).splitlines():
+        m = re.match(r"^\s*\[Expert Info \([^)]*\): (.*)\]$", line)
+        if m:
+            counts[m.group(1).strip()] += 1
+    return counts
+
+
+def main():
+    fails = rt.Failures()
+    for name in rt.captures():
+        pcap = os.path.join(rt.CAPTURES, name + ".pcap")
+        one = z_expert(pcap, False)
+        two = z_expert(pcap, True)
+        tree = v_expert(pcap)
+        fails.check(one == two, "%s: -z expert one pass %s != two passes %s" % (name, dict(one - two), dict(two - one)))
+        fails.check(one == tree, "%s: -z expert %s != -2 -V %s" % (name, dict(one - tree), dict(tree - one)))
+        for pattern in EXPECTED.get(name, []):
+            fails.check(any(re.search(pattern, s) for s in one), "%s: no expert info matching %r" % (name, pattern))
+        if name in NONE:
+            fails.check(not one, "%s: expert infos on a clean capture: %s" % (name, dict(one)))
+        print("%s: %d expert infos, the same with and without a tree" % (name, sum(one.values())))
+    fails.finish("reliable.experts")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

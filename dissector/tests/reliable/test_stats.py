@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""-z reliable,conns and its GUI table (-z reliable,conns_table) against the
+truth files: the capturing side's row counts the packets its endpoint sent,
+acked and lost (the endpoint takes its acks where the capture is), and both
+tables agree."""
+import os
+import re
+import sys
+
+import rltest as rt
+
+HOST = {"a": "10.0.0.1:50000", "b": "10.0.0.2:50001"}
+
+
+def text_rows(pcap):
+    rows = {}
+    for line in rt.tshark(["-r", pcap] + rt.DECODE + ["-q", "-z", "reliable,conns"]).splitlines():
+        m = re.match(r"^(\d+)\s+(\S+ -> \S+)\s+(.*)$", line)
+        if m:
+            v = m.group(3).split()
+            rows[m.group(2).split(" ->")[0]] = {"packets": int(v[0]), "fragments": int(v[1]), "reassembled": int(v[2]),
+                                                "incomplete": int(v[3]), "acked": int(v[4]), "lost": int(v[5])}
+    return rows
+
+
+def gui_rows(pcap):
+    rows = {}
+    for line in rt.tshark(["-r", pcap] + rt.DECODE + ["-q", "-z", "reliable,conns_table"]).splitlines():
+        p = [x.strip() for x in line.split("|")]
+        if len(p) > 8 and p[0].isdigit():
+            rows[p[1].split(" ->")[0]] = {"packets": int(p[2]), "fragments": int(p[3]), "reassembled": int(p[4]),
+                                          "incomplete": int(p[5]), "acked": int(p[6]), "lost": int(p[7])}
+    return rows
+
+
+def main():
+    fails = rt.Failures()
+    for name in rt.captures():
+        t = rt.truth(name)
+        pcap = os.path.join(rt.CAPTURES, name + ".pcap")
+        text, gui = text_rows(pcap), gui_rows(pcap)
+        fails.check(text == gui and len(text) == 2, "%s: text table %s, GUI table %s" % (name, text, gui))
+        at = t["capture"]["at"]
+        side = [s for s in t["sides"] if s["side"] == at][0]["counters"]
+        row = text.get(HOST[at], {})
+        want = {"packets": side["packets_sent"], "acked": side["packets_acked"], "lost": side["packets_lost"],
+                "fragments": side["fragments_sent"]}
+        got = {k: row.get(k) for k in want}
+        fails.check(got == want, "%s: row %s: %s, truth %s" % (name, HOST[at], got, want))
+        print("%s: %s %s" % (name, HOST[at], got))
+    fails.finish("reliable.stats")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
