@@ -41,7 +41,6 @@ int yojimbo_bits_required(uint32_t min, uint32_t max);
 void yojimbo_writer_init(yojimbo_writer_t *w, uint8_t *data, int capacity);
 void yojimbo_write_bits(yojimbo_writer_t *w, uint32_t value, int bits);
 void yojimbo_write_int(yojimbo_writer_t *w, int32_t value, int32_t min, int32_t max);
-void yojimbo_write_align(yojimbo_writer_t *w);
 void yojimbo_write_bytes(yojimbo_writer_t *w, const uint8_t *data, int bytes);
 /* serialize_int_relative: current > previous. */
 void yojimbo_write_int_relative(yojimbo_writer_t *w, uint32_t previous, uint32_t current);
@@ -85,7 +84,6 @@ typedef struct yojimbo_config_t {
 
 /* ClientServerConfig's defaults: two reliable-ordered channels. */
 void yojimbo_default_config(yojimbo_config_t *config);
-void yojimbo_default_channel(yojimbo_channel_config_t *channel, int type);
 /* Comma-separated TYPE[:MAXBLOCK[:FRAGMENT[:MAXMESSAGES]]], TYPE ro or uu.
  * Returns 0, or -1 with a reason in error. */
 int yojimbo_parse_channels(const char *text, yojimbo_config_t *config, char *error, int error_size);

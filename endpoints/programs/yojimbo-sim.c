@@ -401,6 +401,13 @@ static void side_connect(run_t *run, int side)
     s->next_message = run->now;
 }
 
+/* A netcode payload is a reliable packet (or one of its fragments). */
+static void take_reliable(side_t *s, const uint8_t *payload, int bytes)
+{
+    rl_read_result_t r = rl_endpoint_receive(s->rl, payload, bytes);
+    if (r != RL_READ_OK) cs_log_message(CS_LOG_LEVEL_DEBUG, "reliable packet refused: %s", rl_read_result_name(r));
+}
+
 static void on_client_state(void *context, int from, int to)
 {
     (void)from;
@@ -413,7 +420,7 @@ static void on_client_payload(void *context, uint64_t sequence, const uint8_t *p
     (void)sequence;
     side_context_t *sc = context;
     side_t *s = &sc->run->side[CLIENT];
-    if (s->connected) rl_endpoint_receive(s->rl, payload, bytes);
+    if (s->connected) take_reliable(s, payload, bytes);
 }
 
 static void on_server_payload(void *context, int slot, uint64_t sequence, const uint8_t *payload, int bytes)
@@ -421,7 +428,7 @@ static void on_server_payload(void *context, int slot, uint64_t sequence, const 
     (void)sequence;
     side_context_t *sc = context;
     side_t *s = &sc->run->side[SERVER];
-    if (s->connected && slot == sc->run->slot) rl_endpoint_receive(s->rl, payload, bytes);
+    if (s->connected && slot == sc->run->slot) take_reliable(s, payload, bytes);
 }
 
 static void on_server_client(void *context, int slot, int connected, int reason)
@@ -565,7 +572,8 @@ static void write_truth_side(FILE *out, const run_t *run, int side)
         truth_counters(out, yojimbo_connection_counters(s->yj), YOJIMBO_COUNTER_COUNT, yojimbo_counter_name);
         fprintf(out, ",\n      \"reliable_counters\": ");
         truth_counters(out, rl_endpoint_counters(s->rl), RL_COUNTER_COUNT, rl_counter_name);
-        fprintf(out, ", \"rtt\": %.6f, \"error\": %s", rl_endpoint_rtt(s->rl), truth_bool(yojimbo_connection_error(s->yj)));
+        fprintf(out, ", \"rtt\": %.6f, \"last_rtt\": %.6f, \"error\": %s", rl_endpoint_rtt(s->rl),
+                rl_endpoint_last_rtt(s->rl), truth_bool(yojimbo_connection_error(s->yj)));
     }
     fprintf(out, "}");
 }

@@ -44,7 +44,7 @@ void yojimbo_write_int(yojimbo_writer_t *w, int32_t value, int32_t min, int32_t 
     yojimbo_write_bits(w, (uint32_t)value - (uint32_t)min, yojimbo_bits_required((uint32_t)min, (uint32_t)max));
 }
 
-void yojimbo_write_align(yojimbo_writer_t *w)
+static void write_align(yojimbo_writer_t *w)
 {
     int pad = (8 - (w->bits & 7)) & 7;
     yojimbo_write_bits(w, 0, pad);
@@ -52,7 +52,7 @@ void yojimbo_write_align(yojimbo_writer_t *w)
 
 void yojimbo_write_bytes(yojimbo_writer_t *w, const uint8_t *data, int bytes)
 {
-    yojimbo_write_align(w);
+    write_align(w);
     if (w->overflow || bytes <= 0) return;
     if (w->bits / 8 + bytes > w->capacity) {
         w->overflow = 1;

@@ -10,7 +10,7 @@
 
 #include "yojimbo.h"
 
-void yojimbo_default_channel(yojimbo_channel_config_t *channel, int type)
+static void default_channel(yojimbo_channel_config_t *channel, int type)
 {
     channel->type = type;
     channel->max_messages_per_packet = 256;
@@ -26,8 +26,8 @@ void yojimbo_default_config(yojimbo_config_t *config)
     config->num_channels = 2;
     config->max_packet_size = YOJIMBO_MAX_PACKET_SIZE;
     config->num_message_types = YOJIMBO_TEST_MESSAGE_TYPES;
-    yojimbo_default_channel(&config->channel[0], YOJIMBO_RELIABLE_ORDERED);
-    yojimbo_default_channel(&config->channel[1], YOJIMBO_RELIABLE_ORDERED);
+    default_channel(&config->channel[0], YOJIMBO_RELIABLE_ORDERED);
+    default_channel(&config->channel[1], YOJIMBO_RELIABLE_ORDERED);
 }
 
 int yojimbo_max_fragments(const yojimbo_channel_config_t *channel)
@@ -54,7 +54,7 @@ static int parse_channel(const char **p, yojimbo_channel_config_t *ch)
     else if (strncmp(*p, "uu", 2) == 0) type = YOJIMBO_UNRELIABLE_UNORDERED;
     else return -1;
     *p += 2;
-    yojimbo_default_channel(ch, type);
+    default_channel(ch, type);
     long v;
     if (**p == ':') {
         (*p)++;
