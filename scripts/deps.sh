@@ -7,7 +7,8 @@ set -euo pipefail
 
 # libglib2.0-dev: wireshark.pc requires glib-2.0, and libwireshark-dev does not pull it in.
 # libsodium-dev: the netcode endpoints' AEADs and random bytes.
-pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libsodium-dev libglib2.0-dev libwireshark-dev tshark python3 util-linux)
+# python3-cryptography: captures/verify-truth.py decrypts the yojimbo captures.
+pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libsodium-dev libglib2.0-dev libwireshark-dev tshark python3 python3-cryptography util-linux)
 if [ "${1:-}" = "--test" ]; then
     # time: /usr/bin/time measures peak memory in the hostile-capture tests.
     pkgs+=(clang libclang-rt-14-dev time)

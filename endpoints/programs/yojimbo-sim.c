@@ -323,20 +323,25 @@ static void on_event(void *context, const yojimbo_event_t *e)
 
 /* ---- the layers' callbacks ---- */
 
+/* Writes a datagram of link `link` to the pcap when `host` is the capture point. */
+static void capture(run_t *run, int host, int link, const uint8_t *packet, int bytes)
+{
+    simprog_t *sp = run->sp;
+    if (!sp->pcap || sp->capture_side != (host == CLIENT ? SIMPROG_SIDE_A : SIMPROG_SIDE_B)) return;
+    if (pcapout_write_udp(sp->pcap, run->now, &run->addr[link], &run->addr[1 - link], packet, bytes) != 0)
+        sp->io_error = 1;
+    sp->frames++;
+}
+
 static void on_datagram(void *context, const netcode_address_t *to, const uint8_t *packet, int bytes)
 {
     (void)to;
     side_context_t *sc = context;
     run_t *run = sc->run;
-    simprog_t *sp = run->sp;
     int link = sc->side; /* 0: the client's datagrams, A -> B */
     run->datagrams[link]++;
-    if (sp->pcap && sp->capture_side == (link == 0 ? SIMPROG_SIDE_A : SIMPROG_SIDE_B)) {
-        if (pcapout_write_udp(sp->pcap, run->now, &run->addr[link], &run->addr[1 - link], packet, bytes) != 0)
-            sp->io_error = 1;
-        sp->frames++;
-    }
-    netsim_send(sp->netsim, link, run->now, packet, bytes);
+    capture(run, sc->side, link, packet, bytes);
+    netsim_send(run->sp->netsim, link, run->now, packet, bytes);
 }
 
 static int sim_filter(void *context, int dir, const uint8_t *packet, int bytes)
@@ -758,6 +763,7 @@ static double run_loop(run_t *run)
         double at;
         while ((bytes = simprog_next_arrival(sp, next, &link, buffer, &at)) > 0) {
             run->now = at;
+            capture(run, 1 - link, link, buffer, bytes);
             netcode_address_t from;
             if (link == 0) {
                 netcode_address_ipv4(&from, 10, 0, 0, 1, CLIENT_PORT);
