@@ -9,6 +9,8 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <string.h>
+
 #include <wireshark.h>
 #include <epan/packet.h>
 #include <epan/conversation.h>
@@ -179,9 +181,8 @@ static void process_header(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, rl_
     }
     /* Loss: a packet the ack has moved 32 or more past, never acked. A
      * header with no bit set (the initial ack of 65535) says nothing. */
-    for (guint n = 0; bits && n < 65536 && p->unresolved <= p->newest && ack_ext >= p->unresolved &&
-                      ack_ext - p->unresolved >= RL_ACK_WINDOW; n++, p->unresolved++) {
-        guint64 s = p->unresolved;
+    while (bits && p->und_head < p->und_len && p->und[p->und_head] + RL_ACK_WINDOW <= ack_ext) {
+        guint64 s = p->und[p->und_head++];
         rl_sent_t *e = (rl_sent_t *)wmem_map_lookup(p->sent, &s);
         if (!e || e->acked || e->lost)
             continue;
@@ -191,6 +192,32 @@ static void process_header(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, rl_
         if (e->rec)
             e->rec->lost_in = pinfo->num;
     }
+}
+
+/* Enters a new sent sequence among the undecided ones, in order: at the end,
+ * or (reordered) up to 64 places before it; further back (hostile input) at
+ * the start of what is left, so that it is decided by the next header. */
+static void add_undecided(rl_dir_t *d, guint64 ext)
+{
+    guint i;
+
+    if (d->und_head > 1024 && d->und_head * 2 > d->und_len) {
+        memmove(d->und, d->und + d->und_head, (d->und_len - d->und_head) * sizeof(guint64));
+        d->und_len -= d->und_head;
+        d->und_head = 0;
+    }
+    if (d->und_len == d->und_cap) {
+        d->und_cap = d->und_cap ? d->und_cap * 2 : 8;
+        d->und = (guint64 *)wmem_realloc(wmem_file_scope(), d->und, d->und_cap * sizeof(guint64));
+    }
+    i = d->und_len;
+    while (i > d->und_head && d->und_len - i < 64 && d->und[i - 1] > ext)
+        i--;
+    if (i > d->und_head && d->und[i - 1] > ext)
+        i = d->und_head;
+    memmove(d->und + i + 1, d->und + i, (d->und_len - i) * sizeof(guint64));
+    d->und[i] = ext;
+    d->und_len++;
 }
 
 static rl_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
@@ -220,7 +247,6 @@ static rl_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
         d->first_frame = pinfo->num;
         d->first_ns = ts_ns(pinfo);
         d->sent = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
-        d->pending = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
     }
     *dir_out = dir;
     return c;
@@ -245,13 +271,25 @@ static gint cmp_reasm(gconstpointer a, gconstpointer b)
     return x->ext < y->ext ? -1 : x->ext > y->ext;
 }
 
+static void queue_tap(packet_info *pinfo, const rl_frame_t *rec)
+{
+    rl_tap_info_t *ti = wmem_new(pinfo->pool, rl_tap_info_t);
+    ti->conn = rec->conn;
+    ti->dir = rec->dir;
+    tap_queue_packet(reliable_tap, pinfo, ti);
+}
+
 rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *pkt, guint32 bytes)
 {
     rl_frame_t *rec = (rl_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_reliable, 1);
     guint dirn;
 
-    if (rec || PINFO_FD_VISITED(pinfo))
+    if (rec || PINFO_FD_VISITED(pinfo)) {
+        /* Every pass feeds the tap: the GUI's tables retap the file. */
+        if (rec && rec->conn)
+            queue_tap(pinfo, rec);
         return rec;
+    }
     rec = wmem_new0(wmem_file_scope(), rl_frame_t);
     p_add_proto_data(wmem_file_scope(), pinfo, proto_reliable, 1, rec);
 
@@ -269,6 +307,7 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
         d->fragments++;
     if (!pkt->valid) {
         d->bad++;
+        queue_tap(pinfo, rec);
         return rec;
     }
 
@@ -287,9 +326,9 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
         e->rec = rec;
         wmem_map_insert(d->sent, key, e);
         d->packets++;
+        add_undecided(d, ext);
         if (first) {
             d->newest = ext;
-            d->unresolved = ext;
         } else if (ext > d->newest) {
             if (ext > d->newest + 1) {
                 rec->flags |= RLA_GAP;
@@ -300,8 +339,6 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
         } else {
             rec->flags |= RLA_OUT_OF_ORDER;
             d->reordered++;
-            if (ext < d->unresolved)
-                d->unresolved = ext;
         }
         if (!pkt->is_fragment) {
             process = TRUE;
@@ -310,16 +347,18 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
             r->ext = ext;
             r->first_frame = pinfo->num;
             r->num = pkt->num_fragments;
+            if (!d->pending)
+                d->pending = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
             wmem_map_insert(d->pending, key, r);
         }
-    } else if (!pkt->is_fragment || !wmem_map_lookup(d->pending, &ext)) {
+    } else if (!pkt->is_fragment || !d->pending || !wmem_map_lookup(d->pending, &ext)) {
         rec->flags |= RLA_DUPLICATE;
         rec->dup_of = e->frame;
         d->dups++;
     }
 
     if (pkt->is_fragment && !(rec->flags & RLA_DUPLICATE)) {
-        rl_reasm_t *r = (rl_reasm_t *)wmem_map_lookup(d->pending, &ext);
+        rl_reasm_t *r = d->pending ? (rl_reasm_t *)wmem_map_lookup(d->pending, &ext) : NULL;
         if (r && r->num != pkt->num_fragments) {
             rec->flags |= RLA_FRAG_COUNT;
             rec->first_count = r->num;
@@ -352,7 +391,8 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
 
     /* Reassemblies the library would have given up: 64 older than the newest. */
     stale_ctx_t ctx = { d, NULL };
-    wmem_map_foreach(d->pending, find_stale, &ctx);
+    if (d->pending)
+        wmem_map_foreach(d->pending, find_stale, &ctx);
     ctx.gone = g_slist_sort(ctx.gone, cmp_reasm);
     for (GSList *l = ctx.gone; l; l = l->next) {
         rl_reasm_t *r = (rl_reasm_t *)l->data;
@@ -381,10 +421,7 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
         }
     }
 
-    rl_tap_info_t *ti = wmem_new(pinfo->pool, rl_tap_info_t);
-    ti->conn = c;
-    ti->dir = (guint8)dirn;
-    tap_queue_packet(reliable_tap, pinfo, ti);
+    queue_tap(pinfo, rec);
     return rec;
 }
 

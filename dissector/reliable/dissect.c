@@ -143,7 +143,7 @@ static gboolean read_header(tvbuff_t *tvb, guint offset, hdr_t *h)
     memset(h, 0, sizeof *h);
     if (avail < 1)
         return FALSE;
-    h->prefix = tvb_get_guint8(tvb, offset);
+    h->prefix = rl_get_u8(tvb, offset);
     need = 3 + (h->prefix & 0x20 ? 1 : 2);
     for (guint k = 0; k < 4; k++)
         need += (h->prefix >> (k + 1)) & 1;
@@ -153,7 +153,7 @@ static gboolean read_header(tvbuff_t *tvb, guint offset, hdr_t *h)
     h->seq = tvb_get_letohs(tvb, offset + 1);
     guint o = offset + 3;
     if (h->prefix & 0x20) {
-        h->ack = (guint16)(h->seq - tvb_get_guint8(tvb, o));
+        h->ack = (guint16)(h->seq - rl_get_u8(tvb, o));
         o += 1;
     } else {
         h->ack = tvb_get_letohs(tvb, o);
@@ -164,7 +164,7 @@ static gboolean read_header(tvbuff_t *tvb, guint offset, hdr_t *h)
         if (!((h->prefix >> (k + 1)) & 1))
             continue;
         h->ack_bits &= ~(0xFFu << (8 * k));
-        h->ack_bits |= (guint32)tvb_get_guint8(tvb, o++) << (8 * k);
+        h->ack_bits |= (guint32)rl_get_u8(tvb, o++) << (8 * k);
     }
     guint8 again[RELIABLE_MAX_HEADER_LEN];
     guint n = canonical_encode(h->seq, h->ack, h->ack_bits, again);
@@ -250,12 +250,12 @@ static gboolean looks_valid(tvbuff_t *tvb)
         return FALSE;
     if (len > pref_max_packet + RELIABLE_MAX_HEADER_LEN + RELIABLE_FRAGMENT_HEADER_LEN)
         return FALSE;
-    guint8 prefix = tvb_get_guint8(tvb, 0);
+    guint8 prefix = rl_get_u8(tvb, 0);
     if (!(prefix & 1))
         return (prefix & 0xC0) == 0 && read_header(tvb, 0, &h) && h.canonical;
     if (prefix != 1 || len < RELIABLE_FRAGMENT_HEADER_LEN)
         return FALSE;
-    guint id = tvb_get_guint8(tvb, 3), num = tvb_get_guint8(tvb, 4) + 1u;
+    guint id = rl_get_u8(tvb, 3), num = rl_get_u8(tvb, 4) + 1u;
     guint data = len - RELIABLE_FRAGMENT_HEADER_LEN;
     if (num > pref_max_fragments || id >= num)
         return FALSE;
@@ -270,7 +270,8 @@ static gboolean looks_valid(tvbuff_t *tvb)
 
 /* ---- Dissection ----------------------------------------------------------- */
 
-static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_item *ti, proto_tree *tree)
+static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_item *ti, proto_tree *tree,
+                           gboolean too_large)
 {
     guint len = tvb_captured_length(tvb);
     reliable_pkt_t pkt;
@@ -304,10 +305,11 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
     pkt.ack = h.ack;
     pkt.ack_bits = h.ack_bits;
     pkt.valid = len - h.len <= pref_max_packet;
-    if (!pkt.valid)
+    if (!pkt.valid && !too_large)
         expert_add_info_format(pinfo, ti, &ei_reliable_too_large,
                                "Payload of %u bytes, above the receiver's %u (reliable.max_packet_size): dropped",
                                len - h.len, pref_max_packet);
+    pkt.valid = pkt.valid && !too_large;
     if (!pinfo->flags.in_error_pkt)
         rec = reliable_analysis_packet(pinfo, &pkt, len);
     reliable_analysis_show(tvb, pinfo, rt, ti, rec);
@@ -318,7 +320,8 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
     return len;
 }
 
-static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_item *ti, proto_tree *tree)
+static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_item *ti, proto_tree *tree,
+                            gboolean too_large)
 {
     guint len = tvb_captured_length(tvb);
     reliable_pkt_t pkt;
@@ -339,11 +342,11 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
     memset(&pkt, 0, sizeof pkt);
     pkt.is_fragment = TRUE;
     pkt.seq = tvb_get_letohs(tvb, 1);
-    pkt.fragment_id = tvb_get_guint8(tvb, 3);
-    pkt.num_fragments = (guint16)(tvb_get_guint8(tvb, 4) + 1);
+    pkt.fragment_id = rl_get_u8(tvb, 3);
+    pkt.num_fragments = (guint16)(rl_get_u8(tvb, 4) + 1);
 
     pi = proto_tree_add_item(rt, hf_reliable_prefix, tvb, 0, 1, ENC_NA);
-    if (tvb_get_guint8(tvb, 0) != 1) {
+    if (rl_get_u8(tvb, 0) != 1) {
         expert_add_info(pinfo, pi, &ei_reliable_fragment_prefix);
         valid = FALSE;
     }
@@ -403,7 +406,7 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
                                pref_fragment_size);
         valid = FALSE;
     }
-    pkt.valid = valid;
+    pkt.valid = valid && !too_large;
     col_add_fstr(pinfo->cinfo, COL_INFO, "Fragment %u/%u Seq=%u Len=%u", pkt.fragment_id, pkt.num_fragments,
                  pkt.seq, data_len);
     if (pkt.has_header)
@@ -414,7 +417,7 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
         rec = reliable_analysis_packet(pinfo, &pkt, len);
     reliable_analysis_show(tvb, pinfo, rt, ti, rec);
 
-    if (valid && rec && pref_reassemble && data_len && !(rec->flags & (RLA_FRAG_COUNT | RLA_DUPLICATE))) {
+    if (pkt.valid && rec && pref_reassemble && data_len && !(rec->flags & (RLA_FRAG_COUNT | RLA_DUPLICATE))) {
         gboolean save_fragmented = pinfo->fragmented;
         fragment_head *fh;
         tvbuff_t *whole;
@@ -439,6 +442,7 @@ static int dissect_reliable(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     guint len = tvb_captured_length(tvb);
     proto_item *ti;
     proto_tree *rt;
+    gboolean too_large;
 
     if (len < 1)
         return 0;
@@ -446,13 +450,14 @@ static int dissect_reliable(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     col_clear(pinfo->cinfo, COL_INFO);
     ti = proto_tree_add_item(tree, proto_reliable, tvb, 0, -1, ENC_NA);
     rt = proto_item_add_subtree(ti, ett_reliable);
-    if (tvb_reported_length(tvb) > pref_max_packet + RELIABLE_MAX_HEADER_LEN + RELIABLE_FRAGMENT_HEADER_LEN)
+    too_large = tvb_reported_length(tvb) > pref_max_packet + RELIABLE_MAX_HEADER_LEN + RELIABLE_FRAGMENT_HEADER_LEN;
+    if (too_large)
         expert_add_info_format(pinfo, ti, &ei_reliable_too_large,
                                "Datagram of %u bytes, above what the receiver takes (%u + 14, "
                                "reliable.max_packet_size): dropped", tvb_reported_length(tvb), pref_max_packet);
-    if (tvb_get_guint8(tvb, 0) & 1)
-        return dissect_fragment(tvb, pinfo, rt, ti, tree);
-    return dissect_regular(tvb, pinfo, rt, ti, tree);
+    if (rl_get_u8(tvb, 0) & 1)
+        return dissect_fragment(tvb, pinfo, rt, ti, tree, too_large);
+    return dissect_regular(tvb, pinfo, rt, ti, tree, too_large);
 }
 
 /* UDP heuristic (off by default): a datagram the library would take, and

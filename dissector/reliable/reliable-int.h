@@ -12,6 +12,14 @@
 #include <epan/expert.h>
 
 #include "reliable.h"
+#include "ws-compat.h"
+
+/* tvb_get_guint8 is deprecated from 4.4 on (tvb_get_uint8, absent in 4.0). */
+#if CS_WS_AT_LEAST(4, 4)
+#define rl_get_u8 tvb_get_uint8
+#else
+#define rl_get_u8 tvb_get_guint8
+#endif
 
 #define RELIABLE_FRAGMENT_HEADER_LEN 5
 #define RELIABLE_MAX_HEADER_LEN 9
@@ -80,7 +88,10 @@ typedef struct rl_dir {
     guint32 first_frame, last_frame;
     gint64 first_ns, last_ns;
     guint64 newest;          /* newest extended sequence */
-    guint64 unresolved;      /* oldest sequence whose loss is undecided */
+    /* Sent sequences whose loss is not decided yet, in increasing order
+     * (und[und_head..und_len)): the loss check walks only these. */
+    guint64 *und;
+    guint und_head, und_len, und_cap;
     wmem_map_t *sent;        /* extended sequence -> rl_sent_t */
     wmem_map_t *pending;     /* extended sequence -> rl_reasm_t, incomplete */
     gboolean have_ack;

@@ -124,6 +124,15 @@ def cases(d):
     rt.write_pcap(p, [frag(9, 0, 2, bytes([0x20, 9, 0, 1]) + DATA), frag(9, 1, 1, b"z" * 10)])
     check_fields(fails, "count_changed", run(p)[1], {"expert": "Fragment count differs"})
 
+    # Size limits of the receiver (reliable.max_packet_size 100): a payload of
+    # 110 bytes in a 114-byte datagram (the datagram limit is 100 + 14),
+    # and a 209-byte fragment datagram (above 100 + 14).
+    p = os.path.join(d, "large.pcap")
+    rt.write_pcap(p, [B("20640001") + b"z" * 110, frag(7, 0, 0, B("200700" "01") + b"z" * 200)])
+    rows = rt.fields(p, F, extra=["-o", "reliable.max_packet_size:100"])
+    check_fields(fails, "payload_too_large", rows[0], {"expert": "above the receiver's 100"})
+    check_fields(fails, "datagram_too_large", rows[1], {"expert": "above what the receiver takes", "reliable.reassembled.length": []})
+
     # Analysis: acks of a sequence never sent, contradicting ack bits, ack going back.
     hdr = lambda s, a, bits: bytes(rt_encode(s, a, bits))
     p = os.path.join(d, "acks.pcap")
@@ -147,6 +156,12 @@ def cases(d):
         if rnd.random() < 0.5:
             dg = bytes([1, rnd.getrandbits(8), rnd.getrandbits(1), rnd.getrandbits(3), rnd.getrandbits(3)]) + dg[5:]
         dgs.append(dg)
+    # Sequences jumping half the space each packet, each acked at once by the
+    # peer: the loss check must not walk the empty sequences between them.
+    seq = 0
+    for i in range(2000):
+        seq = (seq + 32767) % 65536
+        dgs += [bytes(rt_encode(seq, 0, 0)), (bytes(rt_encode(i, seq, 1)), "b")]
     p = os.path.join(d, "hostile.pcap")
     rt.write_pcap(p, dgs)
     for extra in ([], ["--enable-heuristic", "reliable_udp"]):
