@@ -536,6 +536,56 @@ static void test_unreliable_channel(void)
     pair_free(&p);
 }
 
+/* Hostile bytes: random packets, and valid ones with bits flipped, read and
+ * fed to a connection of each channel layout: nothing crashes (the sanitizer
+ * builds check memory), a refused packet leaves the connection in error and
+ * it takes nothing after. */
+static void test_hostile_packets(void)
+{
+    static const char *const layouts[] = {"ro,ro", "uu", "ro:100:10:3,uu:50:7:2,ro"};
+    uint64_t x = chunk_test_seed * 0x9E3779B97F4A7C15ull + 1;
+    int refused = 0, taken = 0;
+    for (int l = 0; l < 3; l++) {
+        yojimbo_config_t config;
+        char error[200];
+        CHECK_EQ(yojimbo_parse_channels(layouts[l], &config, error, sizeof error), 0);
+        for (int round = 0; round < 1500; round++) {
+            uint8_t packet[64];
+            int bytes = 1 + (int)(x % 63);
+            for (int i = 0; i < bytes; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                packet[i] = (uint8_t)x;
+            }
+            if (round % 2) { /* a valid empty or one-message packet, one bit flipped */
+                memset(packet, 0, sizeof packet);
+                packet[0] = round % 4 == 1 ? 0x11 : 0x00;
+                packet[(x >> 8) % 8] ^= (uint8_t)(1u << (x % 8));
+                bytes = 8;
+            }
+            yojimbo_packet_t q;
+            int result = yojimbo_read_packet(&config, packet, bytes, &q);
+            CHECK(result >= 0 && result < YOJIMBO_READ_RESULT_COUNT);
+            yojimbo_packet_free(&q);
+            yojimbo_connection_t *c = yojimbo_connection_create(&config, 0, NULL, NULL);
+            int ok = yojimbo_connection_process(c, 0, packet, bytes);
+            CHECK_EQ(ok, result == YOJIMBO_READ_OK && !yojimbo_connection_error(c));
+            if (!ok) {
+                refused++;
+                CHECK_EQ(yojimbo_connection_process(c, 1, (const uint8_t *)"\0", 1), 0);
+            } else {
+                taken++;
+            }
+            yojimbo_message_t m;
+            for (int ch = 0; ch < config.num_channels; ch++)
+                while (yojimbo_connection_receive(c, ch, &m)) free(m.block);
+            yojimbo_connection_destroy(c);
+        }
+    }
+    CHECK(refused > 500);
+    CHECK(taken > 500);
+    if (chunk_test_failures) fprintf(stderr, "refused %d, taken %d\n", refused, taken);
+}
+
 const chunk_test_t yojimbo_tests[] = {
     {"bit_order", test_bit_order},
     {"int_relative", test_int_relative},
@@ -548,5 +598,6 @@ const chunk_test_t yojimbo_tests[] = {
     {"lost_fragment", test_lost_fragment},
     {"stops_acking", test_stops_acking},
     {"unreliable_channel", test_unreliable_channel},
+    {"hostile_packets", test_hostile_packets},
     {NULL, NULL},
 };
