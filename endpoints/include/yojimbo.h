@@ -42,7 +42,7 @@ void yojimbo_writer_init(yojimbo_writer_t *w, uint8_t *data, int capacity);
 void yojimbo_write_bits(yojimbo_writer_t *w, uint32_t value, int bits);
 void yojimbo_write_int(yojimbo_writer_t *w, int32_t value, int32_t min, int32_t max);
 void yojimbo_write_bytes(yojimbo_writer_t *w, const uint8_t *data, int bytes);
-/* serialize_int_relative: current > previous. */
+/* serialize_int_relative: current > previous (else the writer fails). */
 void yojimbo_write_int_relative(yojimbo_writer_t *w, uint32_t previous, uint32_t current);
 /* serialize_sequence_relative: 16-bit sequences with the wrap lifted. */
 void yojimbo_write_sequence_relative(yojimbo_writer_t *w, uint16_t previous, uint16_t current);
@@ -148,7 +148,8 @@ enum {
 };
 const char *yojimbo_read_result_name(int result);
 
-/* Writes the packet; returns its bytes, or -1 when it does not fit. */
+/* Writes the packet; returns its bytes, or -1 when it does not fit (or two
+ * consecutive message ids of a reliable-ordered entry are equal). */
 int yojimbo_write_packet(const yojimbo_config_t *config, const yojimbo_packet_t *packet, uint8_t *out, int capacity);
 /* Reads a packet; returns YOJIMBO_READ_OK or why not. Free it either way. */
 int yojimbo_read_packet(const yojimbo_config_t *config, const uint8_t *data, int bytes, yojimbo_packet_t *packet);

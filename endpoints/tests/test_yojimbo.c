@@ -103,6 +103,11 @@ static void test_int_relative(void)
     CHECK(bytes_equal(buf, big, 5));
     yojimbo_reader_init(&r, buf, 5);
     CHECK_EQ(yojimbo_read_int_relative(&r, 0), 100000);
+    /* Equal values cannot be written: the writer fails (a reader can still
+     * meet them as 16-bit ids through the 32-bit form). */
+    yojimbo_writer_init(&w, buf, sizeof buf);
+    yojimbo_write_sequence_relative(&w, 9, 9);
+    CHECK_EQ(w.overflow, 1);
     /* The 32-bit form must be above previous. */
     yojimbo_reader_init(&r, buf, 5);
     yojimbo_read_int_relative(&r, 200000);

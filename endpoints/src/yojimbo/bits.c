@@ -69,6 +69,10 @@ static const uint32_t ladder[][2] = {{2, 6}, {7, 23}, {24, 280}, {281, 4377}, {4
 
 void yojimbo_write_int_relative(yojimbo_writer_t *w, uint32_t previous, uint32_t current)
 {
+    if (current <= previous) { /* not encodable: the writer fails */
+        w->overflow = 1;
+        return;
+    }
     uint32_t difference = current - previous;
     yojimbo_write_bits(w, difference == 1, 1);
     if (difference == 1) return;
