@@ -1,8 +1,8 @@
 /* decode-only.c
  * For bench/dissector.sh only: the transfer analysis interface of
- * dissector/packet-chunk.h with nothing behind it, linked instead of
+ * dissector/chunk/chunk-int.h with nothing behind it, linked instead of
  * chunk-analysis*.c into a second chunk.so, so the benchmark can measure what
- * the decoder alone costs (its goal: at most 1.15x) while the plugin has no preference
+ * the decoder alone costs while the plugin has no preference
  * that switches the analysis off. Never installed; the real plugin is built
  * by dissector/CMakeLists.txt.
  *
@@ -10,12 +10,17 @@
  */
 #include <epan/packet.h>
 
-#include "packet-chunk.h"
+#include "chunk/chunk-int.h"
 
 /* Registers nothing: the decoder's own fields are registered by
  * proto_register_chunk() before it calls this. */
-void chunk_analysis_register(int proto_chunk _U_, module_t *chunk_module _U_)
+void chunk_analysis_register(int proto_chunk _U_, module_t *chunk_module _U_, int eo_tap _U_)
 {
+}
+
+int chunk_stats_register(int proto_chunk _U_)
+{
+    return -1;
 }
 
 void chunk_analysis_handoff(void)

@@ -14,7 +14,7 @@
 #   base       --disable-protocol chunk                       the reference
 #   data       --disable-heuristic chunk_udp -d udp.port==40000,data
 #              the same datagrams decoded as plain data: tshark's own cost
-#              (the reference of the goal against data; with chunk disabled, UDP
+#              (the reference of bench/RESULTS.md; with the chunk protocol disabled, UDP
 #              tries every heuristic dissector on each datagram, which makes
 #              base slower than data and the plugin look cheaper than it is)
 #   decode     the decoder alone: -o chunk.analyze:FALSE if the plugin has
@@ -163,16 +163,17 @@ if "${tshark_cmd[@]}" -G defaultprefs 2>/dev/null | grep -q '^#chunk\.analyze:';
     config_args[decode]="-o chunk.analyze:FALSE"
 else
     # No preference switches the analysis off: build the decoder alone, with
-    # bench/decode-only.c in place of chunk-analysis*.c, as the build tree
+    # bench/decode-only.c in place of chunk/analysis.c and chunk/stats.c, as the build tree
     # builds it (-O2 -g, the RelWithDebInfo default).
     echo "no chunk.analyze preference: decode-only plugin built from dissector/ and bench/decode-only.c" >&2
     rm -rf "$work/plugins-decode"
     mkdir -p "$work/plugins-decode/$wsver/epan"
     # shellcheck disable=SC2046  # pkg-config prints several flags
     gcc -std=c11 -O2 -g -DNDEBUG -Wall -Wextra -fPIC -shared -fvisibility=hidden -DWS_BUILD_DLL \
-        -DCHUNK_PLUGIN_VERSION='"bench-decode-only"' -I"$repo/dissector" $(pkg-config --cflags wireshark) \
-        $(ls "$repo"/dissector/*.c | grep -v '/chunk-analysis') "$repo/bench/decode-only.c" \
-        -o "$work/plugins-decode/$wsver/epan/chunk.so" $(pkg-config --libs wireshark) -lz -lm -Wl,--no-undefined
+        -DCHUNK_PLUGIN_VERSION='"bench-decode-only"' -I"$repo/dissector" -I"$repo/dissector/netcode" -I"$build/dissector" $(pkg-config --cflags wireshark) \
+        $(ls "$repo"/dissector/*.c "$repo"/dissector/*/*.c | grep -v '/chunk/analysis\.c$\|/chunk/stats\.c$') \
+        "$repo/bench/decode-only.c" \
+        -o "$work/plugins-decode/$wsver/epan/chunk.so" $(pkg-config --libs wireshark) -lgcrypt -lz -lm -Wl,--no-undefined
     chmod -R a+rX "$work/plugins-decode"
     config_plugins[decode]=$work/plugins-decode
     config_args[decode]=""

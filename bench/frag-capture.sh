@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# frag-capture.sh: makes the fragment capture the dissector is benchmarked on:
-# at least 500 000 fragment datagrams from frag-sim at 1% loss, captured at
-# the receiver. Too large to commit (about 530 MB); the same command makes
-# the same bytes on every machine (seeded, virtual time), so this script is
-# what is kept.
+# frag-capture.sh: makes the fragment capture the dissector is benchmarked on
+# (bench/RESULTS.md): at least 500 000 fragment datagrams from frag-sim
+# at 1% loss, captured at the receiver. Too large to commit (about 530 MB);
+# the same command makes the same bytes on every machine (seeded, virtual
+# time), so this script is what is kept.
 #
 #   bench/frag-capture.sh [--bin DIR] [--out FILE] [--packets N]
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/netgame-capture.sh: makes the large netgame capture of the dissector
-# benchmark (at least 1 000 000 netgame datagrams from netgame-sim),
-# reproducibly: the same build gives the same bytes, and the
+# benchmark (bench/RESULTS.md: at least 1 000 000 netgame datagrams from
+# netgame-sim), reproducibly: the same build gives the same bytes, and the
 # script prints the file's sha256 to compare. It is not committed (about
 # 110 MB); make it where the benchmark runs.
 #

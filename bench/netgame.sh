@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/netgame.sh: what the netgame dissector and its analysis cost tshark,
 # in time and peak memory, on a capture of about a million netgame datagrams
-# made by netgame-sim.
+# made by netgame-sim (bench/RESULTS.md).
 #
 #   bench/netgame.sh -b build            # 3 repetitions, growth runs: ~10 minutes
 #   bench/netgame.sh -b build --quick    # 1 repetition, no growth runs

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/p2frag.sh: what the p2frag dissector costs tshark, in time and peak
-# memory, on the fragment capture of bench/frag-capture.sh, and how its
-# memory grows with the capture.
+# memory, on the fragment capture of bench/frag-capture.sh (bench/RESULTS.md),
+# and how its memory grows with the capture.
 #
 #   bench/p2frag.sh [--build DIR] [--capture FILE] [--reps N] [--no-growth]
 #

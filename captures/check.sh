@@ -46,10 +46,10 @@ tshark)
     # The shortest datagram: a chunk ack is 12 bytes, a fragment with one data byte 10.
     min_payload=12
     if grep -q '"generator": "frag-sim"' "$here/$name.truth.json"; then min_payload=10; fi
-    # netcode (and yojimbo over it): an encrypted packet is at least 18 bytes;
-    # netcode-sim's clients use ports 50000 and up.
+    # netcode: an encrypted packet is at least 18 bytes; its clients use ports 50000 and up.
     any_client_port=0
     if grep -q '"generator": "netcode-sim"' "$here/$name.truth.json"; then min_payload=18; any_client_port=1; fi
+    # yojimbo-sim: netcode packets too, one client on port 50000.
     if grep -q '"generator": "yojimbo-sim"' "$here/$name.truth.json"; then min_payload=18; fi
     # A reliable fragment can carry one data byte after its 5-byte header.
     if grep -q '"generator": "reliable-sim"' "$here/$name.truth.json"; then min_payload=6; fi

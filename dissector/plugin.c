@@ -1,7 +1,7 @@
 /* plugin.c
  * Wireshark plugin entry points (4.0, 4.4, 4.6): registers every protocol of
- * the plugin. chunk and p2frag are built on protocol2.c's framing and UDP
- * entry point; netgame sits on UDP by itself.
+ * the plugin, from the table generated from dissector/protocols.txt
+ * (plugin-protocols.h, in the build tree).
  * plugin_describe() exists from 4.2 on: without it `tshark -G plugins` calls
  * the plugin's type "unknown".
  *
@@ -11,11 +11,8 @@
 #include <epan/proto.h>
 #include <epan/packet.h>
 
-#include "packet-chunk-plugin.h"
-#include "packet-p2frag-plugin.h"
-#include "netgame-int.h"
-#include "reliable/reliable.h"
-#include "ws-compat.h"
+#include "plugin-protocols.h"
+#include "common/ws-compat.h"
 
 #if CS_WS_AT_LEAST(4, 2)
 #include <wsutil/plugins.h>
@@ -41,18 +38,9 @@ uint32_t plugin_describe(void)
 }
 #endif
 
-/* Every protocol of the plugin. The first one registered is the one whose
- * configured id protocol2 computes each datagram's CRC with. */
-static proto_plugin plugin_protocols[] = {
-    { proto_register_chunk, proto_reg_handoff_chunk },
-    { proto_register_p2frag, proto_reg_handoff_p2frag },
-    { proto_register_netgame, proto_reg_handoff_netgame },
-    { proto_register_reliable, proto_reg_handoff_reliable },
-};
-
 /* Called once by Wireshark when it loads chunk.so. */
 void plugin_register(void)
 {
-    for (size_t i = 0; i < array_length(plugin_protocols); i++)
-        proto_register_plugin(&plugin_protocols[i]);
+    for (size_t i = 0; i < array_length(chunk_plugin_protocols); i++)
+        proto_register_plugin(&chunk_plugin_protocols[i]);
 }

@@ -8,10 +8,14 @@ set -euo pipefail
 # libglib2.0-dev: wireshark.pc requires glib-2.0, and libwireshark-dev does not pull it in.
 # libsodium-dev: the netcode endpoints' AEADs and random bytes.
 # python3-cryptography: captures/verify-truth.py decrypts the yojimbo captures.
-pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libsodium-dev libglib2.0-dev libwireshark-dev tshark python3 python3-cryptography util-linux)
+# libgcrypt20-dev: the netcode dissector's ChaCha20-Poly1305.
+pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libsodium-dev libglib2.0-dev libwireshark-dev libgcrypt20-dev
+      tshark python3 python3-cryptography util-linux)
 if [ "${1:-}" = "--test" ]; then
     # time: /usr/bin/time measures peak memory in the hostile-capture tests.
-    pkgs+=(clang libclang-rt-14-dev time)
+    # dpkg-dev, file: dpkg-shlibdeps finds the Debian package's Depends in the ELF
+    # files that cpack -G DEB finds with file.
+    pkgs+=(clang libclang-rt-14-dev time dpkg-dev file)
 fi
 
 missing=()

@@ -25,8 +25,9 @@
 #      chroot, and unmounts them on exit, failure included;
 #   3. configures and builds the clone with -Werror into build-ws<VERSION>/
 #      (a build tree per version, in the clone, reused by the next run);
-#   4. runs ctest -R '^(dissector|analysis|netgame)\.' (CHUNK_WS_TESTS overrides the
-#      regex) in it. scripts/chunk-tshark runs tshark as the user nobody, since
+#   4. runs ctest -R with the regex the build wrote to <build>/dissector-tests.txt
+#      (dissector.*, analysis.* and <protocol>.* for every protocol of
+#      dissector/protocols.txt; CHUNK_WS_TESTS overrides it) in it. scripts/chunk-tshark runs tshark as the user nobody, since
 #      tshark running as root ignores plugin folders.
 # A chroot that exists and fails to build or test fails the run (exit 1).
 #
@@ -37,19 +38,21 @@
 #   CHUNK_CHROOTS   where the chroots are kept (default /var/cache/chunkshark/chroots),
 #                   outside the clone, reused by every run and every clone
 #   CHUNK_MIRROR    Debian mirror (default http://deb.debian.org/debian)
-#   CHUNK_WS_TESTS  ctest -R regex (default '^(dissector|analysis|netgame)\.')
+#   CHUNK_WS_TESTS  ctest -R regex (default: the build tree's dissector-tests.txt)
 #   JOBS            parallel build and test jobs (default: nproc)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 chroots=${CHUNK_CHROOTS:-/var/cache/chunkshark/chroots}
 mirror=${CHUNK_MIRROR:-http://deb.debian.org/debian}
-tests=${CHUNK_WS_TESTS:-'^(dissector|analysis|netgame)\.'}
+tests=${CHUNK_WS_TESTS:-}
 jobs=${JOBS:-$(nproc)}
 # What the build and the tests need (scripts/deps.sh --test, less clang:
-# the fuzzers run on the host only).
+# the fuzzers run on the host only). dpkg-dev and file: dpkg-shlibdeps, and
+# how cpack finds the ELF files to give it, for the Debian
+# package (scripts/test-package.sh).
 pkgs=(gcc make cmake pkg-config libwireshark-dev tshark libglib2.0-dev zlib1g-dev
-      libpcap-dev python3 util-linux time binutils)
+      libpcap-dev python3 util-linux time binutils dpkg-dev file libgcrypt20-dev libsodium-dev)
 
 usage() {
     cat <<EOF
@@ -213,7 +216,8 @@ run_version() {
         rc=1
     elif [ -n "$run_cmd" ]; then
         "${in_chroot[@]}" CHUNK_BUILD_DIR=/src/$b bash -c "cd /src && $run_cmd" || rc=1
-    elif ! "${in_chroot[@]}" bash -c "cd /src && ctest --test-dir $b -R '$tests' --output-on-failure -j$jobs"; then
+    elif ! "${in_chroot[@]}" CHUNK_WS_TESTS="$tests" bash -c 'cd /src && t=${CHUNK_WS_TESTS:-$(cat "$0/dissector-tests.txt")} &&
+            [ -n "$t" ] && ctest --test-dir "$0" -R "$t" --output-on-failure -j"$JOBS"' "$b"; then
         loud "Wireshark $v ($suite): tests FAILED"
         rc=1
     fi

@@ -4,9 +4,13 @@
 #   2. everything, dissector included (build/), with ctest's summary last.
 #   3. the dissector and analysis tests against Wireshark 4.4 and 4.6, in
 #      Debian 13 and sid chroots (scripts/test-wireshark.sh all; needs root or sudo).
+#   4. the plugin's Debian package for 4.0, 4.4 and 4.6, installed into a
+#      clean chroot of each Debian and used by tshark as an ordinary user
+#      (scripts/test-package.sh; needs root or sudo).
 # Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1,
 # CHUNK_SKIP_FUZZ=1 to skip the bounded fuzz runs (build-fuzz/),
-# CHUNK_SKIP_WIRESHARK=1 to skip step 3.
+# CHUNK_SKIP_WIRESHARK=1 to skip step 3 (and 4.4 and 4.6 in step 4),
+# CHUNK_SKIP_PACKAGE=1 to skip step 4.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/deps.sh --test
@@ -71,6 +75,21 @@ if [ "${CHUNK_SKIP_WIRESHARK:-0}" != 1 ]; then
     *) status=1 ;;
     esac
     echo "== chroot stages done in $((SECONDS - t0)) s"
+fi
+if [ "${CHUNK_SKIP_PACKAGE:-0}" != 1 ]; then
+    # The Debian package, installed as a user would (README.md, "Installing").
+    pkg_versions=(4.0 4.4 4.6)
+    [ "${CHUNK_SKIP_WIRESHARK:-0}" != 1 ] || pkg_versions=(4.0)
+    echo "== the Debian package for Wireshark ${pkg_versions[*]} in clean chroots (scripts/test-package.sh)"
+    t0=$SECONDS
+    rc=0
+    JOBS=$jobs bash scripts/test-package.sh "${pkg_versions[@]}" || rc=$?
+    case $rc in
+    0) ;;
+    77) echo "test.sh: WARNING: the package was not installed anywhere: every chroot was skipped (see above)" >&2 ;;
+    *) status=1 ;;
+    esac
+    echo "== package stages done in $((SECONDS - t0)) s"
 fi
 echo "== test.sh: $([ $status = 0 ] && echo passed || echo FAILED) in $SECONDS s"
 exit $status

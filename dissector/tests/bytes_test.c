@@ -1,4 +1,4 @@
-/* bytes_test.c: cs_count_above() (dissector/cs-bytes.c) against the
+/* bytes_test.c: cs_count_above() (dissector/common/cs-bytes.c) against the
  * obvious loop, for every shift, lengths 0..300 and values near the
  * maximum, each run in a buffer of exactly the bytes it may read (run under
  * ASan or valgrind, a read past them is caught). Exit 0 when all agree.

@@ -22,12 +22,12 @@ CHUNK_TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
 VECTORS = {256: os.path.join(REPO, "docs", "vectors", "vectors-256.txt"),
            32: os.path.join(REPO, "docs", "vectors", "vectors-32.txt")}
 
-# wire-format.md, "Constants".
+# docs/protocol.md, "Every packet" and "Slice (type 0)".
 PROTOCOL_ID = 0x11223344
 END_CHECK = b"\xe2\xac\x08\x99"
 SLICE_SIZE = 1024
 
-# The decoder's expert infos (packet-chunk.c); analysis ones are not here.
+# The decoder's expert infos (chunk/dissect.c); analysis ones are not here.
 DECODER_EXPERTS = {
     "chunk.crc32.bad", "chunk.protocol_id.other", "chunk.protocol_id.unconfirmed",
     "chunk.padding.nonzero", "chunk.end_check.bad", "chunk.truncated",
@@ -39,6 +39,20 @@ DECODER_EXPERTS = {
 
 def build_dir():
     return os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build-dissector")
+
+
+def plugin_protocols():
+    """The plugin's protocols (dissector/protocols.txt, as the build tree
+    <build>/protocols.txt has them), in registration order."""
+    path = os.path.join(build_dir(), "protocols.txt")
+    try:
+        with open(path) as f:
+            names = [line.strip() for line in f if line.strip()]
+    except OSError:
+        raise RuntimeError("no %s: configure the build tree (cmake -S . -B build)" % path)
+    if not names:
+        raise RuntimeError("%s lists no protocol" % path)
+    return names
 
 
 def chunk_captures():
@@ -303,7 +317,7 @@ def vector_data(n, dseed):
 
 
 def read_vectors(path):
-    """Returns the lines of a vector file as dicts (see wire-format.md)."""
+    """Returns the lines of a vector file as dicts (docs/vectors/)."""
     out = []
     with open(path) as f:
         for line in f:

@@ -1,4 +1,4 @@
-/* crc32_test.c: dissector/cs-crc32.c against zlib's crc32().
+/* crc32_test.c: dissector/common/cs-crc32.c against zlib's crc32().
  *
  * Every length from 0 to 4 KiB + 100 at every alignment 0..15, from 0 and
  * from a random previous CRC; chained calls split at every point of a

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""tshark -V -O chunk,p2frag on every capture in captures/ against its reviewed
+"""tshark -V -O <every protocol of the plugin> on every capture in captures/
+(but those of a protocol with goldens of its own, dissector/tests/<protocol>/golden)
+against its reviewed
 golden output in dissector/tests/golden/<major.minor>/, the set for the
 Wireshark the plugin was built against (<build>/plugin-dir.txt):
 <capture>.txt (one pass) and <capture>.2pass.txt (-2).
@@ -78,10 +80,17 @@ def equivalent_to_40(golden):
     return out
 
 
+def own_goldens():
+    """Capture name prefixes ("netgame-") of the protocols that have goldens
+    of their own (dissector/tests/<protocol>/golden, e.g. netgame's)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return tuple(p + "-" for p in ct.plugin_protocols() if os.path.isdir(os.path.join(here, p, "golden")))
+
+
 def captures(names):
-    # netgame-* have their own goldens (tests/netgame/goldens.py, -O netgame).
+    own = own_goldens()
     caps = sorted(c for c in glob.glob(os.path.join(ct.REPO, "captures", "*.pcap"))
-                  if not os.path.basename(c).startswith("netgame-"))
+                  if not os.path.basename(c).startswith(own))
     if names:
         caps = [c for c in caps if os.path.basename(c)[:-5] in names]
     return caps
@@ -128,7 +137,7 @@ def main():
     for cap in caps:
         name = os.path.basename(cap)[:-5]
         for suffix, extra in PASSES.items():
-            out = ct.tshark(["-r", cap, "-V", "-O", "chunk,p2frag"] + extra)
+            out = ct.tshark(["-r", cap, "-V", "-O", ",".join(ct.plugin_protocols())] + extra)
             path = os.path.join(GOLDEN, name + suffix + ".txt")
             failed += check_golden(path, out, regen, name + suffix,
                                    "FAIL: %s: no golden (goldens.py --regenerate %s)" % (name + suffix, name),

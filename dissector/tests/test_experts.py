@@ -49,7 +49,7 @@ def port_run(tmp):
         # A fresh conversation: nothing decided, fits no variant.
         (B, s(ct.ack_body(1, [1, 1, 0], end_check=b"\xe2\xac\x08\x98")), {"chunk.variant.unknown"}, None),
         # A 32-variant ack whose first three bits are clear parses as a
-        # 256-variant ack too (wire-format.md, Variants).
+        # 256-variant ack too (docs/protocol.md, "The two variants").
         (C, s(ct.ack_body(7, [0, 0, 0, 1, 1], max_slices=32)), {"chunk.variant.ambiguous"}, None),
         # A game with its own protocol id: unconfirmed, then confirmed.
         (D, s(ct.slice_body(4, 0, 2, bytes(K)), 0xDEADBEEF), {"chunk.protocol_id.unconfirmed"}, None),

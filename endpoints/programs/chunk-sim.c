@@ -845,9 +845,12 @@ int main(int argc, char **argv)
     run.sp = &opt.sp;
     run.flows = opt.duplex ? 2 : 1;
     run.pop_buffer = xcalloc((size_t)opt.wire.slice_size * (size_t)opt.wire.max_slices, 1);
-    for (int f = 0; f < run.flows; f++)
-        if (setup_flow(&run, f) != 0) return EXIT_IO;
-    if (simprog_start(&opt.sp) != 0 || create_endpoints(&run) != 0) return EXIT_IO;
+    int ready = 1;
+    for (int f = 0; f < run.flows && ready; f++) ready = setup_flow(&run, f) == 0;
+    if (!ready || simprog_start(&opt.sp) != 0 || create_endpoints(&run) != 0) {
+        free_run(&run);
+        return EXIT_IO;
+    }
 
     double end_time = run_until_done(&run);
 

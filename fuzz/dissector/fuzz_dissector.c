@@ -1,6 +1,6 @@
 /* fuzz_dissector.c
- * libFuzzer harness for the chunk and p2frag dissectors (every dissector source linked in, with
- * coverage instrumentation) running inside libwireshark 4.0 (not
+ * libFuzzer harness for the plugin's dissectors (every dissector source linked in, with
+ * coverage instrumentation, every protocol of dissector/protocols.txt registered) running inside libwireshark 4.0 (not
  * instrumented): every input is one capture's worth of datagrams, so the
  * decoder's conversation decisions and the transfer analysis are fuzzed too.
  *
@@ -68,8 +68,7 @@
 #include <wsutil/privileges.h>
 #include <wsutil/wslog.h>
 
-#include "packet-chunk-plugin.h"
-#include "packet-p2frag-plugin.h"
+#include "plugin-protocols.h"
 
 #define FUZZ_MAX_FRAMES  512
 #define FUZZ_INPUTS_PER_SESSION 1024
@@ -325,7 +324,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t size);
 
 int LLVMFuzzerInitialize(int *argc _U_, char ***argv)
 {
-    static proto_plugin plug, plug_p2frag;
     char *err;
     e_prefs *prefs_p;
 
@@ -351,14 +349,11 @@ int LLVMFuzzerInitialize(int *argc _U_, char ***argv)
     timestamp_set_seconds_type(TS_SECONDS_DEFAULT);
 
     wtap_init(FALSE);
-    /* The plugin's registration, as plugin.c does it, but linked in: epan
-     * calls registered "plugins" whether or not it loads any from disk. */
-    plug.register_protoinfo = proto_register_chunk;
-    plug.register_handoff = proto_reg_handoff_chunk;
-    proto_register_plugin(&plug);
-    plug_p2frag.register_protoinfo = proto_register_p2frag;
-    plug_p2frag.register_handoff = proto_reg_handoff_p2frag;
-    proto_register_plugin(&plug_p2frag);
+    /* The plugin's registration, from the table plugin.c uses, but linked
+     * in: epan calls registered "plugins" whether or not it loads any from
+     * disk. */
+    for (size_t i = 0; i < G_N_ELEMENTS(chunk_plugin_protocols); i++)
+        proto_register_plugin(&chunk_plugin_protocols[i]);
     if (!epan_init(NULL, NULL, FALSE)) {
         fprintf(stderr, "fuzz_dissector: epan_init failed\n");
         abort();
@@ -368,10 +363,18 @@ int LLVMFuzzerInitialize(int *argc _U_, char ***argv)
     /* Keep the dissection to IP, UDP and chunk: other protocols' reassembly
      * would only slow the fuzzer down. */
     set_pref("ip.defragment:FALSE");
+    set_pref("netcode.udp.port:7777,40000");
+    set_pref("netcode.private_key:606abe6ec91910ea9a6562f66f2b30e44371d62cd19927266b3c60f4b715aba1,"
+             "0000000000000000000000000000000000000000000000000000000000000000");
     prefs_apply_all();
-    if (proto_get_id_by_filter_name("chunk") < 0 || proto_get_id_by_filter_name("p2frag") < 0) {
-        fprintf(stderr, "fuzz_dissector: the chunk or p2frag protocol did not register\n");
-        abort();
+    {
+        static const char *const names[] = { CHUNK_PLUGIN_PROTOCOL_NAMES };
+        for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+            if (proto_get_id_by_filter_name(names[i]) < 0) {
+                fprintf(stderr, "fuzz_dissector: protocol %s did not register\n", names[i]);
+                abort();
+            }
+        }
     }
     {
         guint8 prefix[8] = {

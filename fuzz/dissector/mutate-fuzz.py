@@ -48,7 +48,8 @@ import zlib
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CHUNK_TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
 
-# docs/protocol.md, "Every packet": the protocol id seeds the CRC; the end check closes every packet.
+# docs/protocol.md, "Every packet": the protocol id seeds the CRC; the end check
+# closes every packet.
 PROTOCOL_ID = 0x11223344
 END_CHECK = b"\xe2\xac\x08\x99"
 CRC_PREFIX = zlib.crc32(struct.pack("<I", PROTOCOL_ID) + b"\0\0\0\0")
@@ -386,8 +387,34 @@ def sanitizer_env(build_dir):
     return env, "ASan/UBSan plugin, %s preloaded" % lib
 
 
+# "\n<full name>" of every protocol of the plugin: how each one's tree
+# starts in tshark -V (protocol_trees()).
+PROTOCOL_TREES = []
+
+
+def protocol_trees(build_dir, env):
+    """The plugin's protocols (dissector/protocols.txt, as <build>/protocols.txt
+    has them) by the full names tshark -G protocols gives them."""
+    try:
+        with open(os.path.join(build_dir, "protocols.txt")) as f:
+            names = [line.strip() for line in f if line.strip()]
+    except OSError as e:
+        raise SystemExit("mutate-fuzz: %s (configure the build tree)" % e)
+    out = subprocess.run([CHUNK_TSHARK, "-G", "protocols"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, universal_newlines=True).stdout
+    full = {}
+    for line in out.splitlines():
+        cols = line.split("\t")
+        if len(cols) >= 3:
+            full[cols[2]] = cols[0]
+    missing = [n for n in names if n not in full]
+    if missing:
+        raise SystemExit("mutate-fuzz: the plugin does not register %s" % ", ".join(missing))
+    return ["\n" + full[n] for n in names]
+
+
 def decode(path, two_pass, env, timeout):
-    """Runs tshark -V on path; returns (ok, chunk frames, message)."""
+    """Runs tshark -V on path; returns (ok, frames of the plugin's protocols, message)."""
     args = [CHUNK_TSHARK, "-r", path, "-V"] + (["-2"] if two_pass else [])
     try:
         p = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -396,8 +423,7 @@ def decode(path, two_pass, env, timeout):
         return False, 0, "timeout after %d s (hang?)" % timeout
     out = p.stdout.decode("utf-8", "replace")
     err = p.stderr.decode("utf-8", "replace")
-    frames = out.count("\nChunk Protocol (Sending Large Blocks of Data)")
-    frames += out.count("\nPacket Fragmentation and Reassembly (protocol2)")
+    frames = sum(out.count(t) for t in PROTOCOL_TREES)
     m = BAD_STDERR.search(err)
     if p.returncode != 0:
         # The head of a sanitizer report says what and where; else the tail.
@@ -471,6 +497,7 @@ def main():
             return 2
     build_dir = os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build")
     env, desc = sanitizer_env(build_dir)
+    PROTOCOL_TREES[:] = protocol_trees(build_dir, env)
     os.makedirs(args.work, exist_ok=True)
     os.chmod(args.work, 0o755)
     crash_dir = args.crash_dir or os.path.join(args.work, "crashes")
@@ -543,16 +570,16 @@ def main():
                 totals["files"] += 1
                 totals["runs"] += 2
             if totals["files"] % 20 == 0:
-                print("  %d files, %d mutated packets (%d decoded as chunk or p2frag), %d tshark runs, %.0f s, %d failures" % (
+                print("  %d files, %d mutated packets (%d decoded by the plugin), %d tshark runs, %.0f s, %d failures" % (
                     totals["files"], totals["packets"], totals["chunk"], totals["runs"],
                     time.monotonic() - t0, len(failures)))
                 sys.stdout.flush()
-    print("mutate-fuzz: seeds %d..%d: %d files, %d mutated packets (%d decoded as chunk or p2frag per pass), "
+    print("mutate-fuzz: seeds %d..%d: %d files, %d mutated packets (%d decoded by the plugin per pass), "
           "%d tshark -V runs (one pass and -2) in %.0f s, %d failures" % (
               args.start_seed, seed - 1, totals["files"], totals["packets"], totals["chunk"],
               totals["runs"], time.monotonic() - t0, len(failures)))
     if totals["chunk"] == 0:
-        failures.append("no frame decoded as chunk: is the plugin loaded?")
+        failures.append("no frame decoded by the plugin: is it loaded?")
     for f in failures:
         print("FAIL " + f)
     return 1 if failures else 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """hostile.py: hostile netgame captures, tshark with the plugin against
 tshark with --disable-protocol netgame: every frame decoded, time and peak
-memory bounded (issue 11, "Robustness"; docs/robustness.md, "netgame").
+memory bounded (docs/robustness.md, "netgame").
 
   hostile.py --work DIR            # ctest sizes (ctest netgame.hostile)
   hostile.py --work DIR --full     # the issue's sizes

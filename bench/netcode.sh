@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# bench/netcode.sh: what the netcode dissector costs tshark, without and
+# with keys, against the same capture decoded as data.
+#
+#   bench/netcode.sh [-b BUILD] [-n REPS] [--copies N]
+#
+# The capture: bench/netcode-capture.py's N copies (default 200: 118 800
+# frames) of captures/real-netcode-cs.pcapng, each a connection of its own.
+# Configurations, summary mode (`tshark -r FILE > /dev/null`, one pass),
+# through scripts/chunk-tshark; chunk is disabled in all three (it holds UDP
+# port 40000 and would otherwise take the datagrams first):
+#
+#   data    -d udp.port==40000,data        the reference: the port's datagrams as data
+#   nokey   defaults: netcode's heuristic, decode and analysis, nothing decrypted
+#   keys    -o netcode.private_key:<the capture's key>: every packet decrypted
+#
+# Each run is timed with /usr/bin/time (CPU = user + sys, peak RSS); the
+# report gives medians and the ratios to data. Goals: nokey <= 1.2x, keys <= 2x.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${CHUNK_BUILD_DIR:-$repo/build}
+reps=3
+copies=200
+key=606abe6ec91910ea9a6562f66f2b30e44371d62cd19927266b3c60f4b715aba1
+
+usage() {
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -b|--build) [ $# -ge 2 ] || { echo "bench/netcode.sh: $1 needs a folder" >&2; exit 2; }; build=$2; shift 2 ;;
+    -n|--reps) [ $# -ge 2 ] || { echo "bench/netcode.sh: $1 needs a number" >&2; exit 2; }; reps=$2; shift 2 ;;
+    --copies) [ $# -ge 2 ] || { echo "bench/netcode.sh: $1 needs a number" >&2; exit 2; }; copies=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "bench/netcode.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+    esac
+done
+[ -x /usr/bin/time ] || { echo "bench/netcode.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+
+work=$(mktemp -d)
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
+cap=$work/netcode-big.pcap
+python3 "$repo/bench/netcode-capture.py" "$repo/captures/real-netcode-cs.pcapng" "$cap" "$copies"
+chmod 644 "$cap"
+frames=$(capinfos -c -M "$cap" | awk '/Number of packets/ {print $NF}')
+
+run() {   # name, tshark options...
+    local name=$1; shift
+    for _ in $(seq "$reps"); do
+        CHUNK_BUILD_DIR=$build /usr/bin/time -f "%U %S %M" -o "$work/t" \
+            "$repo/scripts/chunk-tshark" -r "$cap" --disable-protocol chunk "$@" > /dev/null
+        awk -v n="$name" '{printf "%s %.3f %d\n", n, $1 + $2, $3}' "$work/t" >> "$work/raw"
+    done
+}
+run data -d udp.port==40000,data
+run nokey
+run keys -o "netcode.private_key:$key"
+
+median() { grep "^$1 " "$work/raw" | awk '{print $'"$2"'}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+d=$(median data 2); dm=$(median data 3)
+echo "netcode bench: $frames frames ($copies connections), $reps run(s) each, medians"
+printf "%-6s %9s %7s %10s %7s\n" config "CPU s" "x data" "peak KiB" "x data"
+for c in data nokey keys; do
+    t=$(median $c 2); m=$(median $c 3)
+    printf "%-6s %9.3f %7.2f %10d %7.2f\n" "$c" "$t" "$(echo "$t $d" | awk '{print $1/$2}')" "$m" \
+        "$(echo "$m $dm" | awk '{print $1/$2}')"
+done

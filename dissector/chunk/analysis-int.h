@@ -1,0 +1,150 @@
+/* chunk/analysis-int.h
+ * State shared between the transfer analysis (chunk/analysis.c) and its
+ * statistics and export objects (chunk/stats.c). Private to the
+ * analysis; the decoder's interface is chunk/chunk-int.h.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef CHUNK_ANALYSIS_INT_H
+#define CHUNK_ANALYSIS_INT_H
+
+#include <epan/packet.h>
+
+/* Problems: every one sets chunk.analysis.flags (bit values are shown). */
+enum {
+    CHUNK_F_TOO_SOON        = 1u << 0,
+    CHUNK_F_NOT_LISTENING   = 1u << 1,
+    CHUNK_F_EARLY           = 1u << 2,
+    CHUNK_F_COUNT_MISMATCH  = 1u << 3,
+    CHUNK_F_SIZE_MISMATCH   = 1u << 4,
+    CHUNK_F_STALL           = 1u << 5,
+    CHUNK_F_SILENT_RECEIVER = 1u << 6,
+    CHUNK_F_NOT_READING     = 1u << 7,
+    CHUNK_F_REGRESSION      = 1u << 8,
+    CHUNK_F_UNKNOWN_CHUNK   = 1u << 9,
+    CHUNK_F_TOO_FAST        = 1u << 10,
+    CHUNK_F_AMPLIFICATION   = 1u << 11,
+    CHUNK_F_INCOMPLETE      = 1u << 12,
+    CHUNK_F_COUNT           = 13
+};
+
+/* Acks the pacing check judges the ack rate over: one gap says little once
+ * jitter is involved (the pacing check in chunk/analysis.c). */
+#define CHUNK_PACED_WINDOW 5
+
+/* Per slice of a transfer. */
+typedef struct chunk_slice_state {
+    guint32 first_frame, last_frame;
+    guint32 acked_in;      /* first ack showing it; 0 while unacked */
+    guint16 sends;
+    guint16 acks_seen;     /* acks showing it acked */
+    gint64 first_ns, last_ns, acked_ns;
+} chunk_slice_state_t;
+
+struct chunk_transfer;
+
+/* One direction of slices in a UDP conversation (its acks go the other way). */
+typedef struct chunk_flow {
+    guint32 stream;
+    address src, dst;      /* of the slices */
+    guint32 sport, dport;
+    struct chunk_transfer *cur;   /* newest chunk the sender sends */
+    guint32 acks, completed;
+    guint32 last_done_frame;  /* the latest completing ack, and its chunk */
+    guint16 last_done_chunk;
+    gint64 last_done_ns;
+    /* Soonest the capture showed the sender react to an ack: from a
+     * completing ack to the next chunk's first slice; -1 until seen. At the
+     * sender this is its processing time, at the receiver a round trip. */
+    gint64 react_ns;
+    gboolean has_paced_ack;
+    guint32 paced_ack_frame;
+    gint64 paced_ack_ns;
+    gint64 paced_ring[CHUNK_PACED_WINDOW]; /* times of the last paced acks, for the rate check */
+    guint32 paced_count;
+    guint32 slices_since_ack;
+    guint32 one_per_slice_run;
+    gboolean has_last_ack;    /* the previous ack, to spot network duplicates */
+    guint16 last_ack_chunk;
+    guint32 last_ack_count;
+    gint64 last_ack_ns;
+    gint64 max_ack_delay_ns;  /* longest send-to-ack time seen: scales the stall threshold */
+    gint64 old_ack_ns;        /* last ack for a chunk older than the one being sent */
+    gboolean has_old_ack;
+    guint32 acked_slices, acked_sends; /* slices acked and their sends: the loss estimate */
+} chunk_flow_t;
+
+/* One chunk sent in a flow. */
+typedef struct chunk_transfer {
+    guint32 index;
+    chunk_flow_t *flow;
+    guint16 chunk_id;
+    gboolean size_known;
+    guint32 num_slices, max_slices, slice_size, last_bytes, size;
+    chunk_slice_state_t *slices;
+    guint32 first_frame, last_frame;
+    gint64 first_ns, last_ns;
+    guint32 slice_pkts, resends, wasted, acks, acked_count;
+    guint64 bytes_sent;
+    guint32 complete_frame;
+    gint64 complete_ns;
+    guint32 reassembled_in;
+    /* tshark's single pass only (chunk/single-pass-buffer.c): the slices gathered
+     * so far in a buffer of the transfer's own, or NULL; in_table when the
+     * transfer went to Wireshark's reassembly table instead. */
+    struct chunk_reasm *reasm;
+    gboolean in_table;
+    gint64 progress_ns;       /* last new slice acked (or first send) */
+    guint32 progress_frame;
+    guint32 stall_frame;      /* where the current stall was found; 0: none */
+    guint32 stall_since_frame;
+    guint32 first_stall_frame;
+    guint32 prev_done_frame;  /* the flow's latest completing ack when this transfer began */
+    guint16 prev_done_chunk;
+    gboolean prev_ack_regressed; /* the previous ack of this transfer cleared slices acked before */
+    guint32 problems;         /* CHUNK_F_* seen on its frames */
+} chunk_transfer_t;
+
+/* Queued on the "chunk_transfers" tap for every analysed packet. */
+typedef struct chunk_tap_info {
+    chunk_transfer_t *t;   /* NULL for an ack of an unknown chunk */
+    chunk_flow_t *flow;
+    gboolean is_ack;
+    guint32 flags;
+    guint32 resend;        /* slice: n-th resend, 0 first send */
+    gboolean already_acked, stale;
+    guint32 newly;         /* ack */
+    gboolean dup, stale_ack, complete;
+} chunk_tap_info_t;
+
+/* Queued on the export-object tap at the frame that completes a chunk. */
+typedef struct chunk_eo {
+    chunk_transfer_t *t;
+    guint32 len;
+    const guint8 *data;
+} chunk_eo_t;
+
+
+/* Missing (unacked) slices of t as ranges "3-5,17"; "" when none. */
+char *chunk_analysis_missing_ranges(wmem_allocator_t *scope, const chunk_transfer_t *t);
+
+/* Diagnosis of an unfinished transfer: what happened, with its evidence,
+ * and what to check next. Each is one or two sentences ending in '.', under
+ * Wireshark's 240-character item label. */
+typedef struct chunk_diagnosis {
+    const char *what;
+    const char *check;
+} chunk_diagnosis_t;
+
+/* Fills d from the state at the end of the pass; returns FALSE (d
+ * untouched) when the transfer completed and nothing is wrong with it. */
+gboolean chunk_analysis_diagnose(wmem_allocator_t *scope, const chunk_transfer_t *t, chunk_diagnosis_t *d);
+
+/* The whole diagnosis, "what check", for the statistics; NULL when
+ * chunk_analysis_diagnose() returns FALSE. */
+char *chunk_analysis_diagnosis(wmem_allocator_t *scope, const chunk_transfer_t *t);
+
+/* Short name of one CHUNK_F_* bit. */
+const char *chunk_analysis_flag_name(guint32 flag);
+
+#endif /* CHUNK_ANALYSIS_INT_H */

@@ -1,0 +1,102 @@
+/* common/analysis-util.c
+ * Id sets as ranges and Info column marks, for every protocol of the
+ * plugin. See common/analysis-util.h.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <string.h>
+
+#include "analysis-util.h"
+
+/* ---- Id sets as ranges -------------------------------------------------- */
+
+static gboolean zero_byte(const void *data, guint32 id)
+{
+    return ((const guint8 *)data)[id] == 0;
+}
+
+static gboolean set_bit(const void *data, guint32 id)
+{
+    return (((const guint8 *)data)[id >> 3] >> (id & 7)) & 1;
+}
+
+au_idset_t au_idset_zero_bytes(const guint8 *v, guint32 n)
+{
+    au_idset_t s = { n, zero_byte, NULL, v };
+    return s;
+}
+
+au_idset_t au_idset_set_bits(const guint8 *bitmap, guint32 n)
+{
+    au_idset_t s = { n, set_bit, NULL, bitmap };
+    return s;
+}
+
+gboolean au_idset_next_run(const au_idset_t *s, guint32 *next, guint32 *first, guint32 *last)
+{
+    guint32 i = *next, j;
+
+    while (i < s->n && !s->has(s->data, i))
+        i++;
+    if (i >= s->n) {
+        *next = i;
+        return FALSE;
+    }
+    j = i;
+    while (j + 1 < s->n && s->has(s->data, j + 1) && (!s->joins || s->joins(s->data, i, j + 1)))
+        j++;
+    *first = i;
+    *last = j;
+    *next = j + 1;
+    return TRUE;
+}
+
+void au_append_range(wmem_strbuf_t *sb, guint32 first, guint32 last)
+{
+    if (last > first)
+        wmem_strbuf_append_printf(sb, "%u-%u", first, last);
+    else
+        wmem_strbuf_append_printf(sb, "%u", first);
+}
+
+char *au_ranges(wmem_allocator_t *scope, const au_idset_t *s, gsize max_len)
+{
+    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
+    guint32 next = 0, first, last;
+
+    while (au_idset_next_run(s, &next, &first, &last)) {
+        if (max_len && wmem_strbuf_get_len(sb) >= max_len) {
+            wmem_strbuf_append(sb, ",...");
+            break;
+        }
+        if (wmem_strbuf_get_len(sb))
+            wmem_strbuf_append_c(sb, ',');
+        au_append_range(sb, first, last);
+    }
+    return wmem_strbuf_finalize(sb);
+}
+
+char *au_ranges_cut(wmem_allocator_t *scope, char *ranges, gsize max_len)
+{
+    gsize cut;
+
+    if (strlen(ranges) <= max_len)
+        return ranges;
+    /* Keep the ranges that end before max_len - 4 (room for ",..."). */
+    cut = max_len - 4;
+    while (cut > 0 && ranges[cut] != ',')
+        cut--;
+    ranges[cut] = '\0';
+    return wmem_strdup_printf(scope, "%s,...", ranges);
+}
+
+/* ---- Info column marks -------------------------------------------------- */
+
+void au_info_marks(packet_info *pinfo, guint64 bits, const au_info_mark_t *table, size_t n)
+{
+    if (!pinfo->cinfo)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if ((bits & table[i].when) && !(bits & table[i].unless))
+            col_append_str(pinfo->cinfo, COL_INFO, table[i].mark);
+}

@@ -1,0 +1,125 @@
+/* common/analysis-util.h
+ * Small display helpers that every protocol of the plugin needs, kept out of
+ * the protocol files so that chunk, fragment and netgame show the same thing
+ * the same way:
+ *
+ * - sets of ids 0..n-1 as ranges, "3-5,17,200-255" (missing slices of a
+ *   chunk, acked slices, missing fragment ids, acked sequence numbers),
+ *   optionally cut after so many characters;
+ * - Info column marks, " [Stall]", from a table of problem bits.
+ *
+ * Prefix au_ (analysis utilities). No state: every function works on what it
+ * is given.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef ANALYSIS_UTIL_H
+#define ANALYSIS_UTIL_H
+
+#include <string.h>
+
+#include <epan/packet.h>
+
+/* ---- Id sets as ranges -------------------------------------------------- */
+
+/* A set of ids 0..n-1, read through has(data, id). Runs of consecutive
+ * members are its ranges; joins (may be NULL: always) can split a run: it
+ * says whether member `id` continues the run that began at `first`. */
+typedef struct au_idset {
+    guint32 n;
+    gboolean (*has)(const void *data, guint32 id);
+    gboolean (*joins)(const void *data, guint32 first, guint32 id);
+    const void *data;
+} au_idset_t;
+
+/* The ids whose byte in v[0..n) is zero (e.g. the clear entries of an array
+ * of 0/1 acked flags). v must outlive the set. */
+au_idset_t au_idset_zero_bytes(const guint8 *v, guint32 n);
+
+/* The ids whose bit is set in bitmap (bit i is bit i % 8 of byte i / 8,
+ * least significant first), n bits. bitmap must outlive the set. */
+au_idset_t au_idset_set_bits(const guint8 *bitmap, guint32 n);
+
+/* Finds the next run of s at or after *next: returns FALSE when there is
+ * none, else TRUE with the run in [*first, *last] and *next moved past it.
+ * Start with *next = 0. */
+gboolean au_idset_next_run(const au_idset_t *s, guint32 *next, guint32 *first, guint32 *last);
+
+/* Appends "first" or "first-last" to sb. */
+void au_append_range(wmem_strbuf_t *sb, guint32 first, guint32 last);
+
+/* Returns s as ranges, "3-5,17,200-255" ("" when empty), in scope. With
+ * max_len > 0, no range is begun once the text holds max_len characters:
+ * ",..." is appended instead (so the text can exceed max_len by one range
+ * and the mark). For a bound on a display cost, not on a label length: for
+ * that, au_ranges_cut(). */
+char *au_ranges(wmem_allocator_t *scope, const au_idset_t *s, gsize max_len);
+
+/* Returns ranges (as au_ranges() makes them) cut at a range boundary so
+ * that, with the ",..." it then ends in, it holds at most max_len
+ * characters; ranges itself when it is short enough (it may be modified
+ * otherwise). For a range list inside a message of bounded length (expert
+ * infos are cut at 240 characters). max_len >= 4. */
+char *au_ranges_cut(wmem_allocator_t *scope, char *ranges, gsize max_len);
+
+/* ---- Info column marks -------------------------------------------------- */
+
+/* One mark: shown when `bits` has any bit of `when` and none of `unless`.
+ * A protocol lays out its problems as bits of one guint64 (its own flags,
+ * notes, decoder errors) and lists its marks in the order they appear. */
+typedef struct au_info_mark {
+    guint64 when;
+    guint64 unless;
+    const char *mark;   /* " [Stall]": with its leading space */
+} au_info_mark_t;
+
+/* Appends to the Info column the marks of table[0..n) that bits selects,
+ * in table order. Does nothing without columns. */
+void au_info_marks(packet_info *pinfo, guint64 bits, const au_info_mark_t *table, size_t n);
+
+/* Writers of Info text without printf (it runs for every datagram): v in
+ * decimal, or s, at p; they return the end (no terminating NUL). */
+static inline char *au_put_uint(char *p, guint32 v)
+{
+    char digits[10];
+    int n = 0;
+
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = digits[--n];
+    return p;
+}
+
+static inline char *au_put_str(char *p, const char *s)
+{
+    size_t n = strlen(s);   /* known at compile time for a literal */
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* ---- Times ---------------------------------------------------------------- */
+
+#define AU_NS_PER_S 1000000000LL
+
+/* A capture time in nanoseconds. */
+static inline gint64 au_ns(const nstime_t *t)
+{
+    return (gint64)t->secs * AU_NS_PER_S + t->nsecs;
+}
+
+/* Nanoseconds as an nstime_t the way Wireshark keeps a signed time (its
+ * nstime_delta, and the display of FT_RELATIVE_TIME): seconds and
+ * nanoseconds of the same sign, so -1.5 s is { -1, -500000000 } and shows as
+ * -1.500000000 (a capture whose clock steps back gives negative times). */
+static inline nstime_t au_nstime(gint64 ns)
+{
+    nstime_t t;
+    t.secs = (time_t)(ns / AU_NS_PER_S);
+    t.nsecs = (int)(ns % AU_NS_PER_S);
+    return t;
+}
+
+#endif /* ANALYSIS_UTIL_H */

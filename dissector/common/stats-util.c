@@ -1,0 +1,248 @@
+/* common/stats-util.c
+ * Text and GUI table plumbing for every protocol's statistics. See
+ * common/stats-util.h.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <epan/to_str.h>
+
+#include "stats-util.h"
+
+/* Every table's one parameter: an optional display filter. Wireshark only
+ * reads it. */
+static tap_param filter_param[] = {
+    { PARAM_FILTER, "filter", "Filter", NULL, TRUE }
+};
+
+char *su_direction_str(wmem_allocator_t *scope, const address *src, guint32 sport,
+                       const address *dst, guint32 dport)
+{
+    char *s = address_to_str(scope, src);
+    char *d = address_to_str(scope, dst);
+    return wmem_strdup_printf(scope, "%s:%u -> %s:%u", s, sport, d, dport);
+}
+
+/* ---- Text tables ----------------------------------------------------------- */
+
+void su_seen_init(su_seen_t *s)
+{
+    s->list = g_ptr_array_new();
+    s->is_seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+}
+
+void su_seen_add(su_seen_t *s, const void *obj)
+{
+    if (!g_hash_table_contains(s->is_seen, obj)) {
+        g_hash_table_add(s->is_seen, (gpointer)obj);
+        g_ptr_array_add(s->list, (gpointer)obj);
+    }
+}
+
+void su_seen_clear(su_seen_t *s)
+{
+    g_ptr_array_set_size(s->list, 0);
+    g_hash_table_remove_all(s->is_seen);
+}
+
+void su_seen_destroy(su_seen_t *s)
+{
+    g_ptr_array_free(s->list, TRUE);
+    g_hash_table_destroy(s->is_seen);
+}
+
+su_seen_t *su_seen_new(void)
+{
+    su_seen_t *s = g_new0(su_seen_t, 1);
+    su_seen_init(s);
+    return s;
+}
+
+void su_seen_tap_reset(void *tapdata)
+{
+    su_seen_clear((su_seen_t *)tapdata);
+}
+
+void su_seen_tap_finish(void *tapdata)
+{
+    su_seen_destroy((su_seen_t *)tapdata);
+    g_free(tapdata);
+}
+
+gboolean su_text_listen(const char *opt_arg, const char *cli, const char *tap, void *data,
+                        tap_reset_cb reset, tap_packet_cb packet, tap_draw_cb draw,
+                        tap_finish_cb finish)
+{
+    size_t n = strlen(cli);
+    const char *filter = NULL;
+    GString *err;
+
+    if (strncmp(opt_arg, cli, n) == 0 && opt_arg[n] == ',')
+        filter = opt_arg + n + 1;
+    err = register_tap_listener(tap, data, filter, 0, reset, packet, draw, finish);
+    if (err) {
+        fprintf(stderr, "tshark: couldn't register %s tap: %s\n", cli, err->str);
+        g_string_free(err, TRUE);
+        finish(data);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+void su_register_text_ui(stat_tap_ui *ui, const char *title, const char *cli, stat_tap_init_cb init)
+{
+    stat_tap_ui u = { REGISTER_STAT_GROUP_GENERIC, title, cli, init, array_length(filter_param), filter_param };
+
+    *ui = u;
+    register_stat_tap_ui(ui, NULL);
+}
+
+/* ---- GUI tables ------------------------------------------------------------ */
+
+/* What a GUI table ui needs beyond Wireshark's struct: the table's title. */
+typedef struct table_state {
+    const char *title;
+} table_state_t;
+
+/* stat_tap_table_ui -> table_state_t, one per registered GUI table. */
+static GHashTable *table_states;
+
+/* stat_tap_table -> its rows by key (key -> row + 1). Wireshark makes a new,
+ * empty table each time a Statistics dialog opens (and frees it when the
+ * dialog closes), so the rows belong to the table, not to the ui: a map kept
+ * per ui would hand a reopened dialog row numbers of the closed one's table.
+ * A map is replaced when a new table takes a freed one's address. */
+static GHashTable *table_rows;
+
+static table_state_t *table_state(const stat_tap_table_ui *ui)
+{
+    return (table_state_t *)g_hash_table_lookup(table_states, ui);
+}
+
+/* Wireshark keeps the tables in the ui, not in the dialog: a second dialog
+ * open at the same time calls this again with the first one's table still
+ * there. Both then show that one table (its values are set from the
+ * analysis, not added up, so two listeners filling it agree); a second
+ * table would show up in both dialogs, empty. */
+static void table_init(stat_tap_table_ui *ui)
+{
+    table_state_t *ts = table_state(ui);
+    stat_tap_table *table = stat_tap_find_table(ui, ts->title);
+
+    if (!table_rows)
+        table_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                           (GDestroyNotify)g_hash_table_destroy);
+    if (table && g_hash_table_contains(table_rows, table))
+        return;
+    if (!table) {
+        table = stat_tap_init_table(ts->title, (int)ui->nfields, 0, NULL);
+        stat_tap_add_table(ui, table);
+    }
+    g_hash_table_replace(table_rows, table, g_hash_table_new(g_direct_hash, g_direct_equal));
+}
+
+void su_register_table_ui(stat_tap_table_ui *ui, const char *menu_title, const char *table_title,
+                          const char *tap, const char *cli, tap_packet_cb packet,
+                          stat_tap_table_item *fields, size_t nfields)
+{
+    stat_tap_table_ui u = {
+        REGISTER_PACKET_STAT_GROUP_UNSORTED, menu_title, tap, cli, table_init, packet, su_table_reset,
+        su_table_free_item, NULL, nfields, fields, array_length(filter_param), filter_param, NULL, 0
+    };
+    table_state_t *ts = g_new0(table_state_t, 1);
+
+    ts->title = table_title;
+    if (!table_states)
+        table_states = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_hash_table_insert(table_states, ui, ts);
+    *ui = u;
+    register_stat_tap_table_ui(ui);
+}
+
+stat_tap_table *su_table(void *tapdata)
+{
+    stat_data_t *sd = (stat_data_t *)tapdata;
+    GArray *tables = sd->stat_tap_data->tables;
+
+    /* None while another dialog of the same ui has just freed the tables
+     * they share, until this dialog's init makes one again. */
+    return tables && tables->len ? g_array_index(tables, stat_tap_table *, 0) : NULL;
+}
+
+guint su_table_row(void *tapdata, guint key, gboolean *created)
+{
+    const stat_tap_table_ui *ui = ((stat_data_t *)tapdata)->stat_tap_data;
+    stat_tap_table *table = su_table(tapdata);
+    GHashTable *rows = (GHashTable *)g_hash_table_lookup(table_rows, table);
+    guint row;
+
+    if (!rows) {
+        rows = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_hash_table_insert(table_rows, table, rows);
+    }
+    row = GPOINTER_TO_UINT(g_hash_table_lookup(rows, GUINT_TO_POINTER(key)));
+
+    *created = !row;
+    if (!row) {
+        stat_tap_table_item_type *items = g_new0(stat_tap_table_item_type, ui->nfields);
+        for (guint c = 0; c < ui->nfields; c++) {
+            items[c].type = ui->fields[c].type;
+            if (items[c].type == TABLE_ITEM_STRING)
+                items[c].value.string_value = g_strdup("");
+        }
+        row = table->num_elements + 1;
+        stat_tap_init_table_row(table, row - 1, (guint)ui->nfields, items);
+        g_free(items);
+        g_hash_table_insert(rows, GUINT_TO_POINTER(key), GUINT_TO_POINTER(row));
+    }
+    return row - 1;
+}
+
+void su_set_uint(stat_tap_table *table, guint row, guint col, guint v)
+{
+    stat_tap_table_item_type *it = stat_tap_get_field_data(table, row, col);
+    it->value.uint_value = v;
+    stat_tap_set_field_data(table, row, col, it);
+}
+
+void su_set_string(stat_tap_table *table, guint row, guint col, const char *v)
+{
+    stat_tap_table_item_type *it = stat_tap_get_field_data(table, row, col);
+    if (it->value.string_value && v && strcmp(it->value.string_value, v) == 0)
+        return;
+    g_free((char *)it->value.string_value);
+    it->value.string_value = g_strdup(v ? v : "");
+    stat_tap_set_field_data(table, row, col, it);
+}
+
+void su_set_decimal(stat_tap_table *table, guint row, guint col, double v, int decimals)
+{
+    char text[32];
+
+    /* Right-aligned in a fixed width: the GUI sorts the column as text. */
+    snprintf(text, sizeof text, "%*.*f", SU_DECIMAL_WIDTH, decimals, v);
+    su_set_string(table, row, col, text);
+}
+
+void su_table_reset(stat_tap_table *table)
+{
+    for (guint r = 0; r < table->num_elements; r++)
+        for (guint c = 0; c < table->num_fields; c++) {
+            stat_tap_table_item_type *it = stat_tap_get_field_data(table, r, c);
+            if (it->type == TABLE_ITEM_UINT)
+                it->value.uint_value = 0;
+            else if (it->type == TABLE_ITEM_FLOAT)
+                it->value.float_value = 0.0;
+        }
+}
+
+void su_table_free_item(stat_tap_table *table _U_, guint row _U_, guint column _U_,
+                        stat_tap_table_item_type *field)
+{
+    if (field->type == TABLE_ITEM_STRING) {
+        g_free((char *)field->value.string_value);
+        field->value.string_value = NULL;
+    }
+}

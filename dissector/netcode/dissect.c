@@ -1,0 +1,1166 @@
+/* dissect.c
+ * Routines for netcode 1.02 (Glenn Fiedler's secure client/server
+ * connections over UDP): the connection request and its connect token,
+ * the six encrypted packet types, their decryption with the server's
+ * private key or a connection's packet keys, the heuristics that find the
+ * traffic, and the payload's hand-off. The wire format, keys and analysis
+ * are described in docs/netcode.md; this is an independent implementation
+ * of them. The connection analysis is analysis.c, the keys keys.c, the
+ * AEADs crypto.c.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <string.h>
+
+#include <wireshark.h>
+#include <epan/packet.h>
+#include <epan/prefs.h>
+#include <epan/expert.h>
+#include <epan/conversation.h>
+#include <epan/decode_as.h>
+#include <epan/proto_data.h>
+#include <epan/tap.h>
+#include <epan/to_str.h>
+
+#include "netcode.h"
+#include "netcode-int.h"
+#include "ws-compat.h"
+
+#define NC_DEFAULT_PORTS "40000"      /* the netcode and yojimbo examples' server port */
+#define NC_MAX_PROTOCOL_IDS 16
+/* Before a conversation is known to be netcode's, a packet without keys is
+ * taken only after an earlier one of the same direction whose sequence is
+ * at most this far behind (the library counts up by one per packet). */
+#define NC_CANDIDATE_SPAN 64
+/* The key log is looked at again at most this often (microseconds). */
+#define NC_KEYLOG_RECHECK_US 200000
+
+const guint8 nc_version_info[NC_VERSION_BYTES] = "NETCODE 1.02";
+
+static int proto_netcode = -1;
+static dissector_handle_t netcode_handle;        /* Decode As: every datagram */
+static dissector_handle_t netcode_conv_handle;   /* a netcode conversation: netcode datagrams */
+static dissector_table_t payload_table;
+static heur_dissector_list_t payload_heur;
+static int netcode_tap = -1;
+
+static int hf_netcode_prefix = -1;
+static int hf_netcode_type = -1;
+static int hf_netcode_sequence_bytes = -1;
+static int hf_netcode_sequence = -1;
+static int hf_netcode_sequence_global = -1;
+static int hf_netcode_version = -1;
+static int hf_netcode_protocol_id = -1;
+static int hf_netcode_expire_timestamp = -1;
+static int hf_netcode_expire_time = -1;
+static int hf_netcode_token_nonce = -1;
+static int hf_netcode_token_data = -1;
+static int hf_netcode_encrypted = -1;
+static int hf_netcode_mac = -1;
+static int hf_netcode_decrypted = -1;
+static int hf_netcode_token_client_id = -1;
+static int hf_netcode_token_timeout = -1;
+static int hf_netcode_token_num_addresses = -1;
+static int hf_netcode_token_server_address = -1;
+static int hf_netcode_token_c2s_key = -1;
+static int hf_netcode_token_s2c_key = -1;
+static int hf_netcode_token_user_data = -1;
+static int hf_netcode_challenge_sequence = -1;
+static int hf_netcode_challenge_token = -1;
+static int hf_netcode_keep_alive_client_index = -1;
+static int hf_netcode_keep_alive_max_clients = -1;
+static int hf_netcode_payload = -1;
+static int hf_netcode_payload_len = -1;
+
+static gint ett_netcode = -1;
+static gint ett_netcode_prefix = -1;
+static gint ett_netcode_token = -1;
+static gint ett_netcode_decrypted = -1;
+
+static expert_field ei_netcode_size = EI_INIT;
+static expert_field ei_netcode_not_netcode = EI_INIT;
+static expert_field ei_netcode_seq_encoding = EI_INIT;
+static expert_field ei_netcode_no_key = EI_INIT;
+static expert_field ei_netcode_decrypt_failed = EI_INIT;
+static expert_field ei_netcode_token_failed = EI_INIT;
+static expert_field ei_netcode_token_bad = EI_INIT;
+static expert_field ei_netcode_server_not_in_token = EI_INIT;
+static expert_field ei_netcode_keylog = EI_INIT;
+static expert_field ei_netcode_private_key_pref = EI_INIT;
+
+/* Preferences. */
+static range_t *pref_ports;
+static const char *pref_private_key = "";
+static const char *pref_keylog_file = "";
+static const char *pref_protocol_ids = "";
+static char *private_key_pref_error;
+static guint64 cfg_protocol_ids[NC_MAX_PROTOCOL_IDS];
+static guint cfg_n_protocol_ids;
+
+/* Per file: the protocol ids of the requests seen, the conversations'
+ * connections, and whether a problem of the preference was shown. */
+static guint64 seen_protocol_ids[NC_MAX_PROTOCOL_IDS];
+static guint n_seen_protocol_ids;
+static wmem_map_t *conns;           /* conversation_t * -> nc_conn_t * */
+static guint32 next_conn_index;
+static guint32 pref_error_frame;
+static guint32 keylog_shown_gen;    /* the key log generation whose problem was reported, + 1 */
+static guint32 keylog_problem_frame;
+static gint64 keylog_checked_us;
+static gboolean keylog_checked_once;
+
+static const value_string type_names[] = {
+    { NC_REQUEST, "Connection request" },
+    { NC_DENIED, "Connection denied" },
+    { NC_CHALLENGE, "Connection challenge" },
+    { NC_RESPONSE, "Connection response" },
+    { NC_KEEP_ALIVE, "Keep-alive" },
+    { NC_PAYLOAD, "Payload" },
+    { NC_DISCONNECT, "Disconnect" },
+    { 0, NULL }
+};
+
+static const char *const type_short[NC_NUM_TYPES] = {
+    "Request", "Denied", "Challenge", "Response", "Keep-alive", "Payload", "Disconnect"
+};
+
+/* Plaintext bytes each encrypted type carries; -1: payload (1 to 1200). */
+static const int type_plain_len[NC_NUM_TYPES] = { -1, 0, 8 + NC_CHALLENGE_BYTES, 8 + NC_CHALLENGE_BYTES, 8, -1, 0 };
+
+typedef enum { MODE_FORCED, MODE_CONV, MODE_HEUR } nc_mode_t;
+
+/* ---- Small helpers -------------------------------------------------------- */
+
+static void put_le64(guint8 *p, guint64 v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (guint8)(v >> (8 * i));
+}
+
+static gboolean port_in_prefs(guint32 port)
+{
+    return pref_ports && value_is_in_range(pref_ports, port);
+}
+
+static void parse_protocol_ids(void)
+{
+    char **parts = g_strsplit_set(pref_protocol_ids ? pref_protocol_ids : "", ",; \t", -1);
+
+    cfg_n_protocol_ids = 0;
+    for (guint i = 0; parts[i] && cfg_n_protocol_ids < NC_MAX_PROTOCOL_IDS; i++) {
+        char *end;
+        guint64 v;
+        if (!*parts[i])
+            continue;
+        v = g_ascii_strtoull(parts[i], &end, 16);
+        if (end != parts[i] && !*end)
+            cfg_protocol_ids[cfg_n_protocol_ids++] = v;
+    }
+    g_strfreev(parts);
+}
+
+static void remember_protocol_id(guint64 id)
+{
+    for (guint i = 0; i < n_seen_protocol_ids; i++)
+        if (seen_protocol_ids[i] == id)
+            return;
+    if (n_seen_protocol_ids < NC_MAX_PROTOCOL_IDS)
+        seen_protocol_ids[n_seen_protocol_ids++] = id;
+}
+
+/* The protocol ids to try for conn: its own when known, else every id seen
+ * in a request and every configured one. Returns the count. */
+static guint protocol_ids_for(const nc_conn_t *conn, guint64 *out)
+{
+    guint n = 0;
+
+    if (conn && conn->have_protocol_id) {
+        out[n++] = conn->protocol_id;
+        return n;
+    }
+    for (guint i = 0; i < n_seen_protocol_ids; i++)
+        out[n++] = seen_protocol_ids[i];
+    for (guint i = 0; i < cfg_n_protocol_ids && n < 2 * NC_MAX_PROTOCOL_IDS; i++) {
+        gboolean dup = FALSE;
+        for (guint k = 0; k < n; k++)
+            dup = dup || out[k] == cfg_protocol_ids[i];
+        if (!dup)
+            out[n++] = cfg_protocol_ids[i];
+    }
+    return n;
+}
+
+static void keylog_maybe_read(gboolean force)
+{
+    gint64 now = g_get_monotonic_time();
+
+    if (!force && keylog_checked_once && now - keylog_checked_us < NC_KEYLOG_RECHECK_US)
+        return;
+    keylog_checked_once = TRUE;
+    keylog_checked_us = now;
+    nc_keys_keylog_read(pref_keylog_file);
+}
+
+/* Info text without printf (it runs for every datagram). */
+static char *put_u64(char *p, guint64 v)
+{
+    char digits[20];
+    int n = 0;
+
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = digits[--n];
+    return p;
+}
+
+static char *put_str(char *p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* ---- Structure ---------------------------------------------------------------- */
+
+typedef struct nc_shape {
+    gboolean request;       /* a well-formed connection request */
+    gboolean plausible;     /* request, or an encrypted packet: type 1-6, 1-8 sequence bytes, room for the MAC */
+    guint8 prefix, type, seq_bytes;
+    guint64 seq;
+    gboolean canonical;     /* the sequence in the fewest bytes (as the library writes it) */
+    gboolean size_ok;
+    guint32 len, enc_len;   /* datagram bytes; encrypted bytes with the MAC */
+} nc_shape_t;
+
+static void read_shape(tvbuff_t *tvb, nc_shape_t *s)
+{
+    guint32 len = tvb_reported_length(tvb);
+    const guint8 *d;
+
+    memset(s, 0, sizeof *s);
+    s->len = len;
+    if (len < 1 || tvb_captured_length(tvb) < len)
+        return;
+    d = tvb_get_ptr(tvb, 0, len);
+    s->prefix = d[0];
+    if (s->prefix == 0) {
+        s->request = len == NC_REQUEST_BYTES &&
+                     tvb_memeql(tvb, 1, nc_version_info, NC_VERSION_BYTES) == 0;
+        s->plausible = s->size_ok = s->request;
+        return;
+    }
+    s->type = s->prefix & 0x0F;
+    s->seq_bytes = s->prefix >> 4;
+    if (s->type < 1 || s->type > 6 || s->seq_bytes < 1 || s->seq_bytes > 8 ||
+        len < 1u + s->seq_bytes + NC_MAC_BYTES)
+        return;
+    s->plausible = TRUE;
+    for (guint i = 0; i < s->seq_bytes; i++)
+        s->seq |= (guint64)d[1 + i] << (8 * i);
+    s->canonical = s->seq_bytes == 1 || d[s->seq_bytes] != 0;
+    s->enc_len = len - 1 - s->seq_bytes;
+    {
+        guint32 plain = s->enc_len - NC_MAC_BYTES;
+        int want = type_plain_len[s->type];
+        s->size_ok = want >= 0 ? plain == (guint32)want : plain >= 1 && plain <= NC_MAX_PAYLOAD;
+    }
+}
+
+/* "<Type> seq=<n>[ len=<n>]": the Info column of an encrypted packet. */
+static void info_packet(packet_info *pinfo, const nc_shape_t *s, gboolean with_len, guint32 len,
+                        gboolean encrypted)
+{
+    char *buf, *p;
+
+    if (!pinfo->cinfo)
+        return;
+    buf = p = (char *)wmem_alloc(pinfo->pool, 80);
+    p = put_str(p, type_short[s->type]);
+    if (s->seq >= NC_GLOBAL_SEQ_BASE && (s->type == NC_CHALLENGE || s->type == NC_DENIED)) {
+        p = put_str(p, " seq=2^63+");
+        p = put_u64(p, s->seq - NC_GLOBAL_SEQ_BASE);
+    } else {
+        p = put_str(p, " seq=");
+        p = put_u64(p, s->seq);
+    }
+    if (with_len) {
+        p = put_str(p, " len=");
+        p = put_u64(p, len);
+    }
+    if (encrypted)
+        p = put_str(p, " [encrypted]");
+    *p = 0;
+    col_set_str(pinfo->cinfo, COL_INFO, buf);
+}
+
+/* ---- Decryption ----------------------------------------------------------- */
+
+static void packet_ad(guint8 *ad, guint64 protocol_id, guint8 prefix)
+{
+    memcpy(ad, nc_version_info, NC_VERSION_BYTES);
+    put_le64(ad + NC_VERSION_BYTES, protocol_id);
+    ad[NC_VERSION_BYTES + 8] = prefix;
+}
+
+static gboolean try_packet(tvbuff_t *tvb, const nc_shape_t *s, nc_keypair_t *kp, guint dir, guint64 pid,
+                           guint8 *out)
+{
+    guint8 ad[NC_VERSION_BYTES + 9], nonce[12];
+
+    if (!kp || !kp->aead[dir])
+        return FALSE;
+    packet_ad(ad, pid, s->prefix);
+    memset(nonce, 0, 4);
+    put_le64(nonce + 4, s->seq);
+    return nc_aead_decrypt(kp->aead[dir], nonce, ad, sizeof ad, tvb_get_ptr(tvb, 1 + s->seq_bytes, s->enc_len),
+                           s->enc_len, out) != 0;
+}
+
+/* First pass: finds the keys of an encrypted packet of conn in direction
+ * dir. The connection's own pair first, then the key log's. */
+static nc_keypair_t *find_packet_keys(tvbuff_t *tvb, const nc_shape_t *s, nc_conn_t *conn, guint dir,
+                                      guint8 *out, guint64 *pid_out)
+{
+    guint64 pids[2 * NC_MAX_PROTOCOL_IDS];
+    guint npids = protocol_ids_for(conn, pids);
+
+    for (int round = 0; round < 2; round++) {
+        if (conn && conn->keys) {
+            for (guint p = 0; p < npids; p++)
+                if (try_packet(tvb, s, conn->keys, dir, pids[p], out)) {
+                    *pid_out = pids[p];
+                    return conn->keys;
+                }
+        }
+        for (guint i = 0; i < nc_keys_pair_count(); i++) {
+            nc_keypair_t *kp = nc_keys_pair(i);
+            if (conn && kp == conn->keys)
+                continue;
+            for (guint p = 0; p < npids; p++)
+                if (try_packet(tvb, s, kp, dir, pids[p], out)) {
+                    *pid_out = pids[p];
+                    return kp;
+                }
+        }
+        if (round == 0) {
+            /* maybe the key log has grown since */
+            guint before = nc_keys_pair_count();
+            keylog_maybe_read(FALSE);
+            if (nc_keys_pair_count() == before)
+                break;
+        }
+    }
+    return NULL;
+}
+
+static gboolean try_token(tvbuff_t *tvb, const guint8 *key, guint64 pid, guint64 expire, guint8 *out)
+{
+    guint8 ad[NC_VERSION_BYTES + 16];
+
+    memcpy(ad, nc_version_info, NC_VERSION_BYTES);
+    put_le64(ad + NC_VERSION_BYTES, pid);
+    put_le64(ad + NC_VERSION_BYTES + 8, expire);
+    return nc_xchacha20poly1305_decrypt(key, tvb_get_ptr(tvb, 30, NC_TOKEN_NONCE_BYTES), ad, sizeof ad,
+                                        tvb_get_ptr(tvb, 54, NC_TOKEN_BYTES), NC_TOKEN_BYTES, out) != 0;
+}
+
+/* The private token's layout, checked: the offset of the keys, or -1 when
+ * the address count or an address type is out of range. */
+static int token_keys_offset(const guint8 *t, guint32 *naddr)
+{
+    guint32 n = nc_le32(t + 12);
+    int off = 16;
+
+    *naddr = n;
+    if (n < 1 || n > 32)
+        return -1;
+    for (guint32 i = 0; i < n; i++) {
+        guint8 at = t[off];
+        if (at == 1)
+            off += 1 + 4 + 2;
+        else if (at == 2)
+            off += 1 + 16 + 2;
+        else
+            return -1;
+    }
+    return off;
+}
+
+/* Whether the request's destination is one of the token's addresses. */
+static gboolean server_in_token(packet_info *pinfo, const guint8 *t, guint32 naddr)
+{
+    int off = 16;
+
+    for (guint32 i = 0; i < naddr; i++) {
+        if (t[off] == 1) {
+            if (pinfo->dst.type == AT_IPv4 && !memcmp(pinfo->dst.data, t + off + 1, 4) &&
+                nc_le16(t + off + 5) == pinfo->destport)
+                return TRUE;
+            off += 7;
+        } else {
+            if (pinfo->dst.type == AT_IPv6) {
+                guint8 a[16];
+                for (int w = 0; w < 8; w++) {
+                    guint16 v = nc_le16(t + off + 1 + 2 * w);
+                    a[2 * w] = (guint8)(v >> 8);
+                    a[2 * w + 1] = (guint8)v;
+                }
+                if (!memcmp(pinfo->dst.data, a, 16) && nc_le16(t + off + 17) == pinfo->destport)
+                    return TRUE;
+            }
+            off += 19;
+        }
+    }
+    return FALSE;
+}
+
+/* ---- Connections ----------------------------------------------------------- */
+
+static nc_conn_t *conn_new(packet_info *pinfo, const nc_shape_t *s)
+{
+    nc_conn_t *c = wmem_new0(wmem_file_scope(), nc_conn_t);
+    gboolean src_is_client;
+
+    if (s->request || s->type == NC_RESPONSE) {
+        src_is_client = TRUE;
+    } else if (s->type == NC_CHALLENGE || s->type == NC_DENIED) {
+        src_is_client = FALSE;
+    } else if (port_in_prefs(pinfo->destport) != port_in_prefs(pinfo->srcport)) {
+        src_is_client = port_in_prefs(pinfo->destport);
+    } else {
+        src_is_client = TRUE;
+        c->dir_guessed = TRUE;
+    }
+    if (src_is_client) {
+        copy_address_wmem(wmem_file_scope(), &c->client, &pinfo->src);
+        copy_address_wmem(wmem_file_scope(), &c->server, &pinfo->dst);
+        c->client_port = pinfo->srcport;
+        c->server_port = pinfo->destport;
+    } else {
+        copy_address_wmem(wmem_file_scope(), &c->client, &pinfo->dst);
+        copy_address_wmem(wmem_file_scope(), &c->server, &pinfo->src);
+        c->client_port = pinfo->destport;
+        c->server_port = pinfo->srcport;
+    }
+    return c;
+}
+
+/* The conversation and connection of the last datagram's address pair:
+ * consecutive datagrams of one connection skip the conversation lookup. */
+static struct {
+    gboolean valid;
+    address a, b;
+    guint32 pa, pb;
+    port_type ptype;
+    conversation_t *conv;
+    nc_conn_t *conn;
+} conv_cache;
+
+static void conv_cache_clear(void)
+{
+    if (conv_cache.valid) {
+        free_address(&conv_cache.a);
+        free_address(&conv_cache.b);
+    }
+    memset(&conv_cache, 0, sizeof conv_cache);
+}
+
+/* First pass: the datagram's conversation (made when there is none) and
+ * its connection (NULL when there is none yet). */
+static nc_conn_t *lookup_conn(packet_info *pinfo, conversation_t **conv_out)
+{
+    gboolean plain = !pinfo->use_conv_addr_port_endpoints && !pinfo->conv_elements;
+
+    if (plain && conv_cache.valid && conv_cache.ptype == pinfo->ptype &&
+        ((pinfo->srcport == conv_cache.pa && pinfo->destport == conv_cache.pb &&
+          addresses_equal(&pinfo->src, &conv_cache.a) && addresses_equal(&pinfo->dst, &conv_cache.b)) ||
+         (pinfo->srcport == conv_cache.pb && pinfo->destport == conv_cache.pa &&
+          addresses_equal(&pinfo->src, &conv_cache.b) && addresses_equal(&pinfo->dst, &conv_cache.a)))) {
+        *conv_out = conv_cache.conv;
+        return conv_cache.conn;
+    }
+    *conv_out = find_or_create_conversation(pinfo);
+    conv_cache_clear();
+    if (plain) {
+        conv_cache.valid = TRUE;
+        copy_address(&conv_cache.a, &pinfo->src);
+        copy_address(&conv_cache.b, &pinfo->dst);
+        conv_cache.pa = pinfo->srcport;
+        conv_cache.pb = pinfo->destport;
+        conv_cache.ptype = pinfo->ptype;
+        conv_cache.conv = *conv_out;
+        conv_cache.conn = (nc_conn_t *)wmem_map_lookup(conns, *conv_out);
+        return conv_cache.conn;
+    }
+    return (nc_conn_t *)wmem_map_lookup(conns, *conv_out);
+}
+
+static guint conn_dir(const nc_conn_t *c, packet_info *pinfo)
+{
+    return addresses_equal(&pinfo->src, &c->client) && pinfo->srcport == c->client_port ? NC_C2S : NC_S2C;
+}
+
+static void conn_confirm(nc_conn_t *c, packet_info *pinfo, conversation_t *conv)
+{
+    if (c->confirmed_frame)
+        return;
+    c->confirmed_frame = pinfo->num;
+    c->index = next_conn_index++;
+    if (conv)
+        conversation_set_dissector(conv, netcode_conv_handle);
+}
+
+/* ---- Display --------------------------------------------------------------- */
+
+static void add_token_tree(packet_info *pinfo, proto_tree *tree, tvbuff_t *ptvb, const guint8 *t, guint32 naddr,
+                           int keys_off)
+{
+    proto_tree_add_item(tree, hf_netcode_token_client_id, ptvb, 0, 8, ENC_LITTLE_ENDIAN);
+    proto_tree_add_item(tree, hf_netcode_token_timeout, ptvb, 8, 4, ENC_LITTLE_ENDIAN);
+    proto_tree_add_item(tree, hf_netcode_token_num_addresses, ptvb, 12, 4, ENC_LITTLE_ENDIAN);
+    if (keys_off < 0)
+        return;
+    {
+        int off = 16;
+        for (guint32 i = 0; i < naddr; i++) {
+            char *a;
+            if (t[off] == 1) {
+                a = wmem_strdup_printf(pinfo->pool, "%u.%u.%u.%u:%u", t[off + 1], t[off + 2], t[off + 3],
+                                       t[off + 4], nc_le16(t + off + 5));
+                proto_tree_add_string_format_value(tree, hf_netcode_token_server_address, ptvb, off, 7, a,
+                                                   "%s (IPv4)", a);
+                off += 7;
+            } else {
+                wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "[");
+                for (int w = 0; w < 8; w++)
+                    wmem_strbuf_append_printf(sb, w ? ":%x" : "%x", nc_le16(t + off + 1 + 2 * w));
+                wmem_strbuf_append_printf(sb, "]:%u", nc_le16(t + off + 17));
+                a = (char *)wmem_strbuf_get_str(sb);
+                proto_tree_add_string_format_value(tree, hf_netcode_token_server_address, ptvb, off, 19, a,
+                                                   "%s (IPv6)", a);
+                off += 19;
+            }
+        }
+    }
+    proto_tree_add_item(tree, hf_netcode_token_c2s_key, ptvb, keys_off, NC_KEY_BYTES, ENC_NA);
+    proto_tree_add_item(tree, hf_netcode_token_s2c_key, ptvb, keys_off + NC_KEY_BYTES, NC_KEY_BYTES, ENC_NA);
+    proto_tree_add_item(tree, hf_netcode_token_user_data, ptvb, keys_off + 2 * NC_KEY_BYTES, NC_USER_DATA_BYTES,
+                        ENC_NA);
+}
+
+static void call_payload(tvbuff_t *ptvb, packet_info *pinfo, proto_tree *tree)
+{
+    heur_dtbl_entry_t *hdtbl_entry;
+
+#if CS_WS_AT_LEAST(4, 6)
+    if (dissector_try_payload_with_data(payload_table, ptvb, pinfo, tree, TRUE, NULL))
+#else
+    if (dissector_try_payload_new(payload_table, ptvb, pinfo, tree, TRUE, NULL))
+#endif
+        return;
+    if (dissector_try_heuristic(payload_heur, ptvb, pinfo, tree, &hdtbl_entry, NULL))
+        return;
+    call_data_dissector(ptvb, pinfo, tree);
+}
+
+/* ---- The dissector ---------------------------------------------------------- */
+
+static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, nc_mode_t mode)
+{
+    nc_shape_t s;
+    nc_frame_t *rec;
+    nc_conn_t *conn = NULL;
+    conversation_t *conv = NULL;
+    gboolean first = !PINFO_FD_VISITED(pinfo);
+    nc_pkt_t pkt;
+    guint8 *plain = NULL;
+    guint32 plain_len = 0;
+    gboolean decrypted = FALSE;
+    const guint8 *token_key = NULL;
+    proto_item *ti, *pi;
+    proto_tree *nt;
+    guint dir = NC_C2S;
+
+    read_shape(tvb, &s);
+    rec = (nc_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_netcode, 0);
+
+    if (!first) {
+        if (!rec) {
+            /* Decode As chosen after the first pass: shown, not analysed. */
+            if (mode != MODE_FORCED)
+                return 0;
+            rec = wmem_new0(pinfo->pool, nc_frame_t);
+            rec->private_key = -1;
+        }
+    } else if (!rec) {
+        /* The first pass decides, and every later pass follows. */
+        if (!s.plausible && mode != MODE_FORCED)
+            return 0;
+        if (s.plausible) {
+            conn = lookup_conn(pinfo, &conv);
+            if (!conn) {
+                if (mode != MODE_FORCED && !s.request && !s.size_ok)
+                    return 0;
+                conn = conn_new(pinfo, &s);
+                wmem_map_insert(conns, conv, conn);
+                conv_cache.conn = conn;
+            }
+        }
+        if (mode == MODE_HEUR && conn && !conn->confirmed_frame && !s.request) {
+            /* Mid-connection: well-formed, and then verified with a key,
+             * or following an earlier packet of the same direction. */
+            guint d = conn_dir(conn, pinfo);
+            guint8 scratch[1300];
+            guint64 pid = 0;
+            nc_keypair_t *kp = NULL;
+            if (!s.size_ok)
+                return 0;
+            if (s.enc_len <= sizeof scratch)
+                kp = find_packet_keys(tvb, &s, conn, d, scratch, &pid);
+            if (!kp) {
+                gboolean follows = conn->cand_have[d] && s.seq > conn->cand_seq[d] &&
+                                   s.seq - conn->cand_seq[d] <= NC_CANDIDATE_SPAN;
+                conn->cand_have[d] = TRUE;
+                conn->cand_seq[d] = s.seq;
+                if (!follows)
+                    return 0;
+            }
+        }
+        if (conn)
+            conn_confirm(conn, pinfo, mode == MODE_FORCED ? NULL : conv);
+        rec = wmem_new0(wmem_file_scope(), nc_frame_t);
+        rec->conn = conn;
+        rec->private_key = -1;
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_netcode, 0, rec);
+    }
+    conn = rec->conn;
+
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "netcode");
+    col_clear(pinfo->cinfo, COL_INFO);
+    ti = proto_tree_add_item(tree, proto_netcode, tvb, 0, -1, ENC_NA);
+    nt = proto_item_add_subtree(ti, ett_netcode);
+
+    if (!s.plausible) {
+        /* Only through Decode As. */
+        if (s.len)
+            proto_tree_add_item(nt, hf_netcode_prefix, tvb, 0, 1, ENC_NA);
+        expert_add_info_format(pinfo, ti, &ei_netcode_not_netcode,
+                               "Not a netcode packet (%u bytes, prefix byte 0x%02x): %s", s.len, s.prefix,
+                               s.len == 0 ? "empty" :
+                               s.prefix == 0 ? "a request is 1078 bytes with \"NETCODE 1.02\"" :
+                               "type must be 1-6, sequence bytes 1-8, and room for the 16-byte MAC");
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Not netcode (%u bytes)", s.len);
+        return tvb_captured_length(tvb);
+    }
+
+    memset(&pkt, 0, sizeof pkt);
+    pkt.type = s.request ? NC_REQUEST : s.type;
+    pkt.seq_bytes = s.seq_bytes;
+    pkt.seq = s.seq;
+    pkt.len = s.len;
+    pkt.size_ok = s.size_ok;
+    pkt.encrypted = !s.request;
+    if (conn)
+        dir = conn_dir(conn, pinfo);
+    pkt.dir = (guint8)dir;
+    rec->dir = (guint8)dir;
+
+    /* Keys: on the first pass found and stored; later passes reuse them. */
+    if (first) {
+        if (!keylog_checked_once)
+            keylog_maybe_read(TRUE);
+        {
+            const char *problem = nc_keys_keylog_problem();
+            if (problem && keylog_shown_gen != nc_keys_keylog_generation() + 1) {
+                keylog_shown_gen = nc_keys_keylog_generation() + 1;
+                keylog_problem_frame = pinfo->num;
+                rec->keylog_gen = keylog_shown_gen;
+                ws_warning("netcode key log %s: %s", pref_keylog_file, problem);
+            }
+        }
+        if (private_key_pref_error && !pref_error_frame)
+            pref_error_frame = pinfo->num;
+    }
+
+    if (s.request) {
+        guint64 pid = tvb_get_letoh64(tvb, 14), expire = tvb_get_letoh64(tvb, 22);
+        pkt.protocol_id = pid;
+        pkt.expire_ts = expire;
+        plain = (guint8 *)wmem_alloc(pinfo->pool, NC_TOKEN_BYTES - NC_MAC_BYTES);
+        if (first) {
+            remember_protocol_id(pid);
+            keylog_maybe_read(FALSE);
+            for (guint i = 0; i < nc_keys_private_count(); i++) {
+                if (try_token(tvb, nc_keys_private(i), pid, expire, plain)) {
+                    rec->token_key = (const guint8 *)wmem_memdup(wmem_file_scope(), nc_keys_private(i),
+                                                                 NC_KEY_BYTES);
+                    rec->private_key = (gint16)i;
+                    break;
+                }
+            }
+            pkt.token_tried = nc_keys_private_count() > 0;
+        }
+        if (rec->private_key >= 0) {
+            token_key = rec->token_key;
+            decrypted = first || try_token(tvb, token_key, pid, expire, plain);
+            plain_len = NC_TOKEN_BYTES - NC_MAC_BYTES;
+        }
+        if (decrypted) {
+            guint32 naddr;
+            int koff = token_keys_offset(plain, &naddr);
+            pkt.token_decrypted = TRUE;
+            pkt.client_id = nc_le64(plain);
+            pkt.token_timeout = (gint32)nc_le32(plain + 8);
+            if (koff < 0 || koff + 2 * NC_KEY_BYTES + NC_USER_DATA_BYTES > (int)plain_len) {
+                pkt.token_bad = TRUE;
+            } else {
+                pkt.server_in_token = server_in_token(pinfo, plain, naddr);
+                if (first && conn) {
+                    nc_keypair_t *kp = nc_keys_learn_pair(plain + koff, plain + koff + NC_KEY_BYTES);
+                    conn->keys = kp;
+                    conn->keys_frame = pinfo->num;
+                }
+            }
+        }
+    } else {
+        gboolean any_keys;
+        plain_len = s.enc_len - NC_MAC_BYTES;
+        if (first && conn && !conn->keys && !nc_keys_pair_count() && pref_keylog_file && *pref_keylog_file)
+            keylog_maybe_read(FALSE);
+        /* Without any key to try, no buffer and no trial. */
+        any_keys = first ? conn && (conn->keys || nc_keys_pair_count()) : rec->keys != NULL;
+        if (any_keys)
+            plain = (guint8 *)wmem_alloc(pinfo->pool, plain_len ? plain_len : 1);
+        if (first && conn && any_keys) {
+            guint64 pid = 0;
+            nc_keypair_t *kp = NULL;
+            if (s.enc_len <= 1300 + NC_MAC_BYTES)
+                kp = find_packet_keys(tvb, &s, conn, dir, plain, &pid);
+            pkt.keys_known = conn->keys != NULL;
+            if (kp) {
+                rec->keys = kp;
+                rec->protocol_id = pid;
+                decrypted = TRUE;
+                if (conn->keys != kp) {
+                    conn->keys = kp;
+                    conn->keys_frame = pinfo->num;
+                }
+                if (!conn->have_protocol_id) {
+                    conn->have_protocol_id = TRUE;
+                    conn->protocol_id = pid;
+                }
+            }
+        } else if (rec->keys) {
+            decrypted = try_packet(tvb, &s, rec->keys, dir, rec->protocol_id, plain);
+        }
+        pkt.decrypted = decrypted;
+    }
+
+    /* The analysis: from authenticated packets, or from any when the
+     * connection has no keys. */
+    if (first && conn && !pinfo->flags.in_error_pkt &&
+        (s.request || decrypted || !pkt.keys_known)) {
+        if (pkt.type == NC_CHALLENGE || pkt.type == NC_RESPONSE) {
+            if (decrypted && plain_len >= 8)
+                pkt.challenge_seq = nc_le64(plain);
+        } else if (pkt.type == NC_KEEP_ALIVE && decrypted && plain_len == 8) {
+            pkt.client_index = nc_le32(plain);
+            pkt.max_clients = nc_le32(plain + 4);
+        }
+        nc_analysis_packet(pinfo, conn, rec, &pkt);
+        rec->analysed = 1;
+    }
+    if (first && conn && !decrypted) {
+        if (!s.request && pkt.keys_known) {
+            conn->decrypt_failed++;
+            conn->dir[dir].decrypt_failed++;
+            rec->undecrypted = NC_UNDEC_FAILED;
+        } else if (!conn->no_key_noted && (!s.request || !nc_keys_private_count())) {
+            conn->no_key_noted = TRUE;
+            rec->undecrypted = NC_UNDEC_NO_KEY_NOTE;
+        } else if (!s.request) {
+            rec->undecrypted = NC_UNDEC_NO_KEY;
+        }
+    }
+    rec->type = pkt.type;
+
+    /* ---- Tree and columns ---- */
+    if (s.request) {
+        proto_item *ei;
+        proto_tree *tt;
+        pi = proto_tree_add_item(nt, hf_netcode_prefix, tvb, 0, 1, ENC_NA);
+        proto_tree_add_item(proto_item_add_subtree(pi, ett_netcode_prefix), hf_netcode_type, tvb, 0, 1, ENC_NA);
+        proto_tree_add_item(nt, hf_netcode_version, tvb, 1, NC_VERSION_BYTES, ENC_ASCII);
+        proto_tree_add_item(nt, hf_netcode_protocol_id, tvb, 14, 8, ENC_LITTLE_ENDIAN);
+        ei = proto_tree_add_item(nt, hf_netcode_expire_timestamp, tvb, 22, 8, ENC_LITTLE_ENDIAN);
+        {
+            nstime_t t;
+            t.secs = (time_t)MIN(pkt.expire_ts, (guint64)G_MAXINT64 / 2);
+            t.nsecs = 0;
+            proto_item_set_generated(proto_tree_add_time(nt, hf_netcode_expire_time, tvb, 22, 8, &t));
+            if (pkt.expire_ts <= (guint64)pinfo->abs_ts.secs)
+                proto_item_append_text(ei, " (expired %" G_GUINT64_FORMAT " s before this frame)",
+                                       (guint64)pinfo->abs_ts.secs - pkt.expire_ts);
+            else
+                proto_item_append_text(ei, " (expires %" G_GUINT64_FORMAT " s after this frame)",
+                                       pkt.expire_ts - (guint64)pinfo->abs_ts.secs);
+        }
+        proto_tree_add_item(nt, hf_netcode_token_nonce, tvb, 30, NC_TOKEN_NONCE_BYTES, ENC_NA);
+        pi = proto_tree_add_item(nt, hf_netcode_token_data, tvb, 54, NC_TOKEN_BYTES, ENC_NA);
+        tt = proto_item_add_subtree(pi, ett_netcode_token);
+        proto_tree_add_item(tt, hf_netcode_encrypted, tvb, 54, NC_TOKEN_BYTES - NC_MAC_BYTES, ENC_NA);
+        proto_tree_add_item(tt, hf_netcode_mac, tvb, 54 + NC_TOKEN_BYTES - NC_MAC_BYTES, NC_MAC_BYTES, ENC_NA);
+        pi = proto_tree_add_boolean(tt, hf_netcode_decrypted, tvb, 54, NC_TOKEN_BYTES, decrypted);
+        proto_item_set_generated(pi);
+        if (decrypted) {
+            tvbuff_t *ptvb = tvb_new_child_real_data(tvb, plain, plain_len, plain_len);
+            proto_tree *dt;
+            guint32 naddr;
+            int koff = token_keys_offset(plain, &naddr);
+            add_new_data_source(pinfo, ptvb, "Decrypted netcode payload");
+            proto_item_append_text(pi, " (private key %d)", rec->private_key + 1);
+            dt = proto_tree_add_subtree(tt, ptvb, 0, plain_len, ett_netcode_decrypted, NULL,
+                                        "Private connect token (decrypted)");
+            add_token_tree(pinfo, dt, ptvb, plain, naddr, koff);
+            if (pkt.token_bad)
+                expert_add_info_format(pinfo, pi, &ei_netcode_token_bad,
+                                       "The private connect token decrypts but is malformed (%u server addresses, "
+                                       "or an address type other than 1 or 2): the server ignores the request", naddr);
+            else if (!pkt.server_in_token && (pinfo->dst.type == AT_IPv4 || pinfo->dst.type == AT_IPv6))
+                expert_add_info(pinfo, pi, &ei_netcode_server_not_in_token);
+        } else if (rec->private_key < 0 && nc_keys_private_count() > 0) {
+            expert_add_info_format(pinfo, pi, &ei_netcode_token_failed,
+                                   "The private connect token does not decrypt with any of the %u private key(s) "
+                                   "configured: the server has another key (or the protocol id or expire "
+                                   "timestamp were altered), and ignores the request", nc_keys_private_count());
+        } else if (rec->undecrypted == NC_UNDEC_NO_KEY_NOTE) {
+            expert_add_info_format(pinfo, pi, &ei_netcode_no_key,
+                                   "Connect token not decrypted: no private key (netcode.private_key, or a "
+                                   "NETCODE_PRIVATE_KEY line in netcode.keylog_file)");
+        }
+        col_add_fstr(pinfo->cinfo, COL_INFO, "Request protocol_id=0x%016" G_GINT64_MODIFIER "x", pkt.protocol_id);
+        proto_item_append_text(ti, ", Connection request");
+    } else {
+        proto_tree *pt;
+        proto_item *di;
+        pi = proto_tree_add_item(nt, hf_netcode_prefix, tvb, 0, 1, ENC_NA);
+        pt = proto_item_add_subtree(pi, ett_netcode_prefix);
+        proto_tree_add_item(pt, hf_netcode_type, tvb, 0, 1, ENC_NA);
+        proto_tree_add_item(pt, hf_netcode_sequence_bytes, tvb, 0, 1, ENC_NA);
+        pi = proto_tree_add_uint64(nt, hf_netcode_sequence, tvb, 1, s.seq_bytes, s.seq);
+        if (s.seq >= NC_GLOBAL_SEQ_BASE && (s.type == NC_CHALLENGE || s.type == NC_DENIED)) {
+            proto_item_append_text(pi, " (2^63 + %" G_GUINT64_FORMAT ": the server's global sequence)",
+                                   s.seq - NC_GLOBAL_SEQ_BASE);
+            proto_item_set_generated(proto_tree_add_uint64(nt, hf_netcode_sequence_global, tvb, 1, s.seq_bytes,
+                                                           s.seq - NC_GLOBAL_SEQ_BASE));
+        }
+        if (!s.canonical)
+            expert_add_info(pinfo, pi, &ei_netcode_seq_encoding);
+        proto_tree_add_item(nt, hf_netcode_encrypted, tvb, 1 + s.seq_bytes, s.enc_len - NC_MAC_BYTES, ENC_NA);
+        proto_tree_add_item(nt, hf_netcode_mac, tvb, s.len - NC_MAC_BYTES, NC_MAC_BYTES, ENC_NA);
+        di = proto_tree_add_boolean(nt, hf_netcode_decrypted, tvb, 1 + s.seq_bytes, s.enc_len, decrypted);
+        proto_item_set_generated(di);
+        if (!s.size_ok) {
+            int want = type_plain_len[s.type];
+            if (want >= 0)
+                expert_add_info_format(pinfo, ti, &ei_netcode_size,
+                                       "%s of %u bytes: %u encrypted bytes where the type has %d (and a 16-byte MAC): "
+                                       "the receiver ignores it", type_short[s.type], s.len, s.enc_len - NC_MAC_BYTES,
+                                       want);
+            else
+                expert_add_info_format(pinfo, ti, &ei_netcode_size,
+                                       "Payload of %u bytes: the payload must be 1 to 1200 bytes; the receiver ignores it",
+                                       s.enc_len - NC_MAC_BYTES);
+        }
+        if (decrypted) {
+            tvbuff_t *ptvb = NULL;
+            proto_item_append_text(di, rec->keys && rec->keys->line ? " (key log line %u)" : " (keys from the connect token)",
+                                   rec->keys ? rec->keys->line : 0);
+            if (plain_len) {
+                ptvb = tvb_new_child_real_data(tvb, plain, plain_len, plain_len);
+                add_new_data_source(pinfo, ptvb, "Decrypted netcode payload");
+            }
+            switch (s.type) {
+            case NC_CHALLENGE:
+            case NC_RESPONSE:
+                if (ptvb && plain_len == 8 + NC_CHALLENGE_BYTES) {
+                    proto_tree_add_item(nt, hf_netcode_challenge_sequence, ptvb, 0, 8, ENC_LITTLE_ENDIAN);
+                    proto_tree_add_item(nt, hf_netcode_challenge_token, ptvb, 8, NC_CHALLENGE_BYTES, ENC_NA);
+                }
+                break;
+            case NC_KEEP_ALIVE:
+                if (ptvb && plain_len == 8) {
+                    proto_tree_add_item(nt, hf_netcode_keep_alive_client_index, ptvb, 0, 4, ENC_LITTLE_ENDIAN);
+                    proto_tree_add_item(nt, hf_netcode_keep_alive_max_clients, ptvb, 4, 4, ENC_LITTLE_ENDIAN);
+                }
+                break;
+            default:
+                break;
+            }
+            if (s.type == NC_PAYLOAD && ptvb) {
+                proto_tree_add_item(nt, hf_netcode_payload, ptvb, 0, -1, ENC_NA);
+                proto_item_set_generated(proto_tree_add_uint(nt, hf_netcode_payload_len, ptvb, 0, 0, plain_len));
+            }
+            info_packet(pinfo, &s, s.type == NC_PAYLOAD, plain_len, FALSE);
+            if (s.type == NC_KEEP_ALIVE && plain_len == 8)
+                col_append_fstr(pinfo->cinfo, COL_INFO, " client_index=%u max_clients=%u", nc_le32(plain),
+                                nc_le32(plain + 4));
+            proto_item_append_text(ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[s.type], s.seq);
+            nc_analysis_info(pinfo, rec);
+            if (s.type == NC_PAYLOAD && ptvb) {
+                nc_analysis_show(tvb, pinfo, nt, ti, rec);
+                call_payload(ptvb, pinfo, tree);
+                goto done;
+            }
+        } else {
+            if (rec->undecrypted == NC_UNDEC_FAILED)
+                expert_add_info_format(pinfo, di, &ei_netcode_decrypt_failed,
+                                       "Does not decrypt with the connection's keys: forged, corrupted, or sent with "
+                                       "other keys; the receiver drops it (the analysis ignores it)");
+            else if (rec->undecrypted == NC_UNDEC_NO_KEY_NOTE)
+                expert_add_info_format(pinfo, di, &ei_netcode_no_key,
+                                       "Encrypted, no key for this connection: set netcode.private_key (the request's "
+                                       "token gives the keys) or netcode.keylog_file");
+            info_packet(pinfo, &s, TRUE, s.enc_len - NC_MAC_BYTES, TRUE);
+            proto_item_append_text(ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[s.type], s.seq);
+            nc_analysis_info(pinfo, rec);
+        }
+    }
+    if (s.request)
+        nc_analysis_info(pinfo, rec);
+    nc_analysis_show(tvb, pinfo, nt, ti, rec);
+done:
+    if (rec->keylog_gen && nc_keys_keylog_problem())
+        expert_add_info_format(pinfo, ti, &ei_netcode_keylog, "Key log file %s: %s", pref_keylog_file,
+                               nc_keys_keylog_problem());
+    if (pref_error_frame == pinfo->num && private_key_pref_error)
+        expert_add_info_format(pinfo, ti, &ei_netcode_private_key_pref, "%s", private_key_pref_error);
+    if (conn && conn->confirmed_frame && !pinfo->flags.in_error_pkt && have_tap_listener(netcode_tap)) {
+        nc_tap_info_t *tap = wmem_new(pinfo->pool, nc_tap_info_t);
+        tap->conn = conn;
+        tap->rec = rec;
+        tap_queue_packet(netcode_tap, pinfo, tap);
+    }
+    if (first && nstime_is_zero(&nc_first_time))
+        nc_first_time = pinfo->abs_ts;
+    if (first && (pinfo->abs_ts.secs > nc_last_time.secs ||
+                  (pinfo->abs_ts.secs == nc_last_time.secs && pinfo->abs_ts.nsecs > nc_last_time.nsecs)))
+        nc_last_time = pinfo->abs_ts;
+    return tvb_captured_length(tvb);
+}
+
+static int dissect_netcode(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    return dissect_common(tvb, pinfo, tree, MODE_FORCED);
+}
+
+static int dissect_netcode_conv(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    return dissect_common(tvb, pinfo, tree, MODE_CONV);
+}
+
+/* Heuristic: a connection request anywhere (1078 bytes, a zero byte,
+ * "NETCODE 1.02"), or, on a port of netcode.udp.port, an encrypted packet
+ * of the right shape that a key verifies or that follows an earlier one. */
+static ws_cb_bool dissect_netcode_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    guint32 len = tvb_reported_length(tvb);
+    guint8 b0;
+
+    if (len < 1 + 1 + NC_MAC_BYTES || tvb_captured_length(tvb) < len)
+        return FALSE;
+    b0 = *tvb_get_ptr(tvb, 0, 1);
+    if (b0 == 0) {
+        if (len != NC_REQUEST_BYTES || tvb_memeql(tvb, 1, nc_version_info, NC_VERSION_BYTES) != 0)
+            return FALSE;
+    } else if (!port_in_prefs(pinfo->srcport) && !port_in_prefs(pinfo->destport)) {
+        return FALSE;
+    } else {
+        guint type = b0 & 0x0F, sb = b0 >> 4;
+        if (type < 1 || type > 6 || sb < 1 || sb > 8)
+            return FALSE;
+    }
+    return dissect_common(tvb, pinfo, tree, MODE_HEUR) > 0;
+}
+
+/* ---- Registration ------------------------------------------------------------ */
+
+static void netcode_init(void)
+{
+    conv_cache_clear();
+    n_seen_protocol_ids = 0;
+    next_conn_index = 0;
+    pref_error_frame = 0;
+    keylog_shown_gen = 0;
+    keylog_problem_frame = 0;
+    keylog_checked_once = FALSE;
+    nstime_set_zero(&nc_last_time);
+    nstime_set_zero(&nc_first_time);
+}
+
+static void netcode_cleanup(void)
+{
+    conv_cache_clear();
+    nc_keys_file_cleanup();
+}
+
+static void netcode_shutdown(void)
+{
+    nc_keys_shutdown();
+    g_free(private_key_pref_error);
+    private_key_pref_error = NULL;
+}
+
+static void netcode_prefs_apply(void)
+{
+    g_free(private_key_pref_error);
+    private_key_pref_error = NULL;
+    nc_keys_set_private_pref(pref_private_key, &private_key_pref_error);
+    if (private_key_pref_error)
+        ws_warning("%s", private_key_pref_error);
+    parse_protocol_ids();
+    keylog_checked_once = FALSE;
+}
+
+void proto_register_netcode(void)
+{
+    module_t *module;
+    expert_module_t *em;
+
+    static hf_register_info hf[] = {
+        { &hf_netcode_prefix, { "Prefix byte", "netcode.prefix", FT_UINT8, BASE_HEX, NULL, 0x0,
+            "0 for a connection request; else sequence bytes (high 4 bits) and type (low 4 bits)", HFILL } },
+        { &hf_netcode_type, { "Type", "netcode.type", FT_UINT8, BASE_DEC, VALS(type_names), 0x0F,
+            NULL, HFILL } },
+        { &hf_netcode_sequence_bytes, { "Sequence bytes", "netcode.sequence_bytes", FT_UINT8, BASE_DEC, NULL, 0xF0,
+            "Bytes of the sequence number that follow (1-8)", HFILL } },
+        { &hf_netcode_sequence, { "Sequence", "netcode.sequence", FT_UINT64, BASE_DEC, NULL, 0x0,
+            "The sender's packet sequence number (little-endian, high zero bytes left out); the nonce", HFILL } },
+        { &hf_netcode_sequence_global, { "Server global sequence", "netcode.sequence.global", FT_UINT64, BASE_DEC,
+            NULL, 0x0, "Challenge and denied packets use the server's global sequence, which starts at 2^63: "
+            "this is the number of such packets it sent before", HFILL } },
+        { &hf_netcode_version, { "Version", "netcode.version", FT_STRING, BASE_NONE, NULL, 0x0,
+            "\"NETCODE 1.02\" and a NUL", HFILL } },
+        { &hf_netcode_protocol_id, { "Protocol id", "netcode.protocol_id", FT_UINT64, BASE_HEX, NULL, 0x0,
+            "The game's 64-bit protocol id", HFILL } },
+        { &hf_netcode_expire_timestamp, { "Expire timestamp", "netcode.expire_timestamp", FT_UINT64, BASE_DEC, NULL,
+            0x0, "Unix time (seconds) when the connect token expires", HFILL } },
+        { &hf_netcode_expire_time, { "Expire time", "netcode.expire_time", FT_ABSOLUTE_TIME, ABSOLUTE_TIME_UTC, NULL,
+            0x0, NULL, HFILL } },
+        { &hf_netcode_token_nonce, { "Connect token nonce", "netcode.token.nonce", FT_BYTES, BASE_NONE, NULL, 0x0,
+            "The 24-byte XChaCha20 nonce of the private connect token", HFILL } },
+        { &hf_netcode_token_data, { "Encrypted private connect token", "netcode.token.data", FT_BYTES, BASE_NONE,
+            NULL, 0x0, NULL, HFILL } },
+        { &hf_netcode_encrypted, { "Encrypted data", "netcode.encrypted", FT_BYTES, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_netcode_mac, { "MAC", "netcode.mac", FT_BYTES, BASE_NONE, NULL, 0x0,
+            "Poly1305 tag", HFILL } },
+        { &hf_netcode_decrypted, { "Decrypted", "netcode.decrypted", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+            "Whether the AEAD verified with a known key", HFILL } },
+        { &hf_netcode_token_client_id, { "Client id", "netcode.token.client_id", FT_UINT64, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_netcode_token_timeout, { "Timeout (s)", "netcode.token.timeout", FT_INT32, BASE_DEC, NULL, 0x0,
+            "Seconds of silence after which either side drops the connection (negative: never)", HFILL } },
+        { &hf_netcode_token_num_addresses, { "Server addresses", "netcode.token.num_server_addresses", FT_UINT32,
+            BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_netcode_token_server_address, { "Server address", "netcode.token.server_address", FT_STRING,
+            BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_netcode_token_c2s_key, { "Client-to-server key", "netcode.token.client_to_server_key", FT_BYTES,
+            BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_netcode_token_s2c_key, { "Server-to-client key", "netcode.token.server_to_client_key", FT_BYTES,
+            BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_netcode_token_user_data, { "User data", "netcode.token.user_data", FT_BYTES, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_netcode_challenge_sequence, { "Challenge token sequence", "netcode.challenge.sequence", FT_UINT64,
+            BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_netcode_challenge_token, { "Encrypted challenge token", "netcode.challenge.token", FT_BYTES,
+            BASE_NONE, NULL, 0x0, "Encrypted with the server's own challenge key: only the server reads it", HFILL } },
+        { &hf_netcode_keep_alive_client_index, { "Client index", "netcode.keep_alive.client_index", FT_UINT32,
+            BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_netcode_keep_alive_max_clients, { "Max clients", "netcode.keep_alive.max_clients", FT_UINT32,
+            BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_netcode_payload, { "Payload", "netcode.payload", FT_BYTES, BASE_NONE, NULL, 0x0,
+            "The decrypted payload", HFILL } },
+        { &hf_netcode_payload_len, { "Payload length", "netcode.payload_len", FT_UINT32, BASE_DEC, NULL, 0x0,
+            NULL, HFILL } },
+    };
+    static gint *ett[] = { &ett_netcode, &ett_netcode_prefix, &ett_netcode_token, &ett_netcode_decrypted };
+    static ei_register_info ei[] = {
+        { &ei_netcode_size, { "netcode.size", PI_MALFORMED, PI_ERROR,
+            "The packet's size does not fit its type", EXPFILL } },
+        { &ei_netcode_not_netcode, { "netcode.not_netcode", PI_MALFORMED, PI_ERROR,
+            "Not a netcode packet", EXPFILL } },
+        { &ei_netcode_seq_encoding, { "netcode.sequence.not_minimal", PI_PROTOCOL, PI_NOTE,
+            "Sequence written with a high zero byte (the library writes the fewest bytes; it reads either)", EXPFILL } },
+        { &ei_netcode_no_key, { "netcode.no_key", PI_UNDECODED, PI_NOTE,
+            "Encrypted, no key known for this connection", EXPFILL } },
+        { &ei_netcode_decrypt_failed, { "netcode.decrypt_failed", PI_SECURITY, PI_WARN,
+            "Does not decrypt with the connection's keys", EXPFILL } },
+        { &ei_netcode_token_failed, { "netcode.token.decrypt_failed", PI_SECURITY, PI_WARN,
+            "The private connect token does not decrypt with any private key configured", EXPFILL } },
+        { &ei_netcode_token_bad, { "netcode.token.malformed", PI_MALFORMED, PI_ERROR,
+            "The private connect token is malformed", EXPFILL } },
+        { &ei_netcode_server_not_in_token, { "netcode.token.server_not_listed", PI_PROTOCOL, PI_WARN,
+            "The request's destination is not among the token's server addresses: the server ignores it "
+            "(or an address translation is in between)", EXPFILL } },
+        { &ei_netcode_keylog, { "netcode.keylog.malformed", PI_MALFORMED, PI_WARN,
+            "Malformed lines in the key log file", EXPFILL } },
+        { &ei_netcode_private_key_pref, { "netcode.private_key.malformed", PI_MALFORMED, PI_WARN,
+            "The netcode.private_key preference holds an entry that is not a key", EXPFILL } },
+    };
+
+    proto_netcode = proto_register_protocol("netcode 1.02 (secure client/server connections over UDP)", "netcode",
+                                            "netcode");
+    proto_register_field_array(proto_netcode, hf, array_length(hf));
+    proto_register_subtree_array(ett, array_length(ett));
+    em = expert_register_protocol(proto_netcode);
+    expert_register_field_array(em, ei, array_length(ei));
+
+    module = prefs_register_protocol(proto_netcode, netcode_prefs_apply);
+    range_convert_str(wmem_epan_scope(), &pref_ports, NC_DEFAULT_PORTS, 65535);
+    prefs_register_range_preference(module, "udp.port", "UDP ports",
+        "Server ports of netcode traffic (default 40000, the examples'). A connection request is found on any "
+        "port; packets of a connection whose request is not in the capture are recognised on these ports. "
+        "Decode As (UDP port) forces netcode on a port.", &pref_ports, 65535);
+    prefs_register_string_preference(module, "private_key", "Server private keys",
+        "The servers' private keys, 64 hex digits (32 bytes) each, comma-separated. Each connection request's "
+        "private connect token is decrypted with them, which gives the connection's two packet keys.",
+        &pref_private_key);
+    prefs_register_filename_preference(module, "keylog_file", "Key log file",
+        "A text file of lines NETCODE_PRIVATE_KEY <64 hex> and NETCODE_CONNECTION_KEYS <64 hex client-to-server "
+        "key> <64 hex server-to-client key> ('#' comments). Read again whenever it changes.",
+        &pref_keylog_file, FALSE);
+    prefs_register_string_preference(module, "protocol_ids", "Protocol ids (hex)",
+        "Protocol ids to try when a connection's request is not in the capture (the packets' associated data "
+        "holds the id): comma-separated hex. The ids of every request seen are tried too.", &pref_protocol_ids);
+
+    netcode_handle = register_dissector("netcode", dissect_netcode, proto_netcode);
+    netcode_conv_handle = create_dissector_handle(dissect_netcode_conv, proto_netcode);
+    payload_table = register_decode_as_next_proto(proto_netcode, "netcode.payload", "netcode payload", NULL);
+#if CS_WS_AT_LEAST(4, 2)
+    payload_heur = register_heur_dissector_list_with_description("netcode.payload", "netcode payload",
+                                                                 proto_netcode);
+#else
+    payload_heur = register_heur_dissector_list("netcode.payload", proto_netcode);
+#endif
+    netcode_tap = register_tap("netcode");
+
+    conns = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);
+    register_init_routine(netcode_init);
+    register_cleanup_routine(netcode_cleanup);
+    register_shutdown_routine(netcode_shutdown);
+    nc_analysis_register(proto_netcode);
+    nc_stats_register();
+}
+
+void proto_reg_handoff_netcode(void)
+{
+    dissector_add_for_decode_as("udp.port", netcode_handle);
+    dissector_add_for_decode_as("netcode.payload", find_dissector("data"));
+    heur_dissector_add("udp", dissect_netcode_heur, "netcode over UDP", "netcode_udp", proto_netcode,
+                       HEURISTIC_ENABLE);
+    netcode_prefs_apply();
+}

@@ -1,0 +1,942 @@
+/* netgame/analysis.c
+ * Connection analysis for netgame (docs/netgame.md, "Analysis"): per UDP
+ * conversation and direction, which packets the peer acknowledged and when
+ * (acked-in links both ways, RTT), loss by the original's 1-second rule,
+ * sequence gaps, duplicates and reordering, the smoothed RTT as the original
+ * computes it, and the flow-control mode (30 or 10 packets/s) inferred from
+ * the packet intervals.
+ *
+ * Everything is computed on the first pass, in frame order, and cached per
+ * frame. Results that need later frames (acked in, RTT and loss of a packet)
+ * are written into the packet's record by the later frame, so they show with
+ * tshark -2 and in the GUI. tshark's single pass keeps no record per frame
+ * (memory grows with the connections, not the packets: see begin_packet());
+ * it shows the backward-looking half instead: on the acking frame, the frames
+ * it acknowledges with their RTT, and on the first frame more than 1 s after
+ * an unacknowledged packet, that packet's loss.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <string.h>
+
+#include <epan/packet.h>
+#include <epan/conversation.h>
+#include <epan/expert.h>
+#include <epan/proto_data.h>
+#include <epan/tap.h>
+#include <epan/to_str.h>
+
+#include "common/analysis-util.h"
+#include "common/single-pass.h"
+#include "common/ws-compat.h"
+#include "netgame-int.h"
+
+#define NS_PER_S      AU_NS_PER_S
+#define RTT_MAXIMUM   NS_PER_S          /* the original's RttMaximum: 1 s, then lost */
+#define RETAIN_NS     (3 * NS_PER_S)    /* how long a sent packet can still be linked to a late ack */
+#define SENT_MAX      8192              /* pending packets kept per direction at most */
+/* Acks are matched against the newest ACK_SCAN packets of the direction:
+ * 17 s at 30 packets/s, far beyond the 33 sequences one header covers plus
+ * the packets in flight; it bounds the work per packet on hostile input. */
+#define ACK_SCAN      512
+#define TIMES_MAX     1024              /* send times kept for the rate at most */
+#define RTT_THRESHOLD_S 0.25            /* the example's Good/Bad threshold */
+/* Interval between Good (1/30 s) and Bad (1/10 s) sends: geometric mean. */
+#define MODE_SPLIT_NS 57735027LL
+#define MODE_WINDOW   6                 /* intervals whose trimmed mean sets the mode */
+
+static int proto_ng = -1;
+static int ng_tap = -1;
+
+static int hf_netgame_stream = -1;
+static int hf_netgame_direction = -1;
+static int hf_netgame_analysis = -1;
+static int hf_netgame_flags = -1;
+static int hf_netgame_acked_in = -1;
+static int hf_netgame_rtt = -1;
+static int hf_netgame_lost = -1;
+static int hf_netgame_seq_gap = -1;
+static int hf_netgame_duplicate = -1;
+static int hf_netgame_duplicate_of = -1;
+static int hf_netgame_send_rate = -1;
+static int hf_netgame_mode = -1;
+static int hf_netgame_smoothed_rtt = -1;
+static int hf_netgame_acks_frame = -1;
+static int hf_netgame_ack_rtt = -1;
+static int hf_netgame_lost_frame = -1;
+static int hf_netgame_false_ack0 = -1;
+
+static gint ett_netgame_analysis = -1;
+static gint ett_netgame_flags = -1;
+
+static expert_field ei_netgame_seq_gap = EI_INIT;
+static expert_field ei_netgame_seq_back = EI_INIT;
+static expert_field ei_netgame_seq_repeat = EI_INIT;
+static expert_field ei_netgame_ack_back = EI_INIT;
+static expert_field ei_netgame_ack_unsent = EI_INIT;
+static expert_field ei_netgame_false_ack0 = EI_INIT;
+static expert_field ei_netgame_lost = EI_INIT;
+static expert_field ei_netgame_mode_switch = EI_INIT;
+
+static const value_string mode_vals[] = {
+    { NG_MODE_GOOD, "Good (30 packets/s)" },
+    { NG_MODE_BAD, "Bad (10 packets/s)" },
+    { 0, NULL }
+};
+
+static wmem_array_t *all_conns;     /* ng_conn_t *, in order of first packet */
+static wmem_map_t *conns_by_conv;   /* conversation -> ng_conn_t */
+static gint64 capture_last_ns;      /* latest netgame packet time analysed */
+static wmem_allocator_t *rec_scope; /* where this packet's record lives */
+static gboolean transient;          /* tshark's single pass: cs_sp_begin_packet() */
+static ws_cb_bool pref_single_pass = TRUE;
+
+/* Frees the per-direction rings (g_malloc'd: they grow) at the end of the
+ * file. Returns FALSE: analysis_init() registers it again for the next. */
+static ws_cb_bool free_rings(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_, void *user_data _U_)
+{
+    guint n = all_conns ? wmem_array_get_count(all_conns) : 0;
+    for (guint i = 0; i < n; i++) {
+        ng_conn_t *c = *(ng_conn_t **)wmem_array_index(all_conns, i);
+        for (guint d = 0; d < 2; d++) {
+            g_free(c->dir[d].sent);
+            g_free(c->dir[d].times);
+            c->dir[d].sent = NULL;
+            c->dir[d].times = NULL;
+        }
+    }
+    all_conns = NULL;
+    return FALSE;
+}
+
+static void analysis_init(void)
+{
+    all_conns = wmem_array_new(wmem_file_scope(), sizeof(ng_conn_t *));
+    conns_by_conv = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
+    capture_last_ns = G_MININT64;
+    transient = FALSE;
+    cs_sp_init();
+    wmem_register_callback(wmem_file_scope(), free_rings, NULL);
+}
+
+
+
+/* tshark's single pass (common/single-pass.c): records then live in the
+ * packet scope, and a loss is raised where it becomes known. */
+static void begin_packet(packet_info *pinfo)
+{
+    transient = cs_sp_begin_packet(pinfo, pref_single_pass);
+    rec_scope = cs_sp_record_scope(pinfo, transient);
+}
+
+/* ---- Per-direction state ------------------------------------------------- */
+
+static ng_sent_t *sent_at(ng_dir_t *d, guint32 i)
+{
+    return &d->sent[(d->sent_head + i) & (d->sent_cap - 1)];
+}
+
+/* Decides the loss of packets sent more than 1 s before now and drops
+ * those older than RETAIN_NS; new losses are listed in rec. */
+static void decide_losses(ng_dir_t *d, gint64 now, ng_frame_t *rec, wmem_allocator_t *scope)
+{
+    while (d->sent_undecided < d->sent_count) {
+        ng_sent_t *s = sent_at(d, d->sent_undecided);
+        if (now - s->t_ns <= RTT_MAXIMUM)
+            break;
+        if (!s->decided) {
+            s->decided = 2;
+            d->lost++;
+            if (s->rec) {
+                s->rec->lost = 1;
+                s->rec->flags |= NG_F_LOST;
+            }
+            if (rec && rec->n_lost_here < G_MAXUINT16) {
+                if ((rec->n_lost_here & (rec->n_lost_here - 1)) == 0 || !rec->lost_here) {
+                    guint32 ncap = rec->n_lost_here ? rec->n_lost_here * 2u : 4u;
+                    guint32 *nl = (guint32 *)wmem_alloc(scope, ncap * sizeof(guint32));
+                    if (rec->n_lost_here)
+                        memcpy(nl, rec->lost_here, rec->n_lost_here * sizeof(guint32));
+                    rec->lost_here = nl;
+                }
+                rec->lost_here[rec->n_lost_here++] = s->frame;
+            }
+        }
+        d->sent_undecided++;
+    }
+    while (d->sent_count && d->sent_undecided > 0) {
+        ng_sent_t *s = sent_at(d, 0);
+        if (now - s->t_ns <= RETAIN_NS)
+            break;
+        if (!s->acked_frame && !s->superseded)
+            d->n_open--;
+        d->sent_head = (d->sent_head + 1) & (d->sent_cap - 1);
+        d->sent_count--;
+        d->sent_undecided--;
+    }
+}
+
+static void sent_push(ng_dir_t *d, const ng_sent_t *s)
+{
+    /* A sequence sent again (a wrapped sequence space): acks of it now
+     * mean the new packet, so the old one can no longer be acked. Only the
+     * newest packets can be acked (ACK_SCAN), so only they are looked at. */
+    for (guint32 k = d->sent_count > ACK_SCAN ? d->sent_count - ACK_SCAN : 0; k < d->sent_count; k++) {
+        ng_sent_t *o = sent_at(d, k);
+        if (o->seq == s->seq && !o->acked_frame && !o->superseded) {
+            o->superseded = 1;
+            d->n_open--;
+        }
+    }
+    if (d->sent_count == d->sent_cap) {
+        if (d->sent_cap < SENT_MAX) {
+            guint32 ncap = d->sent_cap ? d->sent_cap * 2 : 4;
+            ng_sent_t *n = g_new(ng_sent_t, ncap);
+            for (guint32 i = 0; i < d->sent_count; i++)
+                n[i] = *sent_at(d, i);
+            g_free(d->sent);
+            d->sent = n;
+            d->sent_cap = ncap;
+            d->sent_head = 0;
+        } else {
+            /* Full: the oldest goes undecided (counted as neither). */
+            ng_sent_t *o = sent_at(d, 0);
+            if (!o->acked_frame && !o->superseded)
+                d->n_open--;
+            d->sent_head = (d->sent_head + 1) & (d->sent_cap - 1);
+            d->sent_count--;
+            if (d->sent_undecided)
+                d->sent_undecided--;
+        }
+    }
+    d->sent[(d->sent_head + d->sent_count) & (d->sent_cap - 1)] = *s;
+    d->sent_count++;
+    d->n_open++;
+}
+
+/* Packets of d in the last second, this one included. */
+static guint32 send_rate(ng_dir_t *d, gint64 now)
+{
+    while (d->times_count && now - d->times[d->times_head] >= NS_PER_S) {
+        d->times_head = (d->times_head + 1) & (d->times_cap - 1);
+        d->times_count--;
+    }
+    if (d->times_count == d->times_cap) {
+        if (d->times_cap < TIMES_MAX) {
+            guint32 ncap = d->times_cap ? d->times_cap * 2 : 4;
+            gint64 *n = g_new(gint64, ncap);
+            for (guint32 i = 0; i < d->times_count; i++)
+                n[i] = d->times[(d->times_head + i) & (d->times_cap - 1)];
+            g_free(d->times);
+            d->times = n;
+            d->times_cap = ncap;
+            d->times_head = 0;
+        } else {
+            d->times_head = (d->times_head + 1) & (d->times_cap - 1);
+            d->times_count--;
+        }
+    }
+    d->times[(d->times_head + d->times_count) & (d->times_cap - 1)] = now;
+    d->times_count++;
+    return d->times_count;
+}
+
+/* Whether sequence s of d was seen: 1 yes, 0 no, 2 unknown (too old).
+ * The window is read first: in a small space (MaxSequence 31) a sequence
+ * half the space behind the newest counts as "more recent" by the 2008
+ * rule, yet it is the one sent 16 packets ago. */
+static guint8 seen_state(const ng_dir_t *d, guint32 s, guint32 max_seq)
+{
+    guint32 k;
+    guint64 span = MIN((guint64)max_seq + 1, NG_SEEN_WINDOW);
+    if (!d->active)
+        return 0;
+    if (s == d->hi_seq)
+        return 1;
+    k = netgame_seq_sub(d->hi_seq, s, max_seq);
+    if (k < span && ((d->seen[k / 64] >> (k % 64)) & 1))
+        return 1;
+    if (netgame_more_recent(s, d->hi_seq, max_seq))
+        return 0;
+    return k < NG_SEEN_WINDOW ? 0 : 2;
+}
+
+/* Marks sequence s seen; s more recent than hi_seq moves the window. */
+static void mark_seen(ng_dir_t *d, guint32 s, guint32 max_seq)
+{
+    if (!d->active) {
+        memset(d->seen, 0, sizeof d->seen);
+        d->hi_seq = s;
+        d->seen[0] = 1;
+        return;
+    }
+    if (netgame_more_recent(s, d->hi_seq, max_seq)) {
+        guint32 shift = netgame_seq_sub(s, d->hi_seq, max_seq);
+        if (shift >= NG_SEEN_WINDOW) {
+            memset(d->seen, 0, sizeof d->seen);
+        } else {
+            guint words = shift / 64, bits = shift % 64;
+            for (int w = NG_SEEN_WINDOW / 64 - 1; w >= 0; w--) {
+                guint64 v = 0;
+                int from = w - (int)words;
+                if (from >= 0) {
+                    v = d->seen[from] << bits;
+                    if (bits && from > 0)
+                        v |= d->seen[from - 1] >> (64 - bits);
+                }
+                d->seen[w] = v;
+            }
+        }
+        d->hi_seq = s;
+        d->seen[0] |= 1;
+    } else {
+        guint32 k = netgame_seq_sub(d->hi_seq, s, max_seq);
+        if (k < NG_SEEN_WINDOW)
+            d->seen[k / 64] |= 1ull << (k % 64);
+    }
+}
+
+/* Mode at a packet of d sent at now with sequence s more recent than the
+ * previous most recent (step sequences later). The mode is the rate of the
+ * last MODE_WINDOW intervals (each divided by the sequences it spans, so
+ * loss before the capture point does not lengthen it), as a mean without the
+ * longest and the shortest: a sender that sends two packets in one update
+ * and none in the next still averages its rate, and one stretched or
+ * squeezed interval (a delay spike starting or ending between the sender
+ * and the capture point) does not switch it. The switch is put on a packet
+ * whose own interval agrees with the new mode. */
+static void infer_mode(ng_dir_t *d, gint64 now, guint32 step, ng_frame_t *rec)
+{
+    if (step >= 1 && step <= 8 && d->hi_ns != G_MININT64) {
+        gint64 interval = (now - d->hi_ns) / step;
+        gint64 sum = 0, lo = G_MAXINT64, hi = G_MININT64;
+        d->iv[d->iv_head] = interval;
+        d->iv_head = (guint8)((d->iv_head + 1) % MODE_WINDOW);
+        if (d->n_iv < MODE_WINDOW)
+            d->n_iv++;
+        for (guint i = 0; i < d->n_iv; i++) {
+            sum += d->iv[i];
+            lo = MIN(lo, d->iv[i]);
+            hi = MAX(hi, d->iv[i]);
+        }
+        if (d->n_iv >= 3) {
+            gint64 mean = (sum - lo - hi) / (d->n_iv - 2);
+            guint8 want = mean < MODE_SPLIT_NS ? NG_MODE_GOOD : NG_MODE_BAD;
+            guint8 own = interval < MODE_SPLIT_NS ? NG_MODE_GOOD : NG_MODE_BAD;
+            if (want != d->mode && own == want) {
+                if (d->mode == NG_MODE_GOOD)
+                    d->good_ns += now - d->mode_since_ns;
+                else
+                    d->bad_ns += now - d->mode_since_ns;
+                d->mode = want;
+                d->mode_since_ns = now;
+                d->switches++;
+                if (want == NG_MODE_BAD) {
+                    d->to_bad++;
+                    rec->flags |= NG_F_TO_BAD;
+                }
+                rec->switched = 1;
+            }
+        }
+    }
+    rec->mode = d->mode;
+}
+
+static ng_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
+{
+    conversation_t *conv = find_or_create_conversation(pinfo);
+    ng_conn_t *c = (ng_conn_t *)wmem_map_lookup(conns_by_conv, conv);
+
+    if (!c) {
+        c = wmem_new0(wmem_file_scope(), ng_conn_t);
+        c->index = wmem_array_get_count(all_conns);
+        for (guint d = 0; d < 2; d++) {
+            c->dir[d].mode = NG_MODE_BAD;   /* the example starts in Bad */
+            c->dir[d].hi_ns = G_MININT64;
+        }
+        copy_address_wmem(wmem_file_scope(), &c->dir[0].src, &pinfo->src);
+        copy_address_wmem(wmem_file_scope(), &c->dir[0].dst, &pinfo->dst);
+        c->dir[0].sport = pinfo->srcport;
+        c->dir[0].dport = pinfo->destport;
+        copy_address_wmem(wmem_file_scope(), &c->dir[1].src, &pinfo->dst);
+        copy_address_wmem(wmem_file_scope(), &c->dir[1].dst, &pinfo->src);
+        c->dir[1].sport = pinfo->destport;
+        c->dir[1].dport = pinfo->srcport;
+        wmem_map_insert(conns_by_conv, conv, c);
+        wmem_array_append_one(all_conns, c);
+    }
+    *dir_out = (addresses_equal(&pinfo->src, &c->dir[0].src) && pinfo->srcport == c->dir[0].sport) ? 0 : 1;
+    return c;
+}
+
+/* Applies the acks of packet p (from the peer of `d`) to d's pending
+ * packets; fills rec's links and ack masks. */
+static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 frame, ng_frame_t *rec,
+                       guint32 max_seq, wmem_allocator_t *scope)
+{
+    guint32 n_links = 0;
+    ng_ack_link_t links[64];
+    guint32 acked_mask = 0;       /* bits that ack something */
+    gboolean ack_applies = !rec->false_ack0;
+
+    for (guint i = 0; i < 32; i++) {
+        if ((p->ack_bits >> i) & 1) {
+            guint32 s = netgame_seq_sub(p->ack, i + 1, max_seq);
+            if (s != p->ack && !netgame_more_recent(s, p->ack, max_seq))
+                acked_mask |= 1u << i;
+        }
+    }
+    /* Newest first, stopping once every open (unacked) packet was looked
+     * at: most of the kept packets are acked already. The acked ones are
+     * then applied oldest first, the original's pending-queue order. */
+    guint32 hits[ACK_SCAN];
+    guint32 n_hits = 0, open_seen = 0;
+    guint32 lowest = d->sent_count > ACK_SCAN ? d->sent_count - ACK_SCAN : 0;
+    for (guint32 k = d->sent_count; k-- > lowest && open_seen < d->n_open;) {
+        ng_sent_t *s = sent_at(d, k);
+        gboolean acked;
+        if (s->acked_frame || s->superseded)
+            continue;
+        open_seen++;
+        if (s->seq == p->ack) {
+            acked = ack_applies;
+        } else if (!netgame_more_recent(s->seq, p->ack, max_seq)) {
+            guint32 dist = netgame_seq_sub(p->ack, s->seq, max_seq);
+            acked = dist >= 1 && dist <= 32 && (acked_mask >> (dist - 1)) & 1;
+        } else {
+            acked = FALSE;
+        }
+        if (acked)
+            hits[n_hits++] = k;
+    }
+    while (n_hits) {
+        ng_sent_t *s = sent_at(d, hits[--n_hits]);
+        gint64 rtt = now - s->t_ns;
+        s->acked_frame = frame;
+        d->n_open--;
+        if (s->rec) {
+            s->rec->acked_in = frame;
+            s->rec->rtt_ns = rtt;
+        }
+        if (!s->decided) {
+            /* Within 1 s (decide_losses runs after this): counts. */
+            s->decided = 1;
+            d->acked++;
+            d->rtt_min_ns = d->acked == 1 ? rtt : MIN(d->rtt_min_ns, rtt);
+            d->rtt_max_ns = MAX(d->rtt_max_ns, rtt);
+            d->rtt_sum_ns += rtt;
+            d->srtt += ((double)rtt / 1e9 - d->srtt) * 0.1;
+            d->srtt_max = MAX(d->srtt_max, d->srtt);
+        } else {
+            d->late++;
+        }
+        if (n_links < G_N_ELEMENTS(links)) {
+            links[n_links].frame = s->frame;
+            links[n_links].seq = s->seq;
+            links[n_links].rtt_ns = rtt;
+            n_links++;
+        }
+    }
+    if (n_links) {
+        rec->links = (ng_ack_link_t *)wmem_memdup(scope, links, n_links * sizeof links[0]);
+        rec->n_links = (guint16)n_links;
+    }
+}
+
+/* ---- First pass ---------------------------------------------------------- */
+
+static ng_frame_t *netgame_analyse(packet_info *pinfo, const netgame_pkt_t *p)
+{
+    guint32 max_seq = p->max_seq;
+    gint64 now = au_ns(&pinfo->abs_ts);
+    guint di;
+    ng_conn_t *c = get_conn(pinfo, &di);
+    ng_dir_t *d = &c->dir[di], *peer = &c->dir[di ^ 1];
+    ng_frame_t *rec = wmem_new0(rec_scope, ng_frame_t);
+    gboolean dup = FALSE;
+
+    rec->conn = c;
+    rec->dir = (guint8)di;
+    rec->t_ns = now;
+    if (now > capture_last_ns)
+        capture_last_ns = now;
+    if (!d->active) {
+        d->first_frame = pinfo->num;
+        d->first_ns = now;
+        d->first_seq = p->seq;
+        d->mode_since_ns = now;
+    }
+    d->last_frame = pinfo->num;
+    d->last_ns = now;
+    d->packets++;
+    d->payload_bytes += p->payload_len;
+    rec->send_rate = send_rate(d, now);
+    if (p->header_only)
+        rec->flags |= NG_F_HEADER_ONLY;
+
+    /* Sequence: new, gap, back, repeat. */
+    if (!d->active) {
+        mark_seen(d, p->seq, max_seq);
+        rec->mode = d->mode;
+        d->hi_ns = now;
+        d->active = TRUE;
+    } else if (netgame_more_recent(p->seq, d->hi_seq, max_seq)) {
+        guint32 step = netgame_seq_sub(p->seq, d->hi_seq, max_seq);
+        if (step > 1) {
+            rec->seq_gap = step - 1;
+            rec->flags |= NG_F_SEQ_GAP;
+            d->gaps++;
+            d->missing += step - 1;
+        }
+        infer_mode(d, now, step, rec);
+        mark_seen(d, p->seq, max_seq);
+        d->hi_ns = now;
+    } else {
+        guint8 st = seen_state(d, p->seq, max_seq);
+        rec->mode = d->mode;
+        if (st == 1) {
+            dup = TRUE;
+            rec->dup = 1;
+            rec->flags |= NG_F_DUPLICATE;
+            d->dups++;
+            for (guint32 k = d->sent_count; k-- > 0;) {
+                if (sent_at(d, k)->seq == p->seq) {
+                    rec->dup_of = sent_at(d, k)->frame;
+                    break;
+                }
+            }
+        } else {
+            rec->back = 1;
+            rec->flags |= NG_F_SEQ_BACK;
+            d->backs++;
+            mark_seen(d, p->seq, max_seq);
+        }
+    }
+    rec->srtt_ns = (gint64)(d->srtt * 1e9);
+
+    /* The header-only datagram is counted as sent (the peer will not ack
+     * it); a duplicate is not sent again. */
+    if (!dup) {
+        ng_sent_t s;
+        memset(&s, 0, sizeof s);
+        s.seq = p->seq;
+        s.frame = pinfo->num;
+        s.t_ns = now;
+        s.rec = transient ? NULL : rec;
+        rec->pending = 1;
+        sent_push(d, &s);
+    }
+
+    /* Acks, those of a header-only datagram too: the original receiver
+     * ignores them (its expert info says so), other implementations, ours
+     * among them, do not; the analysis reads what the wire says. */
+    {
+        if (d->have_ack && !(p->ack == 0 && p->ack_bits == 0) &&
+            netgame_more_recent(d->last_ack, p->ack, max_seq)) {
+            rec->prev_ack = d->last_ack;
+            rec->flags |= NG_F_ACK_BACK;
+        }
+        if (p->ack == 0 && p->ack_bits == 0 && seen_state(peer, 0, max_seq) != 1) {
+            rec->false_ack0 = 1;
+            rec->flags |= NG_F_FALSE_ACK0;
+        } else if (peer->active) {
+            /* Never sent: not seen, and not from before the capture began
+             * (older than the peer's first sequence here). With nothing
+             * from the peer yet, the capture cannot tell. */
+            rec->ack_seen = seen_state(peer, p->ack, max_seq);
+            rec->ack_unsent = rec->ack_seen == 0 && !netgame_more_recent(peer->first_seq, p->ack, max_seq);
+        } else {
+            rec->ack_seen = 2;
+        }
+        for (guint i = 0; peer->active && i < 32; i++) {
+            guint32 s = netgame_seq_sub(p->ack, i + 1, max_seq);
+            guint8 st = seen_state(peer, s, max_seq);
+            if (st == 2 || netgame_more_recent(peer->first_seq, s, max_seq))
+                continue;
+            rec->known_mask |= 1u << i;
+            if (st == 1)
+                rec->seen_mask |= 1u << i;
+            else if (((p->ack_bits >> i) & 1) && s != p->ack && !netgame_more_recent(s, p->ack, max_seq))
+                rec->unsent_mask |= 1u << i;
+        }
+        if (rec->ack_unsent || rec->unsent_mask)
+            rec->flags |= NG_F_ACK_UNSENT;
+        /* An ack of a sequence never sent is not the reference for "ack
+         * goes back" afterwards. */
+        if (!rec->ack_unsent && !rec->false_ack0 &&
+            (!d->have_ack || netgame_more_recent(p->ack, d->last_ack, max_seq))) {
+            d->last_ack = p->ack;
+            d->have_ack = TRUE;
+        }
+        apply_acks(peer, p, now, pinfo->num, rec, max_seq, rec_scope);
+        if (rec->n_links) {
+            d->acks_sent++;
+            peer->last_acked_ns = now;
+            peer->last_acked_frame = pinfo->num;
+            peer->peer_pkts_at_ack = d->packets;
+        }
+    }
+
+    decide_losses(peer, now, rec, rec_scope);
+    decide_losses(d, now, rec, rec_scope);
+    if (rec->n_lost_here && transient)
+        rec->flags |= NG_F_LOST;   /* single pass: raised where found */
+    return rec;
+}
+
+ng_frame_t *netgame_analysis_packet(packet_info *pinfo, const netgame_pkt_t *pkt)
+{
+    ng_frame_t *rec;
+
+    if (pkt->foreign_id)
+        return NULL;
+    begin_packet(pinfo);
+    rec = (ng_frame_t *)p_get_proto_data(rec_scope, pinfo, proto_ng, 1);
+    if (!rec) {
+        if (PINFO_FD_VISITED(pinfo))
+            return NULL;
+        rec = netgame_analyse(pinfo, pkt);
+        p_add_proto_data(rec_scope, pinfo, proto_ng, 1, rec);
+    }
+    cs_sp_end_packet(pinfo);
+    return rec;
+}
+
+/* ---- Showing ------------------------------------------------------------- */
+
+static const value_string flag_names[] = {
+    { NG_F_SEQ_GAP, "sequence gap" },
+    { NG_F_DUPLICATE, "duplicate" },
+    { NG_F_SEQ_BACK, "sequence back" },
+    { NG_F_ACK_BACK, "ack back" },
+    { NG_F_ACK_UNSENT, "ack of unsent sequence" },
+    { NG_F_FALSE_ACK0, "false ack of 0" },
+    { NG_F_LOST, "lost" },
+    { NG_F_TO_BAD, "switch to Bad mode" },
+    { NG_F_HEADER_ONLY, "header only" },
+    { 0, NULL }
+};
+
+const char *netgame_flag_name(guint32 flag)
+{
+    return val_to_str_const(flag, flag_names, "?");
+}
+
+/* Lost as the display shows it: decided on the first pass, or (packets
+ * still pending at the end of the connection) unacknowledged and more than
+ * 1 s before the end of the capture. */
+static gboolean rec_lost(const ng_frame_t *rec)
+{
+    if (rec->lost)
+        return TRUE;
+    return rec->pending && !rec->acked_in && capture_last_ns - rec->t_ns > RTT_MAXIMUM;
+}
+
+static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
+{
+    nstime_t t = au_nstime(ns);
+    proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, &t));
+}
+
+void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *ng_item,
+                           const netgame_pkt_t *pkt, ng_frame_t *rec)
+{
+    proto_item *ai, *ti;
+    proto_tree *at;
+    guint32 flags = rec->flags;
+    gboolean lost_here = FALSE;
+    gboolean visited = PINFO_FD_VISITED(pinfo);
+
+    /* Forward-looking loss, known once the pass is over (not in the
+     * single pass, where the record is gone before its loss is known). */
+    if (visited && !(flags & NG_F_LOST) && rec_lost(rec)) {
+        flags |= NG_F_LOST;
+        lost_here = TRUE;
+    }
+    if (rec->lost)
+        lost_here = TRUE;
+
+    ti = proto_tree_add_uint(tree, hf_netgame_stream, tvb, 0, 0, rec->conn->index);
+    proto_item_set_generated(ti);
+    ai = proto_tree_add_item(tree, hf_netgame_analysis, tvb, 0, 0, ENC_NA);
+    proto_item_set_generated(ai);
+    at = proto_item_add_subtree(ai, ett_netgame_analysis);
+    if (tree) {
+        const ng_dir_t *d = &rec->conn->dir[rec->dir];
+        char *s = address_to_str(pinfo->pool, &d->src);
+        char *t = address_to_str(pinfo->pool, &d->dst);
+        ti = proto_tree_add_string_format_value(at, hf_netgame_direction, tvb, 0, 0, "", "%s:%u -> %s:%u",
+                                                s, d->sport, t, d->dport);
+        proto_item_set_generated(ti);
+    }
+
+    /* This packet's fate (needs later frames). */
+    if (rec->acked_in) {
+        ti = proto_tree_add_uint(at, hf_netgame_acked_in, tvb, 0, 0, rec->acked_in);
+        proto_item_set_generated(ti);
+        add_gen_time(at, hf_netgame_rtt, tvb, rec->rtt_ns);
+    }
+    if (lost_here) {
+        ti = proto_tree_add_boolean(at, hf_netgame_lost, tvb, 0, 0, TRUE);
+        proto_item_set_generated(ti);
+        if (rec->acked_in)
+            expert_add_info_format(pinfo, ti, &ei_netgame_lost,
+                                   "Lost: not acknowledged within 1 s (acknowledged late, in frame %u, "
+                                   "after %.3f s)", rec->acked_in, (double)rec->rtt_ns / 1e9);
+        else
+            expert_add_info_format(pinfo, ti, &ei_netgame_lost,
+                                   "Lost: sequence %u was never acknowledged within 1 s", pkt->seq);
+    }
+
+    /* Sequence. */
+    if (rec->seq_gap) {
+        ti = proto_tree_add_uint(at, hf_netgame_seq_gap, tvb, 4, 4, rec->seq_gap);
+        proto_item_set_generated(ti);
+        expert_add_info_format(pinfo, ti, &ei_netgame_seq_gap,
+                               "%u sequence(s) missing before %u in this direction at this capture point",
+                               rec->seq_gap, pkt->seq);
+    }
+    if (rec->dup) {
+        ti = proto_tree_add_boolean(at, hf_netgame_duplicate, tvb, 4, 4, TRUE);
+        proto_item_set_generated(ti);
+        if (rec->dup_of) {
+            expert_add_info_format(pinfo, ti, &ei_netgame_seq_repeat,
+                                   "Sequence %u repeats (first in frame %u): a duplicate", pkt->seq, rec->dup_of);
+            proto_item_set_generated(proto_tree_add_uint(at, hf_netgame_duplicate_of, tvb, 4, 4, rec->dup_of));
+        } else {
+            expert_add_info_format(pinfo, ti, &ei_netgame_seq_repeat, "Sequence %u repeats: a duplicate", pkt->seq);
+        }
+    }
+    if (rec->back)
+        expert_add_info_format(pinfo, ng_item, &ei_netgame_seq_back,
+                               "Sequence %u goes back (older than %u, seen earlier): reordered",
+                               pkt->seq, rec->conn->dir[rec->dir].hi_seq);
+
+    /* Acks. */
+    if (rec->flags & NG_F_ACK_BACK)
+        expert_add_info_format(pinfo, ng_item, &ei_netgame_ack_back,
+                               "Ack %u goes back: this side acked %u before", pkt->ack, rec->prev_ack);
+    if (rec->false_ack0) {
+        ti = proto_tree_add_boolean(at, hf_netgame_false_ack0, tvb, 8, 4, TRUE);
+        proto_item_set_generated(ti);
+        expert_add_info(pinfo, ti, &ei_netgame_false_ack0);
+    }
+    if (rec->ack_unsent || rec->unsent_mask) {
+        wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
+        guint32 max_seq = pkt->max_seq;
+        if (rec->ack_unsent)
+            wmem_strbuf_append_printf(sb, "%u", pkt->ack);
+        for (guint i = 0; i < 32; i++)
+            if (rec->unsent_mask & (1u << i))
+                wmem_strbuf_append_printf(sb, "%s%u", wmem_strbuf_get_len(sb) ? "," : "",
+                                          netgame_seq_sub(pkt->ack, i + 1, max_seq));
+        expert_add_info_format(pinfo, ng_item, &ei_netgame_ack_unsent,
+                               "Acks sequence(s) the peer never sent in this capture: %s",
+                               wmem_strbuf_get_str(sb));
+    }
+    for (guint i = 0; i < rec->n_links; i++) {
+        ti = proto_tree_add_uint_format_value(at, hf_netgame_acks_frame, tvb, 8, 8, rec->links[i].frame,
+                                              "%u (sequence %u)", rec->links[i].frame, rec->links[i].seq);
+        proto_item_set_generated(ti);
+        add_gen_time(at, hf_netgame_ack_rtt, tvb, rec->links[i].rtt_ns);
+    }
+    for (guint i = 0; i < rec->n_lost_here; i++) {
+        ti = proto_tree_add_uint(at, hf_netgame_lost_frame, tvb, 0, 0, rec->lost_here[i]);
+        proto_item_set_generated(ti);
+        /* Single pass: the lost packet's own record is gone, so its loss
+         * is raised here, where it becomes known. */
+        if (transient && !visited)
+            expert_add_info_format(pinfo, ti, &ei_netgame_lost,
+                                   "Lost: frame %u was not acknowledged within 1 s", rec->lost_here[i]);
+    }
+
+    /* Rate, mode, smoothed RTT of the sender at this send. */
+    ti = proto_tree_add_uint(at, hf_netgame_send_rate, tvb, 0, 0, rec->send_rate);
+    proto_item_set_generated(ti);
+    ti = proto_tree_add_uint(at, hf_netgame_mode, tvb, 0, 0, rec->mode);
+    proto_item_set_generated(ti);
+    if (rec->switched)
+        expert_add_info_format(pinfo, ti, &ei_netgame_mode_switch,
+                               "Flow-control mode switch to %s (packet intervals)",
+                               val_to_str_const(rec->mode, mode_vals, "?"));
+    add_gen_time(at, hf_netgame_smoothed_rtt, tvb, rec->srtt_ns);
+
+    if (flags) {
+        proto_tree *ft;
+        wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
+        ti = proto_tree_add_uint(at, hf_netgame_flags, tvb, 0, 0, flags);
+        proto_item_set_generated(ti);
+        ft = proto_item_add_subtree(ti, ett_netgame_flags);
+        for (guint i = 0; i < NG_F_COUNT; i++) {
+            if (flags & (1u << i)) {
+                wmem_strbuf_append_printf(sb, "%s%s", wmem_strbuf_get_len(sb) ? ", " : "",
+                                          netgame_flag_name(1u << i));
+                proto_tree_add_uint_format(ft, hf_netgame_flags, tvb, 0, 0, 1u << i, "%s",
+                                           netgame_flag_name(1u << i));
+            }
+        }
+        proto_item_append_text(ti, " (%s)", wmem_strbuf_get_str(sb));
+        col_append_fstr(pinfo->cinfo, COL_INFO, " [%s]", wmem_strbuf_get_str(sb));
+    }
+
+    if (have_tap_listener(ng_tap)) {
+        ng_tap_info_t *tinfo = wmem_new0(pinfo->pool, ng_tap_info_t);
+        tinfo->conn = rec->conn;
+        tinfo->dir = rec->dir;
+        tinfo->rec = rec;
+        tap_queue_packet(ng_tap, pinfo, tinfo);
+    }
+}
+
+/* ---- End-of-capture view for the statistics ----------------------------- */
+
+guint32 netgame_dir_lost_final(const ng_dir_t *d)
+{
+    guint32 lost = d->lost;
+    for (guint32 k = d->sent_undecided; k < d->sent_count; k++) {
+        const ng_sent_t *s = &d->sent[(d->sent_head + k) & (d->sent_cap - 1)];
+        if (!s->decided && capture_last_ns - s->t_ns > RTT_MAXIMUM)
+            lost++;
+    }
+    return lost;
+}
+
+void netgame_dir_mode_times(const ng_dir_t *d, gint64 *good_ns, gint64 *bad_ns)
+{
+    *good_ns = d->good_ns;
+    *bad_ns = d->bad_ns;
+    if (!d->active)
+        return;
+    if (d->mode == NG_MODE_GOOD)
+        *good_ns += d->last_ns - d->mode_since_ns;
+    else
+        *bad_ns += d->last_ns - d->mode_since_ns;
+}
+
+char *netgame_dir_diagnosis(wmem_allocator_t *scope, const ng_conn_t *c, guint di)
+{
+    const ng_dir_t *d = &c->dir[di], *peer = &c->dir[di ^ 1];
+    wmem_strbuf_t *sb = wmem_strbuf_new(scope, "");
+    guint32 lost = netgame_dir_lost_final(d);
+    guint32 peer_lost = netgame_dir_lost_final(peer);
+    gint64 good, bad;
+
+    if (!d->active)
+        return NULL;
+    netgame_dir_mode_times(d, &good, &bad);
+    if (d->packets >= 5 && d->acked == 0 && lost > 0)
+        wmem_strbuf_append_printf(sb, "never acked: none of %u packets was acknowledged by the peer "
+                                  "(the peer %s); ", d->packets,
+                                  peer->active ? "sends but does not ack them" : "is silent in this capture");
+    else if (peer->active && peer->packets >= 5 && d->acks_sent == 0 && peer->acked == 0)
+        wmem_strbuf_append_printf(sb, "this side never acks the peer's %u packets; ", peer->packets);
+    else if (d->acked && lost >= 5 && peer->active && peer->packets - d->peer_pkts_at_ack >= 10 &&
+             peer->last_ns - d->last_acked_ns > 2 * NS_PER_S)
+        wmem_strbuf_append_printf(sb, "acks stopped: the peer acked nothing of this direction after frame %u, "
+                                  "although it sent %u more packets over %.1f s; ", d->last_acked_frame,
+                                  peer->packets - d->peer_pkts_at_ack,
+                                  (double)(peer->last_ns - d->last_acked_ns) / 1e9);
+    if (d->srtt_max > RTT_THRESHOLD_S)
+        wmem_strbuf_append_printf(sb, "smoothed RTT rose to %.0f ms, above the 250 ms threshold (the example "
+                                  "drops to Bad, 10 packets/s; %.0f ms at the end); ",
+                                  d->srtt_max * 1000.0, d->srtt * 1000.0);
+    if (d->last_ns - d->first_ns > 10 * NS_PER_S && d->mode == NG_MODE_BAD &&
+        d->last_ns - d->mode_since_ns > 10 * NS_PER_S)
+        wmem_strbuf_append_printf(sb, "stuck in Bad mode: 10 packets/s for the last %.1f s; ",
+                                  (double)(d->last_ns - d->mode_since_ns) / 1e9);
+    else if (d->last_ns - d->first_ns > 10 * NS_PER_S && bad * 2 > d->last_ns - d->first_ns)
+        wmem_strbuf_append_printf(sb, "mostly in Bad mode: %.1f s of %.1f s at 10 packets/s (%u switches); ",
+                                  (double)bad / 1e9, (double)(d->last_ns - d->first_ns) / 1e9, d->switches);
+    if (!strstr(wmem_strbuf_get_str(sb), "acks stopped") && !strstr(wmem_strbuf_get_str(sb), "never acked") &&
+        d->packets >= 20 && peer->packets >= 20 && lost * 10 > d->packets &&
+        peer_lost * 20 < peer->packets && d->acked > 0)
+        wmem_strbuf_append_printf(sb, "one-way loss: %.1f%% of this direction lost, %.1f%% the other way; ",
+                                  100.0 * lost / d->packets, 100.0 * peer_lost / peer->packets);
+    if (!wmem_strbuf_get_len(sb))
+        return NULL;
+    wmem_strbuf_truncate(sb, wmem_strbuf_get_len(sb) - 2);
+    return wmem_strbuf_finalize(sb);
+}
+
+/* ---- Registration ------------------------------------------------------- */
+
+void netgame_analysis_register(int proto, module_t *module)
+{
+    static hf_register_info hf[] = {
+        { &hf_netgame_stream, { "Connection index", "netgame.stream", FT_UINT32, BASE_DEC, NULL, 0x0,
+            "One per UDP conversation", HFILL } },
+        { &hf_netgame_analysis, { "Connection analysis", "netgame.analysis", FT_NONE, BASE_NONE, NULL, 0x0,
+            NULL, HFILL } },
+        { &hf_netgame_direction, { "Direction", "netgame.analysis.direction", FT_STRING, BASE_NONE, NULL, 0x0,
+            "Sender -> receiver of this packet", HFILL } },
+        { &hf_netgame_flags, { "Analysis flags", "netgame.analysis.flags", FT_UINT32, BASE_HEX, NULL, 0x0,
+            "Set on every packet where the analysis found a problem", HFILL } },
+        { &hf_netgame_acked_in, { "Acked in frame", "netgame.analysis.acked_in", FT_FRAMENUM, BASE_NONE,
+            FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0,
+            "The first frame from the peer that acknowledges this packet", HFILL } },
+        { &hf_netgame_rtt, { "RTT", "netgame.analysis.rtt", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+            "Seconds from this packet to the frame that acknowledges it, at this capture point", HFILL } },
+        { &hf_netgame_lost, { "Lost", "netgame.analysis.lost", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+            "Not acknowledged within 1 s (the original's RttMaximum)", HFILL } },
+        { &hf_netgame_seq_gap, { "Sequences missing before this one", "netgame.analysis.seq_gap", FT_UINT32,
+            BASE_DEC, NULL, 0x0, "In this direction, at this capture point", HFILL } },
+        { &hf_netgame_duplicate, { "Duplicate", "netgame.analysis.duplicate", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+            "This sequence was seen before in this direction", HFILL } },
+        { &hf_netgame_duplicate_of, { "Duplicate of frame", "netgame.analysis.duplicate_of", FT_FRAMENUM,
+            BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_DUP_ACK), 0x0, NULL, HFILL } },
+        { &hf_netgame_send_rate, { "Send rate (packets/s)", "netgame.analysis.send_rate", FT_UINT32, BASE_DEC,
+            NULL, 0x0, "Packets of this direction in the last second, this one included", HFILL } },
+        { &hf_netgame_mode, { "Flow-control mode", "netgame.analysis.mode", FT_UINT32, BASE_DEC, VALS(mode_vals),
+            0x0, "Inferred from the packet intervals: 30 Good, 10 Bad", HFILL } },
+        { &hf_netgame_smoothed_rtt, { "Sender's smoothed RTT", "netgame.analysis.smoothed_rtt", FT_RELATIVE_TIME,
+            BASE_NONE, NULL, 0x0,
+            "The RTT the sender computes as the original does (10% steps), from the acks seen so far",
+            HFILL } },
+        { &hf_netgame_acks_frame, { "Acknowledges frame", "netgame.analysis.acks_frame", FT_FRAMENUM, BASE_NONE,
+            FRAMENUM_TYPE(FT_FRAMENUM_ACK), 0x0, "A peer packet this frame is the first to acknowledge",
+            HFILL } },
+        { &hf_netgame_ack_rtt, { "RTT of that frame", "netgame.analysis.ack_rtt", FT_RELATIVE_TIME, BASE_NONE,
+            NULL, 0x0, "From that frame to this one", HFILL } },
+        { &hf_netgame_lost_frame, { "Loss found of frame", "netgame.analysis.lost_frame", FT_FRAMENUM, BASE_NONE,
+            NULL, 0x0, "A packet now more than 1 s old and never acknowledged", HFILL } },
+        { &hf_netgame_false_ack0, { "False ack of sequence 0", "netgame.analysis.false_ack0", FT_BOOLEAN,
+            BASE_NONE, NULL, 0x0,
+            "Ack 0 with no bits before the peer's sequence 0 reached this capture point", HFILL } },
+    };
+    static gint *ett[] = { &ett_netgame_analysis, &ett_netgame_flags };
+    static ei_register_info ei[] = {
+        { &ei_netgame_seq_gap, { "netgame.analysis.seq_gap.expert", PI_SEQUENCE, PI_NOTE,
+            "Sequences missing before this one", EXPFILL } },
+        { &ei_netgame_seq_back, { "netgame.analysis.sequence_back", PI_SEQUENCE, PI_NOTE,
+            "Sequence goes back: reordered", EXPFILL } },
+        { &ei_netgame_seq_repeat, { "netgame.analysis.sequence_repeat", PI_SEQUENCE, PI_NOTE,
+            "Sequence repeats: duplicate", EXPFILL } },
+        { &ei_netgame_ack_back, { "netgame.analysis.ack_back", PI_SEQUENCE, PI_NOTE,
+            "Ack goes back", EXPFILL } },
+        { &ei_netgame_ack_unsent, { "netgame.analysis.ack_unsent", PI_SEQUENCE, PI_WARN,
+            "Ack of a sequence the peer never sent in this capture", EXPFILL } },
+        { &ei_netgame_false_ack0, { "netgame.analysis.false_ack0.expert", PI_SEQUENCE, PI_NOTE,
+            "False ack of sequence 0: ack 0 with no bits before the peer's sequence 0 was seen "
+            "(the original counts it as an ack)", EXPFILL } },
+        { &ei_netgame_lost, { "netgame.analysis.lost.expert", PI_SEQUENCE, PI_WARN,
+            "Packet lost: not acknowledged within 1 s", EXPFILL } },
+        { &ei_netgame_mode_switch, { "netgame.analysis.mode_switch", PI_SEQUENCE, PI_NOTE,
+            "Flow-control mode switch", EXPFILL } },
+    };
+    expert_module_t *em;
+
+    proto_ng = proto;
+    proto_register_field_array(proto, hf, array_length(hf));
+    proto_register_subtree_array(ett, array_length(ett));
+    em = expert_register_protocol(proto);
+    expert_register_field_array(em, ei, array_length(ei));
+    register_init_routine(analysis_init);
+    ng_tap = register_tap("netgame");
+    cs_sp_register();
+    cs_sp_register_pref(module, &pref_single_pass);
+}
+
+void netgame_analysis_handoff(void)
+{
+    cs_sp_handoff();
+}

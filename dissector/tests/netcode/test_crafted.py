@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""netcode.crafted: packets made with libsodium (nctest.py), one capture per
+situation, each expert info on the frame it belongs to, the same expert
+summary with and without a tree, and the connections table's diagnosis:
+the full handshake and sequence problems (gap, out of order, duplicate,
+replay, silence over the timeout, disconnect), a forged packet that changes
+no state, an expired token, a wrong private key, a malformed token, a server
+not in the token, an unanswered challenge, a response never answered,
+denied, a wrong size, truncated and foreign datagrams, Decode As, a key log
+with malformed lines, no key at all, and the mid-connection heuristic's port
+preference."""
+import os
+import struct
+import tempfile
+
+import nctest as nc
+from nctest import c2s, s2c, C2S_KEY, S2C_KEY
+
+KEY_OPT = ["-o", "netcode.private_key:" + nc.PRIVATE_KEY.hex()]
+
+
+def run_case(F, tmp, name, frames, want, opts=KEY_OPT, absent=None, diag=None, not_netcode=()):
+    """want: {frame index: set of expert names that must be there};
+    absent: {frame index: expert names that must not}; diag: text the
+    connections table's diagnosis must hold (None: no diagnosis at all)."""
+    pcap = os.path.join(tmp, name + ".pcap")
+    nc.write_pcap(pcap, frames)
+    got = nc.decode(pcap, opts)
+    F.check(len(got) == len(frames), "%s: %d frames decoded of %d" % (name, len(got), len(frames)))
+    for i, fr in enumerate(got):
+        if i in not_netcode:
+            F.check(not fr["netcode"], "%s frame %d: decoded as netcode" % (name, i + 1))
+            continue
+        F.check(fr["netcode"], "%s frame %d: not decoded as netcode" % (name, i + 1))
+        for e in want.get(i, ()):
+            F.check(e in fr["experts"], "%s frame %d: no %s (has %s)" % (name, i + 1, e, sorted(fr["experts"])))
+        for e in (absent or {}).get(i, ()):
+            F.check(e not in fr["experts"], "%s frame %d: %s where it does not belong" % (name, i + 1, e))
+    a = nc.expert_summary(pcap, opts, False)
+    b = nc.expert_summary(pcap, opts, True)
+    F.check(a.strip() == b.strip(), "%s: expert summary differs with a tree:\n%s\n---\n%s" % (name, a, b))
+    table = nc.conns_table(pcap, opts)
+    if diag is None:
+        F.check("Diagnosis" not in table, "%s: unexpected diagnosis:\n%s" % (name, table))
+    else:
+        F.check(diag in table, "%s: diagnosis lacks %r:\n%s" % (name, diag, table))
+    return got, table
+
+
+def main():
+    F = nc.Failures()
+    tmp = tempfile.mkdtemp()
+    os.chmod(tmp, 0o755)
+
+    # ---- the full handshake, then the sequence problems ----
+    fr = nc.handshake()
+    fr += [
+        c2s(nc.payload(1, C2S_KEY), 0.10),                   # 4
+        c2s(nc.payload(2, C2S_KEY), 0.11),                   # 5
+        c2s(nc.payload(5, C2S_KEY), 0.12),                   # 6 gap of 2
+        c2s(nc.payload(3, C2S_KEY), 0.13),                   # 7 out of order
+        c2s(nc.payload(3, C2S_KEY), 0.14),                   # 8 duplicate of 7
+        c2s(nc.packet(nc.PAYLOAD, 100, b"x" * 20, C2S_KEY, forge=True), 0.15),  # 9 forged
+        c2s(nc.payload(6, C2S_KEY), 0.16),                   # 10 follows 5: no gap (the forgery changed nothing)
+        s2c(nc.payload(1, S2C_KEY), 0.17),                   # 11
+        s2c(nc.payload(400, S2C_KEY), 0.18),                 # 12 gap of 398
+        s2c(nc.payload(100, S2C_KEY), 0.19),                 # 13 replay: 300 behind
+        s2c(nc.keep_alive(401, S2C_KEY), 6.0),               # 14 5.8 s of silence, timeout 5
+        c2s(nc.disconnect(7, C2S_KEY), 6.1),                 # 15
+        c2s(nc.disconnect(8, C2S_KEY), 6.2),                 # 16
+    ]
+    got, table = run_case(F, tmp, "full", fr, {
+        0: {"netcode.request"}, 1: {"netcode.challenge"}, 2: {"netcode.response"}, 3: {"netcode.connected"},
+        6: {"netcode.sequence.gap"}, 7: {"netcode.sequence.out_of_order"}, 8: {"netcode.sequence.duplicate"},
+        9: {"netcode.decrypt_failed"}, 12: {"netcode.sequence.gap"}, 13: {"netcode.sequence.replay"},
+        14: {"netcode.timed_out"}, 15: {"netcode.disconnect"}, 16: {"netcode.disconnect"},
+    }, absent={10: {"netcode.sequence.gap", "netcode.sequence.out_of_order"}, 9: {"netcode.sequence.gap"},
+               4: {"netcode.decrypt_failed"}}, diag="Timed out")
+    f = got[4]["fields"]
+    F.check(f.get("netcode.payload") == [b"hello netcode".hex(":")] or
+            f.get("netcode.payload") == [b"hello netcode".hex()],
+            "full frame 5: payload %r" % f.get("netcode.payload"))
+    f = got[3]["fields"]
+    F.check(f.get("netcode.keep_alive.max_clients") == ["4"] and f.get("netcode.keep_alive.client_index") == ["0"],
+            "full frame 4: keep-alive fields %r" % {k: v for k, v in f.items() if "keep_alive" in k})
+    f = got[1]["fields"]
+    F.check(f.get("netcode.sequence.global") == ["0"] and f.get("netcode.challenge.sequence") == ["0"],
+            "full frame 2: challenge's global sequence / token sequence %r %r" %
+            (f.get("netcode.sequence.global"), f.get("netcode.challenge.sequence")))
+    f = got[0]["fields"]
+    F.check(f.get("netcode.token.client_id") == ["42"] and f.get("netcode.token.timeout") == ["5"] and
+            f.get("netcode.token.server_address") == ["10.0.0.2:40000"],
+            "full frame 1: token fields %r" % {k: v for k, v in f.items() if k.startswith("netcode.token")})
+    F.check(" 1 " in table and "42" in table, "full: table lacks the undecryptable count or client id:\n" + table)
+
+    # ---- an expired token ----
+    run_case(F, tmp, "expired", [c2s(nc.request(int(nc.T0) - 10), 0.0)],
+             {0: {"netcode.token.expired", "netcode.request"}}, diag="expired")
+
+    # ---- a wrong private key ----
+    run_case(F, tmp, "wrong-key", [c2s(nc.request(int(nc.T0) + 60, private_key=b"\x99" * 32), 0.0),
+                                   c2s(nc.request(int(nc.T0) + 60, private_key=b"\x99" * 32), 0.1)],
+             {0: {"netcode.token.decrypt_failed"}, 1: {"netcode.request.repeated"}}, diag="does not decrypt")
+
+    # ---- a malformed token, a server not in the token ----
+    run_case(F, tmp, "token-bad", [c2s(nc.request(int(nc.T0) + 60, plain=nc.token_plain(num_addresses=0)), 0.0)],
+             {0: {"netcode.token.malformed"}}, diag="malformed")
+    run_case(F, tmp, "not-listed",
+             [c2s(nc.request(int(nc.T0) + 60, plain=nc.token_plain(addresses=(("10.0.0.9", 40000),))), 0.0)],
+             {0: {"netcode.token.server_not_listed"}}, diag="not among")
+
+    # ---- requests repeated, a challenge the client never got ----
+    e = int(nc.T0) + 60
+    run_case(F, tmp, "unanswered-challenge",
+             [c2s(nc.request(e), 0.0), c2s(nc.request(e), 0.1), s2c(nc.challenge(), 0.11), c2s(nc.request(e), 0.2)],
+             {0: {"netcode.request"}, 1: {"netcode.request.repeated"}, 2: {"netcode.challenge"},
+              3: {"netcode.request.after_challenge"}}, diag="did not reach it")
+
+    # ---- the response never answered ----
+    run_case(F, tmp, "no-keep-alive",
+             [c2s(nc.request(e), 0.0), s2c(nc.challenge(), 0.01), c2s(nc.response(0), 0.02),
+              c2s(nc.response(1), 0.12)],
+             {2: {"netcode.response"}, 3: {"netcode.response.repeated"}}, diag="no keep-alive came back")
+
+    # ---- denied ----
+    run_case(F, tmp, "denied", [c2s(nc.request(e), 0.0), s2c(nc.denied(), 0.01)],
+             {1: {"netcode.denied"}}, diag="server is full")
+
+    # ---- a keep-alive of the wrong size in a netcode conversation ----
+    bad_ka = nc.packet(nc.KEEP_ALIVE, 1, b"\x00" * 9, S2C_KEY)
+    run_case(F, tmp, "size", nc.handshake() + [s2c(bad_ka, 0.1)], {4: {"netcode.size"}}, diag=None)
+
+    # ---- truncated and foreign datagrams are not netcode's ----
+    req = nc.request(e)
+    run_case(F, tmp, "truncated",
+             [c2s(req[:-1], 0.0), c2s(b"\x15\x01" + b"\x00" * 10, 0.1), c2s(b"\x00" * 1078, 0.2),
+              c2s(b"\x17\x01" + b"\x00" * 40, 0.3)],
+             {}, not_netcode=(0, 1, 2, 3), diag=None)
+    # ... but Decode As shows them, flagged
+    got, _ = run_case(F, tmp, "decode-as", [c2s(req[:-1], 0.0), c2s(b"\x97" + b"\x00" * 30, 0.1)],
+                      {0: {"netcode.not_netcode"}, 1: {"netcode.not_netcode"}},
+                      opts=KEY_OPT + ["-d", "udp.port==40000,netcode"], diag=None)
+
+    # ---- a key log with malformed lines: named, and its good lines used ----
+    keylog = os.path.join(tmp, "bad.keys")
+    with open(keylog, "w") as f:
+        f.write("# comment\n\nNETCODE_PRIVATE_KEY 12345\nNETCODE_PRIVATE_KEY %s\nBOGUS_LABEL x\n"
+                "NETCODE_CONNECTION_KEYS %s\n" % (nc.PRIVATE_KEY.hex(), C2S_KEY.hex()))
+    os.chmod(keylog, 0o644)
+    got, _ = run_case(F, tmp, "keylog-bad", nc.handshake(), {0: {"netcode.keylog.malformed", "netcode.request"},
+                                                             3: {"netcode.connected"}},
+                      opts=["-o", "netcode.keylog_file:" + keylog], absent={1: {"netcode.keylog.malformed"}},
+                      diag=None)
+    summary = nc.expert_summary(os.path.join(tmp, "keylog-bad.pcap"), ["-o", "netcode.keylog_file:" + keylog])
+    for line in ("line 3", "line 5", "line 6"):
+        F.check(line in summary, "keylog-bad: the message does not name %s:\n%s" % (line, summary))
+    F.check("line 4" not in summary, "keylog-bad: the good line 4 is called malformed")
+    F.check(got[1]["fields"].get("netcode.decrypted") in (["1"], ["True"]),
+            "keylog-bad: the good private key line was not used")
+    # a key log that does not exist: no decryption, no crash
+    got, _ = run_case(F, tmp, "keylog-missing", nc.handshake(), {},
+                      opts=["-o", "netcode.keylog_file:" + os.path.join(tmp, "nothing.keys")], diag=None)
+
+    # ---- no key: typed, not decrypted, one note ----
+    got, _ = run_case(F, tmp, "no-key", nc.handshake() + [c2s(nc.payload(1, C2S_KEY), 0.1)],
+                      {0: {"netcode.no_key"}, 3: {"netcode.connected"}}, opts=[],
+                      absent={4: {"netcode.no_key", "netcode.decrypt_failed"}}, diag=None)
+    types = [g["fields"].get("netcode.type", [""])[0] for g in got]
+    F.check(types == ["0", "2", "3", "4", "5"], "no-key: types %r" % types)
+
+    # ---- mid-connection: only on a port of netcode.udp.port ----
+    mid = [s2c(nc.payload(10 + i, S2C_KEY), 0.01 * i) for i in range(5)]
+    for m in mid:
+        m["sport"] = 45000
+    for m in mid:
+        pass
+    mid = [dict(m, dport=50000) for m in mid]
+    run_case(F, tmp, "mid-other-port", mid, {}, opts=[], not_netcode=(0, 1, 2, 3, 4), diag=None)
+    run_case(F, tmp, "mid-port-pref", mid, {}, opts=["-o", "netcode.udp.port:45000"], not_netcode=(0,), diag=None)
+    # with the connection keys in a key log and the protocol id: every one, first included
+    kl = os.path.join(tmp, "conn.keys")
+    with open(kl, "w") as f:
+        f.write("NETCODE_CONNECTION_KEYS %s %s\n" % (C2S_KEY.hex(), S2C_KEY.hex()))
+    os.chmod(kl, 0o644)
+    got, _ = run_case(F, tmp, "mid-keys", mid, {},
+                      opts=["-o", "netcode.udp.port:45000", "-o", "netcode.keylog_file:" + kl,
+                            "-o", "netcode.protocol_ids:%x" % nc.PROTOCOL_ID], diag=None)
+    F.check(all(g["fields"].get("netcode.decrypted") in (["1"], ["True"]) for g in got),
+            "mid-keys: not every packet decrypted")
+
+    F.finish("netcode.crafted")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""netcode.real: the captures of the real netcode and yojimbo libraries
+(captures/real-*.pcapng, keys in captures/README.md and captures/real-*.keys)
+decode and decrypt with zero failures, with the private key preference, with
+the key log's private key, with the key log's connection keys alone, and
+(types only) with no key at all; the same expert infos with and without a
+tree; the connections table shows one connection, connected, ended by the
+client's disconnects. A capture without the handshake (frames from 4 on)
+decrypts with the connection keys and the protocol id preference."""
+import os
+import subprocess
+import tempfile
+
+import nctest as nc
+
+CAPS = {
+    "real-netcode-cs": {
+        "key": "606abe6ec91910ea9a6562f66f2b30e44371d62cd19927266b3c60f4b715aba1",
+        "counts": {0: 1, 2: 1, 3: 1, 4: 2, 5: 579, 6: 10},
+        "client_id": "10610143713125746728", "timeout": "5", "protocol_id": "1122334455667788",
+    },
+    "real-yojimbo-cs": {
+        "key": "00" * 32,
+        "counts": {0: 1, 2: 1, 3: 1, 4: 3, 5: 1128, 6: 10},
+        "client_id": "8319594888571325975", "timeout": "10", "protocol_id": "0",
+    },
+}
+
+
+def fields(pcap, opts, names):
+    out = nc.tshark(["-r", pcap] + nc.CHUNK_OFF + list(opts) + ["-T", "fields"] +
+                    sum((["-e", n] for n in names), []))
+    return [line.split("\t") for line in out.splitlines()]
+
+
+def truthy(v):
+    return v in ("1", "True")
+
+
+def check_decode(F, name, pcap, opts, label, want_decrypted="all"):
+    """want_decrypted: "all", True (all but the request), False (none)."""
+    spec = CAPS[name]
+    rows = fields(pcap, opts, ["netcode.type", "netcode.decrypted", "netcode.payload_len"])
+    counts = {}
+    for r in rows:
+        F.check(r[0] != "", "%s %s: a frame not decoded as netcode: %r" % (name, label, r))
+        if r[0] == "":
+            continue
+        t = int(r[0])
+        counts[t] = counts.get(t, 0) + 1
+        if t != 0 or want_decrypted == "all":
+            dec = truthy(r[1])
+            F.check(dec == bool(want_decrypted), "%s %s: type %d decrypted=%s, want %s" % (name, label, t, r[1],
+                                                                                     want_decrypted))
+    F.check(counts == spec["counts"], "%s %s: type counts %s, want %s" % (name, label, counts, spec["counts"]))
+    return rows
+
+
+def main():
+    F = nc.Failures()
+    tmp = tempfile.mkdtemp()
+    os.chmod(tmp, 0o755)
+    for name, spec in CAPS.items():
+        pcap = os.path.join(nc.REPO, "captures", name + ".pcapng")
+        keylog = os.path.join(nc.REPO, "captures", name + ".keys")
+        F.check(os.path.exists(pcap) and os.path.exists(keylog), "%s: capture or key log missing" % name)
+        conn_only = os.path.join(tmp, name + "-conn.keys")
+        priv_only = os.path.join(tmp, name + "-priv.keys")
+        with open(keylog) as f:
+            lines = f.read().splitlines()
+        with open(conn_only, "w") as f:
+            f.write("\n".join(l for l in lines if not l.startswith("NETCODE_PRIVATE_KEY")) + "\n")
+        with open(priv_only, "w") as f:
+            f.write("\n".join(l for l in lines if not l.startswith("NETCODE_CONNECTION_KEYS")) + "\n")
+        for p in (conn_only, priv_only):
+            os.chmod(p, 0o644)
+        ways = [
+            ("private key preference", ["-o", "netcode.private_key:" + spec["key"]]),
+            ("key log, private key", ["-o", "netcode.keylog_file:" + priv_only]),
+            ("key log, connection keys", ["-o", "netcode.keylog_file:" + conn_only]),
+            ("key log, both", ["-o", "netcode.keylog_file:" + keylog]),
+        ]
+        for label, opts in ways:
+            check_decode(F, name, pcap, opts, label, True if label.endswith("connection keys") else "all")
+            for tree in (False, True):
+                s = nc.expert_summary(pcap, opts, tree)
+                F.check("Does not decrypt" not in s and "Errors" not in s and "Warns" not in s,
+                        "%s %s (tree %s): warnings or errors in the expert summary:\n%s" % (name, label, tree, s))
+        # the token's contents, from the private key
+        opts = ways[0][1]
+        r = fields(pcap, opts, ["netcode.token.client_id", "netcode.token.timeout", "netcode.protocol_id"])[0]
+        F.check(r[0] == spec["client_id"] and r[1] == spec["timeout"] and
+                int(r[2], 16) == int(spec["protocol_id"], 16),
+                "%s: token client id/timeout/protocol id %r" % (name, r))
+        # the same experts with and without a tree, one pass and two
+        a = nc.expert_summary(pcap, opts, False)
+        b = nc.expert_summary(pcap, opts, True)
+        c = nc.tshark(["-r", pcap, "-2", "-q", "-z", "expert"] + nc.CHUNK_OFF + opts)
+        F.check(a.strip() and a.strip() == b.strip(), "%s: expert summary differs with a tree:\n%s\n---\n%s" % (name, a, b))
+        F.check(a.strip() in c, "%s: expert summary differs in two passes" % name)
+        for want in ("Connection request from the client", "Challenge from the server",
+                     "Challenge response from the client", "Connected:", "Disconnect from the client"):
+            F.check(want in a, "%s: expert summary lacks %r" % (name, want))
+        # no key: every packet still typed, none decrypted
+        check_decode(F, name, pcap, [], "no key", want_decrypted=False)
+        # the connections table
+        t = nc.conns_table(pcap, opts)
+        rows = [l for l in t.splitlines() if l.startswith("0 ")]
+        F.check(len(rows) == 1 and "connected" in rows[0] and spec["client_id"] in rows[0] and
+                "client disconnected" in rows[0], "%s: connections table:\n%s" % (name, t))
+        F.check("Diagnosis" not in t, "%s: a diagnosis for a healthy connection:\n%s" % (name, t))
+        # mid-connection: no handshake in the capture
+        mid = os.path.join(tmp, name + "-mid.pcapng")
+        subprocess.run(["editcap", "-r", pcap, mid, "4-1000000"], check=True)
+        os.chmod(mid, 0o644)
+        rows = fields(mid, ["-o", "netcode.keylog_file:" + conn_only, "-o",
+                            "netcode.protocol_ids:" + spec["protocol_id"]], ["netcode.type", "netcode.decrypted"])
+        bad = [r for r in rows if not r[0] or not truthy(r[1])]
+        F.check(not bad, "%s mid-connection with connection keys: %d of %d frames not decrypted" %
+                (name, len(bad), len(rows)))
+        # without keys mid-connection: the first packet of each direction
+        # waits for a second that follows it; the rest is netcode's
+        rows = fields(mid, [], ["netcode.type"])
+        nots = sum(1 for r in rows if not r[0])
+        F.check(nots <= 2, "%s mid-connection without keys: %d frames not netcode's" % (name, nots))
+    # the payload's hand-off: a Decode As table and a heuristic list named netcode.payload
+    tables = nc.tshark(["-G", "dissector-tables"])
+    F.check(any(l.startswith("netcode.payload\t") and "Decode As" in l for l in tables.splitlines()),
+            "no netcode.payload dissector table with Decode As")
+    F.finish("netcode.real")
+
+
+if __name__ == "__main__":
+    main()

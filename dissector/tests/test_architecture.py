@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""test_architecture.py: docs/architecture.md's dissector tree matches the tree.
+
+Reads the code block under "### The tree" of its "## Dissector" part (a
+folder is a line ending in "/", indented under its parent; a file is the
+first word of a line, name.{h,c} standing for both) and checks that every
+file it lists exists, and that every source and build file of dissector/
+(dissector/tests/ aside) is listed. Exit 0 when both hold, 1 otherwise.
+"""
+import os
+import re
+import subprocess
+import sys
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DOC = os.path.join(REPO, "docs", "architecture.md")
+
+
+def listed_files():
+    text = open(DOC).read()
+    part = text[text.index("## Dissector"):]
+    tree = part[part.index("### The tree"):]
+    block = tree[tree.index("```") + 3:]
+    block = block[block.index("\n") + 1:block.index("```")]
+    files = set()
+    stack = []   # (indent, folder)
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        word = line.split()[0]
+        if not re.match(r"^[\w.{},/-]+$", word) or not re.search(r"[./]", word):
+            continue   # a continuation of the line above
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        prefix = "/".join(f for _, f in stack)
+        if word.endswith("/"):
+            stack.append((indent, word.rstrip("/")))
+            continue
+        m = re.match(r"^(.*)\{([^}]*)\}(.*)$", word)
+        names = [m.group(1) + alt + m.group(3) for alt in m.group(2).split(",")] if m else [word]
+        for n in names:
+            files.add(prefix + "/" + n if prefix else n)
+    return files
+
+
+def main():
+    listed = listed_files()
+    tracked = subprocess.run(["git", "ls-files", "dissector"], cwd=REPO, stdout=subprocess.PIPE,
+                             universal_newlines=True, check=True).stdout.split()
+    sources = {f for f in tracked if not f.startswith("dissector/tests/")
+               and (f.endswith((".c", ".h")) or os.path.basename(f) in ("CMakeLists.txt", "protocols.txt"))}
+    failures = []
+    for f in sorted(listed):
+        if not os.path.exists(os.path.join(REPO, f)):
+            failures.append("docs/architecture.md lists %s, which does not exist" % f)
+    for f in sorted(sources - listed):
+        failures.append("%s is not in docs/architecture.md's dissector tree" % f)
+    print("architecture.md: %d files listed, %d dissector source files" % (len(listed), len(sources)))
+    for f in failures:
+        print("FAIL: " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

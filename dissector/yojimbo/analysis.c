@@ -1,0 +1,593 @@
+/* analysis.c
+ * The yojimbo analysis (docs/yojimbo.md, "Analysis"): per conversation and
+ * direction, the packets that carried each message id of a reliable-ordered
+ * channel and each block fragment, their resends, the peer packet whose
+ * reliable ack first covered one of them, resends after that ack, block
+ * progress and stalls, and a plain-language diagnosis of what never
+ * completed. Built on the first pass (with or without a tree); later passes
+ * read what it kept.
+ *
+ * Reliable's header is not passed down to this payload, so it is read again
+ * from the data source the payload sits in (the decrypted netcode payload or
+ * the reassembled reliable packet): the source must be exactly header +
+ * payload, which is checked byte for byte.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <string.h>
+
+#include <wireshark.h>
+#include <epan/packet.h>
+#include <epan/conversation.h>
+#include <epan/proto_data.h>
+
+#include "yojimbo.h"
+
+static wmem_map_t *convs;           /* conversation_t * -> yj_conv_t */
+static GPtrArray *all_msgs;         /* yj_msg_t *, first sight order */
+static guint n_convs;
+static nstime_t capture_end;
+static guint64 n_frag_slots;        /* fragment records allocated for the file */
+
+typedef struct yj_sent {
+    guint32 frame;
+    guint32 n;
+    yj_item_t **items;
+    gboolean acked;
+} yj_sent_t;
+
+/* ---- reliable's header ---------------------------------------------------- */
+
+/* Parses reliable's regular packet header at the start of t: its length, or
+ * -1. */
+int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bits)
+{
+    guint len = tvb_captured_length(t);
+    guint8 prefix;
+    guint p = 0;
+
+    if (len < 3)
+        return -1;
+    prefix = yj_u8(t, p++);
+    if (prefix & 1)
+        return -1;
+    *seq = tvb_get_letohs(t, p);
+    p += 2;
+    if (prefix & (1 << 5)) {
+        if (len < p + 1)
+            return -1;
+        *ack = (guint16)(*seq - yj_u8(t, p));
+        p++;
+    } else {
+        if (len < p + 2)
+            return -1;
+        *ack = tvb_get_letohs(t, p);
+        p += 2;
+    }
+    *ack_bits = 0xFFFFFFFFu;
+    for (int i = 1; i <= 4; i++) {
+        if (prefix & (1 << i)) {
+            if (len < p + 1)
+                return -1;
+            *ack_bits &= ~(0xFFu << (8 * (i - 1)));
+            *ack_bits |= (guint32)yj_u8(t, p) << (8 * (i - 1));
+            p++;
+        }
+    }
+    return (int)p;
+}
+
+gboolean yj_find_reliable_header(packet_info *pinfo, tvbuff_t *tvb, guint16 *seq, guint16 *ack,
+                                 guint32 *ack_bits, gboolean *have_ack)
+{
+    guint my_len = tvb_captured_length(tvb);
+    gboolean found = FALSE, whole = FALSE;
+    tvbuff_t *frag = NULL;
+
+    if (my_len != tvb_reported_length(tvb))
+        return FALSE;
+    for (GSList *l = pinfo->data_src; l; l = l->next) {
+        tvbuff_t *t = get_data_source_tvb((const struct data_source *)l->data);
+        guint tl;
+        int h;
+        guint16 s, a;
+        guint32 ab;
+
+        if (!t)
+            continue;
+        if (t == tvb) {
+            whole = TRUE;   /* a reassembled reliable packet handed over whole */
+            continue;
+        }
+        tl = tvb_captured_length(t);
+        /* a reliable fragment: prefix 1, sequence, fragment id, count - 1 */
+        if (tl >= 5 && yj_u8(t, 0) == 1)
+            frag = t;
+        if (tl < my_len + 3 || tl > my_len + 9)
+            continue;
+        h = yj_reliable_header(t, &s, &a, &ab);
+        if (h < 0 || (guint)h + my_len != tl)
+            continue;
+        if (my_len && tvb_memeql(t, h, tvb_get_ptr(tvb, 0, my_len), my_len) != 0)
+            continue;
+        *seq = s;
+        *ack = a;
+        *ack_bits = ab;
+        *have_ack = TRUE;
+        found = TRUE;   /* the newest matching source wins */
+    }
+    if (!found && whole && frag) {
+        /* Reassembled: the sequence of the fragment that completed it; its
+         * acks when that fragment is fragment 0 (which carries the header). */
+        guint16 s, a;
+        guint32 ab;
+        *seq = tvb_get_letohs(frag, 1);
+        *have_ack = FALSE;
+        if (yj_u8(frag, 3) == 0) {
+            tvbuff_t *h0 = tvb_new_subset_remaining(frag, 5);
+            if (yj_reliable_header(h0, &s, &a, &ab) > 0 && s == *seq) {
+                *ack = a;
+                *ack_bits = ab;
+                *have_ack = TRUE;
+            }
+        }
+        found = TRUE;
+    }
+    return found;
+}
+
+/* ---- state -------------------------------------------------------------- */
+
+static void dir_free(yj_dir_t *d)
+{
+    if (d->sent)
+        g_hash_table_destroy(d->sent);
+    if (d->frag0_acks)
+        g_hash_table_destroy(d->frag0_acks);
+    for (int i = 0; i < YJ_MAX_CHANNELS; i++)
+        if (d->msgs[i])
+            g_hash_table_destroy(d->msgs[i]);
+}
+
+void yj_analysis_init(void)
+{
+    convs = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
+    all_msgs = g_ptr_array_new();
+    n_convs = 0;
+    n_frag_slots = 0;
+    nstime_set_zero(&capture_end);
+}
+
+static void conv_free_cb(gpointer key _U_, gpointer value, gpointer user _U_)
+{
+    yj_conv_t *c = (yj_conv_t *)value;
+    dir_free(&c->dir[0]);
+    dir_free(&c->dir[1]);
+}
+
+void yj_analysis_cleanup(void)
+{
+    if (convs)
+        wmem_map_foreach(convs, conv_free_cb, NULL);
+    convs = NULL;
+    if (all_msgs)
+        g_ptr_array_free(all_msgs, TRUE);
+    all_msgs = NULL;
+}
+
+GPtrArray *yj_all_msgs(void)
+{
+    return all_msgs;
+}
+
+nstime_t yj_capture_end(void)
+{
+    return capture_end;
+}
+
+/* A 16-bit value unwrapped next to the last unwrapped one. */
+static guint32 unwrap16(guint16 v, guint32 last)
+{
+    guint32 cand = (last & ~0xFFFFu) | v;
+    if (cand + 0x8000u < last)
+        cand += 0x10000u;
+    else if (cand > last + 0x8000u && cand >= 0x10000u)
+        cand -= 0x10000u;
+    return cand;
+}
+
+static yj_dir_t *get_dir(packet_info *pinfo, yj_conv_t **conv_out, int *which)
+{
+    conversation_t *conv = find_or_create_conversation(pinfo);
+    yj_conv_t *c = (yj_conv_t *)wmem_map_lookup(convs, conv);
+    int d;
+
+    if (!c) {
+        c = wmem_new0(wmem_file_scope(), yj_conv_t);
+        c->index = ++n_convs;
+        wmem_map_insert(convs, conv, c);
+    }
+    if (!c->dir[0].active) {
+        d = 0;
+    } else if (addresses_equal(&c->dir[0].src, &pinfo->src) && c->dir[0].sport == pinfo->srcport &&
+               addresses_equal(&c->dir[0].dst, &pinfo->dst) && c->dir[0].dport == pinfo->destport) {
+        d = 0;
+    } else {
+        d = 1;
+    }
+    if (!c->dir[d].active) {
+        yj_dir_t *y = &c->dir[d];
+        y->active = TRUE;
+        copy_address_wmem(wmem_file_scope(), &y->src, &pinfo->src);
+        copy_address_wmem(wmem_file_scope(), &y->dst, &pinfo->dst);
+        y->sport = pinfo->srcport;
+        y->dport = pinfo->destport;
+        y->sent = g_hash_table_new(g_direct_hash, g_direct_equal);
+        y->frag0_acks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    }
+    *conv_out = c;
+    *which = d;
+    return &c->dir[d];
+}
+
+static yj_msg_t *get_msg(yj_conv_t *c, int d, const yj_pending_item_t *p, packet_info *pinfo)
+{
+    yj_dir_t *y = &c->dir[d];
+    guint ch = p->channel;
+    guint32 ext;
+    yj_msg_t *m;
+
+    if (!y->msgs[ch])
+        y->msgs[ch] = g_hash_table_new(g_direct_hash, g_direct_equal);
+    if (!y->have_id[ch]) {
+        ext = 0x10000u + p->id;     /* room to unwrap backwards */
+        y->have_id[ch] = TRUE;
+        y->last_ext_id[ch] = ext;
+    } else {
+        ext = unwrap16(p->id, y->last_ext_id[ch]);
+        if (ext > y->last_ext_id[ch])
+            y->last_ext_id[ch] = ext;
+    }
+    m = (yj_msg_t *)g_hash_table_lookup(y->msgs[ch], GUINT_TO_POINTER(ext));
+    if (m && m->is_block != p->is_block)
+        m = NULL;   /* a block and a message cannot share an id: start again */
+    if (!m) {
+        /* Bounds on what one file makes the analysis keep: a few bytes of
+         * hostile packet can claim a new id with 65535 fragments. */
+        if (all_msgs->len >= YJ_MAX_TRACKED_MSGS ||
+            (p->is_block && n_frag_slots + p->num_fragments > YJ_MAX_TRACKED_FRAGMENTS))
+            return NULL;
+        n_frag_slots += p->is_block ? p->num_fragments : 0;
+        m = wmem_new0(wmem_file_scope(), yj_msg_t);
+        m->index = all_msgs->len + 1;
+        m->dir = (guint8)d;
+        m->channel = (guint8)ch;
+        m->is_block = p->is_block;
+        m->id = p->id;
+        m->type = -1;
+        m->conv = c;
+        m->first_frame = pinfo->num;
+        m->first_time = pinfo->abs_ts;
+        m->last_progress = pinfo->abs_ts;
+        if (p->is_block) {
+            m->num_fragments = p->num_fragments;
+            m->frags = wmem_alloc0_array(wmem_file_scope(), yj_frag_t, p->num_fragments ? p->num_fragments : 1);
+        }
+        g_hash_table_insert(y->msgs[ch], GUINT_TO_POINTER(ext), m);
+        g_ptr_array_add(all_msgs, m);
+    }
+    return m;
+}
+
+/* The peer's packet (this one) acks sequence ext of direction y. */
+static guint32 confirm(yj_dir_t *y, guint32 ext, packet_info *pinfo)
+{
+    yj_sent_t *s = (yj_sent_t *)g_hash_table_lookup(y->sent, GUINT_TO_POINTER(ext));
+    guint32 n = 0;
+
+    if (!s || s->acked || s->frame >= pinfo->num)
+        return 0;
+    s->acked = TRUE;
+    for (guint32 i = 0; i < s->n; i++) {
+        yj_item_t *it = s->items[i];
+        yj_msg_t *m = it->msg;
+        if (it->frag < 0) {
+            if (!m->acked_frame) {
+                m->acked_frame = pinfo->num;
+                m->acked_time = pinfo->abs_ts;
+                n++;
+            }
+        } else if (it->frag < (gint32)m->num_fragments && !m->frags[it->frag].acked_frame) {
+            nstime_t gap;
+            guint64 ns;
+            m->frags[it->frag].acked_frame = pinfo->num;
+            m->frags_acked++;
+            n++;
+            nstime_delta(&gap, &pinfo->abs_ts, &m->last_progress);
+            ns = (guint64)gap.secs * 1000000000u + (guint64)gap.nsecs;
+            if (gap.secs >= 0 && ns > m->max_stall_ns)
+                m->max_stall_ns = ns;
+            m->last_progress = pinfo->abs_ts;
+            if (m->frags_acked == m->num_fragments) {
+                m->acked_frame = pinfo->num;
+                m->acked_time = pinfo->abs_ts;
+            }
+        }
+    }
+    return n;
+}
+
+yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pending_item_t *items,
+                               guint n_items)
+{
+    yj_frame_t *fr;
+    yj_conv_t *c;
+    yj_dir_t *y, *peer;
+    int d;
+    guint16 seq, ack;
+    guint32 ack_bits, ext;
+    gboolean have_ack = FALSE;
+
+    if (!convs)
+        return NULL;
+    if (pinfo->fd->visited)
+        return (yj_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0);
+    if (p_get_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0))
+        return NULL;    /* a second connection packet in one frame: analysed once */
+
+    fr = wmem_new0(wmem_file_scope(), yj_frame_t);
+    p_add_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0, fr);
+    if (nstime_cmp(&pinfo->abs_ts, &capture_end) > 0)
+        capture_end = pinfo->abs_ts;
+
+    y = get_dir(pinfo, &c, &d);
+    peer = &c->dir[1 - d];
+    y->last_frame = pinfo->num;
+    y->last_time = pinfo->abs_ts;
+
+    fr->have_header = yj_find_reliable_header(pinfo, tvb, &seq, &ack, &ack_bits, &have_ack);
+    if (fr->have_header && !have_ack) {
+        /* reassembled by reliable from fragments: the acks of its fragment 0,
+         * recorded when that frame went by (yj_analysis_fragment0) */
+        guint32 *a = (guint32 *)g_hash_table_lookup(y->frag0_acks, GUINT_TO_POINTER((guint)seq));
+        if (a) {
+            ack = (guint16)a[0];
+            ack_bits = a[1];
+            have_ack = TRUE;
+            g_hash_table_remove(y->frag0_acks, GUINT_TO_POINTER((guint)seq));
+        }
+    }
+    if (fr->have_header) {
+        fr->seq = seq;
+        fr->ack = ack;
+        fr->ack_bits = ack_bits;
+        y->packets++;
+        /* acks of the peer's packets */
+        if (have_ack && peer->active && peer->have_seq) {
+            guint32 ext_ack = unwrap16(ack, peer->last_ext_seq);
+            guint32 before = fr->n_confirmed;
+            for (guint32 i = 0; i < 32; i++)
+                if ((ack_bits >> i) & 1u && ext_ack >= i)
+                    fr->n_confirmed += confirm(peer, ext_ack - i, pinfo);
+            if (fr->n_confirmed > before) {
+                y->acks_sent++;
+                y->last_ack_frame = pinfo->num;
+            }
+        }
+    }
+
+    if (!n_items)
+        return fr;
+    fr->items = wmem_alloc0_array(wmem_file_scope(), yj_item_t, n_items);
+    for (guint i = 0; i < n_items; i++) {
+        const yj_pending_item_t *p = &items[i];
+        yj_item_t *it = &fr->items[fr->n_items];
+        yj_msg_t *m;
+
+        if (p->channel >= YJ_MAX_CHANNELS)
+            continue;
+        m = get_msg(c, d, p, pinfo);
+        if (!m) {
+            fr->limited = TRUE;
+            continue;
+        }
+        if (p->type >= 0 && (!p->is_block || p->frag == 0))
+            m->type = p->type;
+        it->msg = m;
+        it->frag = p->frag;
+        if (p->frag < 0) {
+            it->send_no = ++m->sends;
+            it->prev_frame = m->last_frame;
+            if (m->acked_frame) {
+                it->acked_before = m->acked_frame;
+                m->sends_after_ack++;
+            }
+        } else {
+            yj_frag_t *f;
+            if (p->num_fragments != m->num_fragments || p->frag >= (gint32)m->num_fragments)
+                continue;   /* a fragment count that changed: not this block */
+            f = &m->frags[p->frag];
+            it->send_no = ++f->sends;
+            it->prev_frame = f->last_frame;
+            f->last_frame = pinfo->num;
+            if (f->sends == 1) {
+                f->first_frame = pinfo->num;
+                f->size = p->size;
+                m->frags_seen++;
+                m->block_bytes += p->size;
+            }
+            if (f->acked_frame) {
+                it->acked_before = f->acked_frame;
+                f->sends_after_ack++;
+                m->sends_after_ack++;
+            }
+            it->progress = m->frags_acked;
+            m->sends++;
+        }
+        m->last_frame = pinfo->num;
+        m->last_time = pinfo->abs_ts;
+        fr->n_items++;
+    }
+    /* remember what this sequence carried, for the peer's acks */
+    if (fr->have_header && fr->n_items) {
+        yj_sent_t *s = wmem_new0(wmem_file_scope(), yj_sent_t);
+        ext = y->have_seq ? unwrap16(seq, y->last_ext_seq) : 0x10000u + seq;
+        s->frame = pinfo->num;
+        s->n = fr->n_items;
+        s->items = wmem_alloc_array(wmem_file_scope(), yj_item_t *, fr->n_items);
+        for (guint32 i = 0; i < fr->n_items; i++)
+            s->items[i] = &fr->items[i];
+        g_hash_table_insert(y->sent, GUINT_TO_POINTER(ext), s);
+    }
+    if (fr->have_header) {
+        ext = y->have_seq ? unwrap16(seq, y->last_ext_seq) : 0x10000u + seq;
+        if (!y->have_seq || ext > y->last_ext_seq)
+            y->last_ext_seq = ext;
+        y->have_seq = TRUE;
+    }
+    return fr;
+}
+
+void yj_analysis_fragment0(packet_info *pinfo)
+{
+    conversation_t *conv;
+    yj_conv_t *c;
+    yj_dir_t *y;
+    int d;
+
+    if (!convs || pinfo->fd->visited || wmem_map_size(convs) == 0)
+        return;
+    conv = find_conversation_pinfo(pinfo, 0);
+    if (!conv || !wmem_map_lookup(convs, conv))
+        return;
+    for (GSList *l = pinfo->data_src; l; l = l->next) {
+        tvbuff_t *t = get_data_source_tvb((const struct data_source *)l->data);
+        guint16 seq, s, a;
+        guint32 ab;
+        guint32 *rec;
+
+        if (!t || tvb_captured_length(t) < 5 + 3 || yj_u8(t, 0) != 1 || yj_u8(t, 3) != 0)
+            continue;
+        seq = tvb_get_letohs(t, 1);
+        if (yj_reliable_header(tvb_new_subset_remaining(t, 5), &s, &a, &ab) < 0 || s != seq)
+            continue;
+        y = get_dir(pinfo, &c, &d);
+        rec = g_new(guint32, 2);
+        rec[0] = a;
+        rec[1] = ab;
+        g_hash_table_replace(y->frag0_acks, GUINT_TO_POINTER((guint)seq), rec);
+    }
+}
+
+/* The block record of (this packet's direction, ch, id), without making one. */
+static yj_msg_t *find_block(packet_info *pinfo, guint ch, guint16 id)
+{
+    conversation_t *conv;
+    yj_conv_t *c;
+    yj_dir_t *y;
+    yj_msg_t *m;
+
+    if (!convs || ch >= YJ_MAX_CHANNELS)
+        return NULL;
+    conv = find_conversation_pinfo(pinfo, 0);
+    if (!conv || !(c = (yj_conv_t *)wmem_map_lookup(convs, conv)))
+        return NULL;
+    y = &c->dir[0];
+    if (!(y->active && addresses_equal(&y->src, &pinfo->src) && y->sport == pinfo->srcport &&
+          addresses_equal(&y->dst, &pinfo->dst) && y->dport == pinfo->destport))
+        y = &c->dir[1];
+    if (!y->active || !y->msgs[ch] || !y->have_id[ch])
+        return NULL;
+    m = (yj_msg_t *)g_hash_table_lookup(y->msgs[ch], GUINT_TO_POINTER(unwrap16(id, y->last_ext_id[ch])));
+    return m && m->is_block ? m : NULL;
+}
+
+guint32 yj_block_reassembled_in(packet_info *pinfo, guint ch, guint16 id)
+{
+    yj_msg_t *m = find_block(pinfo, ch, id);
+    return m ? m->reassembled_frame : 0;
+}
+
+void yj_block_set_reassembled(packet_info *pinfo, guint ch, guint16 id)
+{
+    yj_msg_t *m = find_block(pinfo, ch, id);
+    if (m && !m->reassembled_frame)
+        m->reassembled_frame = pinfo->num;
+}
+
+static void append_list(wmem_strbuf_t *sb, const guint32 *v, guint n)
+{
+    for (guint i = 0; i < n && i < 12; i++)
+        wmem_strbuf_append_printf(sb, "%s%u", i ? ", " : "", v[i]);
+    if (n > 12)
+        wmem_strbuf_append_printf(sb, " and %u more", n - 12);
+}
+
+char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
+{
+    const yj_conv_t *c = m->conv;
+    const yj_dir_t *peer = &c->dir[1 - m->dir];
+    wmem_strbuf_t *sb;
+    nstime_t tail;
+    double tail_s;
+
+    /* Without reliable headers on either side there are no acks to judge by. */
+    if (c->dir[m->dir].packets == 0 && peer->packets == 0)
+        return NULL;
+    if (m->acked_frame && (!m->is_block || m->frags_acked == m->num_fragments)) {
+        double stall = (double)m->max_stall_ns / 1e9;
+        if (m->is_block && stall >= yj_stall_seconds)
+            return wmem_strdup_printf(scope, "Block %u on channel %u completed, but stalled %.2f s with no new fragment acknowledged",
+                                      m->id, m->channel, stall);
+        return NULL;
+    }
+    sb = wmem_strbuf_new(scope, "");
+    nstime_delta(&tail, &capture_end, &m->last_time);
+    tail_s = nstime_to_sec(&tail);
+    if (!m->is_block) {
+        wmem_strbuf_append_printf(sb, "Message %u on channel %u was sent %u time%s (frames %u to %u) and never acknowledged: ",
+                                  m->id, m->channel, m->sends, m->sends == 1 ? "" : "s", m->first_frame, m->last_frame);
+    } else {
+        guint32 *never_sent = g_new(guint32, m->num_fragments ? m->num_fragments : 1);
+        guint32 *unacked = g_new(guint32, m->num_fragments ? m->num_fragments : 1);
+        guint n_ns = 0, n_un = 0;
+        for (guint i = 0; i < m->num_fragments; i++) {
+            if (!m->frags[i].sends)
+                never_sent[n_ns++] = i;
+            else if (!m->frags[i].acked_frame)
+                unacked[n_un++] = i;
+        }
+        wmem_strbuf_append_printf(sb, "Block %u on channel %u never completed: %u of %u fragments acknowledged",
+                                  m->id, m->channel, m->frags_acked, m->num_fragments);
+        if (n_ns) {
+            wmem_strbuf_append(sb, "; never sent in this capture: fragment ");
+            append_list(sb, never_sent, n_ns);
+        }
+        if (n_un) {
+            wmem_strbuf_append(sb, "; sent but never acknowledged: fragment ");
+            append_list(sb, unacked, n_un);
+        }
+        if ((double)m->max_stall_ns / 1e9 >= yj_stall_seconds)
+            wmem_strbuf_append_printf(sb, "; it stalled %.2f s", (double)m->max_stall_ns / 1e9);
+        {
+            nstime_t idle;
+            nstime_delta(&idle, &capture_end, &m->last_progress);
+            if (nstime_to_sec(&idle) >= yj_stall_seconds)
+                wmem_strbuf_append_printf(sb, "; no fragment acknowledged in its last %.2f s", nstime_to_sec(&idle));
+        }
+        wmem_strbuf_append(sb, ": ");
+        g_free(never_sent);
+        g_free(unacked);
+    }
+    if (!peer->active || peer->packets == 0)
+        wmem_strbuf_append(sb, "the capture holds no packet of the peer with a reliable header: no ack could be seen (one direction captured?)");
+    else if (peer->last_frame < m->last_frame)
+        wmem_strbuf_append_printf(sb, "the peer went silent: its last packet is frame %u, before the last send", peer->last_frame);
+    else if (tail_s < 1.0)
+        wmem_strbuf_append_printf(sb, "the capture ends %.3f s after the last send, too soon to see its ack", tail_s);
+    else if (peer->last_ack_frame && peer->last_ack_frame > m->last_frame)
+        wmem_strbuf_append(sb, "the peer kept acknowledging other packets after the last send but never one carrying this: those packets were lost on the way to the peer (after this capture point) or the peer rejected them (check that both ends share the channel and message configuration)");
+    else
+        wmem_strbuf_append(sb, "the peer kept sending but acknowledged nothing new after it: the peer is not receiving this direction's packets");
+    return wmem_strbuf_finalize(sb);
+}

@@ -1,0 +1,1148 @@
+/* dissect.c
+ * Routines for yojimbo's connection packet: channel entries, message ids,
+ * message types and bodies, block fragments (docs/yojimbo.md). The packet is
+ * bit-packed and not self-describing: the channel configuration and the
+ * number of message types are preferences, message bodies are decoded by a
+ * schema file (schema.c). Blocks are reassembled and offered to File >
+ * Export Objects. An independent implementation of the format.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <wireshark.h>
+#include <epan/packet.h>
+#include <epan/prefs.h>
+#include <epan/expert.h>
+#include <epan/reassemble.h>
+#include <epan/export_object.h>
+#include <epan/tap.h>
+#include <wsutil/report_message.h>
+#include <epan/to_str.h>
+#include <epan/proto_data.h>
+#include <wsutil/str_util.h>
+
+#include "yojimbo.h"
+#include "common/ws-compat.h"
+
+/* yojimbo's ClientServerConfig defaults: two reliable-ordered channels, 256
+ * messages a packet, 256 KiB blocks in 1 KiB fragments; the examples'
+ * TestMessageFactory registers 4 message types. */
+#define YJ_DEFAULT_CHANNELS "ro,ro"
+#define YJ_DEFAULT_MAX_BLOCK (256u * 1024u)
+#define YJ_DEFAULT_FRAGMENT 1024u
+#define YJ_DEFAULT_MAX_MESSAGES 256u
+#define YJ_DEFAULT_TYPES 4
+
+static int proto_yojimbo = -1;
+static dissector_handle_t yojimbo_handle;
+static dissector_handle_t yojimbo_udp_handle;
+static int yj_eo_tap = -1;
+static int yj_stats_tap = -1;
+
+static int hf_channel_entries = -1;
+static int hf_entry = -1;
+static int hf_channel = -1;
+static int hf_block_message = -1;
+static int hf_has_messages = -1;
+static int hf_message_count = -1;
+static int hf_message_id = -1;
+static int hf_message_type = -1;
+static int hf_message = -1;
+static int hf_body_field = -1;
+static int hf_body_bytes = -1;
+static int hf_body_float = -1;
+static int hf_message_block_size = -1;
+static int hf_message_block = -1;
+static int hf_undecoded = -1;
+static int hf_block_message_id = -1;
+static int hf_block_num_fragments = -1;
+static int hf_block_fragment_id = -1;
+static int hf_block_fragment_size = -1;
+static int hf_block_fragment_data = -1;
+static int hf_block_data = -1;
+/* reassembly */
+static int hf_fragments = -1;
+static int hf_fragment = -1;
+static int hf_fragment_overlap = -1;
+static int hf_fragment_overlap_conflicts = -1;
+static int hf_fragment_multiple_tails = -1;
+static int hf_fragment_too_long = -1;
+static int hf_fragment_error = -1;
+static int hf_fragment_count = -1;
+static int hf_reassembled_in = -1;
+static int hf_reassembled_length = -1;
+static int hf_reassembled_data = -1;
+/* analysis */
+static int hf_an = -1;
+static int hf_an_send_no = -1;
+static int hf_an_first_sent = -1;
+static int hf_an_prev_sent = -1;
+static int hf_an_acked_in = -1;
+static int hf_an_ack_delay = -1;
+static int hf_an_after_ack = -1;
+static int hf_an_progress = -1;
+static int hf_an_block_acked_in = -1;
+static int hf_an_confirms = -1;
+static int hf_an_reliable_seq = -1;
+static int hf_an_diagnosis = -1;
+
+static gint ett_yojimbo = -1;
+static gint ett_entry = -1;
+static gint ett_message = -1;
+static gint ett_body = -1;
+static gint ett_fragment = -1;
+static gint ett_fragments = -1;
+static gint ett_analysis = -1;
+static gint ett_an_item = -1;
+
+static expert_field ei_range = EI_INIT;
+static expert_field ei_short = EI_INIT;
+static expert_field ei_config = EI_INIT;
+static expert_field ei_body_unknown = EI_INIT;
+static expert_field ei_body_failed = EI_INIT;
+static expert_field ei_trailing = EI_INIT;
+static expert_field ei_not_block = EI_INIT;
+static expert_field ei_resend = EI_INIT;
+static expert_field ei_after_ack = EI_INIT;
+static expert_field ei_never = EI_INIT;
+static expert_field ei_limit = EI_INIT;
+
+static reassembly_table yj_reassembly;
+
+static const fragment_items yj_frag_items = {
+    &ett_fragment, &ett_fragments, &hf_fragments, &hf_fragment, &hf_fragment_overlap,
+    &hf_fragment_overlap_conflicts, &hf_fragment_multiple_tails, &hf_fragment_too_long,
+    &hf_fragment_error, &hf_fragment_count, &hf_reassembled_in, &hf_reassembled_length,
+    &hf_reassembled_data, "Block fragments"
+};
+
+/* Preferences as set, and as used. */
+static const char *pref_channels = YJ_DEFAULT_CHANNELS;
+static guint pref_types = YJ_DEFAULT_TYPES;
+static const char *pref_schema = "";
+static ws_cb_bool pref_reassemble = TRUE;
+static ws_cb_bool pref_plain = FALSE;
+static guint pref_stall_ms = 1000;
+
+static yj_channel_cfg_t cfg_ch[YJ_MAX_CHANNELS];
+static int cfg_n_ch = 2;
+static char *cfg_error;             /* the channel list is invalid: why */
+static yj_schema_t *cfg_schema;
+static char *cfg_schema_error;
+double yj_stall_seconds = 1.0;
+
+/* ---- Bit reader ----------------------------------------------------------- */
+
+int yj_bits_required(guint32 min, guint32 max)
+{
+    guint32 d = max - min;
+    int n = 0;
+    if (min == max)
+        return 0;
+    while (d) {
+        n++;
+        d >>= 1;
+    }
+    return n;
+}
+
+gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
+{
+    guint64 w = 0;
+    guint first, last;
+
+    *v = 0;
+    if (n == 0)
+        return TRUE;
+    if (n < 0 || n > 32 || b->pos + (guint64)n > b->end)
+        return FALSE;
+    first = (guint)(b->pos >> 3);
+    last = (guint)((b->pos + (guint64)n - 1) >> 3);
+    for (guint k = first; k <= last; k++)
+        w |= (guint64)yj_u8(b->tvb, k) << (8 * (k - first));
+    w >>= (b->pos & 7);
+    *v = (guint32)(w & ((n == 32) ? 0xFFFFFFFFu : ((1u << n) - 1)));
+    b->pos += (guint64)n;
+    return TRUE;
+}
+
+void yj_bit_range(guint64 from, guint64 to, gint *offset, gint *length)
+{
+    *offset = (gint)(from >> 3);
+    *length = to > from ? (gint)(((to - 1) >> 3) - (from >> 3) + 1) : 0;
+}
+
+int yj_proto_id(void)
+{
+    return proto_yojimbo;
+}
+
+/* ---- Configuration ------------------------------------------------------ */
+
+static gboolean parse_u32(const char *t, guint32 *v)
+{
+    char *end;
+    guint64 x;
+    if (!g_ascii_isdigit(*t))
+        return FALSE;
+    x = g_ascii_strtoull(t, &end, 10);
+    if (*end || x > G_MAXINT32)
+        return FALSE;
+    *v = (guint32)x;
+    return TRUE;
+}
+
+gboolean yj_parse_channels(const char *text, yj_channel_cfg_t *out, int *n, char **err)
+{
+    char **specs = g_strsplit(text ? text : "", ",", -1);
+    int count = 0;
+    gboolean ok = TRUE;
+
+    for (char **sp = specs; *sp && ok; sp++) {
+        char *spec = g_strstrip(*sp);
+        char **parts;
+        guint np;
+        yj_channel_cfg_t c;
+
+        if (count >= YJ_MAX_CHANNELS) {
+            *err = g_strdup_printf("more than %d channels (yojimbo's limit)", YJ_MAX_CHANNELS);
+            ok = FALSE;
+            break;
+        }
+        parts = g_strsplit(spec, ":", -1);
+        np = g_strv_length(parts);
+        memset(&c, 0, sizeof c);
+        c.max_block_size = YJ_DEFAULT_MAX_BLOCK;
+        c.fragment_size = YJ_DEFAULT_FRAGMENT;
+        c.max_messages = YJ_DEFAULT_MAX_MESSAGES;
+        if (np == 0 || np > 4) {
+            *err = g_strdup_printf("channel %d '%s': expected TYPE[:MAXBLOCK[:FRAGMENT[:MAXMESSAGES]]]", count, spec);
+            ok = FALSE;
+        } else {
+            const char *t = g_strstrip(parts[0]);
+            size_t tl = strlen(t);
+            if (tl == 3 && t[2] == '!') {
+                c.disable_blocks = TRUE;
+                tl = 2;
+            }
+            if (tl == 2 && strncmp(t, "ro", 2) == 0)
+                c.type = YJ_CHANNEL_RO;
+            else if (tl == 2 && strncmp(t, "uu", 2) == 0)
+                c.type = YJ_CHANNEL_UU;
+            else {
+                *err = g_strdup_printf("channel %d: type '%s' is neither ro (reliable-ordered) nor uu (unreliable-unordered), optionally followed by ! (blocks disabled)",
+                                       count, t);
+                ok = FALSE;
+            }
+            if (ok && np > 1 && (!parse_u32(g_strstrip(parts[1]), &c.max_block_size) || c.max_block_size < 1)) {
+                *err = g_strdup_printf("channel %d: MAXBLOCK '%s' is not a number of bytes >= 1", count, parts[1]);
+                ok = FALSE;
+            }
+            if (ok && np > 2 && (!parse_u32(g_strstrip(parts[2]), &c.fragment_size) || c.fragment_size < 1)) {
+                *err = g_strdup_printf("channel %d: FRAGMENT '%s' is not a number of bytes >= 1", count, parts[2]);
+                ok = FALSE;
+            }
+            if (ok && np > 3 && (!parse_u32(g_strstrip(parts[3]), &c.max_messages) || c.max_messages < 1 ||
+                                 c.max_messages > 65536)) {
+                *err = g_strdup_printf("channel %d: MAXMESSAGES '%s' is not a number in 1..65536", count, parts[3]);
+                ok = FALSE;
+            }
+            if (ok && (c.max_block_size + (guint64)c.fragment_size - 1) / c.fragment_size > 65535) {
+                *err = g_strdup_printf("channel %d: %u-byte blocks in %u-byte fragments is more than 65535 fragments",
+                                       count, c.max_block_size, c.fragment_size);
+                ok = FALSE;
+            }
+        }
+        g_strfreev(parts);
+        if (ok)
+            out[count++] = c;
+    }
+    g_strfreev(specs);
+    if (ok && count == 0) {
+        *err = g_strdup("no channel given");
+        ok = FALSE;
+    }
+    if (ok)
+        *n = count;
+    return ok;
+}
+
+static guint32 max_fragments(const yj_channel_cfg_t *c)
+{
+    return (c->max_block_size + c->fragment_size - 1) / c->fragment_size;
+}
+
+static void apply_prefs(void)
+{
+    yj_channel_cfg_t ch[YJ_MAX_CHANNELS];
+    int n = 0;
+    char *err = NULL;
+
+    g_free(cfg_error);
+    cfg_error = NULL;
+    if (yj_parse_channels(pref_channels, ch, &n, &err)) {
+        memcpy(cfg_ch, ch, sizeof ch);
+        cfg_n_ch = n;
+    } else {
+        cfg_error = g_strdup_printf("yojimbo.channels '%s': %s", pref_channels, err);
+        g_free(err);
+        report_failure("%s", cfg_error);
+    }
+    if (pref_types < 1)
+        pref_types = 1;
+    yj_schema_free(cfg_schema);
+    cfg_schema = NULL;
+    g_free(cfg_schema_error);
+    cfg_schema_error = NULL;
+    if (pref_schema && *pref_schema) {
+        cfg_schema = yj_schema_load(pref_schema, &err);
+        if (!cfg_schema) {
+            cfg_schema_error = err;
+            report_failure("yojimbo.schema_file: %s", err);
+        }
+    }
+    yj_stall_seconds = pref_stall_ms / 1000.0;
+}
+
+/* ---- Export Objects ----------------------------------------------------- */
+
+typedef struct yj_eo {
+    const char *hostname;
+    const char *filename;
+    const char *content_type;
+    guint len;
+    const guint8 *data;
+} yj_eo_t;
+
+static tap_packet_status eo_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
+                                   const void *data, tap_flags_t flags _U_)
+{
+    export_object_list_t *list = (export_object_list_t *)tapdata;
+    const yj_eo_t *eo = (const yj_eo_t *)data;
+    export_object_entry_t *e = g_new0(export_object_entry_t, 1);
+
+    e->pkt_num = pinfo->num;
+    e->hostname = g_strdup(eo->hostname);
+    e->content_type = g_strdup(eo->content_type);
+    e->filename = g_strdup(eo->filename);
+    e->payload_len = eo->len;
+    e->payload_data = (guint8 *)g_memdup2(eo->data, eo->len);
+    list->add_entry(list->gui_data, e);
+    return TAP_PACKET_REDRAW;
+}
+
+/* ---- Decoding ----------------------------------------------------------- */
+
+typedef struct ctx {
+    tvbuff_t *tvb;
+    packet_info *pinfo;
+    proto_tree *tree;
+    proto_item *top;
+    yj_bits_t b;
+    gboolean stopped;               /* a body the schema does not know, or an error */
+    gboolean error;
+    wmem_array_t *items;            /* yj_pending_item_t */
+    wmem_strbuf_t *info;
+    guint n_done;                   /* blocks reassembled in this packet (first pass) */
+    guint32 done[YJ_MAX_CHANNELS];  /* (channel << 16) | message id */
+} ctx_t;
+
+static const yj_body_hf_t body_hf = { 0, 0, 0, 0 };
+
+/* A field that did not read: expert info at the bits, the rest undecoded. */
+static void stop_error(ctx_t *c, expert_field *ei, guint64 from, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static void stop_error(ctx_t *c, expert_field *ei, guint64 from, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg;
+    gint off, len;
+
+    va_start(ap, fmt);
+    msg = wmem_strdup_vprintf(c->pinfo->pool, fmt, ap);
+    va_end(ap);
+    off = (gint)(from >> 3);
+    len = tvb_reported_length_remaining(c->tvb, off);
+    if (len <= 0) {
+        off = 0;
+        len = 0;
+    }
+    expert_add_info_format(c->pinfo, c->top, ei, "%s", msg);
+    if (len > 0)
+        proto_tree_add_item(c->tree, hf_undecoded, c->tvb, off, len, ENC_NA);
+    wmem_strbuf_append(c->info, " [error]");
+    c->stopped = TRUE;
+    c->error = TRUE;
+}
+
+/* serialize_int(min, max) as a tree item; FALSE (and stop_error) when it
+ * does not read. what/hint name the field and the setting to check. */
+static gboolean read_int(ctx_t *c, proto_tree *tree, int hf, guint32 min, guint32 max, guint32 *v,
+                         const char *what, const char *hint)
+{
+    guint64 start = c->b.pos;
+    int n = yj_bits_required(min, max);
+    guint32 u;
+    gint off, len;
+
+    if (!yj_read_bits(&c->b, n, &u)) {
+        stop_error(c, &ei_short, start, "The packet ends inside %s (%d bits at bit %" PRIu64 " of %" PRIu64 "): check %s",
+                   what, n, start, c->b.end, hint);
+        return FALSE;
+    }
+    if (u > max - min) {
+        yj_bit_range(start, c->b.pos, &off, &len);
+        proto_tree_add_uint(tree, hf, c->tvb, off, len, u + min);
+        stop_error(c, &ei_range, start, "%s %u is out of its range %u..%u: check %s", what, u + min, min, max, hint);
+        return FALSE;
+    }
+    *v = u + min;
+    if (hf >= 0 && n > 0) {
+        yj_bit_range(start, c->b.pos, &off, &len);
+        proto_tree_add_uint(tree, hf, c->tvb, off, len, *v);
+    } else if (hf >= 0) {
+        proto_item *it = proto_tree_add_uint(tree, hf, c->tvb, (gint)(start >> 3), 0, *v);
+        proto_item_append_text(it, " (not on the wire: the only possible value)");
+        proto_item_set_generated(it);
+    }
+    return TRUE;
+}
+
+static gboolean read_flag(ctx_t *c, proto_tree *tree, int hf, gboolean *v, const char *what)
+{
+    guint64 start = c->b.pos;
+    guint32 u;
+    if (!yj_read_bits(&c->b, 1, &u)) {
+        stop_error(c, &ei_short, start, "The packet ends before %s (bit %" PRIu64 "): check yojimbo.channels", what, start);
+        return FALSE;
+    }
+    *v = u != 0;
+    proto_tree_add_boolean(tree, hf, c->tvb, (gint)(start >> 3), 1, u);
+    return TRUE;
+}
+
+static const char *type_str(ctx_t *c, guint32 type)
+{
+    const char *n = yj_schema_type_name(cfg_schema, type);
+    return n ? n : wmem_strdup_printf(c->pinfo->pool, "type %u", type);
+}
+
+/* The message type (omitted on the wire with one registered type). */
+static gboolean read_type(ctx_t *c, proto_tree *tree, guint32 *type)
+{
+    if (!read_int(c, tree, hf_message_type, 0, pref_types - 1, type, "the message type", "yojimbo.message_types"))
+        return FALSE;
+    return TRUE;
+}
+
+/* A body by the schema; stops the decode when it cannot go on. */
+static gboolean read_body(ctx_t *c, proto_tree *tree, guint32 type)
+{
+    guint64 start = c->b.pos;
+    char *err = NULL;
+    yj_body_hf_t hf = body_hf;
+    yj_body_result_t r;
+    proto_tree *bt;
+    proto_item *bi;
+
+    hf.field = hf_body_field;
+    hf.bytes = hf_body_bytes;
+    hf.fvalue = hf_body_float;
+    bt = proto_tree_add_subtree_format(tree, c->tvb, (gint)(start >> 3), 0, ett_body, &bi, "Body (%s)",
+                                       type_str(c, type));
+    r = yj_schema_run(cfg_schema, type, &c->b, c->tvb, bt, &hf, c->pinfo->pool, &err);
+    if (r == YJ_BODY_OK) {
+        gint off, len;
+        yj_bit_range(start, c->b.pos, &off, &len);
+        proto_item_set_len(bi, len);
+        proto_item_append_text(bi, ", %" PRIu64 " bits", c->b.pos - start);
+        return TRUE;
+    }
+    if (r == YJ_BODY_UNKNOWN) {
+        gint off = (gint)(start >> 3);
+        gint len = tvb_reported_length_remaining(c->tvb, off);
+        if (cfg_schema_error)
+            expert_add_info_format(c->pinfo, bi, &ei_body_unknown,
+                                   "The schema file did not load (%s): the rest of the packet is not decoded", cfg_schema_error);
+        else if (!cfg_schema)
+            expert_add_info_format(c->pinfo, bi, &ei_body_unknown,
+                                   "Message bodies are the application's own: set yojimbo.schema_file to decode past this %s body",
+                                   type_str(c, type));
+        else
+            expert_add_info_format(c->pinfo, bi, &ei_body_unknown,
+                                   "The schema has no message type %u: the rest of the packet is not decoded", type);
+        if (len > 0)
+            proto_tree_add_item(bt, hf_undecoded, c->tvb, off, len, ENC_NA);
+        c->stopped = TRUE;
+        return FALSE;
+    }
+    expert_add_info_format(c->pinfo, bi, &ei_body_failed, "Body does not read: %s: check yojimbo.schema_file", err);
+    {
+        gint off = (gint)(start >> 3);
+        gint len = tvb_reported_length_remaining(c->tvb, off);
+        if (len > 0)
+            proto_tree_add_item(bt, hf_undecoded, c->tvb, off, len, ENC_NA);
+    }
+    wmem_strbuf_append(c->info, " [body error]");
+    c->stopped = TRUE;
+    c->error = TRUE;
+    return FALSE;
+}
+
+static void add_item(ctx_t *c, guint8 ch, gboolean is_block, guint16 id, gint32 type, gint32 frag,
+                     guint16 nfrag, guint32 size)
+{
+    yj_pending_item_t it;
+    memset(&it, 0, sizeof it);
+    it.channel = ch;
+    it.is_block = is_block;
+    it.id = id;
+    it.type = type;
+    it.frag = frag;
+    it.num_fragments = nfrag;
+    it.size = size;
+    wmem_array_append_one(c->items, it);
+}
+
+static void ordered_messages(ctx_t *c, proto_tree *et, guint ch, const yj_channel_cfg_t *cc, guint32 count)
+{
+    guint16 *ids;
+    guint64 start = c->b.pos;
+    guint32 v;
+    gint off, len;
+
+    /* 16 bits for the first id, at least one for each next one */
+    if (15 + (guint64)count > c->b.end - c->b.pos) {
+        stop_error(c, &ei_short, start, "%u message ids cannot fit in the %" PRIu64 " bits left: check yojimbo.channels (MAXMESSAGES of channel %u)",
+                   count, c->b.end - c->b.pos, ch);
+        return;
+    }
+    ids = wmem_alloc_array(c->pinfo->pool, guint16, count);
+
+    if (!yj_read_bits(&c->b, 16, &v)) {
+        stop_error(c, &ei_short, start, "The packet ends inside the first message id (16 bits at bit %" PRIu64 "): check yojimbo.channels (MAXMESSAGES of channel %u)",
+                   start, ch);
+        return;
+    }
+    ids[0] = (guint16)v;
+    yj_bit_range(start, c->b.pos, &off, &len);
+    proto_tree_add_uint(et, hf_message_id, c->tvb, off, len, ids[0]);
+    for (guint32 i = 1; i < count; i++) {
+        const char *why;
+        guint32 cur;
+        start = c->b.pos;
+        if (!yj_read_relative(&c->b, ids[i - 1], &cur, &why)) {
+            stop_error(c, &ei_range, start, "Message id %u of %u (relative to id %u) does not read: %s: check yojimbo.channels (MAXMESSAGES of channel %u)",
+                       i + 1, count, ids[i - 1], why, ch);
+            return;
+        }
+        /* serialize_sequence_relative: a value past 65535 wraps */
+        ids[i] = (guint16)(cur >= 65536 ? cur - 65536 : cur);
+        yj_bit_range(start, c->b.pos, &off, &len);
+        proto_tree_add_uint(et, hf_message_id, c->tvb, off, len, ids[i]);
+    }
+    wmem_strbuf_append_printf(c->info, " ch%u msgs %u", ch, ids[0]);
+    if (count > 1)
+        wmem_strbuf_append_printf(c->info, "-%u", ids[count - 1]);
+    /* the analysis needs every id even when a body stops the decode */
+    for (guint32 i = 0; i < count; i++)
+        add_item(c, (guint8)ch, FALSE, ids[i], -1, -1, 0, 0);
+    for (guint32 i = 0; i < count && !c->stopped; i++) {
+        proto_item *mi;
+        proto_tree *mt = proto_tree_add_subtree_format(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
+                                                       "Message %u of %u: id %u", i + 1, count, ids[i]);
+        guint64 ms = c->b.pos;
+        guint32 type;
+        if (!read_type(c, mt, &type))
+            return;
+        proto_item_append_text(mi, ", %s", type_str(c, type));
+        ((yj_pending_item_t *)wmem_array_index(c->items, wmem_array_get_count(c->items) - count + i))->type = (gint32)type;
+        if (cfg_schema && yj_schema_has_type(cfg_schema, type) && yj_schema_is_block(cfg_schema, type))
+            expert_add_info_format(c->pinfo, mi, &ei_not_block,
+                                   "%s is a block message: on a reliable-ordered channel it travels as block fragments, not in a message list (check yojimbo.schema_file)",
+                                   type_str(c, type));
+        read_body(c, mt, type);
+        yj_bit_range(ms, c->b.pos, &off, &len);
+        proto_item_set_len(mi, len);
+    }
+    (void)cc;
+}
+
+static void unordered_messages(ctx_t *c, proto_tree *et, guint ch, const yj_channel_cfg_t *cc, guint32 count)
+{
+    gint off, len;
+    wmem_strbuf_append_printf(c->info, " ch%u %u unreliable msg%s", ch, count, count == 1 ? "" : "s");
+    for (guint32 i = 0; i < count && !c->stopped; i++) {
+        proto_item *mi;
+        proto_tree *mt = proto_tree_add_subtree_format(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
+                                                       "Message %u of %u", i + 1, count);
+        guint64 ms = c->b.pos;
+        guint32 type;
+        if (!read_type(c, mt, &type))
+            return;
+        proto_item_append_text(mi, ": %s", type_str(c, type));
+        if (!read_body(c, mt, type))
+            return;
+        if (yj_schema_is_block(cfg_schema, type)) {
+            guint32 size, pad;
+            guint64 s;
+            if (!read_int(c, mt, hf_message_block_size, 1, cc->max_block_size, &size, "the message block size",
+                          "yojimbo.channels (MAXBLOCK of this channel)"))
+                return;
+            s = c->b.pos;
+            if (!yj_read_bits(&c->b, (int)((8 - (c->b.pos & 7)) & 7), &pad) || c->b.pos + (guint64)size * 8 > c->b.end) {
+                stop_error(c, &ei_short, s, "The packet ends inside a %u-byte message block: check yojimbo.channels (MAXBLOCK of channel %u)",
+                           size, ch);
+                return;
+            }
+            if (pad) {
+                stop_error(c, &ei_range, s, "The padding before the message block is not zero");
+                return;
+            }
+            proto_tree_add_item(mt, hf_message_block, c->tvb, (gint)(c->b.pos >> 3), (gint)size, ENC_NA);
+            c->b.pos += (guint64)size * 8;
+        }
+        yj_bit_range(ms, c->b.pos, &off, &len);
+        proto_item_set_len(mi, len);
+    }
+}
+
+static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_cfg_t *cc)
+{
+    guint32 id, nfrag = 1, fid = 0, fsize, pad;
+    guint32 maxf = max_fragments(cc);
+    guint64 start = c->b.pos, s;
+    gint off, len, data_off;
+    char hint[96];
+
+    snprintf(hint, sizeof hint, "yojimbo.channels (MAXBLOCK and FRAGMENT of channel %u)", ch);
+    if (!yj_read_bits(&c->b, 16, &id)) {
+        stop_error(c, &ei_short, start, "The packet ends inside the block's message id: check %s", hint);
+        return;
+    }
+    yj_bit_range(start, c->b.pos, &off, &len);
+    proto_tree_add_uint(et, hf_block_message_id, c->tvb, off, len, id);
+    if (maxf > 1) {
+        if (!read_int(c, et, hf_block_num_fragments, 1, maxf, &nfrag, "the block's fragment count", hint))
+            return;
+    } else {
+        proto_item_set_generated(proto_tree_add_uint(et, hf_block_num_fragments, c->tvb, off, 0, 1));
+    }
+    if (nfrag > 1) {
+        if (!read_int(c, et, hf_block_fragment_id, 0, nfrag - 1, &fid, "the fragment id", hint))
+            return;
+    } else {
+        proto_item_set_generated(proto_tree_add_uint(et, hf_block_fragment_id, c->tvb, off, 0, 0));
+    }
+    if (!read_int(c, et, hf_block_fragment_size, 1, cc->fragment_size, &fsize, "the fragment size", hint))
+        return;
+    s = c->b.pos;
+    if (!yj_read_bits(&c->b, (int)((8 - (c->b.pos & 7)) & 7), &pad) || c->b.pos + (guint64)fsize * 8 > c->b.end) {
+        stop_error(c, &ei_short, s, "The packet ends inside the %u-byte fragment data: check %s", fsize, hint);
+        return;
+    }
+    if (pad) {
+        stop_error(c, &ei_range, s, "The padding before the fragment data is not zero: check %s", hint);
+        return;
+    }
+    data_off = (gint)(c->b.pos >> 3);
+    proto_tree_add_item(et, hf_block_fragment_data, c->tvb, data_off, (gint)fsize, ENC_NA);
+    c->b.pos += (guint64)fsize * 8;
+    wmem_strbuf_append_printf(c->info, " ch%u block %u fragment %u/%u", ch, id, fid, nfrag);
+    add_item(c, (guint8)ch, TRUE, (guint16)id, -1, (gint32)fid, (guint16)nfrag, fsize);
+
+    /* A fragment resent after its block was reassembled: not reassembled
+     * again (decided on the first pass, kept for the others). */
+    if (pref_reassemble) {
+        guint32 done;
+        if (!c->pinfo->fd->visited) {
+            done = yj_block_reassembled_in(c->pinfo, ch, (guint16)id);
+            if (done && done != c->pinfo->num)
+                p_add_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch, GUINT_TO_POINTER(done));
+        }
+        done = GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch));
+        if (done) {
+            proto_item_set_generated(proto_tree_add_uint_format(et, hf_reassembled_in, c->tvb, data_off, 0, done,
+                "Block already reassembled in frame %u (this fragment is a resend)", done));
+            goto after_reassembly;
+        }
+    }
+    if (pref_reassemble) {
+        fragment_head *fh;
+        tvbuff_t *block;
+        gboolean save_frag = c->pinfo->fragmented;
+
+        c->pinfo->fragmented = TRUE;
+        fh = fragment_add_seq_check(&yj_reassembly, c->tvb, data_off, c->pinfo, (ch << 16) | id, NULL, fid, fsize,
+                                    fid != nfrag - 1);
+        block = process_reassembled_data(c->tvb, data_off, c->pinfo, "Reassembled yojimbo block", fh, &yj_frag_items,
+                                         NULL, et);
+        c->pinfo->fragmented = save_frag;
+        if (block) {
+            guint blen = tvb_reported_length(block);
+            if (!c->pinfo->fd->visited && c->n_done < YJ_MAX_CHANNELS)
+                c->done[c->n_done++] = (ch << 16) | id;
+            proto_tree_add_item(et, hf_block_data, block, 0, -1, ENC_NA);
+            wmem_strbuf_append_printf(c->info, " (block of %u bytes reassembled)", blen);
+            if (have_tap_listener(yj_eo_tap)) {
+                yj_eo_t *eo = wmem_new0(c->pinfo->pool, yj_eo_t);
+                eo->hostname = address_to_str(c->pinfo->pool, &c->pinfo->src);
+                eo->filename = wmem_strdup_printf(c->pinfo->pool, "yojimbo-block-%s-%u-ch%u-msg%u.bin",
+                                                  address_to_str(c->pinfo->pool, &c->pinfo->src), c->pinfo->srcport,
+                                                  ch, id);
+                eo->content_type = "application/octet-stream";
+                eo->len = blen;
+                eo->data = (const guint8 *)tvb_memdup(c->pinfo->pool, block, 0, blen);
+                tap_queue_packet(yj_eo_tap, c->pinfo, eo);
+            }
+        }
+    }
+
+after_reassembly:
+    if (fid == 0 && !c->stopped) {
+        guint32 type;
+        proto_item *mi;
+        proto_tree *mt = proto_tree_add_subtree(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
+                                                "Block message");
+        guint64 ms = c->b.pos;
+        if (!read_type(c, mt, &type))
+            return;
+        ((yj_pending_item_t *)wmem_array_index(c->items, wmem_array_get_count(c->items) - 1))->type = (gint32)type;
+        proto_item_append_text(mi, ": %s", type_str(c, type));
+        if (cfg_schema && yj_schema_has_type(cfg_schema, type) && !yj_schema_is_block(cfg_schema, type)) {
+            expert_add_info_format(c->pinfo, mi, &ei_not_block,
+                                   "Fragment 0 names %s, which yojimbo.schema_file does not mark as a block message: yojimbo rejects this packet",
+                                   type_str(c, type));
+        }
+        read_body(c, mt, type);
+        yj_bit_range(ms, c->b.pos, &off, &len);
+        proto_item_set_len(mi, len);
+    }
+}
+
+static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
+{
+    proto_tree *at;
+    proto_item *ai;
+
+    if (!fr || (!fr->n_items && !fr->have_header && !fr->limited))
+        return;
+    guint32 n_resent = 0, n_after_ack = 0;
+
+    at = proto_tree_add_subtree(c->tree, c->tvb, 0, 0, ett_analysis, &ai, "Analysis");
+    proto_item_set_generated(ai);
+    if (fr->have_header)
+        proto_item_set_generated(proto_tree_add_uint(at, hf_an_reliable_seq, c->tvb, 0, 0, fr->seq));
+    if (fr->n_confirmed)
+        proto_item_set_generated(proto_tree_add_uint(at, hf_an_confirms, c->tvb, 0, 0, fr->n_confirmed));
+    for (guint32 i = 0; i < fr->n_items; i++) {
+        const yj_item_t *it = &fr->items[i];
+        const yj_msg_t *m = it->msg;
+        proto_item *ii;
+        proto_tree *t;
+        guint32 acked = it->frag < 0 ? m->acked_frame : m->frags[it->frag].acked_frame;
+
+        if (it->frag < 0)
+            t = proto_tree_add_subtree_format(at, c->tvb, 0, 0, ett_an_item, &ii, "Message %u (channel %u): send %u",
+                                              m->id, m->channel, it->send_no);
+        else
+            t = proto_tree_add_subtree_format(at, c->tvb, 0, 0, ett_an_item, &ii,
+                                              "Block %u fragment %d of %u (channel %u): send %u", m->id, it->frag,
+                                              m->num_fragments, m->channel, it->send_no);
+        proto_item_set_generated(ii);
+        proto_item_set_generated(proto_tree_add_uint(t, hf_an_send_no, c->tvb, 0, 0, it->send_no));
+        if (it->send_no > 1) {
+            guint32 first = it->frag < 0 ? m->first_frame : m->frags[it->frag].first_frame;
+            proto_item_set_generated(proto_tree_add_uint(t, hf_an_first_sent, c->tvb, 0, 0, first));
+            proto_item_set_generated(proto_tree_add_uint(t, hf_an_prev_sent, c->tvb, 0, 0, it->prev_frame));
+            if (!it->acked_before)
+                n_resent++;
+        }
+        if (it->acked_before) {
+            proto_item_set_generated(proto_tree_add_uint(t, hf_an_after_ack, c->tvb, 0, 0, it->acked_before));
+            n_after_ack++;
+        }
+        if (acked) {
+            proto_item_set_generated(proto_tree_add_uint(t, hf_an_acked_in, c->tvb, 0, 0, acked));
+            if (it->frag < 0 && acked > c->pinfo->num) {
+                nstime_t d;
+                nstime_delta(&d, &m->acked_time, &c->pinfo->abs_ts);
+                proto_item_set_generated(proto_tree_add_time(t, hf_an_ack_delay, c->tvb, 0, 0, &d));
+            }
+        }
+        if (it->frag >= 0) {
+            proto_item_set_generated(proto_tree_add_uint(t, hf_an_progress, c->tvb, 0, 0, it->progress));
+            proto_item_append_text(ii, " (%u of %u fragments acked before this packet)", it->progress, m->num_fragments);
+            if (m->frags_acked == m->num_fragments && m->acked_frame)
+                proto_item_set_generated(proto_tree_add_uint(t, hf_an_block_acked_in, c->tvb, 0, 0, m->acked_frame));
+        }
+        /* The last send of what never completed says why (known after the first pass). */
+        if (c->pinfo->fd->visited && m->last_frame == c->pinfo->num && (it->frag < 0 || i + 1 == fr->n_items ||
+                                                                         fr->items[i + 1].msg != m)) {
+            char *diag = yj_diagnosis(c->pinfo->pool, m);
+            if (diag) {
+                proto_item *di = proto_tree_add_string(t, hf_an_diagnosis, c->tvb, 0, 0, diag);
+                proto_item_set_generated(di);
+                expert_add_info_format(c->pinfo, di, &ei_never, "%s", diag);
+            }
+        }
+    }
+    /* One expert info a packet (a summary per message would make thousands of
+     * distinct lines in Expert Information). */
+    if (fr->limited)
+        expert_add_info_format(c->pinfo, ai, &ei_limit,
+                               "Not followed: the analysis keeps at most %u message ids and %u block fragments a file",
+                               YJ_MAX_TRACKED_MSGS, YJ_MAX_TRACKED_FRAGMENTS);
+    if (n_resent)
+        expert_add_info_format(c->pinfo, ai, &ei_resend, "Resends: %u message%s or fragment%s sent before", n_resent,
+                               n_resent == 1 ? "" : "s", n_resent == 1 ? "" : "s");
+    if (n_after_ack)
+        expert_add_info_format(c->pinfo, ai, &ei_after_ack,
+                               "Sent after their ack went by at this capture point: %u message%s or fragment%s (wasted, or the ack was lost after the capture point)",
+                               n_after_ack, n_after_ack == 1 ? "" : "s", n_after_ack == 1 ? "" : "s");
+}
+
+static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    ctx_t c;
+    guint32 entries;
+    gboolean prev_ok = TRUE;
+    int last_ch = -1;
+    const yj_frame_t *fr;
+
+    memset(&c, 0, sizeof c);
+    c.tvb = tvb;
+    c.pinfo = pinfo;
+    c.b.tvb = tvb;
+    c.b.end = (guint64)tvb_reported_length(tvb) * 8;
+    c.items = wmem_array_new(pinfo->pool, sizeof(yj_pending_item_t));
+    c.info = wmem_strbuf_new(pinfo->pool, "");
+
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "yojimbo");
+    c.top = proto_tree_add_item(tree, proto_yojimbo, tvb, 0, -1, ENC_NA);
+    c.tree = proto_item_add_subtree(c.top, ett_yojimbo);
+
+    if (cfg_error) {
+        expert_add_info_format(pinfo, c.top, &ei_config, "%s: not decoded", cfg_error);
+        col_set_str(pinfo->cinfo, COL_INFO, "yojimbo (invalid yojimbo.channels)");
+        return tvb_captured_length(tvb);
+    }
+    if (read_int(&c, c.tree, hf_channel_entries, 0, (guint32)cfg_n_ch, &entries, "the channel entry count",
+                 "yojimbo.channels (the number of channels)")) {
+        if (entries == 0)
+            wmem_strbuf_append(c.info, " no messages");
+        for (guint32 e = 0; e < entries && !c.stopped; e++) {
+            guint32 ch = 0;
+            gboolean block;
+            proto_item *ei;
+            proto_tree *et = proto_tree_add_subtree_format(c.tree, tvb, (gint)(c.b.pos >> 3), 0, ett_entry, &ei,
+                                                           "Channel entry %u of %u", e + 1, entries);
+            guint64 es = c.b.pos;
+            gint off, len;
+            const yj_channel_cfg_t *cc;
+
+            if (!read_int(&c, et, hf_channel, 0, (guint32)cfg_n_ch - 1, &ch, "the channel index",
+                          "yojimbo.channels (the number of channels)"))
+                break;
+            if ((int)ch <= last_ch && prev_ok)
+                expert_add_info_format(pinfo, ei, &ei_range,
+                                       "Channel %u after channel %d: yojimbo writes entries in ascending channel order", ch,
+                                       last_ch);
+            last_ch = (int)ch;
+            cc = &cfg_ch[ch];
+            proto_item_append_text(ei, ": channel %u (%s)", ch, cc->type == YJ_CHANNEL_RO ? "reliable-ordered" : "unreliable-unordered");
+            if (!read_flag(&c, et, hf_block_message, &block, "the block flag"))
+                break;
+            if (!block) {
+                gboolean has;
+                guint32 count;
+                char hint[80];
+                if (!read_flag(&c, et, hf_has_messages, &has, "the has-messages flag"))
+                    break;
+                if (has) {
+                    snprintf(hint, sizeof hint, "yojimbo.channels (MAXMESSAGES of channel %u)", ch);
+                    if (!read_int(&c, et, hf_message_count, 1, cc->max_messages, &count, "the message count", hint))
+                        break;
+                    if (cc->type == YJ_CHANNEL_RO)
+                        ordered_messages(&c, et, ch, cc, count);
+                    else
+                        unordered_messages(&c, et, ch, cc, count);
+                } else {
+                    wmem_strbuf_append_printf(c.info, " ch%u empty", ch);
+                }
+            } else if (cc->disable_blocks) {
+                stop_error(&c, &ei_range, es, "A block fragment on channel %u, which yojimbo.channels configures with blocks disabled (!): check yojimbo.channels",
+                           ch);
+                break;
+            } else if (cc->type != YJ_CHANNEL_RO) {
+                /* yojimbo's unreliable channel never sends fragments; its
+                 * reader would still parse one. */
+                expert_add_info_format(pinfo, ei, &ei_range,
+                                       "A block fragment on unreliable-unordered channel %u: yojimbo sends fragments only on reliable-ordered channels (check yojimbo.channels)",
+                                       ch);
+                block_fragment(&c, et, ch, cc);
+            } else {
+                block_fragment(&c, et, ch, cc);
+            }
+            yj_bit_range(es, c.b.pos, &off, &len);
+            proto_item_set_len(ei, len);
+        }
+    }
+    if (!c.stopped) {
+        guint64 rest = c.b.end - c.b.pos;
+        if (rest >= 8) {
+            gint off = (gint)((c.b.pos + 7) >> 3);
+            expert_add_info_format(pinfo, c.top, &ei_trailing,
+                                   "%u bytes after the connection packet's last entry: check yojimbo.channels, yojimbo.message_types and yojimbo.schema_file",
+                                   tvb_reported_length_remaining(tvb, off));
+            proto_tree_add_item(c.tree, hf_undecoded, tvb, off, -1, ENC_NA);
+        }
+    }
+
+    fr = yj_analysis_packet(pinfo, tvb, (const yj_pending_item_t *)wmem_array_get_raw(c.items),
+                            wmem_array_get_count(c.items));
+    /* after the analysis made the blocks' records */
+    for (guint i = 0; i < c.n_done; i++)
+        yj_block_set_reassembled(pinfo, c.done[i] >> 16, (guint16)(c.done[i] & 0xFFFF));
+    analysis_tree(&c, fr);
+    if (fr && have_tap_listener(yj_stats_tap)) {
+        yj_tap_t *t = wmem_new0(pinfo->pool, yj_tap_t);
+        t->frame = fr;
+        tap_queue_packet(yj_stats_tap, pinfo, t);
+    }
+
+    col_clear(pinfo->cinfo, COL_INFO);
+    col_add_fstr(pinfo->cinfo, COL_INFO, "yojimbo%s", wmem_strbuf_get_str(c.info));
+    return tvb_captured_length(tvb);
+}
+
+/* A reliable regular packet straight on UDP (no netcode: test data, or a
+ * capture taken inside the application) carrying a connection packet: the
+ * header is read only to find the payload and for the analysis; reliable's
+ * fragments are left alone. */
+static int dissect_yojimbo_plain(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    guint16 seq, ack;
+    guint32 ack_bits;
+    guint len = tvb_captured_length(tvb);
+    int h;
+    tvbuff_t *copy, *payload;
+
+    if (len != tvb_reported_length(tvb) || len < 3)
+        return 0;
+    if (yj_u8(tvb, 0) & 1) {
+        col_set_str(pinfo->cinfo, COL_PROTOCOL, "yojimbo");
+        col_set_str(pinfo->cinfo, COL_INFO, "reliable fragment (not reassembled without the reliable dissector)");
+        proto_tree_add_item(tree, proto_yojimbo, tvb, 0, -1, ENC_NA);
+        return (int)len;
+    }
+    h = yj_reliable_header(tvb, &seq, &ack, &ack_bits);
+    if (h < 0)
+        return 0;
+    copy = tvb_new_child_real_data(tvb, (const guint8 *)tvb_memdup(pinfo->pool, tvb, 0, len), len, len);
+    add_new_data_source(pinfo, copy, "reliable packet");
+    proto_tree_add_subtree_format(tree, tvb, 0, h, ett_entry, NULL,
+                                  "reliable header: sequence %u, ack %u, ack bits 0x%08x", seq, ack, ack_bits);
+    payload = tvb_new_subset_remaining(copy, h);
+    if (tvb_reported_length(payload) == 0)
+        return h;
+    dissect_yojimbo(payload, pinfo, tree, data);
+    return (int)len;
+}
+
+/* Decode As on a UDP port: a bare connection packet, or with
+ * yojimbo.plain_reliable a plain reliable packet carrying one. */
+static int dissect_yojimbo_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    if (pref_plain)
+        return dissect_yojimbo_plain(tvb, pinfo, tree, data);
+    return dissect_yojimbo(tvb, pinfo, tree, data);
+}
+
+/* Claims a reliable payload inside netcode when its framing fits the
+ * configuration as far as the first channel entry's channel index and flags
+ * (an empty packet: exactly one byte). */
+static ws_cb_bool dissect_yojimbo_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    yj_bits_t b;
+    guint32 entries, ch = 0, flag;
+    guint len = tvb_captured_length(tvb);
+
+    if (cfg_error || len == 0 || len != tvb_reported_length(tvb))
+        return FALSE;
+    /* yojimbo runs reliable over netcode: a reliable payload elsewhere (a
+     * game using reliable alone) is not taken for a connection packet. */
+    if (!proto_is_frame_protocol(pinfo->layers, "netcode"))
+        return FALSE;
+    b.tvb = tvb;
+    b.pos = 0;
+    b.end = (guint64)len * 8;
+    if (!yj_read_bits(&b, yj_bits_required(0, (guint32)cfg_n_ch), &entries) || entries > (guint32)cfg_n_ch)
+        return FALSE;
+    if (entries == 0) {
+        if (len != 1 || yj_u8(tvb, 0) >> b.pos)
+            return FALSE;
+    } else {
+        if (!yj_read_bits(&b, yj_bits_required(0, (guint32)cfg_n_ch - 1), &ch) || ch >= (guint32)cfg_n_ch)
+            return FALSE;
+        if (!yj_read_bits(&b, 1, &flag))
+            return FALSE;
+        if (flag && cfg_ch[ch].disable_blocks)
+            return FALSE;
+        if (!flag && (!yj_read_bits(&b, 1, &flag) || !flag))
+            return FALSE;   /* an entry is only written when it has something */
+    }
+    dissect_yojimbo(tvb, pinfo, tree, data);
+    return TRUE;
+}
+
+/* Sees every frame after the others: the acks of reliable fragments 0. */
+static int dissect_yojimbo_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *tree _U_, void *data _U_)
+{
+    yj_analysis_fragment0(pinfo);
+    return 0;
+}
+
+static void yj_init(void)
+{
+    yj_analysis_init();
+}
+
+static void yj_cleanup(void)
+{
+    yj_analysis_cleanup();
+}
+
+void proto_register_yojimbo(void)
+{
+    static hf_register_info hf[] = {
+        { &hf_channel_entries, { "Channel entries", "yojimbo.channel_entries", FT_UINT32, BASE_DEC, NULL, 0x0,
+          "Number of channel entries (serialize_int 0..channels)", HFILL } },
+        { &hf_entry, { "Channel entry", "yojimbo.entry", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_channel, { "Channel", "yojimbo.channel", FT_UINT32, BASE_DEC, NULL, 0x0,
+          "Channel index (absent on the wire with one channel)", HFILL } },
+        { &hf_block_message, { "Block message", "yojimbo.block_message", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
+          "The entry carries one fragment of a block", HFILL } },
+        { &hf_has_messages, { "Has messages", "yojimbo.has_messages", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_message_count, { "Message count", "yojimbo.message_count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_message_id, { "Message id", "yojimbo.message_id", FT_UINT16, BASE_DEC, NULL, 0x0,
+          "Message id (the first 16 bits, the others relative to the previous)", HFILL } },
+        { &hf_message_type, { "Message type", "yojimbo.message_type", FT_UINT32, BASE_DEC, NULL, 0x0,
+          "Index into the message factory (absent with one type)", HFILL } },
+        { &hf_message, { "Message", "yojimbo.message", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_body_field, { "Body value", "yojimbo.body.value", FT_INT64, BASE_DEC, NULL, 0x0,
+          "A number read by the schema", HFILL } },
+        { &hf_body_bytes, { "Body bytes", "yojimbo.body.bytes", FT_BYTES, BASE_NONE, NULL, 0x0,
+          "Bytes read or bits skipped by the schema", HFILL } },
+        { &hf_body_float, { "Body float", "yojimbo.body.float", FT_DOUBLE, BASE_NONE, NULL, 0x0,
+          "A float or double read by the schema", HFILL } },
+        { &hf_message_block_size, { "Message block size", "yojimbo.message_block_size", FT_UINT32, BASE_DEC, NULL, 0x0,
+          "Size of the block attached to an unreliable block message", HFILL } },
+        { &hf_message_block, { "Message block", "yojimbo.message_block", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_undecoded, { "Undecoded", "yojimbo.undecoded", FT_BYTES, BASE_NONE, NULL, 0x0,
+          "Bits not decoded (an application body without schema, or an error)", HFILL } },
+        { &hf_block_message_id, { "Block message id", "yojimbo.block.message_id", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_block_num_fragments, { "Fragments", "yojimbo.block.num_fragments", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_block_fragment_id, { "Fragment id", "yojimbo.block.fragment_id", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_block_fragment_size, { "Fragment size", "yojimbo.block.fragment_size", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_block_fragment_data, { "Fragment data", "yojimbo.block.fragment_data", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_block_data, { "Block data", "yojimbo.block.data", FT_BYTES, BASE_NONE, NULL, 0x0, "The reassembled block", HFILL } },
+        { &hf_fragments, { "Block fragments", "yojimbo.block.fragments", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment, { "Block fragment", "yojimbo.block.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_overlap, { "Fragment overlap", "yojimbo.block.fragment.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_overlap_conflicts, { "Conflicting data in fragment overlap", "yojimbo.block.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_multiple_tails, { "Multiple tail fragments", "yojimbo.block.fragment.multiple_tails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_too_long, { "Fragment too long", "yojimbo.block.fragment.too_long_fragment", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_error, { "Defragmentation error", "yojimbo.block.fragment.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_fragment_count, { "Fragment count", "yojimbo.block.fragment.count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_reassembled_in, { "Reassembled in", "yojimbo.block.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_reassembled_length, { "Reassembled length", "yojimbo.block.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_reassembled_data, { "Reassembled data", "yojimbo.block.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_an, { "Analysis", "yojimbo.analysis", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_an_send_no, { "Send number", "yojimbo.analysis.send", FT_UINT32, BASE_DEC, NULL, 0x0,
+          "How many packets have carried this message or fragment so far (1: first send)", HFILL } },
+        { &hf_an_first_sent, { "First sent in", "yojimbo.analysis.first_sent_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_an_prev_sent, { "Previously sent in", "yojimbo.analysis.previous_send", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_an_acked_in, { "Acknowledged in", "yojimbo.analysis.acked_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+          "The peer's packet whose reliable ack first covered a packet carrying this", HFILL } },
+        { &hf_an_ack_delay, { "Time to ack", "yojimbo.analysis.ack_delay", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_an_after_ack, { "Sent after the ack in", "yojimbo.analysis.sent_after_ack", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
+          "A resend after its ack had gone by at the capture point", HFILL } },
+        { &hf_an_progress, { "Fragments acked before", "yojimbo.analysis.block_progress", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_an_block_acked_in, { "Block fully acked in", "yojimbo.analysis.block_acked_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_an_confirms, { "Confirms", "yojimbo.analysis.confirms", FT_UINT32, BASE_DEC, NULL, 0x0,
+          "Messages and fragments of the peer first acknowledged by this packet's reliable ack", HFILL } },
+        { &hf_an_reliable_seq, { "Reliable sequence", "yojimbo.analysis.reliable_sequence", FT_UINT16, BASE_DEC, NULL, 0x0,
+          "The sequence of reliable's header in front of this payload", HFILL } },
+        { &hf_an_diagnosis, { "Diagnosis", "yojimbo.analysis.diagnosis", FT_STRING, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+    };
+    static gint *ett[] = { &ett_yojimbo, &ett_entry, &ett_message, &ett_body, &ett_fragment, &ett_fragments,
+                           &ett_analysis, &ett_an_item };
+    static ei_register_info ei[] = {
+        { &ei_range, { "yojimbo.range", PI_MALFORMED, PI_ERROR, "A field is out of the range the configuration allows", EXPFILL } },
+        { &ei_short, { "yojimbo.short", PI_MALFORMED, PI_ERROR, "The packet ends inside a field", EXPFILL } },
+        { &ei_config, { "yojimbo.config", PI_PROTOCOL, PI_ERROR, "The yojimbo preferences are invalid", EXPFILL } },
+        { &ei_body_unknown, { "yojimbo.body.unknown", PI_UNDECODED, PI_NOTE, "Message body not decoded (no schema)", EXPFILL } },
+        { &ei_body_failed, { "yojimbo.body.failed", PI_MALFORMED, PI_WARN, "Message body does not read by the schema", EXPFILL } },
+        { &ei_trailing, { "yojimbo.trailing", PI_MALFORMED, PI_WARN, "Bytes after the connection packet", EXPFILL } },
+        { &ei_not_block, { "yojimbo.not_block", PI_PROTOCOL, PI_WARN, "Block message mismatch", EXPFILL } },
+        { &ei_resend, { "yojimbo.resend", PI_SEQUENCE, PI_NOTE, "Message or fragment resent", EXPFILL } },
+        { &ei_after_ack, { "yojimbo.resend_after_ack", PI_SEQUENCE, PI_NOTE, "Resent after its ack", EXPFILL } },
+        { &ei_never, { "yojimbo.never_completed", PI_SEQUENCE, PI_WARN, "Never acknowledged", EXPFILL } },
+        { &ei_limit, { "yojimbo.analysis_limit", PI_SEQUENCE, PI_NOTE, "Analysis limit reached", EXPFILL } },
+    };
+    module_t *m;
+    expert_module_t *em;
+
+    proto_yojimbo = proto_register_protocol("yojimbo connection packet", "yojimbo", "yojimbo");
+    proto_register_field_array(proto_yojimbo, hf, array_length(hf));
+    proto_register_subtree_array(ett, array_length(ett));
+    em = expert_register_protocol(proto_yojimbo);
+    expert_register_field_array(em, ei, array_length(ei));
+
+    m = prefs_register_protocol(proto_yojimbo, apply_prefs);
+    prefs_register_string_preference(m, "channels", "Channels",
+        "The channel configuration both ends were built with, comma-separated, one spec a channel in index order: "
+        "TYPE[:MAXBLOCK[:FRAGMENT[:MAXMESSAGES]]], TYPE ro (reliable-ordered) or uu (unreliable-unordered), "
+        "followed by ! when the channel disables blocks; defaults 262144:1024:256 (yojimbo's ChannelConfig). "
+        "Example: uu:8192,ro:10240:1024 (yojimbo's soak test). Default: ro,ro (yojimbo's ClientServerConfig).",
+        &pref_channels);
+    prefs_register_uint_preference(m, "message_types", "Message types",
+        "The number of message types the message factory registers (4 in yojimbo's examples)", 10, &pref_types);
+    prefs_register_filename_preference(m, "schema_file", "Message schema file",
+        "A file describing each message type's body as serialize primitives (docs/yojimbo.md); "
+        "without it decoding stops at the first message body",
+        &pref_schema, FALSE);
+    prefs_register_bool_preference(m, "reassemble", "Reassemble blocks",
+        "Reassemble block fragments into blocks (shown, and offered by File > Export Objects > yojimbo)", &pref_reassemble);
+    prefs_register_bool_preference(m, "plain_reliable", "Decode As: after a plain reliable header",
+        "With Decode As yojimbo on a UDP port: each datagram is a plain (unencrypted, no netcode) reliable regular "
+        "packet whose payload is a connection packet, as an application may log or capture inside netcode",
+        &pref_plain);
+    prefs_register_uint_preference(m, "stall_ms", "Block stall threshold (ms)",
+        "A block whose acknowledged fragments do not grow for this long is reported as stalled", 10, &pref_stall_ms);
+
+    reassembly_table_register(&yj_reassembly, &addresses_ports_reassembly_table_functions);
+    yojimbo_handle = register_dissector("yojimbo", dissect_yojimbo, proto_yojimbo);
+    yojimbo_udp_handle = register_dissector("yojimbo_udp", dissect_yojimbo_udp, proto_yojimbo);
+    yj_eo_tap = register_export_object(proto_yojimbo, eo_packet, NULL);
+    register_postdissector(create_dissector_handle(dissect_yojimbo_post, proto_yojimbo));
+    yj_stats_tap = register_tap("yojimbo_stats");
+    register_init_routine(yj_init);
+    register_cleanup_routine(yj_cleanup);
+    yj_stats_register();
+    apply_prefs();
+}
+
+void proto_reg_handoff_yojimbo(void)
+{
+    /* reliable's payload list and table, when the reliable dissector is
+     * there; Decode As on a UDP port for connection packets without it. */
+    if (has_heur_dissector_list("reliable.payload"))
+        heur_dissector_add("reliable.payload", dissect_yojimbo_heur, "yojimbo over reliable", "yojimbo_reliable",
+                           proto_yojimbo, HEURISTIC_ENABLE);
+    if (find_dissector_table("reliable.payload"))
+        dissector_add_for_decode_as("reliable.payload", yojimbo_handle);
+    dissector_add_for_decode_as("udp.port", yojimbo_udp_handle);
+}

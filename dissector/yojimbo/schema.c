@@ -1,0 +1,533 @@
+/* schema.c
+ * Message schema files for the yojimbo dissector: per message type, the
+ * serialize primitives its body reads, so that decoding goes on past a body
+ * (bodies are the game's own and carry no length). The format is described
+ * in docs/yojimbo.md; docs/yojimbo-example.schema is a worked example.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <wireshark.h>
+#include <epan/packet.h>
+#include <epan/proto.h>
+
+#include "yojimbo.h"
+
+#define YJ_SCHEMA_MAX_TYPES 65536
+#define YJ_SCHEMA_MAX_STEPS 1024    /* per message type */
+#define YJ_SCHEMA_MAX_TABLE 4096    /* entries of a skip_by table */
+#define YJ_SCHEMA_MAX_BYTES (1u << 24)
+
+typedef enum {
+    OP_BITS, OP_INT, OP_BOOL, OP_FLOAT, OP_DOUBLE, OP_BYTES, OP_STRING, OP_ALIGN,
+    OP_RELATIVE, OP_SKIP_BY, OP_FAIL
+} op_t;
+
+typedef struct step {
+    op_t op;
+    char *name;                     /* may be NULL (unnamed value) */
+    gint64 a, b;                    /* bits N / int MIN MAX / bytes N / string SIZE */
+    int ref;                        /* index of the step whose value is used, -1: none */
+    guint32 *table;                 /* skip_by */
+    guint n_table;
+    char *reason;                   /* fail */
+} step_t;
+
+typedef struct msg_schema {
+    guint32 type;
+    char *name;
+    gboolean block;
+    GArray *steps;                  /* step_t */
+} msg_schema_t;
+
+struct yj_schema {
+    GHashTable *types;              /* type -> msg_schema_t */
+};
+
+static void step_clear(gpointer p)
+{
+    step_t *s = (step_t *)p;
+    g_free(s->name);
+    g_free(s->table);
+    g_free(s->reason);
+}
+
+static void msg_free(gpointer p)
+{
+    msg_schema_t *m = (msg_schema_t *)p;
+    g_free(m->name);
+    g_array_free(m->steps, TRUE);
+    g_free(m);
+}
+
+void yj_schema_free(yj_schema_t *s)
+{
+    if (!s)
+        return;
+    g_hash_table_destroy(s->types);
+    g_free(s);
+}
+
+static gboolean parse_int64(const char *t, gint64 *v)
+{
+    char *end;
+    errno = 0;
+    gint64 x = g_ascii_strtoll(t, &end, 0);
+    if (errno || end == t || *end)
+        return FALSE;
+    *v = x;
+    return TRUE;
+}
+
+static gboolean valid_name(const char *t)
+{
+    if (!g_ascii_isalpha(*t) && *t != '_')
+        return FALSE;
+    for (const char *p = t; *p; p++)
+        if (!g_ascii_isalnum(*p) && *p != '_' && *p != '.')
+            return FALSE;
+    return TRUE;
+}
+
+/* The step named t among the steps so far that give a number. */
+static int find_ref(const msg_schema_t *m, const char *t)
+{
+    for (int i = (int)m->steps->len - 1; i >= 0; i--) {
+        const step_t *s = &g_array_index(m->steps, step_t, i);
+        if (s->name && strcmp(s->name, t) == 0 &&
+            (s->op == OP_BITS || s->op == OP_INT || s->op == OP_BOOL || s->op == OP_RELATIVE))
+            return i;
+    }
+    return -1;
+}
+
+#define FAIL(...) do { *err = g_strdup_printf("schema %s line %u: %s", name, lineno, \
+                                              tmp = g_strdup_printf(__VA_ARGS__)); \
+                       g_free(tmp); goto fail; } while (0)
+
+yj_schema_t *yj_schema_parse(const char *text, const char *name, char **err)
+{
+    yj_schema_t *s = g_new0(yj_schema_t, 1);
+    msg_schema_t *cur = NULL;
+    char **lines = g_strsplit(text, "\n", -1);
+    char **tok = NULL;
+    char *tmp;
+    guint lineno = 0;
+
+    s->types = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, msg_free);
+    for (char **lp = lines; *lp; lp++) {
+        char *line = *lp, *hash;
+        guint nt;
+        step_t st;
+
+        lineno++;
+        if ((hash = strchr(line, '#')) != NULL)
+            *hash = '\0';
+        g_strstrip(line);
+        if (!*line)
+            continue;
+        g_strfreev(tok);
+        tok = g_strsplit_set(line, " \t", -1);
+        /* drop empty tokens (several spaces) */
+        nt = 0;
+        for (guint i = 0; tok[i]; i++) {
+            if (*tok[i])
+                tok[nt++] = tok[i];
+            else
+                g_free(tok[i]);
+        }
+        tok[nt] = NULL;
+
+        if (strcmp(tok[0], "message") == 0) {
+            gint64 type;
+            if (nt < 3 || nt > 4)
+                FAIL("expected 'message TYPE NAME [block]'");
+            if (!parse_int64(tok[1], &type) || type < 0 || type >= YJ_SCHEMA_MAX_TYPES)
+                FAIL("message type '%s' is not a number in 0..%u", tok[1], YJ_SCHEMA_MAX_TYPES - 1);
+            if (!valid_name(tok[2]))
+                FAIL("message name '%s' is not a name (letters, digits, _ and ., not starting with a digit)", tok[2]);
+            if (nt == 4 && strcmp(tok[3], "block") != 0)
+                FAIL("unexpected '%s' after the message name (only 'block' may follow)", tok[3]);
+            if (g_hash_table_contains(s->types, GUINT_TO_POINTER((guint)type)))
+                FAIL("message type %" PRId64 " is declared twice", type);
+            cur = g_new0(msg_schema_t, 1);
+            cur->type = (guint32)type;
+            cur->name = g_strdup(tok[2]);
+            cur->block = nt == 4;
+            cur->steps = g_array_new(FALSE, TRUE, sizeof(step_t));
+            g_array_set_clear_func(cur->steps, step_clear);
+            g_hash_table_insert(s->types, GUINT_TO_POINTER((guint)type), cur);
+            continue;
+        }
+        if (!cur)
+            FAIL("'%s' before any 'message TYPE NAME' line", tok[0]);
+        if (cur->steps->len >= YJ_SCHEMA_MAX_STEPS)
+            FAIL("more than %u steps in message %s", YJ_SCHEMA_MAX_STEPS, cur->name);
+
+        memset(&st, 0, sizeof st);
+        st.ref = -1;
+        /* which token is the optional value name */
+        guint name_at;
+        if (strcmp(tok[0], "bits") == 0) {
+            st.op = OP_BITS;
+            if (nt < 2 || !parse_int64(tok[1], &st.a) || st.a < 1 || st.a > 64)
+                FAIL("'bits N [name]' needs N in 1..64");
+            name_at = 2;
+        } else if (strcmp(tok[0], "uint64") == 0) {
+            st.op = OP_BITS;
+            st.a = 64;
+            name_at = 1;
+        } else if (strcmp(tok[0], "int") == 0) {
+            st.op = OP_INT;
+            if (nt < 3 || !parse_int64(tok[1], &st.a) || !parse_int64(tok[2], &st.b))
+                FAIL("'int MIN MAX [name]' needs two numbers");
+            if (st.a < G_MININT32 || st.b > G_MAXINT32 || st.a >= st.b)
+                FAIL("'int %s %s': MIN must be below MAX, both 32-bit signed", tok[1], tok[2]);
+            name_at = 3;
+        } else if (strcmp(tok[0], "bool") == 0) {
+            st.op = OP_BOOL;
+            name_at = 1;
+        } else if (strcmp(tok[0], "float") == 0) {
+            st.op = OP_FLOAT;
+            name_at = 1;
+        } else if (strcmp(tok[0], "double") == 0) {
+            st.op = OP_DOUBLE;
+            name_at = 1;
+        } else if (strcmp(tok[0], "bytes") == 0 || strcmp(tok[0], "string") == 0) {
+            gboolean is_bytes = tok[0][0] == 'b';
+            st.op = is_bytes ? OP_BYTES : OP_STRING;
+            if (nt < 2)
+                FAIL(is_bytes ? "'bytes N|FIELD [name]' needs a length" : "'string SIZE [name]' needs a buffer size");
+            if (parse_int64(tok[1], &st.a)) {
+                if (st.a < (is_bytes ? 0 : 2) || st.a > YJ_SCHEMA_MAX_BYTES)
+                    FAIL("'%s %s': the size must be in %d..%u", tok[0], tok[1], is_bytes ? 0 : 2, YJ_SCHEMA_MAX_BYTES);
+            } else if (is_bytes) {
+                st.ref = find_ref(cur, tok[1]);
+                if (st.ref < 0)
+                    FAIL("'bytes %s': no earlier number named '%s' in message %s", tok[1], tok[1], cur->name);
+            } else {
+                FAIL("'string %s': the buffer size must be a number", tok[1]);
+            }
+            name_at = 2;
+        } else if (strcmp(tok[0], "align") == 0) {
+            st.op = OP_ALIGN;
+            name_at = 1;
+            if (nt > 1)
+                FAIL("'align' takes nothing");
+        } else if (strcmp(tok[0], "relative") == 0) {
+            st.op = OP_RELATIVE;
+            if (nt < 2)
+                FAIL("'relative FIELD [name]' needs the earlier value it is relative to");
+            st.ref = find_ref(cur, tok[1]);
+            if (st.ref < 0)
+                FAIL("'relative %s': no earlier number named '%s' in message %s", tok[1], tok[1], cur->name);
+            name_at = 2;
+        } else if (strcmp(tok[0], "skip_by") == 0) {
+            st.op = OP_SKIP_BY;
+            if (nt < 3)
+                FAIL("'skip_by FIELD N0 N1 ...' needs a field and at least one bit count");
+            st.ref = find_ref(cur, tok[1]);
+            if (st.ref < 0)
+                FAIL("'skip_by %s': no earlier number named '%s' in message %s", tok[1], tok[1], cur->name);
+            if (nt - 2 > YJ_SCHEMA_MAX_TABLE)
+                FAIL("'skip_by': more than %u bit counts", YJ_SCHEMA_MAX_TABLE);
+            st.n_table = nt - 2;
+            st.table = g_new(guint32, st.n_table);
+            for (guint i = 0; i < st.n_table; i++) {
+                gint64 v;
+                if (!parse_int64(tok[2 + i], &v) || v < 0 || v > 8 * (gint64)YJ_SCHEMA_MAX_BYTES) {
+                    g_free(st.table);
+                    FAIL("'skip_by': '%s' is not a bit count in 0..%u", tok[2 + i], 8 * YJ_SCHEMA_MAX_BYTES);
+                }
+                st.table[i] = (guint32)v;
+            }
+            name_at = nt;
+        } else if (strcmp(tok[0], "fail") == 0) {
+            st.op = OP_FAIL;
+            st.reason = nt > 1 ? g_strjoinv(" ", tok + 1) : g_strdup("the message's serialize fails on read");
+            name_at = nt;
+        } else {
+            FAIL("unknown primitive '%s' (bits, uint64, int, bool, float, double, bytes, string, align, relative, skip_by, fail)", tok[0]);
+        }
+        if (name_at < nt) {
+            if (name_at + 1 < nt) {
+                g_free(st.table);
+                FAIL("unexpected '%s' after '%s'", tok[name_at + 1], tok[name_at]);
+            }
+            if (!valid_name(tok[name_at])) {
+                g_free(st.table);
+                FAIL("'%s' is not a value name", tok[name_at]);
+            }
+            st.name = g_strdup(tok[name_at]);
+        }
+        g_array_append_val(cur->steps, st);
+    }
+    g_strfreev(tok);
+    g_strfreev(lines);
+    return s;
+
+fail:
+    g_strfreev(tok);
+    g_strfreev(lines);
+    yj_schema_free(s);
+    return NULL;
+}
+
+yj_schema_t *yj_schema_load(const char *path, char **err)
+{
+    gchar *text = NULL;
+    gsize len;
+    GError *gerr = NULL;
+    yj_schema_t *s;
+
+    if (!g_file_get_contents(path, &text, &len, &gerr)) {
+        *err = g_strdup_printf("schema %s: %s", path, gerr->message);
+        g_error_free(gerr);
+        return NULL;
+    }
+    if (strlen(text) != len) {
+        *err = g_strdup_printf("schema %s: the file holds a NUL byte (not a text file)", path);
+        g_free(text);
+        return NULL;
+    }
+    s = yj_schema_parse(text, path, err);
+    g_free(text);
+    return s;
+}
+
+static const msg_schema_t *get_type(const yj_schema_t *s, guint32 type)
+{
+    return s ? (const msg_schema_t *)g_hash_table_lookup(s->types, GUINT_TO_POINTER(type)) : NULL;
+}
+
+const char *yj_schema_type_name(const yj_schema_t *s, guint32 type)
+{
+    const msg_schema_t *m = get_type(s, type);
+    return m ? m->name : NULL;
+}
+
+gboolean yj_schema_has_type(const yj_schema_t *s, guint32 type)
+{
+    return get_type(s, type) != NULL;
+}
+
+gboolean yj_schema_is_block(const yj_schema_t *s, guint32 type)
+{
+    const msg_schema_t *m = get_type(s, type);
+    return m && m->block;
+}
+
+/* Reads n (1..64) bits as serialize_bits does (the low 32 first). */
+static gboolean read_wide(yj_bits_t *b, int n, guint64 *v)
+{
+    guint32 lo, hi = 0;
+    if (b->pos + (guint64)n > b->end)
+        return FALSE;
+    if (n <= 32) {
+        yj_read_bits(b, n, &lo);
+        *v = lo;
+        return TRUE;
+    }
+    yj_read_bits(b, 32, &lo);
+    yj_read_bits(b, n - 32, &hi);
+    *v = ((guint64)hi << 32) | lo;
+    return TRUE;
+}
+
+static gboolean read_align(yj_bits_t *b, guint32 *pad)
+{
+    int n = (int)((8 - (b->pos & 7)) & 7);
+    *pad = 0;
+    return yj_read_bits(b, n, pad);
+}
+
+/* serialize_int_relative, reading: the value after previous. */
+gboolean yj_read_relative(yj_bits_t *b, guint32 previous, guint32 *current, const char **why)
+{
+    static const guint32 lo[] = { 2, 7, 24, 281, 4378 };
+    static const guint32 hi[] = { 6, 23, 280, 4377, 69914 };
+    guint32 flag, v;
+
+    *why = "the data ends inside it";
+    if (!yj_read_bits(b, 1, &flag))
+        return FALSE;
+    if (flag) {
+        *current = previous + 1;
+        return TRUE;
+    }
+    for (guint i = 0; i < array_length(lo); i++) {
+        if (!yj_read_bits(b, 1, &flag))
+            return FALSE;
+        if (flag) {
+            if (!yj_read_bits(b, yj_bits_required(lo[i], hi[i]), &v))
+                return FALSE;
+            if (v > hi[i] - lo[i]) {
+                *why = "its difference is out of its range";
+                return FALSE;
+            }
+            *current = previous + lo[i] + v;
+            return TRUE;
+        }
+    }
+    if (!yj_read_bits(b, 32, &v))
+        return FALSE;
+    if (v <= previous) {
+        *why = "its full 32-bit value is not above the previous value";
+        return FALSE;
+    }
+    *current = v;
+    return TRUE;
+}
+
+yj_body_result_t yj_schema_run(const yj_schema_t *s, guint32 type, yj_bits_t *b, tvbuff_t *tvb,
+                               proto_tree *tree, const yj_body_hf_t *hf, wmem_allocator_t *scope,
+                               char **err)
+{
+    const msg_schema_t *m = get_type(s, type);
+    gint64 *vals;
+    gint off, len;
+
+    if (!m)
+        return YJ_BODY_UNKNOWN;
+    vals = wmem_alloc0_array(scope, gint64, m->steps->len ? m->steps->len : 1);
+    for (guint i = 0; i < m->steps->len; i++) {
+        const step_t *st = &g_array_index(m->steps, step_t, i);
+        const char *nm = st->name ? st->name : "(unnamed)";
+        guint64 start = b->pos, u64;
+        guint32 u, pad;
+        const char *why;
+
+        switch (st->op) {
+        case OP_BITS:
+            if (!read_wide(b, (int)st->a, &u64))
+                goto past_end;
+            vals[i] = (gint64)u64;
+            yj_bit_range(start, b->pos, &off, &len);
+            proto_tree_add_int64_format(tree, hf->field, tvb, off, len, vals[i], "%s: %" PRIu64 " (bits %" PRId64 ")",
+                                        nm, u64, st->a);
+            break;
+        case OP_INT: {
+            guint32 range = (guint32)((guint64)(st->b - st->a));
+            if (!yj_read_bits(b, yj_bits_required(0, range), &u))
+                goto past_end;
+            if (u > range) {
+                *err = wmem_strdup_printf(scope, "%s.%s: %u read, above the range %" PRId64 "..%" PRId64 " (%u values)",
+                                          m->name, nm, u, st->a, st->b, range + 1);
+                return YJ_BODY_FAILED;
+            }
+            vals[i] = st->a + (gint64)u;
+            yj_bit_range(start, b->pos, &off, &len);
+            proto_tree_add_int64_format(tree, hf->field, tvb, off, len, vals[i], "%s: %" PRId64, nm, vals[i]);
+            break;
+        }
+        case OP_BOOL:
+            if (!yj_read_bits(b, 1, &u))
+                goto past_end;
+            vals[i] = u;
+            yj_bit_range(start, b->pos, &off, &len);
+            proto_tree_add_int64_format(tree, hf->field, tvb, off, len, vals[i], "%s: %s", nm, u ? "true" : "false");
+            break;
+        case OP_FLOAT: {
+            float f;
+            if (!yj_read_bits(b, 32, &u))
+                goto past_end;
+            memcpy(&f, &u, 4);
+            yj_bit_range(start, b->pos, &off, &len);
+            proto_tree_add_double_format(tree, hf->fvalue, tvb, off, len, f, "%s: %g", nm, (double)f);
+            break;
+        }
+        case OP_DOUBLE: {
+            double d;
+            if (!read_wide(b, 64, &u64))
+                goto past_end;
+            memcpy(&d, &u64, 8);
+            yj_bit_range(start, b->pos, &off, &len);
+            proto_tree_add_double_format(tree, hf->fvalue, tvb, off, len, d, "%s: %g", nm, d);
+            break;
+        }
+        case OP_STRING:
+        case OP_BYTES: {
+            guint64 n;
+            if (st->op == OP_STRING) {
+                if (!yj_read_bits(b, yj_bits_required(0, (guint32)st->a - 1), &u))
+                    goto past_end;
+                if (u > st->a - 1) {
+                    *err = wmem_strdup_printf(scope, "%s.%s: string length %u read, above its buffer size %" PRId64 " - 1",
+                                              m->name, nm, u, st->a);
+                    return YJ_BODY_FAILED;
+                }
+                n = u;
+            } else if (st->ref >= 0) {
+                if (vals[st->ref] < 0 || vals[st->ref] > YJ_SCHEMA_MAX_BYTES) {
+                    *err = wmem_strdup_printf(scope, "%s.%s: length %" PRId64 " from %s is not a byte count",
+                                              m->name, nm, vals[st->ref],
+                                              g_array_index(m->steps, step_t, st->ref).name);
+                    return YJ_BODY_FAILED;
+                }
+                n = (guint64)vals[st->ref];
+            } else {
+                n = (guint64)st->a;
+            }
+            if (!read_align(b, &pad))
+                goto past_end;
+            if (pad) {
+                *err = wmem_strdup_printf(scope, "%s.%s: the padding before the bytes is not zero", m->name, nm);
+                return YJ_BODY_FAILED;
+            }
+            if (b->pos + n * 8 > b->end)
+                goto past_end;
+            off = (gint)(b->pos / 8);
+            if (st->op == OP_STRING)
+                proto_tree_add_bytes_format(tree, hf->bytes, tvb, off, (gint)n, NULL, "%s: \"%s\"", nm,
+                                            tvb_format_text(scope, tvb, off, (gint)n));
+            else
+                proto_tree_add_bytes_format(tree, hf->bytes, tvb, off, (gint)n, NULL, "%s: %" PRIu64 " bytes", nm, n);
+            b->pos += n * 8;
+            break;
+        }
+        case OP_ALIGN:
+            if (!read_align(b, &pad))
+                goto past_end;
+            if (pad) {
+                *err = wmem_strdup_printf(scope, "%s: align padding is not zero", m->name);
+                return YJ_BODY_FAILED;
+            }
+            break;
+        case OP_RELATIVE:
+            if (!yj_read_relative(b, (guint32)vals[st->ref], &u, &why)) {
+                *err = wmem_strdup_printf(scope, "%s.%s (relative to %s): %s", m->name, nm,
+                                          g_array_index(m->steps, step_t, st->ref).name, why);
+                return YJ_BODY_FAILED;
+            }
+            vals[i] = u;
+            yj_bit_range(start, b->pos, &off, &len);
+            proto_tree_add_int64_format(tree, hf->field, tvb, off, len, vals[i], "%s: %u (relative)", nm, u);
+            break;
+        case OP_SKIP_BY: {
+            guint64 ix = (guint64)vals[st->ref] % st->n_table;
+            guint32 n = st->table[ix];
+            if (b->pos + n > b->end)
+                goto past_end;
+            b->pos += n;
+            if (n) {
+                yj_bit_range(start, b->pos, &off, &len);
+                proto_tree_add_bytes_format(tree, hf->bytes, tvb, off, len, NULL, "%u bits skipped (%s %% %u = %" PRIu64 ")",
+                                            n, g_array_index(m->steps, step_t, st->ref).name, st->n_table, ix);
+            }
+            break;
+        }
+        case OP_FAIL:
+            *err = wmem_strdup_printf(scope, "%s: %s (schema says 'fail')", m->name, st->reason);
+            return YJ_BODY_FAILED;
+        }
+        continue;
+past_end:
+        *err = wmem_strdup_printf(scope, "%s.%s: the packet ends inside it (bit %" PRIu64 " of %" PRIu64 ")",
+                                  m->name, nm, start, b->end);
+        return YJ_BODY_FAILED;
+    }
+    return YJ_BODY_OK;
+}

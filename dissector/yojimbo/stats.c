@@ -1,0 +1,262 @@
+/* stats.c
+ * The yojimbo tables: tshark -z yojimbo,messages (every message id of a
+ * reliable-ordered channel) and -z yojimbo,blocks (every block), with the
+ * diagnosis of what never completed; the same tables under Statistics >
+ * yojimbo Messages / yojimbo Blocks (tshark -z yojimbo,messages_table and
+ * yojimbo,blocks_table).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <epan/packet.h>
+#include <epan/stat_tap_ui.h>
+#include <epan/tap.h>
+
+#include "yojimbo.h"
+#include "common/ws-compat.h"
+#include "common/stats-util.h"
+
+static char *dir_str(wmem_allocator_t *scope, const yj_msg_t *m)
+{
+    const yj_dir_t *d = &m->conv->dir[m->dir];
+    return su_direction_str(scope, &d->src, d->sport, &d->dst, d->dport);
+}
+
+static double ack_ms(const yj_msg_t *m)
+{
+    nstime_t d;
+    if (!m->acked_frame)
+        return 0.0;
+    nstime_delta(&d, &m->acked_time, &m->first_time);
+    return nstime_to_msec(&d);
+}
+
+static guint32 frag_sends(const yj_msg_t *m, guint32 *resends, guint32 *wasted)
+{
+    guint32 s = 0;
+    *resends = *wasted = 0;
+    for (guint i = 0; i < m->num_fragments; i++) {
+        s += m->frags[i].sends;
+        if (m->frags[i].sends > 1)
+            *resends += m->frags[i].sends - 1;
+        *wasted += m->frags[i].sends_after_ack;
+    }
+    return s;
+}
+
+/* The message type, "?" when no packet showed it (a body before it was not
+ * decoded, or a block's fragment 0 not seen). */
+static const char *type_text(wmem_allocator_t *scope, const yj_msg_t *m)
+{
+    return m->type < 0 ? "?" : wmem_strdup_printf(scope, "%d", m->type);
+}
+
+/* The tap data: a su_seen_t of the messages and blocks the packets carried. */
+static tap_packet_status text_packet(void *p, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
+                                     const void *data, tap_flags_t flags _U_)
+{
+    const yj_tap_t *t = (const yj_tap_t *)data;
+    for (guint32 i = 0; i < t->frame->n_items; i++)
+        su_seen_add((su_seen_t *)p, t->frame->items[i].msg);
+    return TAP_PACKET_REDRAW;
+}
+
+static void draw(void *p, gboolean blocks)
+{
+    su_seen_t *seen = (su_seen_t *)p;
+    wmem_allocator_t *scope = wmem_allocator_new(WMEM_ALLOCATOR_SIMPLE);
+    guint bad = 0;
+    const char *rule = "===================================================================================================================================";
+
+    printf("\n%s\n", rule);
+    if (!blocks) {
+        printf("yojimbo messages (reliable-ordered channels; frames at this capture point)\n");
+        printf("%-4s %-45s %3s %6s %5s %6s %8s %8s %8s %9s %6s\n", "Conv", "Direction", "Ch", "Id", "Type",
+               "Sends", "First", "Last", "AckedIn", "AckMs", "Wasted");
+    } else {
+        printf("yojimbo blocks (frames at this capture point)\n");
+        printf("%-4s %-45s %3s %6s %5s %6s %7s %7s %7s %7s %8s %8s %8s %9s %8s\n", "Conv", "Direction", "Ch", "Id",
+               "Type", "Frags", "Bytes", "Sends", "Resend", "Wasted", "Acked", "First", "AckedIn", "AckMs", "StallS");
+    }
+    for (guint i = 0; i < su_seen_len(seen); i++) {
+        const yj_msg_t *m = (const yj_msg_t *)su_seen_get(seen, i);
+        if (m->is_block != blocks)
+            continue;
+        if (!blocks) {
+            printf("%-4u %-45s %3u %6u %5s %6u %8u %8u %8u %9.1f %6u\n", m->conv->index, dir_str(scope, m), m->channel,
+                   m->id, type_text(scope, m), m->sends, m->first_frame, m->last_frame, m->acked_frame, ack_ms(m),
+                   m->sends_after_ack);
+        } else {
+            guint32 resends, wasted, sends = frag_sends(m, &resends, &wasted);
+            printf("%-4u %-45s %3u %6u %5s %6u %7u %7u %7u %7u %4u/%-3u %8u %8u %9.1f %8.2f\n", m->conv->index,
+                   dir_str(scope, m), m->channel, m->id, type_text(scope, m), m->num_fragments, m->block_bytes, sends, resends,
+                   wasted, m->frags_acked, m->num_fragments, m->first_frame,
+                   m->frags_acked == m->num_fragments ? m->acked_frame : 0, ack_ms(m), (double)m->max_stall_ns / 1e9);
+        }
+        if (yj_diagnosis(scope, m))
+            bad++;
+    }
+    if (bad) {
+        printf("\nDiagnosis:\n");
+        for (guint i = 0; i < su_seen_len(seen); i++) {
+            const yj_msg_t *m = (const yj_msg_t *)su_seen_get(seen, i);
+            char *diag;
+            if (m->is_block != blocks)
+                continue;
+            diag = yj_diagnosis(scope, m);
+            if (diag)
+                printf("Conv %u %s: %s\n", m->conv->index, dir_str(scope, m), diag);
+        }
+    }
+    printf("%s\n", rule);
+    wmem_destroy_allocator(scope);
+}
+
+static void draw_messages(void *p)
+{
+    draw(p, FALSE);
+}
+
+static void draw_blocks(void *p)
+{
+    draw(p, TRUE);
+}
+
+static CS_TAP_INIT_RET init_messages(const char *opt_arg, void *userdata _U_)
+{
+    if (!su_text_listen(opt_arg, "yojimbo,messages", "yojimbo_stats", su_seen_new(), su_seen_tap_reset, text_packet,
+                        draw_messages, su_seen_tap_finish))
+        CS_TAP_INIT_FAILED;
+    CS_TAP_INIT_OK;
+}
+
+static CS_TAP_INIT_RET init_blocks(const char *opt_arg, void *userdata _U_)
+{
+    if (!su_text_listen(opt_arg, "yojimbo,blocks", "yojimbo_stats", su_seen_new(), su_seen_tap_reset, text_packet,
+                        draw_blocks, su_seen_tap_finish))
+        CS_TAP_INIT_FAILED;
+    CS_TAP_INIT_OK;
+}
+
+/* ---- GUI tables ------------------------------------------------------------ */
+
+enum { M_CONV, M_DIR, M_CH, M_ID, M_TYPE, M_SENDS, M_FIRST, M_LAST, M_ACKED, M_ACKMS, M_WASTED, M_DIAG };
+
+static stat_tap_table_item msg_fields[] = {
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Conversation", "%u" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Channel", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Message id", "%u" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Type", "%s" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Sends", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Acked in", "%u" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Time to ack (ms)", "%s" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Sent after ack", "%u" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
+};
+
+enum { B_CONV, B_DIR, B_CH, B_ID, B_TYPE, B_FRAGS, B_BYTES, B_SENDS, B_RESENDS, B_WASTED, B_ACKED, B_FIRST,
+       B_DONE, B_ACKMS, B_STALL, B_DIAG };
+
+static stat_tap_table_item block_fields[] = {
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Conversation", "%u" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Channel", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Message id", "%u" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Type", "%s" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragments", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Bytes seen", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragment sends", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Resends", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Sent after ack", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragments acked", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fully acked in", "%u" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Time to ack (ms)", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Longest stall (s)", "%s" },
+    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
+};
+
+static void type_cell(stat_tap_table *table, guint row, guint col, const yj_msg_t *m, wmem_allocator_t *scope)
+{
+    su_set_string(table, row, col, type_text(scope, m));
+}
+
+static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, const void *data, gboolean blocks)
+{
+    const yj_tap_t *t = (const yj_tap_t *)data;
+    stat_tap_table *table = su_table(tapdata);
+    gboolean created;
+
+    if (!table)
+        return TAP_PACKET_DONT_REDRAW;
+    for (guint32 i = 0; i < t->frame->n_items; i++) {
+        const yj_msg_t *m = t->frame->items[i].msg;
+        guint row;
+        if (m->is_block != blocks)
+            continue;
+        row = su_table_row(tapdata, m->index, &created);
+        if (created)
+            su_set_string(table, row, blocks ? B_DIR : M_DIR, dir_str(pinfo->pool, m));
+        if (!blocks) {
+            su_set_uint(table, row, M_CONV, m->conv->index);
+            su_set_uint(table, row, M_CH, m->channel);
+            su_set_uint(table, row, M_ID, m->id);
+            type_cell(table, row, M_TYPE, m, pinfo->pool);
+            su_set_uint(table, row, M_SENDS, m->sends);
+            su_set_uint(table, row, M_FIRST, m->first_frame);
+            su_set_uint(table, row, M_LAST, m->last_frame);
+            su_set_uint(table, row, M_ACKED, m->acked_frame);
+            su_set_decimal(table, row, M_ACKMS, ack_ms(m), 1);
+            su_set_uint(table, row, M_WASTED, m->sends_after_ack);
+            su_set_string(table, row, M_DIAG, yj_diagnosis(pinfo->pool, m));
+        } else {
+            guint32 resends, wasted, sends = frag_sends(m, &resends, &wasted);
+            su_set_uint(table, row, B_CONV, m->conv->index);
+            su_set_uint(table, row, B_CH, m->channel);
+            su_set_uint(table, row, B_ID, m->id);
+            type_cell(table, row, B_TYPE, m, pinfo->pool);
+            su_set_uint(table, row, B_FRAGS, m->num_fragments);
+            su_set_uint(table, row, B_BYTES, m->block_bytes);
+            su_set_uint(table, row, B_SENDS, sends);
+            su_set_uint(table, row, B_RESENDS, resends);
+            su_set_uint(table, row, B_WASTED, wasted);
+            su_set_uint(table, row, B_ACKED, m->frags_acked);
+            su_set_uint(table, row, B_FIRST, m->first_frame);
+            su_set_uint(table, row, B_DONE, m->frags_acked == m->num_fragments ? m->acked_frame : 0);
+            su_set_decimal(table, row, B_ACKMS, ack_ms(m), 1);
+            su_set_decimal(table, row, B_STALL, (double)m->max_stall_ns / 1e9, 2);
+            su_set_string(table, row, B_DIAG, yj_diagnosis(pinfo->pool, m));
+        }
+    }
+    return TAP_PACKET_REDRAW;
+}
+
+static tap_packet_status msg_table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
+                                          const void *data, tap_flags_t flags _U_)
+{
+    return table_packet(tapdata, pinfo, data, FALSE);
+}
+
+static tap_packet_status block_table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
+                                            const void *data, tap_flags_t flags _U_)
+{
+    return table_packet(tapdata, pinfo, data, TRUE);
+}
+
+void yj_stats_register(void)
+{
+    static stat_tap_ui msg_text, block_text;
+    static stat_tap_table_ui msg_table, block_table;
+
+    su_register_text_ui(&msg_text, "yojimbo messages", "yojimbo,messages", init_messages);
+    su_register_text_ui(&block_text, "yojimbo blocks", "yojimbo,blocks", init_blocks);
+    su_register_table_ui(&msg_table, "yojimbo Messages", "yojimbo messages", "yojimbo_stats",
+                         "yojimbo,messages_table", msg_table_packet, msg_fields, array_length(msg_fields));
+    su_register_table_ui(&block_table, "yojimbo Blocks", "yojimbo blocks", "yojimbo_stats", "yojimbo,blocks_table",
+                         block_table_packet, block_fields, array_length(block_fields));
+}

@@ -1,0 +1,363 @@
+#!/usr/bin/env bash
+# test-package.sh: build the plugin's Debian package for a Wireshark version
+# and install it as a user would, into a clean Debian of that version.
+#
+#   scripts/test-package.sh 4.0          # the host's Wireshark (Debian 12)
+#   scripts/test-package.sh 4.4 4.6      # in the trixie and sid chroots
+#   scripts/test-package.sh all          # 4.0, 4.4 and 4.6
+#
+# For each version it
+#   1. builds the package: 4.0 on the host in $CHUNK_BUILD_DIR (default
+#      build/, configured if needed) with `cpack -G DEB`; 4.4 and 4.6 in the
+#      build chroots through scripts/test-wireshark.sh --run (build-ws<VERSION>/);
+#   2. makes, once, a clean chroot of that Debian (CHROOTS/<suite>-clean:
+#      debootstrap --variant=minbase, with the archives of tshark downloaded
+#      but nothing installed), and mounts an overlay over it, so that every
+#      run starts from the same clean system and leaves it unchanged;
+#   3. in the overlay: `apt-get install ./<package>.deb` must pull in the
+#      libwireshark package (and every library the plugin needs: ldd finds
+#      them all) through Depends alone; then tshark is installed and run as
+#      the user nobody (tshark run as root ignores plugins), without any
+#      build tree: `tshark -G protocols` lists chunk, p2frag and netgame, and
+#      it decodes committed captures of each; `apt-get remove` takes chunk.so
+#      away again and tshark no longer knows the protocols.
+# The overlay, its mounts and the package copies are removed on exit. This
+# machine's own system is never changed (installing the package here would
+# also put a second chunk.so beside the one of every build tree that tshark
+# is pointed at).
+#
+# Needs root (debootstrap, chroot, mount) or sudo. Exit status: 0 passed,
+# 1 failed, 2 bad arguments, 77 every version asked for was skipped (its
+# chroot could not be made: no mirror).
+#
+# Environment:
+#   CHUNK_CHROOTS     chroot folder (default /var/cache/chunkshark/chroots),
+#                     shared with scripts/test-wireshark.sh
+#   CHUNK_MIRROR      Debian mirror for debootstrap (default: the first Debian
+#                     archive in this machine's apt sources)
+#   CHUNK_BUILD_DIR   the host's build tree for 4.0 (default build)
+#   JOBS              parallel build jobs (default: nproc)
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+chroots=${CHUNK_CHROOTS:-/var/cache/chunkshark/chroots}
+jobs=${JOBS:-$(nproc)}
+
+usage() {
+    cat <<EOF
+usage: scripts/test-package.sh VERSION...
+Builds the chunk plugin's Debian package for Wireshark VERSION and installs it
+into a clean Debian of that version (a chroot overlay), where tshark run as
+an ordinary user must find and use the plugin; removing the package must take
+it away again.
+
+  VERSION     4.0 (Debian 12, the host), 4.4 (trixie), 4.6 (sid), or all
+  -h, --help  this help
+
+Exit status: 0 passed, 1 failed, 2 bad arguments, 77 every version skipped
+(its chroot could not be made).
+EOF
+}
+
+suite_of() {
+    case "$1" in
+    4.0) echo bookworm ;;
+    4.4) echo trixie ;;
+    4.6) echo sid ;;
+    *) return 1 ;;
+    esac
+}
+
+orig_args=("$@")
+versions=()
+while [ $# -gt 0 ]; do
+    a=$1
+    shift
+    case "$a" in
+    -h | --help) usage; exit 0 ;;
+    all) versions+=(4.0 4.4 4.6) ;;
+    *) suite_of "$a" >/dev/null || { echo "test-package.sh: unknown version '$a' (4.0, 4.4, 4.6 or all; try --help)" >&2; exit 2; }
+       versions+=("$a") ;;
+    esac
+done
+[ ${#versions[@]} -gt 0 ] || { usage >&2; exit 2; }
+
+if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "test-package.sh: needs root (debootstrap, chroot, mount), and there is no sudo" >&2; exit 2; }
+    exec sudo --preserve-env=CHUNK_CHROOTS,CHUNK_MIRROR,CHUNK_BUILD_DIR,JOBS "$0" "${orig_args[@]}"
+fi
+
+say() { echo "test-package.sh: $*" >&2; }
+loud() {
+    echo "################################################################################" >&2
+    echo "### test-package.sh: $*" >&2
+    echo "################################################################################" >&2
+}
+
+# The Debian archive this machine's apt uses (deb822 .sources or one-line
+# .list), for debootstrap; CHUNK_MIRROR overrides it.
+host_mirror() {
+    local m=""
+    m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+        awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }')
+    if [ -z "$m" ]; then
+        m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+            sed -n 's/\[[^]]*\]//; s/^[[:space:]]*deb[[:space:]]\+\([^[:space:]]\+\).*/\1/p' | grep -v security | head -n 1)
+    fi
+    echo "$m"
+}
+mirror=${CHUNK_MIRROR:-$(host_mirror)}
+
+apt_opts=(-o Acquire::Check-Valid-Until=false -o Acquire::Retries=3 -o APT::Install-Recommends=false -q)
+in_root() {  # in_root ROOT CMD...: a clean environment in the chroot, as root
+    local root=$1
+    shift
+    chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+        DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+# clean_ws ROOT: major.minor of the tshark whose archive the clean chroot holds.
+clean_ws() {
+    local f
+    for f in "$1"/var/cache/apt/archives/tshark_*.deb; do
+        basename "$f" | sed -n 's/^tshark_\([0-9]*%3a\)\{0,1\}\([0-9]*\.[0-9]*\)\..*/\2/p'
+    done | head -n 1
+}
+
+# ensure_clean SUITE ROOT WS: 0 ready, 3 could not be made (mirror), 1 error.
+# A clean chroot: minbase, apt lists, tshark's archives in apt's cache (so
+# that each run installs offline), nothing else installed. Made again when
+# its tshark is not Wireshark WS (sid moved on since it was made).
+ensure_clean() {
+    local suite=$1 root=$2 ws=$3 stamp=$2/.chunkshark-clean want=tshark-downloaded
+    if [ -d "$root" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ "$(clean_ws "$root")" != "$ws" ]; then
+        say "$root holds tshark $(clean_ws "$root"), not $ws: making it again"
+        rm -f "$stamp"
+    fi
+    if [ -d "$root" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        if findmnt -rn -o TARGET | grep -q "^$root/"; then
+            say "$root is incomplete and has mounts under it; unmount them first"
+            return 1
+        fi
+        say "$root: incomplete, removing it"
+        rm -rf --one-file-system "$root"
+    fi
+    [ -d "$root" ] && return 0
+    if [ -z "$mirror" ]; then
+        loud "no Debian mirror: none in this machine's apt sources, and CHUNK_MIRROR is not set"
+        return 3
+    fi
+    if ! command -v debootstrap >/dev/null; then
+        say "installing debootstrap on the host"
+        { DEBIAN_FRONTEND=noninteractive apt-get -q update &&
+          DEBIAN_FRONTEND=noninteractive apt-get -q install -y --no-install-recommends debootstrap; } >&2 ||
+            { loud "cannot install debootstrap on the host (apt-get failed)"; return 3; }
+    fi
+    say "debootstrap a clean $suite into $root (once)"
+    mkdir -p "$(dirname "$root")"
+    if ! debootstrap --variant=minbase "$suite" "$root" "$mirror" > "$root.debootstrap.log" 2>&1; then
+        tail -n 20 "$root.debootstrap.log" >&2
+        loud "cannot make the clean $suite chroot: debootstrap from $mirror failed (log: $root.debootstrap.log)"
+        return 3
+    fi
+    cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    if ! in_root "$root" apt-get "${apt_opts[@]}" update > "$root.apt.log" 2>&1 ||
+       ! in_root "$root" apt-get "${apt_opts[@]}" install -y --download-only tshark >> "$root.apt.log" 2>&1; then
+        tail -n 20 "$root.apt.log" >&2
+        loud "cannot download tshark into the clean $suite chroot (log: $root.apt.log)"
+        return 3
+    fi
+    echo "$want" > "$stamp"
+    if [ "$(clean_ws "$root")" != "$ws" ]; then
+        loud "$suite now has tshark $(clean_ws "$root"), the build chroot Wireshark $ws: make the build chroot again (remove $chroots/$suite)"
+        return 1
+    fi
+}
+
+tmp=""
+mounted=()
+cleanup() {
+    local i
+    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+        umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null ||
+            say "could not unmount ${mounted[$i]}"
+    done
+    mounted=()
+    if [ -n "$tmp" ]; then
+        rm -rf --one-file-system "$tmp"
+        tmp=""
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mnt() {  # mnt ARGS... TARGET
+    local target=${*: -1}
+    mkdir -p "$target"
+    mount "$@"
+    mounted+=("$target")
+}
+
+fails=0
+ok() { echo "  ok: $*"; }
+bad() { echo "  FAIL: $*" >&2; fails=$((fails + 1)); }
+get() { sed -n "s/^$1=//p" "$2"; }
+
+# package_checks INFO: on the system that run() reaches, just after the
+# package of the build whose package.txt is INFO was installed by itself.
+package_checks() {
+    local info=$1 so libws name
+    name=$(get name "$info")
+    so=$(get plugin_dir "$info")/chunk.so
+    libws=$(get libwireshark "$info")
+    run dpkg-query -W -f='${Status}\n' "$name" 2>/dev/null | grep -q 'install ok installed' &&
+        ok "$name installed" || bad "$name is not installed"
+    run test -f "$so" && ok "$so" || bad "no $so"
+    # Pulled in by Depends alone (tshark is not installed yet in a clean chroot).
+    run dpkg-query -W -f='${Status}\n' "$libws" 2>/dev/null | grep -q 'install ok installed' &&
+        ok "$libws installed" || bad "$libws is not installed"
+    if run ldd "$so" > "$work/ldd" 2>&1 && ! grep -q 'not found' "$work/ldd"; then
+        ok "ldd: every library of chunk.so found ($(grep -c '=>' "$work/ldd") libraries)"
+    else
+        cat "$work/ldd" >&2; bad "ldd chunk.so: a library is missing"
+    fi
+}
+
+# tshark_checks PHASE INFO CAPDIR: tshark run by as_nobody() after the
+# package was installed (PHASE installed) or removed (PHASE removed); CAPDIR:
+# the captures as that system sees them.
+tshark_checks() {
+    local phase=$1 info=$2 capdir=$3 protos n so
+    so=$(get plugin_dir "$info")/chunk.so
+    protos=$(as_nobody tshark -G protocols 2>/dev/null | cut -f3 | grep -xE 'chunk|p2frag|netgame' | sort | tr '\n' ' ' || true)
+    if [ "$phase" = installed ]; then
+        [ "$protos" = "chunk netgame p2frag " ] && ok "tshark as nobody lists the protocols: $protos" ||
+            bad "tshark as nobody lists '$protos', not chunk netgame p2frag"
+        as_nobody tshark -G plugins 2>/dev/null | grep -qE "^chunk\.so[[:space:]].*[[:space:]]$so\$" &&
+            ok "tshark -G plugins: chunk.so from $so" || bad "tshark -G plugins does not show chunk.so from $so"
+        local cap filter
+        for cap in clean.pcap:chunk.type frag-clean.pcap:p2frag netgame-clean.pcap:netgame.analysis.acked_in; do
+            filter=${cap#*:}
+            cap=${cap%%:*}
+            n=$(as_nobody tshark -n -2 -r "$capdir/$cap" -Y "$filter" 2>"$work/tshark.err" | wc -l || true)
+            if [ "${n:-0}" -gt 0 ] && [ ! -s "$work/tshark.err" ]; then
+                ok "tshark as nobody decodes $cap: $n packets match $filter"
+            else
+                cat "$work/tshark.err" >&2; bad "tshark as nobody: no packet of $cap matches $filter"
+            fi
+        done
+    else
+        [ -z "$protos" ] && ok "after removal tshark knows none of the protocols" ||
+            bad "after removal tshark still lists '$protos'"
+    fi
+}
+
+# test_in_clean VERSION INFO DEB: install DEB into an overlay of the clean chroot.
+test_in_clean() {
+    local v=$1 info=$2 deb=$3 suite root lock rc name
+    suite=$(suite_of "$v")
+    root=$chroots/$suite-clean
+    lock=$chroots/$suite-clean.lock
+    mkdir -p "$chroots"
+    exec 8>"$lock"
+    flock 8
+    rc=0
+    ensure_clean "$suite" "$root" "$(get wireshark "$info")" || rc=$?
+    if [ $rc != 0 ]; then
+        exec 8>&-
+        return $rc
+    fi
+    # Others may use the clean chroot beside us, none may change it.
+    flock -s 8
+    tmp=$(mktemp -d /tmp/chunk-package.XXXXXX)
+    work=$tmp/work-files
+    mkdir -p "$tmp/upper" "$tmp/work" "$tmp/root" "$work"
+    mnt -t overlay overlay -o "lowerdir=$root,upperdir=$tmp/upper,workdir=$tmp/work" "$tmp/root"
+    local r=$tmp/root
+    mnt -t proc proc "$r/proc"
+    mnt --bind /dev "$r/dev"
+    mnt --bind /dev/pts "$r/dev/pts"
+    mnt -t tmpfs -o mode=1777 shm "$r/dev/shm"
+    cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
+    mkdir -p "$r/tmp/pkg" "$r/tmp/captures" "$r/tmp/nobody"
+    cp "$deb" "$r/tmp/pkg/"
+    cp "$repo"/captures/clean.pcap "$repo"/captures/frag-clean.pcap "$repo"/captures/netgame-clean.pcap "$r/tmp/captures/"
+    chmod -R a+rX "$r/tmp/captures"
+    chown 65534:65534 "$r/tmp/nobody"
+    run() { in_root "$r" "$@"; }
+    as_nobody() { chroot --userspec=65534:65534 "$r" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/tmp/nobody LANG=C.UTF-8 "$@"; }
+    name=$(get name "$info")
+    say "== $v: apt-get install ./$(basename "$deb") into a clean $suite (overlay of $root)"
+    if run apt-get "${apt_opts[@]}" install -y "/tmp/pkg/$(basename "$deb")" > "$work/install.log" 2>&1; then
+        ok "apt-get install ./$(basename "$deb"): $(grep -c "^Unpacking " "$work/install.log" || true) packages unpacked"
+        package_checks "$info"
+        if run apt-get "${apt_opts[@]}" install -y tshark > "$work/tshark.log" 2>&1; then
+            tshark_checks installed "$info" /tmp/captures
+        else
+            tail -n 20 "$work/tshark.log" >&2; bad "apt-get install tshark failed in the clean $suite"
+        fi
+        if run apt-get "${apt_opts[@]}" remove -y "$name" > "$work/remove.log" 2>&1; then
+            run test ! -e "$(get plugin_dir "$info")/chunk.so" && ok "apt-get remove $name: chunk.so gone" ||
+                bad "chunk.so still there after apt-get remove"
+            tshark_checks removed "$info" /tmp/captures
+        else
+            tail -n 20 "$work/remove.log" >&2; bad "apt-get remove $name failed"
+        fi
+    else
+        tail -n 30 "$work/install.log" >&2
+        bad "apt-get install of the package failed in the clean $suite (a Depends that $suite cannot satisfy?)"
+    fi
+    cleanup
+    exec 8>&-
+    return 0
+}
+
+# build_package VERSION: prints the build tree holding the package.
+build_package() {
+    local v=$1 b info rc
+    if [ "$v" = 4.0 ]; then
+        b=${CHUNK_BUILD_DIR:-$repo/build}
+        [ -f "$b/CMakeCache.txt" ] || cmake -S "$repo" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null ||
+            { say "configure of $b failed"; return 1; }
+        cmake -S "$repo" -B "$b" > "$b/package.log" 2>&1 && cmake --build "$b" -j"$jobs" >> "$b/package.log" 2>&1 &&
+            (cd "$b" && cpack -G DEB >> "$b/package.log" 2>&1) || { tail -n 30 "$b/package.log" >&2; return 1; }
+        rm -f "$b/package.log"
+    else
+        b=$repo/build-ws$v
+        rc=0
+        JOBS=$jobs bash "$repo/scripts/test-wireshark.sh" --run 'cd "$CHUNK_BUILD_DIR" && cpack -G DEB > cpack.log 2>&1 || { tail -n 30 cpack.log; exit 1; }' "$v" >&2 || rc=$?
+        [ $rc = 0 ] || return $rc
+    fi
+    echo "$b"
+}
+
+skipped=0
+for v in "${versions[@]}"; do
+    t0=$(date +%s)
+    before=$fails
+    say "== Wireshark $v: build the package"
+    rc=0
+    b=$(build_package "$v") || rc=$?
+    if [ $rc = 77 ]; then
+        skipped=$((skipped + 1)); loud "Wireshark $v SKIPPED: its build chroot could not be made"; continue
+    elif [ $rc != 0 ]; then
+        fails=$((fails + 1)); loud "Wireshark $v: building the package FAILED"; continue
+    fi
+    info=$b/package.txt
+    deb=$b/$(get deb "$info")
+    if [ ! -f "$deb" ]; then
+        fails=$((fails + 1)); loud "Wireshark $v: no package $deb"; continue
+    fi
+    say "   $deb: Depends: $(dpkg-deb -f "$deb" Depends)"
+    rc=0
+    test_in_clean "$v" "$info" "$deb" || rc=$?
+    if [ $rc = 3 ]; then
+        skipped=$((skipped + 1)); loud "Wireshark $v SKIPPED: its clean chroot could not be made"
+    elif [ $rc != 0 ]; then
+        fails=$((fails + 1))
+    fi
+    say "== Wireshark $v: package $([ $fails = $before ] && echo passed || echo FAILED) in $(( $(date +%s) - t0 )) s"
+done
+[ $fails = 0 ] || { echo "test-package.sh: $fails FAILED" >&2; exit 1; }
+[ $skipped -lt ${#versions[@]} ] || exit 77
+echo "test-package.sh: passed"
+exit 0
