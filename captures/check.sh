@@ -49,6 +49,8 @@ tshark)
     # netcode: an encrypted packet is at least 18 bytes; its clients use ports 50000 and up.
     any_client_port=0
     if grep -q '"generator": "netcode-sim"' "$here/$name.truth.json"; then min_payload=18; any_client_port=1; fi
+    # yojimbo-sim: netcode packets too, one client on port 50000.
+    if grep -q '"generator": "yojimbo-sim"' "$here/$name.truth.json"; then min_payload=18; fi
     # A reliable fragment can carry one data byte after its 5-byte header.
     if grep -q '"generator": "reliable-sim"' "$here/$name.truth.json"; then min_payload=6; fi
     # Host ports from the truth file (chunk: 50000 and 40000, netgame: 30001 and 30000).

@@ -50,9 +50,9 @@ while read -r name options; do
         echo "regenerate.sh: $program not found in $bin (capture $name)" >&2
         exit 2
     fi
-    # netcode-sim also writes the key log (NAME.keys).
+    # netcode-sim and yojimbo-sim also write the key log (NAME.keys).
     extra=()
-    if [ "$program" = netcode-sim ]; then extra=(--keys "$out/$name.keys"); fi
+    case "$program" in netcode-sim|yojimbo-sim) extra=(--keys "$out/$name.keys") ;; esac
     # shellcheck disable=SC2086
     if ! "$bin/$program" $options -w "$out/$name.pcap" --truth "$out/$name.truth.json" "${extra[@]}" -q; then
         echo "regenerate.sh: $program failed for $name" >&2

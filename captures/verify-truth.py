@@ -13,6 +13,13 @@ prefix byte and sequence (no decryption) and checks that each packet record's
 frames hold a datagram of its type, sequence, length and direction, that every
 frame belongs to exactly one record, and the per-connection counts (verify_netcode).
 
+For yojimbo-sim captures (generator "yojimbo-sim") it decrypts every netcode
+payload packet with NAME.keys (needs python3-cryptography), reassembles the
+reliable fragments, decodes each yojimbo connection packet with a decoder of its
+own and checks that the messages and block fragments the capture holds are
+exactly the sends the truth file lists for the side captured (a subset for the
+other side), each under its reliable sequence (verify_yojimbo).
+
 For netgame-sim captures (generator "netgame-sim") it decodes every frame's
 16-byte big-endian header and checks every packet's frames, acked-in and
 acking frames against it (verify_netgame).
@@ -224,6 +231,8 @@ def main(argv):
         generator = json.load(open(name + '.truth.json')).get('generator')
         if generator == 'netcode-sim':
             ok = verify_netcode(name) and ok
+        elif generator == 'yojimbo-sim':
+            ok = verify_yojimbo(name) and ok
         else:
             ok = (verify_netgame(name) if is_netgame(name) else verify(name)) and ok
     return 0 if ok else 1
@@ -283,6 +292,166 @@ def verify_netcode(name):
     if not problems:
         print('%s: %d frames, %d packets, %d connections: the truth file agrees with the capture'
               % (name, len(seen), len(truth['packets']), len(truth['connections'])))
+    return not problems
+
+
+# ---- yojimbo-sim captures (docs/truth.md, "yojimbo-sim") ----
+
+class Bits:
+    """serialize's order: bit n is bit n % 8 of byte n // 8."""
+    def __init__(self, data):
+        self.data, self.pos = data, 0
+
+    def read(self, n):
+        if self.pos + n > len(self.data) * 8:
+            raise ValueError('past the end')
+        v = 0
+        for i in range(n):
+            v |= ((self.data[(self.pos + i) >> 3] >> ((self.pos + i) & 7)) & 1) << i
+        self.pos += n
+        return v
+
+    def int(self, lo, hi):
+        v = self.read((hi - lo).bit_length())
+        if v > hi - lo:
+            raise ValueError('out of range')
+        return lo + v
+
+    def align(self):
+        if self.read((8 - self.pos % 8) % 8):
+            raise ValueError('padding not zero')
+
+    def skip_bytes(self, n):
+        self.align()
+        if self.pos // 8 + n > len(self.data):
+            raise ValueError('bytes past the end')
+        self.pos += 8 * n
+
+    def relative(self, previous):
+        if self.read(1):
+            return previous + 1
+        for lo, hi in ((2, 6), (7, 23), (24, 280), (281, 4377), (4378, 69914)):
+            if self.read(1):
+                return previous + self.int(lo, hi)
+        return self.read(32)
+
+
+TEST_MESSAGE_BITS = [1, 320, 120, 4, 256, 45, 11, 13, 101, 100, 84, 95, 203, 2, 3, 8, 512, 5, 3, 7, 50]
+
+
+def yojimbo_body(b, kind):
+    """The test message set's bodies: returns the sequence field."""
+    if kind == 2:
+        raise ValueError('TestSerializeFailOnReadMessage')
+    if kind not in (0, 1):
+        return None
+    sequence = b.read(16)
+    if kind == 0:
+        for _ in range(TEST_MESSAGE_BITS[sequence % 21]):
+            if b.read(1):
+                raise ValueError('dummy bit set')
+    return sequence
+
+
+def yojimbo_packet(data, channels, types):
+    """[(channel, id or sequence, fragment or None)] of one connection packet."""
+    b, out = Bits(data), []
+    n = b.int(0, len(channels))
+    for _ in range(n):
+        c = b.int(0, len(channels) - 1) if len(channels) > 1 else 0
+        ch = channels[c]
+        max_fragments = -(-ch['max_block_size'] // ch['block_fragment_size'])
+        if b.read(1):
+            mid = b.read(16)
+            nf = b.int(1, max_fragments) if max_fragments > 1 else 1
+            fid = b.int(0, nf - 1) if nf > 1 else 0
+            b.skip_bytes(b.int(1, ch['block_fragment_size']))
+            if fid == 0 and yojimbo_body(b, b.int(0, types - 1) if types > 1 else 0) is None:
+                raise ValueError('fragment 0 without a block message')
+            out.append((c, mid, fid))
+            continue
+        if not b.read(1):
+            continue
+        count = b.int(1, ch['max_messages_per_packet'])
+        ids = []
+        if ch['type'] == 'ro':
+            ids.append(b.read(16))
+            for _ in range(count - 1):
+                ids.append(b.relative(ids[-1]) % 65536)
+        for i in range(count):
+            kind = b.int(0, types - 1) if types > 1 else 0
+            sequence = yojimbo_body(b, kind)
+            if ch['type'] == 'uu' and kind == 1:
+                b.skip_bytes(b.int(1, ch['max_block_size']))
+            out.append((c, ids[i] if ids else sequence, None))
+    return out
+
+
+def yojimbo_sends(name, truth):
+    """{(from, reliable sequence, channel, id, fragment)} found in the capture."""
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+    keys = {}
+    for line in open(name + '.keys'):
+        if line.startswith('NETCODE_CONNECTION_KEYS'):
+            _, c2s, s2c = line.split()
+            keys = {'10.0.0.1': ('client', bytes.fromhex(c2s)), '10.0.0.2': ('server', bytes.fromhex(s2c))}
+    ad_head = b'NETCODE 1.02\0' + (0x1122334455667788).to_bytes(8, 'little')
+    found, pieces, count = set(), {}, 0
+    for _, source, payload in frames(name + '.pcap'):
+        count += 1
+        prefix = payload[0]
+        if prefix & 15 != 5:
+            continue
+        side, key = keys[source]
+        n = prefix >> 4
+        sequence = int.from_bytes(payload[1:1 + n], 'little')
+        nonce = bytes(4) + sequence.to_bytes(8, 'little')
+        plain = ChaCha20Poly1305(key).decrypt(nonce, payload[1 + n:], ad_head + bytes([prefix]))
+        if plain[0] & 1:  # a reliable fragment: id, count - 1, and fragment 0 embeds the header
+            rseq, fid, nf = plain[1] | plain[2] << 8, plain[3], plain[4] + 1
+            start = 5 + (reliable_header(plain[5:])[3] if fid == 0 else 0)
+            got = pieces.setdefault((side, rseq), {})
+            got[fid] = plain[start:]
+            if len(got) < nf:
+                continue
+            body = b''.join(got[i] for i in range(nf))
+            del pieces[(side, rseq)]
+        else:
+            header = reliable_header(plain)
+            rseq, body = header[0], plain[header[3]:]
+        for c, mid, fid in yojimbo_packet(body, truth['config']['channels'], truth['config']['message_types']):
+            found.add((side, rseq, c, mid, fid))
+    return found, count
+
+
+def verify_yojimbo(name):
+    truth = json.load(open(name + '.truth.json'))
+    problems = []
+    try:
+        found, count = yojimbo_sends(name, truth)
+    except ImportError:
+        print('%s: python3-cryptography is needed to decrypt the capture' % name)
+        return False
+    captured = 'client' if truth['capture']['at'] == 'a' else 'server'
+    listed = set()
+    for it in truth['items']:
+        for s in it['sends']:
+            listed.add((it['from'], s['reliable_sequence'], it['channel'], it['id'], s.get('fragment')))
+    mine = {s for s in listed if s[0] == captured}
+    if {s for s in found if s[0] == captured} != mine:
+        problems.append('%s sends in the capture differ from the truth file: %d listed, %d found, first missing %s'
+                        % (captured, len(mine), len({s for s in found if s[0] == captured}),
+                           sorted(mine - found)[:3]))
+    stray = {s for s in found if s[0] != captured} - listed
+    if stray:
+        problems.append('sends in the capture the truth file does not list: %s' % sorted(stray)[:3])
+    if count != truth['capture']['frames']:
+        problems.append('%d frames, the truth file says %d' % (count, truth['capture']['frames']))
+    for p in problems:
+        print('%s: %s' % (name, p))
+    if not problems:
+        print('%s: %d frames, %d sends of %d messages and blocks decrypted and decoded: the truth file agrees'
+              % (name, count, len(found), len(truth['items'])))
     return not problems
 
 

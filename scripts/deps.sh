@@ -7,9 +7,10 @@ set -euo pipefail
 
 # libglib2.0-dev: wireshark.pc requires glib-2.0, and libwireshark-dev does not pull it in.
 # libsodium-dev: the netcode endpoints' AEADs and random bytes.
+# python3-cryptography: captures/verify-truth.py decrypts the yojimbo captures.
 # libgcrypt20-dev: the netcode dissector's ChaCha20-Poly1305.
 pkgs=(gcc make cmake pkg-config zlib1g-dev libpcap-dev libsodium-dev libglib2.0-dev libwireshark-dev libgcrypt20-dev
-      tshark python3 util-linux)
+      tshark python3 python3-cryptography util-linux)
 if [ "${1:-}" = "--test" ]; then
     # time: /usr/bin/time measures peak memory in the hostile-capture tests.
     # dpkg-dev, file: dpkg-shlibdeps finds the Debian package's Depends in the ELF
