@@ -22,7 +22,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
 
-CAPTURES = {"chunk": "loss-1.pcap", "p2frag": "frag-loss-1.pcap", "netgame": "netgame-loss-10.pcap"}
+CAPTURES = {"chunk": "loss-1.pcap", "p2frag": "frag-loss-1.pcap", "netgame": "netgame-loss-10.pcap",
+            "netcode": "netcode-loss-dup.pcap"}
+# Options a capture needs: the key log that decrypts it.
+OPTIONS = {"netcode": ["-o", "netcode.keylog_file:" + os.path.join(ct.REPO, "captures", "netcode-loss-dup.keys")]}
 SAME_OUTPUT = {"chunk", "p2frag"}
 
 
@@ -46,9 +49,10 @@ def main():
             continue
         cap = os.path.join(ct.REPO, "captures", CAPTURES[proto])
         off = ["-o", "%s.single_pass:FALSE" % proto]
+        opts = OPTIONS.get(proto, [])
         for label, extra, want in (("one pass -q", ["-q"], "all"), ("one pass", [], "all"),
                                    ("-2", ["-q", "-2"], "none"), ("single_pass off", ["-q"] + off, "none")):
-            single, analysed = counts(cap, extra)
+            single, analysed = counts(cap, opts + extra)
             ok = analysed > 1 and single == (analysed - 1 if want == "all" else 0)
             print("%-8s %-16s %d of %d analysed packets taken as the single pass%s" % (
                 proto, label, single, analysed, "" if ok else "  FAIL"))
