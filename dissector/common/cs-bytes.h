@@ -12,7 +12,7 @@
 
 /* How many of n 8-bit values are above max (128 <= max < 255), value k
  * being bits shift.. of p[k] and p[k + 1] (least significant first: the
- * protocol2 bit order of docs/wire-format.md), shift 0..7. Reads p[0..n)
+ * protocol2 bit order of docs/protocol.md, "Bits"), shift 0..7. Reads p[0..n)
  * when shift is 0, p[0..n] otherwise. Sixteen at a time with SSE2, then
  * eight at a time in a 64-bit word (a byte is above max when its top bit is
  * set and its low seven bits exceed max - 128): a reassembled p2frag B

@@ -1,6 +1,6 @@
 /* common/cs-crc32.h
  * CRC-32 as zlib's crc32() computes it (IEEE 802.3, reflected, check value
- * 0xcbf43926; the protocol2 CRC of docs/wire-format.md), several times faster
+ * 0xcbf43926; the protocol2 CRC of docs/protocol.md, "Every packet"), several times faster
  * on x86-64 processors with carry-less multiplication. Plain C, no Wireshark
  * headers, so that dissector/tests/crc32_test.c can check it against zlib.
  *

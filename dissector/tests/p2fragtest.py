@@ -15,8 +15,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
 
 VECTORS = os.path.join(ct.REPO, "docs", "vectors", "vectors-fragments.txt")
-if not os.path.exists(VECTORS):
-    VECTORS = os.path.join(ct.REPO, "..", "..", "shared", "spec", "vectors-fragments.txt")
 
 # docs/p2frag.md, "Constants".
 PROTOCOL_ID = 0x55667788

@@ -890,8 +890,8 @@ static void test_amplification_flood(void)
     CHECK_EQ(a.bytes_out, 0);
 }
 
-/* Behaviour.md makes the final ack the one exception to the interval: an
- * attacker who sends valid one-slice chunks with consecutive ids to an
+/* The receiver's rules (docs/protocol.md, "Receiver") make the final ack
+ * the one exception to the interval: an attacker who sends valid one-slice chunks with consecutive ids to an
  * application that pops them at once gets one final ack per chunk. What
  * still holds: each ack is smaller than the slice that earned it, so no
  * bytes are amplified, and no ack goes out without a completed chunk. */

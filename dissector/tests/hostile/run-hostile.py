@@ -5,7 +5,7 @@ scripts/make-hostile-captures.py, against the same tshark with
 memory must stay bounded.
 
   run-hostile.py --work DIR              # ctest sizes (ctest dissector.hostile)
-  run-hostile.py --work DIR --full       # the sizes (long mode)
+  run-hostile.py --work DIR --full       # the full sizes (long mode)
   run-hostile.py --work DIR --only conversations
   run-hostile.py --work DIR --protocol p2frag   # the frag-* captures (ctest dissector.hostile.p2frag)
 
@@ -104,7 +104,7 @@ def run_timed(args, env):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", required=True, help="folder for the captures (build tree)")
-    ap.add_argument("--full", action="store_true", help="the issue's sizes (long mode)")
+    ap.add_argument("--full", action="store_true", help="the full sizes (long mode)")
     ap.add_argument("--only", action="append", metavar="NAME", help="only this capture")
     ap.add_argument("--protocol", choices=("chunk", "p2frag"), default="chunk",
                     help="the captures of this protocol (default chunk; p2frag: the frag-* ones)")

@@ -4,7 +4,7 @@ tshark with --disable-protocol netgame: every frame decoded, time and peak
 memory bounded (docs/robustness.md, "netgame").
 
   hostile.py --work DIR            # ctest sizes (ctest netgame.hostile)
-  hostile.py --work DIR --full     # the sizes
+  hostile.py --work DIR --full     # the full sizes
   hostile.py --work DIR --only conversations
 
 Captures (written here, Ethernet/IPv4/UDP to port 30000, one pass):
@@ -151,7 +151,7 @@ def run_timed(args, env):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", required=True, help="folder for the captures")
-    ap.add_argument("--full", action="store_true", help="the issue's sizes")
+    ap.add_argument("--full", action="store_true", help="the full sizes")
     ap.add_argument("--only", action="append", metavar="NAME")
     ap.add_argument("--keep", action="store_true", help="keep the captures")
     args = ap.parse_args()
