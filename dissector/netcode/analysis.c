@@ -22,6 +22,7 @@
 #include "analysis-util.h"
 
 nstime_t nc_last_time, nc_first_time;
+gboolean nc_have_first_time;
 
 static int hf_conn = -1;
 static int hf_direction = -1;
