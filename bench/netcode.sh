@@ -4,15 +4,19 @@
 #
 #   bench/netcode.sh [-b BUILD] [-n REPS] [--copies N]
 #
-# The capture: bench/netcode-capture.py's N copies (default 200: 118 800
+# The capture: bench/netcode-capture.py's N copies (default 850: 504 900
 # frames) of captures/real-netcode-cs.pcapng, each a connection of its own.
 # Configurations, summary mode (`tshark -r FILE > /dev/null`, one pass),
 # through scripts/chunk-tshark; chunk is disabled in all three (it holds UDP
 # port 40000 and would otherwise take the datagrams first):
 #
-#   data    -d udp.port==40000,data        the reference: the port's datagrams as data
+#   data    -d udp.port==40000,data and the plugin's UDP heuristics off:
+#           the reference, the port's datagrams as data
 #   nokey   defaults: netcode's heuristic, decode and analysis, nothing decrypted
-#   keys    -o netcode.private_key:<the capture's key>: every packet decrypted
+#   keys    -o netcode.private_key:<the capture's key>: every packet decrypted,
+#           the reliable heuristic off on netcode's payload (netcode alone)
+#   keys+rl the same with the reliable heuristic on: the library example's
+#           payload bytes (0, 1, 2, ...) pass for reliable packets
 #
 # Each run is timed with /usr/bin/time (CPU = user + sys, peak RSS); the
 # report gives medians and the ratios to data. Goals: nokey <= 1.2x, keys <= 2x.
@@ -21,7 +25,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CHUNK_BUILD_DIR:-$repo/build}
 reps=3
-copies=200
+copies=850
 key=606abe6ec91910ea9a6562f66f2b30e44371d62cd19927266b3c60f4b715aba1
 
 usage() {
@@ -55,16 +59,18 @@ run() {   # name, tshark options...
         awk -v n="$name" '{printf "%s %.3f %d\n", n, $1 + $2, $3}' "$work/t" >> "$work/raw"
     done
 }
-run data -d udp.port==40000,data
+run data -d udp.port==40000,data --disable-heuristic netcode_udp --disable-heuristic reliable_udp \
+    --disable-heuristic netgame_udp --disable-heuristic p2frag_udp
 run nokey
-run keys -o "netcode.private_key:$key"
+run keys -o "netcode.private_key:$key" --disable-heuristic reliable_netcode
+run keys+rl -o "netcode.private_key:$key"
 
 median() { grep "^$1 " "$work/raw" | awk '{print $'"$2"'}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 d=$(median data 2); dm=$(median data 3)
 echo "netcode bench: $frames frames ($copies connections), $reps run(s) each, medians"
-printf "%-6s %9s %7s %10s %7s\n" config "CPU s" "x data" "peak KiB" "x data"
-for c in data nokey keys; do
+printf "%-7s %9s %7s %10s %7s\n" config "CPU s" "x data" "peak KiB" "x data"
+for c in data nokey keys keys+rl; do
     t=$(median $c 2); m=$(median $c 3)
-    printf "%-6s %9.3f %7.2f %10d %7.2f\n" "$c" "$t" "$(echo "$t $d" | awk '{print $1/$2}')" "$m" \
+    printf "%-7s %9.3f %7.2f %10d %7.2f\n" "$c" "$t" "$(echo "$t $d" | awk '{print $1/$2}')" "$m" \
         "$(echo "$m $dm" | awk '{print $1/$2}')"
 done

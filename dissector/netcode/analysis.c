@@ -22,6 +22,7 @@
 #include "analysis-util.h"
 
 nstime_t nc_last_time, nc_first_time;
+gboolean nc_have_first_time;
 
 static int hf_conn = -1;
 static int hf_direction = -1;
@@ -92,16 +93,32 @@ static double secs_between(const nstime_t *a, const nstime_t *b)
     return (double)(ns_of(b) - ns_of(a)) / 1e9;
 }
 
-/* Whether the connection went silent for longer than its timeout at the
- * end of the capture. */
-static gboolean silent_at_end(const nc_conn_t *c)
-{
-    nstime_t last = c->dir[0].last_time;
+/* How a connection that is still up at the end of the capture went quiet:
+ * NC_QUIET_NONE; NC_QUIET_BOTH, silent for longer than its timeout; or one
+ * side silent while the other kept sending for about the timeout (within a
+ * keep-alive interval and the latencies: NC_QUIET_MARGIN) and then stopped
+ * without a disconnect: that other side timed it out (netcode sends nothing
+ * when a timeout resets a connection). */
+enum { NC_QUIET_NONE = 0, NC_QUIET_BOTH, NC_QUIET_CLIENT, NC_QUIET_SERVER };
+#define NC_QUIET_MARGIN 0.5
 
-    if (ns_of(&c->dir[1].last_time) > ns_of(&last))
-        last = c->dir[1].last_time;
-    return c->have_token && c->timeout_s > 0 && c->state == NC_ST_CONNECTED && c->end == NC_END_NONE &&
-           secs_between(&last, &nc_last_time) > (double)c->timeout_s;
+static int quiet_at_end(const nc_conn_t *c)
+{
+    const nstime_t *lc = &c->dir[NC_C2S].last_time, *ls = &c->dir[NC_S2C].last_time;
+    const nstime_t *last = ns_of(ls) > ns_of(lc) ? ls : lc;
+    double margin = MIN(NC_QUIET_MARGIN, (double)c->timeout_s / 4);
+
+    if (!c->have_token || c->timeout_s <= 0 || c->state != NC_ST_CONNECTED || c->end != NC_END_NONE)
+        return NC_QUIET_NONE;
+    if (secs_between(last, &nc_last_time) > (double)c->timeout_s)
+        return NC_QUIET_BOTH;
+    if (!c->dir[NC_C2S].packets || !c->dir[NC_S2C].packets)
+        return NC_QUIET_NONE;
+    if (secs_between(lc, ls) >= (double)c->timeout_s - margin)
+        return NC_QUIET_CLIENT;
+    if (secs_between(ls, lc) >= (double)c->timeout_s - margin)
+        return NC_QUIET_SERVER;
+    return NC_QUIET_NONE;
 }
 
 const char *nc_end_name(const nc_conn_t *c)
@@ -112,8 +129,12 @@ const char *nc_end_name(const nc_conn_t *c)
     case NC_END_DISCONNECT_SERVER: return "server disconnected";
     case NC_END_TIMED_OUT: return "timed out";
     default:
-        if (silent_at_end(c))
-            return "timed out (silent at the end)";
+        switch (quiet_at_end(c)) {
+        case NC_QUIET_BOTH: return "timed out (silent at the end)";
+        case NC_QUIET_CLIENT: return "timed out (client silent)";
+        case NC_QUIET_SERVER: return "timed out (server silent)";
+        default: break;
+        }
         return c->state == NC_ST_CONNECTED ? "open at capture end" : "handshake incomplete";
     }
 }
@@ -485,7 +506,8 @@ char *nc_conn_diagnosis(wmem_allocator_t *scope, const nc_conn_t *c)
         else if (c->have_token)
             wmem_strbuf_append(sb, "The token is valid for this server (it decrypts, has not expired, lists this "
                                    "address): is the server running, on this port, with the same protocol id? Does "
-                                   "the request reach it? Has the token been used from another address? ");
+                                   "the request reach it, and its challenge come back (lost on the way back)? Has "
+                                   "the token been used from another address? ");
         else
             wmem_strbuf_append(sb, "Without the private key the token cannot be checked: wrong private key or "
                                    "protocol id on the server, an expired token (compare the expire timestamp), or "
@@ -507,9 +529,20 @@ char *nc_conn_diagnosis(wmem_allocator_t *scope, const nc_conn_t *c)
         if (c->end == NC_END_TIMED_OUT)
             wmem_strbuf_append_printf(sb, "Timed out: a side was silent longer than the token's %d s timeout (after "
                                       "frame %u). ", c->timeout_s, c->end_frame);
-        else if (silent_at_end(c))
-            wmem_strbuf_append_printf(sb, "Silent for longer than the token's %d s timeout at the end of the capture: "
-                                      "both sides have dropped the connection. ", c->timeout_s);
+        else {
+            int quiet = quiet_at_end(c);
+            if (quiet == NC_QUIET_BOTH)
+                wmem_strbuf_append_printf(sb, "Silent for longer than the token's %d s timeout at the end of the "
+                                          "capture: both sides have dropped the connection. ", c->timeout_s);
+            else if (quiet != NC_QUIET_NONE)
+                wmem_strbuf_append_printf(sb, "Timed out: the %s went silent (after frame %u); the %s kept sending "
+                                          "for the token's %d s timeout, then stopped without a disconnect: it "
+                                          "timed the %s out. ",
+                                          quiet == NC_QUIET_CLIENT ? "client" : "server",
+                                          c->dir[quiet == NC_QUIET_CLIENT ? NC_C2S : NC_S2C].last_frame,
+                                          quiet == NC_QUIET_CLIENT ? "server" : "client", c->timeout_s,
+                                          quiet == NC_QUIET_CLIENT ? "client" : "server");
+        }
     }
     if (c->decrypt_failed)
         wmem_strbuf_append_printf(sb, "%u packet(s) did not decrypt with the connection's keys: forged or corrupted "

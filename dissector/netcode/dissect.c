@@ -955,8 +955,11 @@ done:
     }
     if (first)
         cs_sp_end_packet(pinfo);
-    if (first && nstime_is_zero(&nc_first_time))
+    if (first && !nc_have_first_time) {
+        /* a flag, not a zero time: a capture may start at time 0 */
         nc_first_time = pinfo->abs_ts;
+        nc_have_first_time = TRUE;
+    }
     if (first && (pinfo->abs_ts.secs > nc_last_time.secs ||
                   (pinfo->abs_ts.secs == nc_last_time.secs && pinfo->abs_ts.nsecs > nc_last_time.nsecs)))
         nc_last_time = pinfo->abs_ts;
@@ -1011,6 +1014,7 @@ static void netcode_init(void)
     keylog_checked_once = FALSE;
     nstime_set_zero(&nc_last_time);
     nstime_set_zero(&nc_first_time);
+    nc_have_first_time = FALSE;
 }
 
 static void netcode_cleanup(void)

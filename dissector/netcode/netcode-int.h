@@ -234,6 +234,7 @@ const char *nc_state_name(guint state);
 const char *nc_end_name(const nc_conn_t *c);
 /* Time of the last frame dissected (capture end for the tables). */
 extern nstime_t nc_last_time, nc_first_time;
+extern gboolean nc_have_first_time;
 
 /* The statistics (stats.c). */
 void nc_stats_register(void);

@@ -301,7 +301,9 @@ static uint32_t record_frame(run_t *run, int side, int from_server, int client, 
     if (!sp->pcap || side != sp->capture_side) return 0;
     const pcapout_addr_t *src = from_server ? &run->server_addr : &run->client_addr[client];
     const pcapout_addr_t *dst = from_server ? &run->client_addr[client] : &run->server_addr;
-    if (pcapout_write_udp(sp->pcap, run->now, src, dst, packet, bytes) != 0) sp->io_error = 1;
+    /* frames on the clock the tokens are stamped with (virtual time 0 is
+     * SIM_UNIX_EPOCH), so that a reader can compare the two */
+    if (pcapout_write_udp(sp->pcap, SIM_UNIX_EPOCH + run->now, src, dst, packet, bytes) != 0) sp->io_error = 1;
     return ++sp->frames;
 }
 

@@ -3,7 +3,8 @@
 situation, each expert info on the frame it belongs to, the same expert
 summary with and without a tree, and the connections table's diagnosis:
 the full handshake and sequence problems (gap, out of order, duplicate,
-replay, silence over the timeout, disconnect), a forged packet that changes
+replay, silence over the timeout, one side silent while the other sends on
+for the timeout and stops, disconnect), a capture starting at time 0, a forged packet that changes
 no state, an expired token, a wrong private key, a malformed token, a server
 not in the token, an unanswered challenge, a response never answered,
 denied, a wrong size, truncated and foreign datagrams, Decode As, a key log
@@ -187,6 +188,29 @@ def main():
                             "-o", "netcode.protocol_ids:%x" % nc.PROTOCOL_ID], diag=None)
     F.check(all(g["fields"].get("netcode.decrypted") in (["1"], ["True"]) for g in got),
             "mid-keys: not every packet decrypted")
+
+    # ---- one side silent, the other sending on for the timeout, then stopping ----
+    def one_way(server_for):
+        fr = nc.handshake()
+        fr += [c2s(nc.keep_alive(i, C2S_KEY), 0.1 * i) for i in range(1, 11)]          # the client until 1.0 s
+        n = int(round(server_for * 10))
+        fr += [s2c(nc.keep_alive(i, S2C_KEY), 1.0 + 0.1 * i) for i in range(1, n + 1)]  # the server after it
+        return sorted(fr, key=lambda f: f["t"])
+
+    _, table = run_case(F, tmp, "client-silent", one_way(4.9), {},
+                        diag="the client went silent (after frame 14); the server kept sending for the token's 5 s")
+    F.check("timed out (client silent)" in table, "client-silent: not ended by a timeout:\n%s" % table)
+    # 3 s after the client's last packet is not the timeout: the capture just ends
+    _, table = run_case(F, tmp, "client-quiet-3s", one_way(3.0), {}, diag=None)
+    F.check("open at capture end" in table, "client-quiet-3s: not open at the end:\n%s" % table)
+
+    # ---- a capture whose first frame is at time 0: times from that frame ----
+    pcap0 = os.path.join(tmp, "time-zero.pcap")
+    nc.ct.write_pcap(pcap0, [dict(f, t=round(f["t"], 6)) for f in nc.handshake(0.0)])
+    table = nc.conns_table(pcap0, KEY_OPT)
+    row = [l for l in table.splitlines() if l.startswith("0 ")]
+    F.check(row and row[0].split()[4:6] == ["connected", "0.030"],
+            "time-zero: want connected at 0.030 (from the first frame at time 0):\n%s" % table)
 
     F.finish("netcode.crafted")
 
