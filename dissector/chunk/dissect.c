@@ -437,20 +437,20 @@ static void chunk_add_variant(proto_tree *tree, tvbuff_t *tvb, packet_info *pinf
     case VAR_CONV:
         proto_item_append_text(ti, " (auto: decided for this conversation in frame %u)", d->var_frame);
         if (d->other_fit)
-            expert_add_info_format(pinfo, ti, &ei_chunk_variant_mismatch,
+            AU_EXPERT(pinfo, ti, &ei_chunk_variant_mismatch,
                                    "The packet parses with MaxSlicesPerChunk %u, not with the %u its conversation uses",
                                    d->other_fit, d->b.max_slices);
         break;
     case VAR_AMBIGUOUS:
         proto_item_append_text(ti, " (auto: ambiguous)");
-        expert_add_info_format(pinfo, ti, &ei_chunk_variant_ambiguous,
+        AU_EXPERT(pinfo, ti, &ei_chunk_variant_ambiguous,
                                "Parses as MaxSlicesPerChunk %u and %u alike, and no earlier packet of this "
                                "conversation decided; shown as %u, which may be wrong (set chunk.max_slices)",
                                CHUNK_VARIANT_ARTICLE, CHUNK_VARIANT_EXAMPLE, CHUNK_VARIANT_ARTICLE);
         break;
     case VAR_UNKNOWN:
         proto_item_append_text(ti, " (auto: unknown)");
-        expert_add_info_format(pinfo, ti, &ei_chunk_variant_unknown,
+        AU_EXPERT(pinfo, ti, &ei_chunk_variant_unknown,
                                "Parses as neither MaxSlicesPerChunk %u nor %u (SliceSize %u); shown as %u "
                                "(set chunk.max_slices and chunk.slice_size for other games)",
                                CHUNK_VARIANT_ARTICLE, CHUNK_VARIANT_EXAMPLE, cfg_slice_size,
@@ -608,7 +608,7 @@ static void chunk_show_slice(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, 
     if (b->nfields >= F_SLICE_ID) {
         ti = dp2_add_bits(ct, hf_chunk_slice_id, tvb, b->slice_id_bit, b->id_bits, 0);
         if ((b->errors & CHUNK_ERR_SLICE_RANGE) && experts)
-            expert_add_info_format(pinfo, ti, &ei_chunk_slice_range,
+            AU_EXPERT(pinfo, ti, &ei_chunk_slice_range,
                                    "Slice id %u >= slice count %u (the original program accepted this; "
                                    "a receiver that trusts it writes outside the chunk)",
                                    b->slice_id, b->num_slices);
@@ -632,7 +632,7 @@ static void chunk_show_slice(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, 
         if (b->data_len || b->nfields >= F_DATA) {
             ti = proto_tree_add_item(ct, hf_chunk_data, tvb, b->data_offset, b->data_len, ENC_NA);
             if ((b->errors & CHUNK_ERR_SLICE_SIZE) && experts)
-                expert_add_info_format(pinfo, ti, &ei_chunk_slice_size,
+                AU_EXPERT(pinfo, ti, &ei_chunk_slice_size,
                                        "Slice %u of %u is not the last, so it must carry SliceSize %u bytes; "
                                        "it carries %u", b->slice_id, b->num_slices, b->slice_size,
                                        b->data_len);
@@ -740,11 +740,11 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
     dp2_add_end_check(ct, pinfo, p2d, &b->r, experts);
 
     if (experts && (b->errors & DP2_ERR_TRUNCATED))
-        expert_add_info_format(pinfo, pi, &ei_chunk_truncated,
+        AU_EXPERT(pinfo, pi, &ei_chunk_truncated,
                                "Truncated: the fields need at least %u bytes, the datagram has %u",
                                b->r.need_bytes, tvb_captured_length(tvb));
     if (experts && (b->errors & DP2_ERR_RANGE))
-        expert_add_info_format(pinfo, pi, &ei_chunk_value_range,
+        AU_EXPERT(pinfo, pi, &ei_chunk_value_range,
                                "A field's value exceeds its maximum (MaxSlicesPerChunk %u, SliceSize %u)",
                                b->max_slices, b->slice_size);
     chunk_info_problems(pinfo, d, experts);

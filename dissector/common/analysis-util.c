@@ -8,6 +8,8 @@
 
 #include "analysis-util.h"
 
+#include <epan/tap.h>
+
 /* ---- Id sets as ranges -------------------------------------------------- */
 
 static gboolean zero_byte(const void *data, guint32 id)
@@ -99,4 +101,15 @@ void au_info_marks(packet_info *pinfo, guint64 bits, const au_info_mark_t *table
     for (size_t i = 0; i < n; i++)
         if ((bits & table[i].when) && !(bits & table[i].unless))
             col_append_str(pinfo->cinfo, COL_INFO, table[i].mark);
+}
+
+gboolean au_expert_tapped(void)
+{
+    /* Taps are registered before any packet is dissected; the id is looked
+     * up once, the listener test is a flag. */
+    static int tap_id = -1;
+
+    if (tap_id < 0)
+        tap_id = find_tap_id("expert");
+    return tap_id > 0 && have_tap_listener(tap_id);
 }

@@ -6,9 +6,11 @@
  * - sets of ids 0..n-1 as ranges, "3-5,17,200-255" (missing slices of a
  *   chunk, acked slices, missing fragment ids, acked sequence numbers),
  *   optionally cut after so many characters;
- * - Info column marks, " [Stall]", from a table of problem bits.
+ * - Info column marks, " [Stall]", from a table of problem bits;
+ * - expert infos that skip their printf when the text goes nowhere.
  *
- * Prefix au_ (analysis utilities). No state: every function works on what it
+ * Prefix au_ (analysis utilities). No state but the expert tap's id: every
+ * function works on what it
  * is given.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include <epan/packet.h>
+#include <epan/expert.h>
 
 /* ---- Id sets as ranges -------------------------------------------------- */
 
@@ -121,5 +124,26 @@ static inline nstime_t au_nstime(gint64 ns)
     t.nsecs = (int)(ns % AU_NS_PER_S);
     return t;
 }
+
+/* ---- Expert infos ------------------------------------------------------- */
+
+/* Whether anything listens to the expert tap (tshark -z expert, the GUI's
+ * Expert Information): then an expert info's own text is kept even when no
+ * tree is built. */
+gboolean au_expert_tapped(void);
+
+/* expert_add_info_format, without the printf when its text goes nowhere: no
+ * item to hang it on (no tree: first pass, packet list) and nothing on the
+ * expert tap. Then the expert info is still added, with its registered
+ * summary (same severity, group and Expert column), as Wireshark would drop
+ * the formatted text. ti is evaluated once. */
+#define AU_EXPERT(pinfo, ti, ei, ...)                                            \
+    do {                                                                         \
+        proto_item *au_ti_ = (ti);                                               \
+        if (au_ti_ || au_expert_tapped())                                        \
+            expert_add_info_format((pinfo), au_ti_, (ei), __VA_ARGS__);          \
+        else                                                                     \
+            expert_add_info((pinfo), NULL, (ei));                                \
+    } while (0)
 
 #endif /* ANALYSIS_UTIL_H */

@@ -680,11 +680,11 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         ti = proto_tree_add_boolean(at, hf_netgame_lost, tvb, 0, 0, TRUE);
         proto_item_set_generated(ti);
         if (rec->acked_in)
-            expert_add_info_format(pinfo, ti, &ei_netgame_lost,
+            AU_EXPERT(pinfo, ti, &ei_netgame_lost,
                                    "Lost: not acknowledged within 1 s (acknowledged late, in frame %u, "
                                    "after %.3f s)", rec->acked_in, (double)rec->rtt_ns / 1e9);
         else
-            expert_add_info_format(pinfo, ti, &ei_netgame_lost,
+            AU_EXPERT(pinfo, ti, &ei_netgame_lost,
                                    "Lost: sequence %u was never acknowledged within 1 s", pkt->seq);
     }
 
@@ -692,7 +692,7 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     if (rec->seq_gap) {
         ti = proto_tree_add_uint(at, hf_netgame_seq_gap, tvb, 4, 4, rec->seq_gap);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_netgame_seq_gap,
+        AU_EXPERT(pinfo, ti, &ei_netgame_seq_gap,
                                "%u sequence(s) missing before %u in this direction at this capture point",
                                rec->seq_gap, pkt->seq);
     }
@@ -700,21 +700,21 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         ti = proto_tree_add_boolean(at, hf_netgame_duplicate, tvb, 4, 4, TRUE);
         proto_item_set_generated(ti);
         if (rec->dup_of) {
-            expert_add_info_format(pinfo, ti, &ei_netgame_seq_repeat,
+            AU_EXPERT(pinfo, ti, &ei_netgame_seq_repeat,
                                    "Sequence %u repeats (first in frame %u): a duplicate", pkt->seq, rec->dup_of);
             proto_item_set_generated(proto_tree_add_uint(at, hf_netgame_duplicate_of, tvb, 4, 4, rec->dup_of));
         } else {
-            expert_add_info_format(pinfo, ti, &ei_netgame_seq_repeat, "Sequence %u repeats: a duplicate", pkt->seq);
+            AU_EXPERT(pinfo, ti, &ei_netgame_seq_repeat, "Sequence %u repeats: a duplicate", pkt->seq);
         }
     }
     if (rec->back)
-        expert_add_info_format(pinfo, ng_item, &ei_netgame_seq_back,
+        AU_EXPERT(pinfo, ng_item, &ei_netgame_seq_back,
                                "Sequence %u goes back (older than %u, seen earlier): reordered",
                                pkt->seq, rec->conn->dir[rec->dir].hi_seq);
 
     /* Acks. */
     if (rec->flags & NG_F_ACK_BACK)
-        expert_add_info_format(pinfo, ng_item, &ei_netgame_ack_back,
+        AU_EXPERT(pinfo, ng_item, &ei_netgame_ack_back,
                                "Ack %u goes back: this side acked %u before", pkt->ack, rec->prev_ack);
     if (rec->false_ack0) {
         ti = proto_tree_add_boolean(at, hf_netgame_false_ack0, tvb, 8, 4, TRUE);
@@ -730,7 +730,7 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
             if (rec->unsent_mask & (1u << i))
                 wmem_strbuf_append_printf(sb, "%s%u", wmem_strbuf_get_len(sb) ? "," : "",
                                           netgame_seq_sub(pkt->ack, i + 1, max_seq));
-        expert_add_info_format(pinfo, ng_item, &ei_netgame_ack_unsent,
+        AU_EXPERT(pinfo, ng_item, &ei_netgame_ack_unsent,
                                "Acks sequence(s) the peer never sent in this capture: %s",
                                wmem_strbuf_get_str(sb));
     }
@@ -746,7 +746,7 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         /* Single pass: the lost packet's own record is gone, so its loss
          * is raised here, where it becomes known. */
         if (transient && !visited)
-            expert_add_info_format(pinfo, ti, &ei_netgame_lost,
+            AU_EXPERT(pinfo, ti, &ei_netgame_lost,
                                    "Lost: frame %u was not acknowledged within 1 s", rec->lost_here[i]);
     }
 
@@ -756,7 +756,7 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     ti = proto_tree_add_uint(at, hf_netgame_mode, tvb, 0, 0, rec->mode);
     proto_item_set_generated(ti);
     if (rec->switched)
-        expert_add_info_format(pinfo, ti, &ei_netgame_mode_switch,
+        AU_EXPERT(pinfo, ti, &ei_netgame_mode_switch,
                                "Flow-control mode switch to %s (packet intervals)",
                                val_to_str_const(rec->mode, mode_vals, "?"));
     add_gen_time(at, hf_netgame_smoothed_rtt, tvb, rec->srtt_ns);

@@ -20,6 +20,7 @@
 
 #include "netgame.h"
 #include "netgame-int.h"
+#include "common/analysis-util.h"
 #include "common/ws-compat.h"
 
 #define NETGAME_DEFAULT_PORT 30000        /* the example programs' server port */
@@ -240,11 +241,11 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         if (cap >= 12)
             proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
         if (len < NETGAME_HEADER_LEN)
-            expert_add_info_format(pinfo, ti, &ei_netgame_short,
+            AU_EXPERT(pinfo, ti, &ei_netgame_short,
                                    "Datagram of %u bytes, under the 16-byte header: the original receiver drops it",
                                    len);
         else
-            expert_add_info_format(pinfo, ti, &ei_netgame_short,
+            AU_EXPERT(pinfo, ti, &ei_netgame_short,
                                    "Only %u bytes of the 16-byte header were captured", cap);
         col_add_fstr(pinfo->cinfo, COL_INFO, "Short datagram (%u bytes)", len);
         return cap;
@@ -274,11 +275,11 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     {
         proto_item *idi = proto_tree_add_item(nt, hf_netgame_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN);
         if (p.foreign_id)
-            expert_add_info_format(pinfo, idi, &ei_netgame_id_changed,
+            AU_EXPERT(pinfo, idi, &ei_netgame_id_changed,
                                    "Protocol id 0x%08x differs from the conversation's 0x%08x (frame %u): "
                                    "the original receiver drops it", p.protocol_id, nc->id, nc->id_frame);
         else if (!id_configured(p.protocol_id))
-            expert_add_info_format(pinfo, idi, &ei_netgame_id_unexpected,
+            AU_EXPERT(pinfo, idi, &ei_netgame_id_unexpected,
                                    "Protocol id 0x%08x is not in the netgame.protocol_ids preference",
                                    p.protocol_id);
     }
