@@ -962,7 +962,7 @@ static void already_acked_expert(packet_info *pinfo, proto_item *ti, const frame
 /* The "Transfer analysis" subtree, made when there is something to put in it. */
 static proto_tree *analysis_tree(proto_tree **at, proto_tree *tree, tvbuff_t *tvb)
 {
-    if (!*at) {
+    if (!*at && tree) {   /* without a tree every item is NULL anyway */
         proto_item *ti = NULL;
         *at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_chunk_analysis, &ti, "Transfer analysis");
         proto_item_set_generated(ti);
@@ -1245,15 +1245,25 @@ static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ac
         return;
     if (is_last_of_unfinished(pinfo, fr->t))
         bits |= CHUNK_F_INCOMPLETE;
-    /* The marks with a number come first. */
+    /* The marks with a number come first; written without printf, and
+     * appended together with the others. */
+    char lead[40], *p = lead;
     if (!is_ack) {
-        if (fr->notes & N_RESEND)
-            col_append_fstr(pinfo->cinfo, COL_INFO, " [Resend %u]", fr->resend);
-        au_info_marks(pinfo, bits, slice_marks, array_length(slice_marks));
+        if (fr->notes & N_RESEND) {
+            p = au_put_str(p, " [Resend ");
+            p = au_put_uint(p, fr->resend);
+            p = au_put_str(p, "]");
+        }
+        *p = '\0';
+        au_info_marks(pinfo, p > lead ? lead : NULL, bits, slice_marks, array_length(slice_marks));
     } else {
-        if (fr->notes & N_COMPLETE)
-            col_append_fstr(pinfo->cinfo, COL_INFO, " [Chunk %u complete]", fr->t->chunk_id);
-        au_info_marks(pinfo, bits, ack_marks, array_length(ack_marks));
+        if (fr->notes & N_COMPLETE) {
+            p = au_put_str(p, " [Chunk ");
+            p = au_put_uint(p, fr->t->chunk_id);
+            p = au_put_str(p, " complete]");
+        }
+        *p = '\0';
+        au_info_marks(pinfo, p > lead ? lead : NULL, bits, ack_marks, array_length(ack_marks));
     }
 }
 

@@ -594,7 +594,7 @@ static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gbo
         bits |= CHUNK_MARK_AMBIGUOUS_VARIANT;
     if (d->other_fit)
         bits |= CHUNK_MARK_OTHER_VARIANT;
-    au_info_marks(pinfo, bits, chunk_info_mark_table, array_length(chunk_info_mark_table));
+    au_info_marks(pinfo, NULL, bits, chunk_info_mark_table, array_length(chunk_info_mark_table));
 }
 
 /* The slice fields that were read, the Info column, and the padding before

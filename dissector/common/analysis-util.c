@@ -94,13 +94,45 @@ char *au_ranges_cut(wmem_allocator_t *scope, char *ranges, gsize max_len)
 
 /* ---- Info column marks -------------------------------------------------- */
 
-void au_info_marks(packet_info *pinfo, guint64 bits, const au_info_mark_t *table, size_t n)
+void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_info_mark_t *table, size_t n)
 {
+    char buf[512];
+    size_t len = 0;
+
     if (!pinfo->cinfo)
         return;
-    for (size_t i = 0; i < n; i++)
-        if ((bits & table[i].when) && !(bits & table[i].unless))
-            col_append_str(pinfo->cinfo, COL_INFO, table[i].mark);
+    for (size_t i = 0; i <= n; i++) {
+        const char *s;
+        size_t sl;
+
+        if (i == 0) {
+            if (!lead)
+                continue;
+            s = lead;
+        } else if ((bits & table[i - 1].when) && !(bits & table[i - 1].unless)) {
+            s = table[i - 1].mark;
+        } else {
+            continue;
+        }
+        sl = strlen(s);
+        if (len + sl >= sizeof buf) {
+            /* Longer than any table has: append what is gathered so far. */
+            buf[len] = '\0';
+            if (len)
+                col_append_str(pinfo->cinfo, COL_INFO, buf);
+            len = 0;
+            if (sl >= sizeof buf) {
+                col_append_str(pinfo->cinfo, COL_INFO, s);
+                continue;
+            }
+        }
+        memcpy(buf + len, s, sl);
+        len += sl;
+    }
+    if (len) {
+        buf[len] = '\0';
+        col_append_str(pinfo->cinfo, COL_INFO, buf);
+    }
 }
 
 gboolean au_expert_tapped(void)

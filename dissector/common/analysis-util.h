@@ -10,8 +10,7 @@
  * - expert infos that skip their printf when the text goes nowhere.
  *
  * Prefix au_ (analysis utilities). No state but the expert tap's id: every
- * function works on what it
- * is given.
+ * function works on what it is given.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -76,9 +75,10 @@ typedef struct au_info_mark {
     const char *mark;   /* " [Stall]": with its leading space */
 } au_info_mark_t;
 
-/* Appends to the Info column the marks of table[0..n) that bits selects,
- * in table order. Does nothing without columns. */
-void au_info_marks(packet_info *pinfo, guint64 bits, const au_info_mark_t *table, size_t n);
+/* Appends to the Info column lead (may be NULL) and then the marks of
+ * table[0..n) that bits selects, in table order, with one column append
+ * (each append copies the column's text). Does nothing without columns. */
+void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_info_mark_t *table, size_t n);
 
 /* Writers of Info text without printf (it runs for every datagram): v in
  * decimal, or s, at p; they return the end (no terminating NUL). */
