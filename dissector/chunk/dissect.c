@@ -389,11 +389,11 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, co
 static void chunk_info_slice(packet_info *pinfo, guint32 slice_id, gboolean last, guint32 num_slices,
                              guint32 chunk_id, guint32 bytes)
 {
-    char *buf, *p;
+    char *p;
 
     if (!pinfo->cinfo)
         return;
-    buf = p = (char *)wmem_alloc(pinfo->pool, 96);
+    p = au_info_begin(pinfo, 96);
     p = au_put_str(p, "Slice ");
     p = au_put_uint(p, slice_id);
     if (last)
@@ -405,10 +405,36 @@ static void chunk_info_slice(packet_info *pinfo, guint32 slice_id, gboolean last
     p = au_put_str(p, ", ");
     p = au_put_uint(p, bytes);
     p = au_put_str(p, " bytes");
-    *p = '\0';
     /* Not copied: in the packet scope, which lives as long as the
-     * packet_info (column-utils.h allows that), and plain ASCII. */
-    col_set_str(pinfo->cinfo, COL_INFO, buf);
+     * packet_info (column-utils.h allows that), and plain ASCII; the marks
+     * go after it in the same buffer (au_info_marks). */
+    au_info_set(pinfo, p);
+}
+
+/* The Info column of an ack whose bits are all there, "Ack chunk %u: %u/%u
+ * acked[, missing %s]", likewise. */
+static void chunk_info_ack(packet_info *pinfo, guint32 chunk_id, guint32 acked_count, guint32 num_slices,
+                           const char *missing)
+{
+    size_t mlen = strlen(missing);
+    char *p;
+
+    if (!pinfo->cinfo)
+        return;
+    p = au_info_begin(pinfo, 64 + mlen);
+    p = au_put_str(p, "Ack chunk ");
+    p = au_put_uint(p, chunk_id);
+    p = au_put_str(p, ": ");
+    p = au_put_uint(p, acked_count);
+    p = au_put_str(p, "/");
+    p = au_put_uint(p, num_slices);
+    p = au_put_str(p, " acked");
+    if (mlen) {
+        p = au_put_str(p, ", missing ");
+        memcpy(p, missing, mlen);
+        p += mlen;
+    }
+    au_info_set(pinfo, p);
 }
 
 /* Display caps (docs/robustness.md, "Dissector"): with the
@@ -662,10 +688,7 @@ static guint8 *chunk_show_ack(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo,
                          b->num_slices);
     if (b->nfields >= FA_BITS) {
         acked = chunk_add_ack_bits(ct, tvb, pinfo, b, acked_count, &missing);
-        col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u: %u/%u acked", b->chunk_id,
-                     *acked_count, b->num_slices);
-        if (*missing)
-            col_append_fstr(pinfo->cinfo, COL_INFO, ", missing %s", missing);
+        chunk_info_ack(pinfo, b->chunk_id, *acked_count, b->num_slices, missing);
     } else {
         col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u", b->chunk_id);
     }

@@ -94,6 +94,46 @@ char *au_ranges_cut(wmem_allocator_t *scope, char *ranges, gsize max_len)
 
 /* ---- Info column marks -------------------------------------------------- */
 
+/* The Info text au_info_set set last: its buffer, length and room, and the
+ * packet. */
+static struct {
+    char *buf;
+    size_t len, cap;
+    guint32 num;
+} au_info;
+
+char *au_info_begin(packet_info *pinfo, size_t len)
+{
+    size_t cap = len + AU_INFO_MARKS_ROOM;
+
+    au_info.buf = (char *)wmem_alloc(pinfo->pool, cap + 1);
+    au_info.cap = cap;
+    au_info.len = 0;
+    au_info.num = 0;
+    return au_info.buf;
+}
+
+void au_info_set(packet_info *pinfo, char *end)
+{
+    *end = '\0';
+    au_info.len = (size_t)(end - au_info.buf);
+    au_info.num = pinfo->num;
+    col_set_str(pinfo->cinfo, COL_INFO, au_info.buf);
+}
+
+/* Appends s (sl characters) to the Info column: into the protocol's own
+ * buffer while the column shows it (and it has room), else col_append_str. */
+static void au_info_append(packet_info *pinfo, const char *s, size_t sl)
+{
+    if (au_info.buf && au_info.num == pinfo->num && au_info.len + sl <= au_info.cap &&
+        col_get_text(pinfo->cinfo, COL_INFO) == au_info.buf) {
+        memcpy(au_info.buf + au_info.len, s, sl + 1);
+        au_info.len += sl;
+        return;
+    }
+    col_append_str(pinfo->cinfo, COL_INFO, s);
+}
+
 void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_info_mark_t *table, size_t n)
 {
     char buf[512];
@@ -119,10 +159,10 @@ void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_
             /* Longer than any table has: append what is gathered so far. */
             buf[len] = '\0';
             if (len)
-                col_append_str(pinfo->cinfo, COL_INFO, buf);
+                au_info_append(pinfo, buf, len);
             len = 0;
             if (sl >= sizeof buf) {
-                col_append_str(pinfo->cinfo, COL_INFO, s);
+                au_info_append(pinfo, s, sl);
                 continue;
             }
         }
@@ -131,7 +171,7 @@ void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_
     }
     if (len) {
         buf[len] = '\0';
-        col_append_str(pinfo->cinfo, COL_INFO, buf);
+        au_info_append(pinfo, buf, len);
     }
 }
 

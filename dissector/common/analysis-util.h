@@ -66,6 +66,16 @@ char *au_ranges_cut(wmem_allocator_t *scope, char *ranges, gsize max_len);
 
 /* ---- Info column marks -------------------------------------------------- */
 
+/* An Info text of the protocol's own: au_info_begin gives a buffer in the
+ * packet scope with room for `len` characters of text and AU_INFO_MARKS_ROOM
+ * more, au_info_set NUL-terminates it at end and sets the column to it
+ * (col_set_str: not copied). While the column still shows that buffer, in
+ * the same packet, au_info_marks writes the marks into it instead of
+ * appending (col_append copies the whole text each time). */
+#define AU_INFO_MARKS_ROOM 1024
+char *au_info_begin(packet_info *pinfo, size_t len);
+void au_info_set(packet_info *pinfo, char *end);
+
 /* One mark: shown when `bits` has any bit of `when` and none of `unless`.
  * A protocol lays out its problems as bits of one guint64 (its own flags,
  * notes, decoder errors) and lists its marks in the order they appear. */
