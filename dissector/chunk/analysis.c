@@ -739,9 +739,20 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
     return fr;
 }
 
+/* The frame's record, made on an earlier visit. In tshark's single pass
+ * there is none: the frame is visited once (cs_sp_begin_packet), so its
+ * record is neither looked up nor kept. */
 static frame_rec_t *get_record(packet_info *pinfo)
 {
+    if (sp_transient)
+        return NULL;
     return (frame_rec_t *)p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME);
+}
+
+static void keep_record(packet_info *pinfo, frame_rec_t *fr)
+{
+    if (!sp_transient)
+        p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME, fr);
 }
 
 static void add_gen_uint(proto_tree *tree, int hf, tvbuff_t *tvb, guint32 v)
@@ -1329,7 +1340,7 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
         if (PINFO_FD_VISITED(pinfo))
             return;   /* not a clean slice on the first pass */
         fr = analyse_slice(tvb, pinfo, slice);
-        p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME, fr);
+        keep_record(pinfo, fr);
     }
     /* Also without a tree (first pass, packet list, taps, Expert
      * Information): the expert infos go to the expert tap either way. */
@@ -1361,7 +1372,7 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
         if (PINFO_FD_VISITED(pinfo))
             return;
         fr = analyse_ack(tvb, pinfo, ack);
-        p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME, fr);
+        keep_record(pinfo, fr);
     }
     show_ack(tvb, pinfo, chunk_tree, ack, fr);
     info_marks(pinfo, fr, TRUE);
