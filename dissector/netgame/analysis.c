@@ -342,9 +342,8 @@ static void infer_mode(ng_dir_t *d, gint64 now, guint32 step, ng_frame_t *rec)
     rec->mode = d->mode;
 }
 
-static ng_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
+static ng_conn_t *get_conn(packet_info *pinfo, conversation_t *conv, guint *dir_out)
 {
-    conversation_t *conv = find_or_create_conversation(pinfo);
     ng_conn_t *c = (ng_conn_t *)wmem_map_lookup(conns_by_conv, conv);
 
     if (!c) {
@@ -450,7 +449,7 @@ static ng_frame_t *netgame_analyse(packet_info *pinfo, const netgame_pkt_t *p)
     guint32 max_seq = p->max_seq;
     gint64 now = au_ns(&pinfo->abs_ts);
     guint di;
-    ng_conn_t *c = get_conn(pinfo, &di);
+    ng_conn_t *c = get_conn(pinfo, p->conv ? p->conv : find_or_create_conversation(pinfo), &di);
     ng_dir_t *d = &c->dir[di], *peer = &c->dir[di ^ 1];
     ng_frame_t *rec = wmem_new0(rec_scope, ng_frame_t);
     gboolean dup = FALSE;
@@ -591,12 +590,15 @@ ng_frame_t *netgame_analysis_packet(packet_info *pinfo, const netgame_pkt_t *pkt
     if (pkt->foreign_id)
         return NULL;
     begin_packet(pinfo);
-    rec = (ng_frame_t *)p_get_proto_data(rec_scope, pinfo, proto_ng, 1);
+    /* In tshark's single pass the frame is visited once: no record to find
+     * and none to keep (it lives in the packet scope, used by this visit). */
+    rec = transient ? NULL : (ng_frame_t *)p_get_proto_data(rec_scope, pinfo, proto_ng, 1);
     if (!rec) {
         if (PINFO_FD_VISITED(pinfo))
             return NULL;
         rec = netgame_analyse(pinfo, pkt);
-        p_add_proto_data(rec_scope, pinfo, proto_ng, 1, rec);
+        if (!transient)
+            p_add_proto_data(rec_scope, pinfo, proto_ng, 1, rec);
     }
     cs_sp_end_packet(pinfo);
     return rec;

@@ -116,16 +116,17 @@ static gboolean bit_applies(guint32 ack, guint i)
 
 static void add_ack_bits(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p, const ng_frame_t *rec)
 {
-    proto_item *ti = proto_tree_add_item(tree, hf_netgame_ack_bits, tvb, 12, 4, ENC_BIG_ENDIAN);
+    proto_item *ti;
     proto_tree *bt;
     guint n = 0;
 
+    if (!tree)
+        return;   /* items only: nothing to add without a tree */
+    ti = proto_tree_add_item(tree, hf_netgame_ack_bits, tvb, 12, 4, ENC_BIG_ENDIAN);
     for (guint i = 0; i < 32; i++)
         if (p->ack_bits & (1u << i))
             n++;
     proto_item_append_text(ti, " (%u set)", n);
-    if (!tree)
-        return;
     bt = proto_item_add_subtree(ti, ett_netgame_ack_bits);
     for (guint i = 0; i < 32; i++) {
         guint32 s = bit_sequence(p->ack, i);
@@ -154,7 +155,11 @@ static void add_acked(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p)
 {
     guint32 seen[33];
     guint n = 0;
+    /* 33 sequences can repeat only in a sequence space of at most 33. */
+    gboolean may_repeat = cfg_max_sequence < 33;
 
+    if (!tree)
+        return;   /* items only (filters build a tree): nothing to add without one */
     proto_item_set_generated(proto_tree_add_uint(tree, hf_netgame_acked, tvb, 8, 4, p->ack));
     seen[n++] = p->ack;
     for (guint i = 0; i < 32; i++) {
@@ -162,7 +167,7 @@ static void add_acked(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p)
             continue;
         guint32 s = bit_sequence(p->ack, i);
         gboolean dup = FALSE;
-        for (guint k = 0; k < n; k++)
+        for (guint k = 0; may_repeat && k < n; k++)
             dup = dup || seen[k] == s;
         if (dup)
             continue;
@@ -261,7 +266,7 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     p.max_seq = cfg_max_sequence;
 
     /* The conversation's protocol id is that of its first packet. */
-    nc = netgame_get_conv(pinfo, NULL);
+    nc = netgame_get_conv(pinfo, &p.conv);
     if (!PINFO_FD_VISITED(pinfo) && !nc->id_frame) {
         nc->id_frame = pinfo->num;
         nc->id = p.protocol_id;
