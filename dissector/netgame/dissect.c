@@ -278,7 +278,9 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         rec = netgame_analysis_packet(pinfo, &p);
 
     {
-        proto_item *idi = proto_tree_add_item(nt, hf_netgame_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN);
+        /* The header is all there (checked above): its items cannot throw,
+         * and without a tree they are not made at all. */
+        proto_item *idi = nt ? proto_tree_add_item(nt, hf_netgame_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN) : NULL;
         if (p.foreign_id)
             AU_EXPERT(pinfo, idi, &ei_netgame_id_changed,
                                    "Protocol id 0x%08x differs from the conversation's 0x%08x (frame %u): "
@@ -288,12 +290,14 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
                                    "Protocol id 0x%08x is not in the netgame.protocol_ids preference",
                                    p.protocol_id);
     }
-    proto_tree_add_item(nt, hf_netgame_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
-    proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
-    add_ack_bits(nt, tvb, &p, rec);
-    add_acked(nt, tvb, &p);
-    proto_item_set_generated(proto_tree_add_uint(nt, hf_netgame_payload_len, tvb, NETGAME_HEADER_LEN, 0,
-                                                 p.payload_len));
+    if (nt) {
+        proto_tree_add_item(nt, hf_netgame_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
+        proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
+        add_ack_bits(nt, tvb, &p, rec);
+        add_acked(nt, tvb, &p);
+        proto_item_set_generated(proto_tree_add_uint(nt, hf_netgame_payload_len, tvb, NETGAME_HEADER_LEN, 0,
+                                                     p.payload_len));
+    }
     if (p.header_only)
         expert_add_info(pinfo, ti, &ei_netgame_header_only);
 
@@ -306,7 +310,8 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
 
     if (p.payload_len && cap > NETGAME_HEADER_LEN) {
         tvbuff_t *next = tvb_new_subset_remaining(tvb, NETGAME_HEADER_LEN);
-        proto_tree_add_item(nt, hf_netgame_payload, tvb, NETGAME_HEADER_LEN, -1, ENC_NA);
+        if (nt)
+            proto_tree_add_item(nt, hf_netgame_payload, tvb, NETGAME_HEADER_LEN, -1, ENC_NA);
 #if CS_WS_AT_LEAST(4, 6)
         if (!dissector_try_uint_with_data(payload_table, p.protocol_id, next, pinfo, tree, TRUE, NULL))
 #else
