@@ -139,7 +139,7 @@ void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_
     char buf[512];
     size_t len = 0;
 
-    if (!pinfo->cinfo)
+    if (!pinfo->cinfo || (!lead && !bits))   /* most packets: nothing to mark */
         return;
     for (size_t i = 0; i <= n; i++) {
         const char *s;
