@@ -71,14 +71,70 @@ typedef struct netgame_conv {
 
 static wmem_map_t *netgame_convs;
 
+/* The conversations of the last two address/port pairs whose addresses
+ * and ports were plain (no endpoint overrides): find_or_create_conversation
+ * hashes them, about 1 000 instructions a datagram, and a session's
+ * datagrams alternate between the pair's two directions. Emptied with the
+ * file. As protocol2's cache (common/protocol2-conv.c): it honours a
+ * conversation's frame range. */
+typedef struct {
+    conversation_t *conv;   /* NULL: empty */
+    netgame_conv_t *nc;
+    port_type ptype;
+    guint32 srcport, destport;
+    address src, dst;
+} conv_hit_t;
+
+static conv_hit_t conv_hits[2];
+static guint conv_hit_next;
+
+static void conv_hits_clear(void)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(conv_hits); i++) {
+        free_address(&conv_hits[i].src);
+        free_address(&conv_hits[i].dst);
+        memset(&conv_hits[i], 0, sizeof conv_hits[i]);
+    }
+    conv_hit_next = 0;
+}
+
 static netgame_conv_t *netgame_get_conv(packet_info *pinfo, conversation_t **conv_out)
 {
-    conversation_t *conv = find_or_create_conversation(pinfo);
-    netgame_conv_t *nc = (netgame_conv_t *)wmem_map_lookup(netgame_convs, conv);
+    gboolean plain = !pinfo->use_conv_addr_port_endpoints && !pinfo->conv_elements;
+    conversation_t *conv;
+    netgame_conv_t *nc;
+    conv_hit_t *h;
 
+    for (guint i = 0; plain && i < G_N_ELEMENTS(conv_hits); i++) {
+        h = &conv_hits[i];
+        conv = h->conv;
+        if (conv && h->ptype == pinfo->ptype && h->srcport == pinfo->srcport &&
+            h->destport == pinfo->destport && conv->setup_frame <= pinfo->num &&
+            (!conv->next || conv->next->setup_frame > pinfo->num) &&
+            addresses_equal(&h->src, &pinfo->src) && addresses_equal(&h->dst, &pinfo->dst)) {
+            if (conv_out)
+                *conv_out = conv;
+            return h->nc;
+        }
+    }
+    conv = find_or_create_conversation(pinfo);
+    nc = (netgame_conv_t *)wmem_map_lookup(netgame_convs, conv);
     if (!nc) {
         nc = wmem_new0(wmem_file_scope(), netgame_conv_t);
         wmem_map_insert(netgame_convs, conv, nc);
+    }
+    if (plain) {
+        h = &conv_hits[conv_hit_next];
+        conv_hit_next = (conv_hit_next + 1) % G_N_ELEMENTS(conv_hits);
+        free_address(&h->src);
+        free_address(&h->dst);
+        copy_address(&h->src, &pinfo->src);
+        copy_address(&h->dst, &pinfo->dst);
+        h->ptype = pinfo->ptype;
+        h->srcport = pinfo->srcport;
+        h->destport = pinfo->destport;
+        h->conv = conv;
+        h->nc = nc;
     }
     if (conv_out)
         *conv_out = conv;
@@ -429,6 +485,8 @@ void proto_register_netgame(void)
 
     netgame_convs = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(),
                                            g_direct_hash, g_direct_equal);
+    register_init_routine(conv_hits_clear);
+    register_cleanup_routine(conv_hits_clear);
     netgame_prefs_apply();
     netgame_analysis_register(proto_netgame, module);
     netgame_stats_register();
