@@ -739,9 +739,20 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
     return fr;
 }
 
+/* The frame's record, made on an earlier visit. In tshark's single pass
+ * there is none: the frame is visited once (cs_sp_begin_packet), so its
+ * record is neither looked up nor kept. */
 static frame_rec_t *get_record(packet_info *pinfo)
 {
+    if (sp_transient)
+        return NULL;
     return (frame_rec_t *)p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME);
+}
+
+static void keep_record(packet_info *pinfo, frame_rec_t *fr)
+{
+    if (!sp_transient)
+        p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME, fr);
 }
 
 static void add_gen_uint(proto_tree *tree, int hf, tvbuff_t *tvb, guint32 v)
@@ -929,7 +940,7 @@ static void show_end_of_capture(tvbuff_t *tvb, packet_info *pinfo, proto_tree *a
     proto_item *ti = proto_tree_add_string(at, hf_chunk_diagnosis, tvb, 0, 0, d.what);
     proto_item_set_generated(ti);
     /* The short part only: an expert message is cut at 240 characters. */
-    expert_add_info_format(pinfo, ti, &ei_chunk_incomplete, "%s", d.what);
+    AU_EXPERT(pinfo, ti, &ei_chunk_incomplete, "%s", d.what);
     proto_item_set_generated(proto_tree_add_string(at, hf_chunk_check, tvb, 0, 0, d.check));
 }
 
@@ -946,15 +957,15 @@ static void already_acked_expert(packet_info *pinfo, proto_item *ti, const frame
 {
     double gap_ms = (double)(au_ns(&pinfo->abs_ts) - s->acked_ns) / 1e6;
     if (fr->react_us == REACT_UNKNOWN)
-        expert_add_info_format(pinfo, ti, &ei_chunk_already_acked,
+        AU_EXPERT(pinfo, ti, &ei_chunk_already_acked,
             "Slice %u sent %.0f ms after the ack in frame %u showed it (wasted): that ack was on its way or lost; the capture shows no reaction to an ack yet to tell which.",
             fr->slice_id, gap_ms, s->acked_in);
     else if (gap_ms * 1000.0 < (double)fr->react_us)
-        expert_add_info_format(pinfo, ti, &ei_chunk_already_acked,
+        AU_EXPERT(pinfo, ti, &ei_chunk_already_acked,
             "Slice %u sent %.0f ms after the ack in frame %u showed it, sooner than the sender reacts to an ack here (%.0f ms): the ack was still on its way (wasted, not lost).",
             fr->slice_id, gap_ms, s->acked_in, (double)fr->react_us / 1000.0);
     else
-        expert_add_info_format(pinfo, ti, &ei_chunk_already_acked,
+        AU_EXPERT(pinfo, ti, &ei_chunk_already_acked,
             "Slice %u sent %.0f ms after the ack in frame %u showed it, later than the sender reacts to an ack here (%.0f ms): that ack was lost or not applied (wasted).",
             fr->slice_id, gap_ms, s->acked_in, (double)fr->react_us / 1000.0);
 }
@@ -962,7 +973,7 @@ static void already_acked_expert(packet_info *pinfo, proto_item *ti, const frame
 /* The "Transfer analysis" subtree, made when there is something to put in it. */
 static proto_tree *analysis_tree(proto_tree **at, proto_tree *tree, tvbuff_t *tvb)
 {
-    if (!*at) {
+    if (!*at && tree) {   /* without a tree every item is NULL anyway */
         proto_item *ti = NULL;
         *at = proto_tree_add_subtree(tree, tvb, 0, 0, ett_chunk_analysis, &ti, "Transfer analysis");
         proto_item_set_generated(ti);
@@ -975,7 +986,7 @@ static proto_tree *analysis_tree(proto_tree **at, proto_tree *tree, tvbuff_t *tv
 
 static void capped_expert(packet_info *pinfo, proto_item *ti, const chunk_transfer_t *t)
 {
-    expert_add_info_format(pinfo, ti, &ei_chunk_capped,
+    AU_EXPERT(pinfo, ti, &ei_chunk_capped,
         "Not analysed: chunk %u started after the analysis reached its memory cap (per-slice state above %u MiB + %u x the chunk packet bytes seen); its packets are decoded only.",
         t->chunk_id, CHUNK_STATE_FLOOR >> 20, CHUNK_STATE_PER_BYTE);
 }
@@ -991,7 +1002,7 @@ static void show_slice_sends(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
     if (fr->notes & N_RESEND) {
         ti = proto_tree_add_uint(AT, hf_chunk_resend, tvb, 0, 0, fr->resend);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_chunk_resend, "Resend %u of slice %u of chunk %u (previous send frame %u).",
+        AU_EXPERT(pinfo, ti, &ei_chunk_resend, "Resend %u of slice %u of chunk %u (previous send frame %u).",
                                fr->resend, fr->slice_id, t->chunk_id, fr->ref_frame);
         add_gen_uint(AT, hf_chunk_resend_of, tvb, fr->ref_frame);
         if (s && s->first_frame != fr->ref_frame)
@@ -1002,7 +1013,7 @@ static void show_slice_sends(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
         }
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_TOO_SOON)
-            expert_add_info_format(pinfo, ti, &ei_chunk_too_soon,
+            AU_EXPERT(pinfo, ti, &ei_chunk_too_soon,
                 "Slice resent %.1f ms after its last send (minimum %u ms, %u ms allowed for jitter): the sender's resend delay is not applied.",
                 (double)fr->delta_ns / 1e6, pref_min_resend_ms, pref_resend_jitter_ms);
     }
@@ -1010,7 +1021,7 @@ static void show_slice_sends(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
         ti = proto_tree_add_uint(AT, hf_chunk_already_acked_in, tvb, 0, 0, s->acked_in);
         proto_item_set_generated(ti);
         if (fr->flags & CHUNK_F_NOT_LISTENING)
-            expert_add_info_format(pinfo, ti, &ei_chunk_not_listening,
+            AU_EXPERT(pinfo, ti, &ei_chunk_not_listening,
                 "Slice %u sent although %u acks since frame %u (over the stall threshold ago) showed it acked: the sender is not applying acks.",
                 fr->slice_id, fr->acks_seen, s->acked_in);
         else
@@ -1036,15 +1047,15 @@ static void show_slice_stall(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
     ti = proto_tree_add_uint(AT, hf_chunk_stall_since, tvb, 0, 0, since);
     proto_item_set_generated(ti);
     if (fr->flags & CHUNK_F_STALL)
-        expert_add_info_format(pinfo, ti, &ei_chunk_stall,
+        AU_EXPERT(pinfo, ti, &ei_chunk_stall,
             "Stall: no new slice of chunk %u acked for over %u ms (since frame %u) while slices keep coming; never acked: %s.",
             t->chunk_id, pref_stall_ms, since, missing ? missing : "?");
     else if (fr->flags & CHUNK_F_NOT_READING)
-        expert_add_info_format(pinfo, ti, &ei_chunk_not_reading,
+        AU_EXPERT(pinfo, ti, &ei_chunk_not_reading,
             "Receiver not reading: chunk %u sent for over %u ms after the previous chunk completed, and no ack for it: the completed chunk is not popped.",
             t->chunk_id, pref_stall_ms);
     else
-        expert_add_info_format(pinfo, ti, &ei_chunk_silent,
+        AU_EXPERT(pinfo, ti, &ei_chunk_silent,
             "Silent receiver: chunk %u sent for over %u ms and no ack for it so far; unacked: %s.",
             t->chunk_id, pref_stall_ms, missing ? missing : "?");
 }
@@ -1072,23 +1083,23 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (fr->notes & N_STALE) {
         ti = proto_tree_add_uint(AT, hf_chunk_stale, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_chunk_stale,
+        AU_EXPERT(pinfo, ti, &ei_chunk_stale,
             "Stale slice: the receiver completed chunk %u in frame %u (the final ack was lost or ignored).",
             t->chunk_id, fr->info_frame);
     }
     if (fr->flags & CHUNK_F_EARLY) {
         ti = proto_tree_add_uint(AT, hf_chunk_prev_chunk, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_chunk_early,
+        AU_EXPERT(pinfo, ti, &ei_chunk_early,
             "Chunk %u started before the previous chunk (first frame %u) was fully acked: one chunk in flight is broken.",
             t->chunk_id, fr->info_frame);
     }
     if (fr->flags & CHUNK_F_COUNT_MISMATCH)
-        expert_add_info_format(pinfo, AT, &ei_chunk_count_mismatch,
+        AU_EXPERT(pinfo, AT, &ei_chunk_count_mismatch,
             "Slice count %u differs from %u in the chunk's first slice (frame %u): a receiver ignores it.",
             slice->num_slices, t->num_slices, t->first_frame);
     if (fr->flags & CHUNK_F_SIZE_MISMATCH)
-        expert_add_info_format(pinfo, AT, &ei_chunk_size_mismatch,
+        AU_EXPERT(pinfo, AT, &ei_chunk_size_mismatch,
             "Slice carries %u bytes, earlier slices of this chunk imply %u.",
             slice->slice_bytes, fr->slice_id == t->num_slices - 1 ? t->last_bytes : t->slice_size);
 
@@ -1118,7 +1129,7 @@ static void show_ack_complete(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
             proto_item_set_generated(g);
         }
     }
-    expert_add_info_format(pinfo, ti, &ei_chunk_complete,
+    AU_EXPERT(pinfo, ti, &ei_chunk_complete,
         "Chunk %u complete: %u slices acked, transfer time %.3f s.",
         t->chunk_id, t->num_slices, (double)dur / 1e9);
 }
@@ -1136,15 +1147,15 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         add_gen_uint(tree, hf_chunk_transfer, tvb, t->index);
 
     if (!t && (fr->notes & N_ACK_BEFORE_SLICES)) {
-        expert_add_info_format(pinfo, AT, &ei_chunk_ack_before_slices,
+        AU_EXPERT(pinfo, AT, &ei_chunk_ack_before_slices,
             "Ack for chunk %u before any slice of this stream: the capture started mid-transfer, or the acks go to a peer that sends no slices.",
             ack->chunk_id);
     } else if (!t) {
-        expert_add_info_format(pinfo, AT, &ei_chunk_unknown_chunk,
+        AU_EXPERT(pinfo, AT, &ei_chunk_unknown_chunk,
             "Ack for chunk %u, but no slice of that chunk was seen in this stream: the sender is not sending it.",
             ack->chunk_id);
     } else if (fr->flags & CHUNK_F_COUNT_MISMATCH) {
-        expert_add_info_format(pinfo, AT, &ei_chunk_ack_count_mismatch,
+        AU_EXPERT(pinfo, AT, &ei_chunk_ack_count_mismatch,
             "Ack has %u slices, the chunk has %u: the sender ignores it.",
             ack->num_slices, t->num_slices);
     } else if (fr->notes & N_CAPPED) {
@@ -1166,7 +1177,7 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         if (fr->notes & N_STALE_ACK) {
             ti = proto_tree_add_uint(AT, hf_chunk_completed_in, tvb, 0, 0, fr->info_frame);
             proto_item_set_generated(ti);
-            expert_add_info_format(pinfo, ti, &ei_chunk_stale_ack,
+            AU_EXPERT(pinfo, ti, &ei_chunk_stale_ack,
                 "Repeated all-ones ack for chunk %u (completed in frame %u): the receiver answers stale slices.",
                 t->chunk_id, fr->info_frame);
         }
@@ -1174,11 +1185,11 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
             ti = proto_tree_add_uint(AT, hf_chunk_regressed, tvb, 0, 0, fr->cleared);
             proto_item_set_generated(ti);
             if (fr->flags & CHUNK_F_REGRESSION)
-                expert_add_info_format(pinfo, ti, &ei_chunk_regression,
+                AU_EXPERT(pinfo, ti, &ei_chunk_regression,
                     "Ack regression again: %u slices acked earlier are clear here: the receiver lost its state (reset).",
                     fr->cleared);
             else
-                expert_add_info_format(pinfo, ti, &ei_chunk_regression_note,
+                AU_EXPERT(pinfo, ti, &ei_chunk_regression_note,
                     "Ack regression: %u slices acked earlier are clear here (a reordered, older ack).",
                     fr->cleared);
         }
@@ -1196,7 +1207,7 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (fr->flags & CHUNK_F_AMPLIFICATION)
         expert_add_info(pinfo, AT, &ei_chunk_amplification);
     else if (fr->flags & CHUNK_F_TOO_FAST)
-        expert_add_info_format(pinfo, AT, &ei_chunk_too_fast,
+        AU_EXPERT(pinfo, AT, &ei_chunk_too_fast,
             "Acks too fast: %u acks within %.0f ms (interval %u ms).", CHUNK_PACED_WINDOW,
             (double)pref_ack_interval_ms * (CHUNK_PACED_WINDOW - 1) * TOO_FAST_PERCENT / 100.0,
             pref_ack_interval_ms);
@@ -1245,15 +1256,25 @@ static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ac
         return;
     if (is_last_of_unfinished(pinfo, fr->t))
         bits |= CHUNK_F_INCOMPLETE;
-    /* The marks with a number come first. */
+    /* The marks with a number come first; written without printf, and
+     * appended together with the others. */
+    char lead[40], *p = lead;
     if (!is_ack) {
-        if (fr->notes & N_RESEND)
-            col_append_fstr(pinfo->cinfo, COL_INFO, " [Resend %u]", fr->resend);
-        au_info_marks(pinfo, bits, slice_marks, array_length(slice_marks));
+        if (fr->notes & N_RESEND) {
+            p = au_put_str(p, " [Resend ");
+            p = au_put_uint(p, fr->resend);
+            p = au_put_str(p, "]");
+        }
+        *p = '\0';
+        au_info_marks(pinfo, p > lead ? lead : NULL, bits, slice_marks, array_length(slice_marks));
     } else {
-        if (fr->notes & N_COMPLETE)
-            col_append_fstr(pinfo->cinfo, COL_INFO, " [Chunk %u complete]", fr->t->chunk_id);
-        au_info_marks(pinfo, bits, ack_marks, array_length(ack_marks));
+        if (fr->notes & N_COMPLETE) {
+            p = au_put_str(p, " [Chunk ");
+            p = au_put_uint(p, fr->t->chunk_id);
+            p = au_put_str(p, " complete]");
+        }
+        *p = '\0';
+        au_info_marks(pinfo, p > lead ? lead : NULL, bits, ack_marks, array_length(ack_marks));
     }
 }
 
@@ -1319,7 +1340,7 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
         if (PINFO_FD_VISITED(pinfo))
             return;   /* not a clean slice on the first pass */
         fr = analyse_slice(tvb, pinfo, slice);
-        p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME, fr);
+        keep_record(pinfo, fr);
     }
     /* Also without a tree (first pass, packet list, taps, Expert
      * Information): the expert infos go to the expert tap either way. */
@@ -1351,7 +1372,7 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
         if (PINFO_FD_VISITED(pinfo))
             return;
         fr = analyse_ack(tvb, pinfo, ack);
-        p_add_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME, fr);
+        keep_record(pinfo, fr);
     }
     show_ack(tvb, pinfo, chunk_tree, ack, fr);
     info_marks(pinfo, fr, TRUE);

@@ -389,11 +389,11 @@ static void chunk_decode(tvbuff_t *tvb, packet_info *pinfo, chunk_conv_t *cc, co
 static void chunk_info_slice(packet_info *pinfo, guint32 slice_id, gboolean last, guint32 num_slices,
                              guint32 chunk_id, guint32 bytes)
 {
-    char *buf, *p;
+    char *p;
 
     if (!pinfo->cinfo)
         return;
-    buf = p = (char *)wmem_alloc(pinfo->pool, 96);
+    p = au_info_begin(pinfo, 96);
     p = au_put_str(p, "Slice ");
     p = au_put_uint(p, slice_id);
     if (last)
@@ -405,10 +405,36 @@ static void chunk_info_slice(packet_info *pinfo, guint32 slice_id, gboolean last
     p = au_put_str(p, ", ");
     p = au_put_uint(p, bytes);
     p = au_put_str(p, " bytes");
-    *p = '\0';
     /* Not copied: in the packet scope, which lives as long as the
-     * packet_info (column-utils.h allows that), and plain ASCII. */
-    col_set_str(pinfo->cinfo, COL_INFO, buf);
+     * packet_info (column-utils.h allows that), and plain ASCII; the marks
+     * go after it in the same buffer (au_info_marks). */
+    au_info_set(pinfo, p);
+}
+
+/* The Info column of an ack whose bits are all there, "Ack chunk %u: %u/%u
+ * acked[, missing %s]", likewise. */
+static void chunk_info_ack(packet_info *pinfo, guint32 chunk_id, guint32 acked_count, guint32 num_slices,
+                           const char *missing)
+{
+    size_t mlen = strlen(missing);
+    char *p;
+
+    if (!pinfo->cinfo)
+        return;
+    p = au_info_begin(pinfo, 64 + mlen);
+    p = au_put_str(p, "Ack chunk ");
+    p = au_put_uint(p, chunk_id);
+    p = au_put_str(p, ": ");
+    p = au_put_uint(p, acked_count);
+    p = au_put_str(p, "/");
+    p = au_put_uint(p, num_slices);
+    p = au_put_str(p, " acked");
+    if (mlen) {
+        p = au_put_str(p, ", missing ");
+        memcpy(p, missing, mlen);
+        p += mlen;
+    }
+    au_info_set(pinfo, p);
 }
 
 /* Display caps (docs/robustness.md, "Dissector"): with the
@@ -437,20 +463,20 @@ static void chunk_add_variant(proto_tree *tree, tvbuff_t *tvb, packet_info *pinf
     case VAR_CONV:
         proto_item_append_text(ti, " (auto: decided for this conversation in frame %u)", d->var_frame);
         if (d->other_fit)
-            expert_add_info_format(pinfo, ti, &ei_chunk_variant_mismatch,
+            AU_EXPERT(pinfo, ti, &ei_chunk_variant_mismatch,
                                    "The packet parses with MaxSlicesPerChunk %u, not with the %u its conversation uses",
                                    d->other_fit, d->b.max_slices);
         break;
     case VAR_AMBIGUOUS:
         proto_item_append_text(ti, " (auto: ambiguous)");
-        expert_add_info_format(pinfo, ti, &ei_chunk_variant_ambiguous,
+        AU_EXPERT(pinfo, ti, &ei_chunk_variant_ambiguous,
                                "Parses as MaxSlicesPerChunk %u and %u alike, and no earlier packet of this "
                                "conversation decided; shown as %u, which may be wrong (set chunk.max_slices)",
                                CHUNK_VARIANT_ARTICLE, CHUNK_VARIANT_EXAMPLE, CHUNK_VARIANT_ARTICLE);
         break;
     case VAR_UNKNOWN:
         proto_item_append_text(ti, " (auto: unknown)");
-        expert_add_info_format(pinfo, ti, &ei_chunk_variant_unknown,
+        AU_EXPERT(pinfo, ti, &ei_chunk_variant_unknown,
                                "Parses as neither MaxSlicesPerChunk %u nor %u (SliceSize %u); shown as %u "
                                "(set chunk.max_slices and chunk.slice_size for other games)",
                                CHUNK_VARIANT_ARTICLE, CHUNK_VARIANT_EXAMPLE, cfg_slice_size,
@@ -594,7 +620,7 @@ static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gbo
         bits |= CHUNK_MARK_AMBIGUOUS_VARIANT;
     if (d->other_fit)
         bits |= CHUNK_MARK_OTHER_VARIANT;
-    au_info_marks(pinfo, bits, chunk_info_mark_table, array_length(chunk_info_mark_table));
+    au_info_marks(pinfo, NULL, bits, chunk_info_mark_table, array_length(chunk_info_mark_table));
 }
 
 /* The slice fields that were read, the Info column, and the padding before
@@ -608,7 +634,7 @@ static void chunk_show_slice(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, 
     if (b->nfields >= F_SLICE_ID) {
         ti = dp2_add_bits(ct, hf_chunk_slice_id, tvb, b->slice_id_bit, b->id_bits, 0);
         if ((b->errors & CHUNK_ERR_SLICE_RANGE) && experts)
-            expert_add_info_format(pinfo, ti, &ei_chunk_slice_range,
+            AU_EXPERT(pinfo, ti, &ei_chunk_slice_range,
                                    "Slice id %u >= slice count %u (the original program accepted this; "
                                    "a receiver that trusts it writes outside the chunk)",
                                    b->slice_id, b->num_slices);
@@ -632,7 +658,7 @@ static void chunk_show_slice(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, 
         if (b->data_len || b->nfields >= F_DATA) {
             ti = proto_tree_add_item(ct, hf_chunk_data, tvb, b->data_offset, b->data_len, ENC_NA);
             if ((b->errors & CHUNK_ERR_SLICE_SIZE) && experts)
-                expert_add_info_format(pinfo, ti, &ei_chunk_slice_size,
+                AU_EXPERT(pinfo, ti, &ei_chunk_slice_size,
                                        "Slice %u of %u is not the last, so it must carry SliceSize %u bytes; "
                                        "it carries %u", b->slice_id, b->num_slices, b->slice_size,
                                        b->data_len);
@@ -662,10 +688,7 @@ static guint8 *chunk_show_ack(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo,
                          b->num_slices);
     if (b->nfields >= FA_BITS) {
         acked = chunk_add_ack_bits(ct, tvb, pinfo, b, acked_count, &missing);
-        col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u: %u/%u acked", b->chunk_id,
-                     *acked_count, b->num_slices);
-        if (*missing)
-            col_append_fstr(pinfo->cinfo, COL_INFO, ", missing %s", missing);
+        chunk_info_ack(pinfo, b->chunk_id, *acked_count, b->num_slices, missing);
     } else {
         col_add_fstr(pinfo->cinfo, COL_INFO, "Ack chunk %u", b->chunk_id);
     }
@@ -740,11 +763,11 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
     dp2_add_end_check(ct, pinfo, p2d, &b->r, experts);
 
     if (experts && (b->errors & DP2_ERR_TRUNCATED))
-        expert_add_info_format(pinfo, pi, &ei_chunk_truncated,
+        AU_EXPERT(pinfo, pi, &ei_chunk_truncated,
                                "Truncated: the fields need at least %u bytes, the datagram has %u",
                                b->r.need_bytes, tvb_captured_length(tvb));
     if (experts && (b->errors & DP2_ERR_RANGE))
-        expert_add_info_format(pinfo, pi, &ei_chunk_value_range,
+        AU_EXPERT(pinfo, pi, &ei_chunk_value_range,
                                "A field's value exceeds its maximum (MaxSlicesPerChunk %u, SliceSize %u)",
                                b->max_slices, b->slice_size);
     chunk_info_problems(pinfo, d, experts);

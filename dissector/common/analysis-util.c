@@ -8,6 +8,8 @@
 
 #include "analysis-util.h"
 
+#include <epan/tap.h>
+
 /* ---- Id sets as ranges -------------------------------------------------- */
 
 static gboolean zero_byte(const void *data, guint32 id)
@@ -92,11 +94,94 @@ char *au_ranges_cut(wmem_allocator_t *scope, char *ranges, gsize max_len)
 
 /* ---- Info column marks -------------------------------------------------- */
 
-void au_info_marks(packet_info *pinfo, guint64 bits, const au_info_mark_t *table, size_t n)
+/* The Info text au_info_set set last: its buffer, length and room, and the
+ * packet. */
+static struct {
+    char *buf;
+    size_t len, cap;
+    guint32 num;
+} au_info;
+
+char *au_info_begin(packet_info *pinfo, size_t len)
 {
-    if (!pinfo->cinfo)
+    size_t cap = len + AU_INFO_MARKS_ROOM;
+
+    au_info.buf = (char *)wmem_alloc(pinfo->pool, cap + 1);
+    au_info.cap = cap;
+    au_info.len = 0;
+    au_info.num = 0;
+    return au_info.buf;
+}
+
+void au_info_set(packet_info *pinfo, char *end)
+{
+    *end = '\0';
+    au_info.len = (size_t)(end - au_info.buf);
+    au_info.num = pinfo->num;
+    col_set_str(pinfo->cinfo, COL_INFO, au_info.buf);
+}
+
+/* Appends s (sl characters) to the Info column: into the protocol's own
+ * buffer while the column shows it (and it has room), else col_append_str. */
+static void au_info_append(packet_info *pinfo, const char *s, size_t sl)
+{
+    if (au_info.buf && au_info.num == pinfo->num && au_info.len + sl <= au_info.cap &&
+        col_get_text(pinfo->cinfo, COL_INFO) == au_info.buf) {
+        memcpy(au_info.buf + au_info.len, s, sl + 1);
+        au_info.len += sl;
         return;
-    for (size_t i = 0; i < n; i++)
-        if ((bits & table[i].when) && !(bits & table[i].unless))
-            col_append_str(pinfo->cinfo, COL_INFO, table[i].mark);
+    }
+    col_append_str(pinfo->cinfo, COL_INFO, s);
+}
+
+void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_info_mark_t *table, size_t n)
+{
+    char buf[512];
+    size_t len = 0;
+
+    if (!pinfo->cinfo || (!lead && !bits))   /* most packets: nothing to mark */
+        return;
+    for (size_t i = 0; i <= n; i++) {
+        const char *s;
+        size_t sl;
+
+        if (i == 0) {
+            if (!lead)
+                continue;
+            s = lead;
+        } else if ((bits & table[i - 1].when) && !(bits & table[i - 1].unless)) {
+            s = table[i - 1].mark;
+        } else {
+            continue;
+        }
+        sl = strlen(s);
+        if (len + sl >= sizeof buf) {
+            /* Longer than any table has: append what is gathered so far. */
+            buf[len] = '\0';
+            if (len)
+                au_info_append(pinfo, buf, len);
+            len = 0;
+            if (sl >= sizeof buf) {
+                au_info_append(pinfo, s, sl);
+                continue;
+            }
+        }
+        memcpy(buf + len, s, sl);
+        len += sl;
+    }
+    if (len) {
+        buf[len] = '\0';
+        au_info_append(pinfo, buf, len);
+    }
+}
+
+gboolean au_expert_tapped(void)
+{
+    /* Taps are registered before any packet is dissected; the id is looked
+     * up once, the listener test is a flag. */
+    static int tap_id = -1;
+
+    if (tap_id < 0)
+        tap_id = find_tap_id("expert");
+    return tap_id > 0 && have_tap_listener(tap_id);
 }

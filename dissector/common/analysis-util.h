@@ -6,10 +6,11 @@
  * - sets of ids 0..n-1 as ranges, "3-5,17,200-255" (missing slices of a
  *   chunk, acked slices, missing fragment ids, acked sequence numbers),
  *   optionally cut after so many characters;
- * - Info column marks, " [Stall]", from a table of problem bits.
+ * - Info column marks, " [Stall]", from a table of problem bits;
+ * - expert infos that skip their printf when the text goes nowhere.
  *
- * Prefix au_ (analysis utilities). No state: every function works on what it
- * is given.
+ * Prefix au_ (analysis utilities). No state but the expert tap's id: every
+ * function works on what it is given.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include <epan/packet.h>
+#include <epan/expert.h>
 
 /* ---- Id sets as ranges -------------------------------------------------- */
 
@@ -64,6 +66,16 @@ char *au_ranges_cut(wmem_allocator_t *scope, char *ranges, gsize max_len);
 
 /* ---- Info column marks -------------------------------------------------- */
 
+/* An Info text of the protocol's own: au_info_begin gives a buffer in the
+ * packet scope with room for `len` characters of text and AU_INFO_MARKS_ROOM
+ * more, au_info_set NUL-terminates it at end and sets the column to it
+ * (col_set_str: not copied). While the column still shows that buffer, in
+ * the same packet, au_info_marks writes the marks into it instead of
+ * appending (col_append copies the whole text each time). */
+#define AU_INFO_MARKS_ROOM 1024
+char *au_info_begin(packet_info *pinfo, size_t len);
+void au_info_set(packet_info *pinfo, char *end);
+
 /* One mark: shown when `bits` has any bit of `when` and none of `unless`.
  * A protocol lays out its problems as bits of one guint64 (its own flags,
  * notes, decoder errors) and lists its marks in the order they appear. */
@@ -73,9 +85,10 @@ typedef struct au_info_mark {
     const char *mark;   /* " [Stall]": with its leading space */
 } au_info_mark_t;
 
-/* Appends to the Info column the marks of table[0..n) that bits selects,
- * in table order. Does nothing without columns. */
-void au_info_marks(packet_info *pinfo, guint64 bits, const au_info_mark_t *table, size_t n);
+/* Appends to the Info column lead (may be NULL) and then the marks of
+ * table[0..n) that bits selects, in table order, with one column append
+ * (each append copies the column's text). Does nothing without columns. */
+void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_info_mark_t *table, size_t n);
 
 /* Writers of Info text without printf (it runs for every datagram): v in
  * decimal, or s, at p; they return the end (no terminating NUL). */
@@ -121,5 +134,26 @@ static inline nstime_t au_nstime(gint64 ns)
     t.nsecs = (int)(ns % AU_NS_PER_S);
     return t;
 }
+
+/* ---- Expert infos ------------------------------------------------------- */
+
+/* Whether anything listens to the expert tap (tshark -z expert, the GUI's
+ * Expert Information): then an expert info's own text is kept even when no
+ * tree is built. */
+gboolean au_expert_tapped(void);
+
+/* expert_add_info_format, without the printf when its text goes nowhere: no
+ * item to hang it on (no tree: first pass, packet list) and nothing on the
+ * expert tap. Then the expert info is still added, with its registered
+ * summary (same severity, group and Expert column), as Wireshark would drop
+ * the formatted text. ti is evaluated once. */
+#define AU_EXPERT(pinfo, ti, ei, ...)                                            \
+    do {                                                                         \
+        proto_item *au_ti_ = (ti);                                               \
+        if (au_ti_ || au_expert_tapped())                                        \
+            expert_add_info_format((pinfo), au_ti_, (ei), __VA_ARGS__);          \
+        else                                                                     \
+            expert_add_info((pinfo), NULL, (ei));                                \
+    } while (0)
 
 #endif /* ANALYSIS_UTIL_H */

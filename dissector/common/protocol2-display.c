@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "protocol2.h"
+#include "analysis-util.h"
 
 #include <wsutil/str_util.h>
 
@@ -38,7 +39,7 @@ void dp2_add_padding(proto_tree *tree, packet_info *pinfo, const dp2_display_t *
         proto_item *ti = dp2_add_bits(tree, d->hf_padding, r->tvb, p->bit, p->nbits, 0);
 
         if (p->value != 0 && experts)
-            expert_add_info_format(pinfo, ti, d->ei_padding,
+            AU_EXPERT(pinfo, ti, d->ei_padding,
                                    "Padding bits %u-%u are 0x%02x, not zero (a strict reader drops the packet)",
                                    p->bit, p->bit + p->nbits - 1, p->value);
     }
@@ -62,7 +63,7 @@ void dp2_add_end_check(proto_tree *tree, packet_info *pinfo, const dp2_display_t
                              good ? PROTO_CHECKSUM_E_GOOD : PROTO_CHECKSUM_E_BAD);
     proto_item_set_generated(st);
     if (!good && experts)
-        expert_add_info_format(pinfo, ti, d->ei_end_check,
+        AU_EXPERT(pinfo, ti, d->ei_end_check,
                                "End check at byte %u is 0x%08x, not 0x%08x",
                                r->check_offset, r->check_value, DP2_END_CHECK);
     if (good && (r->errors & DP2_ERR_TRAILING)) {
@@ -72,7 +73,7 @@ void dp2_add_end_check(proto_tree *tree, packet_info *pinfo, const dp2_display_t
 
         ti = proto_tree_add_item(tree, d->hf_trailing, r->tvb, off, n > 0 ? n : 0, ENC_NA);
         if (experts)
-            expert_add_info_format(pinfo, ti, d->ei_trailing,
+            AU_EXPERT(pinfo, ti, d->ei_trailing,
                                    "%u byte%s after the end check (the original program ignored them; a strict reader drops the packet)",
                                    extra, plurality(extra, "", "s"));
     }
@@ -117,17 +118,17 @@ void dp2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const dp2_
     proto_item_set_generated(idi);
     switch (id->status) {
     case DP2_ID_OTHER:
-        expert_add_info_format(pinfo, idi, d->ei_id_other,
+        AU_EXPERT(pinfo, idi, d->ei_id_other,
                                "Protocol id 0x%08x, not the configured 0x%08x: the id this conversation uses",
                                id->implied_id, id->cfg_id);
         break;
     case DP2_ID_BAD:
-        expert_add_info_format(pinfo, ti, d->ei_crc_bad,
+        AU_EXPERT(pinfo, ti, d->ei_crc_bad,
                                "Bad CRC: implies protocol id 0x%08x, the conversation uses 0x%08x (corrupt packet)",
                                id->implied_id, id->conv_id);
         break;
     case DP2_ID_UNCONFIRMED:
-        expert_add_info_format(pinfo, ti, d->ei_id_unconfirmed,
+        AU_EXPERT(pinfo, ti, d->ei_id_unconfirmed,
                                "CRC implies protocol id 0x%08x, not the configured 0x%08x, and no earlier packet "
                                "of this conversation confirms it: a corrupt packet, or a game with its own id "
                                "(set %s.protocol_id)", id->implied_id, id->cfg_id, p->filter_name);
@@ -135,11 +136,11 @@ void dp2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const dp2_
     case DP2_ID_WRONG: {
         const dp2_protocol_t *other = dp2_protocol_for(&(dp2_frame_t){ TRUE, 0, id->implied_id, FALSE });
         if (other)
-            expert_add_info_format(pinfo, ti, d->ei_crc_bad,
+            AU_EXPERT(pinfo, ti, d->ei_crc_bad,
                                    "Bad CRC for protocol id 0x%08x: it implies 0x%08x, the id of %s packets",
                                    id->cfg_id, id->implied_id, other->filter_name);
         else
-            expert_add_info_format(pinfo, ti, d->ei_crc_bad,
+            AU_EXPERT(pinfo, ti, d->ei_crc_bad,
                                    "Bad CRC: implies protocol id 0x%08x, not the configured 0x%08x "
                                    "(a corrupt packet, or a game with its own id: set %s.protocol_id)",
                                    id->implied_id, id->cfg_id, p->filter_name);

@@ -342,9 +342,8 @@ static void infer_mode(ng_dir_t *d, gint64 now, guint32 step, ng_frame_t *rec)
     rec->mode = d->mode;
 }
 
-static ng_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
+static ng_conn_t *get_conn(packet_info *pinfo, conversation_t *conv, guint *dir_out)
 {
-    conversation_t *conv = find_or_create_conversation(pinfo);
     ng_conn_t *c = (ng_conn_t *)wmem_map_lookup(conns_by_conv, conv);
 
     if (!c) {
@@ -450,7 +449,7 @@ static ng_frame_t *netgame_analyse(packet_info *pinfo, const netgame_pkt_t *p)
     guint32 max_seq = p->max_seq;
     gint64 now = au_ns(&pinfo->abs_ts);
     guint di;
-    ng_conn_t *c = get_conn(pinfo, &di);
+    ng_conn_t *c = get_conn(pinfo, p->conv ? p->conv : find_or_create_conversation(pinfo), &di);
     ng_dir_t *d = &c->dir[di], *peer = &c->dir[di ^ 1];
     ng_frame_t *rec = wmem_new0(rec_scope, ng_frame_t);
     gboolean dup = FALSE;
@@ -591,12 +590,15 @@ ng_frame_t *netgame_analysis_packet(packet_info *pinfo, const netgame_pkt_t *pkt
     if (pkt->foreign_id)
         return NULL;
     begin_packet(pinfo);
-    rec = (ng_frame_t *)p_get_proto_data(rec_scope, pinfo, proto_ng, 1);
+    /* In tshark's single pass the frame is visited once: no record to find
+     * and none to keep (it lives in the packet scope, used by this visit). */
+    rec = transient ? NULL : (ng_frame_t *)p_get_proto_data(rec_scope, pinfo, proto_ng, 1);
     if (!rec) {
         if (PINFO_FD_VISITED(pinfo))
             return NULL;
         rec = netgame_analyse(pinfo, pkt);
-        p_add_proto_data(rec_scope, pinfo, proto_ng, 1, rec);
+        if (!transient)
+            p_add_proto_data(rec_scope, pinfo, proto_ng, 1, rec);
     }
     cs_sp_end_packet(pinfo);
     return rec;
@@ -687,19 +689,19 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         if (rec->lost)
             ;
         else if (rec->acked_in)
-            expert_add_info_format(pinfo, ti, &ei_netgame_lost,
-                                   "Lost: not acknowledged within 1 s (acknowledged late, in frame %u, "
-                                   "after %.3f s)", rec->acked_in, (double)rec->rtt_ns / 1e9);
+            AU_EXPERT(pinfo, ti, &ei_netgame_lost,
+                      "Lost: not acknowledged within 1 s (acknowledged late, in frame %u, "
+                      "after %.3f s)", rec->acked_in, (double)rec->rtt_ns / 1e9);
         else
-            expert_add_info_format(pinfo, ti, &ei_netgame_lost,
-                                   "Lost: sequence %u was never acknowledged within 1 s", pkt->seq);
+            AU_EXPERT(pinfo, ti, &ei_netgame_lost,
+                      "Lost: sequence %u was never acknowledged within 1 s", pkt->seq);
     }
 
     /* Sequence. */
     if (rec->seq_gap) {
         ti = proto_tree_add_uint(at, hf_netgame_seq_gap, tvb, 4, 4, rec->seq_gap);
         proto_item_set_generated(ti);
-        expert_add_info_format(pinfo, ti, &ei_netgame_seq_gap,
+        AU_EXPERT(pinfo, ti, &ei_netgame_seq_gap,
                                "%u sequence(s) missing before %u in this direction at this capture point",
                                rec->seq_gap, pkt->seq);
     }
@@ -707,21 +709,21 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         ti = proto_tree_add_boolean(at, hf_netgame_duplicate, tvb, 4, 4, TRUE);
         proto_item_set_generated(ti);
         if (rec->dup_of) {
-            expert_add_info_format(pinfo, ti, &ei_netgame_seq_repeat,
+            AU_EXPERT(pinfo, ti, &ei_netgame_seq_repeat,
                                    "Sequence %u repeats (first in frame %u): a duplicate", pkt->seq, rec->dup_of);
             proto_item_set_generated(proto_tree_add_uint(at, hf_netgame_duplicate_of, tvb, 4, 4, rec->dup_of));
         } else {
-            expert_add_info_format(pinfo, ti, &ei_netgame_seq_repeat, "Sequence %u repeats: a duplicate", pkt->seq);
+            AU_EXPERT(pinfo, ti, &ei_netgame_seq_repeat, "Sequence %u repeats: a duplicate", pkt->seq);
         }
     }
     if (rec->back)
-        expert_add_info_format(pinfo, ng_item, &ei_netgame_seq_back,
+        AU_EXPERT(pinfo, ng_item, &ei_netgame_seq_back,
                                "Sequence %u goes back (older than %u, seen earlier): reordered",
                                pkt->seq, rec->conn->dir[rec->dir].hi_seq);
 
     /* Acks. */
     if (rec->flags & NG_F_ACK_BACK)
-        expert_add_info_format(pinfo, ng_item, &ei_netgame_ack_back,
+        AU_EXPERT(pinfo, ng_item, &ei_netgame_ack_back,
                                "Ack %u goes back: this side acked %u before", pkt->ack, rec->prev_ack);
     if (rec->false_ack0) {
         ti = proto_tree_add_boolean(at, hf_netgame_false_ack0, tvb, 8, 4, TRUE);
@@ -737,7 +739,7 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
             if (rec->unsent_mask & (1u << i))
                 wmem_strbuf_append_printf(sb, "%s%u", wmem_strbuf_get_len(sb) ? "," : "",
                                           netgame_seq_sub(pkt->ack, i + 1, max_seq));
-        expert_add_info_format(pinfo, ng_item, &ei_netgame_ack_unsent,
+        AU_EXPERT(pinfo, ng_item, &ei_netgame_ack_unsent,
                                "Acks sequence(s) the peer never sent in this capture: %s",
                                wmem_strbuf_get_str(sb));
     }
@@ -751,8 +753,8 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         ti = proto_tree_add_uint(at, hf_netgame_lost_frame, tvb, 0, 0, rec->lost_here[i]);
         proto_item_set_generated(ti);
         /* Raised here, where the loss becomes known, on every pass. */
-        expert_add_info_format(pinfo, ti, &ei_netgame_lost,
-                               "Lost: frame %u was not acknowledged within 1 s", rec->lost_here[i]);
+        AU_EXPERT(pinfo, ti, &ei_netgame_lost,
+                  "Lost: frame %u was not acknowledged within 1 s", rec->lost_here[i]);
     }
 
     /* Rate, mode, smoothed RTT of the sender at this send. */
@@ -761,7 +763,7 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     ti = proto_tree_add_uint(at, hf_netgame_mode, tvb, 0, 0, rec->mode);
     proto_item_set_generated(ti);
     if (rec->switched)
-        expert_add_info_format(pinfo, ti, &ei_netgame_mode_switch,
+        AU_EXPERT(pinfo, ti, &ei_netgame_mode_switch,
                                "Flow-control mode switch to %s (packet intervals)",
                                val_to_str_const(rec->mode, mode_vals, "?"));
     add_gen_time(at, hf_netgame_smoothed_rtt, tvb, rec->srtt_ns);

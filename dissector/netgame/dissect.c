@@ -21,6 +21,7 @@
 
 #include "netgame.h"
 #include "netgame-int.h"
+#include "common/analysis-util.h"
 #include "common/ws-compat.h"
 
 #define NETGAME_DEFAULT_PORTS "30000"    /* the example programs' server port */
@@ -71,14 +72,70 @@ typedef struct netgame_conv {
 
 static wmem_map_t *netgame_convs;
 
+/* The conversations of the last two address/port pairs whose addresses
+ * and ports were plain (no endpoint overrides): find_or_create_conversation
+ * hashes them, about 1 000 instructions a datagram, and a session's
+ * datagrams alternate between the pair's two directions. Emptied with the
+ * file. As protocol2's cache (common/protocol2-conv.c): it honours a
+ * conversation's frame range. */
+typedef struct {
+    conversation_t *conv;   /* NULL: empty */
+    netgame_conv_t *nc;
+    port_type ptype;
+    guint32 srcport, destport;
+    address src, dst;
+} conv_hit_t;
+
+static conv_hit_t conv_hits[2];
+static guint conv_hit_next;
+
+static void conv_hits_clear(void)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(conv_hits); i++) {
+        free_address(&conv_hits[i].src);
+        free_address(&conv_hits[i].dst);
+        memset(&conv_hits[i], 0, sizeof conv_hits[i]);
+    }
+    conv_hit_next = 0;
+}
+
 static netgame_conv_t *netgame_get_conv(packet_info *pinfo, conversation_t **conv_out)
 {
-    conversation_t *conv = find_or_create_conversation(pinfo);
-    netgame_conv_t *nc = (netgame_conv_t *)wmem_map_lookup(netgame_convs, conv);
+    gboolean plain = !pinfo->use_conv_addr_port_endpoints && !pinfo->conv_elements;
+    conversation_t *conv;
+    netgame_conv_t *nc;
+    conv_hit_t *h;
 
+    for (guint i = 0; plain && i < G_N_ELEMENTS(conv_hits); i++) {
+        h = &conv_hits[i];
+        conv = h->conv;
+        if (conv && h->ptype == pinfo->ptype && h->srcport == pinfo->srcport &&
+            h->destport == pinfo->destport && conv->setup_frame <= pinfo->num &&
+            (!conv->next || conv->next->setup_frame > pinfo->num) &&
+            addresses_equal(&h->src, &pinfo->src) && addresses_equal(&h->dst, &pinfo->dst)) {
+            if (conv_out)
+                *conv_out = conv;
+            return h->nc;
+        }
+    }
+    conv = find_or_create_conversation(pinfo);
+    nc = (netgame_conv_t *)wmem_map_lookup(netgame_convs, conv);
     if (!nc) {
         nc = wmem_new0(wmem_file_scope(), netgame_conv_t);
         wmem_map_insert(netgame_convs, conv, nc);
+    }
+    if (plain) {
+        h = &conv_hits[conv_hit_next];
+        conv_hit_next = (conv_hit_next + 1) % G_N_ELEMENTS(conv_hits);
+        free_address(&h->src);
+        free_address(&h->dst);
+        copy_address(&h->src, &pinfo->src);
+        copy_address(&h->dst, &pinfo->dst);
+        h->ptype = pinfo->ptype;
+        h->srcport = pinfo->srcport;
+        h->destport = pinfo->destport;
+        h->conv = conv;
+        h->nc = nc;
     }
     if (conv_out)
         *conv_out = conv;
@@ -116,16 +173,17 @@ static gboolean bit_applies(guint32 ack, guint i)
 
 static void add_ack_bits(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p, const ng_frame_t *rec)
 {
-    proto_item *ti = proto_tree_add_item(tree, hf_netgame_ack_bits, tvb, 12, 4, ENC_BIG_ENDIAN);
+    proto_item *ti;
     proto_tree *bt;
     guint n = 0;
 
+    if (!tree)
+        return;   /* items only: nothing to add without a tree */
+    ti = proto_tree_add_item(tree, hf_netgame_ack_bits, tvb, 12, 4, ENC_BIG_ENDIAN);
     for (guint i = 0; i < 32; i++)
         if (p->ack_bits & (1u << i))
             n++;
     proto_item_append_text(ti, " (%u set)", n);
-    if (!tree)
-        return;
     bt = proto_item_add_subtree(ti, ett_netgame_ack_bits);
     for (guint i = 0; i < 32; i++) {
         guint32 s = bit_sequence(p->ack, i);
@@ -154,7 +212,11 @@ static void add_acked(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p)
 {
     guint32 seen[33];
     guint n = 0;
+    /* 33 sequences can repeat only in a sequence space of at most 33. */
+    gboolean may_repeat = cfg_max_sequence < 33;
 
+    if (!tree)
+        return;   /* items only (filters build a tree): nothing to add without one */
     proto_item_set_generated(proto_tree_add_uint(tree, hf_netgame_acked, tvb, 8, 4, p->ack));
     seen[n++] = p->ack;
     for (guint i = 0; i < 32; i++) {
@@ -162,7 +224,7 @@ static void add_acked(proto_tree *tree, tvbuff_t *tvb, const netgame_pkt_t *p)
             continue;
         guint32 s = bit_sequence(p->ack, i);
         gboolean dup = FALSE;
-        for (guint k = 0; k < n; k++)
+        for (guint k = 0; may_repeat && k < n; k++)
             dup = dup || seen[k] == s;
         if (dup)
             continue;
@@ -243,11 +305,11 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         if (cap >= 12)
             proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
         if (len < NETGAME_HEADER_LEN)
-            expert_add_info_format(pinfo, ti, &ei_netgame_short,
+            AU_EXPERT(pinfo, ti, &ei_netgame_short,
                                    "Datagram of %u bytes, under the 16-byte header: the original receiver drops it",
                                    len);
         else
-            expert_add_info_format(pinfo, ti, &ei_netgame_short,
+            AU_EXPERT(pinfo, ti, &ei_netgame_short,
                                    "Only %u bytes of the 16-byte header were captured", cap);
         col_add_fstr(pinfo->cinfo, COL_INFO, "Short datagram (%u bytes)", len);
         return cap;
@@ -263,7 +325,7 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     p.max_seq = cfg_max_sequence;
 
     /* The conversation's protocol id is that of its first packet. */
-    nc = netgame_get_conv(pinfo, NULL);
+    nc = netgame_get_conv(pinfo, &p.conv);
     if (!PINFO_FD_VISITED(pinfo) && !nc->id_frame) {
         nc->id_frame = pinfo->num;
         nc->id = p.protocol_id;
@@ -275,22 +337,26 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         rec = netgame_analysis_packet(pinfo, &p);
 
     {
-        proto_item *idi = proto_tree_add_item(nt, hf_netgame_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN);
+        /* The header is all there (checked above): its items cannot throw,
+         * and without a tree they are not made at all. */
+        proto_item *idi = nt ? proto_tree_add_item(nt, hf_netgame_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN) : NULL;
         if (p.foreign_id)
-            expert_add_info_format(pinfo, idi, &ei_netgame_id_changed,
+            AU_EXPERT(pinfo, idi, &ei_netgame_id_changed,
                                    "Protocol id 0x%08x differs from the conversation's 0x%08x (frame %u): "
                                    "the original receiver drops it", p.protocol_id, nc->id, nc->id_frame);
         else if (!id_configured(p.protocol_id))
-            expert_add_info_format(pinfo, idi, &ei_netgame_id_unexpected,
+            AU_EXPERT(pinfo, idi, &ei_netgame_id_unexpected,
                                    "Protocol id 0x%08x is not in the netgame.protocol_ids preference",
                                    p.protocol_id);
     }
-    proto_tree_add_item(nt, hf_netgame_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
-    proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
-    add_ack_bits(nt, tvb, &p, rec);
-    add_acked(nt, tvb, &p);
-    proto_item_set_generated(proto_tree_add_uint(nt, hf_netgame_payload_len, tvb, NETGAME_HEADER_LEN, 0,
-                                                 p.payload_len));
+    if (nt) {
+        proto_tree_add_item(nt, hf_netgame_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
+        proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
+        add_ack_bits(nt, tvb, &p, rec);
+        add_acked(nt, tvb, &p);
+        proto_item_set_generated(proto_tree_add_uint(nt, hf_netgame_payload_len, tvb, NETGAME_HEADER_LEN, 0,
+                                                     p.payload_len));
+    }
     if (p.header_only)
         expert_add_info(pinfo, ti, &ei_netgame_header_only);
 
@@ -304,7 +370,8 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
 
     if (p.payload_len && cap > NETGAME_HEADER_LEN) {
         tvbuff_t *next = tvb_new_subset_remaining(tvb, NETGAME_HEADER_LEN);
-        proto_tree_add_item(nt, hf_netgame_payload, tvb, NETGAME_HEADER_LEN, -1, ENC_NA);
+        if (nt)
+            proto_tree_add_item(nt, hf_netgame_payload, tvb, NETGAME_HEADER_LEN, -1, ENC_NA);
 #if CS_WS_AT_LEAST(4, 6)
         if (!dissector_try_uint_with_data(payload_table, p.protocol_id, next, pinfo, tree, TRUE, NULL))
 #else
@@ -437,6 +504,8 @@ void proto_register_netgame(void)
 
     netgame_convs = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(),
                                            g_direct_hash, g_direct_equal);
+    register_init_routine(conv_hits_clear);
+    register_cleanup_routine(conv_hits_clear);
     netgame_prefs_apply();
     netgame_analysis_register(proto_netgame, module);
     netgame_stats_register();

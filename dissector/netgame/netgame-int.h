@@ -9,6 +9,7 @@
 #define NETGAME_INT_H
 
 #include <epan/packet.h>
+#include <epan/conversation.h>
 
 /* docs/netgame.md, "Wire format": 16-byte header, all big-endian. */
 #define NETGAME_HEADER_LEN 16
@@ -41,6 +42,7 @@ typedef struct netgame_pkt {
     gboolean header_only;   /* exactly 16 bytes: the original receiver drops it, acks and all */
     gboolean foreign_id;    /* id differs from the conversation's first: dropped by the receiver */
     guint32 max_seq;        /* MaxSequence (the netgame.max_sequence preference, as applied) */
+    conversation_t *conv;   /* the datagram's conversation, found once by the dissector */
 } netgame_pkt_t;
 
 /* Problems: each sets netgame.analysis.flags (values shown in the tree). */
