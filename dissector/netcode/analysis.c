@@ -346,7 +346,7 @@ void nc_analysis_packet(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec, const
 
 void nc_analysis_info(packet_info *pinfo, const nc_frame_t *rec)
 {
-    au_info_marks(pinfo, rec->flags, info_marks, array_length(info_marks));
+    au_info_marks(pinfo, NULL, rec->flags, info_marks, array_length(info_marks));
 }
 
 static void add_time(proto_tree *tree, int hf, tvbuff_t *tvb, const nstime_t *t)
