@@ -366,18 +366,22 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
         if (have_ack && peer->active && peer->have_seq) {
             guint32 ext_ack = unwrap16(ack, peer->last_ext_seq);
             guint32 before = fr->n_confirmed;
+            if ((ack_bits & 1u) && ext_ack > peer->max_acked_ext)
+                peer->max_acked_ext = ext_ack;
             for (guint32 i = 0; i < 32; i++)
                 if ((ack_bits >> i) & 1u && ext_ack >= i)
                     fr->n_confirmed += confirm(peer, ext_ack - i, pinfo);
             if (fr->n_confirmed > before) {
                 y->acks_sent++;
                 y->last_ack_frame = pinfo->num;
+                y->last_ack_time = pinfo->abs_ts;
             }
         }
     }
 
     if (!n_items)
         return fr;
+    ext = !fr->have_header ? 0 : y->have_seq ? unwrap16(seq, y->last_ext_seq) : 0x10000u + seq;
     fr->items = wmem_alloc0_array(wmem_file_scope(), yj_item_t, n_items);
     for (guint i = 0; i < n_items; i++) {
         const yj_pending_item_t *p = &items[i];
@@ -393,6 +397,8 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
         }
         if (p->type >= 0 && (!p->is_block || p->frag == 0))
             m->type = p->type;
+        if (!m->first_ext_seq)
+            m->first_ext_seq = ext;
         it->msg = m;
         it->frag = p->frag;
         if (p->frag < 0) {
@@ -529,7 +535,7 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
     const yj_dir_t *peer = &c->dir[1 - m->dir];
     wmem_strbuf_t *sb;
     nstime_t tail;
-    double tail_s;
+    double first_s, since_ack_s;
 
     /* Without reliable headers on either side there are no acks to judge by. */
     if (c->dir[m->dir].packets == 0 && peer->packets == 0)
@@ -542,8 +548,10 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
         return NULL;
     }
     sb = wmem_strbuf_new(scope, "");
-    nstime_delta(&tail, &capture_end, &m->last_time);
-    tail_s = nstime_to_sec(&tail);
+    nstime_delta(&tail, &capture_end, &m->first_time);
+    first_s = nstime_to_sec(&tail);
+    nstime_delta(&tail, &capture_end, &peer->last_ack_time);
+    since_ack_s = peer->last_ack_frame ? nstime_to_sec(&tail) : 0.0;
     if (!m->is_block) {
         wmem_strbuf_append_printf(sb, "Message %u on channel %u was sent %u time%s (frames %u to %u) and never acknowledged: ",
                                   m->id, m->channel, m->sends, m->sends == 1 ? "" : "s", m->first_frame, m->last_frame);
@@ -579,15 +587,21 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
         g_free(never_sent);
         g_free(unacked);
     }
+    /* Judged from the first send: a message resent for seconds is not
+     * explained by the capture ending soon after its last resend. */
     if (!peer->active || peer->packets == 0)
         wmem_strbuf_append(sb, "the capture holds no packet of the peer with a reliable header: no ack could be seen (one direction captured?)");
     else if (peer->last_frame < m->last_frame)
         wmem_strbuf_append_printf(sb, "the peer went silent: its last packet is frame %u, before the last send", peer->last_frame);
-    else if (tail_s < 1.0)
-        wmem_strbuf_append_printf(sb, "the capture ends %.3f s after the last send, too soon to see its ack", tail_s);
-    else if (peer->last_ack_frame && peer->last_ack_frame > m->last_frame)
-        wmem_strbuf_append(sb, "the peer kept acknowledging other packets after the last send but never one carrying this: those packets were lost on the way to the peer (after this capture point) or the peer rejected them (check that both ends share the channel and message configuration)");
+    else if (peer->last_ack_frame <= m->first_frame && since_ack_s >= 1.0)
+        wmem_strbuf_append_printf(sb, "the peer kept sending but acknowledged nothing new since frame %u, %.2f s before the capture ends: "
+                                  "it stopped acknowledging, or no longer receives this direction's packets",
+                                  peer->last_ack_frame, since_ack_s);
+    else if (first_s < 1.0)
+        wmem_strbuf_append_printf(sb, "the capture ends %.3f s after the first send, too soon to see its ack", first_s);
+    else if (m->first_ext_seq && c->dir[m->dir].max_acked_ext > m->first_ext_seq)
+        wmem_strbuf_append(sb, "the peer kept acknowledging later packets but never one carrying this: those packets were lost on the way to the peer (after this capture point) or the peer rejected them (check that both ends share the channel and message configuration)");
     else
-        wmem_strbuf_append(sb, "the peer kept sending but acknowledged nothing new after it: the peer is not receiving this direction's packets");
+        wmem_strbuf_append(sb, "the peer kept sending but acknowledged nothing new after the first send: it stopped acknowledging, or does not receive this direction's packets");
     return wmem_strbuf_finalize(sb);
 }
