@@ -317,6 +317,38 @@ static guint32 confirm(yj_dir_t *y, guint32 ext, packet_info *pinfo)
     return n;
 }
 
+/* A frame's record as kept for the file: a packet that carries nothing
+ * followed and confirms nothing keeps only its reliable sequence, in the
+ * proto data pointer itself (tag bit 0; a record's address is aligned), which
+ * saves the record for most packets of a capture (docs/yojimbo.md, "Limits"). */
+static yj_frame_t *frame_keep(packet_info *pinfo, yj_frame_t *fr)
+{
+    gpointer kept;
+
+    if (!fr->n_items && !fr->n_confirmed && !fr->n_confirmed_blocks_done && !fr->limited) {
+        kept = GUINT_TO_POINTER(((guint)fr->seq << 2) | (fr->have_header ? 2u : 0u) | 1u);
+    } else {
+        kept = wmem_memdup(wmem_file_scope(), fr, sizeof *fr);
+        fr = (yj_frame_t *)kept;
+    }
+    p_set_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0, kept);
+    return fr;
+}
+
+static yj_frame_t *frame_record(packet_info *pinfo)
+{
+    gpointer kept = p_get_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0);
+    guint v = GPOINTER_TO_UINT(kept);
+    yj_frame_t *fr;
+
+    if (!kept || !(GPOINTER_TO_SIZE(kept) & 1u))
+        return (yj_frame_t *)kept;
+    fr = wmem_new0(pinfo->pool, yj_frame_t);
+    fr->have_header = (v & 2u) != 0;
+    fr->seq = (guint16)(v >> 2);
+    return fr;
+}
+
 yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pending_item_t *items,
                                guint n_items)
 {
@@ -331,12 +363,14 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
     if (!convs)
         return NULL;
     if (pinfo->fd->visited)
-        return (yj_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0);
+        return frame_record(pinfo);
     if (p_get_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0))
         return NULL;    /* a second connection packet in one frame: analysed once */
 
-    fr = wmem_new0(wmem_file_scope(), yj_frame_t);
-    p_add_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0, fr);
+    /* Made in the packet's scope: most packets carry nothing and confirm
+     * nothing, and keep only their sequence (frame_keep). */
+    fr = wmem_new0(pinfo->pool, yj_frame_t);
+    p_add_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0, GUINT_TO_POINTER(1u));
     if (nstime_cmp(&pinfo->abs_ts, &capture_end) > 0)
         capture_end = pinfo->abs_ts;
 
@@ -380,7 +414,7 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
     }
 
     if (!n_items)
-        return fr;
+        return frame_keep(pinfo, fr);
     ext = !fr->have_header ? 0 : y->have_seq ? unwrap16(seq, y->last_ext_seq) : 0x10000u + seq;
     fr->items = wmem_alloc0_array(wmem_file_scope(), yj_item_t, n_items);
     for (guint i = 0; i < n_items; i++) {
@@ -451,7 +485,7 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
             y->last_ext_seq = ext;
         y->have_seq = TRUE;
     }
-    return fr;
+    return frame_keep(pinfo, fr);
 }
 
 void yj_analysis_fragment0(packet_info *pinfo)
