@@ -191,22 +191,24 @@ typedef struct nc_conn {
 
 /* One frame's record, fixed on the first pass. */
 typedef struct nc_frame {
+    /* ordered by size, so that the record has no padding (it is kept for
+     * every frame with two passes) */
     nc_conn_t *conn;
     nc_keypair_t *keys;            /* that decrypted it */
     guint64 protocol_id;           /* the associated data's id that verified */
+    guint64 gap;                   /* numbers skipped before this one */
+    nstime_t delta;                /* time since ref_frame */
+    nstime_t silence;              /* timed out: silence before this packet */
+    const guint8 *token_key;       /* request: the private key that decrypted its token */
+    guint32 flags;
+    guint32 ref_frame;             /* request repeated: first request; challenge: its request; ... */
+    guint32 dup_frame;             /* duplicate of (0: not known) */
+    guint32 nth;                   /* the nth request / response / disconnect */
+    guint32 keylog_gen;            /* key log problem shown on this frame */
     gint16 private_key;            /* request: the private key index that decrypted its token, -1 none */
     guint8 dir;
     guint8 analysed;               /* analysis state changed (authenticated or no keys) */
     guint8 state_after;
-    guint32 flags;
-    guint32 ref_frame;             /* request repeated: first request; challenge: its request; ... */
-    guint32 dup_frame;             /* duplicate of (0: not known) */
-    guint64 gap;                   /* numbers skipped before this one */
-    guint32 nth;                   /* the nth request / response / disconnect */
-    nstime_t delta;                /* time since ref_frame */
-    nstime_t silence;              /* timed out: silence before this packet */
-    guint32 keylog_gen;            /* key log problem shown on this frame */
-    const guint8 *token_key;       /* request: the private key that decrypted its token */
     guint8 undecrypted;            /* NC_UNDEC_*: why an encrypted packet is shown encrypted */
     guint8 type;
 } nc_frame_t;

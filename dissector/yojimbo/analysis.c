@@ -317,6 +317,38 @@ static guint32 confirm(yj_dir_t *y, guint32 ext, packet_info *pinfo)
     return n;
 }
 
+/* A frame's record as kept for the file: a packet that carries nothing
+ * followed and confirms nothing keeps only its reliable sequence, in the
+ * proto data pointer itself (tag bit 0; a record's address is aligned), which
+ * saves the record for most packets of a capture (docs/yojimbo.md, "Limits"). */
+static yj_frame_t *frame_keep(packet_info *pinfo, yj_frame_t *fr)
+{
+    gpointer kept;
+
+    if (!fr->n_items && !fr->n_confirmed && !fr->n_confirmed_blocks_done && !fr->limited) {
+        kept = GUINT_TO_POINTER(((guint)fr->seq << 2) | (fr->have_header ? 2u : 0u) | 1u);
+    } else {
+        kept = wmem_memdup(wmem_file_scope(), fr, sizeof *fr);
+        fr = (yj_frame_t *)kept;
+    }
+    p_set_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0, kept);
+    return fr;
+}
+
+static yj_frame_t *frame_record(packet_info *pinfo)
+{
+    gpointer kept = p_get_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0);
+    guint v = GPOINTER_TO_UINT(kept);
+    yj_frame_t *fr;
+
+    if (!kept || !(GPOINTER_TO_SIZE(kept) & 1u))
+        return (yj_frame_t *)kept;
+    fr = wmem_new0(pinfo->pool, yj_frame_t);
+    fr->have_header = (v & 2u) != 0;
+    fr->seq = (guint16)(v >> 2);
+    return fr;
+}
+
 yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pending_item_t *items,
                                guint n_items)
 {
@@ -331,12 +363,14 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
     if (!convs)
         return NULL;
     if (pinfo->fd->visited)
-        return (yj_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0);
+        return frame_record(pinfo);
     if (p_get_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0))
         return NULL;    /* a second connection packet in one frame: analysed once */
 
-    fr = wmem_new0(wmem_file_scope(), yj_frame_t);
-    p_add_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0, fr);
+    /* Made in the packet's scope: most packets carry nothing and confirm
+     * nothing, and keep only their sequence (frame_keep). */
+    fr = wmem_new0(pinfo->pool, yj_frame_t);
+    p_add_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0, GUINT_TO_POINTER(1u));
     if (nstime_cmp(&pinfo->abs_ts, &capture_end) > 0)
         capture_end = pinfo->abs_ts;
 
@@ -366,18 +400,22 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
         if (have_ack && peer->active && peer->have_seq) {
             guint32 ext_ack = unwrap16(ack, peer->last_ext_seq);
             guint32 before = fr->n_confirmed;
+            if ((ack_bits & 1u) && ext_ack > peer->max_acked_ext)
+                peer->max_acked_ext = ext_ack;
             for (guint32 i = 0; i < 32; i++)
                 if ((ack_bits >> i) & 1u && ext_ack >= i)
                     fr->n_confirmed += confirm(peer, ext_ack - i, pinfo);
             if (fr->n_confirmed > before) {
                 y->acks_sent++;
                 y->last_ack_frame = pinfo->num;
+                y->last_ack_time = pinfo->abs_ts;
             }
         }
     }
 
     if (!n_items)
-        return fr;
+        return frame_keep(pinfo, fr);
+    ext = !fr->have_header ? 0 : y->have_seq ? unwrap16(seq, y->last_ext_seq) : 0x10000u + seq;
     fr->items = wmem_alloc0_array(wmem_file_scope(), yj_item_t, n_items);
     for (guint i = 0; i < n_items; i++) {
         const yj_pending_item_t *p = &items[i];
@@ -393,6 +431,8 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
         }
         if (p->type >= 0 && (!p->is_block || p->frag == 0))
             m->type = p->type;
+        if (!m->first_ext_seq)
+            m->first_ext_seq = ext;
         it->msg = m;
         it->frag = p->frag;
         if (p->frag < 0) {
@@ -445,7 +485,7 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
             y->last_ext_seq = ext;
         y->have_seq = TRUE;
     }
-    return fr;
+    return frame_keep(pinfo, fr);
 }
 
 void yj_analysis_fragment0(packet_info *pinfo)
@@ -529,7 +569,7 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
     const yj_dir_t *peer = &c->dir[1 - m->dir];
     wmem_strbuf_t *sb;
     nstime_t tail;
-    double tail_s;
+    double first_s, since_ack_s;
 
     /* Without reliable headers on either side there are no acks to judge by. */
     if (c->dir[m->dir].packets == 0 && peer->packets == 0)
@@ -542,8 +582,10 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
         return NULL;
     }
     sb = wmem_strbuf_new(scope, "");
-    nstime_delta(&tail, &capture_end, &m->last_time);
-    tail_s = nstime_to_sec(&tail);
+    nstime_delta(&tail, &capture_end, &m->first_time);
+    first_s = nstime_to_sec(&tail);
+    nstime_delta(&tail, &capture_end, &peer->last_ack_time);
+    since_ack_s = peer->last_ack_frame ? nstime_to_sec(&tail) : 0.0;
     if (!m->is_block) {
         wmem_strbuf_append_printf(sb, "Message %u on channel %u was sent %u time%s (frames %u to %u) and never acknowledged: ",
                                   m->id, m->channel, m->sends, m->sends == 1 ? "" : "s", m->first_frame, m->last_frame);
@@ -579,15 +621,21 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
         g_free(never_sent);
         g_free(unacked);
     }
+    /* Judged from the first send: a message resent for seconds is not
+     * explained by the capture ending soon after its last resend. */
     if (!peer->active || peer->packets == 0)
         wmem_strbuf_append(sb, "the capture holds no packet of the peer with a reliable header: no ack could be seen (one direction captured?)");
     else if (peer->last_frame < m->last_frame)
         wmem_strbuf_append_printf(sb, "the peer went silent: its last packet is frame %u, before the last send", peer->last_frame);
-    else if (tail_s < 1.0)
-        wmem_strbuf_append_printf(sb, "the capture ends %.3f s after the last send, too soon to see its ack", tail_s);
-    else if (peer->last_ack_frame && peer->last_ack_frame > m->last_frame)
-        wmem_strbuf_append(sb, "the peer kept acknowledging other packets after the last send but never one carrying this: those packets were lost on the way to the peer (after this capture point) or the peer rejected them (check that both ends share the channel and message configuration)");
+    else if (peer->last_ack_frame <= m->first_frame && since_ack_s >= 1.0)
+        wmem_strbuf_append_printf(sb, "the peer kept sending but acknowledged nothing new since frame %u, %.2f s before the capture ends: "
+                                  "it stopped acknowledging, or no longer receives this direction's packets",
+                                  peer->last_ack_frame, since_ack_s);
+    else if (first_s < 1.0)
+        wmem_strbuf_append_printf(sb, "the capture ends %.3f s after the first send, too soon to see its ack", first_s);
+    else if (m->first_ext_seq && c->dir[m->dir].max_acked_ext > m->first_ext_seq)
+        wmem_strbuf_append(sb, "the peer kept acknowledging later packets but never one carrying this: those packets were lost on the way to the peer (after this capture point) or the peer rejected them (check that both ends share the channel and message configuration)");
     else
-        wmem_strbuf_append(sb, "the peer kept sending but acknowledged nothing new after it: the peer is not receiving this direction's packets");
+        wmem_strbuf_append(sb, "the peer kept sending but acknowledged nothing new after the first send: it stopped acknowledging, or does not receive this direction's packets");
     return wmem_strbuf_finalize(sb);
 }

@@ -133,6 +133,7 @@ typedef struct yj_msg {
     guint32 reassembled_frame;
     nstime_t last_progress;         /* first send, then each newly acked fragment */
     guint64 max_stall_ns;
+    guint32 first_ext_seq;          /* the reliable sequence of the first send, unwrapped; 0: none */
     struct yj_conv *conv;
 } yj_msg_t;
 
@@ -152,6 +153,8 @@ typedef struct yj_dir {
     gboolean have_id[YJ_MAX_CHANNELS];
     guint32 acks_sent;              /* packets of this direction that acked something new */
     guint32 last_ack_frame;         /* last packet of this direction that acked something new */
+    nstime_t last_ack_time;         /* and its time */
+    guint32 max_acked_ext;          /* the newest sequence of this direction the peer acked, unwrapped; 0: none */
 } yj_dir_t;
 
 typedef struct yj_conv {

@@ -12,7 +12,8 @@ on UDP, yojimbo.plain_reliable), every value worked out by hand:
 Messages 10 and 11 are acknowledged in frame 3 (through seq 1), message 10
 is sent after that ack in frame 4; fragment 0 is acknowledged in 7, fragment
 1 never: the block never completes and its last send (frame 8) carries the
-diagnosis that the peer went on acknowledging other packets, and that no
+diagnosis that the peer went on acknowledging later packets (seq 6, after
+the block's first packet, seq 3), and that no
 fragment was acknowledged in the last 1.95 s (frame 7 at 0.06 s to the end
 at 2.01 s). One pass and
 two, the expert infos the same with a tree (-V) and without (-z expert)."""
@@ -87,7 +88,7 @@ def main():
     c.eq("message 12 acked in 11", rows[10][4], "11")
     want = ("Block 5 on channel 0 never completed: 1 of 2 fragments acknowledged; sent but never acknowledged: "
             "fragment 1; no fragment acknowledged in its last 1.95 s: "
-            "the peer kept acknowledging other packets after the last send but never one carrying this")
+            "the peer kept acknowledging later packets but never one carrying this")
     c.true("diagnosis on the last send", rows[8][8].startswith(want), rows[8][8])
     c.eq("no diagnosis elsewhere", [rows[i][8] for i in range(1, 12) if i != 8], [""] * 10)
 

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# bench/yojimbo.sh: what netcode + reliable + yojimbo cost tshark with keys
+# and full analysis, against the same capture decoded as data.
+#
+#   bench/yojimbo.sh [-b BUILD] [-n REPS] [--runs N] [--duration SEC] [--keep DIR]
+#
+# The capture: bench/yojimbo-capture.py's N yojimbo-sim runs (default 6 of
+# 500 s: 596 022 frames; messages both ways, 8000-byte blocks, 2% loss), each
+# a connection of its own, and their key log. Configurations, through
+# scripts/chunk-tshark (`tshark [-2] -r FILE > /dev/null`), chunk disabled in
+# all (it holds UDP port 40000):
+#
+#   data    -d udp.port==40000,data       the reference: the port's datagrams as data
+#   full    -o netcode.keylog_file:KEYS   every packet decrypted, reliable and
+#                                         yojimbo decoded and analysed
+#   data2, full2: the same with -2 (two passes: what the acks that came later
+#                 and the diagnoses need, and what Wireshark's GUI does)
+#
+# Each run is timed with /usr/bin/time (CPU = user + sys, peak RSS); the
+# report gives medians and the ratios to data (data2 for the -2 runs). Goals: full <= 2.5x time,
+# <= 1.3x memory. --keep DIR leaves the capture and key log in DIR.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${CHUNK_BUILD_DIR:-$repo/build}
+reps=3
+runs=6
+duration=500
+keep=
+
+usage() {
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+}
+need() { [ "$2" -ge 2 ] || { echo "bench/yojimbo.sh: $1 needs a value" >&2; exit 2; }; }
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -b|--build) need "$1" $#; build=$2; shift 2 ;;
+    -n|--reps) need "$1" $#; reps=$2; shift 2 ;;
+    --runs) need "$1" $#; runs=$2; shift 2 ;;
+    --duration) need "$1" $#; duration=$2; shift 2 ;;
+    --keep) need "$1" $#; keep=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "bench/yojimbo.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+    esac
+done
+[ -x /usr/bin/time ] || { echo "bench/yojimbo.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+sim=$build/bin/yojimbo-sim
+[ -x "$sim" ] || { echo "bench/yojimbo.sh: no $sim (build first)" >&2; exit 2; }
+
+if [ -n "$keep" ]; then
+    mkdir -p "$keep"; work=$(cd "$keep" && pwd)
+else
+    work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+fi
+chmod 755 "$work"
+cap=$work/yojimbo-big.pcap
+keys=$work/yojimbo-big.keys
+python3 "$repo/bench/yojimbo-capture.py" "$sim" "$cap" "$keys" "$runs" "$duration"
+chmod 644 "$cap" "$keys"
+frames=$(capinfos -c -M "$cap" | awk '/Number of packets/ {print $NF}')
+: > "$work/raw"
+
+run() {   # name, tshark options...
+    local name=$1; shift
+    for _ in $(seq "$reps"); do
+        CHUNK_BUILD_DIR=$build /usr/bin/time -f "%U %S %M" -o "$work/t" \
+            "$repo/scripts/chunk-tshark" -r "$cap" --disable-protocol chunk "$@" > /dev/null
+        awk -v n="$name" '{printf "%s %.3f %d\n", n, $1 + $2, $3}' "$work/t" >> "$work/raw"
+    done
+}
+run data -d udp.port==40000,data
+run full -o "netcode.keylog_file:$keys"
+run data2 -2 -d udp.port==40000,data
+run full2 -2 -o "netcode.keylog_file:$keys"
+
+median() { grep "^$1 " "$work/raw" | awk '{print $'"$2"'}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "yojimbo bench: $frames frames ($runs connections), $reps run(s) each, medians"
+printf "%-6s %9s %7s %10s %7s\n" config "CPU s" "x data" "peak KiB" "x data"
+for c in data full data2 full2; do
+    case $c in *2) ref=data2 ;; *) ref=data ;; esac
+    d=$(median $ref 2); dm=$(median $ref 3)
+    t=$(median $c 2); m=$(median $c 3)
+    printf "%-6s %9.3f %7.2f %10d %7.2f\n" "$c" "$t" "$(echo "$t $d" | awk '{print $1/$2}')" "$m" \
+        "$(echo "$m $dm" | awk '{print $1/$2}')"
+done
