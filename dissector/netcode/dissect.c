@@ -94,6 +94,7 @@ static range_t *pref_ports;
 static const char *pref_private_key = "";
 static const char *pref_keylog_file = "";
 static const char *pref_protocol_ids = "";
+static ws_cb_bool pref_single_pass = TRUE;   /* netcode.single_pass (common/single-pass.h) */
 static char *private_key_pref_error;
 static guint64 cfg_protocol_ids[NC_MAX_PROTOCOL_IDS];
 static guint cfg_n_protocol_ids;
@@ -591,7 +592,7 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
     /* In tshark's single pass no frame is seen again: its record lives with
      * the packet (single-pass.h), elsewhere with the file. */
     if (first && s.plausible)
-        transient = cs_sp_begin_packet(pinfo);
+        transient = cs_sp_begin_packet(pinfo, pref_single_pass);
     scope = cs_sp_record_scope(pinfo, transient);
     rec = (nc_frame_t *)p_get_proto_data(scope, pinfo, proto_netcode, 0);
 
@@ -1147,6 +1148,7 @@ void proto_register_netcode(void)
     prefs_register_string_preference(module, "protocol_ids", "Protocol ids (hex)",
         "Protocol ids to try when a connection's request is not in the capture (the packets' associated data "
         "holds the id): comma-separated hex. The ids of every request seen are tried too.", &pref_protocol_ids);
+    cs_sp_register_pref(module, &pref_single_pass);
 
     netcode_handle = register_dissector("netcode", dissect_netcode, proto_netcode);
     netcode_conv_handle = create_dissector_handle(dissect_netcode_conv, proto_netcode);
