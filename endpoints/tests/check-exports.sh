@@ -2,7 +2,8 @@
 # check-exports.sh NM SRC_DIR OBJ_DIR LIB...: every function or variable the
 # endpoint libraries export (nm: defined, global)
 #  - carries a project prefix: cs_, p2_, netsim_, a protocol's own (the name
-#    of each folder under SRC_DIR/src/, e.g. chunk_ for src/chunk/), or one of
+#    of each folder under SRC_DIR/src/, e.g. chunk_ for src/chunk/; rl_ for
+#    src/reliable/, whose long prefix is the reference library's), or one of
 #    app/'s (platform_, pcapout_, app_, udp_link_, linkopt_, simprog_, truth_);
 #  - is used by another object file: a program's, a test's or another library
 #    file's (an undefined reference in any *.o under OBJ_DIR; its own object
@@ -14,7 +15,7 @@ set -eu
 nm=$1 src=$2 objdir=$3
 shift 3
 
-prefixes="cs_ p2_ netsim_ platform_ pcapout_ app_ udp_link_ linkopt_ simprog_ truth_"
+prefixes="cs_ p2_ netsim_ platform_ pcapout_ app_ udp_link_ linkopt_ simprog_ truth_ rl_"
 for dir in "$src"/src/*/; do
     [ -d "$dir" ] && prefixes="$prefixes $(basename "$dir")_"
 done
