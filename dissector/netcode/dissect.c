@@ -94,7 +94,7 @@ static range_t *pref_ports;
 static const char *pref_private_key = "";
 static const char *pref_keylog_file = "";
 static const char *pref_protocol_ids = "";
-static ws_cb_bool pref_single_pass = TRUE; /* netcode.single_pass (single-pass.h) */
+static ws_cb_bool pref_single_pass = TRUE;   /* netcode.single_pass (common/single-pass.h) */
 static char *private_key_pref_error;
 static guint64 cfg_protocol_ids[NC_MAX_PROTOCOL_IDS];
 static guint cfg_n_protocol_ids;

@@ -20,6 +20,7 @@
 #include <epan/conversation.h>
 #include <epan/decode_as.h>
 #include <epan/reassemble.h>
+#include <epan/proto_data.h>
 
 #include "reliable-int.h"
 #include "ws-compat.h"
@@ -471,11 +472,112 @@ static ws_cb_bool dissect_reliable_heur_udp(tvbuff_t *tvb, packet_info *pinfo, p
     return TRUE;
 }
 
-/* Under netcode's decrypted payload: the same check, the conversation stays
- * netcode's. */
+/* Under netcode's decrypted payload. A payload can be any bytes, and one
+ * datagram alone says little (a first byte 0x00 and any four more make a
+ * well-formed header), so the decision takes the connection's history, per
+ * direction of the netcode conversation, as a reliable endpoint sends it
+ * (docs/reliable.md, "How chunkshark finds it"):
+ *   - the header is one the library takes (looks_valid);
+ *   - the ack is not ahead of the newest sequence the peer sent;
+ *   - its sequence moves the direction on: 1..RL_HEUR_AHEAD past the
+ *     direction's newest; once the direction is confirmed (one of its
+ *     payloads claimed so), also the newest again (a fragment of the same
+ *     packet, a duplicated datagram) or at most RL_HEUR_BEHIND before it
+ *     (reordered);
+ *   - the direction's first such payload is claimed only when it is an
+ *     endpoint's start (ack 65535, no ack bits, sequence under
+ *     RL_HEUR_AHEAD); otherwise it is remembered, and the next one that
+ *     follows it is claimed (a capture begun mid-connection).
+ * The netcode examples' payloads (the same bytes 0, 1, 2, ... in every
+ * packet: sequence 513, ack 1027) break the last three rules.
+ * Every well-formed payload updates the direction's newest sequence, claimed
+ * or not; a payload that breaks a rule is not claimed. The first pass
+ * decides; later passes read the decision. */
+#define RL_HEUR_AHEAD 1024u
+#define RL_HEUR_BEHIND 256u
+
+typedef struct rl_heur_dir {
+    gboolean seen;
+    gboolean confirmed;     /* a payload of this direction was claimed as moving it on */
+    guint16 newest;
+} rl_heur_dir_t;
+
+typedef struct rl_heur_conv {
+    address addr0;          /* direction 0's source */
+    guint32 port0;
+    rl_heur_dir_t dir[2];
+} rl_heur_conv_t;
+
+enum { RL_HEUR_UNDECIDED, RL_HEUR_CLAIMED, RL_HEUR_REJECTED };
+#define RL_HEUR_KEY 2       /* p_add_proto_data key (1: analysis.c's frame record) */
+
+static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
+{
+    conversation_t *conv;
+    rl_heur_conv_t *hc;
+    rl_heur_dir_t *me, *peer;
+    hdr_t h;
+    gboolean fragment, have_header, claim;
+    guint16 seq;
+    guint d;
+
+    if (!looks_valid(tvb))
+        return FALSE;
+    fragment = (rl_get_u8(tvb, 0) & 1) != 0;
+    seq = fragment ? tvb_get_letohs(tvb, 1) : 0;
+    have_header = !fragment || rl_get_u8(tvb, 3) == 0;
+    if (have_header) {
+        if (!read_header(tvb, fragment ? RELIABLE_FRAGMENT_HEADER_LEN : 0, &h))
+            return FALSE;
+        seq = h.seq;
+    }
+
+    conv = find_or_create_conversation(pinfo);
+    hc = (rl_heur_conv_t *)conversation_get_proto_data(conv, proto_reliable);
+    if (!hc) {
+        hc = wmem_new0(wmem_file_scope(), rl_heur_conv_t);
+        copy_address_wmem(wmem_file_scope(), &hc->addr0, &pinfo->src);
+        hc->port0 = pinfo->srcport;
+        conversation_add_proto_data(conv, proto_reliable, hc);
+    }
+    d = (addresses_equal(&hc->addr0, &pinfo->src) && hc->port0 == pinfo->srcport) ? 0 : 1;
+    me = &hc->dir[d];
+    peer = &hc->dir[1 - d];
+
+    if (have_header && peer->seen) {
+        guint16 ahead = (guint16)(h.ack - peer->newest);
+        if (ahead != 0 && ahead < 0x8000)
+            return FALSE;           /* acknowledges what the peer never sent */
+    }
+    if (!me->seen) {
+        claim = have_header && h.ack == 0xFFFF && h.ack_bits == 0 && seq < RL_HEUR_AHEAD;
+        me->seen = TRUE;
+        me->confirmed = claim;
+        me->newest = seq;
+        return claim;
+    }
+    {
+        guint16 fwd = (guint16)(seq - me->newest), back = (guint16)(me->newest - seq);
+        if (fwd != 0 && fwd <= RL_HEUR_AHEAD) {
+            me->newest = seq;
+            me->confirmed = TRUE;
+            return TRUE;
+        }
+        return me->confirmed && back <= RL_HEUR_BEHIND;
+    }
+}
+
 static ws_cb_bool dissect_reliable_heur_netcode(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
-    if (!looks_valid(tvb))
+    guint decision = GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), pinfo, proto_reliable, RL_HEUR_KEY));
+
+    if (decision == RL_HEUR_UNDECIDED) {
+        if (PINFO_FD_VISITED(pinfo))
+            return FALSE;           /* not seen by the first pass (e.g. Decode As changed since) */
+        decision = heur_first_pass_decision(tvb, pinfo) ? RL_HEUR_CLAIMED : RL_HEUR_REJECTED;
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_reliable, RL_HEUR_KEY, GUINT_TO_POINTER(decision));
+    }
+    if (decision != RL_HEUR_CLAIMED)
         return FALSE;
     dissect_reliable(tvb, pinfo, tree, data);
     return TRUE;

@@ -22,6 +22,7 @@
 
 #include "protocol2.h"
 #include "protocol2-int.h"
+#include "ws-compat.h"
 
 static const nstime_t *no_ts(struct packet_provider_data *prov _U_, guint32 num _U_)
 {
@@ -29,7 +30,8 @@ static const nstime_t *no_ts(struct packet_provider_data *prov _U_, guint32 num 
     return &zero;
 }
 
-static const struct packet_provider_funcs funcs = { no_ts, NULL, NULL, NULL };
+/* Designated: the structure grows (4.6 adds get_process_id and more). */
+static const struct packet_provider_funcs funcs = { .get_frame_ts = no_ts };
 
 int main(void)
 {
@@ -41,7 +43,11 @@ int main(void)
     int failures = 0;
 
     g_setenv("HOME", "/nonexistent", TRUE);
+#if CS_WS_AT_LEAST(4, 6)
+    ws_log_init(NULL);                     /* 4.6: the program name comes from elsewhere */
+#else
     ws_log_init("conv_cache_test", NULL);
+#endif
     ws_log_set_level(LOG_LEVEL_CRITICAL);
     init_process_policies();
     wtap_init(FALSE);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tshark -V -O <every protocol of the plugin> on every capture in captures/
-(but those of a protocol with goldens of its own, dissector/tests/<protocol>/golden)
-against its reviewed
+(but those of a protocol with goldens of its own, dissector/tests/<protocol>/golden:
+<protocol>-*.pcap and real-<protocol>-*.pcap) against its reviewed
 golden output in dissector/tests/golden/<major.minor>/, the set for the
 Wireshark the plugin was built against (<build>/plugin-dir.txt):
 <capture>.txt (one pass) and <capture>.2pass.txt (-2).
@@ -81,10 +81,13 @@ def equivalent_to_40(golden):
 
 
 def own_goldens():
-    """Capture name prefixes ("netgame-") of the protocols that have goldens
-    of their own (dissector/tests/<protocol>/golden, e.g. netgame's)."""
+    """Capture name prefixes ("netgame-", and "real-netgame-" for a real
+    library's captures) of the protocols that have goldens of their own
+    (dissector/tests/<protocol>/golden, e.g. netgame's): their captures are
+    theirs to choose from and to decode with their keys and preferences."""
     here = os.path.dirname(os.path.abspath(__file__))
-    return tuple(p + "-" for p in ct.plugin_protocols() if os.path.isdir(os.path.join(here, p, "golden")))
+    own = [p for p in ct.plugin_protocols() if os.path.isdir(os.path.join(here, p, "golden"))]
+    return tuple(p + "-" for p in own) + tuple("real-" + p + "-" for p in own)
 
 
 def captures(names):

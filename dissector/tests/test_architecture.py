@@ -44,10 +44,23 @@ def listed_files():
     return files
 
 
+def dissector_files():
+    """The files of dissector/: git's tracked ones, or, where there is no
+    git or no repository (the Wireshark chroots of scripts/test-wireshark.sh
+    mount a worktree whose .git points outside), those on disk."""
+    try:
+        return subprocess.run(["git", "ls-files", "dissector"], cwd=REPO, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, universal_newlines=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        out = []
+        for root, _, names in os.walk(os.path.join(REPO, "dissector")):
+            out += [os.path.relpath(os.path.join(root, n), REPO) for n in names]
+        return out
+
+
 def main():
     listed = listed_files()
-    tracked = subprocess.run(["git", "ls-files", "dissector"], cwd=REPO, stdout=subprocess.PIPE,
-                             universal_newlines=True, check=True).stdout.split()
+    tracked = dissector_files()
     sources = {f for f in tracked if not f.startswith("dissector/tests/")
                and (f.endswith((".c", ".h")) or os.path.basename(f) in ("CMakeLists.txt", "protocols.txt"))}
     failures = []

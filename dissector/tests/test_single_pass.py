@@ -10,8 +10,8 @@ protocol with a <protocol>.single_pass preference (those whose analysis
 takes this path; each must have a capture in CAPTURES) this checks:
   - tshark -r (one pass, with -q and with columns): all but the first;
   - tshark -2: none; -o <protocol>.single_pass:FALSE: none;
-  - chunk and p2frag: the -V output with the preference off is the one with
-    it on (netgame raises a loss where it becomes known in the single pass,
+  - chunk, p2frag and netcode: the -V output with the preference off is the
+    one with it on (netgame raises a loss where it becomes known in the single pass,
     docs/netgame.md, so its output differs by design).
 Exit 0 when all hold, 1 otherwise.
 """
@@ -24,9 +24,11 @@ import chunktest as ct  # noqa: E402
 
 CAPTURES = {"chunk": "loss-1.pcap", "p2frag": "frag-loss-1.pcap", "netgame": "netgame-loss-10.pcap",
             "netcode": "netcode-loss-dup.pcap"}
-# Options a capture needs: the key log that decrypts it.
-OPTIONS = {"netcode": ["-o", "netcode.keylog_file:" + os.path.join(ct.REPO, "captures", "netcode-loss-dup.keys")]}
-SAME_OUTPUT = {"chunk", "p2frag"}
+# Options a capture needs to be decoded as its protocol (netcode: port 40000
+# is chunk's; the key log decrypts, so the analysis sees every type).
+OPTIONS = {"netcode": ["-d", "udp.port==40000,netcode",
+                       "-o", "netcode.keylog_file:" + os.path.join(ct.REPO, "captures", "netcode-loss-dup.keys")]}
+SAME_OUTPUT = {"chunk", "p2frag", "netcode"}
 
 
 def counts(cap, extra):
@@ -48,8 +50,8 @@ def main():
             failures.append("%s: no capture to check the single pass with (CAPTURES)" % proto)
             continue
         cap = os.path.join(ct.REPO, "captures", CAPTURES[proto])
-        off = ["-o", "%s.single_pass:FALSE" % proto]
         opts = OPTIONS.get(proto, [])
+        off = ["-o", "%s.single_pass:FALSE" % proto]
         for label, extra, want in (("one pass -q", ["-q"], "all"), ("one pass", [], "all"),
                                    ("-2", ["-q", "-2"], "none"), ("single_pass off", ["-q"] + off, "none")):
             single, analysed = counts(cap, opts + extra)
@@ -60,7 +62,7 @@ def main():
                 failures.append("%s, %s: %d of %d packets in the single pass, want %s" % (
                     proto, label, single, analysed, "all but the first" if want == "all" else "none"))
         if proto in SAME_OUTPUT:
-            if ct.tshark(["-r", cap, "-V"]) != ct.tshark(["-r", cap, "-V"] + off):
+            if ct.tshark(["-r", cap, "-V"] + opts) != ct.tshark(["-r", cap, "-V"] + opts + off):
                 failures.append("%s: -V output differs with %s.single_pass off" % (proto, proto))
     for f in failures:
         print("FAIL: " + f)

@@ -73,7 +73,7 @@ struct soak_run_t {
     uint8_t *buffer; /* capacity bytes: a popped chunk */
     long long flow_bytes;
     int failed;
-    char where[96];  /* "iteration I (reproduce: ...)" for messages */
+    char where[128]; /* "iteration I (reproduce: ...)" for messages: up to 108 bytes */
 };
 
 static double wall_seconds(void)

@@ -85,6 +85,19 @@ static void test_not_canonical(void)
     CHECK_EQ(why, RL_READ_NOT_REGULAR);
 }
 
+/* Every read result has a name of its own (the programs log why a packet is
+ * refused); an unknown value names itself "?". */
+static void test_read_result_names(void)
+{
+    for (int r = 0; r < RL_READ_RESULT_COUNT; r++) {
+        const char *name = rl_read_result_name((rl_read_result_t)r);
+        CHECK(name != NULL && name[0] != '\0' && strcmp(name, "?") != 0);
+        for (int q = 0; q < r; q++) CHECK(strcmp(name, rl_read_result_name((rl_read_result_t)q)) != 0);
+    }
+    CHECK(strcmp(rl_read_result_name(RL_READ_NOT_CANONICAL), "not canonical") == 0);
+    CHECK(strcmp(rl_read_result_name(RL_READ_RESULT_COUNT), "?") == 0);
+}
+
 static void test_fragment_rules(void)
 {
     static uint8_t p[1100];
@@ -253,6 +266,7 @@ static void test_acks_and_rtt(void)
         CHECK(p.rtt[0][i] > 0.0499 && p.rtt[0][i] < 0.0501);
     }
     CHECK(rl_endpoint_rtt(p.e[0]) > 0.0499 && rl_endpoint_rtt(p.e[0]) < 0.0501);
+    CHECK(rl_endpoint_last_rtt(p.e[0]) > 0.0499 && rl_endpoint_last_rtt(p.e[0]) < 0.0501);
     const uint64_t *k = rl_endpoint_counters(p.e[1]);
     CHECK_EQ(k[RL_COUNTER_PACKETS_RECEIVED], 10);
     uint16_t ack;
@@ -399,6 +413,7 @@ static void test_too_large(void)
 const chunk_test_t reliable_tests[] = {
     {"header_bytes", test_header_bytes},
     {"not_canonical", test_not_canonical},
+    {"read_result_names", test_read_result_names},
     {"fragment_rules", test_fragment_rules},
     {"acks_and_rtt", test_acks_and_rtt},
     {"loss", test_loss},

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """mutate-fuzz.py: mutation fuzzing of the chunk dissector inside tshark.
 
-Every capture in captures/ (concatenated, each in its own UDP conversations)
-is mutated, once per seed, in two ways:
+Every capture in captures/ (pcap and pcapng; concatenated, each in its own
+UDP conversations; pcapng read through editcap -F pcap, raw-IP frames given
+an Ethernet header) is mutated, once per seed, in two ways:
 
   editcap   editcap -E RATE --seed SEED: random byte errors anywhere in the
             frames. Most land in Ethernet/IP/UDP or break the chunk CRC, so
@@ -16,6 +17,14 @@ is mutated, once per seed, in two ways:
             moved conversations and timestamps; the chunk CRC is then
             recomputed (mostly), so the mutants get past the CRC check into
             the variant logic and the transfer analysis.
+
+The protocols the plugin finds only with keys or Decode As get their
+captures' server port moved to one of their own (PORTS) and the options
+that decode it (decode_options()): netcode (its captures and the real
+libraries' on port 40000, which chunk holds) on 41000 with the key logs of
+every captures/*.keys, reliable-sim's on 50000, the plain yojimbo captures on
+45000; the unmutated base must show a tree of every protocol of
+<build>/protocols.txt, or the run fails before mutating.
 
 Each mutant file is decoded with tshark -V, in one pass and with -2, through
 scripts/chunk-tshark (plugin of CHUNK_BUILD_DIR), with
@@ -68,7 +77,7 @@ def read_pcap(path):
     little-endian microsecond pcap (what mergecap -F pcap writes here)."""
     with open(path, "rb") as f:
         data = f.read()
-    if struct.unpack_from("<I", data, 0)[0] != 0xA1B2C3D4:
+    if len(data) < 24 or struct.unpack_from("<I", data, 0)[0] != 0xA1B2C3D4:
         raise ValueError("%s: not a little-endian microsecond pcap" % path)
     hdr = data[:24]
     recs = []
@@ -276,33 +285,93 @@ def mutate_payload(rng, payload, others):
     return bytes(b)
 
 
-LINKTYPE_ETHERNET, LINKTYPE_RAW = 1, 101
+LINKTYPE_ETHERNET = 1
+LINKTYPE_RAW = (101, 228, 229)     # raw IP: LINKTYPE_RAW, LINKTYPE_IPV4, LINKTYPE_IPV6
+ETH_HDR = {4: b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00",
+           6: b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x86\xdd"}
+
+# Server ports of the protocols found by Decode As in the base (the port a
+# capture's 40000 or 50000 is moved to, or kept at), and the options.
+PORTS = {"netcode": 41000, "reliable": 50000, "yojimbo": 45000}
+KEEP = (40000, 30000)                # chunk's and netgame's ports
 
 
-def as_ethernet(frame):
-    """A raw IP frame (link type 101, as the real-library captures) with an
-    Ethernet header in front, so that it joins the Ethernet captures."""
-    ethertype = 0x86DD if frame and frame[0] >> 4 == 6 else 0x0800
-    return b"\x00" * 12 + struct.pack("!H", ethertype) + frame
+def capture_protocol(name):
+    """The protocol whose server port a capture's traffic needs moved or
+    kept (None: chunk, p2frag, netgame, found on their own ports)."""
+    if name.startswith("real-yojimbo-") and name.endswith("-plain.pcap"):
+        return "yojimbo"             # reliable and yojimbo on plain UDP, no netcode
+    if name.startswith(("netcode-", "real-netcode-", "real-yojimbo-")):
+        return "netcode"
+    if name.startswith("reliable-"):
+        return "reliable"
+    return None
 
 
-def build_base(caps, path):
+def decode_options(work, caps):
+    """tshark options that decode the moved captures: Decode As on the
+    PORTS, the key logs of the captures (one file), yojimbo's plain mode and
+    the real soak's channels (docs/yojimbo.md)."""
+    keys = os.path.join(work, "keys.log")
+    with open(keys, "w") as out:
+        for cap in caps:
+            k = re.sub(r"(-plain)?\.pcap(ng)?$", ".keys", cap)
+            if os.path.exists(k):
+                with open(k) as f:
+                    out.write(f.read().rstrip("\n") + "\n")
+    os.chmod(keys, 0o644)
+    return ["-d", "udp.port==%d,netcode" % PORTS["netcode"], "-d", "udp.port==%d,reliable" % PORTS["reliable"],
+            "-d", "udp.port==%d,yojimbo" % PORTS["yojimbo"], "-o", "yojimbo.plain_reliable:TRUE",
+            "-o", "netcode.keylog_file:" + keys,
+            "-o", "yojimbo.channels:uu:8192,ro:10240:1024", "-o", "yojimbo.message_types:4",
+            "-o", "yojimbo.schema_file:" + os.path.join(REPO, "docs", "yojimbo-example.schema")]
+
+
+def load_capture(cap, work):
+    """(link type, [(sec, usec, frame)]) of a capture, frames Ethernet: a
+    pcapng (or any other format) through editcap -F pcap, raw IP given an
+    Ethernet header. ValueError for another link type."""
+    path = cap
+    if not cap.endswith(".pcap"):
+        path = os.path.join(work, "conv-" + os.path.basename(cap) + ".pcap")
+        subprocess.run(["editcap", "-F", "pcap", cap, path], check=True, stdout=subprocess.DEVNULL)
+    try:
+        h, recs = read_pcap(path)
+    except ValueError:
+        path = os.path.join(work, "conv-" + os.path.basename(cap) + ".pcap")
+        subprocess.run(["editcap", "-F", "pcap", cap, path], check=True, stdout=subprocess.DEVNULL)
+        h, recs = read_pcap(path)
+    link = struct.unpack_from("<I", h, 20)[0]
+    if link == LINKTYPE_ETHERNET:
+        return h, recs
+    if link in LINKTYPE_RAW:
+        out = []
+        for sec, usec, frame in recs:
+            v = frame[0] >> 4 if frame else 0
+            if v in ETH_HDR:
+                out.append((sec, usec, ETH_HDR[v] + frame))
+        return h[:20] + struct.pack("<I", LINKTYPE_ETHERNET), out
+    raise ValueError("%s: link type %d (neither Ethernet nor raw IP)" % (cap, link))
+
+
+def build_base(caps, path, work=None):
     """Concatenates the captures into one pcap, each in its own UDP
-    conversations (ports other than 40000 moved up by the capture's index),
-    so that one capture's decisions (protocol id, variant) and transfers do
-    not leak into the next. Returns (header, records)."""
+    conversations (ports other than 40000 and 30000 moved up by the
+    capture's index, the server port of a protocol found by Decode As moved
+    to or kept at its PORTS), so that one capture's decisions (protocol id,
+    variant) and transfers do not leak into the next. Returns (header,
+    records)."""
     hdr = None
     out = []
+    work = work or os.path.dirname(path)
+    reserved = set(KEEP) | set(PORTS.values())
     for k, cap in enumerate(caps):
-        h, recs = read_pcap(cap)
-        linktype = struct.unpack("<I", h[20:24])[0]
-        if linktype not in (LINKTYPE_ETHERNET, LINKTYPE_RAW):
-            raise ValueError("%s: link type %d, not Ethernet (1) or raw IP (101)" % (cap, linktype))
+        h, recs = load_capture(cap, work)
         if hdr is None:
-            hdr = h[:20] + struct.pack("<I", LINKTYPE_ETHERNET)
+            hdr = h
+        proto = capture_protocol(os.path.basename(cap))
+        server = {"netcode": 40000, "yojimbo": 40000, "reliable": 50000}.get(proto)
         for sec, usec, frame in recs:
-            if linktype == LINKTYPE_RAW:
-                frame = as_ethernet(frame)
             parts = split_udp(frame)
             if parts:
                 prefix, payload, kind = parts
@@ -310,8 +379,15 @@ def build_base(caps, path):
                 u = len(prefix) - 8
                 for off in (u, u + 2):
                     port = struct.unpack_from("!H", f, off)[0]
-                    if port not in (40000, 30000):   # chunk's and netgame's ports
-                        struct.pack_into("!H", f, off, (port + k) & 0xFFFF)
+                    if proto and port == server:
+                        new = PORTS[proto]
+                    elif port in KEEP and not proto:
+                        new = port
+                    else:
+                        new = (port + k + 1) & 0xFFFF
+                        while new in reserved:
+                            new = (new + 1000) & 0xFFFF
+                    struct.pack_into("!H", f, off, new)
                 frame = bytes(f)
             out.append((sec, usec, frame))
     write_pcap(path, hdr, out)
@@ -426,9 +502,12 @@ def protocol_trees(build_dir, env):
     return ["\n" + full[n] for n in names]
 
 
+DECODE_OPTIONS = []    # decode_options()
+
+
 def decode(path, two_pass, env, timeout):
     """Runs tshark -V on path; returns (ok, frames of the plugin's protocols, message)."""
-    args = [CHUNK_TSHARK, "-r", path, "-V"] + (["-2"] if two_pass else [])
+    args = [CHUNK_TSHARK, "-r", path, "-V"] + DECODE_OPTIONS + (["-2"] if two_pass else [])
     try:
         p = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=timeout)
@@ -484,8 +563,9 @@ def main():
     ap.add_argument("--work", required=True, help="scratch folder (mutants are deleted when they pass)")
     ap.add_argument("--captures", default=os.path.join(REPO, "captures"),
                     help="folder of .pcap files to mutate (default: captures/)")
-    ap.add_argument("--glob", default="*.pcap",
-                    help="which captures of --captures (default *.pcap; frag-*.pcap: the fragment protocol's)")
+    ap.add_argument("--glob", default="*.pcap*",
+                    help="which captures of --captures (default *.pcap* (pcap and pcapng); frag-*.pcap: "
+                         "the fragment protocol's)")
     ap.add_argument("--min-packets", type=int, default=0,
                     help="stop once this many mutated packets were decoded (default 20000 without --hours)")
     ap.add_argument("--hours", type=float, default=0, help="long mode: run this long")
@@ -515,10 +595,30 @@ def main():
     os.chmod(args.work, 0o755)
     crash_dir = args.crash_dir or os.path.join(args.work, "crashes")
     base = os.path.join(args.work, "base.pcap")
-    hdr, recs = build_base(caps, base)
+    try:
+        hdr, recs = build_base(caps, base, args.work)
+    except (ValueError, subprocess.CalledProcessError) as e:
+        print("mutate-fuzz: %s" % e, file=sys.stderr)
+        return 2
+    os.chmod(base, 0o644)
+    DECODE_OPTIONS[:] = decode_options(args.work, caps)
     print("mutate-fuzz: %d captures, %d frames; %s; %s" % (
         len(caps), len(recs), desc, "until %d packets" % args.min_packets if args.min_packets
         else "for %.2f h" % args.hours))
+    # Every protocol of the captures chosen must be decoded in the unmutated
+    # base (all of the plugin's for the default glob): else the mutants would
+    # never reach it.
+    p = subprocess.run([CHUNK_TSHARK, "-r", base, "-V"] + DECODE_OPTIONS, env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=args.timeout)
+    text = p.stdout.decode("utf-8", "replace")
+    counts = [(t.strip(), text.count(t)) for t in PROTOCOL_TREES]
+    print("mutate-fuzz: the base decodes " + ", ".join("%d %s" % (n, t.split(" (")[0]) for t, n in counts))
+    missing = [t for t, n in counts if n == 0]
+    if p.returncode != 0 or (missing and args.glob == "*.pcap*"):
+        print("mutate-fuzz: the unmutated base %s" % (
+            "fails (exit %d): %s" % (p.returncode, p.stderr.decode("utf-8", "replace")[-2000:]) if p.returncode
+            else "shows no %s tree: its captures are not decoded" % ", ".join(missing)), file=sys.stderr)
+        return 1
     sys.stdout.flush()
 
     deadline = time.monotonic() + args.hours * 3600 if args.hours else None

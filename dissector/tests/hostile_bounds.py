@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Shared by the hostile-input tests of protocols (netcode, reliable): a
+pcap writer of Ethernet/IPv4/UDP frames, and a timed tshark run against a
+reference with the protocol disabled, with the bounds of
+dissector/tests/hostile/run-hostile.py and netgame/hostile.py: the memory
+the plugin adds (peak RSS minus the reference's) at most EXTRA_PER_BYTE x
+the capture's size + EXTRA_SLACK_MB; time at most TIME_RATIO x the
+reference + TIME_SLACK_S + TIME_PER_MIB_S per MiB of capture."""
+import os
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+CHUNK_TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
+
+EXTRA_PER_BYTE = 12
+EXTRA_SLACK_MB = 48
+TIME_RATIO = 3.0
+TIME_SLACK_S = 20.0
+TIME_PER_MIB_S = 1.0
+
+
+def _ip_csum(h):
+    s = sum(struct.unpack("!10H", h))
+    s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+class Writer:
+    """Classic pcap, Ethernet/IPv4/UDP, microsecond times."""
+
+    def __init__(self, path):
+        self.path = path
+        self.f = open(path, "wb")
+        self.f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        self.n = 0
+
+    def add(self, t_us, payload, src, sport, dst, dport):
+        udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0, src, dst)
+        ip = ip[:10] + struct.pack("!H", _ip_csum(ip)) + ip[12:]
+        frame = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00" + ip + udp
+        self.f.write(struct.pack("<IIII", t_us // 1000000, t_us % 1000000, len(frame), len(frame)) + frame)
+        self.n += 1
+
+    def close(self):
+        self.f.close()
+        os.chmod(self.path, 0o644)
+        return self.n
+
+
+def addr(i):
+    """A distinct IPv4 address (4 bytes) for i < 2^22."""
+    return bytes([10, 64 + (i >> 16), (i >> 8) & 0xFF, i & 0xFF])
+
+
+def build_dir():
+    """The build tree, or exit 2 (no plugin) / 77 (an ASan plugin: its
+    memory says nothing about the bounds)."""
+    build = os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build")
+    try:
+        with open(os.path.join(build, "plugin-dir.txt")) as f:
+            so = os.path.join(build, f.read().strip(), "chunk.so")
+    except OSError:
+        print("no %s/plugin-dir.txt: build first" % build, file=sys.stderr)
+        sys.exit(2)
+    if not os.path.exists(so):
+        print("no plugin at %s" % so, file=sys.stderr)
+        sys.exit(2)
+    undef = subprocess.run(["nm", "-D", "--undefined-only", so], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, universal_newlines=True).stdout
+    if "__asan_" in undef:
+        print("%s is built with ASan: skipped" % so)
+        sys.exit(77)
+    return build
+
+
+def run_timed(args, env):
+    """(exit code, seconds, peak MiB, stdout, stderr) of chunk-tshark args."""
+    tf = "/tmp/hostile-bounds.%d.time" % os.getpid()
+    p = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", tf, CHUNK_TSHARK] + args, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with open(tf) as f:
+        secs, kb = f.read().strip().splitlines()[-1].split()
+    os.unlink(tf)
+    return (p.returncode, float(secs), int(kb) / 1024.0, p.stdout.decode("utf-8", "replace"),
+            p.stderr.decode("utf-8", "replace"))
+
+
+def env_for(build):
+    env = dict(os.environ, WIRESHARK_ABORT_ON_DISSECTOR_BUG="1", WIRESHARK_ABORT_ON_TOO_MANY_ITEMS="1",
+               LC_ALL="C", TZ="UTC")
+    env.setdefault("CHUNK_BUILD_DIR", build)
+    return env
+
+
+def check(name, path, count, args, protocol, env, failures, want_decoded=None, per_byte=EXTRA_PER_BYTE):
+    """Runs tshark -r path args -T fields -e _ws.col.Protocol with the plugin
+    and with --disable-protocol protocol; appends to failures what breaks a
+    bound, a failed run, or fewer frames than want_decoded shown as the
+    protocol (its column name, case-insensitive). per_byte: the memory bound
+    per capture byte for this capture. Prints a row."""
+    fields = ["-T", "fields", "-e", "_ws.col.Protocol"]
+    rc, secs, mib, out, err = run_timed(["-r", path] + args + fields, env)
+    rc0, secs0, mib0, _, err0 = run_timed(["-r", path, "--disable-protocol", protocol] + args + fields, env)
+    cap_mib = os.path.getsize(path) / 1048576.0
+    decoded = sum(1 for line in out.splitlines() if line.strip().lower() == protocol.lower())
+    print("%-16s %8d %8d | %7.2f %7.2f | %7.1f %7.1f %7.1f" % (name, count, decoded, secs, secs0, mib, mib0, cap_mib))
+    sys.stdout.flush()
+    if rc != 0 or rc0 != 0 or "Dissector bug" in err or "CRITICAL" in err:
+        failures.append("%s: tshark exit %d (reference %d): %s %s" % (name, rc, rc0, err[-2000:], err0[-500:]))
+        return decoded
+    if want_decoded is not None and decoded < want_decoded:
+        failures.append("%s: %d frames shown as %s, want at least %d" % (name, decoded, protocol, want_decoded))
+    if mib - mib0 > per_byte * cap_mib + EXTRA_SLACK_MB:
+        failures.append("%s: the plugin adds %.1f MiB > %d x %.1f MiB + %d MiB" % (
+            name, mib - mib0, per_byte, cap_mib, EXTRA_SLACK_MB))
+    if secs > TIME_RATIO * secs0 + TIME_SLACK_S + TIME_PER_MIB_S * cap_mib:
+        failures.append("%s: %.2f s > %.1f x %.2f s + %.0f s + %.1f s/MiB x %.1f MiB" % (
+            name, secs, TIME_RATIO, secs0, TIME_SLACK_S, TIME_PER_MIB_S, cap_mib))
+    return decoded
+
+
+HEADER = "%-16s %8s %8s | %7s %7s | %7s %7s %7s" % ("capture", "frames", "decoded", "s", "s off", "MiB", "MiB off",
+                                                     "cap MiB")
