@@ -485,8 +485,9 @@ static ws_cb_bool dissect_reliable_heur_udp(tvbuff_t *tvb, packet_info *pinfo, p
  *     packet, a duplicated datagram) or at most RL_HEUR_BEHIND before it
  *     (reordered);
  *   - the direction's first such payload is claimed only when it is an
- *     endpoint's start (ack 65535, no ack bits, sequence under
- *     RL_HEUR_AHEAD); otherwise it is remembered, and the next one that
+ *     endpoint's start (sequence under RL_HEUR_AHEAD, and ack 65535 with
+ *     no ack bits, or an ack of a confirmed peer's recent packet: it heard
+ *     the peer first); otherwise it is remembered, and the next one that
  *     follows it is claimed (a capture begun mid-connection).
  * The netcode examples' payloads (the same bytes 0, 1, 2, ... in every
  * packet: sequence 513, ack 1027) break the last three rules.
@@ -550,7 +551,12 @@ static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
             return FALSE;           /* acknowledges what the peer never sent */
     }
     if (!me->seen) {
-        claim = have_header && h.ack == 0xFFFF && h.ack_bits == 0 && seq < RL_HEUR_AHEAD;
+        /* An endpoint's start: it has received nothing (ack 65535, no ack
+         * bits), or it answers a confirmed peer whose packets it acks (an
+         * endpoint that heard the peer before its own first send). */
+        claim = have_header && seq < RL_HEUR_AHEAD &&
+                ((h.ack == 0xFFFF && h.ack_bits == 0) ||
+                 (peer->confirmed && (guint16)(peer->newest - h.ack) < RL_HEUR_BEHIND));
         me->seen = TRUE;
         me->confirmed = claim;
         me->newest = seq;

@@ -149,8 +149,17 @@ static void dir_free(yj_dir_t *d)
             g_hash_table_destroy(d->msgs[i]);
 }
 
-void yj_analysis_init(void)
+static int analysis_proto = -1;     /* proto_yojimbo: the proto data key */
+static double stall_seconds = 1.0;  /* yojimbo.stall_ms */
+
+void yj_analysis_set_stall(double seconds)
 {
+    stall_seconds = seconds;
+}
+
+void yj_analysis_init(int proto)
+{
+    analysis_proto = proto;
     convs = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
     all_msgs = g_ptr_array_new();
     n_convs = 0;
@@ -331,13 +340,13 @@ static yj_frame_t *frame_keep(packet_info *pinfo, yj_frame_t *fr)
         kept = wmem_memdup(wmem_file_scope(), fr, sizeof *fr);
         fr = (yj_frame_t *)kept;
     }
-    p_set_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0, kept);
+    p_set_proto_data(wmem_file_scope(), pinfo, analysis_proto, 0, kept);
     return fr;
 }
 
 static yj_frame_t *frame_record(packet_info *pinfo)
 {
-    gpointer kept = p_get_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0);
+    gpointer kept = p_get_proto_data(wmem_file_scope(), pinfo, analysis_proto, 0);
     guint v = GPOINTER_TO_UINT(kept);
     yj_frame_t *fr;
 
@@ -364,13 +373,13 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
         return NULL;
     if (pinfo->fd->visited)
         return frame_record(pinfo);
-    if (p_get_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0))
+    if (p_get_proto_data(wmem_file_scope(), pinfo, analysis_proto, 0))
         return NULL;    /* a second connection packet in one frame: analysed once */
 
     /* Made in the packet's scope: most packets carry nothing and confirm
      * nothing, and keep only their sequence (frame_keep). */
     fr = wmem_new0(pinfo->pool, yj_frame_t);
-    p_add_proto_data(wmem_file_scope(), pinfo, yj_proto_id(), 0, GUINT_TO_POINTER(1u));
+    p_add_proto_data(wmem_file_scope(), pinfo, analysis_proto, 0, GUINT_TO_POINTER(1u));
     if (nstime_cmp(&pinfo->abs_ts, &capture_end) > 0)
         capture_end = pinfo->abs_ts;
 
@@ -576,7 +585,7 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
         return NULL;
     if (m->acked_frame && (!m->is_block || m->frags_acked == m->num_fragments)) {
         double stall = (double)m->max_stall_ns / 1e9;
-        if (m->is_block && stall >= yj_stall_seconds)
+        if (m->is_block && stall >= stall_seconds)
             return wmem_strdup_printf(scope, "Block %u on channel %u completed, but stalled %.2f s with no new fragment acknowledged",
                                       m->id, m->channel, stall);
         return NULL;
@@ -609,12 +618,12 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
             wmem_strbuf_append(sb, "; sent but never acknowledged: fragment ");
             append_list(sb, unacked, n_un);
         }
-        if ((double)m->max_stall_ns / 1e9 >= yj_stall_seconds)
+        if ((double)m->max_stall_ns / 1e9 >= stall_seconds)
             wmem_strbuf_append_printf(sb, "; it stalled %.2f s", (double)m->max_stall_ns / 1e9);
         {
             nstime_t idle;
             nstime_delta(&idle, &capture_end, &m->last_progress);
-            if (nstime_to_sec(&idle) >= yj_stall_seconds)
+            if (nstime_to_sec(&idle) >= stall_seconds)
                 wmem_strbuf_append_printf(sb, "; no fragment acknowledged in its last %.2f s", nstime_to_sec(&idle));
         }
         wmem_strbuf_append(sb, ": ");

@@ -131,53 +131,6 @@ static int cfg_n_ch = 2;
 static char *cfg_error;             /* the channel list is invalid: why */
 static yj_schema_t *cfg_schema;
 static char *cfg_schema_error;
-double yj_stall_seconds = 1.0;
-
-/* ---- Bit reader ----------------------------------------------------------- */
-
-int yj_bits_required(guint32 min, guint32 max)
-{
-    guint32 d = max - min;
-    int n = 0;
-    if (min == max)
-        return 0;
-    while (d) {
-        n++;
-        d >>= 1;
-    }
-    return n;
-}
-
-gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
-{
-    guint64 w = 0;
-    guint first, last;
-
-    *v = 0;
-    if (n == 0)
-        return TRUE;
-    if (n < 0 || n > 32 || b->pos + (guint64)n > b->end)
-        return FALSE;
-    first = (guint)(b->pos >> 3);
-    last = (guint)((b->pos + (guint64)n - 1) >> 3);
-    for (guint k = first; k <= last; k++)
-        w |= (guint64)yj_u8(b->tvb, k) << (8 * (k - first));
-    w >>= (b->pos & 7);
-    *v = (guint32)(w & ((n == 32) ? 0xFFFFFFFFu : ((1u << n) - 1)));
-    b->pos += (guint64)n;
-    return TRUE;
-}
-
-void yj_bit_range(guint64 from, guint64 to, gint *offset, gint *length)
-{
-    *offset = (gint)(from >> 3);
-    *length = to > from ? (gint)(((to - 1) >> 3) - (from >> 3) + 1) : 0;
-}
-
-int yj_proto_id(void)
-{
-    return proto_yojimbo;
-}
 
 /* ---- Configuration ------------------------------------------------------ */
 
@@ -303,7 +256,7 @@ static void apply_prefs(void)
             report_failure("yojimbo.schema_file: %s", err);
         }
     }
-    yj_stall_seconds = pref_stall_ms / 1000.0;
+    yj_analysis_set_stall(pref_stall_ms / 1000.0);
 }
 
 /* ---- Export Objects ----------------------------------------------------- */
@@ -1006,7 +959,7 @@ static int dissect_yojimbo_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tre
 
 static void yj_init(void)
 {
-    yj_analysis_init();
+    yj_analysis_init(proto_yojimbo);
 }
 
 static void yj_cleanup(void)

@@ -344,44 +344,6 @@ static gboolean read_align(yj_bits_t *b, guint32 *pad)
     return yj_read_bits(b, n, pad);
 }
 
-/* serialize_int_relative, reading: the value after previous. */
-gboolean yj_read_relative(yj_bits_t *b, guint32 previous, guint32 *current, const char **why)
-{
-    static const guint32 lo[] = { 2, 7, 24, 281, 4378 };
-    static const guint32 hi[] = { 6, 23, 280, 4377, 69914 };
-    guint32 flag, v;
-
-    *why = "the data ends inside it";
-    if (!yj_read_bits(b, 1, &flag))
-        return FALSE;
-    if (flag) {
-        *current = previous + 1;
-        return TRUE;
-    }
-    for (guint i = 0; i < array_length(lo); i++) {
-        if (!yj_read_bits(b, 1, &flag))
-            return FALSE;
-        if (flag) {
-            if (!yj_read_bits(b, yj_bits_required(lo[i], hi[i]), &v))
-                return FALSE;
-            if (v > hi[i] - lo[i]) {
-                *why = "its difference is out of its range";
-                return FALSE;
-            }
-            *current = previous + lo[i] + v;
-            return TRUE;
-        }
-    }
-    if (!yj_read_bits(b, 32, &v))
-        return FALSE;
-    if (v <= previous) {
-        *why = "its full 32-bit value is not above the previous value";
-        return FALSE;
-    }
-    *current = v;
-    return TRUE;
-}
-
 yj_body_result_t yj_schema_run(const yj_schema_t *s, guint32 type, yj_bits_t *b, tvbuff_t *tvb,
                                proto_tree *tree, const yj_body_hf_t *hf, wmem_allocator_t *scope,
                                char **err)

@@ -62,8 +62,6 @@ typedef struct yj_bits {
 gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v);
 /* serialize_int_relative: the value after previous; FALSE with *why. */
 gboolean yj_read_relative(yj_bits_t *b, guint32 previous, guint32 *current, const char **why);
-/* The protocol id (proto data key). */
-int yj_proto_id(void);
 /* Bits that serialize_int spends on [min, max]. */
 int yj_bits_required(guint32 min, guint32 max);
 /* The tvb range of the bits [from, to): offset and length in bytes. */
@@ -209,7 +207,10 @@ gboolean yj_find_reliable_header(packet_info *pinfo, tvbuff_t *tvb, guint16 *seq
 /* reliable's regular packet header at the start of t: its length, or -1. */
 int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bits);
 
-void yj_analysis_init(void);
+/* proto: the protocol (its proto data key). */
+void yj_analysis_init(int proto);
+/* The stall threshold (yojimbo.stall_ms), from the preferences. */
+void yj_analysis_set_stall(double seconds);
 void yj_analysis_cleanup(void);
 /* First pass: records the packet (items: what it carried), returns its
  * frame record (also kept for later passes). Later passes: the record. */
@@ -232,8 +233,6 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m);
 nstime_t yj_capture_end(void);
 /* Every message/block record in order of first sight. */
 GPtrArray *yj_all_msgs(void);
-/* The stall threshold in seconds (preference). */
-extern double yj_stall_seconds;
 
 /* Tap data queued to "yojimbo_stats" per packet. */
 typedef struct yj_tap {

@@ -1,0 +1,89 @@
+/* bits.c
+ * The bit reader of yojimbo's connection packet, in serialize's order
+ * (docs/yojimbo.md, "The format, in short"): least significant bit first within
+ * little-endian bytes, serialize_int's width for a range, and
+ * serialize_int_relative. Used by the decoder and the schema run.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <wireshark.h>
+#include <epan/packet.h>
+
+#include "yojimbo.h"
+
+int yj_bits_required(guint32 min, guint32 max)
+{
+    guint32 d = max - min;
+    int n = 0;
+    if (min == max)
+        return 0;
+    while (d) {
+        n++;
+        d >>= 1;
+    }
+    return n;
+}
+
+gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
+{
+    guint64 w = 0;
+    guint first, last;
+
+    *v = 0;
+    if (n == 0)
+        return TRUE;
+    if (n < 0 || n > 32 || b->pos + (guint64)n > b->end)
+        return FALSE;
+    first = (guint)(b->pos >> 3);
+    last = (guint)((b->pos + (guint64)n - 1) >> 3);
+    for (guint k = first; k <= last; k++)
+        w |= (guint64)yj_u8(b->tvb, k) << (8 * (k - first));
+    w >>= (b->pos & 7);
+    *v = (guint32)(w & ((n == 32) ? 0xFFFFFFFFu : ((1u << n) - 1)));
+    b->pos += (guint64)n;
+    return TRUE;
+}
+
+void yj_bit_range(guint64 from, guint64 to, gint *offset, gint *length)
+{
+    *offset = (gint)(from >> 3);
+    *length = to > from ? (gint)(((to - 1) >> 3) - (from >> 3) + 1) : 0;
+}
+
+/* serialize_int_relative, reading: the value after previous. */
+gboolean yj_read_relative(yj_bits_t *b, guint32 previous, guint32 *current, const char **why)
+{
+    static const guint32 lo[] = { 2, 7, 24, 281, 4378 };
+    static const guint32 hi[] = { 6, 23, 280, 4377, 69914 };
+    guint32 flag, v;
+
+    *why = "the data ends inside it";
+    if (!yj_read_bits(b, 1, &flag))
+        return FALSE;
+    if (flag) {
+        *current = previous + 1;
+        return TRUE;
+    }
+    for (guint i = 0; i < array_length(lo); i++) {
+        if (!yj_read_bits(b, 1, &flag))
+            return FALSE;
+        if (flag) {
+            if (!yj_read_bits(b, yj_bits_required(lo[i], hi[i]), &v))
+                return FALSE;
+            if (v > hi[i] - lo[i]) {
+                *why = "its difference is out of its range";
+                return FALSE;
+            }
+            *current = previous + lo[i] + v;
+            return TRUE;
+        }
+    }
+    if (!yj_read_bits(b, 32, &v))
+        return FALSE;
+    if (v <= previous) {
+        *why = "its full 32-bit value is not above the previous value";
+        return FALSE;
+    }
+    *current = v;
+    return TRUE;
+}
