@@ -18,20 +18,16 @@ output=$repo/docs/screenshot-netcode.png
 display=78
 frame=1
 select=16
+gui_name=netcode-screenshot.sh
+. "$repo/scripts/wireshark-gui.sh"
 
 while [ $# -gt 0 ]; do
     case "$1" in
-    -b|--build) build=$2; shift 2 ;;
-    -o|--output) output=$2; shift 2 ;;
-    --display) display=$2; shift 2 ;;
-    --frame) frame=$2; shift 2 ;;
     --select) select=$2; shift 2 ;;
     -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "netcode-screenshot.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+    *) gui_option "$@"; shift 2 ;;
     esac
 done
-gui_name=netcode-screenshot.sh
-. "$repo/scripts/wireshark-gui.sh"
 gui_check "$build" "$display"
 
 gui_profile netcode-screenshot 1400 1100 260 560

@@ -5,8 +5,8 @@
 # private HOME whose profile lays the window out (packet list on top, details
 # in the middle, bytes below), then pictures of the screen or of a window.
 #
-# The caller sets gui_name (its name, for messages) and keeps its own
-# options; then, in this order:
+# The caller sets gui_name (its name, for messages), may read its options
+# with gui_option, then, in this order:
 #   gui_check BUILD DISPLAY        the plugin built, the tools there, the display free
 #   gui_profile PREFIX W H UPPER LOWER
 #                                  a temporary folder ($gui_tmp, removed on exit
@@ -25,6 +25,22 @@ gui_pids=()
 gui_die() {  # gui_die STATUS MESSAGE
     echo "$gui_name: $2" >&2
     exit "$1"
+}
+
+# gui_option OPTION [VALUE]: an option every screenshot script takes: -b,
+# --build DIR; -o, --output FILE; --display N; --frame N (sets build, output,
+# display or frame); exits 2 for another option or a missing value.
+gui_option() {
+    case $1 in
+    -b | --build | -o | --output | --display | --frame) [ $# -ge 2 ] || gui_die 2 "$1 needs a value (try --help)" ;;
+    *) gui_die 2 "unknown option $1 (try --help)" ;;
+    esac
+    case $1 in
+    -b | --build) build=$2 ;;
+    -o | --output) output=$2 ;;
+    --display) display=$2 ;;
+    --frame) frame=$2 ;;
+    esac
 }
 
 # gui_check BUILD DISPLAY: sets gui_plugin (the build tree's chunk.so, in the

@@ -20,19 +20,15 @@ output=$repo/docs/screenshot-yojimbo-stalled-block.png
 display=79
 frame=
 cap=$repo/captures/yojimbo-block-lost-fragment
+gui_name=yojimbo-screenshot.sh
+. "$repo/scripts/wireshark-gui.sh"
 
 while [ $# -gt 0 ]; do
     case "$1" in
-    -b|--build) build=$2; shift 2 ;;
-    -o|--output) output=$2; shift 2 ;;
-    --display) display=$2; shift 2 ;;
-    --frame) frame=$2; shift 2 ;;
     -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "yojimbo-screenshot.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+    *) gui_option "$@"; shift 2 ;;
     esac
 done
-gui_name=yojimbo-screenshot.sh
-. "$repo/scripts/wireshark-gui.sh"
 gui_check "$build" "$display"
 if [ -z "$frame" ]; then
     frame=$(CHUNK_BUILD_DIR=$build "$repo/scripts/chunk-tshark" -r "$cap.pcap" -o "netcode.keylog_file:$cap.keys" \
