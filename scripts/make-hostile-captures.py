@@ -219,13 +219,17 @@ def gen_ack_patterns(w, full):
         t += 1000
 
 
+def conversation(c):
+    """Source address and port of the conversation c (< 2^22): the port
+    above 40000, since UDP tries the lower port's dissector first, and many
+    ports below 40000 belong to other protocols."""
+    return bytes([10, 1 + (c >> 16), (c >> 8) & 0xFF, c & 0xFF]), 40001 + (c % 25000)
+
+
 def gen_conversations(w, full):
     t = T0
     for c in range(100_000):
-        src = bytes([10, 1 + (c >> 16), (c >> 8) & 0xFF, c & 0xFF])
-        # Above 40000: UDP tries the lower port's dissector first, and
-        # many ports below 40000 belong to other protocols.
-        sport = 40001 + (c % 25000)
+        src, sport = conversation(c)
         w.write(t, slice_packet(c & 0xFFFF, 255, 256, b"\x33"), src, RECEIVER, sport, PORT)
         t += 100
         w.write(t, ack_packet_bits(c & 0xFFFF, 256, 1 << 255), RECEIVER, src, PORT, sport)
@@ -255,8 +259,7 @@ def gen_frag_all_sequences(w, full):
 def gen_frag_conversations(w, full):
     t = T0
     for c in range(100_000):
-        src = bytes([10, 1 + (c >> 16), (c >> 8) & 0xFF, c & 0xFF])
-        sport = 40001 + (c % 25000)
+        src, sport = conversation(c)
         w.write(t, frag_packet(c & 0xFFFF, 254, 255, b"\x33"), src, RECEIVER, sport, PORT)
         t += 100
 
