@@ -3,6 +3,8 @@
 # messages): root (or sudo), messages, the machine's Debian mirror, making a
 # chroot with debootstrap, commands run inside one, and mounts undone on exit.
 #
+#   suite_of VERSION                    the Debian suite of Wireshark VERSION
+#   add_version WORD KNOWN...           WORD (a version or all) onto versions
 #   chroot_need_root ENV_VARS ARGS...   as root, or exec again through sudo
 #   say MESSAGE / loud MESSAGE          a line on stderr / a banner
 #   host_mirror                         the first Debian archive of the apt sources
@@ -18,6 +20,33 @@ loud() {
     echo "################################################################################" >&2
     echo "### $chroot_name: $*" >&2
     echo "################################################################################" >&2
+}
+
+# suite_of VERSION: the Debian suite whose Wireshark is VERSION (README.md,
+# "Wireshark versions"); status 1 for another version.
+suite_of() {
+    case "$1" in
+    4.0) echo bookworm ;;
+    4.4) echo trixie ;;
+    4.6) echo sid ;;
+    *) return 1 ;;
+    esac
+}
+
+# add_version WORD KNOWN...: appends WORD to the array versions, or every
+# KNOWN version for "all"; exits 2 when WORD is neither.
+add_version() {
+    local word=$1 known
+    shift
+    known="$*"
+    if [ "$word" = all ]; then
+        versions+=("$@")
+        return
+    fi
+    case " $* " in
+    *" $word "*) versions+=("$word") ;;
+    *) echo "$chroot_name: unknown version '$word' (${known// /, } or all; try --help)" >&2; exit 2 ;;
+    esac
 }
 
 # chroot_need_root ENV_VARS ARGS...: re-runs the script through sudo, keeping

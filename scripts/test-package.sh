@@ -61,25 +61,12 @@ Exit status: 0 passed, 1 failed, 2 bad arguments, 77 every version skipped
 EOF
 }
 
-suite_of() {
-    case "$1" in
-    4.0) echo bookworm ;;
-    4.4) echo trixie ;;
-    4.6) echo sid ;;
-    *) return 1 ;;
-    esac
-}
-
 orig_args=("$@")
 versions=()
-while [ $# -gt 0 ]; do
-    a=$1
-    shift
+for a in "$@"; do
     case "$a" in
     -h | --help) usage; exit 0 ;;
-    all) versions+=(4.0 4.4 4.6) ;;
-    *) suite_of "$a" >/dev/null || { echo "test-package.sh: unknown version '$a' (4.0, 4.4, 4.6 or all; try --help)" >&2; exit 2; }
-       versions+=("$a") ;;
+    *) add_version "$a" 4.0 4.4 4.6 ;;
     esac
 done
 [ ${#versions[@]} -gt 0 ] || { usage >&2; exit 2; }

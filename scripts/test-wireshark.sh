@@ -76,14 +76,6 @@ asked for was skipped because its chroot could not be made (mirror).
 EOF
 }
 
-suite_of() {
-    case "$1" in
-    4.4) echo trixie ;;
-    4.6) echo sid ;;
-    *) return 1 ;;
-    esac
-}
-
 orig_args=("$@")
 shell=0
 run_cmd=""
@@ -96,10 +88,8 @@ while [ $# -gt 0 ]; do
     --shell) shell=1 ;;
     --run) [ $# -gt 0 ] || { echo "test-wireshark.sh: --run needs a command" >&2; exit 2; }
            run_cmd=$1; shift ;;
-    all) versions+=(4.4 4.6) ;;
     4.0) echo "test-wireshark.sh: 4.0 is the host's Wireshark (Debian 12): bash scripts/test.sh" >&2; exit 2 ;;
-    *) suite_of "$a" >/dev/null || { echo "test-wireshark.sh: unknown version '$a' (4.4, 4.6 or all; try --help)" >&2; exit 2; }
-       versions+=("$a") ;;
+    *) add_version "$a" 4.4 4.6 ;;
     esac
 done
 [ ${#versions[@]} -gt 0 ] || { usage >&2; exit 2; }
