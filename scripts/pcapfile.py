@@ -1,8 +1,10 @@
-"""pcapfile.py: the packets of a capture file, for the scripts that read
-captures without tshark (bench/netcode-capture.py, fuzz/dissector/make-seeds.py):
+"""pcapfile.py: capture files without tshark, for the scripts and tests that
+read or write them (bench/netcode-capture.py, fuzz/dissector/make-seeds.py,
+scripts/make-hostile-captures.py, dissector/tests/hostile_bounds.py):
 
     import pcapfile
     for time_ns, frame in pcapfile.records(data): ...
+    w = pcapfile.Writer(path); w.add(t_us, payload, src, sport, dst, dport); frames = w.close()
 
 records(data) reads classic pcap (little-endian, microsecond or nanosecond
 times) and pcapng (Enhanced Packet Blocks, the time resolution of each
@@ -10,6 +12,7 @@ interface's if_tsresol, microseconds when it has none); times are whole
 nanoseconds. ValueError for a file it cannot read (raised where the
 problem is, after the packets before it).
 """
+import os
 import struct
 
 PCAP_US, PCAP_NS = 0xA1B2C3D4, 0xA1B23C4D
@@ -57,3 +60,36 @@ def records(data):
         sec, frac, cap, _ = struct.unpack_from("<IIII", data, off)
         yield sec * 1000000000 + frac * unit, data[off + 16:off + 16 + cap]
         off += 16 + cap
+
+
+def _ip_csum(h):
+    s = sum(struct.unpack("!10H", h))
+    s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+class Writer:
+    """Classic pcap, Ethernet/IPv4/UDP frames (UDP checksum 0: none),
+    microsecond times; addresses are 4 bytes each."""
+
+    def __init__(self, path):
+        self.path = path
+        self.f = open(path, "wb", buffering=1 << 20)
+        self.f.write(struct.pack("<IHHiIII", PCAP_US, 2, 4, 0, 0, 65535, 1))
+        self.n = 0
+
+    def add(self, t_us, payload, src, sport, dst, dport):
+        udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0, src, dst)
+        ip = ip[:10] + struct.pack("!H", _ip_csum(ip)) + ip[12:]
+        frame = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00" + ip + udp
+        self.f.write(struct.pack("<IIII", t_us // 1000000, t_us % 1000000, len(frame), len(frame)) + frame)
+        self.n += 1
+
+    def close(self):
+        """Closes the file (readable by all: tshark may run as nobody);
+        returns the number of frames."""
+        self.f.close()
+        os.chmod(self.path, 0o644)
+        return self.n

@@ -9,7 +9,7 @@ TIME_SLACK_S + TIME_PER_MIB_S per MiB of capture. main() is a whole test:
 its command line, each case's capture written, checked and removed."""
 import argparse
 import os
-import struct
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,6 +17,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 CHUNK_TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from pcapfile import Writer  # noqa: E402,F401 (the tests' pcap writer: hostile_bounds.Writer)
 
 # Memory: per connection or transfer an analysis keeps ~1-1.5 KiB, and
 # Wireshark's own conversation (which the reference never creates) about as
@@ -29,36 +31,6 @@ EXTRA_SLACK_MB = 48
 TIME_RATIO = 3.0
 TIME_SLACK_S = 20.0
 TIME_PER_MIB_S = 1.0
-
-
-def _ip_csum(h):
-    s = sum(struct.unpack("!10H", h))
-    s = (s & 0xFFFF) + (s >> 16)
-    s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
-
-
-class Writer:
-    """Classic pcap, Ethernet/IPv4/UDP, microsecond times."""
-
-    def __init__(self, path):
-        self.path = path
-        self.f = open(path, "wb")
-        self.f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        self.n = 0
-
-    def add(self, t_us, payload, src, sport, dst, dport):
-        udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0, src, dst)
-        ip = ip[:10] + struct.pack("!H", _ip_csum(ip)) + ip[12:]
-        frame = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00" + ip + udp
-        self.f.write(struct.pack("<IIII", t_us // 1000000, t_us % 1000000, len(frame), len(frame)) + frame)
-        self.n += 1
-
-    def close(self):
-        self.f.close()
-        os.chmod(self.path, 0o644)
-        return self.n
 
 
 def addr(i):
@@ -157,7 +129,8 @@ HEADER = "%-16s %8s %8s | %7s %7s | %7s %7s %7s" % ("capture", "frames", "decode
 
 def main(protocol, doc, cases, full=False, after=None):
     """The hostile test of protocol (doc: its module docstring, for --help):
-    the command line (--work DIR, default a temporary folder; --only NAME;
+    the command line (--work DIR, default a temporary folder, removed at the
+    end; --only NAME;
     --keep; --full when full), the build tree (build_dir()), then each case
     of cases(args, build, env, work) written to <work>/<name>.pcap, check()ed,
     given to after(name, path, opts, count, env, failures) when there is
@@ -189,6 +162,8 @@ def main(protocol, doc, cases, full=False, after=None):
             after(name, path, opts, count, env, failures)
         if not args.keep:
             os.unlink(path)
+    if not args.work and not args.keep:
+        shutil.rmtree(work)
     for f in failures:
         print("FAIL " + f)
     print("%s.hostile: %s" % (protocol, "%d failure(s)" % len(failures) if failures else "ok"))
