@@ -8,10 +8,11 @@
 # The caller sets gui_name (its name, for messages), may read its options
 # with gui_option, then, in this order:
 #   gui_check BUILD DISPLAY        the plugin built, the tools there, the display free
-#   gui_profile PREFIX W H UPPER LOWER
+#   gui_profile PREFIX W H [UPPER LOWER]
 #                                  a temporary folder ($gui_tmp, removed on exit
 #                                  unless gui_keep=1) with the plugin and the
-#                                  profile ($gui_profile: add files or preferences)
+#                                  profile ($gui_profile: add files or preferences;
+#                                  without UPPER and LOWER, Wireshark's own layout)
 #   gui_start CAPTURE ARGS...      Xvfb on a W x H screen, then Wireshark on a copy of
 #                                  CAPTURE with ARGS; $gui_win: its main window
 #   gui_dialog TITLE               prints a visible window's id (waits up to 10 s)
@@ -68,8 +69,9 @@ gui_cleanup() {
     if [ "$gui_keep" = 1 ]; then echo "kept $gui_tmp" >&2; else rm -rf "$gui_tmp"; fi
 }
 
-# gui_profile PREFIX W H UPPER LOWER: the window fills the W x H screen; the
-# packet list ends UPPER pixels down, the details LOWER pixels below that.
+# gui_profile PREFIX W H [UPPER LOWER]: a W x H screen; with UPPER and LOWER
+# the window fills it, the packet list ends UPPER pixels down, the details
+# LOWER pixels below that.
 gui_profile() {
     gui_W=$2
     gui_H=$3
@@ -79,6 +81,7 @@ gui_profile() {
     gui_profile=$gui_tmp/home/.config/wireshark
     mkdir -p "$gui_tmp/$gui_plugsub" "$gui_profile" "$gui_tmp/run"
     cp "$gui_plugin" "$gui_tmp/$gui_plugsub/chunk.so"
+    [ $# -ge 5 ] || return 0
     cat > "$gui_profile/recent_common" <<EOF
 gui.geometry_main_x: 0
 gui.geometry_main_y: 0
