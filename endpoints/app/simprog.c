@@ -214,15 +214,18 @@ int simprog_run(simprog_t *sp, double end, const simprog_loop_t *loop, double *e
     for (long long step = 0;; step++) {
         double now = (double)step * sp->tick;
         if (now > end + 1e-9) break;
-        *end_time = now;
-        result = loop->tick(loop->context, now);
+        *end_time = *loop->now = now;
+        result = loop->tick(loop->context);
         if (result != 0) break;
         double next = nextafter((double)(step + 1) * sp->tick, 0);
         int link, bytes;
-        double at;
-        while ((bytes = simprog_next_arrival(sp, next, &link, buffer, &at)) > 0)
-            loop->arrive(loop->context, link, at, buffer, bytes);
-        if (simprog_progress_due(sp, step)) loop->progress(loop->context, now);
+        while ((bytes = simprog_next_arrival(sp, next, &link, buffer, loop->now)) > 0)
+            loop->arrive(loop->context, link, buffer, bytes);
+        if (simprog_progress_due(sp, step)) {
+            char text[200];
+            loop->describe(loop->context, text, sizeof text);
+            simprog_progress(sp, now, "%s", text);
+        }
     }
     simprog_progress_finish(sp);
     return result;

@@ -103,16 +103,18 @@ const char *simprog_fate_name(int fate);
  * bytes). Returns its length and sets *link and *at, or 0 when none is due. */
 int simprog_next_arrival(simprog_t *sp, double until, int *link, uint8_t *buffer, double *at);
 
-/* A program's endpoints as simprog_run drives them, with its context:
- * tick(context, now) updates them at a step's virtual time (a non-zero
- * return stops the run); arrive(context, link, at, packet, bytes) hands them
- * a datagram of link reaching the other side at time at; progress(context,
- * now) prints a simprog_progress line. */
+/* A program's endpoints as simprog_run drives them: *now is the program's
+ * clock, set to each step's and each arrival's virtual time before the
+ * call; tick(context) updates them at a step (a non-zero return stops the
+ * run); arrive(context, link, packet, bytes) hands them a datagram of link
+ * reaching the other side; describe(context, text, size) writes what a
+ * progress line says after the time ("12 packets sent"). */
 typedef struct simprog_loop_t {
-    int (*tick)(void *context, double now);
-    void (*arrive)(void *context, int link, double at, const uint8_t *packet, int bytes);
-    void (*progress)(void *context, double now);
+    double *now;
     void *context;
+    int (*tick)(void *context);
+    void (*arrive)(void *context, int link, const uint8_t *packet, int bytes);
+    void (*describe)(void *context, char *text, size_t size);
 } simprog_loop_t;
 
 /* Steps virtual time by --tick from 0 up to end: at each step the tick,

@@ -385,9 +385,10 @@ static void on_server_client(void *context, int slot, int connected, int reason)
     }
 }
 
-/* A datagram from link `link` reaches the other host. */
-static void deliver(run_t *run, int link, const uint8_t *tagged, int bytes)
+/* simprog_run's arrival: a datagram from link `link` reaches the other host. */
+static void deliver(void *context, int link, const uint8_t *tagged, int bytes)
 {
+    run_t *run = context;
     if (bytes <= TAG_BYTES) return;
     int client = tagged[0];
     uint32_t index = 0;
@@ -594,10 +595,10 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
         if (c->connected_once) printf(", connected at %.3f s as slot %d", c->connected_at, netcode_client_index(c->client));
         printf(", payloads received %llu (bad %llu)\n", (unsigned long long)c->payloads_ok, (unsigned long long)c->payloads_bad);
         printf("  counters:");
-        netcode_app_print_counters(stdout, netcode_client_counters(c->client), NETCODE_CLIENT_COUNTER_COUNT, netcode_client_counter_name);
+        app_print_nonzero_counters(stdout, netcode_client_counters(c->client), NETCODE_CLIENT_COUNTER_COUNT, netcode_client_counter_name);
     }
     printf("server (10.0.0.2:%d): %d connected\n  counters:", SERVER_PORT, netcode_server_connected_clients(run->server));
-    netcode_app_print_counters(stdout, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
+    app_print_nonzero_counters(stdout, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
     simprog_print_links(run->sp);
     if (run->sp->pcap_path) printf("pcap: %u frames in %s\n", run->sp->frames, run->sp->pcap_path);
     printf("result: %s\n", exit_code == EXIT_OK ? "ok" : exit_code == EXIT_NOT_CONNECTED ? "a client never connected" : "file error");
@@ -760,27 +761,18 @@ static void disconnect_clients(run_t *run)
 
 /* simprog_run's tick: the clients, the server, and the clients' disconnect. Returns 0, or EXIT_IO after printing
  * why. */
-static int tick(void *context, double now)
+static int tick(void *context)
 {
     run_t *run = context;
-    run->now = now;
     if (update_clients(run) != 0) return EXIT_IO;
     update_server(run);
     disconnect_clients(run);
     return 0;
 }
 
-static void arrive(void *context, int link, double at, const uint8_t *packet, int bytes)
+static void describe(void *context, char *text, size_t size)
 {
-    run_t *run = context;
-    run->now = at;
-    deliver(run, link, packet, bytes);
-}
-
-static void progress(void *context, double now)
-{
-    run_t *run = context;
-    simprog_progress(run->sp, now, "%d datagrams sent", run->count);
+    snprintf(text, size, "%d datagrams sent", ((const run_t *)context)->count);
 }
 
 /* Steps virtual time by --tick to --duration (and the grace after it). Returns 0, or EXIT_IO after printing why;
@@ -789,7 +781,7 @@ static int simulate(run_t *run, double *end_time)
 {
     const options_t *opt = run->opt;
     double end = opt->duration + (opt->no_disconnect ? 0 : GRACE);
-    return simprog_run(run->sp, end, &(simprog_loop_t){tick, arrive, progress, run}, end_time);
+    return simprog_run(run->sp, end, &(simprog_loop_t){&run->now, run, tick, deliver, describe}, end_time);
 }
 
 /* Frees everything a run holds (so that LeakSanitizer stays quiet). */

@@ -337,9 +337,10 @@ static void on_lost(void *context, uint32_t sequence)
     r->lost_time = ((callback_t *)context)->run->now;
 }
 
-/* A datagram from link `link` reaches the other side's host. */
-static void deliver(run_t *run, int link, const uint8_t *packet, int bytes)
+/* simprog_run's arrival: a datagram from link `link` reaches the other side's host. */
+static void deliver(void *context, int link, const uint8_t *packet, int bytes)
 {
+    run_t *run = context;
     int to = 1 - link;
     uint32_t frame = simprog_record(run->sp, to, link, run->now, packet, bytes);
     run->current_from = link;
@@ -389,10 +390,9 @@ static void note_mode(run_t *run, int side, double dt, uint32_t first_sequence)
 }
 
 /* simprog_run's tick: both connections' updates, and what they change. */
-static int tick(void *context, double now)
+static int tick(void *context)
 {
     run_t *run = context;
-    run->now = now;
     for (int s = 0; s < 2; s++) {
         netgame_connection_t *c = run->side[s].connection;
         netgame_state_t before = netgame_connection_state(c);
@@ -406,17 +406,10 @@ static int tick(void *context, double now)
     return 0;
 }
 
-static void arrive(void *context, int link, double at, const uint8_t *packet, int bytes)
+static void describe(void *context, char *text, size_t size)
 {
-    run_t *run = context;
-    run->now = at;
-    deliver(run, link, packet, bytes);
-}
-
-static void progress(void *context, double now)
-{
-    run_t *run = context;
-    simprog_progress(run->sp, now, "%llu datagrams sent", (unsigned long long)(run->side[0].sent + run->side[1].sent));
+    const run_t *run = context;
+    snprintf(text, size, "%llu datagrams sent", (unsigned long long)(run->side[0].sent + run->side[1].sent));
 }
 
 /* ---- output ---- */
@@ -529,12 +522,7 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
                (unsigned long long)k[NETGAME_COUNTER_PACKETS_ACKED], (unsigned long long)k[NETGAME_COUNTER_PACKETS_LOST],
                k[NETGAME_COUNTER_PACKETS_SENT] ? 100.0 * k[NETGAME_COUNTER_PACKETS_LOST] / k[NETGAME_COUNTER_PACKETS_SENT] : 0.0);
         printf("  counters:");
-        int shown = 0;
-        for (int i = 0; i < NETGAME_COUNTER_COUNT; i++) {
-            if (!k[i]) continue;
-            printf("%s %s %llu", shown++ ? "," : "", netgame_counter_name(i), (unsigned long long)k[i]);
-        }
-        printf("\n");
+        app_print_nonzero_counters(stdout, k, NETGAME_COUNTER_COUNT, netgame_counter_name);
     }
     simprog_print_links(sp);
     if (sp->pcap_path) printf("pcap: %u frames at %s in %s\n", sp->frames, side_name(sp->capture_side), sp->pcap_path);
@@ -577,7 +565,7 @@ int main(int argc, char **argv)
     netgame_connection_start(run.side[SIDE_A].connection, 0, &server_address, 1);
 
     double end_time;
-    simprog_run(sp, sp->time_limit, &(simprog_loop_t){tick, arrive, progress, &run}, &end_time);
+    simprog_run(sp, sp->time_limit, &(simprog_loop_t){&run.now, &run, tick, deliver, describe}, &end_time);
 
     int faulty = opt.stop_acking_at[0] >= 0 || opt.stop_acking_at[1] >= 0;
     int connected = netgame_connection_connected(run.side[SIDE_A].connection);

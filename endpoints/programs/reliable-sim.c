@@ -339,10 +339,13 @@ static void send_one(run_t *run, int side, uint8_t *payload)
     rl_endpoint_send(s->endpoint, payload, bytes);
 }
 
-/* A datagram from link `link` reaches the other side's host. */
-static void deliver(run_t *run, int link, const uint8_t *packet, int bytes)
+/* simprog_run's arrival: a datagram from link `link` reaches the other
+ * side's host, whose endpoint is brought up to this time first. */
+static void deliver(void *context, int link, const uint8_t *packet, int bytes)
 {
+    run_t *run = context;
     int to = 1 - link;
+    rl_endpoint_update(run->side[to].endpoint, run->now);
     uint32_t frame = simprog_record(run->sp, to, link, run->now, packet, bytes);
     run->current_frame = frame;
     if (bytes >= 3) {
@@ -364,10 +367,9 @@ static void deliver(run_t *run, int link, const uint8_t *packet, int bytes)
 }
 
 /* simprog_run's tick: both endpoints' updates and the packets due. */
-static int tick(void *context, double now)
+static int tick(void *context)
 {
     run_t *run = context;
-    run->now = now;
     for (int s = 0; s < 2; s++) {
         rl_endpoint_update(run->side[s].endpoint, run->now);
         if (run->now + 1e-9 >= run->side[s].next_send) {
@@ -378,19 +380,10 @@ static int tick(void *context, double now)
     return 0;
 }
 
-static void arrive(void *context, int link, double at, const uint8_t *packet, int bytes)
+static void describe(void *context, char *text, size_t size)
 {
-    run_t *run = context;
-    run->now = at;
-    rl_endpoint_update(run->side[1 - link].endpoint, run->now);
-    deliver(run, link, packet, bytes);
-}
-
-static void progress(void *context, double now)
-{
-    run_t *run = context;
-    simprog_progress(run->sp, now, "%llu packets sent",
-                     (unsigned long long)(run->side[0].sent_packets + run->side[1].sent_packets));
+    const run_t *run = context;
+    snprintf(text, size, "%llu packets sent", (unsigned long long)(run->side[0].sent_packets + run->side[1].sent_packets));
 }
 
 /* ---- output ---- */
@@ -477,12 +470,7 @@ static void print_summary(const run_t *run, double end_time)
         const uint64_t *k = rl_endpoint_counters(ep);
         printf("%s (%s): rtt %.1f ms\n  counters:", side_name(sd), sp->host[sd],
                rl_endpoint_rtt(ep) * 1000);
-        int shown = 0;
-        for (int i = 0; i < RL_COUNTER_COUNT; i++) {
-            if (!k[i]) continue;
-            printf("%s %s %llu", shown++ ? "," : "", rl_counter_name(i), (unsigned long long)k[i]);
-        }
-        printf("\n");
+        app_print_nonzero_counters(stdout, k, RL_COUNTER_COUNT, rl_counter_name);
     }
     simprog_print_links(sp);
     if (sp->pcap_path) printf("pcap: %u frames at %s in %s\n", sp->frames, side_name(sp->capture_side), sp->pcap_path);
@@ -524,7 +512,7 @@ int main(int argc, char **argv)
     /* B answers half an interval after A. */
     run.side[SIDE_B].next_send = run.interval / 2;
     double previous;
-    simprog_run(sp, sp->time_limit, &(simprog_loop_t){tick, arrive, progress, &run}, &previous);
+    simprog_run(sp, sp->time_limit, &(simprog_loop_t){&run.now, &run, tick, deliver, describe}, &previous);
     int exit_code = EXIT_OK;
     if (simprog_close_pcap(sp) != 0) exit_code = EXIT_IO;
     if (sp->truth_path && write_truth(&run, previous) != 0) exit_code = EXIT_IO;

@@ -697,10 +697,9 @@ static int set_up(run_t *run, options_t *opt)
 
 /* simprog_run's tick: netcode's endpoints, then each side's reliable and yojimbo layers; the client disconnects
  * at --duration. */
-static int tick(void *context, double now)
+static int tick(void *context)
 {
     run_t *run = context;
-    run->now = now;
     netcode_client_update(run->client, run->now);
     netcode_server_update(run->server, run->now);
     run_side(run, CLIENT);
@@ -712,10 +711,10 @@ static int tick(void *context, double now)
     return 0;
 }
 
-static void arrive(void *context, int link, double at, const uint8_t *packet, int bytes)
+/* simprog_run's arrival: a datagram reaches the other side's netcode endpoint. */
+static void arrive(void *context, int link, const uint8_t *packet, int bytes)
 {
     run_t *run = context;
-    run->now = at;
     simprog_record(run->sp, 1 - link, link, run->now, packet, bytes);
     if (link == 0) {
         netcode_address_t from;
@@ -726,10 +725,9 @@ static void arrive(void *context, int link, double at, const uint8_t *packet, in
     }
 }
 
-static void progress(void *context, double now)
+static void describe(void *context, char *text, size_t size)
 {
-    run_t *run = context;
-    simprog_progress(run->sp, now, "%d items", run->item_count);
+    snprintf(text, size, "%d items", ((const run_t *)context)->item_count);
 }
 
 int main(int argc, char **argv)
@@ -753,7 +751,7 @@ int main(int argc, char **argv)
         return EXIT_IO;
     }
     double end_time;
-    simprog_run(sp, opt.duration + GRACE, &(simprog_loop_t){tick, arrive, progress, &run}, &end_time);
+    simprog_run(sp, opt.duration + GRACE, &(simprog_loop_t){&run.now, &run, tick, arrive, describe}, &end_time);
     int exit_code = complete(&run) || faulty(&opt) ? EXIT_OK : EXIT_INCOMPLETE;
     if (simprog_close_pcap(sp) != 0) exit_code = EXIT_IO;
     if (sp->truth_path && write_truth(&run, end_time, exit_code) != 0) exit_code = EXIT_IO;
