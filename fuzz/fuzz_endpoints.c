@@ -60,14 +60,7 @@
 #include <string.h>
 
 #include "chunk.h"
-
-#define REQUIRE(cond)                                                                          \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "fuzz_endpoints: %s:%d: broken: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                           \
-        }                                                                                      \
-    } while (0)
+#include "harness.h"
 
 enum { QUEUE_CAPACITY = 64, MAX_CHUNKS = 256, MAX_CHUNK_BYTES = 256 * 1024 };
 
@@ -82,11 +75,6 @@ typedef struct queue_t {
     int bytes[QUEUE_CAPACITY];
     uint8_t data[QUEUE_CAPACITY][CHUNK_MAX_PACKET_BYTES];
 } queue_t;
-
-typedef struct input_t {
-    const uint8_t *data;
-    size_t size, at;
-} input_t;
 
 static struct {
     chunk_wire_config_t wire;
@@ -113,8 +101,6 @@ static uint8_t scratch[CHUNK_MAX_PACKET_BYTES + 64 * 1024];
 static uint8_t chunk_buffer[MAX_CHUNK_BYTES];
 static chunk_packet_t parsed;
 
-static int next_byte(input_t *in) { return in->at < in->size ? in->data[in->at++] : 0; }
-static int next_le16(input_t *in) { int lo = next_byte(in); return lo | next_byte(in) << 8; }
 
 static void push(queue_t *q, const uint8_t *packet, int bytes)
 {

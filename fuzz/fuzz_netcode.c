@@ -35,6 +35,7 @@
 
 #include "netcode.h"
 #include "util.h"
+#include "harness.h"
 
 #define QUEUE 64
 #define PROTOCOL 0x1122334455667788ull
@@ -110,13 +111,6 @@ static void pop(queue_t *q, int index)
     q->count--;
 }
 
-/* The fuzzer's input, read a byte at a time (0 past its end). */
-typedef struct input_t {
-    const uint8_t *data;
-    size_t size, pos;
-} input_t;
-
-static uint8_t next_byte(input_t *in) { return in->pos < in->size ? in->data[in->pos++] : 0; }
 
 /* A client and a server joined by queue_a (client to server) and queue_b. */
 typedef struct session_t {
@@ -130,14 +124,14 @@ typedef struct session_t {
 static void read_raw(const input_t *in)
 {
     static netcode_packet_t packet;
-    const uint8_t *at = in->data + in->pos;
-    if (in->size - in->pos >= NETCODE_CONNECT_TOKEN_BYTES) {
+    const uint8_t *at = in->data + in->at;
+    if (in->size - in->at >= NETCODE_CONNECT_TOKEN_BYTES) {
         netcode_connect_token_t t;
         netcode_read_connect_token(at, NETCODE_CONNECT_TOKEN_BYTES, &t);
         netcode_private_token_t p;
         netcode_read_private_token(at, &p);
     }
-    if (in->size - in->pos >= NETCODE_REQUEST_PACKET_BYTES)
+    if (in->size - in->at >= NETCODE_REQUEST_PACKET_BYTES)
         netcode_read_request_packet(at, NETCODE_REQUEST_PACKET_BYTES, PROTOCOL, 0, at, &packet);
 }
 
@@ -264,7 +258,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     read_raw(&in);
     static session_t s;
     create_session(&s, config);
-    for (int ops = 0; in.pos < in.size && ops++ < 4000;) {
+    for (int ops = 0; in.at < in.size && ops++ < 4000;) {
         step(&s, &in);
         check_counters(s.client, s.server);
     }

@@ -30,16 +30,9 @@
 #include <string.h>
 
 #include "reliable.h"
+#include "harness.h"
 
 #define QUEUE_MAX 64
-
-#define REQUIRE(cond)                                                                  \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "fuzz_reliable: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                   \
-        }                                                                              \
-    } while (0)
 
 typedef struct dgram_t {
     uint8_t *data;
@@ -118,13 +111,6 @@ static void check_codec(const uint8_t *data, size_t size)
     if (rl_header_read(data, (int)size, &r, NULL) > 0) (void)rl_header_is_canonical(data, (int)size);
 }
 
-/* The fuzzer's input, read a byte at a time (0 past its end). */
-typedef struct input_t {
-    const uint8_t *data;
-    size_t size, at;
-} input_t;
-
-static uint8_t next_byte(input_t *in) { return in->at < in->size ? in->data[in->at++] : 0; }
 
 /* Both endpoints, configured by the config byte (see the top). */
 static void create_endpoints(state_t *s, uint8_t config)
