@@ -353,10 +353,7 @@ static void generate_data(uint8_t *data, long long size, uint64_t seed, int f)
 {
     cs_rng_t rng;
     cs_rng_seed(&rng, seed * 0x100000001b3ull + 0xda7a0000u + (uint64_t)f);
-    for (long long i = 0; i < size; i += 8) {
-        uint64_t v = cs_rng_next(&rng);
-        for (int k = 0; k < 8 && i + k < size; k++) data[i + k] = (uint8_t)(v >> (8 * k));
-    }
+    cs_rng_bytes(&rng, data, (size_t)size);
 }
 
 /* Fills a flow's data (the input file or seeded bytes) and its transfers. */

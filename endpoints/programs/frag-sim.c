@@ -276,10 +276,7 @@ static void queue_next_packet(run_t *run)
     p->raw = opt->raw || p->out_of_window || !test_size_ok;
     int sequence;
     if (p->raw) {
-        for (int k = 0; k < p->size; k += 8) {
-            uint64_t v = cs_rng_next(&run->plan);
-            for (int b = 0; b < 8 && k + b < p->size; b++) run->scratch[k + b] = (uint8_t)(v >> (8 * b));
-        }
+        cs_rng_bytes(&run->plan, run->scratch, (size_t)p->size);
         if (p->out_of_window) {
             uint16_t behind = (uint16_t)(frag_sender_next_sequence(run->sender) - 1 - OUT_OF_WINDOW_DISTANCE);
             sequence = frag_sender_queue_raw_at(run->sender, behind, run->scratch, p->size);
@@ -327,10 +324,7 @@ static void setup_chunks(run_t *run)
         c->size = (int)opt->chunk_size;
         c->num_slices = (c->size + CHUNK_DEFAULT_SLICE_SIZE - 1) / CHUNK_DEFAULT_SLICE_SIZE;
         c->data = xcalloc((size_t)c->size, 1);
-        for (int i = 0; i < c->size; i += 8) {
-            uint64_t v = cs_rng_next(&rng);
-            for (int b = 0; b < 8 && i + b < c->size; b++) c->data[i + b] = (uint8_t)(v >> (8 * b));
-        }
+        cs_rng_bytes(&rng, c->data, (size_t)c->size);
         cs_sha256_hex(c->data, (size_t)c->size, c->sha);
     }
 }

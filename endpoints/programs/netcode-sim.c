@@ -258,15 +258,6 @@ static int faulty(const options_t *opt)
 
 /* ---- endpoints' callbacks ---- */
 
-static void rng_bytes(void *context, uint8_t *out, size_t bytes)
-{
-    cs_rng_t *rng = context;
-    for (size_t i = 0; i < bytes; i += 8) {
-        uint64_t v = cs_rng_next(rng);
-        for (size_t k = 0; k < 8 && i + k < bytes; k++) out[i + k] = (uint8_t)(v >> (8 * k));
-    }
-}
-
 typedef struct callback_t {
     run_t *run;
     int client; /* -1: the server */
@@ -618,7 +609,7 @@ static int create_server(run_t *run)
     sc.public_address = run->server_address;
     sc.max_clients = opt->max_clients;
     sc.unix_epoch = SIM_UNIX_EPOCH;
-    sc.random = rng_bytes;
+    sc.random = cs_rng_bytes;
     sc.random_context = &run->server_rng;
     sc.send = on_send;
     sc.receive = on_server_payload;
@@ -671,8 +662,8 @@ static int set_up(run_t *run, options_t *opt)
     if (start != 0) return start;
     cs_rng_seed(&run->token_rng, sp->sim.seed ^ 0x6e6574636f646531ull);
     cs_rng_seed(&run->server_rng, sp->sim.seed ^ 0x6e6574636f646532ull);
-    rng_bytes(&run->token_rng, run->private_key, NETCODE_KEY_BYTES);
-    rng_bytes(&run->token_rng, run->token_key, NETCODE_KEY_BYTES);
+    cs_rng_bytes(&run->token_rng, run->private_key, NETCODE_KEY_BYTES);
+    cs_rng_bytes(&run->token_rng, run->token_key, NETCODE_KEY_BYTES);
     if (!opt->wrong_key) memcpy(run->token_key, run->private_key, NETCODE_KEY_BYTES);
     pcapout_addr_ipv4(&run->server_addr, 10, 0, 0, 2, SERVER_PORT);
     netcode_address_ipv4(&run->server_address, 10, 0, 0, 2, SERVER_PORT);
@@ -699,7 +690,7 @@ static int start_client(run_t *run, client_side_t *c)
     p.num_servers = 1;
     p.public_servers[0] = p.internal_servers[0] = run->server_address;
     uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
-    if (netcode_generate_connect_token(&p, run->token_key, rng_bytes, &run->token_rng, token, &c->token) != 0) {
+    if (netcode_generate_connect_token(&p, run->token_key, cs_rng_bytes, &run->token_rng, token, &c->token) != 0) {
         fprintf(stderr, "%s: cannot make a connect token\n", program);
         return -1;
     }

@@ -24,6 +24,7 @@
 #include "netsim.h"
 #include "reliable.h"
 #include "simprog.h"
+#include "util.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = SIMPROG_EXIT_USAGE, EXIT_IO = SIMPROG_EXIT_IO };
 static const char *const program = "reliable-sim";
@@ -74,7 +75,7 @@ typedef struct run_t {
     simprog_t *sp;
     side_t side[2];
     double now;
-    uint64_t rng;
+    cs_rng_t rng;             /* the payload sizes' own generator, seeded from --seed */
     int sending_side;         /* the record being sent: side and index */
     uint32_t current_frame;   /* the datagram being delivered: its frame */
     uint8_t *payload;         /* MAX_PAYLOAD bytes for send_one */
@@ -122,15 +123,6 @@ static void usage(FILE *out)
 "  -h, --help               this help\n"
 "\n"
 "Exit status: 0 ran the whole duration; 2 bad arguments; 4 file error.\n");
-}
-
-/* splitmix64: the payload sizes' own generator, seeded from --seed. */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
 }
 
 enum {
@@ -316,7 +308,7 @@ static void send_one(run_t *run, int side, uint8_t *payload)
         bytes = opt->large_bytes;
     } else {
         int span = opt->payload_max - opt->payload_min + 1;
-        bytes = opt->payload_min + (span > 1 ? (int)(next_random(&run->rng) % (uint64_t)span) : 0);
+        bytes = opt->payload_min + (span > 1 ? (int)(cs_rng_next(&run->rng) % (uint64_t)span) : 0);
     }
     uint16_t sequence = rl_endpoint_next_sequence(s->endpoint);
     for (int i = 0; i < bytes; i++) payload[i] = (uint8_t)(sequence * 7 + i * 13 + side);
@@ -488,7 +480,7 @@ int main(int argc, char **argv)
     static run_t run;
     run.opt = &opt;
     run.sp = sp;
-    run.rng = sp->sim.seed ^ 0x5DEECE66Dull;
+    cs_rng_seed(&run.rng, sp->sim.seed ^ 0x5DEECE66Dull);
     int start = simprog_start(sp);
     if (start != 0) return start;
     static callback_t callbacks[2];

@@ -416,15 +416,6 @@ static void on_server_client(void *context, int slot, int connected, int reason)
     }
 }
 
-static void rng_bytes(void *context, uint8_t *out, size_t bytes)
-{
-    cs_rng_t *rng = context;
-    for (size_t i = 0; i < bytes; i += 8) {
-        uint64_t v = cs_rng_next(rng);
-        for (size_t k = 0; k < 8 && i + k < bytes; k++) out[i + k] = (uint8_t)(v >> (8 * k));
-    }
-}
-
 /* ---- the application on each side ---- */
 
 static uint8_t block_byte(uint16_t id, int i) { return (uint8_t)(i * 7 + id * 13 + (i >> 8)); }
@@ -657,7 +648,7 @@ static int set_up(run_t *run, options_t *opt)
     simprog_t *sp = &opt->sp;
     cs_rng_seed(&run->token_rng, sp->sim.seed ^ 0x796f6a696d626f31ull);
     cs_rng_seed(&run->server_rng, sp->sim.seed ^ 0x796f6a696d626f32ull);
-    rng_bytes(&run->token_rng, run->private_key, NETCODE_KEY_BYTES);
+    cs_rng_bytes(&run->token_rng, run->private_key, NETCODE_KEY_BYTES);
     netcode_address_ipv4(&run->server_address, 10, 0, 0, 2, SERVER_PORT);
     contexts[CLIENT] = (side_context_t){run, CLIENT};
     contexts[SERVER] = (side_context_t){run, SERVER};
@@ -669,7 +660,7 @@ static int set_up(run_t *run, options_t *opt)
     sc.public_address = run->server_address;
     sc.max_clients = 4;
     sc.unix_epoch = SIM_UNIX_EPOCH;
-    sc.random = rng_bytes;
+    sc.random = cs_rng_bytes;
     sc.random_context = &run->server_rng;
     sc.send = on_datagram;
     sc.receive = on_server_payload;
@@ -689,7 +680,7 @@ static int set_up(run_t *run, options_t *opt)
     p.num_servers = 1;
     p.public_servers[0] = p.internal_servers[0] = run->server_address;
     uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
-    if (netcode_generate_connect_token(&p, run->private_key, rng_bytes, &run->token_rng, token, &run->token) != 0)
+    if (netcode_generate_connect_token(&p, run->private_key, cs_rng_bytes, &run->token_rng, token, &run->token) != 0)
         return -1;
     netcode_client_connect(run->client, 0, token, sizeof token);
     return 0;
