@@ -168,6 +168,38 @@ const char *netcode_token_result_name(netcode_token_result_t result)
     return (unsigned)result < NETCODE_TOKEN_RESULT_COUNT ? names[result] : "?";
 }
 
+/* What both tokens hold alike after their timeout: the server count and
+ * addresses, then the client-to-server and server-to-client keys. */
+static void put_servers_and_keys(uint8_t **p, int num_servers, const netcode_address_t *servers,
+                                 const uint8_t *client_to_server_key, const uint8_t *server_to_client_key)
+{
+    put_u32(p, (uint32_t)num_servers);
+    for (int i = 0; i < num_servers; i++) put_address(p, &servers[i]);
+    put_bytes(p, client_to_server_key, NETCODE_KEY_BYTES);
+    put_bytes(p, server_to_client_key, NETCODE_KEY_BYTES);
+}
+
+/* Reads what put_servers_and_keys writes from *p (before end), and checks
+ * that extra more bytes follow the keys. */
+static netcode_token_result_t get_servers_and_keys(const uint8_t **p, const uint8_t *end, int extra, int *num_servers,
+                                                   netcode_address_t *servers, uint8_t *client_to_server_key,
+                                                   uint8_t *server_to_client_key)
+{
+    uint32_t count = get_u32(*p);
+    *p += 4;
+    if (count < 1 || count > NETCODE_MAX_SERVERS) return NETCODE_TOKEN_BAD_SERVER_COUNT;
+    *num_servers = (int)count;
+    for (uint32_t i = 0; i < count; i++) {
+        netcode_token_result_t r = get_address(p, end, &servers[i]);
+        if (r != NETCODE_TOKEN_OK) return r;
+    }
+    if (end - *p < 2 * NETCODE_KEY_BYTES + extra) return NETCODE_TOKEN_TRUNCATED;
+    memcpy(client_to_server_key, *p, NETCODE_KEY_BYTES);
+    memcpy(server_to_client_key, *p + NETCODE_KEY_BYTES, NETCODE_KEY_BYTES);
+    *p += 2 * NETCODE_KEY_BYTES;
+    return NETCODE_TOKEN_OK;
+}
+
 /* The private part's 1024 plaintext bytes (the last 16 zero, room for the MAC). */
 static void netcode_write_private_token(const netcode_private_token_t *token, uint8_t out[NETCODE_PRIVATE_TOKEN_BYTES])
 {
@@ -176,10 +208,8 @@ static void netcode_write_private_token(const netcode_private_token_t *token, ui
     uint8_t *p = out;
     put_u64(&p, token->client_id);
     put_u32(&p, (uint32_t)token->timeout_seconds);
-    put_u32(&p, (uint32_t)token->num_servers);
-    for (int i = 0; i < token->num_servers; i++) put_address(&p, &token->servers[i]);
-    put_bytes(&p, token->client_to_server_key, NETCODE_KEY_BYTES);
-    put_bytes(&p, token->server_to_client_key, NETCODE_KEY_BYTES);
+    put_servers_and_keys(&p, token->num_servers, token->servers, token->client_to_server_key,
+                         token->server_to_client_key);
     put_bytes(&p, token->user_data, NETCODE_USER_DATA_BYTES);
     /* 32 IPv6 addresses: 16 + 32 * 19 + 64 + 256 = 944, within 1008. */
     assert(p - out <= NETCODE_PRIVATE_TOKEN_BYTES - NETCODE_MAC_BYTES);
@@ -192,18 +222,12 @@ netcode_token_result_t netcode_read_private_token(const uint8_t in[NETCODE_PRIVA
     const uint8_t *p = in, *end = in + NETCODE_PRIVATE_TOKEN_BYTES - NETCODE_MAC_BYTES;
     token->client_id = get_u64(p);
     token->timeout_seconds = (int32_t)get_u32(p + 8);
-    uint32_t count = get_u32(p + 12);
-    p += 16;
-    if (count < 1 || count > NETCODE_MAX_SERVERS) return NETCODE_TOKEN_BAD_SERVER_COUNT;
-    token->num_servers = (int)count;
-    for (uint32_t i = 0; i < count; i++) {
-        netcode_token_result_t r = get_address(&p, end, &token->servers[i]);
-        if (r != NETCODE_TOKEN_OK) return r;
-    }
-    if (end - p < 2 * NETCODE_KEY_BYTES + NETCODE_USER_DATA_BYTES) return NETCODE_TOKEN_TRUNCATED;
-    memcpy(token->client_to_server_key, p, NETCODE_KEY_BYTES);
-    memcpy(token->server_to_client_key, p + NETCODE_KEY_BYTES, NETCODE_KEY_BYTES);
-    memcpy(token->user_data, p + 2 * NETCODE_KEY_BYTES, NETCODE_USER_DATA_BYTES);
+    p += 12;
+    netcode_token_result_t r = get_servers_and_keys(&p, end, NETCODE_USER_DATA_BYTES, &token->num_servers,
+                                                    token->servers, token->client_to_server_key,
+                                                    token->server_to_client_key);
+    if (r != NETCODE_TOKEN_OK) return r;
+    memcpy(token->user_data, p, NETCODE_USER_DATA_BYTES);
     return NETCODE_TOKEN_OK;
 }
 
@@ -257,10 +281,8 @@ void netcode_write_connect_token(const netcode_connect_token_t *token, uint8_t o
     put_bytes(&p, token->nonce, NETCODE_TOKEN_NONCE_BYTES);
     put_bytes(&p, token->private_data, NETCODE_PRIVATE_TOKEN_BYTES);
     put_u32(&p, (uint32_t)token->timeout_seconds);
-    put_u32(&p, (uint32_t)token->num_servers);
-    for (int i = 0; i < token->num_servers; i++) put_address(&p, &token->servers[i]);
-    put_bytes(&p, token->client_to_server_key, NETCODE_KEY_BYTES);
-    put_bytes(&p, token->server_to_client_key, NETCODE_KEY_BYTES);
+    put_servers_and_keys(&p, token->num_servers, token->servers, token->client_to_server_key,
+                         token->server_to_client_key);
     assert(p - out <= NETCODE_CONNECT_TOKEN_BYTES);
 }
 
@@ -280,18 +302,9 @@ netcode_token_result_t netcode_read_connect_token(const uint8_t *in, int bytes, 
     memcpy(token->private_data, p, NETCODE_PRIVATE_TOKEN_BYTES);
     p += NETCODE_PRIVATE_TOKEN_BYTES;
     token->timeout_seconds = (int32_t)get_u32(p);
-    uint32_t count = get_u32(p + 4);
-    p += 8;
-    if (count < 1 || count > NETCODE_MAX_SERVERS) return NETCODE_TOKEN_BAD_SERVER_COUNT;
-    token->num_servers = (int)count;
-    for (uint32_t i = 0; i < count; i++) {
-        netcode_token_result_t r = get_address(&p, end, &token->servers[i]);
-        if (r != NETCODE_TOKEN_OK) return r;
-    }
-    if (end - p < 2 * NETCODE_KEY_BYTES) return NETCODE_TOKEN_TRUNCATED;
-    memcpy(token->client_to_server_key, p, NETCODE_KEY_BYTES);
-    memcpy(token->server_to_client_key, p + NETCODE_KEY_BYTES, NETCODE_KEY_BYTES);
-    return NETCODE_TOKEN_OK;
+    p += 4;
+    return get_servers_and_keys(&p, end, 0, &token->num_servers, token->servers, token->client_to_server_key,
+                                token->server_to_client_key);
 }
 
 int netcode_generate_connect_token(const netcode_token_params_t *params, const uint8_t private_key[NETCODE_KEY_BYTES],
