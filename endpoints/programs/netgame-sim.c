@@ -75,7 +75,10 @@ typedef struct switch_t {
     uint32_t from_sequence; /* the first packet sent in the new mode */
 } switch_t;
 
+/* One side; also its connection's callbacks' context. */
 typedef struct side_t {
+    struct run_t *run;
+    int index; /* SIDE_A or SIDE_B */
     netgame_connection_t *connection;
     record_t *records;
     int count, capacity;
@@ -237,11 +240,6 @@ static double spike_extra(const options_t *opt, double time)
     return extra;
 }
 
-typedef struct callback_t {
-    run_t *run;
-    int side;
-} callback_t;
-
 /* A frame of the capture holds a packet from side `from`, sent at sent_time:
  * every packet of the other side that this header acknowledges and that the
  * sender had really received by then (so not the false ack of sequence 0)
@@ -275,12 +273,11 @@ static void on_send(void *context, const uint8_t *address, int address_bytes, co
 {
     (void)address;
     (void)address_bytes;
-    callback_t *cb = context;
-    run_t *run = cb->run;
-    side_t *s = &run->side[cb->side];
-    int link = cb->side;
+    side_t *s = context;
+    run_t *run = s->run;
+    int link = s->index;
     s->sent++;
-    uint32_t frame = simprog_record(run->sp, cb->side, link, run->now, packet, bytes);
+    uint32_t frame = simprog_record(run->sp, s->index, link, run->now, packet, bytes);
     /* Spikes delay a link first in, first out: nothing overtakes. */
     double release = run->now + spike_extra(run->opt, run->now);
     if (release < run->last_release[link]) release = run->last_release[link];
@@ -303,23 +300,22 @@ static void on_send(void *context, const uint8_t *address, int address_bytes, co
     r->acked_by = -1;
     r->fate = fate;
     record_frame(r, frame);
-    note_acked_in(run, cb->side, run->now, packet, bytes, frame);
+    note_acked_in(run, s->index, run->now, packet, bytes, frame);
 }
 
 /* The record of the packet a connection callback (context) speaks of, or
  * NULL when records are not kept or it has none. */
 static record_t *callback_record(void *context, uint32_t sequence)
 {
-    callback_t *cb = context;
-    if (!cb->run->keep_records) return NULL;
-    side_t *s = &cb->run->side[cb->side];
+    side_t *s = context;
+    if (!s->run->keep_records) return NULL;
     int i = find_record(s, sequence, 1);
     return i < 0 ? NULL : &s->records[i];
 }
 
 static void on_acked(void *context, uint32_t sequence, double rtt)
 {
-    run_t *run = ((callback_t *)context)->run;
+    run_t *run = ((side_t *)context)->run;
     record_t *r = callback_record(context, sequence);
     if (!r) return;
     r->acked = 1;
@@ -334,7 +330,7 @@ static void on_lost(void *context, uint32_t sequence)
     record_t *r = callback_record(context, sequence);
     if (!r) return;
     r->lost = 1;
-    r->lost_time = ((callback_t *)context)->run->now;
+    r->lost_time = ((side_t *)context)->run->now;
 }
 
 /* simprog_run's arrival: a datagram from link `link` reaches the other side's host. */
@@ -544,16 +540,16 @@ int main(int argc, char **argv)
     run.current_index = -1;
     int start = simprog_start(sp);
     if (start != 0) return start;
-    static callback_t callbacks[2];
     for (int s = 0; s < 2; s++) {
-        callbacks[s] = (callback_t){&run, s};
+        run.side[s].run = &run;
+        run.side[s].index = s;
         netgame_config_t config = opt.endpoint;
         config.role = s == SIDE_A ? NETGAME_CLIENT : NETGAME_SERVER;
         config.fault_stop_acking_at = opt.stop_acking_at[s];
         config.send = on_send;
         config.acked = on_acked;
         config.lost = on_lost;
-        config.context = &callbacks[s];
+        config.context = &run.side[s];
         run.side[s].connection = netgame_connection_create(&config);
         if (!run.side[s].connection) {
             fprintf(stderr, "netgame-sim: out of memory\n");

@@ -62,7 +62,10 @@ typedef struct record_t {
     uint32_t acked_by_frame;
 } record_t;
 
+/* One side; also its endpoint's callbacks' context. */
 typedef struct side_t {
+    struct run_t *run;
+    int index; /* SIDE_A or SIDE_B */
     rl_endpoint_t *endpoint;
     record_t *records;
     int count, capacity;
@@ -81,11 +84,6 @@ typedef struct run_t {
     uint8_t *payload;         /* MAX_PAYLOAD bytes for send_one */
     double interval;          /* between a side's packets */
 } run_t;
-
-typedef struct callback_t {
-    run_t *run;
-    int side;
-} callback_t;
 
 static void usage(FILE *out)
 {
@@ -244,26 +242,25 @@ static void note_capture(run_t *run, int from, record_t *r, int id, uint32_t fra
 
 static void on_send(void *context, uint16_t sequence, const uint8_t *packet, int bytes)
 {
-    callback_t *cb = context;
-    run_t *run = cb->run;
-    side_t *s = &run->side[cb->side];
-    uint32_t frame = simprog_record(run->sp, cb->side, cb->side, run->now, packet, bytes);
-    netsim_send(run->sp->netsim, cb->side, run->now, packet, bytes);
+    side_t *s = context;
+    run_t *run = s->run;
+    uint32_t frame = simprog_record(run->sp, s->index, s->index, run->now, packet, bytes);
+    netsim_send(run->sp->netsim, s->index, run->now, packet, bytes);
     int k = find_record(s, sequence);
     if (k < 0) return;
     record_t *r = &s->records[k];
     int id = packet[0] & 1 ? packet[3] : 0;
     record_frame(r, id, frame);
-    note_capture(run, cb->side, r, id, frame);
+    note_capture(run, s->index, r, id, frame);
 }
 
 static int on_process(void *context, uint16_t sequence, const uint8_t *payload, int bytes)
 {
     (void)payload;
     (void)bytes;
-    callback_t *cb = context;
-    run_t *run = cb->run;
-    side_t *peer = &run->side[1 - cb->side];
+    const side_t *s = context;
+    run_t *run = s->run;
+    side_t *peer = &run->side[1 - s->index];
     int k = find_record(peer, sequence);
     if (k >= 0 && !peer->records[k].taken) {
         peer->records[k].taken = 1;
@@ -274,9 +271,8 @@ static int on_process(void *context, uint16_t sequence, const uint8_t *payload, 
 
 static void on_acked(void *context, uint16_t sequence, double rtt)
 {
-    callback_t *cb = context;
-    run_t *run = cb->run;
-    side_t *s = &run->side[cb->side];
+    side_t *s = context;
+    run_t *run = s->run;
     int k = find_record(s, sequence);
     if (k < 0) return;
     record_t *r = &s->records[k];
@@ -288,9 +284,8 @@ static void on_acked(void *context, uint16_t sequence, double rtt)
 
 static void on_lost(void *context, uint16_t sequence)
 {
-    callback_t *cb = context;
-    run_t *run = cb->run;
-    side_t *s = &run->side[cb->side];
+    side_t *s = context;
+    run_t *run = s->run;
     int k = find_record(s, sequence);
     if (k < 0) return;
     s->records[k].lost = 1;
@@ -483,16 +478,16 @@ int main(int argc, char **argv)
     cs_rng_seed(&run.rng, sp->sim.seed ^ 0x5DEECE66Dull);
     int start = simprog_start(sp);
     if (start != 0) return start;
-    static callback_t callbacks[2];
     for (int s = 0; s < 2; s++) {
-        callbacks[s] = (callback_t){&run, s};
+        run.side[s].run = &run;
+        run.side[s].index = s;
         rl_config_t config = opt.endpoint;
         config.stop_acking_at = s == SIDE_B ? opt.stop_acking_at : -1;
         config.send = on_send;
         config.process = on_process;
         config.acked = on_acked;
         config.lost = on_lost;
-        config.context = &callbacks[s];
+        config.context = &run.side[s];
         run.side[s].endpoint = rl_endpoint_create(&config, 0);
         if (!run.side[s].endpoint) {
             fprintf(stderr, "%s: cannot create the endpoints (out of memory or bad sizes)\n", program);
