@@ -345,7 +345,7 @@ void simprog_truth_config_links(FILE *out, const simprog_t *sp)
 void simprog_truth_capture(FILE *out, const simprog_t *sp, int with_host)
 {
     fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", ", truth_bool(sp->pcap_path != NULL),
-            sp->capture_side == SIMPROG_SIDE_A ? "a" : "b");
+            simprog_side_name(sp->capture_side));
     if (with_host) fprintf(out, "\"host\": \"%s\", ", sp->host[sp->capture_side]);
     fprintf(out, "\"frames\": %u", sp->frames);
 }
@@ -364,17 +364,41 @@ int simprog_truth_close(const simprog_t *sp, FILE *out)
     return bad ? -1 : 0;
 }
 
-int simprog_next_in_time(int next[2], const int count[2], double (*time)(const void *context, int side, int index),
-                         const void *context, int *index)
+/* Record index of side's records in packets. */
+static const void *packet_record(const simprog_packets_t *packets, int side, int index)
 {
-    int side = -1;
-    for (int k = 0; k < 2; k++) {
-        if (next[k] >= count[k]) continue;
-        if (side < 0 || time(context, k, next[k]) < time(context, side, next[side])) side = k;
-    }
-    if (side >= 0) *index = next[side]++;
-    return side;
+    return (const char *)packets->records[side] + (size_t)index * packets->size;
 }
+
+static double packet_time(const simprog_packets_t *packets, int side, int index)
+{
+    double time;
+    memcpy(&time, (const char *)packet_record(packets, side, index) + packets->time_offset, sizeof time);
+    return time;
+}
+
+int simprog_truth_finish(FILE *out, const simprog_t *sp, const simprog_packets_t *packets)
+{
+    fprintf(out, ",\n  \"links\": ");
+    simprog_truth_link_counters(out, sp);
+    fprintf(out, ",\n  \"packets\": [");
+    int next[2] = {0, 0};
+    for (int first = 1;; first = 0) {
+        int side = -1;
+        for (int k = 0; k < 2; k++) {
+            if (next[k] >= packets->count[k]) continue;
+            if (side < 0 || packet_time(packets, k, next[k]) < packet_time(packets, side, next[side])) side = k;
+        }
+        if (side < 0) break;
+        fprintf(out, "%s\n    ", first ? "" : ",");
+        int index = next[side]++;
+        packets->write(out, side, index, packet_record(packets, side, index));
+    }
+    fprintf(out, "\n  ]\n}\n");
+    return simprog_truth_close(sp, out);
+}
+
+const char *simprog_side_name(int side) { return side == SIMPROG_SIDE_A ? "a" : "b"; }
 
 const char *simprog_link_name(int link) { return link == 0 ? "a_to_b" : "b_to_a"; }
 

@@ -188,13 +188,25 @@ int simprog_truth_close(const simprog_t *sp, FILE *out);
 /* The links' counters as a JSON array, one object per link. */
 void simprog_truth_link_counters(FILE *out, const simprog_t *sp);
 
-/* Both sides' records in time order, side A first at equal times: next
- * starts at {0, 0} and count holds each side's number of records;
- * time(context, side, index) is a record's time. Returns the side of the
- * next record, its index in *index (and moves that side's next on), or -1
- * when both sides are done. */
-int simprog_next_in_time(int next[2], const int count[2], double (*time)(const void *context, int side, int index),
-                         const void *context, int *index);
+/* Both sides' packet records for the truth file's "packets" array:
+ * records[side] holds count[side] records of size bytes in the order sent,
+ * each with its send time (a double) at time_offset; write(out, side, index,
+ * record) writes one record's JSON object. */
+typedef struct simprog_packets_t {
+    const void *records[2];
+    int count[2];
+    size_t size, time_offset;
+    void (*write)(FILE *out, int side, int index, const void *record);
+} simprog_packets_t;
+
+/* Ends the truth file after the caller's last array: ",\n  \"links\": "
+ * and the links' counters, then the "packets" array of both sides' records
+ * in time order (side A first at equal times), then the closing brace; and
+ * closes it as simprog_truth_close does. Returns 0 or -1. */
+int simprog_truth_finish(FILE *out, const simprog_t *sp, const simprog_packets_t *packets);
+
+/* "a" for side A, "b" for side B: a side in the truth files and summaries. */
+const char *simprog_side_name(int side);
 
 /* "a_to_b" for link 0, "b_to_a" for link 1. */
 const char *simprog_link_name(int link);

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,13 +411,30 @@ static void describe(void *context, char *text, size_t size)
 
 /* ---- output ---- */
 
-static const char *side_name(int side) { return side == SIDE_A ? "a" : "b"; }
-
-/* A record's send time, for simprog_next_in_time. */
-static double record_time(const void *context, int side, int index)
+/* One element of the truth file's "packets": record r, side sd's record index. */
+static void truth_packet(FILE *out, int sd, int index, const void *record)
 {
-    const run_t *run = context;
-    return run->side[side].records[index].time;
+    const record_t *r = record;
+    fprintf(out, "{\"from\": \"%s\", \"index\": %d, \"time\": %.6f, \"sequence\": %u, \"ack\": %u, "
+                 "\"ack_bits\": %u, \"bytes\": %d, \"rtt\": %.6f, \"mode\": \"%s\", \"fate\": \"%s\", "
+                 "\"deliveries\": %d, \"taken\": %s, \"frames\": ",
+            simprog_side_name(sd), index, r->time, r->sequence, r->ack, r->ack_bits, r->bytes, r->rtt,
+            netgame_mode_name((netgame_mode_t)r->mode), simprog_fate_name(r->fate), r->deliveries, truth_bool(r->taken));
+    truth_frames(out, r->frames, r->frame_count);
+    fprintf(out, ", \"acked_in\": ");
+    truth_number(out, r->acked_in ? (long long)r->acked_in : -1);
+    fprintf(out, ", ");
+    if (r->acked) {
+        fprintf(out, "\"acked\": {\"time\": %.6f, \"rtt_sample\": %.6f, \"by_index\": %d, ", r->acked_time,
+                r->rtt_sample, r->acked_by);
+        truth_frame_or_null(out, "by_frame", r->acked_by_frame);
+        fprintf(out, "}");
+    } else {
+        fprintf(out, "\"acked\": null");
+    }
+    fprintf(out, ", ");
+    truth_time_or_null(out, "lost", r->lost, r->lost_time);
+    fprintf(out, "}");
 }
 
 static int write_truth(const run_t *run, double end_time, int exit_code)
@@ -448,7 +466,7 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
         netgame_connection_t *c = s->connection;
         fprintf(out, "%s\n    {\"side\": \"%s\", \"host\": \"%s\", \"role\": \"%s\", \"state\": \"%s\", \"rtt\": %.6f, "
                      "\"mode\": \"%s\", \"penalty\": %.3f, \"time_good\": %.6f, \"time_bad\": %.6f, ",
-                sd ? "," : "", side_name(sd), sp->host[sd], sd ? "server" : "client",
+                sd ? "," : "", simprog_side_name(sd), sp->host[sd], sd ? "server" : "client",
                 netgame_state_name(netgame_connection_state(c)), netgame_connection_rtt(c),
                 netgame_mode_name(netgame_connection_mode(c)), netgame_connection_penalty_time(c),
                 s->time_in_mode[NETGAME_MODE_GOOD], s->time_in_mode[NETGAME_MODE_BAD]);
@@ -468,36 +486,10 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
         }
         fprintf(out, "%s]}", s->switch_count ? "\n     " : "");
     }
-    fprintf(out, "\n  ],\n  \"links\": ");
-    simprog_truth_link_counters(out, sp);
-    fprintf(out, ",\n  \"packets\": [");
-    int next[2] = {0, 0}, count[2] = {run->side[0].count, run->side[1].count}, first = 1, sd, index;
-    while ((sd = simprog_next_in_time(next, count, record_time, run, &index)) >= 0) {
-        const record_t *r = &run->side[sd].records[index];
-        fprintf(out, "%s\n    {\"from\": \"%s\", \"index\": %d, \"time\": %.6f, \"sequence\": %u, \"ack\": %u, "
-                     "\"ack_bits\": %u, \"bytes\": %d, \"rtt\": %.6f, \"mode\": \"%s\", \"fate\": \"%s\", "
-                     "\"deliveries\": %d, \"taken\": %s, \"frames\": [",
-                first ? "" : ",", side_name(sd), index, r->time, r->sequence, r->ack, r->ack_bits, r->bytes, r->rtt,
-                netgame_mode_name((netgame_mode_t)r->mode), simprog_fate_name(r->fate), r->deliveries,
-                r->taken ? "true" : "false");
-        first = 0;
-        for (int i = 0; i < r->frame_count; i++) fprintf(out, "%s%u", i ? ", " : "", r->frames[i]);
-        fprintf(out, "], \"acked_in\": ");
-        if (r->acked_in) fprintf(out, "%u, ", r->acked_in);
-        else fprintf(out, "null, ");
-        if (r->acked) {
-            fprintf(out, "\"acked\": {\"time\": %.6f, \"rtt_sample\": %.6f, \"by_index\": %d, \"by_frame\": ",
-                    r->acked_time, r->rtt_sample, r->acked_by);
-            if (r->acked_by_frame) fprintf(out, "%u}", r->acked_by_frame);
-            else fprintf(out, "null}");
-        } else {
-            fprintf(out, "\"acked\": null");
-        }
-        if (r->lost) fprintf(out, ", \"lost\": %.6f}", r->lost_time);
-        else fprintf(out, ", \"lost\": null}");
-    }
-    fprintf(out, "\n  ]\n}\n");
-    return simprog_truth_close(sp, out);
+    fprintf(out, "\n  ]");
+    simprog_packets_t packets = {{run->side[0].records, run->side[1].records}, {run->side[0].count, run->side[1].count},
+                                 sizeof(record_t), offsetof(record_t, time), truth_packet};
+    return simprog_truth_finish(out, sp, &packets);
 }
 
 static void print_summary(const run_t *run, double end_time, int exit_code)
@@ -521,7 +513,7 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
         app_print_nonzero_counters(stdout, k, NETGAME_COUNTER_COUNT, netgame_counter_name);
     }
     simprog_print_links(sp);
-    if (sp->pcap_path) printf("pcap: %u frames at %s in %s\n", sp->frames, side_name(sp->capture_side), sp->pcap_path);
+    if (sp->pcap_path) printf("pcap: %u frames at %s in %s\n", sp->frames, simprog_side_name(sp->capture_side), sp->pcap_path);
     printf("result: %s\n", exit_code == EXIT_OK ? "ok" : exit_code == EXIT_DISCONNECTED ? "not connected at the end" : "file error");
 }
 

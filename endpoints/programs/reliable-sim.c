@@ -16,6 +16,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,13 +77,11 @@ typedef struct side_t {
 typedef struct run_t {
     options_t *opt;
     simprog_t *sp;
+    double now, interval;     /* virtual time; between a side's packets */
     side_t side[2];
-    double now;
     cs_rng_t rng;             /* the payload sizes' own generator, seeded from --seed */
-    int sending_side;         /* the record being sent: side and index */
     uint32_t current_frame;   /* the datagram being delivered: its frame */
     uint8_t *payload;         /* MAX_PAYLOAD bytes for send_one */
-    double interval;          /* between a side's packets */
 } run_t;
 
 static void usage(FILE *out)
@@ -375,13 +374,34 @@ static void describe(void *context, char *text, size_t size)
 
 /* ---- output ---- */
 
-static const char *side_name(int side) { return side == SIDE_A ? "a" : "b"; }
-
-/* A record's send time, for simprog_next_in_time. */
-static double record_time(const void *context, int side, int index)
+/* One element of the truth file's "packets": record r, side sd's record index. */
+static void truth_packet(FILE *out, int sd, int index, const void *record)
 {
-    const run_t *run = context;
-    return run->side[side].records[index].time;
+    const record_t *r = record;
+    fprintf(out, "{\"from\": \"%s\", \"index\": %d, \"time\": %.6f, \"sequence\": %u, \"ack\": %u, "
+                 "\"ack_bits\": %u, \"payload\": %d, \"fragments\": %d, \"frames\": [",
+            simprog_side_name(sd), index, r->time, r->header.sequence, r->header.ack, r->header.ack_bits, r->payload,
+            r->fragments);
+    int slots = r->fragments ? r->fragments : 1;
+    for (int s = 0; s < slots; s++) {
+        fprintf(out, "%s[", s ? ", " : "");
+        for (int i = 0; i < r->frame_count[s]; i++) fprintf(out, "%s%u", i ? ", " : "", r->frames[s * MAX_FRAMES + i]);
+        fprintf(out, "]");
+    }
+    fprintf(out, "], \"deliveries\": %d, ", r->deliveries);
+    truth_time_or_null(out, "received", r->taken, r->taken_time);
+    fprintf(out, ", ");
+    truth_frame_or_null(out, "acked_in", r->acked_in);
+    if (r->acked) {
+        fprintf(out, ", \"acked\": {\"time\": %.6f, \"rtt\": %.6f, ", r->acked_time, r->rtt);
+        truth_frame_or_null(out, "by_frame", r->acked_by_frame);
+        fprintf(out, "}");
+    } else {
+        fprintf(out, ", \"acked\": null");
+    }
+    fprintf(out, ", ");
+    truth_time_or_null(out, "lost", r->lost, r->lost_time);
+    fprintf(out, "}");
 }
 
 static int write_truth(const run_t *run, double end_time)
@@ -408,44 +428,14 @@ static int write_truth(const run_t *run, double end_time)
     for (int sd = 0; sd < 2; sd++) {
         const rl_endpoint_t *ep = run->side[sd].endpoint;
         fprintf(out, "%s\n    {\"side\": \"%s\", \"host\": \"%s\", \"rtt\": %.6f, \"counters\": ", sd ? "," : "",
-                side_name(sd), sp->host[sd], rl_endpoint_rtt(ep));
+                simprog_side_name(sd), sp->host[sd], rl_endpoint_rtt(ep));
         truth_counters(out, rl_endpoint_counters(ep), RL_COUNTER_COUNT, rl_counter_name);
         fprintf(out, "}");
     }
-    fprintf(out, "\n  ],\n  \"links\": ");
-    simprog_truth_link_counters(out, sp);
-    fprintf(out, ",\n  \"packets\": [");
-    int next[2] = {0, 0}, count[2] = {run->side[0].count, run->side[1].count}, first = 1, sd, index;
-    while ((sd = simprog_next_in_time(next, count, record_time, run, &index)) >= 0) {
-        const record_t *r = &run->side[sd].records[index];
-        fprintf(out, "%s\n    {\"from\": \"%s\", \"index\": %d, \"time\": %.6f, \"sequence\": %u, \"ack\": %u, "
-                     "\"ack_bits\": %u, \"payload\": %d, \"fragments\": %d, \"frames\": [",
-                first ? "" : ",", side_name(sd), index, r->time, r->header.sequence, r->header.ack,
-                r->header.ack_bits, r->payload, r->fragments);
-        first = 0;
-        int slots = r->fragments ? r->fragments : 1;
-        for (int s = 0; s < slots; s++) {
-            fprintf(out, "%s[", s ? ", " : "");
-            for (int i = 0; i < r->frame_count[s]; i++) fprintf(out, "%s%u", i ? ", " : "", r->frames[s * MAX_FRAMES + i]);
-            fprintf(out, "]");
-        }
-        fprintf(out, "], \"deliveries\": %d, ", r->deliveries);
-        truth_time_or_null(out, "received", r->taken, r->taken_time);
-        fprintf(out, ", ");
-        truth_frame_or_null(out, "acked_in", r->acked_in);
-        if (r->acked) {
-            fprintf(out, ", \"acked\": {\"time\": %.6f, \"rtt\": %.6f, ", r->acked_time, r->rtt);
-            truth_frame_or_null(out, "by_frame", r->acked_by_frame);
-            fprintf(out, "}");
-        } else {
-            fprintf(out, ", \"acked\": null");
-        }
-        fprintf(out, ", ");
-        truth_time_or_null(out, "lost", r->lost, r->lost_time);
-        fprintf(out, "}");
-    }
-    fprintf(out, "\n  ]\n}\n");
-    return simprog_truth_close(sp, out);
+    fprintf(out, "\n  ]");
+    simprog_packets_t packets = {{run->side[0].records, run->side[1].records}, {run->side[0].count, run->side[1].count},
+                                 sizeof(record_t), offsetof(record_t, time), truth_packet};
+    return simprog_truth_finish(out, sp, &packets);
 }
 
 static void print_summary(const run_t *run, double end_time)
@@ -455,12 +445,12 @@ static void print_summary(const run_t *run, double end_time)
     for (int sd = 0; sd < 2; sd++) {
         const rl_endpoint_t *ep = run->side[sd].endpoint;
         const uint64_t *k = rl_endpoint_counters(ep);
-        printf("%s (%s): rtt %.1f ms\n  counters:", side_name(sd), sp->host[sd],
+        printf("%s (%s): rtt %.1f ms\n  counters:", simprog_side_name(sd), sp->host[sd],
                rl_endpoint_rtt(ep) * 1000);
         app_print_nonzero_counters(stdout, k, RL_COUNTER_COUNT, rl_counter_name);
     }
     simprog_print_links(sp);
-    if (sp->pcap_path) printf("pcap: %u frames at %s in %s\n", sp->frames, side_name(sp->capture_side), sp->pcap_path);
+    if (sp->pcap_path) printf("pcap: %u frames at %s in %s\n", sp->frames, simprog_side_name(sp->capture_side), sp->pcap_path);
 }
 
 int main(int argc, char **argv)
