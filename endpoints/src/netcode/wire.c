@@ -231,23 +231,23 @@ netcode_token_result_t netcode_read_private_token(const uint8_t in[NETCODE_PRIVA
     return NETCODE_TOKEN_OK;
 }
 
-static void token_associated_data(uint8_t ad[NETCODE_VERSION_INFO_BYTES + 16], uint64_t protocol_id,
-                                  uint64_t expire_timestamp)
+/* Encrypts (encrypt set: its first 1008 bytes, the MAC after them) or
+ * decrypts the private part in place, with the version, protocol id and
+ * expire timestamp as associated data. Returns 0, or -1 when it does not
+ * decrypt (or libsodium cannot start). */
+static int crypt_private_token(uint8_t buffer[NETCODE_PRIVATE_TOKEN_BYTES], uint64_t protocol_id,
+                               uint64_t expire_timestamp, const uint8_t nonce[NETCODE_TOKEN_NONCE_BYTES],
+                               const uint8_t key[NETCODE_KEY_BYTES], int encrypt)
 {
-    uint8_t *p = ad;
+    if (netcode_crypto_init() != 0) return -1;
+    uint8_t ad[NETCODE_VERSION_INFO_BYTES + 16], *p = ad;
     put_bytes(&p, version_info, NETCODE_VERSION_INFO_BYTES);
     put_u64(&p, protocol_id);
     put_u64(&p, expire_timestamp);
-}
-
-static int netcode_encrypt_private_token(uint8_t buffer[NETCODE_PRIVATE_TOKEN_BYTES], uint64_t protocol_id,
-                                  uint64_t expire_timestamp, const uint8_t nonce[NETCODE_TOKEN_NONCE_BYTES],
-                                  const uint8_t key[NETCODE_KEY_BYTES])
-{
-    if (netcode_crypto_init() != 0) return -1;
-    uint8_t ad[NETCODE_VERSION_INFO_BYTES + 16];
-    token_associated_data(ad, protocol_id, expire_timestamp);
     unsigned long long length = 0;
+    if (!encrypt)
+        return crypto_aead_xchacha20poly1305_ietf_decrypt(buffer, &length, NULL, buffer, NETCODE_PRIVATE_TOKEN_BYTES,
+                                                          ad, sizeof ad, nonce, key) == 0 ? 0 : -1;
     if (crypto_aead_xchacha20poly1305_ietf_encrypt(buffer, &length, buffer,
                                                    NETCODE_PRIVATE_TOKEN_BYTES - NETCODE_MAC_BYTES, ad, sizeof ad,
                                                    NULL, nonce, key) != 0)
@@ -259,14 +259,7 @@ int netcode_decrypt_private_token(uint8_t buffer[NETCODE_PRIVATE_TOKEN_BYTES], u
                                   uint64_t expire_timestamp, const uint8_t nonce[NETCODE_TOKEN_NONCE_BYTES],
                                   const uint8_t key[NETCODE_KEY_BYTES])
 {
-    if (netcode_crypto_init() != 0) return -1;
-    uint8_t ad[NETCODE_VERSION_INFO_BYTES + 16];
-    token_associated_data(ad, protocol_id, expire_timestamp);
-    unsigned long long length = 0;
-    if (crypto_aead_xchacha20poly1305_ietf_decrypt(buffer, &length, NULL, buffer, NETCODE_PRIVATE_TOKEN_BYTES, ad,
-                                                   sizeof ad, nonce, key) != 0)
-        return -1;
-    return 0;
+    return crypt_private_token(buffer, protocol_id, expire_timestamp, nonce, key, 0);
 }
 
 void netcode_write_connect_token(const netcode_connect_token_t *token, uint8_t out[NETCODE_CONNECT_TOKEN_BYTES])
@@ -343,8 +336,9 @@ int netcode_generate_connect_token(const netcode_token_params_t *params, const u
     memcpy(token.client_to_server_key, private_token.client_to_server_key, NETCODE_KEY_BYTES);
     memcpy(token.server_to_client_key, private_token.server_to_client_key, NETCODE_KEY_BYTES);
     netcode_write_private_token(&private_token, token.private_data);
-    if (netcode_encrypt_private_token(token.private_data, token.protocol_id, token.expire_timestamp, token.nonce,
-                                      private_key) != 0)
+    int encrypt = 1;
+    if (crypt_private_token(token.private_data, token.protocol_id, token.expire_timestamp, token.nonce, private_key,
+                            encrypt) != 0)
         return -1;
     netcode_write_connect_token(&token, out);
     if (out_token) *out_token = token;
