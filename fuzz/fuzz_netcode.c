@@ -164,14 +164,8 @@ static void create_session(session_t *s, uint8_t config)
     if (!s->server || !s->client) abort();
 
     netcode_token_params_t p;
-    memset(&p, 0, sizeof p);
-    p.protocol_id = PROTOCOL;
-    p.client_id = 1;
-    p.create_timestamp = 1000000000;
-    p.expire_seconds = 30;
+    netcode_token_params_init(&p, PROTOCOL, 1, 1000000000, &server_address);
     p.timeout_seconds = config & 2 ? 1 : 5;
-    p.num_servers = 1;
-    p.public_servers[0] = p.internal_servers[0] = server_address;
     uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
     netcode_generate_connect_token(&p, key, seeded, &s->rng, token, NULL);
     s->now = 0;

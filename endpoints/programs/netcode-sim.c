@@ -679,16 +679,11 @@ static int start_client(run_t *run, client_side_t *c)
 {
     const options_t *opt = run->opt;
     c->started = 1;
-    netcode_token_params_t p;
-    memset(&p, 0, sizeof p);
-    p.protocol_id = opt->protocol_id;
-    p.client_id = c->client_id;
     double created = SIM_UNIX_EPOCH + run->now - (opt->expired_token ? opt->expire_seconds + 1 : 0);
-    p.create_timestamp = (uint64_t)floor(created);
+    netcode_token_params_t p;
+    netcode_token_params_init(&p, opt->protocol_id, c->client_id, (uint64_t)floor(created), &run->server_address);
     p.expire_seconds = opt->expire_seconds;
     p.timeout_seconds = opt->timeout_seconds;
-    p.num_servers = 1;
-    p.public_servers[0] = p.internal_servers[0] = run->server_address;
     uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
     if (netcode_generate_connect_token(&p, run->token_key, cs_rng_bytes, &run->token_rng, token, &c->token) != 0) {
         fprintf(stderr, "%s: cannot make a connect token\n", program);

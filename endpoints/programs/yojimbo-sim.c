@@ -671,14 +671,7 @@ static int set_up(run_t *run, options_t *opt)
     run->client = netcode_client_create(&cc);
     if (!run->server || !run->client) return -1;
     netcode_token_params_t p;
-    memset(&p, 0, sizeof p);
-    p.protocol_id = NETCODE_DEFAULT_PROTOCOL_ID;
-    p.client_id = 0x1000;
-    p.create_timestamp = (uint64_t)SIM_UNIX_EPOCH;
-    p.expire_seconds = 30;
-    p.timeout_seconds = 5;
-    p.num_servers = 1;
-    p.public_servers[0] = p.internal_servers[0] = run->server_address;
+    netcode_token_params_init(&p, NETCODE_DEFAULT_PROTOCOL_ID, 0x1000, (uint64_t)SIM_UNIX_EPOCH, &run->server_address);
     uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
     if (netcode_generate_connect_token(&p, run->private_key, cs_rng_bytes, &run->token_rng, token, &run->token) != 0)
         return -1;

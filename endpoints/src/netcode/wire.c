@@ -300,6 +300,19 @@ netcode_token_result_t netcode_read_connect_token(const uint8_t *in, int bytes, 
                                 token->server_to_client_key);
 }
 
+void netcode_token_params_init(netcode_token_params_t *params, uint64_t protocol_id, uint64_t client_id,
+                               uint64_t create_timestamp, const netcode_address_t *server)
+{
+    memset(params, 0, sizeof *params);
+    params->protocol_id = protocol_id;
+    params->client_id = client_id;
+    params->create_timestamp = create_timestamp;
+    params->expire_seconds = 30;
+    params->timeout_seconds = 5;
+    params->num_servers = 1;
+    params->public_servers[0] = params->internal_servers[0] = *server;
+}
+
 int netcode_generate_connect_token(const netcode_token_params_t *params, const uint8_t private_key[NETCODE_KEY_BYTES],
                                    netcode_random_fn random, void *random_context,
                                    uint8_t out[NETCODE_CONNECT_TOKEN_BYTES], netcode_connect_token_t *out_token)
