@@ -405,8 +405,6 @@ static void deliver(void *context, int link, const uint8_t *tagged, int bytes)
 
 /* ---- output ---- */
 
-static void print_hex(FILE *out, const uint8_t *key) { netcode_app_print_key(out, key); }
-
 static void count_types(const run_t *run, int client, int from_server, uint64_t sent[7], uint64_t arrived[7],
                         uint64_t taken[7])
 {
@@ -513,9 +511,9 @@ static void truth_connection(FILE *out, const run_t *run, int i)
     fprintf(out, "%s\n    {\"client\": %d, \"address\": \"10.0.0.1:%d\", \"client_id\": \"0x%016llx\", "
                  "\"start_time\": %.6f, \"client_to_server_key\": \"",
             i ? "," : "", i, CLIENT_PORT + i, (unsigned long long)c->client_id, c->start_time);
-    print_hex(out, c->token.client_to_server_key);
+    netcode_app_print_key(out, c->token.client_to_server_key);
     fprintf(out, "\", \"server_to_client_key\": \"");
-    print_hex(out, c->token.server_to_client_key);
+    netcode_app_print_key(out, c->token.server_to_client_key);
     fprintf(out, "\",\n     \"token\": {\"create_timestamp\": %llu, \"expire_timestamp\": %llu, \"timeout\": %d},\n",
             (unsigned long long)c->token.create_timestamp, (unsigned long long)c->token.expire_timestamp,
             c->token.timeout_seconds);
@@ -550,7 +548,7 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
     truth_config(out, run);
     simprog_truth_capture_result(out, sp, 0, end_time, exit_code);
     fprintf(out, "  \"private_key\": \"");
-    print_hex(out, run->private_key);
+    netcode_app_print_key(out, run->private_key);
     fprintf(out, "\",\n  \"server\": {\"address\": \"10.0.0.2:%d\", \"connected_clients\": %d, \"counters\": ", SERVER_PORT,
             netcode_server_connected_clients(run->server));
     truth_counters(out, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
