@@ -60,14 +60,7 @@
 #include <string.h>
 
 #include "chunk.h"
-
-#define REQUIRE(cond)                                                                          \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "fuzz_endpoints: %s:%d: broken: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                           \
-        }                                                                                      \
-    } while (0)
+#include "harness.h"
 
 enum { QUEUE_CAPACITY = 64, MAX_CHUNKS = 256, MAX_CHUNK_BYTES = 256 * 1024 };
 
@@ -82,11 +75,6 @@ typedef struct queue_t {
     int bytes[QUEUE_CAPACITY];
     uint8_t data[QUEUE_CAPACITY][CHUNK_MAX_PACKET_BYTES];
 } queue_t;
-
-typedef struct input_t {
-    const uint8_t *data;
-    size_t size, at;
-} input_t;
 
 static struct {
     chunk_wire_config_t wire;
@@ -113,8 +101,6 @@ static uint8_t scratch[CHUNK_MAX_PACKET_BYTES + 64 * 1024];
 static uint8_t chunk_buffer[MAX_CHUNK_BYTES];
 static chunk_packet_t parsed;
 
-static int next_byte(input_t *in) { return in->at < in->size ? in->data[in->at++] : 0; }
-static int next_le16(input_t *in) { int lo = next_byte(in); return lo | next_byte(in) << 8; }
 
 static void push(queue_t *q, const uint8_t *packet, int bytes)
 {
@@ -252,12 +238,11 @@ static int mutate(const queue_t *q, int index, int bit, int fix_crc)
 
 static uint8_t injected[64 * 1024];
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Resets the state by hand: the queues are big and only their counts matter. */
+static void reset_state(void)
 {
-    input_t in = {data, size, 0};
     if (!pattern[1])
         for (size_t i = 0; i < sizeof pattern; i++) pattern[i] = (uint8_t)(i * 31 + (i >> 8) + 1);
-    /* Reset by hand: the queues are big and only their counts matter. */
     st.a.head = st.a.count = st.b.head = st.b.count = 0;
     st.now = 0;
     st.in_receiver_update = 0;
@@ -267,18 +252,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     st.tainted = 0;
     st.work = 0;
     st.queued = st.popped = 0;
+}
 
-    int config = next_byte(&in);
+/* The wire, sender and receiver configurations the input's first two bytes
+ * choose, and the endpoints made from them. Returns the largest chunk. */
+static int create_endpoints(input_t *in)
+{
+    int config = next_byte(in);
     chunk_wire_default_config(&st.wire);
     if ((config & 3) == 1) st.wire.max_slices = 32;
     if ((config & 3) == 2) {
-        st.wire.slice_size = 1 + next_byte(&in) % 64;
-        st.wire.max_slices = 1 + next_byte(&in) % 64;
+        st.wire.slice_size = 1 + next_byte(in) % 64;
+        st.wire.max_slices = 1 + next_byte(in) % 64;
     }
     st.check_amplification = (config & 3) != 2;
     static const double intervals[4] = {0.1, 0.05, 0, 0.3};
     st.ack_interval = intervals[(config >> 5) & 3];
-    int id_byte = next_byte(&in);
+    int id_byte = next_byte(in);
     st.first_id = (uint16_t)((id_byte & 0x80) ? 65532 + (id_byte & 3) : (id_byte & 3) * 100);
     int capacity = st.wire.slice_size * st.wire.max_slices;
 
@@ -304,124 +294,138 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     st.sender = chunk_sender_create(&sc);
     st.receiver = chunk_receiver_create(&rc);
     REQUIRE(st.sender && st.receiver);
+    return capacity;
+}
 
-    while (in.at < in.size && st.work < WORK_LIMIT) {
-        int op = next_byte(&in) % 13;
-        switch (op) {
-        case 0: {
-            int b = next_byte(&in);
-            st.now += b == 255 ? 5.0 : b * 0.001;
-            update_both();
-            break;
-        }
-        case 1:
-            if (st.a.count) {
-                to_receiver(st.a.data[st.a.head], st.a.bytes[st.a.head], 0);
-                pop_front(&st.a);
-            }
-            break;
-        case 2: pop_front(&st.a); break;
-        case 3: {
-            int b = next_byte(&in);
-            if (st.a.count) {
-                int slot = (st.a.head + b % st.a.count) % QUEUE_CAPACITY;
-                to_receiver(st.a.data[slot], st.a.bytes[slot], 0);
-            }
-            break;
-        }
-        case 4:
-            if (st.b.count) {
-                to_sender(st.b.data[st.b.head], st.b.bytes[st.b.head]);
-                pop_front(&st.b);
-            }
-            break;
-        case 5: pop_front(&st.b); break;
-        case 6: {
-            int b = next_byte(&in);
-            if (st.b.count) {
-                int slot = (st.b.head + b % st.b.count) % QUEUE_CAPACITY;
-                to_sender(st.b.data[slot], st.b.bytes[slot]);
-            }
-            break;
-        }
-        case 7: {
-            int flags = next_byte(&in);
-            int length = next_le16(&in);
-            int n = 0;
-            while (n < length && in.at < in.size) injected[n++] = data[in.at++];
-            if ((flags & 1) && n >= 4) {
-                uint32_t crc = p2_packet_crc(st.wire.protocol_id, injected, n);
-                for (int i = 0; i < 4; i++) injected[i] = (uint8_t)(crc >> (8 * i));
-            }
-            /* Exactly n bytes on the heap, so ASan sees a read past the end. */
-            uint8_t *copy = malloc(n ? (size_t)n : 1);
-            REQUIRE(copy);
-            memcpy(copy, injected, (size_t)n);
-            if (flags & 2) {
-                chunk_sender_receive_packet(st.sender, st.now, copy, n);
-            } else {
-                if (chunk_read_packet(&st.wire, copy, n, &parsed) == CHUNK_READ_OK &&
-                    parsed.type == CHUNK_PACKET_SLICE)
-                    st.tainted = 1;
-                st.bytes_to_receiver += (uint64_t)n;
-                chunk_receiver_receive_packet(st.receiver, st.now, copy, n);
-                st.completed_seen = chunk_receiver_counters(st.receiver)[CHUNK_RECEIVER_COUNTER_CHUNKS_COMPLETED];
-                check_receiver_counters();
-            }
-            free(copy);
-            break;
-        }
-        case 8:
-        case 9: {
-            queue_t *q = op == 8 ? &st.a : &st.b;
-            int index = next_byte(&in), bit = next_le16(&in), flags = next_byte(&in);
-            if (!q->count) break;
-            int bytes = mutate(q, index, bit, flags & 1);
-            static uint8_t copy[CHUNK_MAX_PACKET_BYTES];
-            memcpy(copy, scratch, (size_t)bytes);
-            if (op == 8)
-                to_receiver(copy, bytes, 1);
-            else
-                to_sender(copy, bytes);
-            break;
-        }
-        case 10: {
-            /* Mostly up to 64 KiB: chunks of 256 KiB cost 1000 times more
-             * executions per second and find little that 64 slices do not. */
-            int lo = next_le16(&in), hi = next_byte(&in);
-            int chunk_size = 1 + (lo | ((hi & 0xf0) == 0xf0 ? (hi & 3) << 16 : 0)) % capacity;
-            int seed = next_byte(&in);
-            if (st.queued == MAX_CHUNKS) break;
-            st.seeds[st.queued] = (uint8_t)seed;
-            if (chunk_sender_queue_chunk(st.sender, pattern + offset(st.queued), chunk_size) == 0) {
-                st.sizes[st.queued] = chunk_size;
-                st.queued++;
-            }
-            break;
-        }
-        case 11: pop_all(); break;
-        case 12: {
-            int rounds = next_byte(&in);
-            for (int r = 0; r < rounds && st.work < WORK_LIMIT; r++) {
-                while (st.a.count) {
-                    /* Copy first: delivering may make the receiver ack, which
-                     * does not touch A, but keep the rule simple. */
-                    to_receiver(st.a.data[st.a.head], st.a.bytes[st.a.head], 0);
-                    pop_front(&st.a);
-                }
-                update_both();
-                while (st.b.count) {
-                    to_sender(st.b.data[st.b.head], st.b.bytes[st.b.head]);
-                    pop_front(&st.b);
-                }
-                st.now += 0.01;
-                update_both();
-                pop_all();
-            }
-            break;
-        }
-        }
+/* Delivers queue entry b (modulo its length) of A to the receiver or of B
+ * to the sender, leaving it queued: a duplicate. */
+static void deliver_copy(queue_t *q, int b)
+{
+    if (!q->count) return;
+    int slot = (q->head + b % q->count) % QUEUE_CAPACITY;
+    if (q == &st.a) to_receiver(q->data[slot], q->bytes[slot], 0);
+    else to_sender(q->data[slot], q->bytes[slot]);
+}
+
+/* A datagram of the input's own bytes, to the sender or the receiver. */
+static void inject(input_t *in)
+{
+    int flags = next_byte(in);
+    int length = next_le16(in);
+    int n = 0;
+    while (n < length && in->at < in->size) injected[n++] = in->data[in->at++];
+    if ((flags & 1) && n >= 4) {
+        uint32_t crc = p2_packet_crc(st.wire.protocol_id, injected, n);
+        for (int i = 0; i < 4; i++) injected[i] = (uint8_t)(crc >> (8 * i));
     }
+    /* Exactly n bytes on the heap, so ASan sees a read past the end. */
+    uint8_t *copy = malloc(n ? (size_t)n : 1);
+    REQUIRE(copy);
+    memcpy(copy, injected, (size_t)n);
+    if (flags & 2) {
+        chunk_sender_receive_packet(st.sender, st.now, copy, n);
+    } else {
+        if (chunk_read_packet(&st.wire, copy, n, &parsed) == CHUNK_READ_OK && parsed.type == CHUNK_PACKET_SLICE)
+            st.tainted = 1;
+        st.bytes_to_receiver += (uint64_t)n;
+        chunk_receiver_receive_packet(st.receiver, st.now, copy, n);
+        st.completed_seen = chunk_receiver_counters(st.receiver)[CHUNK_RECEIVER_COUNTER_CHUNKS_COMPLETED];
+        check_receiver_counters();
+    }
+    free(copy);
+}
+
+/* A queued datagram with one bit flipped, to the receiver (A's) or the sender (B's). */
+static void deliver_mutated(input_t *in, queue_t *q)
+{
+    int index = next_byte(in), bit = next_le16(in), flags = next_byte(in);
+    if (!q->count) return;
+    int bytes = mutate(q, index, bit, flags & 1);
+    static uint8_t copy[CHUNK_MAX_PACKET_BYTES];
+    memcpy(copy, scratch, (size_t)bytes);
+    if (q == &st.a) to_receiver(copy, bytes, 1);
+    else to_sender(copy, bytes);
+}
+
+/* Queues a chunk of the pattern, of the size the input says. */
+static void queue_chunk(input_t *in, int capacity)
+{
+    /* Mostly up to 64 KiB: chunks of 256 KiB cost 1000 times more
+     * executions per second and find little that 64 slices do not. */
+    int lo = next_le16(in), hi = next_byte(in);
+    int chunk_size = 1 + (lo | ((hi & 0xf0) == 0xf0 ? (hi & 3) << 16 : 0)) % capacity;
+    int seed = next_byte(in);
+    if (st.queued == MAX_CHUNKS) return;
+    st.seeds[st.queued] = (uint8_t)seed;
+    if (chunk_sender_queue_chunk(st.sender, pattern + offset(st.queued), chunk_size) == 0) {
+        st.sizes[st.queued] = chunk_size;
+        st.queued++;
+    }
+}
+
+/* Rounds of a perfect network: everything queued delivered, 10 ms apart. */
+static void run_rounds(input_t *in)
+{
+    int rounds = next_byte(in);
+    for (int r = 0; r < rounds && st.work < WORK_LIMIT; r++) {
+        while (st.a.count) {
+            /* Copy first: delivering may make the receiver ack, which
+             * does not touch A, but keep the rule simple. */
+            to_receiver(st.a.data[st.a.head], st.a.bytes[st.a.head], 0);
+            pop_front(&st.a);
+        }
+        update_both();
+        while (st.b.count) {
+            to_sender(st.b.data[st.b.head], st.b.bytes[st.b.head]);
+            pop_front(&st.b);
+        }
+        st.now += 0.01;
+        update_both();
+        pop_all();
+    }
+}
+
+/* One operation the input chooses. */
+static void step(input_t *in, int op, int capacity)
+{
+    switch (op) {
+    case 0: {
+        int b = next_byte(in);
+        st.now += b == 255 ? 5.0 : b * 0.001;
+        update_both();
+        break;
+    }
+    case 1:
+        if (st.a.count) {
+            to_receiver(st.a.data[st.a.head], st.a.bytes[st.a.head], 0);
+            pop_front(&st.a);
+        }
+        break;
+    case 2: pop_front(&st.a); break;
+    case 3: deliver_copy(&st.a, next_byte(in)); break;
+    case 4:
+        if (st.b.count) {
+            to_sender(st.b.data[st.b.head], st.b.bytes[st.b.head]);
+            pop_front(&st.b);
+        }
+        break;
+    case 5: pop_front(&st.b); break;
+    case 6: deliver_copy(&st.b, next_byte(in)); break;
+    case 7: inject(in); break;
+    case 8: deliver_mutated(in, &st.a); break;
+    case 9: deliver_mutated(in, &st.b); break;
+    case 10: queue_chunk(in, capacity); break;
+    case 11: pop_all(); break;
+    case 12: run_rounds(in); break;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    input_t in = {data, size, 0};
+    reset_state();
+    int capacity = create_endpoints(&in);
+    while (in.at < in.size && st.work < WORK_LIMIT) step(&in, next_byte(&in) % 13, capacity);
     pop_all();
     chunk_sender_destroy(st.sender);
     chunk_receiver_destroy(st.receiver);

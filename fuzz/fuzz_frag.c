@@ -40,22 +40,10 @@
 
 #include "frag.h"
 #include "protocol2.h"
-
-#define REQUIRE(cond)                                                                      \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "fuzz_frag: %s:%d: broken: %s\n", __FILE__, __LINE__, #cond);  \
-            abort();                                                                       \
-        }                                                                                  \
-    } while (0)
+#include "harness.h"
 
 /* Datagrams per input, at most: a 255-fragment packet sent twice is 510. */
 enum { WORK_LIMIT = 20000 };
-
-typedef struct input_t {
-    const uint8_t *data;
-    size_t size, at;
-} input_t;
 
 static struct {
     frag_wire_config_t wire;
@@ -69,8 +57,6 @@ static uint8_t datagram[2048];
 static uint8_t packet_data[FRAG_MAX_PACKET_BYTES];
 static frag_test_packet_t test_packet;
 
-static int next_byte(input_t *in) { return in->at < in->size ? in->data[in->at++] : 0; }
-static int next_le16(input_t *in) { int lo = next_byte(in); return lo | next_byte(in) << 8; }
 
 static uint8_t pattern_table[256 * FRAG_FRAGMENT_SIZE + 1100 + 1024]; /* fragment id 255, 1099 bytes, sequence % 1024 */
 

@@ -35,6 +35,7 @@
 
 #include "netcode.h"
 #include "util.h"
+#include "harness.h"
 
 #define QUEUE 64
 #define PROTOCOL 0x1122334455667788ull
@@ -110,30 +111,41 @@ static void pop(queue_t *q, int index)
     q->count--;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    size_t pos = 0;
-#define BYTE() (pos < size ? data[pos++] : 0)
-    uint8_t config = BYTE();
-    static netcode_packet_t packet;
-    /* Arbitrary bytes as a token and as a request. */
-    if (size - pos >= NETCODE_CONNECT_TOKEN_BYTES) {
-        netcode_connect_token_t t;
-        netcode_read_connect_token(data + pos, NETCODE_CONNECT_TOKEN_BYTES, &t);
-        netcode_private_token_t p;
-        netcode_read_private_token(data + pos, &p);
-    }
-    if (size - pos >= NETCODE_REQUEST_PACKET_BYTES)
-        netcode_read_request_packet(data + pos, NETCODE_REQUEST_PACKET_BYTES, PROTOCOL, 0, data + pos, &packet);
 
+/* A client and a server joined by queue_a (client to server) and queue_b. */
+typedef struct session_t {
+    netcode_client_t *client;
+    netcode_server_t *server;
+    cs_rng_t rng; /* the key's, the token's and the server's */
+    double now;
+} session_t;
+
+/* Arbitrary bytes as a token and as a request. */
+static void read_raw(const input_t *in)
+{
+    static netcode_packet_t packet;
+    const uint8_t *at = in->data + in->at;
+    if (in->size - in->at >= NETCODE_CONNECT_TOKEN_BYTES) {
+        netcode_connect_token_t t;
+        netcode_read_connect_token(at, NETCODE_CONNECT_TOKEN_BYTES, &t);
+        netcode_private_token_t p;
+        netcode_read_private_token(at, &p);
+    }
+    if (in->size - in->at >= NETCODE_REQUEST_PACKET_BYTES)
+        netcode_read_request_packet(at, NETCODE_REQUEST_PACKET_BYTES, PROTOCOL, 0, at, &packet);
+}
+
+/* The server (config: bit 0 one slot, bit 2 another protocol id) and a
+ * client connecting with a token (bit 1: a 1 s timeout). */
+static void create_session(session_t *s, uint8_t config)
+{
     queue_a.count = queue_b.count = 0;
     netcode_address_ipv4(&client_address, 10, 0, 0, 1, 50000);
     netcode_address_ipv4(&server_address, 10, 0, 0, 2, 40000);
     netcode_address_ipv4(&stranger, 10, 0, 0, 3, 1);
-    cs_rng_t rng;
-    cs_rng_seed(&rng, 5);
+    cs_rng_seed(&s->rng, 5);
     uint8_t key[32];
-    seeded(&rng, key, sizeof key);
+    seeded(&s->rng, key, sizeof key);
 
     netcode_server_config_t sc;
     netcode_server_default_config(&sc);
@@ -143,92 +155,108 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sc.max_clients = config & 1 ? 1 : 4;
     sc.unix_epoch = 1e9;
     sc.random = seeded;
-    sc.random_context = &rng;
+    sc.random_context = &s->rng;
     sc.send = on_send;
     sc.context = &queue_b;
-    netcode_server_t *server = netcode_server_create(&sc, 0);
+    s->server = netcode_server_create(&sc, 0);
     netcode_client_config_t cc = {1e9, on_send, NULL, NULL, &queue_a};
-    netcode_client_t *client = netcode_client_create(&cc);
-    if (!server || !client) abort();
+    s->client = netcode_client_create(&cc);
+    if (!s->server || !s->client) abort();
 
     netcode_token_params_t p;
-    memset(&p, 0, sizeof p);
-    p.protocol_id = PROTOCOL;
-    p.client_id = 1;
-    p.create_timestamp = 1000000000;
-    p.expire_seconds = 30;
+    netcode_token_params_init(&p, PROTOCOL, 1, 1000000000, &server_address);
     p.timeout_seconds = config & 2 ? 1 : 5;
-    p.num_servers = 1;
-    p.public_servers[0] = p.internal_servers[0] = server_address;
     uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
-    netcode_generate_connect_token(&p, key, seeded, &rng, token, NULL);
-    double now = 0;
-    netcode_client_connect(client, now, token, sizeof token);
+    netcode_generate_connect_token(&p, key, seeded, &s->rng, token, NULL);
+    s->now = 0;
+    netcode_client_connect(s->client, s->now, token, sizeof token);
+}
 
+/* A datagram of queue q reaches the other end: queue_a's the server, queue_b's the client. */
+static void receive(session_t *s, const queue_t *q, const uint8_t *data, int bytes)
+{
+    if (q == &queue_b) netcode_client_receive_packet(s->client, s->now, &server_address, data, bytes);
+    else netcode_server_receive_packet(s->server, s->now, &client_address, data, bytes);
+}
+
+/* Ops 1-3 (queue_a) and 4-6 (queue_b): deliver the first datagram, lose it,
+ * or deliver a copy of one the input picks. */
+static void take(session_t *s, input_t *in, queue_t *q, int kind)
+{
+    int index = kind == 2 ? next_byte(in) % (q->count ? q->count : 1) : 0;
+    if (!q->count) return;
+    if (kind != 1) receive(s, q, q->items[index].data, q->items[index].bytes);
+    if (kind != 2) pop(q, 0);
+}
+
+/* Op 7: bytes of the input as a datagram from the server, the client or a stranger. */
+static void inject(session_t *s, input_t *in)
+{
     static uint8_t buffer[2048];
-    int ops = 0;
-    while (pos < size && ops++ < 4000) {
-        uint8_t op = BYTE() % 10;
-        switch (op) {
-        case 0:
-            now += BYTE() / 1000.0;
-            netcode_client_update(client, now);
-            netcode_server_update(server, now);
-            break;
-        case 1:
-        case 2:
-        case 3: {
-            int index = op == 3 ? BYTE() % (queue_a.count ? queue_a.count : 1) : 0;
-            if (!queue_a.count) break;
-            if (op != 2) netcode_server_receive_packet(server, now, &client_address, queue_a.items[index].data, queue_a.items[index].bytes);
-            if (op != 3) pop(&queue_a, 0);
-            break;
-        }
-        case 4:
-        case 5:
-        case 6: {
-            int index = op == 6 ? BYTE() % (queue_b.count ? queue_b.count : 1) : 0;
-            if (!queue_b.count) break;
-            if (op != 5) netcode_client_receive_packet(client, now, &server_address, queue_b.items[index].data, queue_b.items[index].bytes);
-            if (op != 6) pop(&queue_b, 0);
-            break;
-        }
-        case 7: {
-            uint8_t flags = BYTE();
-            int length = BYTE();
-            length |= BYTE() << 8;
-            if (length > 1400) length = 1400;
-            for (int i = 0; i < length; i++) buffer[i] = BYTE();
-            const netcode_address_t *from = flags & 2 ? &stranger : flags & 1 ? &server_address : &client_address;
-            if (flags & 1) netcode_client_receive_packet(client, now, from, buffer, length);
-            else netcode_server_receive_packet(server, now, from, buffer, length);
-            break;
-        }
-        case 8: {
-            uint8_t b = BYTE();
-            int bit = BYTE();
-            bit |= BYTE() << 8;
-            queue_t *q = b & 0x80 ? &queue_b : &queue_a;
-            if (!q->count) break;
-            datagram_t d = q->items[(b & 0x7f) % q->count];
-            bit %= d.bytes * 8;
-            d.data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-            if (q == &queue_b) netcode_client_receive_packet(client, now, &server_address, d.data, d.bytes);
-            else netcode_server_receive_packet(server, now, &client_address, d.data, d.bytes);
-            break;
-        }
-        case 9: {
-            uint8_t b = BYTE();
-            uint8_t payload[256];
-            memset(payload, b, sizeof payload);
-            netcode_client_send_payload(client, now, payload, b + 1);
-            netcode_server_send_payload(server, now, b & 3, payload, b + 1);
-            break;
-        }
-        }
-        check_counters(client, server);
+    uint8_t flags = next_byte(in);
+    int length = next_byte(in);
+    length |= next_byte(in) << 8;
+    if (length > 1400) length = 1400;
+    for (int i = 0; i < length; i++) buffer[i] = next_byte(in);
+    const netcode_address_t *from = flags & 2 ? &stranger : flags & 1 ? &server_address : &client_address;
+    if (flags & 1) netcode_client_receive_packet(s->client, s->now, from, buffer, length);
+    else netcode_server_receive_packet(s->server, s->now, from, buffer, length);
+}
+
+/* Op 8: a queued datagram with one bit flipped. */
+static void flip(session_t *s, input_t *in)
+{
+    uint8_t b = next_byte(in);
+    int bit = next_byte(in);
+    bit |= next_byte(in) << 8;
+    queue_t *q = b & 0x80 ? &queue_b : &queue_a;
+    if (!q->count) return;
+    datagram_t d = q->items[(b & 0x7f) % q->count];
+    bit %= d.bytes * 8;
+    d.data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    receive(s, q, d.data, d.bytes);
+}
+
+static void step(session_t *s, input_t *in)
+{
+    uint8_t op = next_byte(in) % 10;
+    switch (op) {
+    case 0:
+        s->now += next_byte(in) / 1000.0;
+        netcode_client_update(s->client, s->now);
+        netcode_server_update(s->server, s->now);
+        break;
+    case 1:
+    case 2:
+    case 3: take(s, in, &queue_a, op - 1); break;
+    case 4:
+    case 5:
+    case 6: take(s, in, &queue_b, op - 4); break;
+    case 7: inject(s, in); break;
+    case 8: flip(s, in); break;
+    case 9: {
+        uint8_t b = next_byte(in);
+        uint8_t payload[256];
+        memset(payload, b, sizeof payload);
+        netcode_client_send_payload(s->client, s->now, payload, b + 1);
+        netcode_server_send_payload(s->server, s->now, b & 3, payload, b + 1);
+        break;
     }
-    netcode_client_destroy(client);
-    netcode_server_destroy(server);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    input_t in = {data, size, 0};
+    uint8_t config = next_byte(&in);
+    read_raw(&in);
+    static session_t s;
+    create_session(&s, config);
+    for (int ops = 0; in.at < in.size && ops++ < 4000;) {
+        step(&s, &in);
+        check_counters(s.client, s.server);
+    }
+    netcode_client_destroy(s.client);
+    netcode_server_destroy(s.server);
     return 0;
 }

@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "netgame.h"
+#include "harness.h"
 
 #define QUEUE_MAX 64
 #define MODEL_MAX 4096
@@ -56,14 +57,6 @@
 /* Updates per input at most (about 100 s at the example's 30 a second): keeps
  * an input fast, still past a 10-s timeout and several mode switches. */
 #define UPDATE_BUDGET 3000
-
-#define REQUIRE(cond)                                                                     \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            fprintf(stderr, "fuzz_netgame: %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-            abort();                                                                      \
-        }                                                                                 \
-    } while (0)
 
 typedef struct datagram_t {
     uint8_t *data;
@@ -262,24 +255,13 @@ static void check_counts(void)
     }
 }
 
-typedef struct reader_t {
-    const uint8_t *data;
-    size_t size, pos;
-} reader_t;
-
-static uint8_t next_byte(reader_t *r) { return r->pos < r->size ? r->data[r->pos++] : 0; }
-static int next_le16(reader_t *r)
-{
-    int lo = next_byte(r);
-    return lo | next_byte(r) << 8;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     memset(&h, 0, sizeof h);
     h.current_index = -1;
     trace = getenv("NETGAME_FUZZ_TRACE") != NULL;
-    reader_t r = {data, size, 0};
+    input_t r = {data, size, 0};
     uint8_t config_byte = next_byte(&r);
     static const uint32_t maxes[4] = {0xFFFFFFFFu, 31, 255, 65535};
     static const int payloads[4] = {0, 4, 32, 300};
@@ -307,7 +289,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     static uint8_t buffer[INJECT_MAX + NETGAME_MAX_PACKET_BYTES];
     int ops = 0;
-    while (r.pos < r.size && ops++ < 5000) {
+    while (r.at < r.size && ops++ < 5000) {
         uint8_t op = next_byte(&r) % 12;
         switch (op) {
         case 0: {

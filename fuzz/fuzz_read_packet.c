@@ -25,16 +25,9 @@
 #include <string.h>
 
 #include "chunk.h"
+#include "harness.h"
 
 /* Fails the run loudly: libFuzzer saves the input that got here. */
-#define REQUIRE(cond)                                                                            \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            fprintf(stderr, "fuzz_read_packet: %s:%d: broken: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                             \
-        }                                                                                        \
-    } while (0)
-
 static chunk_packet_t packet; /* static: an ack holds 1024 flags */
 static uint8_t rewritten[CHUNK_MAX_PACKET_BYTES];
 

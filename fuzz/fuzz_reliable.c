@@ -30,16 +30,9 @@
 #include <string.h>
 
 #include "reliable.h"
+#include "harness.h"
 
 #define QUEUE_MAX 64
-
-#define REQUIRE(cond)                                                                  \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "fuzz_reliable: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                   \
-        }                                                                              \
-    } while (0)
 
 typedef struct dgram_t {
     uint8_t *data;
@@ -118,16 +111,11 @@ static void check_codec(const uint8_t *data, size_t size)
     if (rl_header_read(data, (int)size, &r, NULL) > 0) (void)rl_header_is_canonical(data, (int)size);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+
+/* Both endpoints, configured by the config byte (see the top). */
+static void create_endpoints(state_t *s, uint8_t config)
 {
-    static state_t s;
     static ctx_t ctx[2];
-    static uint8_t payload[256 * 37 + 1];
-    size_t at = 0;
-#define BYTE() (at < size ? data[at++] : 0)
-    check_codec(data, size);
-    memset(&s, 0, sizeof s);
-    uint8_t config = BYTE();
     static const int sizes[4] = {1024, 16, 100, 1}, counts[4] = {16, 1, 4, 256};
     for (int i = 0; i < 2; i++) {
         rl_config_t c;
@@ -141,77 +129,102 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         c.send = on_send;
         c.acked = on_acked;
         c.lost = on_lost;
-        ctx[i] = (ctx_t){&s, i};
+        ctx[i] = (ctx_t){s, i};
         c.context = &ctx[i];
-        s.e[i] = rl_endpoint_create(&c, 0);
-        REQUIRE(s.e[i]);
+        s->e[i] = rl_endpoint_create(&c, 0);
+        REQUIRE(s->e[i]);
     }
+}
+
+/* Hands the endpoint on side `to` a copy of bytes of exactly that length (so that ASan sees a read past it). */
+static void receive_copy(state_t *s, int to, const uint8_t *bytes, int n)
+{
+    uint8_t *copy = malloc((size_t)n);
+    memcpy(copy, bytes, (size_t)n);
+    rl_endpoint_receive(s->e[to], copy, n);
+    free(copy);
+}
+
+/* Op 5: a copy of queue[q][c] with one bit flipped, to the other side. */
+static void deliver_mutated(state_t *s, input_t *in, int q)
+{
+    uint8_t c = next_byte(in), lo = next_byte(in), hi = next_byte(in);
+    if (!s->count[q]) return;
+    dgram_t *d = &s->queue[q][c % s->count[q]];
+    uint8_t *copy = malloc((size_t)d->bytes);
+    memcpy(copy, d->data, (size_t)d->bytes);
+    int bit = (lo | hi << 8) % (d->bytes * 8);
+    copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    rl_endpoint_receive(s->e[1 - q], copy, d->bytes);
+    free(copy);
+}
+
+/* Op 6: up to 1100 bytes of the input to side q. */
+static void inject(state_t *s, input_t *in, int q)
+{
+    uint8_t lo = next_byte(in), hi = next_byte(in);
+    int n = (lo | hi << 8) % 1101;
+    if (n > (int)(in->size - in->at)) n = (int)(in->size - in->at);
+    if (n <= 0) return;
+    receive_copy(s, q, in->data + in->at, n);
+    in->at += (size_t)n;
+}
+
+/* One operation (see the top) at *now. */
+static void step(state_t *s, input_t *in, double *now)
+{
+    static uint8_t payload[256 * 37 + 1];
+    uint8_t op = next_byte(in), b = next_byte(in);
+    int q = b & 1;
+    switch (op % 8) {
+    case 0:
+        *now += b * 0.001;
+        rl_endpoint_update(s->e[0], *now);
+        rl_endpoint_update(s->e[1], *now);
+        break;
+    case 1:
+        for (int i = 0; i < b * 37; i++) payload[i] = (uint8_t)(i + b);
+        rl_endpoint_send(s->e[q], payload, b * 37);
+        break;
+    case 2:
+        if (s->count[q]) {
+            rl_endpoint_receive(s->e[1 - q], s->queue[q][0].data, s->queue[q][0].bytes);
+            pop(s, q, 0);
+        }
+        break;
+    case 3:
+        if (s->count[q]) pop(s, q, 0);
+        break;
+    case 4: {
+        uint8_t c = next_byte(in);
+        if (s->count[q]) {
+            dgram_t *d = &s->queue[q][c % s->count[q]];
+            rl_endpoint_receive(s->e[1 - q], d->data, d->bytes);
+        }
+        break;
+    }
+    case 5: deliver_mutated(s, in, q); break;
+    case 6: inject(s, in, q); break;
+    default:
+        for (int side = 0; side < 2; side++)
+            while (s->count[side]) {
+                rl_endpoint_receive(s->e[1 - side], s->queue[side][0].data, s->queue[side][0].bytes);
+                pop(s, side, 0);
+            }
+        break;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static state_t s;
+    input_t in = {data, size, 0};
+    check_codec(data, size);
+    memset(&s, 0, sizeof s);
+    create_endpoints(&s, next_byte(&in));
     double now = 0;
-    int ops = 0;
-    while (at < size && ops++ < 4000) {
-        uint8_t op = BYTE(), b = BYTE();
-        int q = b & 1;
-        switch (op % 8) {
-        case 0:
-            now += b * 0.001;
-            rl_endpoint_update(s.e[0], now);
-            rl_endpoint_update(s.e[1], now);
-            break;
-        case 1:
-            for (int i = 0; i < b * 37; i++) payload[i] = (uint8_t)(i + b);
-            rl_endpoint_send(s.e[q], payload, b * 37);
-            break;
-        case 2:
-            if (s.count[q]) {
-                rl_endpoint_receive(s.e[1 - q], s.queue[q][0].data, s.queue[q][0].bytes);
-                pop(&s, q, 0);
-            }
-            break;
-        case 3:
-            if (s.count[q]) pop(&s, q, 0);
-            break;
-        case 4: {
-            uint8_t c = BYTE();
-            if (s.count[q]) {
-                dgram_t *d = &s.queue[q][c % s.count[q]];
-                rl_endpoint_receive(s.e[1 - q], d->data, d->bytes);
-            }
-            break;
-        }
-        case 5: {
-            uint8_t c = BYTE(), lo = BYTE(), hi = BYTE();
-            if (s.count[q]) {
-                dgram_t *d = &s.queue[q][c % s.count[q]];
-                uint8_t *copy = malloc((size_t)d->bytes);
-                memcpy(copy, d->data, (size_t)d->bytes);
-                int bit = (lo | hi << 8) % (d->bytes * 8);
-                copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-                rl_endpoint_receive(s.e[1 - q], copy, d->bytes);
-                free(copy);
-            }
-            break;
-        }
-        case 6: {
-            uint8_t lo = BYTE(), hi = BYTE();
-            int n = (lo | hi << 8) % 1101;
-            if (n > (int)(size - at)) n = (int)(size - at);
-            if (n > 0) {
-                uint8_t *copy = malloc((size_t)n);
-                memcpy(copy, data + at, (size_t)n);
-                rl_endpoint_receive(s.e[q], copy, n);
-                free(copy);
-                at += (size_t)n;
-            }
-            break;
-        }
-        default:
-            for (int side = 0; side < 2; side++)
-                while (s.count[side]) {
-                    rl_endpoint_receive(s.e[1 - side], s.queue[side][0].data, s.queue[side][0].bytes);
-                    pop(&s, side, 0);
-                }
-            break;
-        }
+    for (int ops = 0; in.at < in.size && ops++ < 4000;) {
+        step(&s, &in, &now);
         for (int i = 0; i < 2; i++) REQUIRE(s.acked[i] + s.lost[i] <= s.sent[i]);
     }
     for (int i = 0; i < 2; i++) {

@@ -19,14 +19,7 @@
 #include <string.h>
 
 #include "yojimbo.h"
-
-#define REQUIRE(cond)                                                                 \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "fuzz_yojimbo: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                  \
-        }                                                                             \
-    } while (0)
+#include "harness.h"
 
 static const char *const layouts[] = {"ro,ro", "uu", "ro:100:10:3,uu:50:7:2,ro", "ro:1:1:1"};
 

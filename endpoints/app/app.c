@@ -258,6 +258,14 @@ void app_print_counters(const uint64_t *counters, int count, const char *(*name)
     fputc('\n', stderr);
 }
 
+void app_print_nonzero_counters(FILE *out, const uint64_t *counters, int count, const char *(*name)(int))
+{
+    int shown = 0;
+    for (int i = 0; i < count; i++)
+        if (counters[i]) fprintf(out, "%s %s %llu", shown++ ? "," : "", name(i), (unsigned long long)counters[i]);
+    fputc('\n', out);
+}
+
 void app_capture_print(const app_capture_t *capture)
 {
     if (capture->path)

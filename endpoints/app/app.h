@@ -7,6 +7,7 @@
 #define APP_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "pcapout.h"
@@ -177,6 +178,9 @@ void app_progress_finish(int progress_shown);
 /* Prints ", "-separated "NAME VALUE" pairs of count counters and a newline,
  * each pair after a space (the caller prints what goes before). */
 void app_print_counters(const uint64_t *counters, int count, const char *(*name)(int));
+
+/* The same on out for the non-zero counters alone. */
+void app_print_nonzero_counters(FILE *out, const uint64_t *counters, int count, const char *(*name)(int));
 
 
 

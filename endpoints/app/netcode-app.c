@@ -178,14 +178,6 @@ void netcode_app_link_check_payload(netcode_app_link_t *link, const uint8_t *pay
     else link->payloads_bad++;
 }
 
-void netcode_app_print_counters(FILE *out, const uint64_t *counters, int count, const char *(*name)(int))
-{
-    int shown = 0;
-    for (int i = 0; i < count; i++)
-        if (counters[i]) fprintf(out, "%s %s %llu", shown++ ? "," : "", name(i), (unsigned long long)counters[i]);
-    fprintf(out, "\n");
-}
-
 void netcode_app_link_print_summary(const netcode_app_link_t *link, uint64_t payloads_sent,
                                     uint64_t payloads_received, const uint64_t *counters, int count,
                                     const char *(*name)(int))
@@ -194,7 +186,7 @@ void netcode_app_link_print_summary(const netcode_app_link_t *link, uint64_t pay
             (unsigned long long)payloads_sent, (unsigned long long)payloads_received,
             (unsigned long long)link->payloads_ok, (unsigned long long)link->payloads_bad);
     fprintf(stderr, "  counters:");
-    netcode_app_print_counters(stderr, counters, count, name);
+    app_print_nonzero_counters(stderr, counters, count, name);
     fprintf(stderr, "  datagrams: %llu sent, %llu received, %llu send errors\n", (unsigned long long)link->datagrams_sent,
             (unsigned long long)link->datagrams_received, (unsigned long long)link->send_errors);
     app_capture_print(&link->capture);

@@ -71,9 +71,6 @@ int netcode_app_link_receive(netcode_app_link_t *link, const char *program, netc
 /* Counts a payload received in payloads_ok or payloads_bad. */
 void netcode_app_link_check_payload(netcode_app_link_t *link, const uint8_t *payload, int bytes);
 
-/* Prints the non-zero counters as ", "-separated " NAME VALUE" pairs, and a newline. */
-void netcode_app_print_counters(FILE *out, const uint64_t *counters, int count, const char *(*name)(int));
-
 /* The summary's lines after the first, on stderr: payloads sent and
  * received (with and without the test pattern), the endpoint's non-zero
  * counters, the datagrams, and the pcap. */

@@ -4,6 +4,7 @@
 #include "simprog.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ void simprog_init(simprog_t *sp, const char *program, const char *side_a, const 
     sp->tick = 0.001;
     pcapout_addr_ipv4(&sp->addr[SIMPROG_SIDE_A], 10, 0, 0, 1, port_a);
     pcapout_addr_ipv4(&sp->addr[SIMPROG_SIDE_B], 10, 0, 0, 2, port_b);
+    snprintf(sp->host[SIMPROG_SIDE_A], sizeof sp->host[0], "10.0.0.1:%u", (unsigned)port_a);
+    snprintf(sp->host[SIMPROG_SIDE_B], sizeof sp->host[0], "10.0.0.2:%u", (unsigned)port_b);
 }
 
 /* getopt_long values of the common options. */
@@ -165,6 +168,30 @@ uint32_t simprog_record(simprog_t *sp, int side, int link, double now, const uin
     return ++sp->frames;
 }
 
+int simprog_send(simprog_t *sp, int link, double at, const uint8_t *packet, int bytes)
+{
+    const uint64_t *c = netsim_counters(sp->netsim, link);
+    uint64_t before[NETSIM_COUNTER_COUNT];
+    memcpy(before, c, sizeof before);
+    netsim_send(sp->netsim, link, at, packet, bytes);
+    static const struct {
+        int counter, fate;
+    } order[] = {
+        {NETSIM_COUNTER_FAULT_DROPPED, SIMPROG_FATE_FAULT_DROPPED}, {NETSIM_COUNTER_LOST, SIMPROG_FATE_LOST},
+        {NETSIM_COUNTER_QUEUE_DROPPED, SIMPROG_FATE_QUEUE_DROPPED}, {NETSIM_COUNTER_DUPLICATED, SIMPROG_FATE_DUPLICATED},
+        {NETSIM_COUNTER_REORDERED, SIMPROG_FATE_REORDERED},
+    };
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (c[order[i].counter] > before[order[i].counter]) return order[i].fate;
+    return SIMPROG_FATE_DELIVERED;
+}
+
+const char *simprog_fate_name(int fate)
+{
+    static const char *const names[] = {"delivered", "lost", "duplicated", "queue_dropped", "fault_dropped", "reordered"};
+    return fate >= 0 && fate < (int)(sizeof names / sizeof names[0]) ? names[fate] : "unknown";
+}
+
 int simprog_next_arrival(simprog_t *sp, double until, int *link, uint8_t *buffer, double *at)
 {
     double due = netsim_next_delivery(sp->netsim);
@@ -177,6 +204,31 @@ int simprog_next_arrival(simprog_t *sp, double until, int *link, uint8_t *buffer
         }
     }
     return 0; /* not reached: something is due at `due` on one link */
+}
+
+int simprog_run(simprog_t *sp, double end, const simprog_loop_t *loop, double *end_time)
+{
+    static uint8_t buffer[NETSIM_MAX_DATAGRAM];
+    int result = 0;
+    *end_time = 0;
+    for (long long step = 0;; step++) {
+        double now = (double)step * sp->tick;
+        if (now > end + 1e-9) break;
+        *end_time = *loop->now = now;
+        result = loop->tick(loop->context);
+        if (result != 0) break;
+        double next = nextafter((double)(step + 1) * sp->tick, 0);
+        int link, bytes;
+        while ((bytes = simprog_next_arrival(sp, next, &link, buffer, loop->now)) > 0)
+            loop->arrive(loop->context, link, buffer, bytes);
+        if (simprog_progress_due(sp, step)) {
+            char text[200];
+            loop->describe(loop->context, text, sizeof text);
+            simprog_progress(sp, now, "%s", text);
+        }
+    }
+    simprog_progress_finish(sp);
+    return result;
 }
 
 int simprog_progress_due(simprog_t *sp, long long step)
@@ -221,6 +273,28 @@ void simprog_free(simprog_t *sp)
     sp->netsim = NULL;
 }
 
+void *simprog_calloc(const simprog_t *sp, size_t n, size_t size)
+{
+    return app_calloc(sp->program, n, size, SIMPROG_EXIT_IO);
+}
+
+static void *grow_to(const simprog_t *sp, void *p, size_t size)
+{
+    void *q = realloc(p, size ? size : 1);
+    if (!q) {
+        fprintf(stderr, "%s: out of memory\n", sp->program);
+        exit(SIMPROG_EXIT_IO);
+    }
+    return q;
+}
+
+void *simprog_grow(const simprog_t *sp, void *array, int count, int *capacity, size_t size)
+{
+    if (count < *capacity) return array;
+    *capacity = *capacity ? *capacity * 2 : 16;
+    return grow_to(sp, array, (size_t)*capacity * size);
+}
+
 void simprog_print_links(const simprog_t *sp)
 {
     for (int d = 0; d < 2; d++) {
@@ -233,24 +307,21 @@ void simprog_print_links(const simprog_t *sp)
     }
 }
 
-FILE *simprog_truth_open(const simprog_t *sp)
+FILE *simprog_truth_begin(const simprog_t *sp)
 {
     FILE *out = fopen(sp->truth_path, "w");
-    if (!out) fprintf(stderr, "%s: cannot write %s: %s\n", sp->program, sp->truth_path, strerror(errno));
+    if (!out) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", sp->program, sp->truth_path, strerror(errno));
+        return NULL;
+    }
+    fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"%s\",\n", sp->program);
+    fprintf(out, "  \"endpoints\": {\"a\": \"%s\", \"b\": \"%s\"},\n", sp->host[SIMPROG_SIDE_A],
+            sp->host[SIMPROG_SIDE_B]);
     return out;
 }
 
-int simprog_truth_close(const simprog_t *sp, FILE *out)
-{
-    int bad = ferror(out);
-    if (fclose(out) != 0) bad = 1;
-    if (bad) fprintf(stderr, "%s: error writing %s\n", sp->program, sp->truth_path);
-    return bad ? -1 : 0;
-}
-
-const char *simprog_link_name(int link) { return link == 0 ? "a_to_b" : "b_to_a"; }
-
-void simprog_truth_link_config(FILE *out, const simprog_t *sp)
+/* The links' configuration as a JSON array. */
+static void truth_link_config(FILE *out, const simprog_t *sp)
 {
     fprintf(out, "[");
     for (int d = 0; d < 2; d++) {
@@ -263,6 +334,73 @@ void simprog_truth_link_config(FILE *out, const simprog_t *sp)
     }
     fprintf(out, "\n    ]");
 }
+
+void simprog_truth_config_links(FILE *out, const simprog_t *sp)
+{
+    fprintf(out, "    \"links\": ");
+    truth_link_config(out, sp);
+    fprintf(out, "},\n");
+}
+
+void simprog_truth_capture(FILE *out, const simprog_t *sp, int with_host)
+{
+    fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", ", truth_bool(sp->pcap_path != NULL),
+            simprog_side_name(sp->capture_side));
+    if (with_host) fprintf(out, "\"host\": \"%s\", ", sp->host[sp->capture_side]);
+    fprintf(out, "\"frames\": %u", sp->frames);
+}
+
+void simprog_truth_capture_result(FILE *out, const simprog_t *sp, int with_host, double end_time, int exit_code)
+{
+    simprog_truth_capture(out, sp, with_host);
+    fprintf(out, "},\n  \"result\": {\"end_time\": %.6f, \"exit_code\": %d},\n", end_time, exit_code);
+}
+
+int simprog_truth_close(const simprog_t *sp, FILE *out)
+{
+    int bad = ferror(out);
+    if (fclose(out) != 0) bad = 1;
+    if (bad) fprintf(stderr, "%s: error writing %s\n", sp->program, sp->truth_path);
+    return bad ? -1 : 0;
+}
+
+/* Record index of side's records in packets. */
+static const void *packet_record(const simprog_packets_t *packets, int side, int index)
+{
+    return (const char *)packets->records[side] + (size_t)index * packets->size;
+}
+
+static double packet_time(const simprog_packets_t *packets, int side, int index)
+{
+    double time;
+    memcpy(&time, (const char *)packet_record(packets, side, index) + packets->time_offset, sizeof time);
+    return time;
+}
+
+int simprog_truth_finish(FILE *out, const simprog_t *sp, const simprog_packets_t *packets)
+{
+    fprintf(out, ",\n  \"links\": ");
+    simprog_truth_link_counters(out, sp);
+    fprintf(out, ",\n  \"packets\": [");
+    int next[2] = {0, 0};
+    for (int first = 1;; first = 0) {
+        int side = -1;
+        for (int k = 0; k < 2; k++) {
+            if (next[k] >= packets->count[k]) continue;
+            if (side < 0 || packet_time(packets, k, next[k]) < packet_time(packets, side, next[side])) side = k;
+        }
+        if (side < 0) break;
+        fprintf(out, "%s\n    ", first ? "" : ",");
+        int index = next[side]++;
+        packets->write(out, side, index, packet_record(packets, side, index));
+    }
+    fprintf(out, "\n  ]\n}\n");
+    return simprog_truth_close(sp, out);
+}
+
+const char *simprog_side_name(int side) { return side == SIMPROG_SIDE_A ? "a" : "b"; }
+
+const char *simprog_link_name(int link) { return link == 0 ? "a_to_b" : "b_to_a"; }
 
 void simprog_truth_link_counters(FILE *out, const simprog_t *sp)
 {
@@ -282,10 +420,22 @@ void simprog_truth_link_counters(FILE *out, const simprog_t *sp)
 
 const char *truth_bool(int value) { return value ? "true" : "false"; }
 
+void truth_seconds(FILE *out, double seconds)
+{
+    if (seconds >= 0) fprintf(out, "%.6f", seconds);
+    else fprintf(out, "null");
+}
+
+void truth_number(FILE *out, long long value)
+{
+    if (value >= 0) fprintf(out, "%lld", value);
+    else fprintf(out, "null");
+}
+
 void truth_key(FILE *out, const char *name)
 {
     fputc('"', out);
-    for (; *name; name++) fputc(*name == ' ' ? '_' : *name, out);
+    for (; *name; name++) fputc(*name == ' ' || *name == '>' || *name == '=' ? '_' : *name, out);
     fputc('"', out);
 }
 

@@ -1,11 +1,13 @@
 /* simprog.h: what every simulator program (chunk-sim, frag-sim,
- * netgame-sim) needs around its endpoints: two hosts A (10.0.0.1) and
- * B (10.0.0.2) joined by netsim in virtual time; the common options (-w pcap,
- * --capture-at, --truth, --time-limit, --tick, -q, -v, and the link options
- * and --seed of linkopt.h); the pcap seen at one host; the progress line; the
- * truth file's opening, closing and shared parts; and the summary's link
- * lines. A program keeps its endpoints, its own options, its event loop and
- * what its truth file says about its packets. */
+ * netgame-sim, netcode-sim, reliable-sim, yojimbo-sim) needs around its
+ * endpoints: two hosts A (10.0.0.1) and B (10.0.0.2) joined by netsim in
+ * virtual time; the common options (-w pcap, --capture-at, --truth,
+ * --time-limit, --tick, -q, -v, and the link options and --seed of
+ * linkopt.h); the pcap seen at one host; a datagram's fate; the step loop;
+ * the progress line; the truth file's opening, closing and shared parts;
+ * and the summary's link lines. A program keeps its endpoints, its own
+ * options, what a step does and what its truth file says about its
+ * packets. */
 #ifndef SIMPROG_H
 #define SIMPROG_H
 
@@ -38,6 +40,7 @@ typedef struct simprog_t {
     netsim_t *netsim;
     pcapout_t *pcap;           /* NULL when not writing one */
     pcapout_addr_t addr[2];    /* host A and host B */
+    char host[2][24];          /* the same as text: "10.0.0.1:50000" */
     uint32_t frames;           /* records written to the pcap */
     int io_error;              /* a pcap record or the close failed */
     double wall_start, wall_last;
@@ -79,10 +82,48 @@ int simprog_start(simprog_t *sp);
  * failed write sets io_error. */
 uint32_t simprog_record(simprog_t *sp, int side, int link, double now, const uint8_t *packet, int bytes);
 
+/* What became of a datagram handed to the simulator. */
+enum {
+    SIMPROG_FATE_DELIVERED, SIMPROG_FATE_LOST, SIMPROG_FATE_DUPLICATED, SIMPROG_FATE_QUEUE_DROPPED,
+    SIMPROG_FATE_FAULT_DROPPED, SIMPROG_FATE_REORDERED
+};
+
+/* Hands a datagram to the simulator on link at virtual time at
+ * (netsim_send) and returns its fate, read from what the link's counters
+ * say of it: fault dropped, lost, queue dropped, duplicated, reordered
+ * (the first that applies), else delivered. */
+int simprog_send(simprog_t *sp, int link, double at, const uint8_t *packet, int bytes);
+
+/* A fate as the truth files write it: "delivered", "lost", "duplicated",
+ * "queue_dropped", "fault_dropped", "reordered". */
+const char *simprog_fate_name(int fate);
+
 /* Takes the next datagram due at or before until, over both links in order
  * of delivery time (link 0 first on a tie) into buffer (NETSIM_MAX_DATAGRAM
  * bytes). Returns its length and sets *link and *at, or 0 when none is due. */
 int simprog_next_arrival(simprog_t *sp, double until, int *link, uint8_t *buffer, double *at);
+
+/* A program's endpoints as simprog_run drives them: *now is the program's
+ * clock, set to each step's and each arrival's virtual time before the
+ * call; tick(context) updates them at a step (a non-zero return stops the
+ * run); arrive(context, link, packet, bytes) hands them a datagram of link
+ * reaching the other side; describe(context, text, size) writes what a
+ * progress line says after the time ("12 packets sent"). */
+typedef struct simprog_loop_t {
+    double *now;
+    void *context;
+    int (*tick)(void *context);
+    void (*arrive)(void *context, int link, const uint8_t *packet, int bytes);
+    void (*describe)(void *context, char *text, size_t size);
+} simprog_loop_t;
+
+/* Steps virtual time by --tick from 0 up to end: at each step the tick,
+ * then every datagram due before the next step, at its own time, both links
+ * merged in time order (what is due exactly at the next step waits for that
+ * step's tick), and a progress line when one is due; the progress line is
+ * ended at the end. *end_time is the last step's time. Returns 0, or the
+ * tick's non-zero result. */
+int simprog_run(simprog_t *sp, double end, const simprog_loop_t *loop, double *end_time);
 
 /* 1 when a progress line is due at this step (checked every 1024 steps: after
  * the first second of wall time, every 0.2 s on a terminal, 2 s otherwise). */
@@ -106,33 +147,77 @@ int simprog_close_pcap(simprog_t *sp);
 /* Frees the simulator (and closes a pcap still open). */
 void simprog_free(simprog_t *sp);
 
+/* ---- memory ---- */
+
+/* calloc(n, size) (n 0 gets one element), or "PROGRAM: out of memory" on
+ * stderr and exit SIMPROG_EXIT_IO. */
+void *simprog_calloc(const simprog_t *sp, size_t n, size_t size);
+
+/* Room for one more element in a growing array of *capacity elements of
+ * size bytes holding count: when it is full, the array doubles (16 at
+ * first) and *capacity says so. Returns the array (moved or not); out of
+ * memory as simprog_calloc. */
+void *simprog_grow(const simprog_t *sp, void *array, int count, int *capacity, size_t size);
+
 /* The summary's lines per link: "link A->B: sent N, delivered N, ..." on stdout. */
 void simprog_print_links(const simprog_t *sp);
 
 /* ---- the truth file (docs/truth.md) ---- */
 
-/* Opens --truth's file for writing. Returns it, or NULL after printing
- * "PROGRAM: cannot write PATH: why". */
-FILE *simprog_truth_open(const simprog_t *sp);
+/* Opens --truth's file for writing and writes its opening: "format",
+ * "version", "generator" (the program) and the two hosts as "endpoints".
+ * Returns it, or NULL after printing "PROGRAM: cannot write PATH: why". */
+FILE *simprog_truth_begin(const simprog_t *sp);
+
+/* The end of the "config" object: its "links", an array of each link's
+ * configuration (named by simprog_link_name), then "},\n". */
+void simprog_truth_config_links(FILE *out, const simprog_t *sp);
+
+/* The opening of the "capture" object: "file", "at" (a or b), "host" (only
+ * when with_host) and "frames"; the caller adds its own counts and "},\n". */
+void simprog_truth_capture(FILE *out, const simprog_t *sp, int with_host);
+
+/* The whole "capture" object (simprog_truth_capture) and a "result" object
+ * of end_time and exit_code alone. */
+void simprog_truth_capture_result(FILE *out, const simprog_t *sp, int with_host, double end_time, int exit_code);
 
 /* Closes it. Returns 0, or -1 after printing "PROGRAM: error writing PATH"
  * when a write or the close failed. */
 int simprog_truth_close(const simprog_t *sp, FILE *out);
 
-/* The links' configuration as a JSON array after "links": the caller writes
- * the key; each link's name is simprog_link_name. */
-void simprog_truth_link_config(FILE *out, const simprog_t *sp);
-
 /* The links' counters as a JSON array, one object per link. */
 void simprog_truth_link_counters(FILE *out, const simprog_t *sp);
+
+/* Both sides' packet records for the truth file's "packets" array:
+ * records[side] holds count[side] records of size bytes in the order sent,
+ * each with its send time (a double) at time_offset; write(out, side, index,
+ * record) writes one record's JSON object. */
+typedef struct simprog_packets_t {
+    const void *records[2];
+    int count[2];
+    size_t size, time_offset;
+    void (*write)(FILE *out, int side, int index, const void *record);
+} simprog_packets_t;
+
+/* Ends the truth file after the caller's last array: ",\n  \"links\": "
+ * and the links' counters, then the "packets" array of both sides' records
+ * in time order (side A first at equal times), then the closing brace; and
+ * closes it as simprog_truth_close does. Returns 0 or -1. */
+int simprog_truth_finish(FILE *out, const simprog_t *sp, const simprog_packets_t *packets);
+
+/* "a" for side A, "b" for side B: a side in the truth files and summaries. */
+const char *simprog_side_name(int side);
 
 /* "a_to_b" for link 0, "b_to_a" for link 1. */
 const char *simprog_link_name(int link);
 
-/* JSON pieces: true/false; a counter name as a key ("slices sent" becomes
- * "slices_sent"); an array of frame numbers; "NAME": frame or null (0);
+/* JSON pieces: true/false; seconds, or null when below 0; a number, or
+ * null when below 0; a counter name as a key ("slices sent" becomes
+ * "slices_sent", "id >= count" "id____count"); an array of frame numbers; "NAME": frame or null (0);
  * "NAME": seconds or null (when !valid). */
 const char *truth_bool(int value);
+void truth_seconds(FILE *out, double seconds);
+void truth_number(FILE *out, long long value);
 void truth_key(FILE *out, const char *name);
 void truth_frames(FILE *out, const uint32_t *frames, int count);
 void truth_frame_or_null(FILE *out, const char *name, uint32_t frame);

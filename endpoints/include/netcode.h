@@ -148,6 +148,12 @@ typedef struct netcode_token_params_t {
     const uint8_t *user_data;    /* 256 bytes, or NULL for zeros */
 } netcode_token_params_t;
 
+/* Token parameters for one server (public and internal address the same),
+ * expiring 30 s after create_timestamp with a 5 s timeout and zero user
+ * data: what the programs and tests start from before changing a field. */
+void netcode_token_params_init(netcode_token_params_t *params, uint64_t protocol_id, uint64_t client_id,
+                               uint64_t create_timestamp, const netcode_address_t *server);
+
 /* Draws both keys and the nonce from random, encrypts the private part with
  * private_key and writes the 2048-byte token. Returns 0, or -1 on bad
  * parameters (server count). *out_token, when given, gets the token's fields. */

@@ -1,11 +1,12 @@
 /*
  * util.h: what every endpoint, the simulator and the tests use alike: a
- * leveled log on stderr, a seeded random number generator and the size of
- * the IPv4 and UDP headers. Pure code apart from the log's writes to stderr.
+ * leveled log on stderr, a seeded random number generator, the bits a range
+ * of integers takes and the size of the IPv4 and UDP headers. Pure code apart from the log's writes to stderr.
  */
 #ifndef CS_UTIL_H
 #define CS_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -48,6 +49,17 @@ uint64_t cs_rng_next(cs_rng_t *rng);
 
 /* The next number in [0, 1), never 1 (one cs_rng_next draw). */
 double cs_rng_uniform(cs_rng_t *rng);
+
+/* Fills out with bytes random bytes: each cs_rng_next draw gives eight,
+ * lowest first. rng is a cs_rng_t * (void * so that this is also a
+ * random-bytes callback, as netcode_random_fn). */
+void cs_rng_bytes(void *rng, uint8_t *out, size_t bytes);
+
+/* ---- bit packing ---- */
+
+/* Number of bits an integer in [min, max] takes: the bit length of max - min
+ * (0 when min == max; max - min wraps when min > max). */
+int cs_bits_required(uint32_t min, uint32_t max);
 
 
 #ifdef __cplusplus

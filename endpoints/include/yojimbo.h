@@ -36,8 +36,6 @@ typedef struct yojimbo_reader_t {
     int error; /* past the end, a value out of range, non-zero padding */
 } yojimbo_reader_t;
 
-int yojimbo_bits_required(uint32_t min, uint32_t max);
-
 void yojimbo_writer_init(yojimbo_writer_t *w, uint8_t *data, int capacity);
 void yojimbo_write_bits(yojimbo_writer_t *w, uint32_t value, int bits);
 void yojimbo_write_int(yojimbo_writer_t *w, int32_t value, int32_t min, int32_t max);

@@ -299,17 +299,9 @@ static void *xcalloc(size_t n, size_t size)
     return app_calloc(program, n, size, EXIT_IO);
 }
 
-static void push_frame(uint32_t **list, int *count, int *capacity, uint32_t frame)
+static void push_frame(const run_t *run, uint32_t **list, int *count, int *capacity, uint32_t frame)
 {
-    if (*count == *capacity) {
-        *capacity = *capacity ? *capacity * 2 : 4;
-        uint32_t *grown = realloc(*list, (size_t)*capacity * sizeof **list);
-        if (!grown) {
-            fprintf(stderr, "chunk-sim: out of memory\n");
-            exit(EXIT_IO);
-        }
-        *list = grown;
-    }
+    *list = simprog_grow(run->sp, *list, *count, capacity, sizeof **list);
     (*list)[(*count)++] = frame;
 }
 
@@ -361,10 +353,7 @@ static void generate_data(uint8_t *data, long long size, uint64_t seed, int f)
 {
     cs_rng_t rng;
     cs_rng_seed(&rng, seed * 0x100000001b3ull + 0xda7a0000u + (uint64_t)f);
-    for (long long i = 0; i < size; i += 8) {
-        uint64_t v = cs_rng_next(&rng);
-        for (int k = 0; k < 8 && i + k < size; k++) data[i + k] = (uint8_t)(v >> (8 * k));
-    }
+    cs_rng_bytes(&rng, data, (size_t)size);
 }
 
 /* Fills a flow's data (the input file or seeded bytes) and its transfers. */
@@ -449,7 +438,7 @@ static void observe(run_t *run, int side, int event, const uint8_t *packet, int 
         if (t && frame) {
             if (!t->first_slice_frame) t->first_slice_frame = frame;
             if (s->slice_id < t->num_slices)
-                push_frame(&t->slice_frames[s->slice_id], &t->slice_frame_count[s->slice_id],
+                push_frame(run, &t->slice_frames[s->slice_id], &t->slice_frame_count[s->slice_id],
                            &t->slice_frame_capacity[s->slice_id], frame);
         }
         if (frame) run->slice_frames_total++;
@@ -468,7 +457,7 @@ static void observe(run_t *run, int side, int event, const uint8_t *packet, int 
                 t->acks_delivered++;
             }
             if (frame) {
-                push_frame(&t->ack_frames, &t->ack_frame_count, &t->ack_frame_capacity, frame);
+                push_frame(run, &t->ack_frames, &t->ack_frame_count, &t->ack_frame_capacity, frame);
                 if (all && parsed.u.ack.num_slices == t->num_slices && !t->complete_frame) t->complete_frame = frame;
             }
         }
@@ -591,15 +580,10 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
     printf("result: %s (virtual time %.3f s, exit %d)\n", verdict, end_time, exit_code);
 }
 
-/* The truth file's hosts, as "address:port". */
-static const char *const truth_endpoint[2] = {"10.0.0.1:50000", "10.0.0.2:40000"};
-
 /* The truth file's run-wide part: configuration, faults, capture, result. */
 static void truth_run(FILE *out, const run_t *run, double end_time, int exit_code, int expected_failure)
 {
     const options_t *opt = run->opt;
-    fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"chunk-sim\",\n");
-    fprintf(out, "  \"endpoints\": {\"a\": \"%s\", \"b\": \"%s\"},\n", truth_endpoint[0], truth_endpoint[1]);
     fprintf(out, "  \"config\": {\"seed\": %llu, \"duplex\": %s, \"slice_size\": %d, \"max_slices\": %d, "
                  "\"protocol_id\": %u, \"first_chunk_id\": %u, \"chunk_size\": %lld, \"tick\": %.6f, \"time_limit\": %.6f, "
                  "\"rate\": %.3f, \"resend_delay\": %.6f, \"rtt\": %.6f, \"initial_burst_bytes\": %d, "
@@ -608,17 +592,13 @@ static void truth_run(FILE *out, const run_t *run, double end_time, int exit_cod
             opt->wire.protocol_id, opt->sender.first_chunk_id, opt->chunk_size, opt->sp.tick, opt->sp.time_limit,
             opt->sender.rate_bytes_per_second, opt->sender.resend_delay, opt->sender.rtt, opt->sender.initial_burst_bytes,
             opt->receiver.ack_interval, opt->receiver.ready_queue_length, truth_bool(opt->article));
-    fprintf(out, "    \"links\": ");
-    simprog_truth_link_config(out, run->sp);
-    fprintf(out, "},\n");
+    simprog_truth_config_links(out, run->sp);
     fprintf(out, "  \"faults\": {\"drop_acks\": %s, \"drop_slice\": ", truth_bool(opt->faults.drop_acks[0]));
-    if (opt->faults.drop_slice_id[0] >= 0) fprintf(out, "%d", opt->faults.drop_slice_id[0]);
-    else fprintf(out, "null");
+    truth_number(out, opt->faults.drop_slice_id[0]);
     fprintf(out, ", \"receiver_never_pops\": %s, \"sender_ignores_acks\": %s, \"no_resend_delay\": %s},\n",
             truth_bool(opt->never_pops), truth_bool(opt->ignore_acks), truth_bool(opt->no_resend_delay));
-    fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"host\": \"%s\", \"frames\": %u, \"slice_frames\": %u, \"ack_frames\": %u},\n",
-            truth_bool(run->sp->pcap_path != NULL), run->sp->capture_side == SIMPROG_SIDE_A ? "a" : "b",
-            truth_endpoint[run->sp->capture_side], run->sp->frames, run->slice_frames_total, run->ack_frames_total);
+    simprog_truth_capture(out, run->sp, 1);
+    fprintf(out, ", \"slice_frames\": %u, \"ack_frames\": %u},\n", run->slice_frames_total, run->ack_frames_total);
     int chunks = 0, delivered = 0;
     for (int f = 0; f < run->flows; f++)
         for (int k = 0; k < run->flow[f]->count; k++) {
@@ -637,7 +617,7 @@ static void truth_flows(FILE *out, const run_t *run)
     for (int f = 0; f < run->flows; f++) {
         const flow_t *flow = run->flow[f];
         fprintf(out, "%s\n    {\"flow\": \"%s\", \"sender\": \"%s\", \"receiver\": \"%s\", \"chunks\": %d,\n",
-                f ? "," : "", simprog_link_name(f), truth_endpoint[f], truth_endpoint[1 - f], flow->count);
+                f ? "," : "", simprog_link_name(f), run->sp->host[f], run->sp->host[1 - f], flow->count);
         fprintf(out, "     \"sender_counters\": ");
         truth_counters(out, chunk_sender_counters(flow->sender), CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
         fprintf(out, ",\n     \"receiver_counters\": ");
@@ -673,7 +653,7 @@ static void truth_chunk(FILE *out, const run_t *run, int f, int k)
     }
     fprintf(out, "\n    {\"flow\": \"%s\", \"index\": %d, \"sender\": \"%s\", \"receiver\": \"%s\", \"chunk_id\": %u, "
                  "\"size\": %d, \"num_slices\": %d,\n",
-            simprog_link_name(f), k, truth_endpoint[f], truth_endpoint[1 - f], t->chunk_id, t->size, t->num_slices);
+            simprog_link_name(f), k, run->sp->host[f], run->sp->host[1 - f], t->chunk_id, t->size, t->num_slices);
     fprintf(out, "     \"started\": %s, \"sender_completed\": %s, \"receiver_completed\": %s, \"popped\": %s, \"intact\": %s,\n",
             truth_bool(t->started), truth_bool(t->sender_completed), truth_bool(t->receiver_completed),
             truth_bool(t->popped), truth_bool(t->popped && t->intact));
@@ -710,7 +690,7 @@ static void truth_chunk(FILE *out, const run_t *run, int f, int k)
 /* Writes the truth file (docs/truth.md). Returns 0, or -1 after printing why. */
 static int write_truth(const run_t *run, double end_time, int exit_code, int expected_failure)
 {
-    FILE *out = simprog_truth_open(run->sp);
+    FILE *out = simprog_truth_begin(run->sp);
     if (!out) return -1;
     truth_run(out, run, end_time, exit_code, expected_failure);
     truth_flows(out, run);

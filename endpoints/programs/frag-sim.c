@@ -276,10 +276,7 @@ static void queue_next_packet(run_t *run)
     p->raw = opt->raw || p->out_of_window || !test_size_ok;
     int sequence;
     if (p->raw) {
-        for (int k = 0; k < p->size; k += 8) {
-            uint64_t v = cs_rng_next(&run->plan);
-            for (int b = 0; b < 8 && k + b < p->size; b++) run->scratch[k + b] = (uint8_t)(v >> (8 * b));
-        }
+        cs_rng_bytes(&run->plan, run->scratch, (size_t)p->size);
         if (p->out_of_window) {
             uint16_t behind = (uint16_t)(frag_sender_next_sequence(run->sender) - 1 - OUT_OF_WINDOW_DISTANCE);
             sequence = frag_sender_queue_raw_at(run->sender, behind, run->scratch, p->size);
@@ -327,10 +324,7 @@ static void setup_chunks(run_t *run)
         c->size = (int)opt->chunk_size;
         c->num_slices = (c->size + CHUNK_DEFAULT_SLICE_SIZE - 1) / CHUNK_DEFAULT_SLICE_SIZE;
         c->data = xcalloc((size_t)c->size, 1);
-        for (int i = 0; i < c->size; i += 8) {
-            uint64_t v = cs_rng_next(&rng);
-            for (int b = 0; b < 8 && i + b < c->size; b++) c->data[i + b] = (uint8_t)(v >> (8 * b));
-        }
+        cs_rng_bytes(&rng, c->data, (size_t)c->size);
         cs_sha256_hex(c->data, (size_t)c->size, c->sha);
     }
 }
@@ -339,14 +333,7 @@ static void record_chunk_frame(run_t *run, uint16_t chunk_id, uint32_t frame)
 {
     if (chunk_id >= run->opt->chunks) return;
     chunk_rec_t *c = &run->chunks[chunk_id];
-    if (c->frame_count == c->frame_capacity) {
-        c->frame_capacity = c->frame_capacity ? c->frame_capacity * 2 : 16;
-        c->frames = realloc(c->frames, (size_t)c->frame_capacity * sizeof *c->frames);
-        if (!c->frames) {
-            fprintf(stderr, "frag-sim: out of memory\n");
-            exit(EXIT_IO);
-        }
-    }
+    c->frames = simprog_grow(run->sp, c->frames, c->frame_count, &c->frame_capacity, sizeof *c->frames);
     c->frames[c->frame_count++] = frame;
 }
 
@@ -505,24 +492,12 @@ static void pop_chunks(run_t *run)
 
 /* ---- the truth file ---- */
 
-static const char *json_bool(int v) { return v ? "true" : "false"; }
-
-static void json_key(FILE *out, const char *name)
-{
-    fputc('"', out);
-    for (; *name; name++) fputc(*name == ' ' || *name == '>' || *name == '=' ? '_' : *name, out);
-    fputc('"', out);
-}
-
+/* "  \"KEY\": {counters},\n" */
 static void json_counters(FILE *out, const char *key, const uint64_t *c, int count, const char *(*name)(int))
 {
-    fprintf(out, "  \"%s\": {", key);
-    for (int i = 0; i < count; i++) {
-        fprintf(out, "%s", i ? ", " : "");
-        json_key(out, name(i));
-        fprintf(out, ": %llu", (unsigned long long)c[i]);
-    }
-    fprintf(out, "},\n");
+    fprintf(out, "  \"%s\": ", key);
+    truth_counters(out, c, count, name);
+    fprintf(out, ",\n");
 }
 
 static const char *read_result_name(int i) { return frag_read_result_name((frag_read_result_t)i); }
@@ -569,33 +544,27 @@ static void compute_loss(const run_t *run, loss_t *l)
 static int write_truth(const run_t *run, double end_time, int exit_code)
 {
     const options_t *opt = run->opt;
-    FILE *out = simprog_truth_open(run->sp);
+    FILE *out = simprog_truth_begin(run->sp);
     if (!out) return -1;
-    const char *endpoint[2] = {"10.0.0.1:50000", "10.0.0.2:40000"};
-    fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"frag-sim\",\n");
-    fprintf(out, "  \"endpoints\": {\"a\": \"%s\", \"b\": \"%s\"},\n", endpoint[0], endpoint[1]);
     fprintf(out, "  \"config\": {\"seed\": %llu, \"packets\": %lld, \"packet_size_min\": %lld, \"packet_size_max\": %lld, "
                  "\"content\": \"%s\", \"packet_rate\": %.3f, \"rate\": %.3f, \"interleave\": %d, \"first_sequence\": %u, "
                  "\"out_of_window\": %lld, \"protocol_id\": %u, \"num_packet_types\": %d, \"mixed\": %s, \"chunks\": %lld, "
                  "\"chunk_size\": %lld, \"chunk_protocol_id\": %u, \"tick\": %.6f, \"time_limit\": %.6f,\n",
             (unsigned long long)opt->sp.sim.seed, opt->packets, opt->size_min, opt->size_max, opt->raw ? "raw" : "test",
             opt->packet_rate, opt->sender.rate_bytes_per_second, opt->sender.interleave, opt->sender.first_sequence,
-            opt->out_of_window, opt->sender.wire.protocol_id, opt->sender.wire.num_packet_types, json_bool(opt->mixed),
+            opt->out_of_window, opt->sender.wire.protocol_id, opt->sender.wire.num_packet_types, truth_bool(opt->mixed),
             opt->mixed ? opt->chunks : 0, opt->mixed ? opt->chunk_size : 0, CHUNK_DEFAULT_PROTOCOL_ID, opt->sp.tick,
             opt->sp.time_limit);
-    fprintf(out, "    \"links\": ");
-    simprog_truth_link_config(out, run->sp);
-    fprintf(out, "},\n");
-    fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"host\": \"%s\", \"frames\": %u, \"fragment_frames\": %u, "
-                 "\"regular_frames\": %u, \"chunk_frames\": %u},\n",
-            json_bool(opt->sp.pcap_path != NULL), opt->sp.capture_side == SIDE_A ? "a" : "b",
-            endpoint[opt->sp.capture_side], run->sp->frames, run->fragment_frames, run->regular_frames, run->chunk_frames);
+    simprog_truth_config_links(out, run->sp);
+    simprog_truth_capture(out, run->sp, 1);
+    fprintf(out, ", \"fragment_frames\": %u, \"regular_frames\": %u, \"chunk_frames\": %u},\n", run->fragment_frames,
+            run->regular_frames, run->chunk_frames);
     int delivered = 0;
     for (int i = 0; i < run->queued; i++) delivered += run->packets[i].delivered && run->packets[i].intact;
     loss_t l;
     compute_loss(run, &l);
     fprintf(out, "  \"result\": {\"packets\": %d, \"delivered\": %d, \"corrupt\": %s, \"end_time\": %.6f, \"exit_code\": %d},\n",
-            run->queued, delivered, json_bool(run->corrupt), end_time, exit_code);
+            run->queued, delivered, truth_bool(run->corrupt), end_time, exit_code);
     fprintf(out, "  \"loss\": {\"fragmented_packets\": %llu, \"fragmented_delivered\": %llu, \"fragmented_all_arrived\": %llu, "
                  "\"fragments_sent\": %llu, \"fragments_lost\": %llu, \"fragment_loss_rate\": %.6f, "
                  "\"packet_loss_rate\": %.6f, \"predicted_packet_loss_rate\": %.6f},\n",
@@ -616,9 +585,9 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
         fprintf(out, "%s\n    {\"index\": %d, \"sequence\": %u, \"size\": %d, \"fragmented\": %s, \"num_fragments\": %d, "
                      "\"content\": \"%s\", \"out_of_window\": %s,\n     \"sha256_sent\": \"%s\", \"delivered\": %s, "
                      "\"intact\": %s, ",
-                i ? "," : "", i, p->sequence, p->size, json_bool(p->fragmented), p->fragmented ? p->num_datagrams : 0,
-                p->raw ? "raw" : "test-b", json_bool(p->out_of_window), p->sha_sent, json_bool(p->delivered),
-                json_bool(p->delivered && p->intact));
+                i ? "," : "", i, p->sequence, p->size, truth_bool(p->fragmented), p->fragmented ? p->num_datagrams : 0,
+                p->raw ? "raw" : "test-b", truth_bool(p->out_of_window), p->sha_sent, truth_bool(p->delivered),
+                truth_bool(p->delivered && p->intact));
         if (p->delivered)
             fprintf(out, "\"time_delivered\": %.6f, \"sha256_delivered\": \"%s\",\n", p->time_delivered, p->sha_delivered);
         else
@@ -641,7 +610,7 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
             else fprintf(out, "null");
             fprintf(out, ", \"fate\": \"%s\", \"arrivals\": %d, \"reordered\": %s, \"verdicts\": [",
                     !d->sent ? "unsent" : d->arrivals == 0 ? "lost" : d->arrivals == 1 ? "arrived" : "duplicated",
-                    d->arrivals, json_bool(d->reordered));
+                    d->arrivals, truth_bool(d->reordered));
             for (int a = 0; a < d->arrivals && a < MAX_ARRIVALS; a++)
                 fprintf(out, "%s\"%s\"", a ? ", " : "", frag_verdict_name((frag_verdict_t)d->verdicts[a]));
             fprintf(out, "], \"frames\": [");
@@ -655,8 +624,8 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
         const chunk_rec_t *c = &run->chunks[k];
         fprintf(out, "%s\n    {\"chunk_id\": %u, \"size\": %d, \"num_slices\": %d, \"sha256\": \"%s\", \"delivered\": %s, "
                      "\"intact\": %s, \"frames\": [",
-                k ? "," : "", c->chunk_id, c->size, c->num_slices, c->sha, json_bool(c->popped),
-                json_bool(c->popped && c->intact));
+                k ? "," : "", c->chunk_id, c->size, c->num_slices, c->sha, truth_bool(c->popped),
+                truth_bool(c->popped && c->intact));
         for (int f = 0; f < c->frame_count; f++) fprintf(out, "%s%u", f ? ", " : "", c->frames[f]);
         fprintf(out, "]}");
     }

@@ -18,7 +18,6 @@
 
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,9 +66,6 @@ typedef struct record_t {
     int frame_count;
 } record_t;
 
-enum { FATE_DELIVERED, FATE_LOST, FATE_DUPLICATED, FATE_QUEUE_DROPPED, FATE_FAULT_DROPPED, FATE_REORDERED };
-static const char *const fate_names[] = {"delivered", "lost", "duplicated", "queue_dropped", "fault_dropped",
-                                         "reordered"};
 
 typedef struct state_change_t {
     double time;
@@ -155,16 +151,6 @@ static void usage(FILE *out)
 "\n"
 "Exit status: 0 every client connected (or a fault explains why not); 1 a\n"
 "client never connected; 2 bad arguments; 4 file error.\n", MAX_SIM_CLIENTS);
-}
-
-static void *xrealloc(void *p, size_t size)
-{
-    void *q = realloc(p, size ? size : 1);
-    if (!q) {
-        fprintf(stderr, "netcode-sim: out of memory\n");
-        exit(EXIT_IO);
-    }
-    return q;
 }
 
 /* ---- options ---- */
@@ -272,15 +258,6 @@ static int faulty(const options_t *opt)
 
 /* ---- endpoints' callbacks ---- */
 
-static void rng_bytes(void *context, uint8_t *out, size_t bytes)
-{
-    cs_rng_t *rng = context;
-    for (size_t i = 0; i < bytes; i += 8) {
-        uint64_t v = cs_rng_next(rng);
-        for (size_t k = 0; k < 8 && i + k < bytes; k++) out[i + k] = (uint8_t)(v >> (8 * k));
-    }
-}
-
 typedef struct callback_t {
     run_t *run;
     int client; /* -1: the server */
@@ -314,10 +291,7 @@ static void on_send(void *context, const netcode_address_t *to, const uint8_t *p
     int from_server = cb->client < 0;
     int client = from_server ? client_of_address(run, to) : cb->client;
     if (client < 0) return;
-    if (run->count == run->capacity) {
-        run->capacity = run->capacity ? run->capacity * 2 : 1024;
-        run->records = xrealloc(run->records, (size_t)run->capacity * sizeof *run->records);
-    }
+    run->records = simprog_grow(run->sp, run->records, run->count, &run->capacity, sizeof *run->records);
     int index = run->count++;
     record_t *r = &run->records[index];
     memset(r, 0, sizeof *r);
@@ -338,17 +312,8 @@ static void on_send(void *context, const netcode_address_t *to, const uint8_t *p
     for (int i = 0; i < 4; i++) tagged[1 + i] = (uint8_t)(index >> (8 * i));
     memcpy(tagged + TAG_BYTES, packet, (size_t)bytes);
     int link = from_server ? 1 : 0;
-    const uint64_t *c = netsim_counters(run->sp->netsim, link);
-    uint64_t before[NETSIM_COUNTER_COUNT];
-    memcpy(before, c, sizeof before);
     run->opt->faults.now = run->now;
-    netsim_send(run->sp->netsim, link, run->now, tagged, bytes + TAG_BYTES);
-    if (c[NETSIM_COUNTER_FAULT_DROPPED] > before[NETSIM_COUNTER_FAULT_DROPPED]) r->fate = FATE_FAULT_DROPPED;
-    else if (c[NETSIM_COUNTER_LOST] > before[NETSIM_COUNTER_LOST]) r->fate = FATE_LOST;
-    else if (c[NETSIM_COUNTER_QUEUE_DROPPED] > before[NETSIM_COUNTER_QUEUE_DROPPED]) r->fate = FATE_QUEUE_DROPPED;
-    else if (c[NETSIM_COUNTER_DUPLICATED] > before[NETSIM_COUNTER_DUPLICATED]) r->fate = FATE_DUPLICATED;
-    else if (c[NETSIM_COUNTER_REORDERED] > before[NETSIM_COUNTER_REORDERED]) r->fate = FATE_REORDERED;
-    else r->fate = FATE_DELIVERED;
+    r->fate = simprog_send(run->sp, link, run->now, tagged, bytes + TAG_BYTES);
 }
 
 /* netsim's filter sees the tagged datagram: the faults read the packet. */
@@ -411,9 +376,10 @@ static void on_server_client(void *context, int slot, int connected, int reason)
     }
 }
 
-/* A datagram from link `link` reaches the other host. */
-static void deliver(run_t *run, int link, const uint8_t *tagged, int bytes)
+/* simprog_run's arrival: a datagram from link `link` reaches the other host. */
+static void deliver(void *context, int link, const uint8_t *tagged, int bytes)
 {
+    run_t *run = context;
     if (bytes <= TAG_BYTES) return;
     int client = tagged[0];
     uint32_t index = 0;
@@ -438,8 +404,6 @@ static void deliver(run_t *run, int link, const uint8_t *tagged, int bytes)
 }
 
 /* ---- output ---- */
-
-static void print_hex(FILE *out, const uint8_t *key) { netcode_app_print_key(out, key); }
 
 static void count_types(const run_t *run, int client, int from_server, uint64_t sent[7], uint64_t arrived[7],
                         uint64_t taken[7])
@@ -476,19 +440,15 @@ static void truth_config(FILE *out, const run_t *run)
             opt->payload_bytes, opt->rate, (unsigned long long)opt->protocol_id,
             (unsigned long long)opt->server_protocol_id, opt->expire_seconds, opt->timeout_seconds, SIM_UNIX_EPOCH,
             truth_bool(!opt->no_disconnect));
-    if (opt->server_disconnects_at >= 0) fprintf(out, "%.6f", opt->server_disconnects_at);
-    else fprintf(out, "null");
+    truth_seconds(out, opt->server_disconnects_at);
     fprintf(out, ",\n    \"faults\": {\"expired_token\": %s, \"wrong_key\": %s, \"drop_challenges\": %d, "
                  "\"drop_responses\": %d, \"server_silent_at\": ",
             truth_bool(opt->expired_token), truth_bool(opt->wrong_key), opt->drop_challenges, opt->drop_responses);
-    if (opt->faults.silent_at[1] >= 0) fprintf(out, "%.6f", opt->faults.silent_at[1]);
-    else fprintf(out, "null");
+    truth_seconds(out, opt->faults.silent_at[1]);
     fprintf(out, ", \"client_silent_at\": ");
-    if (opt->faults.silent_at[0] >= 0) fprintf(out, "%.6f", opt->faults.silent_at[0]);
-    else fprintf(out, "null");
-    fprintf(out, "},\n    \"links\": ");
-    simprog_truth_link_config(out, sp);
+    truth_seconds(out, opt->faults.silent_at[0]);
     fprintf(out, "},\n");
+    simprog_truth_config_links(out, sp);
 }
 
 /* A connection's "client_side" object: client i's state, its packets and counters. */
@@ -551,9 +511,9 @@ static void truth_connection(FILE *out, const run_t *run, int i)
     fprintf(out, "%s\n    {\"client\": %d, \"address\": \"10.0.0.1:%d\", \"client_id\": \"0x%016llx\", "
                  "\"start_time\": %.6f, \"client_to_server_key\": \"",
             i ? "," : "", i, CLIENT_PORT + i, (unsigned long long)c->client_id, c->start_time);
-    print_hex(out, c->token.client_to_server_key);
+    netcode_app_print_key(out, c->token.client_to_server_key);
     fprintf(out, "\", \"server_to_client_key\": \"");
-    print_hex(out, c->token.server_to_client_key);
+    netcode_app_print_key(out, c->token.server_to_client_key);
     fprintf(out, "\",\n     \"token\": {\"create_timestamp\": %llu, \"expire_timestamp\": %llu, \"timeout\": %d},\n",
             (unsigned long long)c->token.create_timestamp, (unsigned long long)c->token.expire_timestamp,
             c->token.timeout_seconds);
@@ -572,7 +532,7 @@ static void truth_packets(FILE *out, const run_t *run)
         if (r->type == NETCODE_REQUEST) fprintf(out, "\"sequence\": null, ");
         else fprintf(out, "\"sequence\": %llu, ", (unsigned long long)r->sequence);
         fprintf(out, "\"bytes\": %d, \"fate\": \"%s\", \"deliveries\": %d, \"taken\": %d, \"frames\": ", r->bytes,
-                fate_names[r->fate], r->deliveries, r->taken);
+                simprog_fate_name(r->fate), r->deliveries, r->taken);
         truth_frames(out, r->frames, r->frame_count);
         fprintf(out, "}");
     }
@@ -583,16 +543,12 @@ static void truth_packets(FILE *out, const run_t *run)
 static int write_truth(const run_t *run, double end_time, int exit_code)
 {
     const simprog_t *sp = run->sp;
-    FILE *out = simprog_truth_open(sp);
+    FILE *out = simprog_truth_begin(sp);
     if (!out) return -1;
-    fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"netcode-sim\",\n");
-    fprintf(out, "  \"endpoints\": {\"a\": \"10.0.0.1:%d\", \"b\": \"10.0.0.2:%d\"},\n", CLIENT_PORT, SERVER_PORT);
     truth_config(out, run);
-    fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"frames\": %u},\n", truth_bool(sp->pcap_path != NULL),
-            sp->capture_side == SIMPROG_SIDE_A ? "a" : "b", sp->frames);
-    fprintf(out, "  \"result\": {\"end_time\": %.6f, \"exit_code\": %d},\n", end_time, exit_code);
+    simprog_truth_capture_result(out, sp, 0, end_time, exit_code);
     fprintf(out, "  \"private_key\": \"");
-    print_hex(out, run->private_key);
+    netcode_app_print_key(out, run->private_key);
     fprintf(out, "\",\n  \"server\": {\"address\": \"10.0.0.2:%d\", \"connected_clients\": %d, \"counters\": ", SERVER_PORT,
             netcode_server_connected_clients(run->server));
     truth_counters(out, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
@@ -628,10 +584,10 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
         if (c->connected_once) printf(", connected at %.3f s as slot %d", c->connected_at, netcode_client_index(c->client));
         printf(", payloads received %llu (bad %llu)\n", (unsigned long long)c->payloads_ok, (unsigned long long)c->payloads_bad);
         printf("  counters:");
-        netcode_app_print_counters(stdout, netcode_client_counters(c->client), NETCODE_CLIENT_COUNTER_COUNT, netcode_client_counter_name);
+        app_print_nonzero_counters(stdout, netcode_client_counters(c->client), NETCODE_CLIENT_COUNTER_COUNT, netcode_client_counter_name);
     }
     printf("server (10.0.0.2:%d): %d connected\n  counters:", SERVER_PORT, netcode_server_connected_clients(run->server));
-    netcode_app_print_counters(stdout, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
+    app_print_nonzero_counters(stdout, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
     simprog_print_links(run->sp);
     if (run->sp->pcap_path) printf("pcap: %u frames in %s\n", run->sp->frames, run->sp->pcap_path);
     printf("result: %s\n", exit_code == EXIT_OK ? "ok" : exit_code == EXIT_NOT_CONNECTED ? "a client never connected" : "file error");
@@ -651,7 +607,7 @@ static int create_server(run_t *run)
     sc.public_address = run->server_address;
     sc.max_clients = opt->max_clients;
     sc.unix_epoch = SIM_UNIX_EPOCH;
-    sc.random = rng_bytes;
+    sc.random = cs_rng_bytes;
     sc.random_context = &run->server_rng;
     sc.send = on_send;
     sc.receive = on_server_payload;
@@ -704,8 +660,8 @@ static int set_up(run_t *run, options_t *opt)
     if (start != 0) return start;
     cs_rng_seed(&run->token_rng, sp->sim.seed ^ 0x6e6574636f646531ull);
     cs_rng_seed(&run->server_rng, sp->sim.seed ^ 0x6e6574636f646532ull);
-    rng_bytes(&run->token_rng, run->private_key, NETCODE_KEY_BYTES);
-    rng_bytes(&run->token_rng, run->token_key, NETCODE_KEY_BYTES);
+    cs_rng_bytes(&run->token_rng, run->private_key, NETCODE_KEY_BYTES);
+    cs_rng_bytes(&run->token_rng, run->token_key, NETCODE_KEY_BYTES);
     if (!opt->wrong_key) memcpy(run->token_key, run->private_key, NETCODE_KEY_BYTES);
     pcapout_addr_ipv4(&run->server_addr, 10, 0, 0, 2, SERVER_PORT);
     netcode_address_ipv4(&run->server_address, 10, 0, 0, 2, SERVER_PORT);
@@ -721,18 +677,13 @@ static int start_client(run_t *run, client_side_t *c)
 {
     const options_t *opt = run->opt;
     c->started = 1;
-    netcode_token_params_t p;
-    memset(&p, 0, sizeof p);
-    p.protocol_id = opt->protocol_id;
-    p.client_id = c->client_id;
     double created = SIM_UNIX_EPOCH + run->now - (opt->expired_token ? opt->expire_seconds + 1 : 0);
-    p.create_timestamp = (uint64_t)floor(created);
+    netcode_token_params_t p;
+    netcode_token_params_init(&p, opt->protocol_id, c->client_id, (uint64_t)floor(created), &run->server_address);
     p.expire_seconds = opt->expire_seconds;
     p.timeout_seconds = opt->timeout_seconds;
-    p.num_servers = 1;
-    p.public_servers[0] = p.internal_servers[0] = run->server_address;
     uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
-    if (netcode_generate_connect_token(&p, run->token_key, rng_bytes, &run->token_rng, token, &c->token) != 0) {
+    if (netcode_generate_connect_token(&p, run->token_key, cs_rng_bytes, &run->token_rng, token, &c->token) != 0) {
         fprintf(stderr, "%s: cannot make a connect token\n", program);
         return -1;
     }
@@ -792,33 +743,29 @@ static void disconnect_clients(run_t *run)
         if (run->c[i].started) netcode_client_disconnect(run->c[i].client, run->now);
 }
 
+/* simprog_run's tick: the clients, the server, and the clients' disconnect. Returns 0, or EXIT_IO after printing
+ * why. */
+static int tick(void *context)
+{
+    run_t *run = context;
+    if (update_clients(run) != 0) return EXIT_IO;
+    update_server(run);
+    disconnect_clients(run);
+    return 0;
+}
+
+static void describe(void *context, char *text, size_t size)
+{
+    snprintf(text, size, "%d datagrams sent", ((const run_t *)context)->count);
+}
+
 /* Steps virtual time by --tick to --duration (and the grace after it). Returns 0, or EXIT_IO after printing why;
  * *end_time is the last step's time. */
 static int simulate(run_t *run, double *end_time)
 {
     const options_t *opt = run->opt;
-    simprog_t *sp = run->sp;
-    static uint8_t buffer[NETSIM_MAX_DATAGRAM];
     double end = opt->duration + (opt->no_disconnect ? 0 : GRACE);
-    *end_time = 0;
-    for (long long step = 0;; step++) {
-        run->now = (double)step * sp->tick;
-        if (run->now > end + 1e-9) break;
-        *end_time = run->now;
-        if (update_clients(run) != 0) return EXIT_IO;
-        update_server(run);
-        disconnect_clients(run);
-        double next = nextafter((double)(step + 1) * sp->tick, 0);
-        int link, bytes;
-        double at;
-        while ((bytes = simprog_next_arrival(sp, next, &link, buffer, &at)) > 0) {
-            run->now = at;
-            deliver(run, link, buffer, bytes);
-        }
-        if (simprog_progress_due(sp, step)) simprog_progress(sp, (double)step * sp->tick, "%d datagrams sent", run->count);
-    }
-    simprog_progress_finish(sp);
-    return 0;
+    return simprog_run(run->sp, end, &(simprog_loop_t){&run->now, run, tick, deliver, describe}, end_time);
 }
 
 /* Frees everything a run holds (so that LeakSanitizer stays quiet). */

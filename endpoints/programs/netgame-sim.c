@@ -17,8 +17,7 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +55,7 @@ typedef struct record_t {
     int bytes;
     double rtt;         /* the sender's smoothed RTT when it sent this */
     int mode;           /* the sender's flow-control mode when it sent this */
-    int fate;           /* FATE_* */
+    int fate;           /* SIMPROG_FATE_* */
     int deliveries;     /* copies the peer's host received */
     int taken;          /* the peer's connection took it (not a duplicate, not dropped) */
     double taken_time;
@@ -69,9 +68,6 @@ typedef struct record_t {
     uint32_t acked_by_frame;
 } record_t;
 
-enum { FATE_DELIVERED, FATE_LOST, FATE_DUPLICATED, FATE_QUEUE_DROPPED, FATE_FAULT_DROPPED, FATE_REORDERED };
-static const char *const fate_names[] = {"delivered", "lost", "duplicated", "queue_dropped", "fault_dropped",
-                                         "reordered"};
 
 typedef struct switch_t {
     double time;
@@ -80,7 +76,10 @@ typedef struct switch_t {
     uint32_t from_sequence; /* the first packet sent in the new mode */
 } switch_t;
 
+/* One side; also its connection's callbacks' context. */
 typedef struct side_t {
+    struct run_t *run;
+    int index; /* SIDE_A or SIDE_B */
     netgame_connection_t *connection;
     record_t *records;
     int count, capacity;
@@ -103,6 +102,8 @@ typedef struct run_t {
     /* the datagram being processed: its sender and record, and its frame at the capture point */
     int current_from, current_index;
     uint32_t current_frame;
+    double previous;    /* the step before this one */
+    int client_dropped; /* the client was connected, then not */
 } run_t;
 
 static void usage(FILE *out)
@@ -143,27 +144,6 @@ static void usage(FILE *out)
 "connected or lost the connection; 2 bad arguments; 4 file error.\n", MAX_SPIKES);
 }
 
-_Noreturn static void die_usage(const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    fprintf(stderr, "netgame-sim: ");
-    vfprintf(stderr, format, args);
-    va_end(args);
-    fprintf(stderr, " (try --help)\n");
-    exit(EXIT_USAGE);
-}
-
-static void *xrealloc(void *p, size_t size)
-{
-    void *q = realloc(p, size ? size : 1);
-    if (!q) {
-        fprintf(stderr, "netgame-sim: out of memory\n");
-        exit(EXIT_IO);
-    }
-    return q;
-}
-
 /* ---- options ---- */
 
 enum {
@@ -173,18 +153,18 @@ enum {
 
 static void parse_spike(options_t *opt, const char *text)
 {
-    if (opt->spike_count == MAX_SPIKES) die_usage("at most %d --spike options", MAX_SPIKES);
+    if (opt->spike_count == MAX_SPIKES) app_bad_argument(program, "at most %d --spike options", MAX_SPIKES);
     char buf[128];
     snprintf(buf, sizeof buf, "%s", text);
     char *second = strchr(buf, ':');
     char *third = second ? strchr(second + 1, ':') : NULL;
-    if (!second || !third) die_usage("--spike wants START:LEN:EXTRA, e.g. 8:3:150ms, not '%s'", text);
+    if (!second || !third) app_bad_argument(program, "--spike wants START:LEN:EXTRA, e.g. 8:3:150ms, not '%s'", text);
     *second++ = 0;
     *third++ = 0;
     spike_t *s = &opt->spikes[opt->spike_count++];
     if (platform_parse_seconds(buf, 1e6, &s->start) != 0 || platform_parse_seconds(second, 1e6, &s->duration) != 0 ||
         platform_parse_seconds(third, 60, &s->extra) != 0)
-        die_usage("--spike wants START:LEN:EXTRA, e.g. 8:3:150ms, not '%s'", text);
+        app_bad_argument(program, "--spike wants START:LEN:EXTRA, e.g. 8:3:150ms, not '%s'", text);
 }
 
 /* netgame-sim's own options (simprog_parse_options adds the common ones). */
@@ -214,7 +194,7 @@ static void own_option(void *context, int c, const char *name, const char *text)
     case OPT_TIMEOUT: opt->endpoint.timeout = app_seconds_option(program, name, text, 3600); break;
     case OPT_CLIENT_STOPS: opt->stop_acking_at[SIDE_A] = app_seconds_option(program, name, text, 1e7); break;
     case OPT_SERVER_STOPS: opt->stop_acking_at[SIDE_B] = app_seconds_option(program, name, text, 1e7); break;
-    default: die_usage("unhandled option");
+    default: app_bad_argument(program, "unhandled option");
     }
 }
 
@@ -229,10 +209,10 @@ static void parse_options(options_t *opt, int argc, char **argv)
     cs_log_set_name(program);
     simprog_parse_options(&opt->sp, argc, argv, own_options, (int)(sizeof own_options / sizeof own_options[0]), usage,
                           own_option, opt);
-    if (opt->sp.time_limit <= 0) die_usage("--duration must be above 0");
-    if (opt->endpoint.timeout <= 0) die_usage("--timeout must be above 0");
+    if (opt->sp.time_limit <= 0) app_bad_argument(program, "--duration must be above 0");
+    if (opt->endpoint.timeout <= 0) app_bad_argument(program, "--timeout must be above 0");
     if (opt->endpoint.first_sequence > opt->endpoint.max_sequence)
-        die_usage("--first-sequence %u is above --max-sequence %u", opt->endpoint.first_sequence,
+        app_bad_argument(program, "--first-sequence %u is above --max-sequence %u", opt->endpoint.first_sequence,
                   opt->endpoint.max_sequence);
 }
 
@@ -260,11 +240,6 @@ static double spike_extra(const options_t *opt, double time)
     }
     return extra;
 }
-
-typedef struct callback_t {
-    run_t *run;
-    int side;
-} callback_t;
 
 /* A frame of the capture holds a packet from side `from`, sent at sent_time:
  * every packet of the other side that this header acknowledges and that the
@@ -299,26 +274,19 @@ static void on_send(void *context, const uint8_t *address, int address_bytes, co
 {
     (void)address;
     (void)address_bytes;
-    callback_t *cb = context;
-    run_t *run = cb->run;
-    side_t *s = &run->side[cb->side];
-    int link = cb->side;
+    side_t *s = context;
+    run_t *run = s->run;
+    int link = s->index;
     s->sent++;
-    uint32_t frame = simprog_record(run->sp, cb->side, link, run->now, packet, bytes);
+    uint32_t frame = simprog_record(run->sp, s->index, link, run->now, packet, bytes);
     /* Spikes delay a link first in, first out: nothing overtakes. */
     double release = run->now + spike_extra(run->opt, run->now);
     if (release < run->last_release[link]) release = run->last_release[link];
     run->last_release[link] = release;
-    const uint64_t *c = netsim_counters(run->sp->netsim, link);
-    uint64_t before[NETSIM_COUNTER_COUNT];
-    memcpy(before, c, sizeof before);
-    netsim_send(run->sp->netsim, link, release, packet, bytes);
+    int fate = simprog_send(run->sp, link, release, packet, bytes);
     if (!run->keep_records) return;
 
-    if (s->count == s->capacity) {
-        s->capacity = s->capacity ? s->capacity * 2 : 1024;
-        s->records = xrealloc(s->records, (size_t)s->capacity * sizeof *s->records);
-    }
+    s->records = simprog_grow(run->sp, s->records, s->count, &s->capacity, sizeof *s->records);
     record_t *r = &s->records[s->count++];
     memset(r, 0, sizeof *r);
     netgame_header_t h;
@@ -331,30 +299,24 @@ static void on_send(void *context, const uint8_t *address, int address_bytes, co
     r->rtt = netgame_connection_rtt(s->connection);
     r->mode = netgame_connection_mode(s->connection);
     r->acked_by = -1;
-    if (c[NETSIM_COUNTER_FAULT_DROPPED] > before[NETSIM_COUNTER_FAULT_DROPPED]) r->fate = FATE_FAULT_DROPPED;
-    else if (c[NETSIM_COUNTER_LOST] > before[NETSIM_COUNTER_LOST]) r->fate = FATE_LOST;
-    else if (c[NETSIM_COUNTER_QUEUE_DROPPED] > before[NETSIM_COUNTER_QUEUE_DROPPED]) r->fate = FATE_QUEUE_DROPPED;
-    else if (c[NETSIM_COUNTER_DUPLICATED] > before[NETSIM_COUNTER_DUPLICATED]) r->fate = FATE_DUPLICATED;
-    else if (c[NETSIM_COUNTER_REORDERED] > before[NETSIM_COUNTER_REORDERED]) r->fate = FATE_REORDERED;
-    else r->fate = FATE_DELIVERED;
+    r->fate = fate;
     record_frame(r, frame);
-    note_acked_in(run, cb->side, run->now, packet, bytes, frame);
+    note_acked_in(run, s->index, run->now, packet, bytes, frame);
 }
 
 /* The record of the packet a connection callback (context) speaks of, or
  * NULL when records are not kept or it has none. */
 static record_t *callback_record(void *context, uint32_t sequence)
 {
-    callback_t *cb = context;
-    if (!cb->run->keep_records) return NULL;
-    side_t *s = &cb->run->side[cb->side];
+    side_t *s = context;
+    if (!s->run->keep_records) return NULL;
     int i = find_record(s, sequence, 1);
     return i < 0 ? NULL : &s->records[i];
 }
 
 static void on_acked(void *context, uint32_t sequence, double rtt)
 {
-    run_t *run = ((callback_t *)context)->run;
+    run_t *run = ((side_t *)context)->run;
     record_t *r = callback_record(context, sequence);
     if (!r) return;
     r->acked = 1;
@@ -369,12 +331,13 @@ static void on_lost(void *context, uint32_t sequence)
     record_t *r = callback_record(context, sequence);
     if (!r) return;
     r->lost = 1;
-    r->lost_time = ((callback_t *)context)->run->now;
+    r->lost_time = ((side_t *)context)->run->now;
 }
 
-/* A datagram from link `link` reaches the other side's host. */
-static void deliver(run_t *run, int link, const uint8_t *packet, int bytes)
+/* simprog_run's arrival: a datagram from link `link` reaches the other side's host. */
+static void deliver(void *context, int link, const uint8_t *packet, int bytes)
 {
+    run_t *run = context;
     int to = 1 - link;
     uint32_t frame = simprog_record(run->sp, to, link, run->now, packet, bytes);
     run->current_from = link;
@@ -418,28 +381,69 @@ static void note_mode(run_t *run, int side, double dt, uint32_t first_sequence)
     int mode = netgame_connection_mode(c);
     if (mode == s->mode) return;
     s->mode = mode;
-    if (s->switch_count == s->switch_capacity) {
-        s->switch_capacity = s->switch_capacity ? s->switch_capacity * 2 : 16;
-        s->switches = xrealloc(s->switches, (size_t)s->switch_capacity * sizeof *s->switches);
-    }
+    s->switches = simprog_grow(run->sp, s->switches, s->switch_count, &s->switch_capacity, sizeof *s->switches);
     s->switches[s->switch_count++] = (switch_t){run->now, mode, netgame_connection_penalty_time(c),
                                                 netgame_connection_rtt(c), first_sequence};
 }
 
+/* simprog_run's tick: both connections' updates, and what they change. */
+static int tick(void *context)
+{
+    run_t *run = context;
+    for (int s = 0; s < 2; s++) {
+        netgame_connection_t *c = run->side[s].connection;
+        netgame_state_t before = netgame_connection_state(c);
+        uint32_t first_sequence = netgame_connection_local_sequence(c);
+        netgame_connection_update(c, run->now);
+        netgame_state_t after = netgame_connection_state(c);
+        if (s == SIDE_A && before == NETGAME_STATE_CONNECTED && after != NETGAME_STATE_CONNECTED) run->client_dropped = 1;
+        note_mode(run, s, run->now - run->previous, first_sequence);
+    }
+    run->previous = run->now;
+    return 0;
+}
+
+static void describe(void *context, char *text, size_t size)
+{
+    const run_t *run = context;
+    snprintf(text, size, "%llu datagrams sent", (unsigned long long)(run->side[0].sent + run->side[1].sent));
+}
+
 /* ---- output ---- */
 
-static const char *side_name(int side) { return side == SIDE_A ? "a" : "b"; }
+/* One element of the truth file's "packets": record r, side sd's record index. */
+static void truth_packet(FILE *out, int sd, int index, const void *record)
+{
+    const record_t *r = record;
+    fprintf(out, "{\"from\": \"%s\", \"index\": %d, \"time\": %.6f, \"sequence\": %u, \"ack\": %u, "
+                 "\"ack_bits\": %u, \"bytes\": %d, \"rtt\": %.6f, \"mode\": \"%s\", \"fate\": \"%s\", "
+                 "\"deliveries\": %d, \"taken\": %s, \"frames\": ",
+            simprog_side_name(sd), index, r->time, r->sequence, r->ack, r->ack_bits, r->bytes, r->rtt,
+            netgame_mode_name((netgame_mode_t)r->mode), simprog_fate_name(r->fate), r->deliveries, truth_bool(r->taken));
+    truth_frames(out, r->frames, r->frame_count);
+    fprintf(out, ", \"acked_in\": ");
+    truth_number(out, r->acked_in ? (long long)r->acked_in : -1);
+    fprintf(out, ", ");
+    if (r->acked) {
+        fprintf(out, "\"acked\": {\"time\": %.6f, \"rtt_sample\": %.6f, \"by_index\": %d, ", r->acked_time,
+                r->rtt_sample, r->acked_by);
+        truth_frame_or_null(out, "by_frame", r->acked_by_frame);
+        fprintf(out, "}");
+    } else {
+        fprintf(out, "\"acked\": null");
+    }
+    fprintf(out, ", ");
+    truth_time_or_null(out, "lost", r->lost, r->lost_time);
+    fprintf(out, "}");
+}
 
 static int write_truth(const run_t *run, double end_time, int exit_code)
 {
     const options_t *opt = run->opt;
     const simprog_t *sp = run->sp;
-    FILE *out = simprog_truth_open(sp);
+    FILE *out = simprog_truth_begin(sp);
     if (!out) return -1;
-    const char *endpoint[2] = {"10.0.0.1:30001", "10.0.0.2:30000"};
     const netgame_config_t *e = &opt->endpoint;
-    fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"netgame-sim\",\n");
-    fprintf(out, "  \"endpoints\": {\"a\": \"%s\", \"b\": \"%s\"},\n", endpoint[0], endpoint[1]);
     fprintf(out, "  \"config\": {\"seed\": %llu, \"duration\": %.6f, \"tick\": %.6f, \"payload\": %d, \"protocol_id\": %u, "
                  "\"max_sequence\": %u, \"first_sequence\": %u, \"timeout\": %.6f, "
                  "\"client_stops_acking\": ",
@@ -447,26 +451,22 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
             e->max_sequence, e->first_sequence, e->timeout);
     for (int s = 0; s < 2; s++) {
         if (s) fprintf(out, ", \"server_stops_acking\": ");
-        if (opt->stop_acking_at[s] >= 0) fprintf(out, "%.6f", opt->stop_acking_at[s]);
-        else fprintf(out, "null");
+        truth_seconds(out, opt->stop_acking_at[s]);
     }
     fprintf(out, ",\n    \"spikes\": [");
     for (int i = 0; i < opt->spike_count; i++)
         fprintf(out, "%s{\"start\": %.6f, \"duration\": %.6f, \"extra\": %.6f}", i ? ", " : "", opt->spikes[i].start,
                 opt->spikes[i].duration, opt->spikes[i].extra);
-    fprintf(out, "],\n    \"links\": ");
-    simprog_truth_link_config(out, sp);
-    fprintf(out, "},\n");
-    fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"host\": \"%s\", \"frames\": %u},\n",
-            truth_bool(sp->pcap_path != NULL), side_name(sp->capture_side), endpoint[sp->capture_side], sp->frames);
-    fprintf(out, "  \"result\": {\"end_time\": %.6f, \"exit_code\": %d},\n", end_time, exit_code);
+    fprintf(out, "],\n");
+    simprog_truth_config_links(out, sp);
+    simprog_truth_capture_result(out, sp, 1, end_time, exit_code);
     fprintf(out, "  \"sides\": [");
     for (int sd = 0; sd < 2; sd++) {
         const side_t *s = &run->side[sd];
         netgame_connection_t *c = s->connection;
         fprintf(out, "%s\n    {\"side\": \"%s\", \"host\": \"%s\", \"role\": \"%s\", \"state\": \"%s\", \"rtt\": %.6f, "
                      "\"mode\": \"%s\", \"penalty\": %.3f, \"time_good\": %.6f, \"time_bad\": %.6f, ",
-                sd ? "," : "", side_name(sd), endpoint[sd], sd ? "server" : "client",
+                sd ? "," : "", simprog_side_name(sd), sp->host[sd], sd ? "server" : "client",
                 netgame_state_name(netgame_connection_state(c)), netgame_connection_rtt(c),
                 netgame_mode_name(netgame_connection_mode(c)), netgame_connection_penalty_time(c),
                 s->time_in_mode[NETGAME_MODE_GOOD], s->time_in_mode[NETGAME_MODE_BAD]);
@@ -486,44 +486,10 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
         }
         fprintf(out, "%s]}", s->switch_count ? "\n     " : "");
     }
-    fprintf(out, "\n  ],\n  \"links\": ");
-    simprog_truth_link_counters(out, sp);
-    fprintf(out, ",\n  \"packets\": [");
-    /* Both sides' packets merged in send order (A first at equal times). */
-    int next[2] = {0, 0}, first = 1;
-    for (;;) {
-        int sd = -1;
-        for (int k = 0; k < 2; k++) {
-            if (next[k] >= run->side[k].count) continue;
-            if (sd < 0 || run->side[k].records[next[k]].time < run->side[sd].records[next[sd]].time) sd = k;
-        }
-        if (sd < 0) break;
-        int index = next[sd]++;
-        const record_t *r = &run->side[sd].records[index];
-        fprintf(out, "%s\n    {\"from\": \"%s\", \"index\": %d, \"time\": %.6f, \"sequence\": %u, \"ack\": %u, "
-                     "\"ack_bits\": %u, \"bytes\": %d, \"rtt\": %.6f, \"mode\": \"%s\", \"fate\": \"%s\", "
-                     "\"deliveries\": %d, \"taken\": %s, \"frames\": [",
-                first ? "" : ",", side_name(sd), index, r->time, r->sequence, r->ack, r->ack_bits, r->bytes, r->rtt,
-                netgame_mode_name((netgame_mode_t)r->mode), fate_names[r->fate], r->deliveries,
-                r->taken ? "true" : "false");
-        first = 0;
-        for (int i = 0; i < r->frame_count; i++) fprintf(out, "%s%u", i ? ", " : "", r->frames[i]);
-        fprintf(out, "], \"acked_in\": ");
-        if (r->acked_in) fprintf(out, "%u, ", r->acked_in);
-        else fprintf(out, "null, ");
-        if (r->acked) {
-            fprintf(out, "\"acked\": {\"time\": %.6f, \"rtt_sample\": %.6f, \"by_index\": %d, \"by_frame\": ",
-                    r->acked_time, r->rtt_sample, r->acked_by);
-            if (r->acked_by_frame) fprintf(out, "%u}", r->acked_by_frame);
-            else fprintf(out, "null}");
-        } else {
-            fprintf(out, "\"acked\": null");
-        }
-        if (r->lost) fprintf(out, ", \"lost\": %.6f}", r->lost_time);
-        else fprintf(out, ", \"lost\": null}");
-    }
-    fprintf(out, "\n  ]\n}\n");
-    return simprog_truth_close(sp, out);
+    fprintf(out, "\n  ]");
+    simprog_packets_t packets = {{run->side[0].records, run->side[1].records}, {run->side[0].count, run->side[1].count},
+                                 sizeof(record_t), offsetof(record_t, time), truth_packet};
+    return simprog_truth_finish(out, sp, &packets);
 }
 
 static void print_summary(const run_t *run, double end_time, int exit_code)
@@ -535,7 +501,7 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
         netgame_connection_t *c = s->connection;
         const uint64_t *k = netgame_connection_counters(c);
         printf("%s (%s): %s, mode %s (penalty %.0f s), rtt %.1f ms, Good %.1f s, Bad %.1f s, %d switches\n",
-               sd ? "server" : "client", sd ? "10.0.0.2:30000" : "10.0.0.1:30001",
+               sd ? "server" : "client", sp->host[sd],
                netgame_state_name(netgame_connection_state(c)), netgame_mode_name(netgame_connection_mode(c)),
                netgame_connection_penalty_time(c), netgame_connection_rtt(c) * 1000, s->time_in_mode[1],
                s->time_in_mode[0], s->switch_count);
@@ -544,15 +510,10 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
                (unsigned long long)k[NETGAME_COUNTER_PACKETS_ACKED], (unsigned long long)k[NETGAME_COUNTER_PACKETS_LOST],
                k[NETGAME_COUNTER_PACKETS_SENT] ? 100.0 * k[NETGAME_COUNTER_PACKETS_LOST] / k[NETGAME_COUNTER_PACKETS_SENT] : 0.0);
         printf("  counters:");
-        int shown = 0;
-        for (int i = 0; i < NETGAME_COUNTER_COUNT; i++) {
-            if (!k[i]) continue;
-            printf("%s %s %llu", shown++ ? "," : "", netgame_counter_name(i), (unsigned long long)k[i]);
-        }
-        printf("\n");
+        app_print_nonzero_counters(stdout, k, NETGAME_COUNTER_COUNT, netgame_counter_name);
     }
     simprog_print_links(sp);
-    if (sp->pcap_path) printf("pcap: %u frames at %s in %s\n", sp->frames, side_name(sp->capture_side), sp->pcap_path);
+    if (sp->pcap_path) printf("pcap: %u frames at %s in %s\n", sp->frames, simprog_side_name(sp->capture_side), sp->pcap_path);
     printf("result: %s\n", exit_code == EXIT_OK ? "ok" : exit_code == EXIT_DISCONNECTED ? "not connected at the end" : "file error");
 }
 
@@ -571,16 +532,16 @@ int main(int argc, char **argv)
     run.current_index = -1;
     int start = simprog_start(sp);
     if (start != 0) return start;
-    static callback_t callbacks[2];
     for (int s = 0; s < 2; s++) {
-        callbacks[s] = (callback_t){&run, s};
+        run.side[s].run = &run;
+        run.side[s].index = s;
         netgame_config_t config = opt.endpoint;
         config.role = s == SIDE_A ? NETGAME_CLIENT : NETGAME_SERVER;
         config.fault_stop_acking_at = opt.stop_acking_at[s];
         config.send = on_send;
         config.acked = on_acked;
         config.lost = on_lost;
-        config.context = &callbacks[s];
+        config.context = &run.side[s];
         run.side[s].connection = netgame_connection_create(&config);
         if (!run.side[s].connection) {
             fprintf(stderr, "netgame-sim: out of memory\n");
@@ -591,43 +552,12 @@ int main(int argc, char **argv)
     netgame_connection_start(run.side[SIDE_B].connection, 0, NULL, 0);
     netgame_connection_start(run.side[SIDE_A].connection, 0, &server_address, 1);
 
-    int client_dropped = 0;
-    static uint8_t buffer[NETSIM_MAX_DATAGRAM];
-    double previous = 0;
-    for (long long step = 0;; step++) {
-        run.now = (double)step * sp->tick;
-        if (run.now > sp->time_limit + 1e-9) break;
-        for (int s = 0; s < 2; s++) {
-            netgame_state_t before = netgame_connection_state(run.side[s].connection);
-            uint32_t first_sequence = netgame_connection_local_sequence(run.side[s].connection);
-            netgame_connection_update(run.side[s].connection, run.now);
-            netgame_state_t after = netgame_connection_state(run.side[s].connection);
-            if (s == SIDE_A && before == NETGAME_STATE_CONNECTED && after != NETGAME_STATE_CONNECTED) client_dropped = 1;
-            note_mode(&run, s, run.now - previous, first_sequence);
-        }
-        previous = run.now;
-
-        /* Deliver everything due before the next tick at its own time, both
-         * directions merged in time order (what is due exactly at the next
-         * tick waits for that tick's updates). */
-        double next = nextafter((double)(step + 1) * sp->tick, 0);
-        int link, bytes;
-        double at;
-        while ((bytes = simprog_next_arrival(sp, next, &link, buffer, &at)) > 0) {
-            run.now = at;
-            deliver(&run, link, buffer, bytes);
-        }
-
-        if (simprog_progress_due(sp, step))
-            simprog_progress(sp, (double)step * sp->tick, "%llu datagrams sent",
-                             (unsigned long long)(run.side[0].sent + run.side[1].sent));
-    }
-    simprog_progress_finish(sp);
-    double end_time = previous;
+    double end_time;
+    simprog_run(sp, sp->time_limit, &(simprog_loop_t){&run.now, &run, tick, deliver, describe}, &end_time);
 
     int faulty = opt.stop_acking_at[0] >= 0 || opt.stop_acking_at[1] >= 0;
     int connected = netgame_connection_connected(run.side[SIDE_A].connection);
-    int exit_code = (connected && !client_dropped) || faulty ? EXIT_OK : EXIT_DISCONNECTED;
+    int exit_code = (connected && !run.client_dropped) || faulty ? EXIT_OK : EXIT_DISCONNECTED;
     if (simprog_close_pcap(sp) != 0) exit_code = EXIT_IO;
     if (sp->truth_path && write_truth(&run, end_time, exit_code) != 0) exit_code = EXIT_IO;
     if (!sp->quiet) print_summary(&run, end_time, exit_code);

@@ -16,8 +16,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <getopt.h>
-#include <math.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include "netsim.h"
 #include "reliable.h"
 #include "simprog.h"
+#include "util.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = SIMPROG_EXIT_USAGE, EXIT_IO = SIMPROG_EXIT_IO };
 static const char *const program = "reliable-sim";
@@ -63,7 +63,10 @@ typedef struct record_t {
     uint32_t acked_by_frame;
 } record_t;
 
+/* One side; also its endpoint's callbacks' context. */
 typedef struct side_t {
+    struct run_t *run;
+    int index; /* SIDE_A or SIDE_B */
     rl_endpoint_t *endpoint;
     record_t *records;
     int count, capacity;
@@ -74,17 +77,12 @@ typedef struct side_t {
 typedef struct run_t {
     options_t *opt;
     simprog_t *sp;
+    double now, interval;     /* virtual time; between a side's packets */
     side_t side[2];
-    double now;
-    uint64_t rng;
-    int sending_side;         /* the record being sent: side and index */
+    cs_rng_t rng;             /* the payload sizes' own generator, seeded from --seed */
     uint32_t current_frame;   /* the datagram being delivered: its frame */
+    uint8_t *payload;         /* MAX_PAYLOAD bytes for send_one */
 } run_t;
-
-typedef struct callback_t {
-    run_t *run;
-    int side;
-} callback_t;
 
 static void usage(FILE *out)
 {
@@ -124,36 +122,6 @@ static void usage(FILE *out)
 "Exit status: 0 ran the whole duration; 2 bad arguments; 4 file error.\n");
 }
 
-_Noreturn static void die_usage(const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    fprintf(stderr, "%s: ", program);
-    vfprintf(stderr, format, args);
-    va_end(args);
-    fprintf(stderr, " (try --help)\n");
-    exit(EXIT_USAGE);
-}
-
-static void *xrealloc(void *p, size_t size)
-{
-    void *q = realloc(p, size ? size : 1);
-    if (!q) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        exit(EXIT_IO);
-    }
-    return q;
-}
-
-/* splitmix64: the payload sizes' own generator, seeded from --seed. */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 enum {
     OPT_DURATION = 256, OPT_RATE, OPT_PAYLOAD, OPT_LARGE_EVERY, OPT_LARGE, OPT_REPLY, OPT_FRAGMENT_ABOVE,
     OPT_FRAGMENT_SIZE, OPT_MAX_FRAGMENTS, OPT_FIRST_SEQUENCE, OPT_STOPS_ACKING, OPT_DROP_FRAGMENT,
@@ -190,7 +158,7 @@ static void own_option(void *context, int c, const char *name, const char *text)
         if (dash) *dash++ = 0;
         opt->payload_min = (int)app_int_option(program, name, buf, 0, MAX_PAYLOAD);
         opt->payload_max = dash ? (int)app_int_option(program, name, dash, 0, MAX_PAYLOAD) : opt->payload_min;
-        if (opt->payload_max < opt->payload_min) die_usage("--payload %s: MAX below MIN", text);
+        if (opt->payload_max < opt->payload_min) app_bad_argument(program, "--payload %s: MAX below MIN", text);
         break;
     }
     case OPT_LARGE_EVERY: opt->large_every = (int)app_int_option(program, name, text, 0, 1000000); break;
@@ -202,7 +170,7 @@ static void own_option(void *context, int c, const char *name, const char *text)
     case OPT_FIRST_SEQUENCE: opt->endpoint.first_sequence = (uint16_t)app_int_option(program, name, text, 0, 65535); break;
     case OPT_STOPS_ACKING: opt->stop_acking_at = app_seconds_option(program, name, text, 1e6); break;
     case OPT_DROP_FRAGMENT: opt->faults.drop_fragment = (int)app_int_option(program, name, text, 0, 255); break;
-    default: die_usage("unhandled option");
+    default: app_bad_argument(program, "unhandled option");
     }
 }
 
@@ -220,13 +188,13 @@ static void parse_options(options_t *opt, int argc, char **argv)
     opt->faults.drop_dir = 0;
     simprog_parse_options(&opt->sp, argc, argv, own_options, (int)(sizeof own_options / sizeof own_options[0]), usage,
                           own_option, opt);
-    if (opt->sp.time_limit <= 0) die_usage("--duration must be above 0");
+    if (opt->sp.time_limit <= 0) app_bad_argument(program, "--duration must be above 0");
     const rl_config_t *e = &opt->endpoint;
     int biggest = opt->payload_max > opt->large_bytes && opt->large_every ? opt->payload_max
                   : opt->large_every ? opt->large_bytes : opt->payload_max;
     if (opt->reply_bytes > biggest) biggest = opt->reply_bytes;
     if (biggest > e->fragment_above && (biggest + e->fragment_size - 1) / e->fragment_size > e->max_fragments)
-        die_usage("a %d-byte packet needs more than --max-fragments %d fragments of %d bytes", biggest,
+        app_bad_argument(program, "a %d-byte packet needs more than --max-fragments %d fragments of %d bytes", biggest,
                   e->max_fragments, e->fragment_size);
     if (biggest > e->max_packet_size) opt->endpoint.max_packet_size = biggest;
 }
@@ -273,26 +241,25 @@ static void note_capture(run_t *run, int from, record_t *r, int id, uint32_t fra
 
 static void on_send(void *context, uint16_t sequence, const uint8_t *packet, int bytes)
 {
-    callback_t *cb = context;
-    run_t *run = cb->run;
-    side_t *s = &run->side[cb->side];
-    uint32_t frame = simprog_record(run->sp, cb->side, cb->side, run->now, packet, bytes);
-    netsim_send(run->sp->netsim, cb->side, run->now, packet, bytes);
+    side_t *s = context;
+    run_t *run = s->run;
+    uint32_t frame = simprog_record(run->sp, s->index, s->index, run->now, packet, bytes);
+    netsim_send(run->sp->netsim, s->index, run->now, packet, bytes);
     int k = find_record(s, sequence);
     if (k < 0) return;
     record_t *r = &s->records[k];
     int id = packet[0] & 1 ? packet[3] : 0;
     record_frame(r, id, frame);
-    note_capture(run, cb->side, r, id, frame);
+    note_capture(run, s->index, r, id, frame);
 }
 
 static int on_process(void *context, uint16_t sequence, const uint8_t *payload, int bytes)
 {
     (void)payload;
     (void)bytes;
-    callback_t *cb = context;
-    run_t *run = cb->run;
-    side_t *peer = &run->side[1 - cb->side];
+    const side_t *s = context;
+    run_t *run = s->run;
+    side_t *peer = &run->side[1 - s->index];
     int k = find_record(peer, sequence);
     if (k >= 0 && !peer->records[k].taken) {
         peer->records[k].taken = 1;
@@ -303,9 +270,8 @@ static int on_process(void *context, uint16_t sequence, const uint8_t *payload, 
 
 static void on_acked(void *context, uint16_t sequence, double rtt)
 {
-    callback_t *cb = context;
-    run_t *run = cb->run;
-    side_t *s = &run->side[cb->side];
+    side_t *s = context;
+    run_t *run = s->run;
     int k = find_record(s, sequence);
     if (k < 0) return;
     record_t *r = &s->records[k];
@@ -317,9 +283,8 @@ static void on_acked(void *context, uint16_t sequence, double rtt)
 
 static void on_lost(void *context, uint16_t sequence)
 {
-    callback_t *cb = context;
-    run_t *run = cb->run;
-    side_t *s = &run->side[cb->side];
+    side_t *s = context;
+    run_t *run = s->run;
     int k = find_record(s, sequence);
     if (k < 0) return;
     s->records[k].lost = 1;
@@ -337,14 +302,11 @@ static void send_one(run_t *run, int side, uint8_t *payload)
         bytes = opt->large_bytes;
     } else {
         int span = opt->payload_max - opt->payload_min + 1;
-        bytes = opt->payload_min + (span > 1 ? (int)(next_random(&run->rng) % (uint64_t)span) : 0);
+        bytes = opt->payload_min + (span > 1 ? (int)(cs_rng_next(&run->rng) % (uint64_t)span) : 0);
     }
     uint16_t sequence = rl_endpoint_next_sequence(s->endpoint);
     for (int i = 0; i < bytes; i++) payload[i] = (uint8_t)(sequence * 7 + i * 13 + side);
-    if (s->count == s->capacity) {
-        s->capacity = s->capacity ? s->capacity * 2 : 1024;
-        s->records = xrealloc(s->records, (size_t)s->capacity * sizeof *s->records);
-    }
+    s->records = simprog_grow(run->sp, s->records, s->count, &s->capacity, sizeof *s->records);
     record_t *r = &s->records[s->count++];
     memset(r, 0, sizeof *r);
     const rl_config_t *c = &opt->endpoint;
@@ -352,11 +314,9 @@ static void send_one(run_t *run, int side, uint8_t *payload)
     r->payload = bytes;
     r->fragments = bytes > c->fragment_above ? (bytes + c->fragment_size - 1) / c->fragment_size : 0;
     int slots = r->fragments ? r->fragments : 1;
-    r->frames = xrealloc(NULL, (size_t)slots * MAX_FRAMES * sizeof *r->frames);
-    r->frame_count = xrealloc(NULL, (size_t)slots);
-    r->seen = xrealloc(NULL, (size_t)slots);
-    memset(r->frame_count, 0, (size_t)slots);
-    memset(r->seen, 0, (size_t)slots);
+    r->frames = simprog_calloc(run->sp, (size_t)slots * MAX_FRAMES, sizeof *r->frames);
+    r->frame_count = simprog_calloc(run->sp, (size_t)slots, 1);
+    r->seen = simprog_calloc(run->sp, (size_t)slots, 1);
     r->header.sequence = sequence;
     /* The ack state this packet carries (a fault freezes it at the send
      * itself, to the state of that moment: the same either way). */
@@ -365,10 +325,13 @@ static void send_one(run_t *run, int side, uint8_t *payload)
     rl_endpoint_send(s->endpoint, payload, bytes);
 }
 
-/* A datagram from link `link` reaches the other side's host. */
-static void deliver(run_t *run, int link, const uint8_t *packet, int bytes)
+/* simprog_run's arrival: a datagram from link `link` reaches the other
+ * side's host, whose endpoint is brought up to this time first. */
+static void deliver(void *context, int link, const uint8_t *packet, int bytes)
 {
+    run_t *run = context;
     int to = 1 - link;
+    rl_endpoint_update(run->side[to].endpoint, run->now);
     uint32_t frame = simprog_record(run->sp, to, link, run->now, packet, bytes);
     run->current_frame = frame;
     if (bytes >= 3) {
@@ -389,20 +352,65 @@ static void deliver(run_t *run, int link, const uint8_t *packet, int bytes)
     run->current_frame = 0;
 }
 
+/* simprog_run's tick: both endpoints' updates and the packets due. */
+static int tick(void *context)
+{
+    run_t *run = context;
+    for (int s = 0; s < 2; s++) {
+        rl_endpoint_update(run->side[s].endpoint, run->now);
+        if (run->now + 1e-9 >= run->side[s].next_send) {
+            send_one(run, s, run->payload);
+            run->side[s].next_send += run->interval;
+        }
+    }
+    return 0;
+}
+
+static void describe(void *context, char *text, size_t size)
+{
+    const run_t *run = context;
+    snprintf(text, size, "%llu packets sent", (unsigned long long)(run->side[0].sent_packets + run->side[1].sent_packets));
+}
+
 /* ---- output ---- */
 
-static const char *side_name(int side) { return side == SIDE_A ? "a" : "b"; }
+/* One element of the truth file's "packets": record r, side sd's record index. */
+static void truth_packet(FILE *out, int sd, int index, const void *record)
+{
+    const record_t *r = record;
+    fprintf(out, "{\"from\": \"%s\", \"index\": %d, \"time\": %.6f, \"sequence\": %u, \"ack\": %u, "
+                 "\"ack_bits\": %u, \"payload\": %d, \"fragments\": %d, \"frames\": [",
+            simprog_side_name(sd), index, r->time, r->header.sequence, r->header.ack, r->header.ack_bits, r->payload,
+            r->fragments);
+    int slots = r->fragments ? r->fragments : 1;
+    for (int s = 0; s < slots; s++) {
+        fprintf(out, "%s[", s ? ", " : "");
+        for (int i = 0; i < r->frame_count[s]; i++) fprintf(out, "%s%u", i ? ", " : "", r->frames[s * MAX_FRAMES + i]);
+        fprintf(out, "]");
+    }
+    fprintf(out, "], \"deliveries\": %d, ", r->deliveries);
+    truth_time_or_null(out, "received", r->taken, r->taken_time);
+    fprintf(out, ", ");
+    truth_frame_or_null(out, "acked_in", r->acked_in);
+    if (r->acked) {
+        fprintf(out, ", \"acked\": {\"time\": %.6f, \"rtt\": %.6f, ", r->acked_time, r->rtt);
+        truth_frame_or_null(out, "by_frame", r->acked_by_frame);
+        fprintf(out, "}");
+    } else {
+        fprintf(out, ", \"acked\": null");
+    }
+    fprintf(out, ", ");
+    truth_time_or_null(out, "lost", r->lost, r->lost_time);
+    fprintf(out, "}");
+}
 
 static int write_truth(const run_t *run, double end_time)
 {
     const options_t *opt = run->opt;
     const simprog_t *sp = run->sp;
-    FILE *out = simprog_truth_open(sp);
+    FILE *out = simprog_truth_begin(sp);
     if (!out) return -1;
-    const char *endpoint[2] = {"10.0.0.1:50000", "10.0.0.2:50001"};
     const rl_config_t *e = &opt->endpoint;
-    fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"reliable-sim\",\n");
-    fprintf(out, "  \"endpoints\": {\"a\": \"%s\", \"b\": \"%s\"},\n", endpoint[0], endpoint[1]);
     fprintf(out, "  \"config\": {\"seed\": %llu, \"duration\": %.6f, \"tick\": %.6f, \"rate\": %.0f, "
                  "\"payload_min\": %d, \"payload_max\": %d, \"large_every\": %d, \"large\": %d, \"reply\": %d, "
                  "\"fragment_above\": %d, \"fragment_size\": %d, \"max_fragments\": %d, \"first_sequence\": %u, "
@@ -410,66 +418,24 @@ static int write_truth(const run_t *run, double end_time)
             (unsigned long long)sp->sim.seed, sp->time_limit, sp->tick, opt->rate, opt->payload_min, opt->payload_max,
             opt->large_every, opt->large_bytes, opt->reply_bytes, e->fragment_above, e->fragment_size,
             e->max_fragments, e->first_sequence);
-    if (opt->stop_acking_at >= 0) fprintf(out, "%.6f", opt->stop_acking_at);
-    else fprintf(out, "null");
+    truth_seconds(out, opt->stop_acking_at);
     fprintf(out, ", \"drop_fragment\": ");
-    if (opt->faults.drop_fragment >= 0) fprintf(out, "%d", opt->faults.drop_fragment);
-    else fprintf(out, "null");
-    fprintf(out, ",\n    \"links\": ");
-    simprog_truth_link_config(out, sp);
-    fprintf(out, "},\n");
-    fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"host\": \"%s\", \"frames\": %u},\n",
-            truth_bool(sp->pcap_path != NULL), side_name(sp->capture_side), endpoint[sp->capture_side], sp->frames);
-    fprintf(out, "  \"result\": {\"end_time\": %.6f, \"exit_code\": 0},\n", end_time);
+    truth_number(out, opt->faults.drop_fragment);
+    fprintf(out, ",\n");
+    simprog_truth_config_links(out, sp);
+    simprog_truth_capture_result(out, sp, 1, end_time, EXIT_OK);
     fprintf(out, "  \"sides\": [");
     for (int sd = 0; sd < 2; sd++) {
         const rl_endpoint_t *ep = run->side[sd].endpoint;
         fprintf(out, "%s\n    {\"side\": \"%s\", \"host\": \"%s\", \"rtt\": %.6f, \"counters\": ", sd ? "," : "",
-                side_name(sd), endpoint[sd], rl_endpoint_rtt(ep));
+                simprog_side_name(sd), sp->host[sd], rl_endpoint_rtt(ep));
         truth_counters(out, rl_endpoint_counters(ep), RL_COUNTER_COUNT, rl_counter_name);
         fprintf(out, "}");
     }
-    fprintf(out, "\n  ],\n  \"links\": ");
-    simprog_truth_link_counters(out, sp);
-    fprintf(out, ",\n  \"packets\": [");
-    int next[2] = {0, 0}, first = 1;
-    for (;;) {
-        int sd = -1;
-        for (int k = 0; k < 2; k++) {
-            if (next[k] >= run->side[k].count) continue;
-            if (sd < 0 || run->side[k].records[next[k]].time < run->side[sd].records[next[sd]].time) sd = k;
-        }
-        if (sd < 0) break;
-        int index = next[sd]++;
-        const record_t *r = &run->side[sd].records[index];
-        fprintf(out, "%s\n    {\"from\": \"%s\", \"index\": %d, \"time\": %.6f, \"sequence\": %u, \"ack\": %u, "
-                     "\"ack_bits\": %u, \"payload\": %d, \"fragments\": %d, \"frames\": [",
-                first ? "" : ",", side_name(sd), index, r->time, r->header.sequence, r->header.ack,
-                r->header.ack_bits, r->payload, r->fragments);
-        first = 0;
-        int slots = r->fragments ? r->fragments : 1;
-        for (int s = 0; s < slots; s++) {
-            fprintf(out, "%s[", s ? ", " : "");
-            for (int i = 0; i < r->frame_count[s]; i++) fprintf(out, "%s%u", i ? ", " : "", r->frames[s * MAX_FRAMES + i]);
-            fprintf(out, "]");
-        }
-        fprintf(out, "], \"deliveries\": %d, ", r->deliveries);
-        truth_time_or_null(out, "received", r->taken, r->taken_time);
-        fprintf(out, ", ");
-        truth_frame_or_null(out, "acked_in", r->acked_in);
-        if (r->acked) {
-            fprintf(out, ", \"acked\": {\"time\": %.6f, \"rtt\": %.6f, ", r->acked_time, r->rtt);
-            truth_frame_or_null(out, "by_frame", r->acked_by_frame);
-            fprintf(out, "}");
-        } else {
-            fprintf(out, ", \"acked\": null");
-        }
-        fprintf(out, ", ");
-        truth_time_or_null(out, "lost", r->lost, r->lost_time);
-        fprintf(out, "}");
-    }
-    fprintf(out, "\n  ]\n}\n");
-    return simprog_truth_close(sp, out);
+    fprintf(out, "\n  ]");
+    simprog_packets_t packets = {{run->side[0].records, run->side[1].records}, {run->side[0].count, run->side[1].count},
+                                 sizeof(record_t), offsetof(record_t, time), truth_packet};
+    return simprog_truth_finish(out, sp, &packets);
 }
 
 static void print_summary(const run_t *run, double end_time)
@@ -479,17 +445,12 @@ static void print_summary(const run_t *run, double end_time)
     for (int sd = 0; sd < 2; sd++) {
         const rl_endpoint_t *ep = run->side[sd].endpoint;
         const uint64_t *k = rl_endpoint_counters(ep);
-        printf("%s (%s): rtt %.1f ms\n  counters:", side_name(sd), sd ? "10.0.0.2:50001" : "10.0.0.1:50000",
+        printf("%s (%s): rtt %.1f ms\n  counters:", simprog_side_name(sd), sp->host[sd],
                rl_endpoint_rtt(ep) * 1000);
-        int shown = 0;
-        for (int i = 0; i < RL_COUNTER_COUNT; i++) {
-            if (!k[i]) continue;
-            printf("%s %s %llu", shown++ ? "," : "", rl_counter_name(i), (unsigned long long)k[i]);
-        }
-        printf("\n");
+        app_print_nonzero_counters(stdout, k, RL_COUNTER_COUNT, rl_counter_name);
     }
     simprog_print_links(sp);
-    if (sp->pcap_path) printf("pcap: %u frames at %s in %s\n", sp->frames, side_name(sp->capture_side), sp->pcap_path);
+    if (sp->pcap_path) printf("pcap: %u frames at %s in %s\n", sp->frames, simprog_side_name(sp->capture_side), sp->pcap_path);
 }
 
 int main(int argc, char **argv)
@@ -504,55 +465,31 @@ int main(int argc, char **argv)
     static run_t run;
     run.opt = &opt;
     run.sp = sp;
-    run.rng = sp->sim.seed ^ 0x5DEECE66Dull;
+    cs_rng_seed(&run.rng, sp->sim.seed ^ 0x5DEECE66Dull);
     int start = simprog_start(sp);
     if (start != 0) return start;
-    static callback_t callbacks[2];
     for (int s = 0; s < 2; s++) {
-        callbacks[s] = (callback_t){&run, s};
+        run.side[s].run = &run;
+        run.side[s].index = s;
         rl_config_t config = opt.endpoint;
         config.stop_acking_at = s == SIDE_B ? opt.stop_acking_at : -1;
         config.send = on_send;
         config.process = on_process;
         config.acked = on_acked;
         config.lost = on_lost;
-        config.context = &callbacks[s];
+        config.context = &run.side[s];
         run.side[s].endpoint = rl_endpoint_create(&config, 0);
         if (!run.side[s].endpoint) {
             fprintf(stderr, "%s: cannot create the endpoints (out of memory or bad sizes)\n", program);
             return EXIT_IO;
         }
     }
-    uint8_t *payload = xrealloc(NULL, MAX_PAYLOAD);
-    static uint8_t buffer[NETSIM_MAX_DATAGRAM];
-    double interval = 1.0 / opt.rate;
+    run.payload = simprog_calloc(sp, MAX_PAYLOAD, 1);
+    run.interval = 1.0 / opt.rate;
     /* B answers half an interval after A. */
-    run.side[SIDE_B].next_send = interval / 2;
-    double previous = 0;
-    for (long long step = 0;; step++) {
-        run.now = (double)step * sp->tick;
-        if (run.now > sp->time_limit + 1e-9) break;
-        for (int s = 0; s < 2; s++) {
-            rl_endpoint_update(run.side[s].endpoint, run.now);
-            if (run.now + 1e-9 >= run.side[s].next_send) {
-                send_one(&run, s, payload);
-                run.side[s].next_send += interval;
-            }
-        }
-        previous = run.now;
-        double next = nextafter((double)(step + 1) * sp->tick, 0);
-        int link, bytes;
-        double at;
-        while ((bytes = simprog_next_arrival(sp, next, &link, buffer, &at)) > 0) {
-            run.now = at;
-            rl_endpoint_update(run.side[1 - link].endpoint, run.now);
-            deliver(&run, link, buffer, bytes);
-        }
-        if (simprog_progress_due(sp, step))
-            simprog_progress(sp, (double)step * sp->tick, "%llu packets sent",
-                             (unsigned long long)(run.side[0].sent_packets + run.side[1].sent_packets));
-    }
-    simprog_progress_finish(sp);
+    run.side[SIDE_B].next_send = run.interval / 2;
+    double previous;
+    simprog_run(sp, sp->time_limit, &(simprog_loop_t){&run.now, &run, tick, deliver, describe}, &previous);
     int exit_code = EXIT_OK;
     if (simprog_close_pcap(sp) != 0) exit_code = EXIT_IO;
     if (sp->truth_path && write_truth(&run, previous) != 0) exit_code = EXIT_IO;
@@ -566,7 +503,7 @@ int main(int argc, char **argv)
         }
         free(run.side[s].records);
     }
-    free(payload);
+    free(run.payload);
     simprog_free(sp);
     return exit_code;
 }

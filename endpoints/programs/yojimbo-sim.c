@@ -17,7 +17,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,13 +87,13 @@ typedef struct run_t {
     netcode_client_t *client;
     netcode_connect_token_t token;
     netcode_address_t server_address;
-    pcapout_addr_t addr[2];
     side_t side[2];
     int slot;
     item_t *items;
-    int item_count;
+    int item_count, item_capacity;
     double now;
     int drop_current;
+    int disconnected; /* the client, at --duration */
     uint64_t datagrams[2], dropped_fragments;
     uint8_t private_key[NETCODE_KEY_BYTES];
     cs_rng_t token_rng, server_rng;
@@ -137,16 +136,6 @@ static void usage(FILE *out)
 "\n"
 "Exit status: 0 connected and everything delivered (or a fault explains why\n"
 "not); 1 not connected or something not delivered; 2 bad arguments; 4 file error.\n");
-}
-
-static void *xrealloc(void *p, size_t size)
-{
-    void *q = realloc(p, size ? size : 1);
-    if (!q) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        exit(EXIT_IO);
-    }
-    return q;
 }
 
 /* ---- options ---- */
@@ -259,15 +248,9 @@ static item_t *find_item(run_t *run, int from, int channel, uint16_t id)
 
 static item_t *new_item(run_t *run, int from, int channel, uint16_t id)
 {
-    if (!item_index[from][channel]) {
-        item_index[from][channel] = calloc(65536, sizeof(int));
-        if (!item_index[from][channel]) {
-            fprintf(stderr, "%s: out of memory\n", program);
-            exit(EXIT_IO);
-        }
-    }
+    if (!item_index[from][channel]) item_index[from][channel] = simprog_calloc(run->sp, 65536, sizeof(int));
     int *index = item_index[from][channel];
-    run->items = xrealloc(run->items, (size_t)(run->item_count + 1) * sizeof *run->items);
+    run->items = simprog_grow(run->sp, run->items, run->item_count, &run->item_capacity, sizeof *run->items);
     item_t *it = &run->items[run->item_count++];
     memset(it, 0, sizeof *it);
     it->from = from;
@@ -279,12 +262,9 @@ static item_t *new_item(run_t *run, int from, int channel, uint16_t id)
     return it;
 }
 
-static void add_send(item_t *it, double time, uint16_t sequence, int fragment)
+static void add_send(const run_t *run, item_t *it, double time, uint16_t sequence, int fragment)
 {
-    if (it->send_count == it->send_capacity) {
-        it->send_capacity = it->send_capacity ? it->send_capacity * 2 : 8;
-        it->sends = xrealloc(it->sends, (size_t)it->send_capacity * sizeof *it->sends);
-    }
+    it->sends = simprog_grow(run->sp, it->sends, it->send_count, &it->send_capacity, sizeof *it->sends);
     it->sends[it->send_count++] = (send_t){time, sequence, fragment};
 }
 
@@ -303,9 +283,9 @@ static void on_event(void *context, const yojimbo_event_t *e)
     item_t *it = find_item(run, from, e->channel, e->id);
     if (!it) return;
     switch (e->kind) {
-    case YOJIMBO_EVENT_MESSAGE_SENT: add_send(it, run->now, e->sequence, -1); break;
+    case YOJIMBO_EVENT_MESSAGE_SENT: add_send(run, it, run->now, e->sequence, -1); break;
     case YOJIMBO_EVENT_FRAGMENT_SENT:
-        add_send(it, run->now, e->sequence, e->fragment);
+        add_send(run, it, run->now, e->sequence, e->fragment);
         if (e->fragment == run->opt->drop_block_fragment) {
             run->side[sc->side].drop_sequence = e->sequence;
             run->side[sc->side].drop_armed = 1;
@@ -323,16 +303,6 @@ static void on_event(void *context, const yojimbo_event_t *e)
 
 /* ---- the layers' callbacks ---- */
 
-/* Writes a datagram of link `link` to the pcap when `host` is the capture point. */
-static void capture(run_t *run, int host, int link, const uint8_t *packet, int bytes)
-{
-    simprog_t *sp = run->sp;
-    if (!sp->pcap || sp->capture_side != (host == CLIENT ? SIMPROG_SIDE_A : SIMPROG_SIDE_B)) return;
-    if (pcapout_write_udp(sp->pcap, run->now, &run->addr[link], &run->addr[1 - link], packet, bytes) != 0)
-        sp->io_error = 1;
-    sp->frames++;
-}
-
 static void on_datagram(void *context, const netcode_address_t *to, const uint8_t *packet, int bytes)
 {
     (void)to;
@@ -340,7 +310,7 @@ static void on_datagram(void *context, const netcode_address_t *to, const uint8_
     run_t *run = sc->run;
     int link = sc->side; /* 0: the client's datagrams, A -> B */
     run->datagrams[link]++;
-    capture(run, sc->side, link, packet, bytes);
+    simprog_record(run->sp, sc->side, link, run->now, packet, bytes);
     netsim_send(run->sp->netsim, link, run->now, packet, bytes);
 }
 
@@ -446,15 +416,6 @@ static void on_server_client(void *context, int slot, int connected, int reason)
     }
 }
 
-static void rng_bytes(void *context, uint8_t *out, size_t bytes)
-{
-    cs_rng_t *rng = context;
-    for (size_t i = 0; i < bytes; i += 8) {
-        uint64_t v = cs_rng_next(rng);
-        for (size_t k = 0; k < 8 && i + k < bytes; k++) out[i + k] = (uint8_t)(v >> (8 * k));
-    }
-}
-
 /* ---- the application on each side ---- */
 
 static uint8_t block_byte(uint16_t id, int i) { return (uint8_t)(i * 7 + id * 13 + (i >> 8)); }
@@ -478,7 +439,7 @@ static void queue_message(run_t *run, int side, int channel, int type)
     if (m.block && run->opt->yj.channel[channel].type == YOJIMBO_RELIABLE_ORDERED) {
         int fragment_size = run->opt->yj.channel[channel].block_fragment_size;
         it->fragments = (m.block_size + fragment_size - 1) / fragment_size;
-        it->fragment_acked = xrealloc(NULL, (size_t)it->fragments * sizeof(double));
+        it->fragment_acked = simprog_calloc(run->sp, (size_t)it->fragments, sizeof(double));
         for (int i = 0; i < it->fragments; i++) it->fragment_acked[i] = -1;
     }
 }
@@ -533,12 +494,6 @@ static void run_side(run_t *run, int side)
 
 /* ---- output ---- */
 
-static void time_or_null(FILE *out, double t)
-{
-    if (t >= 0) fprintf(out, "%.6f", t);
-    else fprintf(out, "null");
-}
-
 static void write_truth_config(FILE *out, const run_t *run)
 {
     const options_t *opt = run->opt;
@@ -557,20 +512,18 @@ static void write_truth_config(FILE *out, const run_t *run)
                  "\"block_channel\": %d, \"block_at\": %.6f,\n    \"faults\": {\"drop_block_fragment\": ",
             opt->yj.max_packet_size, opt->yj.num_message_types, opt->messages, opt->server_messages, opt->message_rate,
             opt->message_channel, opt->blocks, opt->block_size, opt->block_channel, opt->block_at);
-    if (opt->drop_block_fragment >= 0) fprintf(out, "%d", opt->drop_block_fragment);
-    else fprintf(out, "null");
+    truth_number(out, opt->drop_block_fragment);
     fprintf(out, ", \"stop_acking_at\": ");
-    time_or_null(out, opt->stop_acking_at);
-    fprintf(out, "},\n    \"links\": ");
-    simprog_truth_link_config(out, sp);
+    truth_seconds(out, opt->stop_acking_at);
     fprintf(out, "},\n");
+    simprog_truth_config_links(out, sp);
 }
 
 static void write_truth_side(FILE *out, const run_t *run, int side)
 {
     const side_t *s = &run->side[side];
     fprintf(out, "    \"%s\": {\"connected_at\": ", side == CLIENT ? "client" : "server");
-    time_or_null(out, s->connected ? s->connected_at : -1);
+    truth_seconds(out, s->connected ? s->connected_at : -1);
     fprintf(out, ", \"datagrams_sent\": %llu", (unsigned long long)run->datagrams[side]);
     if (s->connected) {
         fprintf(out, ",\n      \"yojimbo_counters\": ");
@@ -601,30 +554,26 @@ static void write_truth_item(FILE *out, const item_t *it, int first)
         fprintf(out, "\"fragments\": %d, \"fragments_acked\": [", it->fragments);
         for (int f = 0; f < it->fragments; f++) {
             fprintf(out, "%s", f ? ", " : "");
-            time_or_null(out, it->fragment_acked[f]);
+            truth_seconds(out, it->fragment_acked[f]);
         }
         fprintf(out, "], ");
     }
     fprintf(out, "\"acked\": ");
-    time_or_null(out, it->acked);
+    truth_seconds(out, it->acked);
     fprintf(out, ", \"received\": ");
-    time_or_null(out, it->received);
+    truth_seconds(out, it->received);
     fprintf(out, ", \"delivered\": ");
-    time_or_null(out, it->delivered);
+    truth_seconds(out, it->delivered);
     fprintf(out, ", \"delivered_ok\": %s}", truth_bool(it->delivered >= 0 && it->delivered_ok));
 }
 
 static int write_truth(const run_t *run, double end_time, int exit_code)
 {
     const simprog_t *sp = run->sp;
-    FILE *out = simprog_truth_open(sp);
+    FILE *out = simprog_truth_begin(sp);
     if (!out) return -1;
-    fprintf(out, "{\n  \"format\": \"chunkshark-truth\",\n  \"version\": 1,\n  \"generator\": \"yojimbo-sim\",\n");
-    fprintf(out, "  \"endpoints\": {\"a\": \"10.0.0.1:%d\", \"b\": \"10.0.0.2:%d\"},\n", CLIENT_PORT, SERVER_PORT);
     write_truth_config(out, run);
-    fprintf(out, "  \"capture\": {\"file\": %s, \"at\": \"%s\", \"frames\": %u},\n", truth_bool(sp->pcap_path != NULL),
-            sp->capture_side == SIMPROG_SIDE_A ? "a" : "b", sp->frames);
-    fprintf(out, "  \"result\": {\"end_time\": %.6f, \"exit_code\": %d},\n", end_time, exit_code);
+    simprog_truth_capture_result(out, sp, 0, end_time, exit_code);
     fprintf(out, "  \"private_key\": \"");
     netcode_app_print_key(out, run->private_key);
     fprintf(out, "\",\n  \"client_to_server_key\": \"");
@@ -680,7 +629,7 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
            (unsigned long long)run->sp->sim.seed, run->opt->yj.num_channels);
     for (int side = 0; side < 2; side++) {
         const side_t *s = &run->side[side];
-        printf("%s: ", side == CLIENT ? "client (10.0.0.1:50000)" : "server (10.0.0.2:40000)");
+        printf("%s (%s): ", side == CLIENT ? "client" : "server", run->sp->host[side]);
         if (s->connected) printf("connected at %.3f s", s->connected_at);
         else printf("never connected");
         printf(", %d of %d messages and blocks delivered to the other side\n", delivered[side], items[side]);
@@ -699,9 +648,7 @@ static int set_up(run_t *run, options_t *opt)
     simprog_t *sp = &opt->sp;
     cs_rng_seed(&run->token_rng, sp->sim.seed ^ 0x796f6a696d626f31ull);
     cs_rng_seed(&run->server_rng, sp->sim.seed ^ 0x796f6a696d626f32ull);
-    rng_bytes(&run->token_rng, run->private_key, NETCODE_KEY_BYTES);
-    pcapout_addr_ipv4(&run->addr[CLIENT], 10, 0, 0, 1, CLIENT_PORT);
-    pcapout_addr_ipv4(&run->addr[SERVER], 10, 0, 0, 2, SERVER_PORT);
+    cs_rng_bytes(&run->token_rng, run->private_key, NETCODE_KEY_BYTES);
     netcode_address_ipv4(&run->server_address, 10, 0, 0, 2, SERVER_PORT);
     contexts[CLIENT] = (side_context_t){run, CLIENT};
     contexts[SERVER] = (side_context_t){run, SERVER};
@@ -713,7 +660,7 @@ static int set_up(run_t *run, options_t *opt)
     sc.public_address = run->server_address;
     sc.max_clients = 4;
     sc.unix_epoch = SIM_UNIX_EPOCH;
-    sc.random = rng_bytes;
+    sc.random = cs_rng_bytes;
     sc.random_context = &run->server_rng;
     sc.send = on_datagram;
     sc.receive = on_server_payload;
@@ -724,58 +671,47 @@ static int set_up(run_t *run, options_t *opt)
     run->client = netcode_client_create(&cc);
     if (!run->server || !run->client) return -1;
     netcode_token_params_t p;
-    memset(&p, 0, sizeof p);
-    p.protocol_id = NETCODE_DEFAULT_PROTOCOL_ID;
-    p.client_id = 0x1000;
-    p.create_timestamp = (uint64_t)SIM_UNIX_EPOCH;
-    p.expire_seconds = 30;
-    p.timeout_seconds = 5;
-    p.num_servers = 1;
-    p.public_servers[0] = p.internal_servers[0] = run->server_address;
+    netcode_token_params_init(&p, NETCODE_DEFAULT_PROTOCOL_ID, 0x1000, (uint64_t)SIM_UNIX_EPOCH, &run->server_address);
     uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
-    if (netcode_generate_connect_token(&p, run->private_key, rng_bytes, &run->token_rng, token, &run->token) != 0)
+    if (netcode_generate_connect_token(&p, run->private_key, cs_rng_bytes, &run->token_rng, token, &run->token) != 0)
         return -1;
     netcode_client_connect(run->client, 0, token, sizeof token);
     return 0;
 }
 
-static double run_loop(run_t *run)
+/* simprog_run's tick: netcode's endpoints, then each side's reliable and yojimbo layers; the client disconnects
+ * at --duration. */
+static int tick(void *context)
 {
-    simprog_t *sp = run->sp;
-    const options_t *opt = run->opt;
-    static uint8_t buffer[NETSIM_MAX_DATAGRAM];
-    double end = opt->duration + GRACE, previous = 0;
-    int disconnected = 0;
-    for (long long step = 0;; step++) {
-        run->now = (double)step * sp->tick;
-        if (run->now > end + 1e-9) break;
-        previous = run->now;
-        netcode_client_update(run->client, run->now);
-        netcode_server_update(run->server, run->now);
-        run_side(run, CLIENT);
-        run_side(run, SERVER);
-        if (!disconnected && run->now >= opt->duration - 1e-9) {
-            disconnected = 1;
-            netcode_client_disconnect(run->client, run->now);
-        }
-        double next = nextafter((double)(step + 1) * sp->tick, 0);
-        int link, bytes;
-        double at;
-        while ((bytes = simprog_next_arrival(sp, next, &link, buffer, &at)) > 0) {
-            run->now = at;
-            capture(run, 1 - link, link, buffer, bytes);
-            netcode_address_t from;
-            if (link == 0) {
-                netcode_address_ipv4(&from, 10, 0, 0, 1, CLIENT_PORT);
-                netcode_server_receive_packet(run->server, run->now, &from, buffer, bytes);
-            } else {
-                netcode_client_receive_packet(run->client, run->now, &run->server_address, buffer, bytes);
-            }
-        }
-        if (simprog_progress_due(sp, step)) simprog_progress(sp, (double)step * sp->tick, "%d items", run->item_count);
+    run_t *run = context;
+    netcode_client_update(run->client, run->now);
+    netcode_server_update(run->server, run->now);
+    run_side(run, CLIENT);
+    run_side(run, SERVER);
+    if (!run->disconnected && run->now >= run->opt->duration - 1e-9) {
+        run->disconnected = 1;
+        netcode_client_disconnect(run->client, run->now);
     }
-    simprog_progress_finish(sp);
-    return previous;
+    return 0;
+}
+
+/* simprog_run's arrival: a datagram reaches the other side's netcode endpoint. */
+static void arrive(void *context, int link, const uint8_t *packet, int bytes)
+{
+    run_t *run = context;
+    simprog_record(run->sp, 1 - link, link, run->now, packet, bytes);
+    if (link == 0) {
+        netcode_address_t from;
+        netcode_address_ipv4(&from, 10, 0, 0, 1, CLIENT_PORT);
+        netcode_server_receive_packet(run->server, run->now, &from, packet, bytes);
+    } else {
+        netcode_client_receive_packet(run->client, run->now, &run->server_address, packet, bytes);
+    }
+}
+
+static void describe(void *context, char *text, size_t size)
+{
+    snprintf(text, size, "%d items", ((const run_t *)context)->item_count);
 }
 
 int main(int argc, char **argv)
@@ -798,7 +734,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: out of memory\n", program);
         return EXIT_IO;
     }
-    double end_time = run_loop(&run);
+    double end_time;
+    simprog_run(sp, opt.duration + GRACE, &(simprog_loop_t){&run.now, &run, tick, arrive, describe}, &end_time);
     int exit_code = complete(&run) || faulty(&opt) ? EXIT_OK : EXIT_INCOMPLETE;
     if (simprog_close_pcap(sp) != 0) exit_code = EXIT_IO;
     if (sp->truth_path && write_truth(&run, end_time, exit_code) != 0) exit_code = EXIT_IO;

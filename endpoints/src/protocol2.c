@@ -8,6 +8,7 @@
  * reader checks every field against the datagram's length before reading it.
  */
 #include "protocol2.h"
+#include "util.h"
 
 #include <assert.h>
 #include <string.h>
@@ -16,13 +17,7 @@
 int p2_bits_required(uint32_t min, uint32_t max)
 {
     assert(min <= max);
-    uint32_t range = max - min;
-    int bits = 0;
-    while (range) {
-        bits++;
-        range >>= 1;
-    }
-    return bits;
+    return cs_bits_required(min, max);
 }
 
 uint32_t p2_crc32(uint32_t crc, const uint8_t *data, size_t bytes)

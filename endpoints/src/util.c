@@ -59,3 +59,22 @@ double cs_rng_uniform(cs_rng_t *rng)
     /* The top 53 bits fill a double's mantissa exactly: [0, 1), never 1. */
     return (double)(cs_rng_next(rng) >> 11) * (1.0 / 9007199254740992.0);
 }
+
+void cs_rng_bytes(void *rng, uint8_t *out, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i += 8) {
+        uint64_t v = cs_rng_next(rng);
+        for (size_t k = 0; k < 8 && i + k < bytes; k++) out[i + k] = (uint8_t)(v >> (8 * k));
+    }
+}
+
+int cs_bits_required(uint32_t min, uint32_t max)
+{
+    uint32_t range = max - min;
+    int bits = 0;
+    while (range) {
+        bits++;
+        range >>= 1;
+    }
+    return bits;
+}

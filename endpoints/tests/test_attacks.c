@@ -372,6 +372,17 @@ static void twin_compare(twin_t *t, int acks_may_differ)
     CHECK(memcmp(t->log[0].data, t->log[1].data, (size_t)t->log[0].bytes) == 0);
 }
 
+/* The end of an attack test: the rest of the legitimate chunk (slices from
+ * to to - 1) to both receivers, which must both deliver it intact and
+ * count alike; then frees the twin. */
+static void twin_finish(twin_t *t, uint16_t chunk_id, const uint8_t *data, int size, int from, int to)
+{
+    twin_slices(t, chunk_id, data, size, from, to);
+    twin_pop(t, chunk_id, data, size);
+    twin_compare(t, 0);
+    twin_destroy(t);
+}
+
 /* ---- the attacks on a receiver ---- */
 
 /* Hostile input 1: slice ids past the chunk's slice count, hoping for a write
@@ -397,10 +408,7 @@ static void test_slice_id_out_of_range(void)
     expect_t e[] = {{CHUNK_RECEIVER_COUNTER_PACKETS_INVALID, n}, {INVALID(CHUNK_READ_SLICE_ID_RANGE), n}};
     attack_end(t, e, 2, "slice id >= num slices");
     twin_tick(t, 0.2);
-    twin_slices(t, 0, data, size, 1, 2);
-    twin_pop(t, 0, data, size);
-    twin_compare(t, 0);
-    twin_destroy(t);
+    twin_finish(t, 0, data, size, 1, 2);
 
     /* MaxSlicesPerChunk 100: a 7-bit id field holds 100..127 */
     t = twin_create(100, 1024, 0);
@@ -413,10 +421,7 @@ static void test_slice_id_out_of_range(void)
     }
     expect_t e2[] = {{CHUNK_RECEIVER_COUNTER_PACKETS_INVALID, n}, {INVALID(CHUNK_READ_BAD_VALUE), n}};
     attack_end(t, e2, 2, "slice id >= MaxSlicesPerChunk");
-    twin_slices(t, 0, data, size, 1, 2);
-    twin_pop(t, 0, data, size);
-    twin_compare(t, 0);
-    twin_destroy(t);
+    twin_finish(t, 0, data, size, 1, 2);
 }
 
 /* Hostile input 2: the first slice announces 2 slices, later ones of the same
@@ -443,10 +448,7 @@ static void test_slice_count_widened(void)
     expect_t e[] = {{CHUNK_RECEIVER_COUNTER_SLICES_RECEIVED, n}, {CHUNK_RECEIVER_COUNTER_SLICES_NUM_MISMATCH, n}};
     attack_end(t, e, 2, "slice count changed");
     twin_tick(t, 0.2);
-    twin_slices(t, 7, data, size, 1, 2);
-    twin_pop(t, 7, data, size);
-    twin_compare(t, 0);
-    twin_destroy(t);
+    twin_finish(t, 7, data, size, 1, 2);
 }
 
 /* Hostile input 3: slices with more data than SliceSize, and non-last slices
@@ -484,10 +486,7 @@ static void test_oversize_undersize_data(void)
                     {INVALID(CHUNK_READ_BAD_END_CHECK), end_check},
                     {INVALID(CHUNK_READ_TRUNCATED), truncated}};
     attack_end(t, e, 3, "oversize / undersize data");
-    twin_slices(t, 0, data, size, 1, 3);
-    twin_pop(t, 0, data, size);
-    twin_compare(t, 0);
-    twin_destroy(t);
+    twin_finish(t, 0, data, size, 1, 3);
 
     /* SliceSize 1000: the 10-bit size field holds 1001..1024 too */
     t = twin_create(256, 1000, 0);
@@ -500,10 +499,7 @@ static void test_oversize_undersize_data(void)
     }
     expect_t e2[] = {{CHUNK_RECEIVER_COUNTER_PACKETS_INVALID, n}, {INVALID(CHUNK_READ_BAD_VALUE), n}};
     attack_end(t, e2, 2, "last slice larger than SliceSize");
-    twin_slices(t, 0, data, 1500, 1, 2);
-    twin_pop(t, 0, data, 1500);
-    twin_compare(t, 0);
-    twin_destroy(t);
+    twin_finish(t, 0, data, 1500, 1, 2);
 }
 
 /* Sends valid slices (slice 0 of 4, 1024 bytes) for each id in ids to the
@@ -533,10 +529,7 @@ static void test_chunk_id_far_ahead(void)
     int n = attack_ids(t, ids, 7);
     expect_t e[] = {{CHUNK_RECEIVER_COUNTER_SLICES_RECEIVED, n}, {CHUNK_RECEIVER_COUNTER_SLICES_WRONG_CHUNK, n}};
     attack_end(t, e, 2, "chunk ids ahead");
-    twin_slices(t, 0, data, size, 1, 2);
-    twin_pop(t, 0, data, size);
-    twin_compare(t, 0);
-    twin_destroy(t);
+    twin_finish(t, 0, data, size, 1, 2);
 }
 
 /* Chunk ids far behind: stale; only the chunk completed last, with its slice
@@ -557,10 +550,7 @@ static void test_chunk_id_far_behind(void)
     n += attack_ids(t, (const uint16_t[]){40000}, 1); /* the completed chunk, with 4 slices, not its 3 */
     expect_t e[] = {{CHUNK_RECEIVER_COUNTER_SLICES_RECEIVED, n}, {CHUNK_RECEIVER_COUNTER_SLICES_STALE, n}};
     attack_end(t, e, 2, "chunk ids behind");
-    twin_slices(t, 40001, legit_data[1], size, 1, 3);
-    twin_pop(t, 40001, legit_data[1], size);
-    twin_compare(t, 0);
-    twin_destroy(t);
+    twin_finish(t, 40001, legit_data[1], size, 1, 3);
 }
 
 /* Across the 65535 -> 0 wrap: ahead and behind are judged wrap-aware, and
@@ -595,10 +585,7 @@ static void test_chunk_id_across_wrap(void)
                      {CHUNK_RECEIVER_COUNTER_SLICES_WRONG_CHUNK, n_ahead},
                      {CHUNK_RECEIVER_COUNTER_SLICES_STALE, n_behind}};
     attack_end(t, e2, 3, "chunk ids across the wrap (expecting 1)");
-    twin_slices(t, 1, legit_data[3], size, 1, 3);
-    twin_pop(t, 1, legit_data[3], size);
-    twin_compare(t, 0);
-    twin_destroy(t);
+    twin_finish(t, 1, legit_data[3], size, 1, 3);
 }
 
 /* The everyday ones (docs/protocol.md, "Hostile input"): bad CRC, truncation at
@@ -671,10 +658,7 @@ static void test_malformed_datagrams(void)
     for (int i = 1; i < CHUNK_READ_RESULT_COUNT; i++)
         if (reasons[i]) e[ne++] = (expect_t){INVALID(i), reasons[i]};
     attack_end(t, e, ne, "malformed datagrams");
-    twin_slices(t, 0, data, size, 1, 2);
-    twin_pop(t, 0, data, size);
-    twin_compare(t, 0);
-    twin_destroy(t);
+    twin_finish(t, 0, data, size, 1, 2);
 }
 
 /* Hostile input 4 and 5: a steady stream of maximum-size slices (every chunk id,

@@ -503,14 +503,10 @@ static void world_init(world_t *w, int max_clients, uint64_t server_protocol, co
         netcode_client_config_t cc = {1000000, net_send, on_client_payload, NULL, &w->client_ctx[i]};
         w->client[i] = netcode_client_create(&cc);
         netcode_token_params_t p;
-        memset(&p, 0, sizeof p);
-        p.protocol_id = PROTOCOL;
-        p.client_id = 100 + (uint64_t)i;
-        p.create_timestamp = (uint64_t)(1000000 + created_offset);
+        netcode_token_params_init(&p, PROTOCOL, 100 + (uint64_t)i, (uint64_t)(1000000 + created_offset),
+                                  &w->net.server_address);
         p.expire_seconds = expire;
         p.timeout_seconds = timeout;
-        p.num_servers = 1;
-        p.public_servers[0] = p.internal_servers[0] = w->net.server_address;
         netcode_generate_connect_token(&p, token_key, seeded_random, &rng, w->token[i], NULL);
     }
 }
@@ -733,18 +729,13 @@ static void test_next_server(void)
     world_init(&w, 4, PROTOCOL, example_key, 30, 1, 0);
     cs_rng_t rng;
     cs_rng_seed(&rng, 3);
+    netcode_address_t silent;
+    netcode_address_ipv4(&silent, 10, 0, 0, 9, 40000);
     netcode_token_params_t p;
-    memset(&p, 0, sizeof p);
-    p.protocol_id = PROTOCOL;
-    p.client_id = 7;
-    p.create_timestamp = 1000000;
-    p.expire_seconds = 30;
+    netcode_token_params_init(&p, PROTOCOL, 7, 1000000, &silent);
     p.timeout_seconds = 1;
     p.num_servers = 2;
-    netcode_address_ipv4(&p.public_servers[0], 10, 0, 0, 9, 40000);
-    p.public_servers[1] = w.net.server_address;
-    p.internal_servers[0] = p.public_servers[0];
-    p.internal_servers[1] = p.public_servers[1];
+    p.public_servers[1] = p.internal_servers[1] = w.net.server_address;
     netcode_generate_connect_token(&p, example_key, seeded_random, &rng, w.token[0], NULL);
     connect_clients(&w, 1);
     world_run(&w, 0.9, 1, 0);
@@ -816,14 +807,8 @@ static void test_not_in_token(void)
     cs_rng_t rng;
     cs_rng_seed(&rng, 4);
     netcode_token_params_t p;
-    memset(&p, 0, sizeof p);
-    p.protocol_id = PROTOCOL;
-    p.create_timestamp = 1000000;
-    p.expire_seconds = 30;
-    p.timeout_seconds = 5;
-    p.num_servers = 1;
-    p.public_servers[0] = w.net.server_address;                   /* where the client sends */
-    netcode_address_ipv4(&p.internal_servers[0], 10, 0, 0, 9, 1); /* what the server checks */
+    netcode_token_params_init(&p, PROTOCOL, 0, 1000000, &w.net.server_address); /* where the client sends */
+    netcode_address_ipv4(&p.internal_servers[0], 10, 0, 0, 9, 1);               /* what the server checks */
     netcode_generate_connect_token(&p, example_key, seeded_random, &rng, w.token[0], NULL);
     connect_clients(&w, 1);
     world_run(&w, 0.5, 1, 0);

@@ -27,14 +27,27 @@ static uint32_t payload_index(const uint8_t *buffer)
 
 static int near(double a, double b) { return fabs(a - b) < 1e-9; }
 
+/* Sends a datagram of `bytes` bytes (at most 2048) carrying index in dir at time. */
+static void send_one(netsim_t *sim, int dir, double time, uint32_t index, int bytes)
+{
+    uint8_t packet[2048];
+    make_payload(packet, index, bytes);
+    netsim_send(sim, dir, time, packet, bytes);
+}
+
 /* Sends n datagrams of `bytes` bytes in dir at times 0, step, 2*step, ... */
 static void send_many(netsim_t *sim, int dir, int n, int bytes, double step)
 {
-    uint8_t packet[2048];
-    for (int i = 0; i < n; i++) {
-        make_payload(packet, (uint32_t)i, bytes);
-        netsim_send(sim, dir, i * step, packet, bytes);
-    }
+    for (int i = 0; i < n; i++) send_one(sim, dir, i * step, (uint32_t)i, bytes);
+}
+
+/* Takes the next datagram of dir due by `until` and checks that it has
+ * `bytes` bytes. Returns the index it carries; *t is its delivery time. */
+static uint32_t receive_one(netsim_t *sim, int dir, double until, int bytes, double *t)
+{
+    uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
+    CHECK_EQ(netsim_receive(sim, dir, until, buffer, t), bytes);
+    return payload_index(buffer);
 }
 
 /* Drains dir completely; returns how many datagrams came out. */
@@ -91,21 +104,19 @@ static void test_latency_exact(void)
     config.link[1].latency = 0.125;
     netsim_t *sim = netsim_create(&config);
     uint8_t packet[64], buffer[CHUNK_MAX_PACKET_BYTES];
-    make_payload(packet, 1, 64);
-    netsim_send(sim, 0, 1.0, packet, 64);
-    make_payload(packet, 2, 64);
-    netsim_send(sim, 1, 1.0, packet, 64);
+    send_one(sim, 0, 1.0, 1, 64);
+    send_one(sim, 1, 1.0, 2, 64);
     CHECK(netsim_next_delivery(sim) == 1.125);
     double t = -1;
     CHECK_EQ(netsim_receive(sim, 0, 1.2499, buffer, &t), 0);
     CHECK_EQ(netsim_receive(sim, 1, 1.1249, buffer, &t), 0);
-    CHECK_EQ(netsim_receive(sim, 1, 1.125, buffer, &t), 64);
+    CHECK_EQ(receive_one(sim, 1, 1.125, 64, &t), 2);
     CHECK(t == 1.125);
-    CHECK_EQ(payload_index(buffer), 2);
     CHECK(netsim_next_delivery(sim) == 1.25);
     CHECK_EQ(netsim_receive(sim, 0, 5.0, buffer, &t), 64);
     CHECK(t == 1.25);
     CHECK_EQ(payload_index(buffer), 1);
+    make_payload(packet, 1, 64);
     CHECK(memcmp(buffer + 4, packet + 4, 60) == 0);
     CHECK(netsim_next_delivery(sim) < 0);
     netsim_destroy(sim);
@@ -118,18 +129,13 @@ static void test_jitter_bounds(void)
     config.link[0].latency = 0.1;
     config.link[0].jitter = 0.04;
     netsim_t *sim = netsim_create(&config);
-    uint8_t packet[16], buffer[CHUNK_MAX_PACKET_BYTES];
     double lowest = 1, highest = 0;
     int out_of_order = 0;
     uint32_t last = 0;
-    for (int i = 0; i < 2000; i++) {
-        make_payload(packet, (uint32_t)i, 16);
-        netsim_send(sim, 0, i * 0.01, packet, 16);
-    }
+    send_many(sim, 0, 2000, 16, 0.01);
     double t, previous = 0;
     for (int i = 0; i < 2000; i++) {
-        CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 16);
-        uint32_t index = payload_index(buffer);
+        uint32_t index = receive_one(sim, 0, 1e9, 16, &t);
         double delay = t - index * 0.01;
         if (delay < lowest) lowest = delay;
         if (delay > highest) highest = delay;
@@ -150,13 +156,10 @@ static void test_jitter_bounds(void)
     config.link[0].latency = 0.01;
     config.link[0].jitter = 0.5;
     sim = netsim_create(&config);
+    for (int i = 0; i < 500; i++) send_one(sim, 0, 10.0 + i, (uint32_t)i, 16);
     for (int i = 0; i < 500; i++) {
-        make_payload(packet, (uint32_t)i, 16);
-        netsim_send(sim, 0, 10.0 + i, packet, 16);
-    }
-    for (int i = 0; i < 500; i++) {
-        CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 16);
-        CHECK(t >= 10.0 + payload_index(buffer));
+        uint32_t index = receive_one(sim, 0, 1e9, 16, &t);
+        CHECK(t >= 10.0 + index);
     }
     netsim_destroy(sim);
 }
@@ -170,25 +173,22 @@ static void test_bandwidth_serialisation(void)
     netsim_t *sim = netsim_create(&config);
     /* 972 + 28 bytes of IPv4/UDP = 1000 bytes on the wire = 0.1 s each. */
     send_many(sim, 0, 3, 1000 - CS_IP_UDP_OVERHEAD, 0.0);
-    uint8_t buffer[CHUNK_MAX_PACKET_BYTES], packet[1000];
     double t;
     for (int i = 0; i < 3; i++) {
-        CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 972);
+        CHECK_EQ(receive_one(sim, 0, 1e9, 972, &t), i);
         CHECK(near(t, 0.1 * (i + 1) + 0.05));
-        CHECK_EQ(payload_index(buffer), i);
     }
     /* After the link has gone idle a datagram is serialised from its own send time. */
-    make_payload(packet, 9, 472);
-    netsim_send(sim, 0, 2.0, packet, 472);
-    CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 472);
+    send_one(sim, 0, 2.0, 9, 472);
+    receive_one(sim, 0, 1e9, 472, &t);
     CHECK(near(t, 2.0 + 0.05 + 0.05));
     /* One sent while the link is busy waits for it: the first leaves the
      * queue at 3.05, the second at 3.10. */
-    netsim_send(sim, 0, 3.0, packet, 472);
-    netsim_send(sim, 0, 3.01, packet, 472);
-    CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 472);
+    send_one(sim, 0, 3.0, 9, 472);
+    send_one(sim, 0, 3.01, 9, 472);
+    receive_one(sim, 0, 1e9, 472, &t);
     CHECK(near(t, 3.1));
-    CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 472);
+    receive_one(sim, 0, 1e9, 472, &t);
     CHECK(near(t, 3.15));
     netsim_destroy(sim);
 }
@@ -205,19 +205,14 @@ static void test_queue_overflow(void)
     const uint64_t *c = netsim_counters(sim, 0);
     CHECK_EQ(c[NETSIM_COUNTER_QUEUE_DROPPED], 2);
     /* At t=1 the first has left: room for exactly one more. */
-    uint8_t packet[1000];
-    make_payload(packet, 5, 972);
-    netsim_send(sim, 0, 1.0, packet, 972);
+    send_one(sim, 0, 1.0, 5, 972);
     CHECK_EQ(c[NETSIM_COUNTER_QUEUE_DROPPED], 2);
-    make_payload(packet, 6, 972);
-    netsim_send(sim, 0, 1.0, packet, 972);
+    send_one(sim, 0, 1.0, 6, 972);
     CHECK_EQ(c[NETSIM_COUNTER_QUEUE_DROPPED], 3);
-    uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
     double t;
     uint32_t expected[] = {0, 1, 2, 5};
     for (int i = 0; i < 4; i++) {
-        CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 972);
-        CHECK_EQ(payload_index(buffer), expected[i]);
+        CHECK_EQ(receive_one(sim, 0, 1e9, 972, &t), expected[i]);
         CHECK(near(t, i + 1.0));
     }
     CHECK_EQ(drain(sim, 0), 0);
@@ -280,11 +275,9 @@ static void test_reorder(void)
     config.link[1].reorder = 0.25;
     config.link[1].reorder_delay = 0.5;
     netsim_t *sim = netsim_create(&config);
-    uint8_t packet[16], buffer[CHUNK_MAX_PACKET_BYTES];
-    make_payload(packet, 0, 16);
-    netsim_send(sim, 0, 1.0, packet, 16);
+    send_one(sim, 0, 1.0, 0, 16);
     double t;
-    CHECK_EQ(netsim_receive(sim, 0, 1e9, buffer, &t), 16);
+    receive_one(sim, 0, 1e9, 16, &t);
     CHECK(near(t, 1.05));
 
     /* A held-back datagram arrives after ones sent later. */
@@ -294,8 +287,7 @@ static void test_reorder(void)
     int late = 0;
     uint32_t highest = 0;
     for (int i = 0; i < 4000; i++) {
-        CHECK_EQ(netsim_receive(sim, 1, 1e9, buffer, &t), 16);
-        uint32_t index = payload_index(buffer);
+        uint32_t index = receive_one(sim, 1, 1e9, 16, &t);
         if (index < highest) late++;
         else highest = index;
         double delay = t - index * 0.01;
@@ -457,13 +449,12 @@ static uint64_t impaired_run(uint64_t seed)
         config.link[d].queue_bytes = 8000;
     }
     netsim_t *sim = netsim_create(&config);
-    uint8_t packet[1100], buffer[CHUNK_MAX_PACKET_BYTES];
+    uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
     uint64_t hash = 1469598103934665603ull;
     for (int i = 0; i < 3000; i++) {
         double now = i * 0.002;
         int bytes = 20 + (i * 37) % 1000;
-        make_payload(packet, (uint32_t)i, bytes);
-        netsim_send(sim, i % 3 == 0, now, packet, bytes);
+        send_one(sim, i % 3 == 0, now, (uint32_t)i, bytes);
         for (int d = 0; d < 2; d++) {
             double t;
             int n;

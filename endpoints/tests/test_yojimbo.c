@@ -11,6 +11,7 @@
 #include "netsim.h"
 #include "reliable.h"
 #include "test.h"
+#include "util.h"
 #include "yojimbo.h"
 
 static int bytes_equal(const uint8_t *a, const uint8_t *b, int n) { return memcmp(a, b, (size_t)n) == 0; }
@@ -36,10 +37,10 @@ static void test_bit_order(void)
     CHECK_EQ(r.error, 0);
     yojimbo_read_bits(&r, 1);
     CHECK_EQ(r.error, 1); /* past the end */
-    CHECK_EQ(yojimbo_bits_required(0, 3), 2);
-    CHECK_EQ(yojimbo_bits_required(1, 256), 8);
-    CHECK_EQ(yojimbo_bits_required(1, 1024), 10);
-    CHECK_EQ(yojimbo_bits_required(5, 5), 0);
+    CHECK_EQ(cs_bits_required(0, 3), 2);
+    CHECK_EQ(cs_bits_required(1, 256), 8);
+    CHECK_EQ(cs_bits_required(1, 1024), 10);
+    CHECK_EQ(cs_bits_required(5, 5), 0);
     /* Alignment pads with zero bits; the reader refuses other padding. */
     static const uint8_t dirty[] = {0x08, 0xFF};
     yojimbo_reader_init(&r, dirty, 2);

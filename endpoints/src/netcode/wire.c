@@ -168,6 +168,38 @@ const char *netcode_token_result_name(netcode_token_result_t result)
     return (unsigned)result < NETCODE_TOKEN_RESULT_COUNT ? names[result] : "?";
 }
 
+/* What both tokens hold alike after their timeout: the server count and
+ * addresses, then the client-to-server and server-to-client keys. */
+static void put_servers_and_keys(uint8_t **p, int num_servers, const netcode_address_t *servers,
+                                 const uint8_t *client_to_server_key, const uint8_t *server_to_client_key)
+{
+    put_u32(p, (uint32_t)num_servers);
+    for (int i = 0; i < num_servers; i++) put_address(p, &servers[i]);
+    put_bytes(p, client_to_server_key, NETCODE_KEY_BYTES);
+    put_bytes(p, server_to_client_key, NETCODE_KEY_BYTES);
+}
+
+/* Reads what put_servers_and_keys writes from *p (before end), and checks
+ * that extra more bytes follow the keys. */
+static netcode_token_result_t get_servers_and_keys(const uint8_t **p, const uint8_t *end, int extra, int *num_servers,
+                                                   netcode_address_t *servers, uint8_t *client_to_server_key,
+                                                   uint8_t *server_to_client_key)
+{
+    uint32_t count = get_u32(*p);
+    *p += 4;
+    if (count < 1 || count > NETCODE_MAX_SERVERS) return NETCODE_TOKEN_BAD_SERVER_COUNT;
+    *num_servers = (int)count;
+    for (uint32_t i = 0; i < count; i++) {
+        netcode_token_result_t r = get_address(p, end, &servers[i]);
+        if (r != NETCODE_TOKEN_OK) return r;
+    }
+    if (end - *p < 2 * NETCODE_KEY_BYTES + extra) return NETCODE_TOKEN_TRUNCATED;
+    memcpy(client_to_server_key, *p, NETCODE_KEY_BYTES);
+    memcpy(server_to_client_key, *p + NETCODE_KEY_BYTES, NETCODE_KEY_BYTES);
+    *p += 2 * NETCODE_KEY_BYTES;
+    return NETCODE_TOKEN_OK;
+}
+
 /* The private part's 1024 plaintext bytes (the last 16 zero, room for the MAC). */
 static void netcode_write_private_token(const netcode_private_token_t *token, uint8_t out[NETCODE_PRIVATE_TOKEN_BYTES])
 {
@@ -176,10 +208,8 @@ static void netcode_write_private_token(const netcode_private_token_t *token, ui
     uint8_t *p = out;
     put_u64(&p, token->client_id);
     put_u32(&p, (uint32_t)token->timeout_seconds);
-    put_u32(&p, (uint32_t)token->num_servers);
-    for (int i = 0; i < token->num_servers; i++) put_address(&p, &token->servers[i]);
-    put_bytes(&p, token->client_to_server_key, NETCODE_KEY_BYTES);
-    put_bytes(&p, token->server_to_client_key, NETCODE_KEY_BYTES);
+    put_servers_and_keys(&p, token->num_servers, token->servers, token->client_to_server_key,
+                         token->server_to_client_key);
     put_bytes(&p, token->user_data, NETCODE_USER_DATA_BYTES);
     /* 32 IPv6 addresses: 16 + 32 * 19 + 64 + 256 = 944, within 1008. */
     assert(p - out <= NETCODE_PRIVATE_TOKEN_BYTES - NETCODE_MAC_BYTES);
@@ -192,38 +222,32 @@ netcode_token_result_t netcode_read_private_token(const uint8_t in[NETCODE_PRIVA
     const uint8_t *p = in, *end = in + NETCODE_PRIVATE_TOKEN_BYTES - NETCODE_MAC_BYTES;
     token->client_id = get_u64(p);
     token->timeout_seconds = (int32_t)get_u32(p + 8);
-    uint32_t count = get_u32(p + 12);
-    p += 16;
-    if (count < 1 || count > NETCODE_MAX_SERVERS) return NETCODE_TOKEN_BAD_SERVER_COUNT;
-    token->num_servers = (int)count;
-    for (uint32_t i = 0; i < count; i++) {
-        netcode_token_result_t r = get_address(&p, end, &token->servers[i]);
-        if (r != NETCODE_TOKEN_OK) return r;
-    }
-    if (end - p < 2 * NETCODE_KEY_BYTES + NETCODE_USER_DATA_BYTES) return NETCODE_TOKEN_TRUNCATED;
-    memcpy(token->client_to_server_key, p, NETCODE_KEY_BYTES);
-    memcpy(token->server_to_client_key, p + NETCODE_KEY_BYTES, NETCODE_KEY_BYTES);
-    memcpy(token->user_data, p + 2 * NETCODE_KEY_BYTES, NETCODE_USER_DATA_BYTES);
+    p += 12;
+    netcode_token_result_t r = get_servers_and_keys(&p, end, NETCODE_USER_DATA_BYTES, &token->num_servers,
+                                                    token->servers, token->client_to_server_key,
+                                                    token->server_to_client_key);
+    if (r != NETCODE_TOKEN_OK) return r;
+    memcpy(token->user_data, p, NETCODE_USER_DATA_BYTES);
     return NETCODE_TOKEN_OK;
 }
 
-static void token_associated_data(uint8_t ad[NETCODE_VERSION_INFO_BYTES + 16], uint64_t protocol_id,
-                                  uint64_t expire_timestamp)
+/* Encrypts (encrypt set: its first 1008 bytes, the MAC after them) or
+ * decrypts the private part in place, with the version, protocol id and
+ * expire timestamp as associated data. Returns 0, or -1 when it does not
+ * decrypt (or libsodium cannot start). */
+static int crypt_private_token(uint8_t buffer[NETCODE_PRIVATE_TOKEN_BYTES], uint64_t protocol_id,
+                               uint64_t expire_timestamp, const uint8_t nonce[NETCODE_TOKEN_NONCE_BYTES],
+                               const uint8_t key[NETCODE_KEY_BYTES], int encrypt)
 {
-    uint8_t *p = ad;
+    if (netcode_crypto_init() != 0) return -1;
+    uint8_t ad[NETCODE_VERSION_INFO_BYTES + 16], *p = ad;
     put_bytes(&p, version_info, NETCODE_VERSION_INFO_BYTES);
     put_u64(&p, protocol_id);
     put_u64(&p, expire_timestamp);
-}
-
-static int netcode_encrypt_private_token(uint8_t buffer[NETCODE_PRIVATE_TOKEN_BYTES], uint64_t protocol_id,
-                                  uint64_t expire_timestamp, const uint8_t nonce[NETCODE_TOKEN_NONCE_BYTES],
-                                  const uint8_t key[NETCODE_KEY_BYTES])
-{
-    if (netcode_crypto_init() != 0) return -1;
-    uint8_t ad[NETCODE_VERSION_INFO_BYTES + 16];
-    token_associated_data(ad, protocol_id, expire_timestamp);
     unsigned long long length = 0;
+    if (!encrypt)
+        return crypto_aead_xchacha20poly1305_ietf_decrypt(buffer, &length, NULL, buffer, NETCODE_PRIVATE_TOKEN_BYTES,
+                                                          ad, sizeof ad, nonce, key) == 0 ? 0 : -1;
     if (crypto_aead_xchacha20poly1305_ietf_encrypt(buffer, &length, buffer,
                                                    NETCODE_PRIVATE_TOKEN_BYTES - NETCODE_MAC_BYTES, ad, sizeof ad,
                                                    NULL, nonce, key) != 0)
@@ -235,14 +259,7 @@ int netcode_decrypt_private_token(uint8_t buffer[NETCODE_PRIVATE_TOKEN_BYTES], u
                                   uint64_t expire_timestamp, const uint8_t nonce[NETCODE_TOKEN_NONCE_BYTES],
                                   const uint8_t key[NETCODE_KEY_BYTES])
 {
-    if (netcode_crypto_init() != 0) return -1;
-    uint8_t ad[NETCODE_VERSION_INFO_BYTES + 16];
-    token_associated_data(ad, protocol_id, expire_timestamp);
-    unsigned long long length = 0;
-    if (crypto_aead_xchacha20poly1305_ietf_decrypt(buffer, &length, NULL, buffer, NETCODE_PRIVATE_TOKEN_BYTES, ad,
-                                                   sizeof ad, nonce, key) != 0)
-        return -1;
-    return 0;
+    return crypt_private_token(buffer, protocol_id, expire_timestamp, nonce, key, 0);
 }
 
 void netcode_write_connect_token(const netcode_connect_token_t *token, uint8_t out[NETCODE_CONNECT_TOKEN_BYTES])
@@ -257,10 +274,8 @@ void netcode_write_connect_token(const netcode_connect_token_t *token, uint8_t o
     put_bytes(&p, token->nonce, NETCODE_TOKEN_NONCE_BYTES);
     put_bytes(&p, token->private_data, NETCODE_PRIVATE_TOKEN_BYTES);
     put_u32(&p, (uint32_t)token->timeout_seconds);
-    put_u32(&p, (uint32_t)token->num_servers);
-    for (int i = 0; i < token->num_servers; i++) put_address(&p, &token->servers[i]);
-    put_bytes(&p, token->client_to_server_key, NETCODE_KEY_BYTES);
-    put_bytes(&p, token->server_to_client_key, NETCODE_KEY_BYTES);
+    put_servers_and_keys(&p, token->num_servers, token->servers, token->client_to_server_key,
+                         token->server_to_client_key);
     assert(p - out <= NETCODE_CONNECT_TOKEN_BYTES);
 }
 
@@ -280,18 +295,22 @@ netcode_token_result_t netcode_read_connect_token(const uint8_t *in, int bytes, 
     memcpy(token->private_data, p, NETCODE_PRIVATE_TOKEN_BYTES);
     p += NETCODE_PRIVATE_TOKEN_BYTES;
     token->timeout_seconds = (int32_t)get_u32(p);
-    uint32_t count = get_u32(p + 4);
-    p += 8;
-    if (count < 1 || count > NETCODE_MAX_SERVERS) return NETCODE_TOKEN_BAD_SERVER_COUNT;
-    token->num_servers = (int)count;
-    for (uint32_t i = 0; i < count; i++) {
-        netcode_token_result_t r = get_address(&p, end, &token->servers[i]);
-        if (r != NETCODE_TOKEN_OK) return r;
-    }
-    if (end - p < 2 * NETCODE_KEY_BYTES) return NETCODE_TOKEN_TRUNCATED;
-    memcpy(token->client_to_server_key, p, NETCODE_KEY_BYTES);
-    memcpy(token->server_to_client_key, p + NETCODE_KEY_BYTES, NETCODE_KEY_BYTES);
-    return NETCODE_TOKEN_OK;
+    p += 4;
+    return get_servers_and_keys(&p, end, 0, &token->num_servers, token->servers, token->client_to_server_key,
+                                token->server_to_client_key);
+}
+
+void netcode_token_params_init(netcode_token_params_t *params, uint64_t protocol_id, uint64_t client_id,
+                               uint64_t create_timestamp, const netcode_address_t *server)
+{
+    memset(params, 0, sizeof *params);
+    params->protocol_id = protocol_id;
+    params->client_id = client_id;
+    params->create_timestamp = create_timestamp;
+    params->expire_seconds = 30;
+    params->timeout_seconds = 5;
+    params->num_servers = 1;
+    params->public_servers[0] = params->internal_servers[0] = *server;
 }
 
 int netcode_generate_connect_token(const netcode_token_params_t *params, const uint8_t private_key[NETCODE_KEY_BYTES],
@@ -330,8 +349,9 @@ int netcode_generate_connect_token(const netcode_token_params_t *params, const u
     memcpy(token.client_to_server_key, private_token.client_to_server_key, NETCODE_KEY_BYTES);
     memcpy(token.server_to_client_key, private_token.server_to_client_key, NETCODE_KEY_BYTES);
     netcode_write_private_token(&private_token, token.private_data);
-    if (netcode_encrypt_private_token(token.private_data, token.protocol_id, token.expire_timestamp, token.nonce,
-                                      private_key) != 0)
+    int encrypt = 1;
+    if (crypt_private_token(token.private_data, token.protocol_id, token.expire_timestamp, token.nonce, private_key,
+                            encrypt) != 0)
         return -1;
     netcode_write_connect_token(&token, out);
     if (out_token) *out_token = token;

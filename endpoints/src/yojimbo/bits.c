@@ -6,18 +6,8 @@
  */
 #include <string.h>
 
+#include "util.h"
 #include "yojimbo.h"
-
-int yojimbo_bits_required(uint32_t min, uint32_t max)
-{
-    uint32_t range = max - min;
-    int bits = 0;
-    while (range) {
-        bits++;
-        range >>= 1;
-    }
-    return bits;
-}
 
 void yojimbo_writer_init(yojimbo_writer_t *w, uint8_t *data, int capacity)
 {
@@ -41,7 +31,7 @@ void yojimbo_write_bits(yojimbo_writer_t *w, uint32_t value, int bits)
 
 void yojimbo_write_int(yojimbo_writer_t *w, int32_t value, int32_t min, int32_t max)
 {
-    yojimbo_write_bits(w, (uint32_t)value - (uint32_t)min, yojimbo_bits_required((uint32_t)min, (uint32_t)max));
+    yojimbo_write_bits(w, (uint32_t)value - (uint32_t)min, cs_bits_required((uint32_t)min, (uint32_t)max));
 }
 
 static void write_align(yojimbo_writer_t *w)
@@ -118,7 +108,7 @@ uint32_t yojimbo_read_bits(yojimbo_reader_t *r, int bits)
 
 int32_t yojimbo_read_int(yojimbo_reader_t *r, int32_t min, int32_t max)
 {
-    uint32_t v = yojimbo_read_bits(r, yojimbo_bits_required((uint32_t)min, (uint32_t)max));
+    uint32_t v = yojimbo_read_bits(r, cs_bits_required((uint32_t)min, (uint32_t)max));
     if (v > (uint32_t)max - (uint32_t)min) {
         r->error = 1;
         return min;

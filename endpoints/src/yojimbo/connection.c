@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
 #include "yojimbo.h"
 
 #define PACKET_HEADER_BITS 16   /* budgets as the library reckons them */
@@ -238,7 +239,7 @@ static int relative_bits(uint16_t previous, uint16_t current)
 static int pick_messages(yojimbo_connection_t *c, channel_t *ch, int available, yojimbo_entry_t *entry,
                          yojimbo_message_t *out)
 {
-    int type_bits = yojimbo_bits_required(0, (uint32_t)c->config.num_message_types - 1);
+    int type_bits = cs_bits_required(0, (uint32_t)c->config.num_message_types - 1);
     int used = MESSAGE_HEADER_BITS, give_up = 0, n = 0;
     uint16_t previous = 0;
     for (int i = 0; i < YOJIMBO_QUEUE_SIZE; i++) {
@@ -299,7 +300,7 @@ static int pick_fragment(yojimbo_connection_t *c, channel_t *ch, int available, 
     f->data = m->block + (size_t)id * (size_t)cc->block_fragment_size;
     f->message = *m;
     int bits = FRAGMENT_HEADER_BITS + bytes * 8;
-    if (id == 0) bits += e->measured_bits + yojimbo_bits_required(0, (uint32_t)c->config.num_message_types - 1);
+    if (id == 0) bits += e->measured_bits + cs_bits_required(0, (uint32_t)c->config.num_message_types - 1);
     return bits;
 }
 
@@ -308,7 +309,7 @@ static int pick_fragment(yojimbo_connection_t *c, channel_t *ch, int available, 
 static int pick_unreliable(yojimbo_connection_t *c, channel_t *ch, int available, yojimbo_entry_t *entry,
                            yojimbo_message_t *out)
 {
-    int type_bits = yojimbo_bits_required(0, (uint32_t)c->config.num_message_types - 1);
+    int type_bits = cs_bits_required(0, (uint32_t)c->config.num_message_types - 1);
     int used = MESSAGE_HEADER_BITS, n = 0;
     while (ch->uu_count > 0 && available - used >= GIVE_UP_BITS && n < ch->config->max_messages_per_packet) {
         send_entry_t *e = &ch->send[ch->uu_head];
@@ -317,7 +318,7 @@ static int pick_unreliable(yojimbo_connection_t *c, channel_t *ch, int available
         e->used = 0;
         int bits = type_bits + e->measured_bits;
         if (yojimbo_is_block_message(e->message.type))
-            bits += yojimbo_bits_required(1, (uint32_t)ch->config->max_block_size) + 7 + e->message.block_size * 8;
+            bits += cs_bits_required(1, (uint32_t)ch->config->max_block_size) + 7 + e->message.block_size * 8;
         if (used + bits > available) {
             free(e->message.block);
             e->message.block = NULL;
