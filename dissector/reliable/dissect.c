@@ -23,6 +23,7 @@
 #include <epan/proto_data.h>
 
 #include "reliable-int.h"
+#include "single-pass.h"
 #include "ws-compat.h"
 
 #define RELIABLE_DEFAULT_FRAGMENT_SIZE 1024
@@ -277,6 +278,7 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
     guint len = tvb_captured_length(tvb);
     reliable_pkt_t pkt;
     rl_frame_t *rec = NULL;
+    gboolean transient = FALSE;
     hdr_t h;
 
     if (!read_header(tvb, 0, &h)) {
@@ -312,7 +314,7 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
                                len - h.len, pref_max_packet);
     pkt.valid = pkt.valid && !too_large;
     if (!pinfo->flags.in_error_pkt)
-        rec = reliable_analysis_packet(pinfo, &pkt, len);
+        rec = reliable_analysis_packet(pinfo, &pkt, len, &transient);
     reliable_analysis_show(tvb, pinfo, rt, ti, rec);
     if (len > h.len) {
         proto_tree_add_item(rt, hf_reliable_payload, tvb, h.len, -1, ENC_NA);
@@ -329,7 +331,7 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
     rl_frame_t *rec = NULL;
     hdr_t h;
     guint data_off = RELIABLE_FRAGMENT_HEADER_LEN, data_len;
-    gboolean valid = TRUE;
+    gboolean valid = TRUE, transient = FALSE;
     proto_item *pi;
 
     if (len < RELIABLE_FRAGMENT_HEADER_LEN) {
@@ -415,7 +417,7 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
     proto_item_append_text(ti, ", Fragment %u of %u, Seq: %u", pkt.fragment_id, pkt.num_fragments, pkt.seq);
 
     if (!pinfo->flags.in_error_pkt)
-        rec = reliable_analysis_packet(pinfo, &pkt, len);
+        rec = reliable_analysis_packet(pinfo, &pkt, len, &transient);
     reliable_analysis_show(tvb, pinfo, rt, ti, rec);
 
     if (pkt.valid && rec && pref_reassemble && data_len && !(rec->flags & (RLA_FRAG_COUNT | RLA_DUPLICATE))) {
@@ -429,6 +431,8 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
         whole = process_reassembled_data(tvb, data_off, pinfo, "Reassembled reliable packet", fh,
                                          &reliable_frag_items, NULL, rt);
         pinfo->fragmented = save_fragmented;
+        if (fh && transient && (fh->flags & FD_DEFRAGMENTED) && fh->reassembled_in == pinfo->num)
+            cs_sp_free_later(fh);   /* never shown again: its data goes with this frame */
         if (whole) {
             col_append_fstr(pinfo->cinfo, COL_INFO, " [Reassembled %u bytes]", tvb_reported_length(whole));
             if (tvb_reported_length(whole))
@@ -510,7 +514,35 @@ typedef struct rl_heur_conv {
 } rl_heur_conv_t;
 
 enum { RL_HEUR_UNDECIDED, RL_HEUR_CLAIMED, RL_HEUR_REJECTED };
-#define RL_HEUR_KEY 2       /* p_add_proto_data key (1: analysis.c's frame record) */
+
+/* The first pass's decisions, two bits a frame by frame number (a proto data
+ * entry would cost some 40 bytes a frame). */
+static guint8 *heur_decisions;
+static guint32 heur_decisions_len;   /* bytes */
+
+static void heur_decisions_clear(void)
+{
+    g_free(heur_decisions);
+    heur_decisions = NULL;
+    heur_decisions_len = 0;
+}
+
+static guint heur_decision(guint32 frame)
+{
+    return frame / 4 < heur_decisions_len ? (heur_decisions[frame / 4] >> (2 * (frame % 4))) & 3u : RL_HEUR_UNDECIDED;
+}
+
+static void heur_decide(guint32 frame, guint decision)
+{
+    if (frame / 4 >= heur_decisions_len) {
+        guint32 n = MAX(heur_decisions_len * 2, frame / 4 + 1024);
+        heur_decisions = (guint8 *)g_realloc(heur_decisions, n);
+        memset(heur_decisions + heur_decisions_len, 0, n - heur_decisions_len);
+        heur_decisions_len = n;
+    }
+    heur_decisions[frame / 4] = (guint8)((heur_decisions[frame / 4] & ~(3u << (2 * (frame % 4)))) |
+                                         (decision << (2 * (frame % 4))));
+}
 
 static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
 {
@@ -575,13 +607,13 @@ static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
 
 static ws_cb_bool dissect_reliable_heur_netcode(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
-    guint decision = GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), pinfo, proto_reliable, RL_HEUR_KEY));
+    guint decision = heur_decision(pinfo->num);
 
     if (decision == RL_HEUR_UNDECIDED) {
         if (PINFO_FD_VISITED(pinfo))
             return FALSE;           /* not seen by the first pass (e.g. Decode As changed since) */
         decision = heur_first_pass_decision(tvb, pinfo) ? RL_HEUR_CLAIMED : RL_HEUR_REJECTED;
-        p_add_proto_data(wmem_file_scope(), pinfo, proto_reliable, RL_HEUR_KEY, GUINT_TO_POINTER(decision));
+        heur_decide(pinfo->num, decision);
     }
     if (decision != RL_HEUR_CLAIMED)
         return FALSE;
@@ -721,12 +753,15 @@ void proto_register_reliable(void)
 #endif
     payload_table = register_decode_as_next_proto(proto_reliable, "reliable.payload", "Reliable payload", NULL);
 
-    reliable_analysis_register(proto_reliable);
+    reliable_analysis_register(proto_reliable, module);
     reliable_stats_register();
+    register_init_routine(heur_decisions_clear);
+    register_cleanup_routine(heur_decisions_clear);
 }
 
 void proto_reg_handoff_reliable(void)
 {
+    reliable_analysis_handoff();
     dissector_add_for_decode_as_with_preference("udp.port", reliable_handle);
     heur_dissector_add("udp", dissect_reliable_heur_udp, "Reliable over UDP", "reliable_udp", proto_reliable,
                        HEURISTIC_DISABLE);

@@ -23,12 +23,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
 
 CAPTURES = {"chunk": "loss-1.pcap", "p2frag": "frag-loss-1.pcap", "netgame": "netgame-loss-10.pcap",
-            "netcode": "netcode-loss-dup.pcap"}
+            "netcode": "netcode-loss-dup.pcap", "reliable": "reliable-fragments.pcap"}
 # Options a capture needs to be decoded as its protocol (netcode: port 40000
 # is chunk's; the key log decrypts, so the analysis sees every type).
 OPTIONS = {"netcode": ["-d", "udp.port==40000,netcode",
-                       "-o", "netcode.keylog_file:" + os.path.join(ct.REPO, "captures", "netcode-loss-dup.keys")]}
-SAME_OUTPUT = {"chunk", "p2frag", "netcode"}
+                       "-o", "netcode.keylog_file:" + os.path.join(ct.REPO, "captures", "netcode-loss-dup.keys")],
+           "reliable": ["-d", "udp.port==50000,reliable"]}
+SAME_OUTPUT = {"chunk", "p2frag", "netcode", "reliable"}
 
 
 def counts(cap, extra):
