@@ -24,6 +24,7 @@
 #include <wsutil/str_util.h>
 
 #include "yojimbo.h"
+#include "common/single-pass.h"
 #include "common/ws-compat.h"
 
 /* yojimbo's ClientServerConfig defaults: two reliable-ordered channels, 256
@@ -294,6 +295,7 @@ typedef struct ctx {
     proto_tree *tree;
     proto_item *top;
     yj_bits_t b;
+    gboolean transient;             /* tshark's single pass: the frame is never dissected again */
     gboolean stopped;               /* a body the schema does not know, or an error */
     gboolean error;
     wmem_array_t *items;            /* yj_pending_item_t */
@@ -611,10 +613,13 @@ static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_
         guint32 done;
         if (!c->pinfo->fd->visited) {
             done = yj_block_reassembled_in(c->pinfo, ch, (guint16)id);
-            if (done && done != c->pinfo->num)
+            if (done == c->pinfo->num)
+                done = 0;
+            if (done && !c->transient)
                 p_add_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch, GUINT_TO_POINTER(done));
+        } else {
+            done = GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch));
         }
-        done = GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch));
         if (done) {
             proto_item_set_generated(proto_tree_add_uint_format(et, hf_reassembled_in, c->tvb, data_off, 0, done,
                 "Block already reassembled in frame %u (this fragment is a resend)", done));
@@ -632,6 +637,8 @@ static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_
         block = process_reassembled_data(c->tvb, data_off, c->pinfo, "Reassembled yojimbo block", fh, &yj_frag_items,
                                          NULL, et);
         c->pinfo->fragmented = save_frag;
+        if (block && c->transient)
+            cs_sp_free_later(fh);   /* never shown again: its data goes with this frame */
         if (block) {
             guint blen = tvb_reported_length(block);
             if (!c->pinfo->fd->visited && c->n_done < YJ_MAX_CHANNELS)
@@ -765,6 +772,7 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     const yj_frame_t *fr;
 
     memset(&c, 0, sizeof c);
+    c.transient = yj_analysis_begin(pinfo);
     c.tvb = tvb;
     c.pinfo = pinfo;
     c.b.tvb = tvb;
@@ -867,6 +875,7 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
 
     col_clear(pinfo->cinfo, COL_INFO);
     col_add_fstr(pinfo->cinfo, COL_INFO, "yojimbo%s", wmem_strbuf_get_str(c.info));
+    yj_analysis_end(pinfo);
     return tvb_captured_length(tvb);
 }
 
@@ -1055,6 +1064,7 @@ void proto_register_yojimbo(void)
     expert_register_field_array(em, ei, array_length(ei));
 
     m = prefs_register_protocol(proto_yojimbo, apply_prefs);
+    yj_analysis_register_prefs(m);
     prefs_register_string_preference(m, "channels", "Channels",
         "The channel configuration both ends were built with, comma-separated, one spec a channel in index order: "
         "TYPE[:MAXBLOCK[:FRAGMENT[:MAXMESSAGES]]], TYPE ro (reliable-ordered) or uu (unreliable-unordered), "
@@ -1090,6 +1100,7 @@ void proto_register_yojimbo(void)
 
 void proto_reg_handoff_yojimbo(void)
 {
+    yj_analysis_handoff();
     /* reliable's payload list and table, when the reliable dissector is
      * there; Decode As on a UDP port for connection packets without it. */
     if (has_heur_dissector_list("reliable.payload"))

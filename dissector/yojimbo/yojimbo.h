@@ -20,6 +20,7 @@
 #define YOJIMBO_H
 
 #include <epan/packet.h>
+#include <epan/prefs.h>
 
 void proto_register_yojimbo(void);
 
@@ -120,7 +121,7 @@ typedef struct yj_msg {
     guint16 id;
     gint32 type;                    /* -1: not seen yet (a block's fragment 0 not seen) */
     guint32 first_frame, last_frame, acked_frame;
-    nstime_t first_time, last_time, acked_time;
+    nstime_t first_time, acked_time;
     guint32 sends, sends_after_ack;
     /* blocks */
     guint16 num_fragments;
@@ -144,7 +145,8 @@ typedef struct yj_dir {
     nstime_t last_time;
     gboolean have_seq;
     guint32 last_ext_seq;           /* the newest sequence, unwrapped */
-    GHashTable *sent;               /* unwrapped sequence -> yj_sent_t */
+    GHashTable *sent;               /* unwrapped sequence -> yj_sent_t, the last YJ_SENT_WINDOW */
+    guint32 sent_pruned_at;         /* last_ext_seq when older ones were last forgotten */
     GHashTable *frag0_acks;         /* sequence -> guint32[2] ack, ack bits of a fragment 0 */
     GHashTable *msgs[YJ_MAX_CHANNELS]; /* unwrapped message id -> yj_msg_t (per channel) */
     guint32 last_ext_id[YJ_MAX_CHANNELS];
@@ -209,6 +211,14 @@ int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bit
 
 /* proto: the protocol (its proto data key). */
 void yj_analysis_init(int proto);
+/* The yojimbo.single_pass preference, in the protocol's module; from the
+ * handoff: yj_analysis_handoff(). */
+void yj_analysis_register_prefs(module_t *m);
+void yj_analysis_handoff(void);
+/* First for every connection packet: TRUE in tshark's single pass (the
+ * frame is never dissected again; common/single-pass.h). Last: end. */
+gboolean yj_analysis_begin(packet_info *pinfo);
+void yj_analysis_end(packet_info *pinfo);
 /* The stall threshold (yojimbo.stall_ms), from the preferences. */
 void yj_analysis_set_stall(double seconds);
 void yj_analysis_cleanup(void);
