@@ -57,23 +57,29 @@ static expert_field ei_reliable_incomplete = EI_INIT;
 static ws_cb_bool pref_single_pass = TRUE;   /* reliable.single_pass (common/single-pass.h) */
 
 /* A frame's record as kept for the passes that revisit it (Wireshark, tshark
- * -2): what the frame decided, without what later frames add (acked in, RTT,
- * lost in: in its packet's rl_sent_t) or its links (the peer's packets whose
- * acked_in is this frame, all within the 32 sequences below ack_ext). A
- * frame with a problem to show keeps its whole record in `rare`. */
+ * -2), 32 bytes: what the frame decided, without what later frames add
+ * (acked in, RTT, lost in: in its packet's rl_sent_t) or its links (the
+ * peer's packets whose acked_in is this frame, all within the 32 sequences
+ * below ack_ext). A frame with a problem to show keeps its whole record too
+ * (rare, by index). */
 typedef struct rl_kept {
     rl_conn_t *conn;
     guint64 ext_seq;
     guint64 ack_ext;
-    rl_frame_t *rare;
-    guint32 flags;
-    guint16 n_links;
-    guint8 dir;
+    guint32 bits;             /* RLA_* flags, links << 16, direction << 31 */
+    guint32 rare;             /* 1 + index in kept_rare, 0: none */
 } rl_kept_t;
 
+#define RL_KEPT_LINKS_SHIFT 16
+#define RL_KEPT_DIR (1u << 31)
 static wmem_map_t *convs;      /* conversation_t * -> rl_conn_t */
 static GPtrArray *conn_list;   /* in order of first sight (file lifetime) */
-static GPtrArray *kept;        /* frame number -> rl_kept_t (passes that revisit) */
+/* The passes that revisit: the kept records in frame order, the index + 1
+ * of each frame's (0: none) by frame number, and the whole records of the
+ * frames with a problem to show. */
+static GArray *kept;           /* rl_kept_t */
+static GArray *kept_index;     /* guint32 */
+static GPtrArray *kept_rare;   /* rl_frame_t (file scope) */
 /* The frame analysed last, in the single pass: a second call in the same
  * frame gets the same record. */
 static const frame_data *last_fd;
@@ -99,8 +105,11 @@ static void clear_conns(void)
         }
         g_ptr_array_set_size(conn_list, 0);
     }
-    if (kept)
-        g_ptr_array_set_size(kept, 0);
+    if (kept) {
+        g_array_set_size(kept, 0);
+        g_array_set_size(kept_index, 0);
+        g_ptr_array_set_size(kept_rare, 0);
+    }
     last_fd = NULL;
     last_num = 0;
     last_rec = NULL;
@@ -246,14 +255,14 @@ static void append_lost(wmem_allocator_t *scope, rl_frame_t *rec, guint32 frame,
 static void keep_record(packet_info *pinfo, const rl_frame_t *rec)
 {
     wmem_allocator_t *f = wmem_file_scope();
-    rl_kept_t *k = wmem_new0(f, rl_kept_t);
+    rl_kept_t k;
+    guint32 idx;
 
-    k->conn = rec->conn;
-    k->dir = rec->dir;
-    k->ext_seq = rec->ext_seq;
-    k->flags = rec->flags;
-    k->n_links = rec->n_links;
-    k->ack_ext = rec->ack_ext;
+    k.conn = rec->conn;
+    k.ext_seq = rec->ext_seq;
+    k.ack_ext = rec->ack_ext;
+    k.bits = rec->flags | (guint32)rec->n_links << RL_KEPT_LINKS_SHIFT | (rec->dir ? RL_KEPT_DIR : 0);
+    k.rare = 0;
     if (rec->flags || rec->n_lost || rec->n_incomplete) {
         rl_frame_t *r = (rl_frame_t *)wmem_memdup(f, rec, sizeof *rec);
         r->links = NULL;
@@ -264,11 +273,20 @@ static void keep_record(packet_info *pinfo, const rl_frame_t *rec)
                                                        rec->n_incomplete * sizeof(guint16));
         r->incomplete_frames = (guint32 *)wmem_memdup(f, rec->incomplete_frames,
                                                       rec->n_incomplete * sizeof(guint32));
-        k->rare = r;
+        g_ptr_array_add(kept_rare, r);
+        k.rare = kept_rare->len;
     }
-    if (kept->len <= pinfo->num)
-        g_ptr_array_set_size(kept, pinfo->num + 1);
-    g_ptr_array_index(kept, pinfo->num) = k;
+    g_array_append_val(kept, k);
+    if (kept_index->len <= pinfo->num)
+        g_array_set_size(kept_index, pinfo->num + 1);
+    idx = kept->len;
+    g_array_index(kept_index, guint32, pinfo->num) = idx;
+}
+
+static const rl_kept_t *kept_find(const packet_info *pinfo)
+{
+    guint32 idx = kept_index->len > pinfo->num ? g_array_index(kept_index, guint32, pinfo->num) : 0;
+    return idx ? &g_array_index(kept, rl_kept_t, idx - 1) : NULL;
 }
 
 /* The record of a revisited frame, in the packet's scope: what the first
@@ -276,15 +294,17 @@ static void keep_record(packet_info *pinfo, const rl_frame_t *rec)
 static rl_frame_t *kept_record(packet_info *pinfo, const rl_kept_t *k)
 {
     rl_frame_t *rec = wmem_new0(pinfo->pool, rl_frame_t);
-    const rl_dir_t *d = &k->conn->dir[k->dir], *p = &k->conn->dir[1 - k->dir];
+    guint dir = k->bits & RL_KEPT_DIR ? 1 : 0;
+    guint n_links = (k->bits >> RL_KEPT_LINKS_SHIFT) & 0xFF;
+    const rl_dir_t *d = &k->conn->dir[dir], *p = &k->conn->dir[1 - dir];
     const rl_sent_t *e;
 
     if (k->rare)
-        *rec = *k->rare;
+        *rec = *(const rl_frame_t *)g_ptr_array_index(kept_rare, k->rare - 1);
     rec->conn = k->conn;
-    rec->dir = k->dir;
+    rec->dir = (guint8)dir;
     rec->ext_seq = k->ext_seq;
-    rec->flags = k->flags;
+    rec->flags = k->bits & ((1u << RL_KEPT_LINKS_SHIFT) - 1);
     rec->ack_ext = k->ack_ext;
     rec->n_links = 0;
     rec->links = NULL;
@@ -295,7 +315,7 @@ static rl_frame_t *kept_record(packet_info *pinfo, const rl_kept_t *k)
         rec->lost_in = e->lost_in;
     }
     /* The links in the order the first pass made them: ack, ack - 1, ... */
-    for (guint i = 0; i < RL_ACK_WINDOW && rec->n_links < k->n_links && k->ack_ext >= i; i++) {
+    for (guint i = 0; i < RL_ACK_WINDOW && rec->n_links < n_links && k->ack_ext >= i; i++) {
         e = sent_find(p, k->ack_ext - i);
         if (e && e->acked_in == pinfo->num)
             append_link(pinfo->pool, rec, e->frame, (guint16)e->ext, e->t_ns);
@@ -612,7 +632,7 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
                                      gboolean *transient)
 {
     rl_frame_t *rec;
-    const rl_kept_t *k = kept->len > pinfo->num ? (const rl_kept_t *)g_ptr_array_index(kept, pinfo->num) : NULL;
+    const rl_kept_t *k = kept_find(pinfo);
 
     *transient = cs_sp_begin_packet(pinfo, pref_single_pass);
     if (k || PINFO_FD_VISITED(pinfo)) {
@@ -784,7 +804,9 @@ void reliable_analysis_register(int proto, module_t *module)
     reliable_tap = register_tap("reliable");
     convs = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);
     conn_list = g_ptr_array_new();
-    kept = g_ptr_array_new();
+    kept = g_array_new(FALSE, FALSE, sizeof(rl_kept_t));
+    kept_index = g_array_new(FALSE, TRUE, sizeof(guint32));
+    kept_rare = g_ptr_array_new();
     register_init_routine(clear_conns);
     register_cleanup_routine(clear_conns);
     cs_sp_register();

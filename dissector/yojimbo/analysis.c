@@ -317,18 +317,18 @@ static yj_msg_t *get_msg(yj_conv_t *c, int d, const yj_pending_item_t *p, packet
             (p->is_block && n_frag_slots + p->num_fragments > YJ_MAX_TRACKED_FRAGMENTS))
             return NULL;
         n_frag_slots += p->is_block ? p->num_fragments : 0;
-        m = wmem_new0(wmem_file_scope(), yj_msg_t);
+        m = (yj_msg_t *)wmem_alloc0(wmem_file_scope(), YJ_MSG_SIZE(p->is_block));
         m->index = all_msgs->len + 1;
         m->dir = (guint8)d;
         m->channel = (guint8)ch;
-        m->is_block = p->is_block;
+        m->is_block = p->is_block ? 1 : 0;
         m->id = p->id;
         m->type = -1;
         m->conv = c;
         m->first_frame = pinfo->num;
         m->first_time = pinfo->abs_ts;
-        m->last_progress = pinfo->abs_ts;
         if (p->is_block) {
+            m->last_progress = pinfo->abs_ts;
             m->num_fragments = p->num_fragments;
             m->frags = wmem_alloc0_array(wmem_file_scope(), yj_frag_t, p->num_fragments ? p->num_fragments : 1);
         }
@@ -685,7 +685,7 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
     if (c->dir[m->dir].packets == 0 && peer->packets == 0)
         return NULL;
     if (m->acked_frame && (!m->is_block || m->frags_acked == m->num_fragments)) {
-        double stall = (double)m->max_stall_ns / 1e9;
+        double stall = m->is_block ? (double)m->max_stall_ns / 1e9 : 0.0;
         if (m->is_block && stall >= stall_seconds)
             return wmem_strdup_printf(scope, "Block %u on channel %u completed, but stalled %.2f s with no new fragment acknowledged",
                                       m->id, m->channel, stall);

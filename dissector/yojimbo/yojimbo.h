@@ -117,24 +117,27 @@ typedef struct yj_frag {
 typedef struct yj_msg {
     guint index;                    /* 1.. in order of first sight (table rows) */
     guint8 dir, channel;
-    gboolean is_block;
+    guint8 is_block;
     guint16 id;
     gint32 type;                    /* -1: not seen yet (a block's fragment 0 not seen) */
     guint32 first_frame, last_frame, acked_frame;
-    nstime_t first_time, acked_time;
     guint32 sends, sends_after_ack;
-    /* blocks */
+    guint32 first_ext_seq;          /* the reliable sequence of the first send, unwrapped; 0: none */
+    struct yj_conv *conv;
+    nstime_t first_time, acked_time;
+    /* Blocks only: a message's record ends here (YJ_MSG_SIZE). */
     guint16 num_fragments;
-    yj_frag_t *frags;
     guint32 frags_acked;
     guint32 frags_seen;
     guint32 block_bytes;            /* sum of the fragment sizes seen */
     guint32 reassembled_frame;
+    yj_frag_t *frags;
     nstime_t last_progress;         /* first send, then each newly acked fragment */
     guint64 max_stall_ns;
-    guint32 first_ext_seq;          /* the reliable sequence of the first send, unwrapped; 0: none */
-    struct yj_conv *conv;
 } yj_msg_t;
+
+/* The bytes of a record: a message's has no block fields. */
+#define YJ_MSG_SIZE(is_block) ((is_block) ? sizeof(yj_msg_t) : G_STRUCT_OFFSET(yj_msg_t, num_fragments))
 
 typedef struct yj_dir {
     gboolean active;
