@@ -378,9 +378,12 @@ static guint32 confirm(yj_dir_t *y, guint32 ext, packet_info *pinfo)
 
 /* A frame's record as kept for the passes that revisit it (none in tshark's
  * single pass: the frame is never dissected again): a packet that carries
- * nothing followed and confirms nothing keeps only its reliable sequence, in
+ * nothing followed keeps its reliable sequence and the count it confirmed in
  * the pointer itself (tag bit 0; a record's address is aligned), which saves
  * the record for most packets of a capture (docs/yojimbo.md, "Limits"). */
+#define YJ_TAG_CONFIRMED_SHIFT 18
+#define YJ_TAG_CONFIRMED_MAX ((1u << 13) - 1)   /* what fits a 32-bit pointer */
+
 static yj_frame_t *frame_keep(packet_info *pinfo, yj_frame_t *fr)
 {
     gpointer kept;
@@ -390,8 +393,9 @@ static yj_frame_t *frame_keep(packet_info *pinfo, yj_frame_t *fr)
         last_num = pinfo->num;
         return fr;
     }
-    if (!fr->n_items && !fr->n_confirmed && !fr->n_confirmed_blocks_done && !fr->limited) {
-        kept = GUINT_TO_POINTER(((guint)fr->seq << 2) | (fr->have_header ? 2u : 0u) | 1u);
+    if (!fr->n_items && !fr->limited && fr->n_confirmed <= YJ_TAG_CONFIRMED_MAX) {
+        kept = GUINT_TO_POINTER(fr->n_confirmed << YJ_TAG_CONFIRMED_SHIFT | ((guint)fr->seq << 2) |
+                                (fr->have_header ? 2u : 0u) | 1u);
     } else {
         kept = wmem_memdup(wmem_file_scope(), fr, sizeof *fr);
         fr = (yj_frame_t *)kept;
@@ -418,16 +422,15 @@ static yj_frame_t *frame_record(packet_info *pinfo)
     fr = wmem_new0(pinfo->pool, yj_frame_t);
     fr->have_header = (v & 2u) != 0;
     fr->seq = (guint16)(v >> 2);
+    fr->n_confirmed = v >> YJ_TAG_CONFIRMED_SHIFT;
     return fr;
 }
 
 /* The acks in this packet's reliable header (a reassembled packet: its
  * fragment 0's, kept by yj_analysis_fragment0) confirm the peer's packets. */
-static void take_acks(packet_info *pinfo, yj_frame_t *fr, yj_dir_t *y, yj_dir_t *peer, gboolean have_ack)
+static void take_acks(packet_info *pinfo, yj_frame_t *fr, yj_dir_t *y, yj_dir_t *peer, guint16 ack,
+                      guint32 ack_bits, gboolean have_ack)
 {
-    guint16 ack = fr->ack;
-    guint32 ack_bits = fr->ack_bits;
-
     if (!have_ack) {
         guint32 *a = (guint32 *)g_hash_table_lookup(y->frag0_acks, GUINT_TO_POINTER((guint)fr->seq));
         if (a) {
@@ -437,8 +440,6 @@ static void take_acks(packet_info *pinfo, yj_frame_t *fr, yj_dir_t *y, yj_dir_t 
             g_hash_table_remove(y->frag0_acks, GUINT_TO_POINTER((guint)fr->seq));
         }
     }
-    fr->ack = ack;
-    fr->ack_bits = ack_bits;
     y->packets++;
     if (have_ack && peer->active && peer->have_seq) {
         guint32 ext_ack = unwrap16(ack, peer->last_ext_seq);
@@ -579,9 +580,7 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
     fr->have_header = yj_find_reliable_header(pinfo, tvb, &seq, &ack, &ack_bits, &have_ack);
     if (fr->have_header) {
         fr->seq = seq;
-        fr->ack = ack;
-        fr->ack_bits = ack_bits;
-        take_acks(pinfo, fr, y, peer, have_ack);
+        take_acks(pinfo, fr, y, peer, ack, ack_bits, have_ack);
     }
     if (!n_items)
         return frame_keep(pinfo, fr);

@@ -181,14 +181,12 @@ typedef struct yj_item {
 #define YJ_MAX_TRACKED_FRAGMENTS 4000000u
 
 typedef struct yj_frame {
-    gboolean have_header;
-    gboolean limited;               /* an item not followed: a limit was reached */
-    guint16 seq, ack;
-    guint32 ack_bits;
-    guint32 n_items;
     yj_item_t *items;
+    guint32 n_items;
     guint32 n_confirmed;            /* messages/fragments of the peer this packet's ack confirmed */
-    guint32 n_confirmed_blocks_done;
+    guint16 seq;                    /* its reliable sequence, when have_header */
+    guint8 have_header;
+    guint8 limited;                 /* an item not followed: a limit was reached */
 } yj_frame_t;
 
 /* What dissect.c collects for one packet while decoding it. */
