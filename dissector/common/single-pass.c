@@ -49,6 +49,7 @@
 #include "stats-util.h"
 
 static gboolean transient;          /* this frame is in tshark's single pass */
+static gboolean taken;              /* what cs_sp_begin_packet() returned last (with `allowed`) */
 static gboolean counted;            /* this frame is counted in n_single */
 static const frame_data *prev_fd;
 static guint32 prev_num;
@@ -67,6 +68,7 @@ static guint32 n_analysed, n_single;
 void cs_sp_init(void)
 {
     transient = FALSE;
+    taken = FALSE;
     counted = FALSE;
     prev_fd = NULL;
     prev_num = 0;
@@ -112,7 +114,8 @@ gboolean cs_sp_begin_packet(packet_info *pinfo, gboolean allowed)
     }
     if (n_pending && pending_num != pinfo->num)
         drop_pending();
-    if (PINFO_FD_VISITED(pinfo) || !transient || !allowed)
+    taken = !PINFO_FD_VISITED(pinfo) && transient && allowed;
+    if (!taken)
         return FALSE;
     if (!counted) {
         n_single++;
@@ -129,8 +132,9 @@ void cs_sp_end_packet(packet_info *pinfo)
 
 void cs_sp_free_later(fragment_head *fd)
 {
-    /* In the single pass the frame is the one cs_sp_begin_packet() saw last. */
-    if (!transient)
+    /* In the single pass, for the protocol that called cs_sp_begin_packet()
+     * last (its preference on); the frame is the one that call saw. */
+    if (!taken)
         return;
     if (n_pending && pending_num != prev_num)
         drop_pending();
