@@ -9,46 +9,20 @@ handshake: the decrypted analysis sees COPIES healthy connections. Output: class
 
 usage: bench/netcode-capture.py INPUT OUTPUT COPIES [SERVER_PORT]
 """
+import os
 import struct
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+import pcapfile  # noqa: E402
+
 
 def read_frames(path):
-    """(seconds, frame bytes) of every packet of a pcapng (EPB) or pcap file."""
-    data = open(path, "rb").read()
-    out = []
-    if data[:4] == b"\x0a\x0d\x0d\x0a":
-        off, tsres = 0, 1e-6
-        while off + 12 <= len(data):
-            btype, blen = struct.unpack_from("<II", data, off)
-            if blen < 12:
-                raise SystemExit("netcode-capture: malformed pcapng block at %d" % off)
-            if btype == 1:
-                # interface description: if_tsresol (option 9) when present
-                o = off + 16
-                while o + 4 <= off + blen - 4:
-                    code, olen = struct.unpack_from("<HH", data, o)
-                    if code == 0:
-                        break
-                    if code == 9 and olen >= 1:
-                        r = data[o + 4]
-                        tsres = 2.0 ** -(r & 0x7F) if r & 0x80 else 10.0 ** -r
-                    o += 4 + ((olen + 3) & ~3)
-            elif btype == 6:
-                _, hi, lo, cap, _ = struct.unpack_from("<IIIII", data, off + 8)
-                out.append((((hi << 32) | lo) * tsres, data[off + 28:off + 28 + cap]))
-            off += blen
-        return out
-    magic = struct.unpack_from("<I", data, 0)[0]
-    if magic not in (0xA1B2C3D4, 0xA1B23C4D):
-        raise SystemExit("netcode-capture: %s is neither pcapng nor little-endian pcap" % path)
-    scale = 1e-6 if magic == 0xA1B2C3D4 else 1e-9
-    off = 24
-    while off + 16 <= len(data):
-        sec, frac, cap, _ = struct.unpack_from("<IIII", data, off)
-        out.append((sec + frac * scale, data[off + 16:off + 16 + cap]))
-        off += 16 + cap
-    return out
+    """(time in ns, frame bytes) of every packet of a pcapng or pcap file."""
+    try:
+        return list(pcapfile.records(open(path, "rb").read()))
+    except ValueError as e:
+        raise SystemExit("netcode-capture: %s: %s" % (path, e))
 
 
 def main():
@@ -72,13 +46,12 @@ def main():
             else:
                 sport = (sport + c) & 0xFFFF
             struct.pack_into(">HHHH", fr, u, sport, dport, struct.unpack_from(">H", fr, u + 4)[0], 0)
-            out.append((t + c * 0.001, bytes(fr)))
+            out.append((t + c * 1000000, bytes(fr)))
     out.sort(key=lambda x: x[0])
     with open(dst, "wb") as f:
         f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for ts, fr in out:
-            sec = int(ts)
-            usec = min(999999, int(round((ts - sec) * 1e6)))
+        for ns, fr in out:
+            sec, usec = divmod((ns + 500) // 1000, 1000000)   # to the nearest microsecond
             f.write(struct.pack("<IIII", sec, usec, len(fr), len(fr)))
             f.write(fr)
 

@@ -51,26 +51,12 @@ python3 "$repo/bench/netcode-capture.py" "$repo/captures/real-netcode-cs.pcapng"
 chmod 644 "$cap"
 frames=$(capinfos -c -M "$cap" | awk '/Number of packets/ {print $NF}')
 
-run() {   # name, tshark options...
-    local name=$1; shift
-    for _ in $(seq "$reps"); do
-        CHUNK_BUILD_DIR=$build /usr/bin/time -f "%U %S %M" -o "$work/t" \
-            "$repo/scripts/chunk-tshark" -r "$cap" --disable-protocol chunk "$@" > /dev/null
-        awk -v n="$name" '{printf "%s %.3f %d\n", n, $1 + $2, $3}' "$work/t" >> "$work/raw"
-    done
-}
+. "$repo/bench/tshark-runs.sh"
 run data -d udp.port==40000,data --disable-heuristic netcode_udp --disable-heuristic reliable_udp \
     --disable-heuristic netgame_udp --disable-heuristic p2frag_udp
 run nokey
 run keys -o "netcode.private_key:$key" --disable-heuristic reliable_netcode
 run keys+rl -o "netcode.private_key:$key"
 
-median() { grep "^$1 " "$work/raw" | awk '{print $'"$2"'}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-d=$(median data 2); dm=$(median data 3)
 echo "netcode bench: $frames frames ($copies connections), $reps run(s) each, medians"
-printf "%-7s %9s %7s %10s %7s\n" config "CPU s" "x data" "peak KiB" "x data"
-for c in data nokey keys keys+rl; do
-    t=$(median $c 2); m=$(median $c 3)
-    printf "%-7s %9.3f %7.2f %10d %7.2f\n" "$c" "$t" "$(echo "$t $d" | awk '{print $1/$2}')" "$m" \
-        "$(echo "$m $dm" | awk '{print $1/$2}')"
-done
+report 7 data:data nokey:data keys:data keys+rl:data

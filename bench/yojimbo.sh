@@ -59,28 +59,12 @@ keys=$work/yojimbo-big.keys
 python3 "$repo/bench/yojimbo-capture.py" "$sim" "$cap" "$keys" "$runs" "$duration"
 chmod 644 "$cap" "$keys"
 frames=$(capinfos -c -M "$cap" | awk '/Number of packets/ {print $NF}')
-: > "$work/raw"
 
-run() {   # name, tshark options...
-    local name=$1; shift
-    for _ in $(seq "$reps"); do
-        CHUNK_BUILD_DIR=$build /usr/bin/time -f "%U %S %M" -o "$work/t" \
-            "$repo/scripts/chunk-tshark" -r "$cap" --disable-protocol chunk "$@" > /dev/null
-        awk -v n="$name" '{printf "%s %.3f %d\n", n, $1 + $2, $3}' "$work/t" >> "$work/raw"
-    done
-}
+. "$repo/bench/tshark-runs.sh"
 run data -d udp.port==40000,data
 run full -o "netcode.keylog_file:$keys"
 run data2 -2 -d udp.port==40000,data
 run full2 -2 -o "netcode.keylog_file:$keys"
 
-median() { grep "^$1 " "$work/raw" | awk '{print $'"$2"'}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "yojimbo bench: $frames frames ($runs connections), $reps run(s) each, medians"
-printf "%-6s %9s %7s %10s %7s\n" config "CPU s" "x data" "peak KiB" "x data"
-for c in data full data2 full2; do
-    case $c in *2) ref=data2 ;; *) ref=data ;; esac
-    d=$(median $ref 2); dm=$(median $ref 3)
-    t=$(median $c 2); m=$(median $c 3)
-    printf "%-6s %9.3f %7.2f %10d %7.2f\n" "$c" "$t" "$(echo "$t $d" | awk '{print $1/$2}')" "$m" \
-        "$(echo "$m $dm" | awk '{print $1/$2}')"
-done
+report 6 data:data full:data data2:data2 full2:data2

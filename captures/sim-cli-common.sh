@@ -1,5 +1,5 @@
-# sim-cli-common.sh: the part that test-chunk-sim.sh, test-frag-sim.sh and
-# test-netgame-sim.sh share, sourced by them after they set
+# sim-cli-common.sh: the part that the test-<simulator>.sh scripts share,
+# sourced by them after they set
 #   prog=<program name, e.g. chunk-sim>  usage_arg=<e.g. CHUNK_SIM>
 # with the script's own arguments: checks them (SIM WORK_DIR; exit 2
 # otherwise), sets sim, work and failures, and defines expect, contains,
@@ -46,14 +46,23 @@ check_common_usage() {
     expect 2 "stray argument" -- extra
 }
 
-# check_determinism ARGS...: same options and seed, same bytes; another
-# seed, other bytes.
+# check_determinism [--with-keys] ARGS...: same options and seed, same bytes
+# (the pcap, the truth file, and with --with-keys the key log); another seed,
+# other bytes.
 check_determinism() {
-    expect 0 "run 1" -- "$@" -w "$work/a.pcap" --truth "$work/a.json"
-    expect 0 "run 2, same seed" -- "$@" -w "$work/b.pcap" --truth "$work/b.json"
+    local keys_a=() keys_b=() what="pcap and truth file"
+    if [ "$1" = --with-keys ]; then
+        shift
+        keys_a=(--keys "$work/a.keys")
+        keys_b=(--keys "$work/b.keys")
+        what="pcap, truth file and key log"
+    fi
+    expect 0 "run 1" -- "$@" -w "$work/a.pcap" --truth "$work/a.json" "${keys_a[@]}"
+    expect 0 "run 2, same seed" -- "$@" -w "$work/b.pcap" --truth "$work/b.json" "${keys_b[@]}"
     expect 0 "run 3, other seed" -- "$@" --seed 2 -w "$work/c.pcap"
-    if cmp -s "$work/a.pcap" "$work/b.pcap" && cmp -s "$work/a.json" "$work/b.json"; then
-        echo "ok   same seed, identical pcap and truth file"
+    if cmp -s "$work/a.pcap" "$work/b.pcap" && cmp -s "$work/a.json" "$work/b.json" &&
+        { [ ${#keys_a[@]} = 0 ] || cmp -s "$work/a.keys" "$work/b.keys"; }; then
+        echo "ok   same seed, identical $what"
     else
         echo "FAIL: same seed gave different files"; failures=$((failures + 1))
     fi

@@ -5,45 +5,27 @@
 #
 #   captures/test-yojimbo-sim.sh YOJIMBO_SIM WORK_DIR
 set -uo pipefail
-sim=${1:?usage: test-yojimbo-sim.sh YOJIMBO_SIM WORK_DIR}
-work=${2:?usage: test-yojimbo-sim.sh YOJIMBO_SIM WORK_DIR}
-mkdir -p "$work"
-fail=0
-expect() { # expect CODE DESCRIPTION -- ARGS...
-    local want=$1 what=$2; shift 3
-    "$sim" "$@" >"$work/out" 2>"$work/err"; local got=$?
-    if [ "$got" -ne "$want" ]; then
-        echo "FAIL: $what: exit $got, want $want"; cat "$work/err"; fail=1
-    else
-        echo "ok   $what"
-    fi
-}
+prog=yojimbo-sim usage_arg=YOJIMBO_SIM
+. "$(dirname "${BASH_SOURCE[0]}")/sim-cli-common.sh"
+
 truth() { # truth FILE PYTHON-EXPRESSION-ON-t: prints ok or FAIL
     python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); items=t["items"]; sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" \
-        && echo "ok   $3" || { echo "FAIL: $3 ($2)"; fail=1; }
+        && echo "ok   $3" || { echo "FAIL: $3 ($2)"; failures=$((failures + 1)); }
 }
 expect 0 "--help" -- --help
-grep -q -- "--drop-block-fragment" "$work/out" || { echo "FAIL: --help does not list --drop-block-fragment"; fail=1; }
+contains "$work/out" "--drop-block-fragment" "--help lists --drop-block-fragment"
 expect 2 "unknown option" -- --no-such-option
 expect 2 "bad --channels" -- --channels ro,xx
-grep -q "bad --channels 'ro,xx'" "$work/err" || { echo "FAIL: no clear --channels message"; cat "$work/err"; fail=1; }
+contains "$work/err" "bad --channels 'ro,xx'" "a clear --channels message"
 expect 2 "--block-channel past the channels" -- --channels ro --block-channel 1 --blocks 1
 expect 2 "block above the channel's largest" -- --channels ro:1000:100 --blocks 1 --block-size 2000
 expect 2 "--drop-block-fragment without blocks" -- --drop-block-fragment 1
 expect 2 "stray argument" -- extra
 expect 4 "unwritable pcap" -- --duration 1 -w /nonexistent/dir/x.pcap -q
 expect 1 "never connects (all lost)" -- --duration 1 --loss 100% -q
-expect 0 "a run" -- --duration 2 --loss 10% --blocks 1 --seed 7 -w "$work/a.pcap" --truth "$work/a.json" --keys "$work/a.keys" -q
-expect 0 "the same run" -- --duration 2 --loss 10% --blocks 1 --seed 7 -w "$work/b.pcap" --truth "$work/b.json" --keys "$work/b.keys" -q
-expect 0 "another seed" -- --duration 2 --loss 10% --blocks 1 --seed 8 -w "$work/c.pcap" -q
-cmp -s "$work/a.pcap" "$work/b.pcap" && cmp -s "$work/a.json" "$work/b.json" && cmp -s "$work/a.keys" "$work/b.keys" \
-    && echo "ok   same options and seed: byte-identical pcap, truth file and key log" \
-    || { echo "FAIL: two runs with the same options differ"; fail=1; }
-cmp -s "$work/a.pcap" "$work/c.pcap" \
-    && { echo "FAIL: another seed gives the same pcap"; fail=1; } \
-    || echo "ok   another seed: another pcap"
+check_determinism --with-keys --duration 2 --loss 10% --blocks 1 --seed 7 -q
 grep -q '^NETCODE_CONNECTION_KEYS [0-9a-f]\{64\} [0-9a-f]\{64\}$' "$work/a.keys" \
-    && echo "ok   key log line" || { echo "FAIL: no connection keys line"; fail=1; }
+    && echo "ok   key log line" || { echo "FAIL: no connection keys line"; failures=$((failures + 1)); }
 truth "$work/a.json" 'all(i["delivered_ok"] for i in items) and len(items) == 41' "loss: all 40 messages and the block delivered intact"
 expect 0 "a fragment always lost" -- --duration 3 --blocks 1 --block-size 4000 --drop-block-fragment 2 --truth "$work/d.json" -q
 truth "$work/d.json" '[i for i in items if i["kind"] == "block"][0]["delivered"] is None' "lost fragment: the block never completes"
@@ -54,4 +36,4 @@ truth "$work/s.json" 'all(i["acked"] is None for i in items if i["from"] == "cli
 truth "$work/s.json" 'max(len(i["sends"]) for i in items if i["from"] == "client") > 10' "stops acking: messages resent every 0.1 s"
 expect 0 "unreliable channel" -- --duration 2 --channels ro,uu --blocks 1 --block-size 1000 --truth "$work/u.json" -q
 truth "$work/u.json" 'all(len(i["sends"]) == 1 and i["acked"] is None for i in items if i["channel"] == 1)' "unreliable: sent once, never acked"
-exit $fail
+finish

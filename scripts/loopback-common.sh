@@ -1,9 +1,9 @@
-# loopback-common.sh: the set-up that test-frag-loopback.sh and
-# test-netgame-loopback.sh share, sourced by them after they set
+# loopback-common.sh: the set-up that the test-*loopback.sh scripts share,
+# sourced by them after they set
 #   bin=BIN_DIR  name=<test-NAME-loopback.sh's NAME>  programs=(<the programs it runs>)
 # Checks that every program is built (exit 1 otherwise), sets work (a
 # private folder, removed on exit unless a check failed), pids (killed on
-# exit) and failed, and defines fail and wait_port.
+# exit) and failed, and defines fail, wait_port and start.
 for p in "${programs[@]}"; do
     [ -x "$bin/$p" ] || { echo "FAIL: $bin/$p not built"; exit 1; }
 done
@@ -28,4 +28,16 @@ wait_port() {
         sleep 0.05
     done
     return 1
+}
+# start NAME SECONDS PROGRAM ARGS...: $bin/PROGRAM --port-file $work/NAME.port
+# ARGS in the background under `timeout -k 2 SECONDS`, its stderr in
+# $work/NAME.log (its stdout the caller's); sets started_pid and started_port.
+# A program that writes no port fails the test (its log shown, exit 1).
+start() {
+    local name=$1 seconds=$2 program=$3
+    shift 3
+    timeout -k 2 "$seconds" "$bin/$program" --port-file "$work/$name.port" "$@" 2>"$work/$name.log" &
+    started_pid=$!
+    pids+=("$started_pid")
+    started_port=$(wait_port "$work/$name.port") || { fail "$program did not start"; cat "$work/$name.log"; exit 1; }
 }

@@ -58,6 +58,9 @@ import struct
 import sys
 import zlib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pcapfile  # noqa: E402
+
 # docs/protocol.md, "Constants" and "Every packet".
 PROTOCOL_ID = 0x11223344
 END_CHECK = b"\xe2\xac\x08\x99"
@@ -124,36 +127,6 @@ def ack_packet_bits(chunk_id, num, bits, max_slices=256):
     return seal(v, 17 + w + num)
 
 
-def _ip_checksum(hdr):
-    s = sum(struct.unpack("!10H", hdr))
-    s = (s & 0xFFFF) + (s >> 16)
-    s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
-
-
-class PcapWriter:
-    """Classic pcap, Ethernet, microsecond timestamps. Frames are built from
-    the IPv4 addresses and ports given; UDP checksum 0 (none)."""
-
-    def __init__(self, path):
-        self.f = open(path, "wb", buffering=1 << 20)
-        self.f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        self.count = 0
-        self.eth = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00"
-
-    def write(self, t_us, payload, src, dst, sport, dport):
-        ulen = 8 + len(payload)
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + ulen, 0, 0x4000, 64, 17, 0, src, dst)
-        ip = ip[:10] + struct.pack("!H", _ip_checksum(ip)) + ip[12:]
-        frame = self.eth + ip + struct.pack("!HHHH", sport, dport, ulen, 0) + payload
-        self.f.write(struct.pack("<IIII", t_us // 1000000, t_us % 1000000, len(frame), len(frame)))
-        self.f.write(frame)
-        self.count += 1
-
-    def close(self):
-        self.f.close()
-
-
 SENDER = bytes([10, 0, 0, 1])
 RECEIVER = bytes([10, 0, 0, 2])
 T0 = 1_700_000_000 * 1_000_000
@@ -164,9 +137,9 @@ def gen_all_chunk_ids(w, full):
     they start at 0): a 256-slice chunk's last slice, then an ack of it."""
     t = T0
     for cid in range(65536):
-        w.write(t, slice_packet(cid, 255, 256, b"\x5a"), SENDER, RECEIVER, 50000, PORT)
+        w.add(t, slice_packet(cid, 255, 256, b"\x5a"), SENDER, 50000, RECEIVER, PORT)
         t += 500
-        w.write(t, ack_packet_bits(cid, 256, 1 << 255), RECEIVER, SENDER, PORT, 50000)
+        w.add(t, ack_packet_bits(cid, 256, 1 << 255), RECEIVER, PORT, SENDER, 50000)
         t += 500
 
 
@@ -176,8 +149,8 @@ def gen_slice_count_changes(w, full):
     for i in range(n):
         num = (i % 256) + 1
         # The last slice: 1..64 bytes, so packets stay small.
-        w.write(t, slice_packet(7, num - 1, num, bytes([i & 0xFF]) * (1 + i % 64)),
-                SENDER, RECEIVER, 50000, PORT)
+        w.add(t, slice_packet(7, num - 1, num, bytes([i & 0xFF]) * (1 + i % 64)),
+                SENDER, 50000, RECEIVER, PORT)
         t += 1000
 
 
@@ -191,12 +164,12 @@ def gen_million_slices(w, full):
     next_ack = T0 + 100_000
     for i in range(n):
         s = i % 256
-        w.write(t, pkts[s], SENDER, RECEIVER, 50000, PORT)
+        w.add(t, pkts[s], SENDER, 50000, RECEIVER, PORT)
         if s != 17:
             got |= 1 << s
         t += 200
         if t >= next_ack:
-            w.write(t, ack_packet_bits(3, 256, got), RECEIVER, SENDER, PORT, 50000)
+            w.add(t, ack_packet_bits(3, 256, got), RECEIVER, PORT, SENDER, 50000)
             next_ack += 100_000
             t += 50
 
@@ -207,28 +180,32 @@ def gen_ack_patterns(w, full):
     rng = random.Random(5)
     t = T0
     for k in range(1, kmax + 1):
-        w.write(t, slice_packet(k, k - 1, k, b"\x01"), SENDER, RECEIVER, 50000, PORT)
+        w.add(t, slice_packet(k, k - 1, k, b"\x01"), SENDER, 50000, RECEIVER, PORT)
         t += 1000
         for bits in range(1 << k):
-            w.write(t, ack_packet_bits(k, k, bits), RECEIVER, SENDER, PORT, 50000)
+            w.add(t, ack_packet_bits(k, k, bits), RECEIVER, PORT, SENDER, 50000)
             t += 1000
-    w.write(t, slice_packet(300, 255, 256, b"\x02"), SENDER, RECEIVER, 50000, PORT)
+    w.add(t, slice_packet(300, 255, 256, b"\x02"), SENDER, 50000, RECEIVER, PORT)
     t += 1000
     for _ in range(nrand):
-        w.write(t, ack_packet_bits(300, 256, rng.getrandbits(256)), RECEIVER, SENDER, PORT, 50000)
+        w.add(t, ack_packet_bits(300, 256, rng.getrandbits(256)), RECEIVER, PORT, SENDER, 50000)
         t += 1000
+
+
+def conversation(c):
+    """Source address and port of the conversation c (< 2^22): the port
+    above 40000, since UDP tries the lower port's dissector first, and many
+    ports below 40000 belong to other protocols."""
+    return bytes([10, 1 + (c >> 16), (c >> 8) & 0xFF, c & 0xFF]), 40001 + (c % 25000)
 
 
 def gen_conversations(w, full):
     t = T0
     for c in range(100_000):
-        src = bytes([10, 1 + (c >> 16), (c >> 8) & 0xFF, c & 0xFF])
-        # Above 40000: UDP tries the lower port's dissector first, and
-        # many ports below 40000 belong to other protocols.
-        sport = 40001 + (c % 25000)
-        w.write(t, slice_packet(c & 0xFFFF, 255, 256, b"\x33"), src, RECEIVER, sport, PORT)
+        src, sport = conversation(c)
+        w.add(t, slice_packet(c & 0xFFFF, 255, 256, b"\x33"), src, sport, RECEIVER, PORT)
         t += 100
-        w.write(t, ack_packet_bits(c & 0xFFFF, 256, 1 << 255), RECEIVER, src, PORT, sport)
+        w.add(t, ack_packet_bits(c & 0xFFFF, 256, 1 << 255), RECEIVER, PORT, src, sport)
         t += 100
 
 
@@ -236,11 +213,11 @@ def gen_wide_acks(w, full):
     n = 5_000 if full else 500
     rng = random.Random(7)
     t = T0
-    w.write(t, slice_packet(9, 65535, 65536, b"\x07", max_slices=65536), SENDER, RECEIVER, 50000, PORT)
+    w.add(t, slice_packet(9, 65535, 65536, b"\x07", max_slices=65536), SENDER, 50000, RECEIVER, PORT)
     for _ in range(n):
         t += 100_000
-        w.write(t, ack_packet_bits(9, 65536, rng.getrandbits(65536), max_slices=65536),
-                RECEIVER, SENDER, PORT, 50000)
+        w.add(t, ack_packet_bits(9, 65536, rng.getrandbits(65536), max_slices=65536),
+                RECEIVER, PORT, SENDER, 50000)
 
 
 def gen_frag_all_sequences(w, full):
@@ -248,16 +225,15 @@ def gen_frag_all_sequences(w, full):
     unwraps to new packets), each the last of 255 fragments, never more."""
     t = T0
     for i in range(131072 if full else 65536):
-        w.write(t, frag_packet(i & 0xFFFF, 254, 255, b"\x5a"), SENDER, RECEIVER, 50000, PORT)
+        w.add(t, frag_packet(i & 0xFFFF, 254, 255, b"\x5a"), SENDER, 50000, RECEIVER, PORT)
         t += 500
 
 
 def gen_frag_conversations(w, full):
     t = T0
     for c in range(100_000):
-        src = bytes([10, 1 + (c >> 16), (c >> 8) & 0xFF, c & 0xFF])
-        sport = 40001 + (c % 25000)
-        w.write(t, frag_packet(c & 0xFFFF, 254, 255, b"\x33"), src, RECEIVER, sport, PORT)
+        src, sport = conversation(c)
+        w.add(t, frag_packet(c & 0xFFFF, 254, 255, b"\x33"), src, sport, RECEIVER, PORT)
         t += 100
 
 
@@ -266,8 +242,8 @@ def gen_frag_count_changes(w, full):
     t = T0
     for i in range(n):
         num = (i % 255) + 1
-        w.write(t, frag_packet((i >> 8) & 0xFFFF, num - 1, num, bytes([i & 0xFF]) * (1 + i % 64)),
-                SENDER, RECEIVER, 50000, PORT)
+        w.add(t, frag_packet((i >> 8) & 0xFFFF, num - 1, num, bytes([i & 0xFF]) * (1 + i % 64)),
+                SENDER, 50000, RECEIVER, PORT)
         t += 1000
 
 
@@ -307,11 +283,11 @@ def main():
         if args.only and name not in args.only:
             continue
         path = os.path.join(args.outdir, name + ".pcap")
-        w = PcapWriter(path + ".tmp")
+        w = pcapfile.Writer(path + ".tmp")
         gen(w, args.full)
-        w.close()
+        count = w.close()
         os.replace(path + ".tmp", path)
-        print("%s\t%s\t%s\t%d" % (name, path, opts, w.count))
+        print("%s\t%s\t%s\t%d" % (name, path, opts, count))
     return 0
 
 

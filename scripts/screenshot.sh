@@ -116,84 +116,31 @@ transfers) capture=${capture:-$repo/captures/fault-never-pops.pcap} ;;
 *) capture=${capture:-$repo/captures/fault-drop-slice.pcap} ;;
 esac
 output=${output:-$repo/docs/screenshot-$what.png}
-# plugin-dir.txt (cmake): plugins/<major.minor>/epan, the Wireshark built against.
-plugsub=$(cat "$build/plugin-dir.txt" 2>/dev/null) || die_usage "no $build/plugin-dir.txt: build first or give -b"
-plugin=$build/$plugsub/chunk.so
-[ -f "$plugin" ] || die_usage "no plugin at $plugin: build first or give -b"
 [ -r "$capture" ] || die_usage "cannot read $capture"
-for tool in wireshark Xvfb xdotool convert; do
-    command -v "$tool" >/dev/null ||
-        die_usage "$tool not found (apt-get install wireshark-qt xvfb xdotool imagemagick)"
-done
-[ ! -e "/tmp/.X11-unix/X$display" ] || die_usage "display :$display is in use; pick another with --display"
+gui_name=screenshot.sh
+. "$repo/scripts/wireshark-gui.sh"
+gui_keep=$keep
+gui_check "$build" "$display"
 
 # ack: a tall screen for the expanded tree. transfers: a wide one, so the
-# table's columns, Diagnosis last, get room.
+# table's columns, Diagnosis last, get room. The upper pane (packet list)
+# shows the filtered acks, the lower pane boundary leaves the bytes a few
+# lines; experts: a taller packet list, the dialog goes over the panes below it.
+upper=185; lower=905
 case $what in
 ack) W=1280; H=1280 ;;
 transfers) W=3500; H=600 ;;
-experts) W=1280; H=900 ;;
-menu | colours | table) W=1280; H=800 ;;
+experts) W=1280; H=900; upper=340; lower=400 ;;
+colours) W=1280; H=800; upper=560; lower=150 ;;
+menu | table) W=1280; H=800 ;;
 esac
-tmp=$(mktemp -d /tmp/chunk-screenshot.XXXXXX)
-chmod 755 "$tmp"
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    if [ $keep = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-
-mkdir -p "$tmp/$plugsub" "$tmp/home/.config/wireshark" "$tmp/run"
-cp "$plugin" "$tmp/$plugsub/chunk.so"
-cp "$capture" "$tmp/capture.pcap"
+gui_profile chunk-screenshot "$W" "$H" "$upper" "$lower"
 if [ "$what" = experts ] || [ "$what" = colours ]; then
-    cp "$repo/docs/chunkshark.colorfilters" "$tmp/home/.config/wireshark/colorfilters"
+    cp "$repo/docs/chunkshark.colorfilters" "$gui_profile/colorfilters"
 fi
 if [ -n "$decode_as" ]; then
-    echo "decode_as_entry: $decode_as" > "$tmp/home/.config/wireshark/decode_as_entries"
+    echo "decode_as_entry: $decode_as" > "$gui_profile/decode_as_entries"
 fi
-# The window fills the screen; the upper pane (packet list) shows the
-# filtered acks, the lower pane boundary leaves the bytes a few lines.
-cat > "$tmp/home/.config/wireshark/recent_common" <<EOF
-gui.geometry_main_x: 0
-gui.geometry_main_y: 0
-gui.geometry_main_width: $W
-gui.geometry_main_height: $H
-gui.geometry_main_maximized: FALSE
-EOF
-# experts: a taller packet list, the dialog goes over the panes below it.
-upper=185; lower=905
-if [ "$what" = experts ]; then upper=340; lower=400; fi
-if [ "$what" = colours ]; then upper=560; lower=150; fi
-cat > "$tmp/home/.config/wireshark/recent" <<EOF
-gui.geometry_main_upper_pane: $upper
-gui.geometry_main_lower_pane: $lower
-EOF
-cat > "$tmp/home/.config/wireshark/preferences" <<EOF
-gui.layout_type: 1
-gui.layout_content_1: PLIST
-gui.layout_content_2: PDETAILS
-gui.layout_content_3: PBYTES
-EOF
-chmod -R a+rX "$tmp"
-as_user=()
-if [ "$(id -u)" = 0 ]; then
-    command -v setpriv >/dev/null || die_usage "setpriv not found (util-linux)"
-    chown -R 65534:65534 "$tmp/home" "$tmp/run"
-    as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-fi
-chmod 700 "$tmp/run"
-
-# -ac: no X access control, so user nobody may connect.
-Xvfb ":$display" -screen 0 "${W}x${H}x24" -ac -nolisten tcp > "$tmp/xvfb.log" 2>&1 &
-pids+=($!)
-export DISPLAY=:$display
-for _ in $(seq 50); do
-    xdotool getdisplaygeometry > /dev/null 2>&1 && break
-    sleep 0.1
-done
 
 case $what in
 ack) ws_args=(-Y 'chunk.type == 1 && chunk.ack.missing_count > 0' -g "$frame") ;;
@@ -203,78 +150,40 @@ menu | colours) ws_args=() ;;
 table) [ -n "$table" ] && [ -n "$title" ] || die_usage "table needs --table and --title"
        ws_args=(-z "$table") ;;
 esac
-"${as_user[@]}" env HOME="$tmp/home" XDG_RUNTIME_DIR="$tmp/run" WIRESHARK_PLUGIN_DIR="$tmp/plugins" \
-    DISPLAY=":$display" wireshark -r "$tmp/capture.pcap" "${ws_args[@]}" > "$tmp/wireshark.log" 2>&1 &
-pids+=($!)
+gui_start "$capture" "${ws_args[@]}"
 
-# Wait for the main window (its title is the capture's name).
-win=""
-for _ in $(seq 100); do
-    win=$(xdotool search --onlyvisible --name 'capture.pcap' 2>/dev/null | head -n 1 || true)
-    [ -n "$win" ] && break
-    sleep 0.2
-done
-if [ -z "$win" ]; then
-    echo "screenshot.sh: no Wireshark window appeared; its log:" >&2
-    cat "$tmp/wireshark.log" >&2
+# dialog TITLE: the dialog Wireshark opened (-z), or exit 1.
+dialog() {
+    dlg=$(gui_dialog "$1")
+    [ -n "$dlg" ] && return
+    echo "screenshot.sh: no $1 window appeared; Wireshark's log:" >&2
+    cat "$gui_tmp/wireshark.log" >&2
     exit 1
-fi
-sleep 3   # the file is read (and frame $frame selected) after the window maps
-
-xwd_out=$tmp/raw.png
-shoot_root() {
-    import -window root "$xwd_out"
-    mkdir -p "$(dirname "$output")"
-    # 8-bit palette PNG: a UI screenshot has few colours; keeps the file small.
-    convert "$xwd_out" -colors 256 -strip PNG8:"$output"
-    echo "wrote $output ($(stat -c %s "$output") bytes)" >&2
 }
-if [ "$what" = experts ]; then
-    dlg=""
-    for _ in $(seq 50); do
-        dlg=$(xdotool search --onlyvisible --name 'Expert Information' 2>/dev/null | head -n 1 || true)
-        [ -n "$dlg" ] && break
-        sleep 0.2
-    done
-    if [ -z "$dlg" ]; then
-        echo "screenshot.sh: no Expert Information window appeared; Wireshark's log:" >&2
-        cat "$tmp/wireshark.log" >&2
-        exit 1
-    fi
+case $what in
+experts)
+    dialog 'Expert Information'
     # The dialog over the lower panes: the coloured packet list stays in view.
     xdotool windowmove "$dlg" 0 450 windowsize "$dlg" "$W" 450
     sleep 2
     xdotool mousemove "$W" "$H"
-    shoot_root
-    exit 0
-fi
-if [ "$what" = table ]; then
-    dlg=""
-    for _ in $(seq 50); do
-        dlg=$(xdotool search --onlyvisible --name "$title" 2>/dev/null | head -n 1 || true)
-        [ -n "$dlg" ] && break
-        sleep 0.2
-    done
-    [ -n "$dlg" ] || { echo "screenshot.sh: no '$title' window appeared" >&2; cat "$tmp/wireshark.log" >&2; exit 1; }
+    gui_shoot_root "$output" ;;
+table)
+    dialog "$title"
     # Where Wireshark put it, at its own size: moved to the corner only.
     xdotool windowmove "$dlg" 0 0
     sleep 2
     xdotool mousemove "$W" "$H"
-    import -window "$dlg" "$xwd_out"
-    convert "$xwd_out" -colors 256 -strip PNG8:"$output"
-    echo "wrote $output ($(stat -c %s "$output") bytes; dialog $(xdotool getwindowgeometry "$dlg" | sed -n 3p))" >&2
-    exit 0
-fi
-if [ "$what" = colours ]; then
+    gui_shoot_window "$dlg" "$output"
+    echo "dialog $(xdotool getwindowgeometry "$dlg" | sed -n 3p)" >&2 ;;
+colours)
     xdotool mousemove "$W" "$H"
-    shoot_root
-    exit 0
-fi
-if [ "$what" = menu ]; then
+    gui_shoot_root "$output" ;;
+menu)
     # Focus the main window with a click in the packet list, park the
     # pointer outside the menu (it would select what it hovers), then walk
     # the Statistics menu with the keyboard.
-    xdotool mousemove --window "$win" 300 300 click 1
+    xdotool mousemove --window "$gui_win" 300 300 click 1
     sleep 0.5
     xdotool mousemove "$((W - 1))" "$((H - 1))"
     sleep 0.3
@@ -283,42 +192,19 @@ if [ "$what" = menu ]; then
     for _ in $(seq "$menu_up"); do xdotool key Up; sleep 0.4; done
     xdotool key Right
     sleep 1
-    shoot_root
-    exit 0
-fi
-if [ "$what" = transfers ]; then
-    dlg=""
-    for _ in $(seq 50); do
-        dlg=$(xdotool search --onlyvisible --name 'Chunk Transfers' 2>/dev/null | head -n 1 || true)
-        [ -n "$dlg" ] && break
-        sleep 0.2
-    done
-    if [ -z "$dlg" ]; then
-        echo "screenshot.sh: no Chunk Transfers window appeared; Wireshark's log:" >&2
-        cat "$tmp/wireshark.log" >&2
-        exit 1
-    fi
+    gui_shoot_root "$output" ;;
+transfers)
+    dialog 'Chunk Transfers'
     # The dialog across the screen, tall enough for a few rows.
     xdotool windowmove "$dlg" 0 0 windowsize "$dlg" "$W" 180
     sleep 2
     xdotool mousemove "$W" "$H"
-    import -window "$dlg" "$xwd_out"
-    mkdir -p "$(dirname "$output")"
-    convert "$xwd_out" -colors 256 -strip PNG8:"$output"
-    echo "wrote $output ($(stat -c %s "$output") bytes)" >&2
-    exit 0
-fi
-
-# Without a window manager nothing has focus: click the first line of the
-# packet details (the frame line), go to its last top-level line (Chunk
-# Protocol), expand its subtrees, then select the row of a missing slice.
-xdotool mousemove --window "$win" 200 290 click 1
-sleep 0.5
-xdotool key --window "$win" End
-xdotool key --window "$win" shift+Right
-sleep 0.5
-for _ in $(seq "$select"); do xdotool key --window "$win" Down; done
-sleep 1
-xdotool mousemove 0 "$H"   # the pointer out of the picture
-
-shoot_root
+    gui_shoot_window "$dlg" "$output" ;;
+ack)
+    # Chunk Protocol's subtrees expanded, then the row of a missing slice.
+    gui_open_last_tree 290
+    gui_down "$select"
+    sleep 1
+    xdotool mousemove 0 "$H"   # the pointer out of the picture
+    gui_shoot_root "$output" ;;
+esac

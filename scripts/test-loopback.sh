@@ -27,34 +27,9 @@ fi
 
 bin=${1:?usage: test-loopback.sh BIN_DIR relay|ipv6|cli}
 mode=${2:?usage: test-loopback.sh BIN_DIR relay|ipv6|cli}
-for p in chunk-send chunk-recv chunk-relay; do
-    [ -x "$bin/$p" ] || { echo "FAIL: $bin/$p not built"; exit 1; }
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/chunk-loopback.XXXXXX")
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-    if [ "${failed:-0}" = 0 ]; then rm -rf "$work"; else echo "files kept in $work"; fi
-}
-trap cleanup EXIT
-failed=0
-fail() {
-    echo "FAIL: $*"
-    failed=1
-}
-
-# Waits (at most 5 s) for a program to write its port file; prints the port.
-wait_port() {
-    for _ in $(seq 100); do
-        if [ -s "$1" ]; then
-            cat "$1"
-            return 0
-        fi
-        sleep 0.05
-    done
-    return 1
-}
+name=chunk
+programs=(chunk-send chunk-recv chunk-relay)
+. "$(dirname "${BASH_SOURCE[0]}")/loopback-common.sh"
 
 # The number after "label" in a summary line, e.g. count "datagrams:" " sent" FILE.
 summary_number() { # FILE REGEX -> first capture group
@@ -114,18 +89,13 @@ make_input() { # FILE BYTES
 case "$mode" in
 relay)
     make_input "$work/in.bin" 1048576
-    timeout -k 2 25 "$bin/chunk-recv" -b 127.0.0.1 -p 0 --port-file "$work/recv.port" --bytes 1048576 \
-        --timeout 20 -w "$work/recv.pcap" "$work/out.bin" 2>"$work/recv.log" &
-    recv_pid=$!
-    pids+=("$recv_pid")
-    recv_port=$(wait_port "$work/recv.port") || { fail "chunk-recv did not start"; cat "$work/recv.log"; exit 1; }
-    timeout -k 2 25 "$bin/chunk-relay" -l 127.0.0.1:0 --port-file "$work/relay.port" --to "127.0.0.1:$recv_port" \
+    start recv 25 chunk-recv -b 127.0.0.1 -p 0 --bytes 1048576 --timeout 20 -w "$work/recv.pcap" "$work/out.bin"
+    recv_pid=$started_pid
+    start relay 25 chunk-relay -l 127.0.0.1:0 --to "127.0.0.1:$started_port" \
         --loss 20% --latency 2ms --jitter 1ms --seed "$$" --idle-exit 1.5 --timeout 20 \
-        -w "$work/relay.pcap" --capture-at sender 2>"$work/relay.log" &
-    relay_pid=$!
-    pids+=("$relay_pid")
-    relay_port=$(wait_port "$work/relay.port") || { fail "chunk-relay did not start"; cat "$work/relay.log"; exit 1; }
-    timeout -k 2 25 "$bin/chunk-send" --rate 4MB --timeout 20 -w "$work/send.pcap" "127.0.0.1:$relay_port" \
+        -w "$work/relay.pcap" --capture-at sender
+    relay_pid=$started_pid
+    timeout -k 2 25 "$bin/chunk-send" --rate 4MB --timeout 20 -w "$work/send.pcap" "127.0.0.1:$started_port" \
         "$work/in.bin" 2>"$work/send.log"
     send_rc=$?
     wait "$recv_pid"
@@ -160,12 +130,9 @@ ipv6)
         exit 77
     fi
     make_input "$work/in.bin" 1048576
-    timeout -k 2 25 "$bin/chunk-recv" -b ::1 -p 0 --port-file "$work/recv.port" --bytes 1M --timeout 20 \
-        -w "$work/recv.pcap" "$work/out.bin" 2>"$work/recv.log" &
-    recv_pid=$!
-    pids+=("$recv_pid")
-    recv_port=$(wait_port "$work/recv.port") || { fail "chunk-recv did not start"; cat "$work/recv.log"; exit 1; }
-    timeout -k 2 25 "$bin/chunk-send" --rate 8MB --timeout 20 -w "$work/send.pcap" "[::1]:$recv_port" \
+    start recv 25 chunk-recv -b ::1 -p 0 --bytes 1M --timeout 20 -w "$work/recv.pcap" "$work/out.bin"
+    recv_pid=$started_pid
+    timeout -k 2 25 "$bin/chunk-send" --rate 8MB --timeout 20 -w "$work/send.pcap" "[::1]:$started_port" \
         "$work/in.bin" 2>"$work/send.log"
     send_rc=$?
     wait "$recv_pid"
@@ -183,11 +150,9 @@ cli)
     # stdin -> stdout, chunks of 1000 bytes, stopping on the idle timeout; a
     # stray datagram first must neither capture nor upset the receiver.
     make_input "$work/in.bin" 5500
-    timeout -k 2 20 "$bin/chunk-recv" -4 -b 127.0.0.1 -p 0 --port-file "$work/recv.port" --idle-timeout 1 \
-        >"$work/out.bin" 2>"$work/recv.log" &
-    recv_pid=$!
-    pids+=("$recv_pid")
-    recv_port=$(wait_port "$work/recv.port") || { fail "chunk-recv did not start"; cat "$work/recv.log"; exit 1; }
+    start recv 20 chunk-recv -4 -b 127.0.0.1 -p 0 --idle-timeout 1 >"$work/out.bin"
+    recv_pid=$started_pid
+    recv_port=$started_port
     # bash's /dev/udp: one datagram from another port, before the real sender.
     printf 'not a chunk packet' >"/dev/udp/127.0.0.1/$recv_port" || fail "could not send the stray datagram"
     cat "$work/in.bin" | timeout -k 2 20 "$bin/chunk-send" -q -c 1000 --timeout 15 "127.0.0.1:$recv_port" 2>"$work/send.log"
@@ -215,17 +180,11 @@ cli)
     # receiver keeps acking the rest, and the sender gives up with exit 3.
     # Both end on their own --timeout: a signal to `timeout` while an ASan
     # build is exiting can deadlock LeakSanitizer, so none is sent.
-    timeout -k 2 10 "$bin/chunk-recv" -b 127.0.0.1 -p 0 --port-file "$work/stall.port" --timeout 2.5 \
-        >/dev/null 2>"$work/stall-recv.log" &
-    stall_recv=$!
-    pids+=("$stall_recv")
-    stall_port=$(wait_port "$work/stall.port") || fail "chunk-recv did not start"
-    timeout -k 2 10 "$bin/chunk-relay" -q -l 127.0.0.1:0 --port-file "$work/stall-relay.port" \
-        --to "127.0.0.1:$stall_port" --drop-slice 2 --timeout 2.5 2>"$work/stall-relay.log" &
-    stall_relay=$!
-    pids+=("$stall_relay")
-    stall_relay_port=$(wait_port "$work/stall-relay.port") || fail "chunk-relay did not start"
-    timeout -k 2 10 "$bin/chunk-send" --idle-timeout 0.7 -c 4000 "127.0.0.1:$stall_relay_port" "$work/in.bin" \
+    start stall-recv 10 chunk-recv -b 127.0.0.1 -p 0 --timeout 2.5 >/dev/null
+    stall_recv=$started_pid
+    start stall-relay 10 chunk-relay -q -l 127.0.0.1:0 --to "127.0.0.1:$started_port" --drop-slice 2 --timeout 2.5
+    stall_relay=$started_pid
+    timeout -k 2 10 "$bin/chunk-send" --idle-timeout 0.7 -c 4000 "127.0.0.1:$started_port" "$work/in.bin" \
         2>"$work/stall.log"
     rc=$?
     wait "$stall_recv"

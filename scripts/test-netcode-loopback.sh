@@ -22,12 +22,10 @@ mode=${2:?usage: test-netcode-loopback.sh BIN_DIR play|relay|cli}
 name=netcode programs=(netcode-client netcode-server netcode-token chunk-relay)
 . "$(dirname "${BASH_SOURCE[0]}")/loopback-common.sh"
 
-start_server() { # EXTRA ARGS...: starts a server on 127.0.0.1:0, sets port
-    timeout -k 2 30 "$bin/netcode-server" -b 127.0.0.1:0 --port-file "$work/port" --once -t 20 -q \
-        --keys "$work/server.keys" "$@" 2> "$work/server.log" &
-    server_pid=$!
-    pids+=("$server_pid")
-    port=$(wait_port "$work/port") || { fail "no port file"; exit 1; }
+start_server() { # EXTRA ARGS...: starts a server on 127.0.0.1:0, sets server_pid and port
+    start server 30 netcode-server -b 127.0.0.1:0 --once -t 20 -q --keys "$work/server.keys" "$@"
+    server_pid=$started_pid
+    port=$started_port
 }
 
 case "$mode" in
@@ -35,16 +33,14 @@ play|relay)
     start_server --rate 20 --payload 300
     target=$port
     if [ "$mode" = relay ]; then
-        timeout -k 2 30 "$bin/chunk-relay" --listen 127.0.0.1:0 --port-file "$work/relay-port" \
-            --to "127.0.0.1:$port" --loss 10% --duplicate 10% --seed 4 -q 2> "$work/relay.log" &
-        pids+=($!)
-        target=$(wait_port "$work/relay-port") || { fail "no relay port"; exit 1; }
+        start relay 30 chunk-relay --listen 127.0.0.1:0 --to "127.0.0.1:$port" --loss 10% --duplicate 10% --seed 4 -q
+        target=$started_port
     fi
     # The token names the address the client sends to (the relay's, in relay mode),
     # and the server checks its own address: through the relay, its public address is the relay's.
     if [ "$mode" = relay ]; then
         kill "$server_pid"; wait "$server_pid" 2>/dev/null
-        rm -f "$work/port"
+        rm -f "$work/server.port"
         timeout -k 2 30 "$bin/netcode-server" -b "127.0.0.1:$port" --public "127.0.0.1:$target" --once -t 20 -q \
             --keys "$work/server.keys" --rate 20 --payload 300 2> "$work/server.log" &
         server_pid=$!

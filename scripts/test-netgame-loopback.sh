@@ -48,17 +48,12 @@ check_summary_pcap() { # LOG PCAP
 
 case "$mode" in
 relay)
-    timeout -k 2 30 "$bin/netgame-server" -b 127.0.0.1 -p 0 --port-file "$work/server.port" --once --timeout 2 \
-        -w "$work/server.pcap" -q 2>"$work/server.log" &
-    server_pid=$!
-    pids+=("$server_pid")
-    server_port=$(wait_port "$work/server.port") || { fail "netgame-server did not start"; cat "$work/server.log"; exit 1; }
-    timeout -k 2 30 "$bin/chunk-relay" -l 127.0.0.1:0 --port-file "$work/relay.port" --to "127.0.0.1:$server_port" \
-        --loss 10% --latency 20ms --seed "$$" --idle-exit 1.5 --timeout 25 -q 2>"$work/relay.log" &
-    relay_pid=$!
-    pids+=("$relay_pid")
-    relay_port=$(wait_port "$work/relay.port") || { fail "chunk-relay did not start"; cat "$work/relay.log"; exit 1; }
-    timeout -k 2 30 "$bin/netgame-client" "127.0.0.1:$relay_port" --duration 8 --timeout 2 --payload 64 \
+    start server 30 netgame-server -b 127.0.0.1 -p 0 --once --timeout 2 -w "$work/server.pcap" -q
+    server_pid=$started_pid
+    start relay 30 chunk-relay -l 127.0.0.1:0 --to "127.0.0.1:$started_port" \
+        --loss 10% --latency 20ms --seed "$$" --idle-exit 1.5 --timeout 25 -q
+    relay_pid=$started_pid
+    timeout -k 2 30 "$bin/netgame-client" "127.0.0.1:$started_port" --duration 8 --timeout 2 --payload 64 \
         -w "$work/client.pcap" -q 2>"$work/client.log"
     client_rc=$?
     wait "$server_pid"; server_rc=$?
@@ -100,11 +95,9 @@ cli)
     timeout -k 2 10 "$bin/netgame-client" 127.0.0.1:9 --timeout 1 -q 2>"$work/dead.log"; rc=$?
     [ "$rc" = 1 ] && grep -q "could not connect" "$work/dead.log" || { fail "client with no server: exit $rc"; cat "$work/dead.log"; }
     # A stray datagram (wrong protocol id) does not become the server's peer.
-    timeout -k 2 20 "$bin/netgame-server" -b 127.0.0.1 -p 0 --port-file "$work/server.port" --once --timeout 1 \
-        -q 2>"$work/server.log" &
-    server_pid=$!
-    pids+=("$server_pid")
-    server_port=$(wait_port "$work/server.port") || { fail "netgame-server did not start"; exit 1; }
+    start server 20 netgame-server -b 127.0.0.1 -p 0 --once --timeout 1 -q
+    server_pid=$started_pid
+    server_port=$started_port
     printf 'not a netgame packet, no' >"/dev/udp/127.0.0.1/$server_port" || fail "could not send the stray datagram"
     timeout -k 2 20 "$bin/netgame-client" "127.0.0.1:$server_port" --duration 2 --timeout 1 -q 2>"$work/client.log"; rc=$?
     wait "$server_pid"; server_rc=$?

@@ -42,6 +42,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 chroots=${CHUNK_CHROOTS:-/var/cache/chunkshark/chroots}
 jobs=${JOBS:-$(nproc)}
+chroot_name=test-package.sh
+. "$repo/scripts/chroot-common.sh"
 
 usage() {
     cat <<EOF
@@ -59,62 +61,17 @@ Exit status: 0 passed, 1 failed, 2 bad arguments, 77 every version skipped
 EOF
 }
 
-suite_of() {
-    case "$1" in
-    4.0) echo bookworm ;;
-    4.4) echo trixie ;;
-    4.6) echo sid ;;
-    *) return 1 ;;
-    esac
-}
-
 orig_args=("$@")
 versions=()
-while [ $# -gt 0 ]; do
-    a=$1
-    shift
+for a in "$@"; do
     case "$a" in
     -h | --help) usage; exit 0 ;;
-    all) versions+=(4.0 4.4 4.6) ;;
-    *) suite_of "$a" >/dev/null || { echo "test-package.sh: unknown version '$a' (4.0, 4.4, 4.6 or all; try --help)" >&2; exit 2; }
-       versions+=("$a") ;;
+    *) add_version "$a" 4.0 4.4 4.6 ;;
     esac
 done
 [ ${#versions[@]} -gt 0 ] || { usage >&2; exit 2; }
 
-if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null || { echo "test-package.sh: needs root (debootstrap, chroot, mount), and there is no sudo" >&2; exit 2; }
-    exec sudo --preserve-env=CHUNK_CHROOTS,CHUNK_MIRROR,CHUNK_BUILD_DIR,JOBS "$0" "${orig_args[@]}"
-fi
-
-say() { echo "test-package.sh: $*" >&2; }
-loud() {
-    echo "################################################################################" >&2
-    echo "### test-package.sh: $*" >&2
-    echo "################################################################################" >&2
-}
-
-# The Debian archive this machine's apt uses (deb822 .sources or one-line
-# .list), for debootstrap; CHUNK_MIRROR overrides it.
-host_mirror() {
-    local m=""
-    m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-        awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }')
-    if [ -z "$m" ]; then
-        m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-            sed -n 's/\[[^]]*\]//; s/^[[:space:]]*deb[[:space:]]\+\([^[:space:]]\+\).*/\1/p' | grep -v security | head -n 1)
-    fi
-    echo "$m"
-}
-mirror=${CHUNK_MIRROR:-$(host_mirror)}
-
-apt_opts=(-o Acquire::Check-Valid-Until=false -o Acquire::Retries=3 -o APT::Install-Recommends=false -q)
-in_root() {  # in_root ROOT CMD...: a clean environment in the chroot, as root
-    local root=$1
-    shift
-    chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-        DEBIAN_FRONTEND=noninteractive "$@"
-}
+chroot_need_root CHUNK_CHROOTS,CHUNK_MIRROR,CHUNK_BUILD_DIR,JOBS "${orig_args[@]}"
 
 # clean_ws ROOT: major.minor of the tshark whose archive the clean chroot holds.
 clean_ws() {
@@ -135,32 +92,10 @@ ensure_clean() {
         rm -f "$stamp"
     fi
     if [ -d "$root" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-        if findmnt -rn -o TARGET | grep -q "^$root/"; then
-            say "$root is incomplete and has mounts under it; unmount them first"
-            return 1
-        fi
-        say "$root: incomplete, removing it"
-        rm -rf --one-file-system "$root"
+        chroot_remove_incomplete "$root" || return 1
     fi
     [ -d "$root" ] && return 0
-    if [ -z "$mirror" ]; then
-        loud "no Debian mirror: none in this machine's apt sources, and CHUNK_MIRROR is not set"
-        return 3
-    fi
-    if ! command -v debootstrap >/dev/null; then
-        say "installing debootstrap on the host"
-        { DEBIAN_FRONTEND=noninteractive apt-get -q update &&
-          DEBIAN_FRONTEND=noninteractive apt-get -q install -y --no-install-recommends debootstrap; } >&2 ||
-            { loud "cannot install debootstrap on the host (apt-get failed)"; return 3; }
-    fi
-    say "debootstrap a clean $suite into $root (once)"
-    mkdir -p "$(dirname "$root")"
-    if ! debootstrap --variant=minbase "$suite" "$root" "$mirror" > "$root.debootstrap.log" 2>&1; then
-        tail -n 20 "$root.debootstrap.log" >&2
-        loud "cannot make the clean $suite chroot: debootstrap from $mirror failed (log: $root.debootstrap.log)"
-        return 3
-    fi
-    cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    chroot_debootstrap "$suite" "$root" "clean $suite" || return $?
     if ! in_root "$root" apt-get "${apt_opts[@]}" update > "$root.apt.log" 2>&1 ||
        ! in_root "$root" apt-get "${apt_opts[@]}" install -y --download-only tshark >> "$root.apt.log" 2>&1; then
         tail -n 20 "$root.apt.log" >&2
@@ -175,14 +110,8 @@ ensure_clean() {
 }
 
 tmp=""
-mounted=()
 cleanup() {
-    local i
-    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
-        umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null ||
-            say "could not unmount ${mounted[$i]}"
-    done
-    mounted=()
+    unmount_all
     if [ -n "$tmp" ]; then
         rm -rf --one-file-system "$tmp"
         tmp=""
@@ -190,12 +119,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-mnt() {  # mnt ARGS... TARGET
-    local target=${*: -1}
-    mkdir -p "$target"
-    mount "$@"
-    mounted+=("$target")
-}
 
 fails=0
 ok() { echo "  ok: $*"; }
@@ -273,10 +196,7 @@ test_in_clean() {
     mkdir -p "$tmp/upper" "$tmp/work" "$tmp/root" "$work"
     mnt -t overlay overlay -o "lowerdir=$root,upperdir=$tmp/upper,workdir=$tmp/work" "$tmp/root"
     local r=$tmp/root
-    mnt -t proc proc "$r/proc"
-    mnt --bind /dev "$r/dev"
-    mnt --bind /dev/pts "$r/dev/pts"
-    mnt -t tmpfs -o mode=1777 shm "$r/dev/shm"
+    mount_system "$r"
     cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
     mkdir -p "$r/tmp/pkg" "$r/tmp/captures" "$r/tmp/nobody"
     cp "$deb" "$r/tmp/pkg/"

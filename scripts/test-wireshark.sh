@@ -47,23 +47,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 chroots=${CHUNK_CHROOTS:-/var/cache/chunkshark/chroots}
-# host_mirror: prints the first Debian archive URI of the machine's apt
-# sources (deb822 .sources files first, then one-line sources.list), not a
-# security archive; nothing when there is none.
-host_mirror() {
-    local f uri
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ -r "$f" ] || continue
-        uri=$(awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f")
-        [ -n "$uri" ] && { echo "${uri%/}"; return; }
-    done
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -r "$f" ] || continue
-        uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\//) { if ($i !~ /security/) { print $i; exit } else break } }' "$f")
-        [ -n "$uri" ] && { echo "${uri%/}"; return; }
-    done
-}
-mirror=${CHUNK_MIRROR:-$(host_mirror)}
+chroot_name=test-wireshark.sh
+. "$repo/scripts/chroot-common.sh"
 tests=${CHUNK_WS_TESTS:-}
 jobs=${JOBS:-$(nproc)}
 # What the build and the tests need (scripts/deps.sh --test, less clang:
@@ -91,14 +76,6 @@ asked for was skipped because its chroot could not be made (mirror).
 EOF
 }
 
-suite_of() {
-    case "$1" in
-    4.4) echo trixie ;;
-    4.6) echo sid ;;
-    *) return 1 ;;
-    esac
-}
-
 orig_args=("$@")
 shell=0
 run_cmd=""
@@ -111,28 +88,13 @@ while [ $# -gt 0 ]; do
     --shell) shell=1 ;;
     --run) [ $# -gt 0 ] || { echo "test-wireshark.sh: --run needs a command" >&2; exit 2; }
            run_cmd=$1; shift ;;
-    all) versions+=(4.4 4.6) ;;
     4.0) echo "test-wireshark.sh: 4.0 is the host's Wireshark (Debian 12): bash scripts/test.sh" >&2; exit 2 ;;
-    *) suite_of "$a" >/dev/null || { echo "test-wireshark.sh: unknown version '$a' (4.4, 4.6 or all; try --help)" >&2; exit 2; }
-       versions+=("$a") ;;
+    *) add_version "$a" 4.4 4.6 ;;
     esac
 done
 [ ${#versions[@]} -gt 0 ] || { usage >&2; exit 2; }
 
-if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null || { echo "test-wireshark.sh: needs root (debootstrap, chroot, mount), and there is no sudo" >&2; exit 2; }
-    exec sudo --preserve-env=CHUNK_CHROOTS,CHUNK_MIRROR,CHUNK_WS_TESTS,JOBS "$0" "${orig_args[@]}"
-fi
-
-say() { echo "test-wireshark.sh: $*" >&2; }
-loud() {
-    echo "################################################################################" >&2
-    echo "### test-wireshark.sh: $*" >&2
-    echo "################################################################################" >&2
-}
-
-# The chroot's apt: sid's Release file may have expired on the mirror.
-apt_opts=(-o Acquire::Check-Valid-Until=false -o Acquire::Retries=3 -o APT::Install-Recommends=false -q)
+chroot_need_root CHUNK_CHROOTS,CHUNK_MIRROR,CHUNK_WS_TESTS,JOBS "${orig_args[@]}"
 
 # ensure_chroot SUITE ROOT: 0 ready, 3 could not be made (mirror).
 ensure_chroot() {
@@ -141,41 +103,18 @@ ensure_chroot() {
     # debootstrap removes ROOT/debootstrap when it completes: a tree that
     # still has it (or has no apt) is an interrupted one, made again.
     if [ -d "$root" ] && { [ -d "$root/debootstrap" ] || [ ! -x "$root/usr/bin/apt-get" ]; }; then
-        if findmnt -rn -o TARGET | grep -q "^$root/"; then
-            say "$root is incomplete and has mounts under it; unmount them first"
-            return 1
-        fi
-        say "$root: an incomplete debootstrap, removing it"
-        rm -rf --one-file-system "$root"
+        chroot_remove_incomplete "$root" || return 1
     fi
     if [ ! -d "$root" ]; then
-        if ! command -v debootstrap >/dev/null; then
-            say "installing debootstrap on the host"
-            { DEBIAN_FRONTEND=noninteractive apt-get -q update &&
-              DEBIAN_FRONTEND=noninteractive apt-get -q install -y --no-install-recommends debootstrap; } >&2 ||
-                { loud "cannot install debootstrap on the host (apt-get failed)"; return 3; }
-        fi
-        if [ -z "$mirror" ]; then
-            loud "cannot make the $suite chroot: no Debian mirror in this machine's apt sources; set CHUNK_MIRROR"
-            return 3
-        fi
-        say "debootstrap $suite into $root (a few minutes, once)"
-        mkdir -p "$(dirname "$root")"
-        if ! debootstrap --variant=minbase "$suite" "$root" "$mirror" > "$root.debootstrap.log" 2>&1; then
-            tail -n 20 "$root.debootstrap.log" >&2
-            loud "cannot make the $suite chroot: debootstrap from $mirror failed (log: $root.debootstrap.log)"
-            return 3
-        fi
+        chroot_debootstrap "$suite" "$root" "$suite" || return $?
     fi
     if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
         return 0
     fi
     say "installing into the $suite chroot: ${pkgs[*]}"
     cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-    if ! chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-            apt-get "${apt_opts[@]}" update > "$root.apt.log" 2>&1 ||
-       ! chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-            apt-get "${apt_opts[@]}" install -y "${pkgs[@]}" >> "$root.apt.log" 2>&1; then
+    if ! in_root "$root" apt-get "${apt_opts[@]}" update > "$root.apt.log" 2>&1 ||
+       ! in_root "$root" apt-get "${apt_opts[@]}" install -y "${pkgs[@]}" >> "$root.apt.log" 2>&1; then
         tail -n 20 "$root.apt.log" >&2
         loud "cannot provision the $suite chroot: apt-get from $mirror failed (log: $root.apt.log)"
         return 3
@@ -184,24 +123,8 @@ ensure_chroot() {
     return 0
 }
 
-mounted=()
-unmount_all() {
-    local i
-    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
-        umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null ||
-            say "could not unmount ${mounted[$i]}"
-    done
-    mounted=()
-}
 trap unmount_all EXIT
 trap 'exit 130' INT TERM
-
-mnt() {  # mnt ARGS... TARGET
-    local target=${*: -1}
-    mkdir -p "$target"
-    mount "$@"
-    mounted+=("$target")
-}
 
 # run_version VERSION: 0 passed, 1 failed, 3 skipped.
 run_version() {
@@ -212,10 +135,7 @@ run_version() {
     exec 9>"$chroots/$suite.lock"
     flock 9
     ensure_chroot "$suite" "$root" || { rc=$?; exec 9>&-; return $rc; }
-    mnt -t proc proc "$root/proc"
-    mnt --bind /dev "$root/dev"
-    mnt --bind /dev/pts "$root/dev/pts"
-    mnt -t tmpfs -o mode=1777 shm "$root/dev/shm"
+    mount_system "$root"
     mnt --bind "$repo" "$root/src"
     local -a in_chroot=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
                         LANG=C.UTF-8 TERM=dumb JOBS="$jobs")

@@ -132,8 +132,18 @@ static void keylog_problem(guint32 line, const char *what, const char *text)
         return;
     if (keylog_problems->len)
         g_string_append(keylog_problems, "; ");
-    g_string_append_printf(keylog_problems, "line %u: %s (\"%.40s%s\")", line, what, text,
-                           strlen(text) > 40 ? "..." : "");
+    g_string_append_printf(keylog_problems, "line %u: %s (\"", line, what);
+    /* The line's first 40 bytes, a byte that is not printable ASCII as \xNN:
+     * a binary or mangled file must not put control bytes into the Expert
+     * Info dialog, a terminal or the log. */
+    for (size_t i = 0; text[i] && i < 40; i++) {
+        guchar ch = (guchar)text[i];
+        if (g_ascii_isprint(ch) && ch != '\\')
+            g_string_append_c(keylog_problems, (gchar)ch);
+        else
+            g_string_append_printf(keylog_problems, "\\x%02x", ch);
+    }
+    g_string_append(keylog_problems, strlen(text) > 40 ? "...\")" : "\")");
 }
 
 /* One line of the key log (without its newline). */

@@ -15,6 +15,9 @@ import os
 import struct
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import pcapfile  # noqa: E402
+
 OPT_TWO_PASS, OPT_TREE, OPT_HEUR, OPT_RAW, OPT_REUSE_FD, OPT_P2FRAG = 0x04, 0x08, 0x10, 0x20, 0x40, 0x80
 STEPS_US = [0, 1, 1000, 10000, 50000, 99000, 101000, 150000,
             500000, 1000000, 1100000, 2000000, 10000000, -1000, -1000000, 3600000000]
@@ -31,33 +34,12 @@ def step_index(delta_us):
 
 def frames(data):
     """(time in us, frame) of each packet of a pcap or pcapng file (pcapng:
-    the real netcode and yojimbo captures)."""
-    if data[:4] != b"\x0a\x0d\x0d\x0a":
-        off = 24
-        while off + 16 <= len(data):
-            sec, usec, incl, _ = struct.unpack_from("<IIII", data, off)
-            yield sec * 1000000 + usec, data[off + 16:off + 16 + incl]
-            off += 16 + incl
+    the real netcode and yojimbo captures), up to anything unreadable."""
+    try:
+        for ns, frame in pcapfile.records(data):
+            yield ns // 1000, frame
+    except ValueError:
         return
-    off, per_us = 0, 1.0
-    while off + 12 <= len(data):
-        btype, blen = struct.unpack_from("<II", data, off)
-        if blen < 12:
-            return
-        if btype == 1:
-            o = off + 16
-            while o + 4 <= off + blen - 4:
-                code, olen = struct.unpack_from("<HH", data, o)
-                if code == 0:
-                    break
-                if code == 9 and olen >= 1:
-                    r = data[o + 4]
-                    per_us = (2.0 ** -(r & 0x7F) if r & 0x80 else 10.0 ** -r) * 1e6
-                o += 4 + ((olen + 3) & ~3)
-        elif btype == 6:
-            _, hi, lo, cap, _ = struct.unpack_from("<IIIII", data, off + 8)
-            yield int(((hi << 32) | lo) * per_us), data[off + 28:off + 28 + cap]
-        off += blen
 
 
 def udp_datagrams(path):

@@ -32,24 +32,16 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-CHUNK_TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
-MAKE = os.path.join(REPO, "scripts", "make-hostile-captures.py")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import hostile_bounds as hb  # noqa: E402
 
-# Bounds. The reference is stock tshark on the same frames (UDP, data).
-# Memory: the analysis keeps per-slice state up to 32 MiB + 2 bytes per chunk
-# packet byte, plus ~1.5 KiB per conversation and per transfer; on these
-# captures of tiny packets that is at most ~11 bytes per capture byte.
-EXTRA_PER_BYTE = 12
-EXTRA_SLACK_MB = 48
-# Time: generous, the machine is shared; a quadratic blow-up still fails.
-# Plus a second per MiB of capture: the reference skips big packets (8 KiB
-# acks) at no cost, while any decoder must at least read their bits.
-TIME_RATIO = 3.0
-TIME_SLACK_S = 20.0
-TIME_PER_MIB_S = 1.0
+MAKE = os.path.join(hb.REPO, "scripts", "make-hostile-captures.py")
+
+# Bounds (hostile_bounds.py): the reference is stock tshark on the same
+# frames (UDP, data). The analysis keeps per-slice state up to 32 MiB + 2
+# bytes per chunk packet byte, plus ~1.5 KiB per conversation and per
+# transfer.
 # Captures where the cap must be hit (and where not: all the others).
 MUST_CAP = {"all-chunk-ids", "conversations"}
 # The fragment protocol's captures (frag-*): decoded as P2frag, the
@@ -74,33 +66,6 @@ def capture_protocol(name):
     return "chunk", "Chunk", "chunk.analysis.capped"
 
 
-def plugin_so(build):
-    """The plugin in build tree build: <build>/<plugin-dir.txt>/chunk.so, the
-    folder cmake derived from the Wireshark it built against
-    (plugins/<major.minor>/epan); None without plugin-dir.txt."""
-    try:
-        with open(os.path.join(build, "plugin-dir.txt")) as f:
-            return os.path.join(build, f.read().strip(), "chunk.so")
-    except OSError:
-        return None
-
-
-def run_timed(args, env):
-    """Runs chunk-tshark args under /usr/bin/time; returns (rc, seconds,
-    peak RSS in MiB, stdout, stderr)."""
-    tf = "/tmp/run-hostile.%d.time" % os.getpid()
-    cmd = ["/usr/bin/time", "-f", "%e %M", "-o", tf, CHUNK_TSHARK] + args
-    t0 = time.monotonic()
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True)
-    wall = time.monotonic() - t0
-    with open(tf) as f:
-        line = f.read().strip().splitlines()[-1]
-    os.unlink(tf)
-    secs, kb = line.split()
-    return p.returncode, float(secs) if secs else wall, int(kb) / 1024.0, p.stdout, p.stderr
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", required=True, help="folder for the captures (build tree)")
@@ -111,18 +76,9 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the captures afterwards")
     args = ap.parse_args()
 
-    build = os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build")
-    so = plugin_so(build)
-    if not so or not os.path.exists(so):
-        print("run-hostile: no plugin in %s (plugin-dir.txt; build first)" % build)
-        return 2
-    undef = subprocess.run(["nm", "-D", "--undefined-only", so], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, universal_newlines=True).stdout
-    if "__asan_" in undef:
-        # Time and memory of a sanitized plugin are the sanitizer's; the
-        # fuzzers run the sanitized plugin instead.
-        print("run-hostile: %s is built with ASan: skipped (use an ordinary build)" % so)
-        return 77
+    # exits 2 without a plugin, 77 for an ASan one: time and memory of a
+    # sanitized plugin are the sanitizer's (the fuzzers run it instead)
+    env = hb.env_for(hb.build_dir())
     gen = [sys.executable, MAKE, args.work] + (["--full"] if args.full else [])
     if not args.only:
         names = subprocess.run([sys.executable, MAKE, "--list", args.work], stdout=subprocess.PIPE,
@@ -136,10 +92,6 @@ def main():
         return 2
     caps = [line.split("\t") for line in p.stdout.splitlines() if line]
 
-    env = dict(os.environ)
-    env["WIRESHARK_ABORT_ON_DISSECTOR_BUG"] = "1"
-    env["WIRESHARK_ABORT_ON_TOO_MANY_ITEMS"] = "1"
-    env["LC_ALL"] = "C"
     failures = []
     print("%-20s %9s | %8s %8s %6s | %8s %8s %6s" % ("capture", "frames", "s", "s off", "ratio",
                                                     "MiB", "MiB off", "ratio"))
@@ -148,8 +100,8 @@ def main():
         popts = opts.split() if opts else []
         proto, column, cap_field = capture_protocol(name)
         fields = ["-T", "fields", "-e", "_ws.col.Protocol"] + (["-e", cap_field] if cap_field else [])
-        rc, secs, mib, out, err = run_timed(["-r", path] + popts + fields, env)
-        rc0, secs0, mib0, _, err0 = run_timed(["-r", path, "--disable-protocol", proto] + fields, env)
+        rc, secs, mib, out, err = hb.run_timed(["-r", path] + popts + fields, env)
+        rc0, secs0, mib0, _, err0 = hb.run_timed(["-r", path, "--disable-protocol", proto] + fields, env)
         cap_mib = os.path.getsize(path) / 1048576.0
         print("%-20s %9d | %8.2f %8.2f %6.2f | %8.1f %8.1f %6.2f" % (
             name, count, secs, secs0, secs / max(secs0, 0.01), mib, mib0, mib / max(mib0, 1)))
@@ -168,12 +120,7 @@ def main():
             failures.append("%s: %d of %d frames over the state cap, expected %s" % (
                 name, capped, count, "some but not all" if name in MUST_CAP else "none"))
         conv_mib = CONVERSATIONS.get(name, 0) * EXTRA_PER_CONV / 1048576.0
-        if mib - mib0 > EXTRA_PER_BYTE * cap_mib + EXTRA_SLACK_MB + conv_mib:
-            failures.append("%s: the plugin adds %.1f MiB > %d x %.1f MiB of capture + %d MiB + %.0f MiB" % (
-                name, mib - mib0, EXTRA_PER_BYTE, cap_mib, EXTRA_SLACK_MB, conv_mib))
-        if secs > TIME_RATIO * secs0 + TIME_SLACK_S + TIME_PER_MIB_S * cap_mib:
-            failures.append("%s: %.2f s > %.1f x %.2f s + %.0f s + %.1f s/MiB x %.1f MiB" % (
-                name, secs, TIME_RATIO, secs0, TIME_SLACK_S, TIME_PER_MIB_S, cap_mib))
+        failures += hb.bound_failures(name, secs, secs0, mib, mib0, cap_mib, extra_mib=conv_mib)
         if not args.keep:
             os.unlink(path)
     for f in failures:

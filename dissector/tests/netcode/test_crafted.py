@@ -156,6 +156,12 @@ def main():
     for line in ("line 3", "line 5", "line 6"):
         F.check(line in summary, "keylog-bad: the message does not name %s:\n%s" % (line, summary))
     F.check("line 4" not in summary, "keylog-bad: the good line 4 is called malformed")
+    # a line of control bytes is named with them escaped, not echoed raw
+    with open(keylog, "wb") as f:
+        f.write(b"BAD\x01\x1b[31m\xff\\\n")
+    summary = nc.expert_summary(os.path.join(tmp, "keylog-bad.pcap"), ["-o", "netcode.keylog_file:" + keylog])
+    F.check("\x1b" not in summary and "\x01" not in summary and "BAD\\x01\\x1b[31m\\xff\\x5c" in summary,
+            "keylog-bad: a line's control bytes not shown as \\xNN:\n%r" % summary)
     F.check(got[1]["fields"].get("netcode.decrypted") in (["1"], ["True"]),
             "keylog-bad: the good private key line was not used")
     # a key log that does not exist: no decryption, no crash

@@ -24,12 +24,10 @@ netcode):
 
   test_hostile.py [--only NAME] [--keep] [--work DIR]
 """
-import argparse
 import os
 import random
 import struct
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -169,53 +167,33 @@ def keylog_capture(path, keylog):
     return w.close()
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--work", help="folder for the captures (default: a temporary one)")
-    ap.add_argument("--only", action="append", metavar="NAME")
-    ap.add_argument("--keep", action="store_true", help="keep the captures")
-    args = ap.parse_args()
-    build = hb.build_dir()
-    env = hb.env_for(build)
-    work = args.work or tempfile.mkdtemp(prefix="netcode-hostile.")
-    os.makedirs(work, exist_ok=True)
-    os.chmod(work, 0o755)
+def cases(args, build, env, work):
     keylog = os.path.join(work, "hostile.keys")
     empty_log = os.path.join(work, "empty.keys")
     with open(empty_log, "w") as f:
         f.write("NETCODE_CONNECTION_KEYS %s %s\n" % (nc.C2S_KEY.hex(), nc.S2C_KEY.hex()))
     os.chmod(empty_log, 0o644)
     base = ["-d", "udp.port==%d,netcode" % PORT, "-o", "netcode.private_key:" + nc.PRIVATE_KEY.hex()]
-    caps = [
-        # name, writer, options, frames that must be netcode (None: any)
+    return [
+        # name, writer, options, frames that must be netcode (None: any) [, memory per capture byte]
         ("garbage", garbage, base + ["-o", "netcode.keylog_file:" + empty_log], None),
         ("forged-requests", forged_requests, base, None),
         ("forged-packets", forged_packets, base, 60000),
         ("keylog", lambda p: keylog_capture(p, keylog),
          base + ["-o", "netcode.keylog_file:" + keylog, "-o", "netcode.protocol_ids:%x" % nc.PROTOCOL_ID], 20000),
     ]
-    failures = []
-    print(hb.HEADER)
-    for name, gen, opts, want in caps:
-        if args.only and name not in args.only:
-            continue
-        path = os.path.join(work, name + ".pcap")
-        count = gen(path)
-        hb.check(name, path, count, opts, "netcode", env, failures, want)
-        if name == "keylog":
-            # the connection keys on the log's last line decrypt all 200 connections
-            out = hb.run_timed(["-r", path] + opts + ["-T", "fields", "-e", "netcode.decrypted"], env)[3]
-            n = sum(1 for line in out.splitlines() if line.strip() in ("1", "True"))
-            print("keylog: %d of %d packets decrypted with the log's last line" % (n, count))
-            if n != count:
-                failures.append("keylog: %d of %d packets decrypted with the key log's last line" % (n, count))
-        if not args.keep:
-            os.unlink(path)
-    for f in failures:
-        print("FAIL " + f)
-    print("netcode.hostile: %s" % ("%d failure(s)" % len(failures) if failures else "ok"))
-    return 1 if failures else 0
+
+
+def keylog_decrypts(name, path, opts, count, env, failures):
+    """The connection keys on the key log's last line decrypt all 200 connections."""
+    if name != "keylog":
+        return
+    out = hb.run_timed(["-r", path] + opts + ["-T", "fields", "-e", "netcode.decrypted"], env)[3]
+    n = sum(1 for line in out.splitlines() if line.strip() in ("1", "True"))
+    print("keylog: %d of %d packets decrypted with the log's last line" % (n, count))
+    if n != count:
+        failures.append("keylog: %d of %d packets decrypted with the key log's last line" % (n, count))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(hb.main("netcode", __doc__, cases, after=keylog_decrypts))
