@@ -27,6 +27,10 @@
 #define RL_REASSEMBLY_WINDOW 64
 /* A packet's ack bits cover the ack and the 31 before it. */
 #define RL_ACK_WINDOW 32
+/* A packet at most this many places behind the newest sent goes into its
+ * place in the direction's sorted array; one later than that (hostile
+ * input) is kept beside it. */
+#define RL_IN_PLACE 64
 
 static int proto_reliable = -1;
 static int reliable_tap = -1;
@@ -178,7 +182,7 @@ static rl_sent_t *sent_add(rl_dir_t *d, guint64 ext, guint32 frame, gint64 t_ns)
     guint k = sent_lower_bound(d, ext);
     rl_sent_t *e;
 
-    if (d->n_sent - k > RL_REASSEMBLY_WINDOW) {
+    if (d->n_sent - k > RL_IN_PLACE) {
         /* Far behind (hostile input): kept aside, not moved into place. */
         if (!d->late)
             d->late = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
