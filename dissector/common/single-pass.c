@@ -48,10 +48,17 @@
 #include "single-pass.h"
 #include "stats-util.h"
 
-static gboolean transient;          /* this packet is in tshark's single pass */
+static gboolean transient;          /* this frame is in tshark's single pass */
+static gboolean taken;              /* what cs_sp_begin_packet() returned last (with `allowed`) */
+static gboolean counted;            /* this frame is counted in n_single */
 static const frame_data *prev_fd;
 static guint32 prev_num;
-static fragment_head *pending_free; /* reassembled data to drop at the next packet */
+/* Reassembled data to drop at the next frame (a few a frame: reliable's
+ * packet and yojimbo's block in one frame), and the frame that left it. */
+#define CS_SP_MAX_PENDING 8
+static fragment_head *pending_free[CS_SP_MAX_PENDING];
+static guint n_pending;
+static guint32 pending_num;
 static int probe_tap = -1;          /* taps run for this frame? */
 static guint32 probe_seen_num;
 /* For -z chunkshark,single_pass: first visits of analysed packets, and
@@ -61,9 +68,12 @@ static guint32 n_analysed, n_single;
 void cs_sp_init(void)
 {
     transient = FALSE;
+    taken = FALSE;
+    counted = FALSE;
     prev_fd = NULL;
     prev_num = 0;
-    pending_free = NULL;
+    n_pending = 0;
+    pending_num = 0;
     probe_seen_num = 0;
     n_analysed = 0;
     n_single = 0;
@@ -76,25 +86,42 @@ static tap_packet_status probe_packet(void *tapdata _U_, packet_info *pinfo, epa
     return TAP_PACKET_DONT_REDRAW;
 }
 
+static void drop_pending(void)
+{
+    /* The reassembled tvbs of that frame are gone with its packet; the table
+     * keeps the (small) heads, without the data. */
+    for (guint i = 0; i < n_pending; i++) {
+        if (pending_free[i]->tvb_data && !(pending_free[i]->flags & FD_SUBSET_TVB))
+            tvb_free(pending_free[i]->tvb_data);
+        pending_free[i]->tvb_data = NULL;
+    }
+    n_pending = 0;
+}
+
 gboolean cs_sp_begin_packet(packet_info *pinfo, gboolean allowed)
 {
-    if (!PINFO_FD_VISITED(pinfo)) {
+    /* A protocol layered on another that analyses too (reliable in netcode,
+     * yojimbo in reliable) calls again for the same frame: same answer. */
+    gboolean again = pinfo->fd == prev_fd && pinfo->num == prev_num;
+
+    if (!PINFO_FD_VISITED(pinfo) && !again) {
         transient = pinfo->fd == prev_fd && pinfo->num != prev_num &&
-                    (pinfo->cinfo != NULL || (prev_num && probe_seen_num == prev_num)) && allowed;
+                    (pinfo->cinfo != NULL || (prev_num && probe_seen_num == prev_num));
+        counted = FALSE;
         prev_fd = pinfo->fd;
         prev_num = pinfo->num;
         n_analysed++;
-        n_single += transient;
     }
-    if (pending_free) {
-        /* The reassembled tvb of that frame is gone with its packet; the
-         * table keeps the (small) head, without the data. */
-        if (pending_free->tvb_data && !(pending_free->flags & FD_SUBSET_TVB))
-            tvb_free(pending_free->tvb_data);
-        pending_free->tvb_data = NULL;
-        pending_free = NULL;
+    if (n_pending && pending_num != pinfo->num)
+        drop_pending();
+    taken = !PINFO_FD_VISITED(pinfo) && transient && allowed;
+    if (!taken)
+        return FALSE;
+    if (!counted) {
+        n_single++;
+        counted = TRUE;
     }
-    return transient && !PINFO_FD_VISITED(pinfo);
+    return TRUE;
 }
 
 void cs_sp_end_packet(packet_info *pinfo)
@@ -105,8 +132,19 @@ void cs_sp_end_packet(packet_info *pinfo)
 
 void cs_sp_free_later(fragment_head *fd)
 {
-    if (transient)
-        pending_free = fd;
+    /* In the single pass, for the protocol that called cs_sp_begin_packet()
+     * last (its preference on); the frame is the one that call saw. */
+    if (!taken)
+        return;
+    if (n_pending && pending_num != prev_num)
+        drop_pending();
+    for (guint i = 0; i < n_pending; i++)
+        if (pending_free[i] == fd)
+            return;
+    if (n_pending == CS_SP_MAX_PENDING)
+        return;                     /* kept by the table, as in two passes */
+    pending_num = prev_num;
+    pending_free[n_pending++] = fd;
 }
 
 /* Item for item what show_fragment_seq_tree() in epan/reassemble.c shows:

@@ -30,10 +30,12 @@ void cs_sp_register_pref(module_t *m, ws_cb_bool *var);
 /* Forgets the previous file (from an init routine; any protocol's). */
 void cs_sp_init(void);
 
-/* Call first for every analysed packet. Drops the data a previous packet
+/* Call first for every analysed packet. Drops the data a previous frame
  * left to cs_sp_free_later(), and returns TRUE when this packet is the first
  * visit of tshark's single pass (its frame will never be dissected again)
- * and `allowed` (the protocol's <protocol>.single_pass preference). */
+ * and `allowed` (the protocol's <protocol>.single_pass preference). Protocols
+ * layered in one frame (netcode, reliable, yojimbo) each call it: the frame
+ * is recognised once, and counted once in -z chunkshark,single_pass. */
 gboolean cs_sp_begin_packet(packet_info *pinfo, gboolean allowed);
 
 /* The scope a frame's analysis record lives in: the packet's in the single
@@ -48,8 +50,8 @@ static inline wmem_allocator_t *cs_sp_record_scope(packet_info *pinfo, gboolean 
 void cs_sp_end_packet(packet_info *pinfo);
 
 /* A packet Wireshark's table reassembled in this frame, in the single pass:
- * its data is dropped at the next analysed packet (the table keeps the
- * small head). */
+ * its data is dropped at the next analysed frame (the table keeps the
+ * small head). Up to 8 a frame; more stay in the table. */
 void cs_sp_free_later(fragment_head *fd);
 
 /* The tree process_reassembled_data() shows for a fragment_add_seq_check()

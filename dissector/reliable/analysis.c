@@ -20,12 +20,17 @@
 #include <epan/to_str.h>
 
 #include "reliable-int.h"
+#include "single-pass.h"
 
 /* The library's reassembly window: a packet 64 older than the newest is
  * dropped from reassembly. */
 #define RL_REASSEMBLY_WINDOW 64
 /* A packet's ack bits cover the ack and the 31 before it. */
 #define RL_ACK_WINDOW 32
+/* A packet at most this many places behind the newest sent goes into its
+ * place in the direction's sorted array; one later than that (hostile
+ * input) is kept beside it. */
+#define RL_IN_PLACE 64
 
 static int proto_reliable = -1;
 static int reliable_tap = -1;
@@ -53,30 +58,66 @@ static expert_field ei_reliable_frag_count = EI_INIT;
 static expert_field ei_reliable_lost = EI_INIT;
 static expert_field ei_reliable_incomplete = EI_INIT;
 
-typedef struct rl_sent {
-    guint32 frame;
-    gint64 t_ns;
-    rl_frame_t *rec;
-    gboolean acked, lost;
-} rl_sent_t;
+static ws_cb_bool pref_single_pass = TRUE;   /* reliable.single_pass (common/single-pass.h) */
 
-typedef struct rl_reasm {
-    guint64 ext;
-    guint32 first_frame;
-    guint16 num, have_count;
-    guint8 have[32];          /* bit per fragment id */
-    gboolean has_header;
-    guint16 ack;
-    guint32 ack_bits;
-} rl_reasm_t;
+/* A frame's record as kept for the passes that revisit it (Wireshark, tshark
+ * -2), 32 bytes: what the frame decided, without what later frames add
+ * (acked in, RTT, lost in: in its packet's rl_sent_t) or its links (the
+ * peer's packets whose acked_in is this frame, all within the 32 sequences
+ * below ack_ext). A frame with a problem to show keeps its whole record too
+ * (rare, by index). */
+typedef struct rl_kept {
+    rl_conn_t *conn;
+    guint64 ext_seq;
+    guint64 ack_ext;
+    guint32 bits;             /* RLA_* flags, links << 16, direction << 31 */
+    guint32 rare;             /* 1 + index in kept_rare, 0: none */
+} rl_kept_t;
 
+#define RL_KEPT_LINKS_SHIFT 16
+#define RL_KEPT_DIR (1u << 31)
 static wmem_map_t *convs;      /* conversation_t * -> rl_conn_t */
 static GPtrArray *conn_list;   /* in order of first sight (file lifetime) */
+/* The passes that revisit: the kept records in frame order, the index + 1
+ * of each frame's (0: none) by frame number, and the whole records of the
+ * frames with a problem to show. */
+static GArray *kept;           /* rl_kept_t */
+static GArray *kept_index;     /* guint32 */
+static GPtrArray *kept_rare;   /* rl_frame_t (file scope) */
+/* The frame analysed last, in the single pass: a second call in the same
+ * frame gets the same record. */
+static const frame_data *last_fd;
+static guint32 last_num;
+static rl_frame_t *last_rec;
+
+static void free_dir(rl_dir_t *d)
+{
+    g_free(d->sent);
+    g_free(d->pending);
+    g_free(d->und);
+    if (d->late)
+        g_hash_table_destroy(d->late);
+}
 
 static void clear_conns(void)
 {
-    if (conn_list)
+    if (conn_list) {
+        for (guint i = 0; i < conn_list->len; i++) {
+            rl_conn_t *c = (rl_conn_t *)g_ptr_array_index(conn_list, i);
+            free_dir(&c->dir[0]);
+            free_dir(&c->dir[1]);
+        }
         g_ptr_array_set_size(conn_list, 0);
+    }
+    if (kept) {
+        g_array_set_size(kept, 0);
+        g_array_set_size(kept_index, 0);
+        g_ptr_array_set_size(kept_rare, 0);
+    }
+    last_fd = NULL;
+    last_num = 0;
+    last_rec = NULL;
+    cs_sp_init();
 }
 
 guint reliable_conn_count(void)
@@ -99,28 +140,224 @@ static guint64 unwrap(const rl_dir_t *d, guint16 seq)
     return d->newest + (gint64)(gint16)(guint16)(seq - (guint16)d->newest);
 }
 
-static void append_link(rl_frame_t *rec, guint32 frame, guint16 seq, gint64 rtt)
+/* ---- The sent packets of a direction ------------------------------------ */
+
+/* Index of the first entry of d->sent with ext >= ext (n_sent: none). */
+static guint sent_lower_bound(const rl_dir_t *d, guint64 ext)
 {
-    rec->links = (rl_ack_link_t *)wmem_realloc(wmem_file_scope(), rec->links, (rec->n_links + 1) * sizeof *rec->links);
+    guint lo = 0, hi = d->n_sent;
+
+    /* Most lookups are of the newest packets: try where ext would be if
+     * the last few were all there. */
+    if (hi && d->sent[hi - 1].ext < ext)
+        return hi;
+    if (hi && d->sent[hi - 1].ext - ext < hi) {
+        guint k = hi - 1 - (guint)(d->sent[hi - 1].ext - ext);
+        if (d->sent[k].ext == ext)
+            return k;
+    }
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (d->sent[mid].ext < ext)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static rl_sent_t *sent_find(const rl_dir_t *d, guint64 ext)
+{
+    guint k = sent_lower_bound(d, ext);
+
+    if (k < d->n_sent && d->sent[k].ext == ext)
+        return &d->sent[k];
+    return d->late ? (rl_sent_t *)g_hash_table_lookup(d->late, &ext) : NULL;
+}
+
+/* A new sequence (sent_find found none). The pointer is valid until the
+ * next insertion in this direction. */
+static rl_sent_t *sent_add(rl_dir_t *d, guint64 ext, guint32 frame, gint64 t_ns)
+{
+    guint k = sent_lower_bound(d, ext);
+    rl_sent_t *e;
+
+    if (d->n_sent - k > RL_IN_PLACE) {
+        /* Far behind (hostile input): kept aside, not moved into place. */
+        if (!d->late)
+            d->late = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+        e = g_new0(rl_sent_t, 1);
+        e->ext = ext;
+        g_hash_table_insert(d->late, &e->ext, e);
+    } else {
+        if (d->n_sent == d->sent_cap) {
+            d->sent_cap = d->sent_cap ? d->sent_cap * 2 : 8;
+            d->sent = g_renew(rl_sent_t, d->sent, d->sent_cap);
+        }
+        memmove(d->sent + k + 1, d->sent + k, (d->n_sent - k) * sizeof *d->sent);
+        d->n_sent++;
+        e = &d->sent[k];
+        memset(e, 0, sizeof *e);
+        e->ext = ext;
+    }
+    e->frame = frame;
+    e->t_ns = t_ns;
+    return e;
+}
+
+/* ---- Reassemblies under way --------------------------------------------- */
+
+static rl_reasm_t *pending_find(const rl_dir_t *d, guint64 ext)
+{
+    for (guint i = 0; i < d->n_pending; i++)
+        if (d->pending[i].ext == ext)
+            return &d->pending[i];
+    return NULL;
+}
+
+static void pending_add(rl_dir_t *d, guint64 ext, guint32 frame, guint16 num)
+{
+    rl_reasm_t *r;
+
+    if (d->n_pending == d->pending_cap) {
+        d->pending_cap = d->pending_cap ? d->pending_cap * 2 : 4;
+        d->pending = g_renew(rl_reasm_t, d->pending, d->pending_cap);
+    }
+    r = &d->pending[d->n_pending++];
+    memset(r, 0, sizeof *r);
+    r->ext = ext;
+    r->first_frame = frame;
+    r->num = num;
+}
+
+static void pending_remove(rl_dir_t *d, rl_reasm_t *r)
+{
+    *r = d->pending[--d->n_pending];
+}
+
+/* ---- The frame's record -------------------------------------------------- */
+
+static void append_link(wmem_allocator_t *scope, rl_frame_t *rec, guint32 frame, guint16 seq, gint64 rtt)
+{
+    rec->links = (rl_ack_link_t *)wmem_realloc(scope, rec->links, (rec->n_links + 1) * sizeof *rec->links);
     rec->links[rec->n_links].frame = frame;
     rec->links[rec->n_links].seq = seq;
     rec->links[rec->n_links].rtt_ns = rtt;
     rec->n_links++;
 }
 
-static void append_lost(rl_frame_t *rec, guint32 frame, guint16 seq)
+static void append_lost(wmem_allocator_t *scope, rl_frame_t *rec, guint32 frame, guint16 seq)
 {
-    rec->lost_frames = (guint32 *)wmem_realloc(wmem_file_scope(), rec->lost_frames, (rec->n_lost + 1) * sizeof(guint32));
-    rec->lost_seqs = (guint16 *)wmem_realloc(wmem_file_scope(), rec->lost_seqs, (rec->n_lost + 1) * sizeof(guint16));
+    rec->lost_frames = (guint32 *)wmem_realloc(scope, rec->lost_frames, (rec->n_lost + 1) * sizeof(guint32));
+    rec->lost_seqs = (guint16 *)wmem_realloc(scope, rec->lost_seqs, (rec->n_lost + 1) * sizeof(guint16));
     rec->lost_frames[rec->n_lost] = frame;
     rec->lost_seqs[rec->n_lost] = seq;
     rec->n_lost++;
 }
 
+/* Keeps the record of a frame for the passes that revisit it. */
+static void keep_record(packet_info *pinfo, const rl_frame_t *rec)
+{
+    wmem_allocator_t *f = wmem_file_scope();
+    rl_kept_t k;
+    guint32 idx;
+
+    k.conn = rec->conn;
+    k.ext_seq = rec->ext_seq;
+    k.ack_ext = rec->ack_ext;
+    k.bits = rec->flags | (guint32)rec->n_links << RL_KEPT_LINKS_SHIFT | (rec->dir ? RL_KEPT_DIR : 0);
+    k.rare = 0;
+    if (rec->flags || rec->n_lost || rec->n_incomplete) {
+        rl_frame_t *r = (rl_frame_t *)wmem_memdup(f, rec, sizeof *rec);
+        r->links = NULL;
+        r->lost_frames = (guint32 *)wmem_memdup(f, rec->lost_frames, rec->n_lost * sizeof(guint32));
+        r->lost_seqs = (guint16 *)wmem_memdup(f, rec->lost_seqs, rec->n_lost * sizeof(guint16));
+        r->incomplete_seqs = (guint16 *)wmem_memdup(f, rec->incomplete_seqs, rec->n_incomplete * sizeof(guint16));
+        r->incomplete_missing = (guint16 *)wmem_memdup(f, rec->incomplete_missing,
+                                                       rec->n_incomplete * sizeof(guint16));
+        r->incomplete_frames = (guint32 *)wmem_memdup(f, rec->incomplete_frames,
+                                                      rec->n_incomplete * sizeof(guint32));
+        g_ptr_array_add(kept_rare, r);
+        k.rare = kept_rare->len;
+    }
+    g_array_append_val(kept, k);
+    if (kept_index->len <= pinfo->num)
+        g_array_set_size(kept_index, pinfo->num + 1);
+    idx = kept->len;
+    g_array_index(kept_index, guint32, pinfo->num) = idx;
+}
+
+static const rl_kept_t *kept_find(const packet_info *pinfo)
+{
+    guint32 idx = kept_index->len > pinfo->num ? g_array_index(kept_index, guint32, pinfo->num) : 0;
+    return idx ? &g_array_index(kept, rl_kept_t, idx - 1) : NULL;
+}
+
+/* The record of a revisited frame, in the packet's scope: what the first
+ * pass kept, with what later frames found. */
+static rl_frame_t *kept_record(packet_info *pinfo, const rl_kept_t *k)
+{
+    rl_frame_t *rec = wmem_new0(pinfo->pool, rl_frame_t);
+    guint dir = k->bits & RL_KEPT_DIR ? 1 : 0;
+    guint n_links = (k->bits >> RL_KEPT_LINKS_SHIFT) & 0xFF;
+    const rl_dir_t *d = &k->conn->dir[dir], *p = &k->conn->dir[1 - dir];
+    const rl_sent_t *e;
+
+    if (k->rare)
+        *rec = *(const rl_frame_t *)g_ptr_array_index(kept_rare, k->rare - 1);
+    rec->conn = k->conn;
+    rec->dir = (guint8)dir;
+    rec->ext_seq = k->ext_seq;
+    rec->flags = k->bits & ((1u << RL_KEPT_LINKS_SHIFT) - 1);
+    rec->ack_ext = k->ack_ext;
+    rec->n_links = 0;
+    rec->links = NULL;
+    e = sent_find(d, k->ext_seq);
+    if (e && e->frame == pinfo->num) {
+        rec->acked_in = e->acked_in;
+        rec->rtt_ns = e->acked_in ? e->t_ns : 0;
+        rec->lost_in = e->lost_in;
+    }
+    /* The links in the order the first pass made them: ack, ack - 1, ... */
+    for (guint i = 0; i < RL_ACK_WINDOW && rec->n_links < n_links && k->ack_ext >= i; i++) {
+        e = sent_find(p, k->ack_ext - i);
+        if (e && e->acked_in == pinfo->num)
+            append_link(pinfo->pool, rec, e->frame, (guint16)e->ext, e->t_ns);
+    }
+    return rec;
+}
+
+/* ---- The analysis ------------------------------------------------------------ */
+
+/* One acknowledged packet e of the peer direction p, at this frame. */
+static void ack_one(packet_info *pinfo, wmem_allocator_t *scope, rl_frame_t *rec, rl_dir_t *p, rl_sent_t *e,
+                    gint64 now)
+{
+    gint64 rtt = now - e->t_ns;
+
+    if (e->lost_in) {
+        /* Found lost earlier, acknowledged by a header sent before that
+         * and seen after (reordered): not lost. */
+        e->lost_in = 0;
+        p->lost--;
+    }
+    e->acked_in = pinfo->num;
+    e->t_ns = rtt;
+    append_link(scope, rec, e->frame, (guint16)e->ext, rtt);
+    p->acked++;
+    if (!p->rtt_sum_ns && p->acked == 1) {
+        p->rtt_min_ns = p->rtt_max_ns = rtt;
+    } else {
+        if (rtt < p->rtt_min_ns) p->rtt_min_ns = rtt;
+        if (rtt > p->rtt_max_ns) p->rtt_max_ns = rtt;
+    }
+    p->rtt_sum_ns += rtt;
+}
+
 /* The header of a packet of direction d (sent by one side), taken at this
  * frame: acknowledgements of the peer direction p's packets, and loss. */
-static void process_header(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, rl_dir_t *p, guint16 ack,
-                           guint32 bits)
+static void process_header(packet_info *pinfo, wmem_allocator_t *scope, rl_frame_t *rec, rl_dir_t *d, rl_dir_t *p,
+                           guint16 ack, guint32 bits)
 {
     gint64 now = ts_ns(pinfo);
 
@@ -140,41 +377,20 @@ static void process_header(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, rl_
         return;
 
     guint64 ack_ext = unwrap(p, ack);
+    rec->ack_ext = ack_ext;
     for (guint i = 0; i < 32; i++) {
         guint64 s = ack_ext - i;
-        rl_sent_t *e = (rl_sent_t *)wmem_map_lookup(p->sent, &s);
+        rl_sent_t *e = sent_find(p, s);
         if ((bits >> i) & 1) {
             if (!e) {
                 if (s > p->newest && !(rec->flags & RLA_ACK_UNSENT)) {
                     rec->flags |= RLA_ACK_UNSENT;
                     rec->unsent_seq = (guint16)s;
                 }
-            } else if (!e->acked) {
-                gint64 rtt = now - e->t_ns;
-                if (e->lost) {
-                    /* Found lost earlier, acknowledged by a header sent
-                     * before that and seen after (reordered): not lost. */
-                    e->lost = FALSE;
-                    p->lost--;
-                    if (e->rec)
-                        e->rec->lost_in = 0;
-                }
-                e->acked = TRUE;
-                append_link(rec, e->frame, (guint16)s, rtt);
-                if (e->rec) {
-                    e->rec->acked_in = pinfo->num;
-                    e->rec->rtt_ns = rtt;
-                }
-                p->acked++;
-                if (!p->rtt_sum_ns && p->acked == 1) {
-                    p->rtt_min_ns = p->rtt_max_ns = rtt;
-                } else {
-                    if (rtt < p->rtt_min_ns) p->rtt_min_ns = rtt;
-                    if (rtt > p->rtt_max_ns) p->rtt_max_ns = rtt;
-                }
-                p->rtt_sum_ns += rtt;
+            } else if (!e->acked_in) {
+                ack_one(pinfo, scope, rec, p, e, now);
             }
-        } else if (e && e->acked && !(rec->flags & (RLA_OUT_OF_ORDER | RLA_ACK_UNDONE))) {
+        } else if (e && e->acked_in && !(rec->flags & (RLA_OUT_OF_ORDER | RLA_ACK_UNDONE))) {
             rec->flags |= RLA_ACK_UNDONE;
             rec->undone_seq = (guint16)s;
         }
@@ -183,14 +399,12 @@ static void process_header(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, rl_
      * header with no bit set (the initial ack of 65535) says nothing. */
     while (bits && p->und_head < p->und_len && p->und[p->und_head] + RL_ACK_WINDOW <= ack_ext) {
         guint64 s = p->und[p->und_head++];
-        rl_sent_t *e = (rl_sent_t *)wmem_map_lookup(p->sent, &s);
-        if (!e || e->acked || e->lost)
+        rl_sent_t *e = sent_find(p, s);
+        if (!e || e->acked_in || e->lost_in)
             continue;
-        e->lost = TRUE;
+        e->lost_in = pinfo->num;
         p->lost++;
-        append_lost(rec, e->frame, (guint16)s);
-        if (e->rec)
-            e->rec->lost_in = pinfo->num;
+        append_lost(scope, rec, e->frame, (guint16)s);
     }
 }
 
@@ -208,7 +422,7 @@ static void add_undecided(rl_dir_t *d, guint64 ext)
     }
     if (d->und_len == d->und_cap) {
         d->und_cap = d->und_cap ? d->und_cap * 2 : 8;
-        d->und = (guint64 *)wmem_realloc(wmem_file_scope(), d->und, d->und_cap * sizeof(guint64));
+        d->und = g_renew(guint64, d->und, d->und_cap);
     }
     i = d->und_len;
     while (i > d->und_head && d->und_len - i < 64 && d->und[i - 1] > ext)
@@ -246,29 +460,44 @@ static rl_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
         d->dport = pinfo->destport;
         d->first_frame = pinfo->num;
         d->first_ns = ts_ns(pinfo);
-        d->sent = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
     }
     *dir_out = dir;
     return c;
-}
-
-typedef struct stale_ctx {
-    rl_dir_t *d;
-    GSList *gone;
-} stale_ctx_t;
-
-static void find_stale(gpointer key _U_, gpointer value, gpointer user)
-{
-    stale_ctx_t *ctx = (stale_ctx_t *)user;
-    rl_reasm_t *r = (rl_reasm_t *)value;
-    if (ctx->d->newest >= r->ext + RL_REASSEMBLY_WINDOW)
-        ctx->gone = g_slist_prepend(ctx->gone, r);
 }
 
 static gint cmp_reasm(gconstpointer a, gconstpointer b)
 {
     const rl_reasm_t *x = (const rl_reasm_t *)a, *y = (const rl_reasm_t *)b;
     return x->ext < y->ext ? -1 : x->ext > y->ext;
+}
+
+/* Reassemblies the library would have given up: 64 older than the newest. */
+static void drop_stale(wmem_allocator_t *scope, rl_frame_t *rec, rl_dir_t *d)
+{
+    rl_reasm_t gone[RL_REASSEMBLY_WINDOW * 2];
+    guint n = 0;
+
+    for (guint i = 0; i < d->n_pending;) {
+        if (d->newest >= d->pending[i].ext + RL_REASSEMBLY_WINDOW && n < G_N_ELEMENTS(gone)) {
+            gone[n++] = d->pending[i];
+            pending_remove(d, &d->pending[i]);
+        } else {
+            i++;
+        }
+    }
+    if (!n)
+        return;
+    qsort(gone, n, sizeof gone[0], cmp_reasm);
+    rec->incomplete_seqs = (guint16 *)wmem_alloc(scope, n * sizeof(guint16));
+    rec->incomplete_missing = (guint16 *)wmem_alloc(scope, n * sizeof(guint16));
+    rec->incomplete_frames = (guint32 *)wmem_alloc(scope, n * sizeof(guint32));
+    for (guint i = 0; i < n; i++) {
+        rec->incomplete_seqs[i] = (guint16)gone[i].ext;
+        rec->incomplete_missing[i] = (guint16)(gone[i].num - gone[i].have_count);
+        rec->incomplete_frames[i] = gone[i].first_frame;
+    }
+    rec->n_incomplete = (guint16)n;
+    d->incomplete += n;
 }
 
 static void queue_tap(packet_info *pinfo, const rl_frame_t *rec)
@@ -279,22 +508,93 @@ static void queue_tap(packet_info *pinfo, const rl_frame_t *rec)
     tap_queue_packet(reliable_tap, pinfo, ti);
 }
 
-rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *pkt, guint32 bytes)
+/* A new sequence of direction d (sent_find found none): its entry, the
+ * undecided list, order, gaps, and a reassembly for a fragment. */
+static void new_sequence(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, const reliable_pkt_t *pkt, guint64 ext,
+                         gboolean first)
 {
-    rl_frame_t *rec = (rl_frame_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_reliable, 1);
-    guint dirn;
-
-    if (rec || PINFO_FD_VISITED(pinfo)) {
-        /* Every pass feeds the tap: the GUI's tables retap the file. */
-        if (rec && rec->conn)
-            queue_tap(pinfo, rec);
-        return rec;
+    sent_add(d, ext, pinfo->num, ts_ns(pinfo));
+    d->packets++;
+    add_undecided(d, ext);
+    if (first) {
+        d->newest = ext;
+    } else if (ext > d->newest) {
+        if (ext > d->newest + 1) {
+            rec->flags |= RLA_GAP;
+            rec->gap = (guint32)(ext - d->newest - 1);
+            d->gap_seqs += rec->gap;
+        }
+        d->newest = ext;
+    } else {
+        rec->flags |= RLA_OUT_OF_ORDER;
+        d->reordered++;
     }
-    rec = wmem_new0(wmem_file_scope(), rl_frame_t);
-    p_add_proto_data(wmem_file_scope(), pinfo, proto_reliable, 1, rec);
+    if (pkt->is_fragment)
+        pending_add(d, ext, pinfo->num, pkt->num_fragments);
+}
 
+/* A fragment of a packet under reassembly (not a duplicate): TRUE when it
+ * completes the packet and the packet's header is to be taken (*ack, *bits). */
+static gboolean add_fragment(rl_frame_t *rec, rl_dir_t *d, const reliable_pkt_t *pkt, guint32 first_frame,
+                             guint16 *ack, guint32 *bits)
+{
+    rl_reasm_t *r = pending_find(d, rec->ext_seq);
+
+    if (!r)
+        return FALSE;
+    if (r->num != pkt->num_fragments) {
+        rec->flags |= RLA_FRAG_COUNT;
+        rec->first_count = r->num;
+        return FALSE;
+    }
+    if ((r->have[pkt->fragment_id / 8] >> (pkt->fragment_id % 8)) & 1) {
+        rec->flags |= RLA_DUPLICATE;
+        rec->dup_of = first_frame;
+        d->dups++;
+        return FALSE;
+    }
+    r->have[pkt->fragment_id / 8] |= (guint8)(1u << (pkt->fragment_id % 8));
+    r->have_count++;
+    if (pkt->has_header) {
+        r->has_header = TRUE;
+        r->ack = pkt->ack;
+        r->ack_bits = pkt->ack_bits;
+    }
+    if (r->have_count != r->num)
+        return FALSE;
+    d->reassembled++;
+    if (r->has_header) {
+        *ack = r->ack;
+        *bits = r->ack_bits;
+    }
+    gboolean take = r->has_header;
+    pending_remove(d, r);
+    return take;
+}
+
+/* The peer's ack has not moved while this side sent 32 and more newer
+ * packets: nothing new can be acknowledged. */
+static void check_stall(rl_frame_t *rec, rl_dir_t *d, const rl_dir_t *p)
+{
+    if (p->have_ack && !d->stall_flagged && !(rec->flags & RLA_DUPLICATE)) {
+        guint64 ack_ext = unwrap(d, p->last_ack);
+        if (d->newest > ack_ext && d->newest - ack_ext > RL_ACK_WINDOW) {
+            rec->flags |= RLA_ACK_STALLED;
+            rec->prev_ack = p->last_ack;
+            rec->stalled_packets = (guint32)(d->newest - ack_ext);
+            d->stall_flagged = TRUE;
+        }
+    }
+}
+
+/* First visit: the analysis of the packet, in frame order. */
+static void analyse(packet_info *pinfo, wmem_allocator_t *scope, rl_frame_t *rec, const reliable_pkt_t *pkt,
+                    guint32 bytes)
+{
+    guint dirn;
     rl_conn_t *c = get_conn(pinfo, &dirn);
     rl_dir_t *d = &c->dir[dirn], *p = &c->dir[1 - dirn];
+
     rec->conn = c;
     rec->dir = (guint8)dirn;
     gboolean first = d->packets == 0 && d->fragments == 0;
@@ -307,121 +607,59 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
         d->fragments++;
     if (!pkt->valid) {
         d->bad++;
-        queue_tap(pinfo, rec);
-        return rec;
+        return;
     }
 
-    rl_sent_t *e = (rl_sent_t *)wmem_map_lookup(d->sent, &ext);
+    rl_sent_t *e = sent_find(d, ext);
+    guint32 first_frame = e ? e->frame : pinfo->num;
     gboolean process = FALSE;
     guint16 ack = pkt->ack;
     guint32 bits = pkt->ack_bits;
 
     if (!e) {
-        /* A new sequence in this direction. */
-        guint64 *key = wmem_new(wmem_file_scope(), guint64);
-        *key = ext;
-        e = wmem_new0(wmem_file_scope(), rl_sent_t);
-        e->frame = pinfo->num;
-        e->t_ns = ts_ns(pinfo);
-        e->rec = rec;
-        wmem_map_insert(d->sent, key, e);
-        d->packets++;
-        add_undecided(d, ext);
-        if (first) {
-            d->newest = ext;
-        } else if (ext > d->newest) {
-            if (ext > d->newest + 1) {
-                rec->flags |= RLA_GAP;
-                rec->gap = (guint32)(ext - d->newest - 1);
-                d->gap_seqs += rec->gap;
-            }
-            d->newest = ext;
-        } else {
-            rec->flags |= RLA_OUT_OF_ORDER;
-            d->reordered++;
-        }
-        if (!pkt->is_fragment) {
-            process = TRUE;
-        } else {
-            rl_reasm_t *r = wmem_new0(wmem_file_scope(), rl_reasm_t);
-            r->ext = ext;
-            r->first_frame = pinfo->num;
-            r->num = pkt->num_fragments;
-            if (!d->pending)
-                d->pending = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
-            wmem_map_insert(d->pending, key, r);
-        }
-    } else if (!pkt->is_fragment || !d->pending || !wmem_map_lookup(d->pending, &ext)) {
+        new_sequence(pinfo, rec, d, pkt, ext, first);
+        process = !pkt->is_fragment;
+    } else if (!pkt->is_fragment || !pending_find(d, ext)) {
         rec->flags |= RLA_DUPLICATE;
         rec->dup_of = e->frame;
         d->dups++;
     }
-
-    if (pkt->is_fragment && !(rec->flags & RLA_DUPLICATE)) {
-        rl_reasm_t *r = d->pending ? (rl_reasm_t *)wmem_map_lookup(d->pending, &ext) : NULL;
-        if (r && r->num != pkt->num_fragments) {
-            rec->flags |= RLA_FRAG_COUNT;
-            rec->first_count = r->num;
-        } else if (r && (r->have[pkt->fragment_id / 8] >> (pkt->fragment_id % 8)) & 1) {
-            rec->flags |= RLA_DUPLICATE;
-            rec->dup_of = e->frame;
-            d->dups++;
-        } else if (r) {
-            r->have[pkt->fragment_id / 8] |= (guint8)(1u << (pkt->fragment_id % 8));
-            r->have_count++;
-            if (pkt->has_header) {
-                r->has_header = TRUE;
-                r->ack = pkt->ack;
-                r->ack_bits = pkt->ack_bits;
-            }
-            if (r->have_count == r->num) {
-                wmem_map_remove(d->pending, &ext);
-                d->reassembled++;
-                if (r->has_header) {
-                    process = TRUE;
-                    ack = r->ack;
-                    bits = r->ack_bits;
-                }
-            }
-        }
-    }
-
+    if (pkt->is_fragment && !(rec->flags & RLA_DUPLICATE))
+        process = add_fragment(rec, d, pkt, first_frame, &ack, &bits);
     if (process)
-        process_header(pinfo, rec, d, p, ack, bits);
+        process_header(pinfo, scope, rec, d, p, ack, bits);
+    drop_stale(scope, rec, d);
+    check_stall(rec, d, p);
+}
 
-    /* Reassemblies the library would have given up: 64 older than the newest. */
-    stale_ctx_t ctx = { d, NULL };
-    if (d->pending)
-        wmem_map_foreach(d->pending, find_stale, &ctx);
-    ctx.gone = g_slist_sort(ctx.gone, cmp_reasm);
-    for (GSList *l = ctx.gone; l; l = l->next) {
-        rl_reasm_t *r = (rl_reasm_t *)l->data;
-        guint n = rec->n_incomplete;
-        rec->incomplete_seqs = (guint16 *)wmem_realloc(wmem_file_scope(), rec->incomplete_seqs, (n + 1) * sizeof(guint16));
-        rec->incomplete_missing = (guint16 *)wmem_realloc(wmem_file_scope(), rec->incomplete_missing, (n + 1) * sizeof(guint16));
-        rec->incomplete_frames = (guint32 *)wmem_realloc(wmem_file_scope(), rec->incomplete_frames, (n + 1) * sizeof(guint32));
-        rec->incomplete_seqs[n] = (guint16)r->ext;
-        rec->incomplete_missing[n] = (guint16)(r->num - r->have_count);
-        rec->incomplete_frames[n] = r->first_frame;
-        rec->n_incomplete++;
-        d->incomplete++;
-        wmem_map_remove(d->pending, &r->ext);
+rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *pkt, guint32 bytes,
+                                     gboolean *transient)
+{
+    rl_frame_t *rec;
+    const rl_kept_t *k = kept_find(pinfo);
+
+    *transient = cs_sp_begin_packet(pinfo, pref_single_pass);
+    if (k || PINFO_FD_VISITED(pinfo)) {
+        /* Every pass feeds the tap: the GUI's tables retap the file. */
+        rec = k ? kept_record(pinfo, k) : NULL;
+        if (rec)
+            queue_tap(pinfo, rec);
+        return rec;
     }
-    g_slist_free(ctx.gone);
+    if (*transient && last_fd == pinfo->fd && last_num == pinfo->num)
+        return last_rec;    /* analysed already in this frame */
 
-    /* The peer's ack has not moved while this side sent 32 and more newer
-     * packets: nothing new can be acknowledged. */
-    if (p->have_ack && !d->stall_flagged && !(rec->flags & RLA_DUPLICATE)) {
-        guint64 ack_ext = unwrap(d, p->last_ack);
-        if (d->newest > ack_ext && d->newest - ack_ext > RL_ACK_WINDOW) {
-            rec->flags |= RLA_ACK_STALLED;
-            rec->prev_ack = p->last_ack;
-            rec->stalled_packets = (guint32)(d->newest - ack_ext);
-            d->stall_flagged = TRUE;
-        }
+    rec = wmem_new0(pinfo->pool, rl_frame_t);
+    analyse(pinfo, pinfo->pool, rec, pkt, bytes);
+    if (*transient) {
+        last_fd = pinfo->fd;
+        last_num = pinfo->num;
+        last_rec = rec;
+    } else {
+        keep_record(pinfo, rec);
     }
-
     queue_tap(pinfo, rec);
+    cs_sp_end_packet(pinfo);
     return rec;
 }
 
@@ -513,7 +751,7 @@ void reliable_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     }
 }
 
-void reliable_analysis_register(int proto)
+void reliable_analysis_register(int proto, module_t *module)
 {
     static hf_register_info hf[] = {
         { &hf_reliable_acked_in, { "Acked in", "reliable.analysis.acked_in", FT_FRAMENUM, BASE_NONE,
@@ -570,5 +808,16 @@ void reliable_analysis_register(int proto)
     reliable_tap = register_tap("reliable");
     convs = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);
     conn_list = g_ptr_array_new();
+    kept = g_array_new(FALSE, FALSE, sizeof(rl_kept_t));
+    kept_index = g_array_new(FALSE, TRUE, sizeof(guint32));
+    kept_rare = g_ptr_array_new();
     register_init_routine(clear_conns);
+    register_cleanup_routine(clear_conns);
+    cs_sp_register();
+    cs_sp_register_pref(module, &pref_single_pass);
+}
+
+void reliable_analysis_handoff(void)
+{
+    cs_sp_handoff();
 }

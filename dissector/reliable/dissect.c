@@ -23,6 +23,7 @@
 #include <epan/proto_data.h>
 
 #include "reliable-int.h"
+#include "single-pass.h"
 #include "ws-compat.h"
 
 #define RELIABLE_DEFAULT_FRAGMENT_SIZE 1024
@@ -277,6 +278,7 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
     guint len = tvb_captured_length(tvb);
     reliable_pkt_t pkt;
     rl_frame_t *rec = NULL;
+    gboolean transient = FALSE;
     hdr_t h;
 
     if (!read_header(tvb, 0, &h)) {
@@ -312,7 +314,7 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
                                len - h.len, pref_max_packet);
     pkt.valid = pkt.valid && !too_large;
     if (!pinfo->flags.in_error_pkt)
-        rec = reliable_analysis_packet(pinfo, &pkt, len);
+        rec = reliable_analysis_packet(pinfo, &pkt, len, &transient);
     reliable_analysis_show(tvb, pinfo, rt, ti, rec);
     if (len > h.len) {
         proto_tree_add_item(rt, hf_reliable_payload, tvb, h.len, -1, ENC_NA);
@@ -321,15 +323,98 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
     return len;
 }
 
+/* Fragment 0's embedded packet header: FALSE when the receiver drops the
+ * fragment for it; the acks into pkt, the data's offset moved past it. */
+static gboolean fragment0_header(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, reliable_pkt_t *pkt,
+                                 guint *data_off)
+{
+    proto_item *pi;
+    proto_tree *ht = proto_tree_add_subtree(rt, tvb, RELIABLE_FRAGMENT_HEADER_LEN, -1, ett_reliable_header, &pi,
+                                            "Packet header (fragment 0)");
+    gboolean valid = TRUE;
+    hdr_t h;
+
+    if (!read_header(tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h) || (h.prefix & 1)) {
+        expert_add_info_format(pinfo, pi, &ei_reliable_short,
+                               "Fragment 0 has no readable packet header: the receiver drops it");
+        return FALSE;
+    }
+    proto_item_set_len(pi, h.len);
+    show_header(ht, tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h);
+    pkt->has_header = TRUE;
+    pkt->ack = h.ack;
+    pkt->ack_bits = h.ack_bits;
+    *data_off += h.len;
+    if (h.seq != pkt->seq) {
+        expert_add_info_format(pinfo, pi, &ei_reliable_sequence_mismatch,
+                               "Packet header's sequence %u differs from the fragment's %u: the receiver "
+                               "drops it", h.seq, pkt->seq);
+        valid = FALSE;
+    }
+    if (!h.canonical) {
+        expert_add_info(pinfo, pi, &ei_reliable_fragment_not_canonical);
+        valid = FALSE;
+    }
+    return valid;
+}
+
+/* The fragment's data size against the receiver's rules (checked only for a
+ * fragment still valid): whether it stays valid. */
+static gboolean fragment_size_ok(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, const reliable_pkt_t *pkt,
+                                 guint data_off, guint data_len, gboolean valid)
+{
+    guint len = tvb_captured_length(tvb);
+    proto_item *pi = proto_tree_add_uint(rt, hf_reliable_fragment_bytes, tvb, data_off < len ? data_off : len,
+                                         data_len, data_len);
+
+    if (valid && data_len > pref_fragment_size) {
+        expert_add_info_format(pinfo, pi, &ei_reliable_fragment_too_big,
+                               "%u bytes of fragment data, above the fragment size %u (reliable.fragment_size): "
+                               "dropped", data_len, pref_fragment_size);
+        return FALSE;
+    }
+    if (valid && pkt->fragment_id != pkt->num_fragments - 1 && data_len != pref_fragment_size) {
+        expert_add_info_format(pinfo, pi, &ei_reliable_fragment_size,
+                               "Fragment %u of %u carries %u bytes; every fragment but the last carries exactly "
+                               "%u (reliable.fragment_size): dropped", pkt->fragment_id, pkt->num_fragments, data_len,
+                               pref_fragment_size);
+        return FALSE;
+    }
+    return valid;
+}
+
+/* The fragment's data into Wireshark's reassembly, keyed by the packet's
+ * extended sequence; the whole packet's payload dissected where it completes. */
+static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_tree *tree, const reliable_pkt_t *pkt,
+                       const rl_frame_t *rec, guint data_off, guint data_len, gboolean transient)
+{
+    gboolean save_fragmented = pinfo->fragmented;
+    fragment_head *fh;
+    tvbuff_t *whole;
+
+    pinfo->fragmented = TRUE;
+    fh = fragment_add_seq_check(&reliable_reassembly_table, tvb, data_off, pinfo, (guint32)rec->ext_seq, NULL,
+                                pkt->fragment_id, data_len, pkt->fragment_id != pkt->num_fragments - 1);
+    whole = process_reassembled_data(tvb, data_off, pinfo, "Reassembled reliable packet", fh, &reliable_frag_items,
+                                     NULL, rt);
+    pinfo->fragmented = save_fragmented;
+    if (fh && transient && (fh->flags & FD_DEFRAGMENTED) && fh->reassembled_in == pinfo->num)
+        cs_sp_free_later(fh);   /* never shown again: its data goes with this frame */
+    if (whole) {
+        col_append_fstr(pinfo->cinfo, COL_INFO, " [Reassembled %u bytes]", tvb_reported_length(whole));
+        if (tvb_reported_length(whole))
+            dissect_payload(whole, pinfo, tree);
+    }
+}
+
 static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_item *ti, proto_tree *tree,
                             gboolean too_large)
 {
     guint len = tvb_captured_length(tvb);
     reliable_pkt_t pkt;
     rl_frame_t *rec = NULL;
-    hdr_t h;
     guint data_off = RELIABLE_FRAGMENT_HEADER_LEN, data_len;
-    gboolean valid = TRUE;
+    gboolean valid = TRUE, transient = FALSE;
     proto_item *pi;
 
     if (len < RELIABLE_FRAGMENT_HEADER_LEN) {
@@ -367,46 +452,10 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
                                pkt.num_fragments, pref_max_fragments);
         valid = FALSE;
     }
-    if (pkt.fragment_id == 0) {
-        proto_tree *ht = proto_tree_add_subtree(rt, tvb, RELIABLE_FRAGMENT_HEADER_LEN, -1, ett_reliable_header,
-                                                &pi, "Packet header (fragment 0)");
-        if (!read_header(tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h) || (h.prefix & 1)) {
-            expert_add_info_format(pinfo, pi, &ei_reliable_short,
-                                   "Fragment 0 has no readable packet header: the receiver drops it");
-            valid = FALSE;
-        } else {
-            proto_item_set_len(pi, h.len);
-            show_header(ht, tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h);
-            pkt.has_header = TRUE;
-            pkt.ack = h.ack;
-            pkt.ack_bits = h.ack_bits;
-            data_off += h.len;
-            if (h.seq != pkt.seq) {
-                expert_add_info_format(pinfo, pi, &ei_reliable_sequence_mismatch,
-                                       "Packet header's sequence %u differs from the fragment's %u: the receiver "
-                                       "drops it", h.seq, pkt.seq);
-                valid = FALSE;
-            }
-            if (!h.canonical) {
-                expert_add_info(pinfo, pi, &ei_reliable_fragment_not_canonical);
-                valid = FALSE;
-            }
-        }
-    }
+    if (pkt.fragment_id == 0)
+        valid = fragment0_header(tvb, pinfo, rt, &pkt, &data_off) && valid;
     data_len = len > data_off ? len - data_off : 0;
-    pi = proto_tree_add_uint(rt, hf_reliable_fragment_bytes, tvb, data_off < len ? data_off : len, data_len, data_len);
-    if (valid && data_len > pref_fragment_size) {
-        expert_add_info_format(pinfo, pi, &ei_reliable_fragment_too_big,
-                               "%u bytes of fragment data, above the fragment size %u (reliable.fragment_size): "
-                               "dropped", data_len, pref_fragment_size);
-        valid = FALSE;
-    } else if (valid && pkt.fragment_id != pkt.num_fragments - 1 && data_len != pref_fragment_size) {
-        expert_add_info_format(pinfo, pi, &ei_reliable_fragment_size,
-                               "Fragment %u of %u carries %u bytes; every fragment but the last carries exactly "
-                               "%u (reliable.fragment_size): dropped", pkt.fragment_id, pkt.num_fragments, data_len,
-                               pref_fragment_size);
-        valid = FALSE;
-    }
+    valid = fragment_size_ok(tvb, pinfo, rt, &pkt, data_off, data_len, valid);
     pkt.valid = valid && !too_large;
     col_add_fstr(pinfo->cinfo, COL_INFO, "Fragment %u/%u Seq=%u Len=%u", pkt.fragment_id, pkt.num_fragments,
                  pkt.seq, data_len);
@@ -415,26 +464,11 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
     proto_item_append_text(ti, ", Fragment %u of %u, Seq: %u", pkt.fragment_id, pkt.num_fragments, pkt.seq);
 
     if (!pinfo->flags.in_error_pkt)
-        rec = reliable_analysis_packet(pinfo, &pkt, len);
+        rec = reliable_analysis_packet(pinfo, &pkt, len, &transient);
     reliable_analysis_show(tvb, pinfo, rt, ti, rec);
 
-    if (pkt.valid && rec && pref_reassemble && data_len && !(rec->flags & (RLA_FRAG_COUNT | RLA_DUPLICATE))) {
-        gboolean save_fragmented = pinfo->fragmented;
-        fragment_head *fh;
-        tvbuff_t *whole;
-
-        pinfo->fragmented = TRUE;
-        fh = fragment_add_seq_check(&reliable_reassembly_table, tvb, data_off, pinfo, (guint32)rec->ext_seq,
-                                    NULL, pkt.fragment_id, data_len, pkt.fragment_id != pkt.num_fragments - 1);
-        whole = process_reassembled_data(tvb, data_off, pinfo, "Reassembled reliable packet", fh,
-                                         &reliable_frag_items, NULL, rt);
-        pinfo->fragmented = save_fragmented;
-        if (whole) {
-            col_append_fstr(pinfo->cinfo, COL_INFO, " [Reassembled %u bytes]", tvb_reported_length(whole));
-            if (tvb_reported_length(whole))
-                dissect_payload(whole, pinfo, tree);
-        }
-    }
+    if (pkt.valid && rec && pref_reassemble && data_len && !(rec->flags & (RLA_FRAG_COUNT | RLA_DUPLICATE)))
+        reassemble(tvb, pinfo, rt, tree, &pkt, rec, data_off, data_len, transient);
     return len;
 }
 
@@ -510,7 +544,35 @@ typedef struct rl_heur_conv {
 } rl_heur_conv_t;
 
 enum { RL_HEUR_UNDECIDED, RL_HEUR_CLAIMED, RL_HEUR_REJECTED };
-#define RL_HEUR_KEY 2       /* p_add_proto_data key (1: analysis.c's frame record) */
+
+/* The first pass's decisions, two bits a frame by frame number (a proto data
+ * entry would cost some 40 bytes a frame). */
+static guint8 *heur_decisions;
+static guint32 heur_decisions_len;   /* bytes */
+
+static void heur_decisions_clear(void)
+{
+    g_free(heur_decisions);
+    heur_decisions = NULL;
+    heur_decisions_len = 0;
+}
+
+static guint heur_decision(guint32 frame)
+{
+    return frame / 4 < heur_decisions_len ? (heur_decisions[frame / 4] >> (2 * (frame % 4))) & 3u : RL_HEUR_UNDECIDED;
+}
+
+static void heur_decide(guint32 frame, guint decision)
+{
+    if (frame / 4 >= heur_decisions_len) {
+        guint32 n = MAX(heur_decisions_len * 2, frame / 4 + 1024);
+        heur_decisions = (guint8 *)g_realloc(heur_decisions, n);
+        memset(heur_decisions + heur_decisions_len, 0, n - heur_decisions_len);
+        heur_decisions_len = n;
+    }
+    heur_decisions[frame / 4] = (guint8)((heur_decisions[frame / 4] & ~(3u << (2 * (frame % 4)))) |
+                                         (decision << (2 * (frame % 4))));
+}
 
 static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
 {
@@ -575,13 +637,13 @@ static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
 
 static ws_cb_bool dissect_reliable_heur_netcode(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
-    guint decision = GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), pinfo, proto_reliable, RL_HEUR_KEY));
+    guint decision = heur_decision(pinfo->num);
 
     if (decision == RL_HEUR_UNDECIDED) {
         if (PINFO_FD_VISITED(pinfo))
             return FALSE;           /* not seen by the first pass (e.g. Decode As changed since) */
         decision = heur_first_pass_decision(tvb, pinfo) ? RL_HEUR_CLAIMED : RL_HEUR_REJECTED;
-        p_add_proto_data(wmem_file_scope(), pinfo, proto_reliable, RL_HEUR_KEY, GUINT_TO_POINTER(decision));
+        heur_decide(pinfo->num, decision);
     }
     if (decision != RL_HEUR_CLAIMED)
         return FALSE;
@@ -721,12 +783,15 @@ void proto_register_reliable(void)
 #endif
     payload_table = register_decode_as_next_proto(proto_reliable, "reliable.payload", "Reliable payload", NULL);
 
-    reliable_analysis_register(proto_reliable);
+    reliable_analysis_register(proto_reliable, module);
     reliable_stats_register();
+    register_init_routine(heur_decisions_clear);
+    register_cleanup_routine(heur_decisions_clear);
 }
 
 void proto_reg_handoff_reliable(void)
 {
+    reliable_analysis_handoff();
     dissector_add_for_decode_as_with_preference("udp.port", reliable_handle);
     heur_dissector_add("udp", dissect_reliable_heur_udp, "Reliable over UDP", "reliable_udp", proto_reliable,
                        HEURISTIC_DISABLE);

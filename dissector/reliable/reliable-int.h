@@ -10,6 +10,7 @@
 
 #include <epan/packet.h>
 #include <epan/expert.h>
+#include <epan/prefs.h>
 
 #include "reliable.h"
 #include "ws-compat.h"
@@ -55,7 +56,9 @@ enum {
     RLA_FRAG_COUNT   = 1u << 7,  /* fragment count differs from the packet's first fragment */
 };
 
-/* The analysis' record of one frame, fixed on the first pass. */
+/* The analysis' record of one frame, made on the first pass: in the packet's
+ * scope (analysis.c keeps a smaller record for the passes that revisit), so
+ * valid for this packet only. */
 typedef struct rl_frame {
     struct rl_conn *conn;
     guint8 dir;
@@ -68,17 +71,39 @@ typedef struct rl_frame {
     guint16 unsent_seq, undone_seq;
     guint16 first_count;     /* fragment count mismatch: the first fragment's */
     guint16 n_links, n_lost, n_incomplete;
+    guint64 ack_ext;         /* the header taken here: its ack, unwrapped in the peer's direction */
     rl_ack_link_t *links;    /* packets this frame acks first */
     guint32 *lost_frames;    /* packets found lost here: their frames */
     guint16 *lost_seqs;
     guint16 *incomplete_seqs;   /* reassemblies found abandoned here */
     guint16 *incomplete_missing; /* and how many fragments each missed */
     guint32 *incomplete_frames;
-    /* Forward-looking (set by later frames on the first pass). */
+    /* Forward-looking (set by later frames on the first pass; shown when
+     * the frame is revisited). */
     guint32 acked_in;
     gint64 rtt_ns;
     guint32 lost_in;
 } rl_frame_t;
+
+/* One packet sent in a direction (its first frame), for acks and loss. */
+typedef struct rl_sent {
+    guint64 ext;             /* extended sequence */
+    gint64 t_ns;             /* the first frame's time; once acked, the RTT */
+    guint32 frame;           /* the first frame */
+    guint32 acked_in;        /* the frame that first acked it, 0: not acked */
+    guint32 lost_in;         /* the frame that found it lost, 0: not (or no longer) lost */
+} rl_sent_t;
+
+/* A fragmented packet of a direction still being reassembled. */
+typedef struct rl_reasm {
+    guint64 ext;
+    guint32 first_frame;
+    guint16 num, have_count;
+    guint8 have[32];          /* bit per fragment id */
+    gboolean has_header;
+    guint16 ack;
+    guint32 ack_bits;
+} rl_reasm_t;
 
 /* One direction of a conversation. */
 typedef struct rl_dir {
@@ -92,12 +117,18 @@ typedef struct rl_dir {
      * (und[und_head..und_len)): the loss check walks only these. */
     guint64 *und;
     guint und_head, und_len, und_cap;
-    wmem_map_t *sent;        /* extended sequence -> rl_sent_t */
-    wmem_map_t *pending;     /* extended sequence -> rl_reasm_t, incomplete */
+    /* Every packet sent, by extended sequence: sent[0..n_sent) in increasing
+     * order (packets arrive in order, or reordered by a few), and late, the
+     * few that came too far behind to be put in their place (ext -> rl_sent_t). */
+    rl_sent_t *sent;
+    guint n_sent, sent_cap;
+    GHashTable *late;
+    /* Reassemblies under way: at most the 64-packet window. */
+    rl_reasm_t *pending;
+    guint n_pending, pending_cap;
     gboolean have_ack;
     guint16 last_ack;
     guint32 last_ack_frame;
-    guint32 ack_since_peer_packets; /* peer packets since the ack last moved */
     gboolean stall_flagged;
     /* counters */
     guint32 packets, fragments, dups, reordered, gap_seqs, acked, lost, incomplete, reassembled, bad;
@@ -117,8 +148,12 @@ typedef struct rl_tap_info {
 } rl_tap_info_t;
 
 /* analysis.c */
-void reliable_analysis_register(int proto);
-rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *pkt, guint32 bytes);
+void reliable_analysis_register(int proto, module_t *module);
+/* The frame's record (packet scope), or NULL; transient: tshark's single
+ * pass, where the frame is never dissected again (common/single-pass.h). */
+rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *pkt, guint32 bytes,
+                                     gboolean *transient);
+void reliable_analysis_handoff(void);
 void reliable_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *ti, rl_frame_t *rec);
 guint reliable_conn_count(void);
 rl_conn_t *reliable_conn(guint i);

@@ -10,9 +10,15 @@ protocol with a <protocol>.single_pass preference (those whose analysis
 takes this path; each must have a capture in CAPTURES) this checks:
   - tshark -r (one pass, with -q and with columns): all but the first;
   - tshark -2: none; -o <protocol>.single_pass:FALSE: none;
-  - chunk, p2frag and netcode: the -V output with the preference off is the
-    one with it on (netgame raises a loss where it becomes known in the single pass,
-    docs/netgame.md, so its output differs by design).
+  - chunk, p2frag, netcode, reliable and yojimbo: the -V output with the
+    preference off is the one with it on (netgame raises a loss where it
+    becomes known in the single pass, docs/netgame.md, so its output differs
+    by design).
+And for reliable and yojimbo, whose first pass keeps less for the passes
+that revisit (AGREE): one pass and -2 agree on the statistics tables, on the
+expert infos without a tree (-z expert) and on every analysis field the
+first pass decides (-T fields); -2 adds only what later frames find (acked
+in, RTT, lost in, the diagnoses of what never completed).
 Exit 0 when all hold, 1 otherwise.
 """
 import os
@@ -23,12 +29,39 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
 
 CAPTURES = {"chunk": "loss-1.pcap", "p2frag": "frag-loss-1.pcap", "netgame": "netgame-loss-10.pcap",
-            "netcode": "netcode-loss-dup.pcap"}
+            "netcode": "netcode-loss-dup.pcap", "reliable": "reliable-fragments.pcap",
+            "yojimbo": "real-yojimbo-loss-plain.pcap"}
 # Options a capture needs to be decoded as its protocol (netcode: port 40000
 # is chunk's; the key log decrypts, so the analysis sees every type).
 OPTIONS = {"netcode": ["-d", "udp.port==40000,netcode",
-                       "-o", "netcode.keylog_file:" + os.path.join(ct.REPO, "captures", "netcode-loss-dup.keys")]}
-SAME_OUTPUT = {"chunk", "p2frag", "netcode"}
+                       "-o", "netcode.keylog_file:" + os.path.join(ct.REPO, "captures", "netcode-loss-dup.keys")],
+           "reliable": ["-d", "udp.port==50000,reliable"],
+           # plain reliable packets: yojimbo alone analyses (under netcode,
+           # netcode's own preference would take the frames as single pass)
+           "yojimbo": ["-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE",
+                       "-o", "yojimbo.channels:uu:8192,ro:10240:1024"]}
+SAME_OUTPUT = {"chunk", "p2frag", "netcode", "reliable", "yojimbo"}
+
+YJ_SCHEMA = os.path.join(ct.REPO, "docs", "yojimbo-example.schema")
+RL_FIRST_PASS = ["reliable.sequence", "reliable.analysis.extended_sequence", "reliable.analysis.acks",
+                 "reliable.analysis.lost", "reliable.analysis.lost_frame", "reliable.analysis.duplicate_of",
+                 "reliable.analysis.gap", "reliable.analysis.incomplete"]
+YJ_FIRST_PASS = ["yojimbo.analysis.reliable_sequence", "yojimbo.analysis.send", "yojimbo.analysis.first_sent_in",
+                 "yojimbo.analysis.previous_send", "yojimbo.analysis.sent_after_ack",
+                 "yojimbo.analysis.block_progress", "yojimbo.analysis.confirms"]
+# Captures whose analysis one pass and -2 must agree on: options, tables,
+# first-pass fields. Losses, resends, fragments, a stalled block.
+AGREE = {
+    "reliable": [("reliable-loss-10.pcap", ["-d", "udp.port==50000,reliable"], ["reliable,conns"], RL_FIRST_PASS),
+                 ("reliable-drop-fragment.pcap", ["-d", "udp.port==50000,reliable"], ["reliable,conns"],
+                  RL_FIRST_PASS)],
+    "yojimbo": [(name + ".pcap", ["-o", "netcode.keylog_file:" + os.path.join(ct.REPO, "captures", name + ".keys"),
+                                  "-o", "yojimbo.channels:ro,ro", "-o", "yojimbo.schema_file:" + YJ_SCHEMA],
+                 ["reliable,conns", "yojimbo,messages", "yojimbo,blocks"], RL_FIRST_PASS + YJ_FIRST_PASS)
+                for name in ("yojimbo-block-lost-fragment", "yojimbo-loss-dup")],
+}
+# What only the passes after the first show: yojimbo's diagnoses.
+LATER_PASSES = re.compile(r"^(Message|Block) \d+ on channel \d+ (was sent|never completed|completed, but stalled)")
 
 
 def counts(cap, extra):
@@ -37,6 +70,37 @@ def counts(cap, extra):
     if not m:
         raise RuntimeError("no -z chunkshark,single_pass line in the output of tshark %s" % " ".join(extra))
     return int(m.group(1)), int(m.group(2))
+
+
+def expert_rows(text):
+    """The -z expert rows (severity, frequency, group, protocol, summary),
+    without those only the passes after the first make."""
+    rows, severity = [], None
+    for line in text.splitlines():
+        m = re.match(r"^(\w+) \(\d+\)$", line)
+        if m:
+            severity = m.group(1)
+            continue
+        m = re.match(r"^\s+(\d+)\s+(\S+)\s+(\S+)\s+(.*)$", line)
+        if severity and m and not LATER_PASSES.match(m.group(4)):
+            rows.append((severity,) + m.groups())
+    return sorted(rows)
+
+
+def passes_agree(proto, failures):
+    """One pass and -2 agree on what the first pass decides (AGREE)."""
+    for cap, opts, tables, fields in AGREE.get(proto, []):
+        path = os.path.join(ct.REPO, "captures", cap)
+        zs = [a for t in tables for a in ("-z", t)]
+        tab = [ct.tshark(["-r", path, "-q"] + opts + zs + extra) for extra in ([], ["-2"])]
+        exp = [expert_rows(ct.tshark(["-r", path, "-q", "-z", "expert"] + opts + extra)) for extra in ([], ["-2"])]
+        fl = ["-T", "fields", "-E", "occurrence=a", "-e", "frame.number"] + [a for f in fields for a in ("-e", f)]
+        val = [ct.tshark(["-r", path] + opts + fl + extra) for extra in ([], ["-2"])]
+        for what, pair in (("tables", tab), ("expert infos without a tree", exp), ("first-pass fields", val)):
+            ok = pair[0] == pair[1] and pair[0]
+            print("%-8s %-32s one pass and -2 %s on the %s" % (proto, cap, "agree" if ok else "DISAGREE", what))
+            if not ok:
+                failures.append("%s, %s: one pass and -2 disagree on the %s" % (proto, cap, what))
 
 
 def main():
@@ -64,6 +128,7 @@ def main():
         if proto in SAME_OUTPUT:
             if ct.tshark(["-r", cap, "-V"] + opts) != ct.tshark(["-r", cap, "-V"] + opts + off):
                 failures.append("%s: -V output differs with %s.single_pass off" % (proto, proto))
+        passes_agree(proto, failures)
     for f in failures:
         print("FAIL: " + f)
     return 1 if failures else 0

@@ -22,6 +22,7 @@
 #include <epan/proto_data.h>
 
 #include "yojimbo.h"
+#include "common/single-pass.h"
 
 static wmem_map_t *convs;           /* conversation_t * -> yj_conv_t */
 static GPtrArray *all_msgs;         /* yj_msg_t *, first sight order */
@@ -29,12 +30,30 @@ static guint n_convs;
 static nstime_t capture_end;
 static guint64 n_frag_slots;        /* fragment records allocated for the file */
 
+/* What a packet with a reliable sequence carried, for the peer's acks: kept
+ * while an ack of it can still come (YJ_SENT_WINDOW). */
+typedef struct yj_sent_ref {
+    yj_msg_t *msg;
+    gint32 frag;                    /* -1: a message; else the fragment id */
+} yj_sent_ref_t;
+
 typedef struct yj_sent {
     guint32 frame;
     guint32 n;
-    yj_item_t **items;
     gboolean acked;
+    yj_sent_ref_t refs[];
 } yj_sent_t;
+
+/* reliable keeps 256 sent packets for acks and ignores an ack of an older
+ * one: a direction's packets 1024 and more behind its newest sequence are
+ * forgotten (docs/yojimbo.md, "Analysis"). */
+#define YJ_SENT_WINDOW 1024u
+
+static ws_cb_bool pref_single_pass = TRUE;  /* yojimbo.single_pass (common/single-pass.h) */
+static gboolean transient;          /* this frame is in tshark's single pass */
+static GPtrArray *frames_kept;      /* frame number -> record (passes that revisit) */
+static const frame_data *last_fd;   /* the frame analysed last in the single pass */
+static guint32 last_num;
 
 /* ---- reliable's header ---------------------------------------------------- */
 
@@ -157,9 +176,38 @@ void yj_analysis_set_stall(double seconds)
     stall_seconds = seconds;
 }
 
+gboolean yj_analysis_begin(packet_info *pinfo)
+{
+    transient = cs_sp_begin_packet(pinfo, pref_single_pass);
+    return transient;
+}
+
+void yj_analysis_register_prefs(module_t *m)
+{
+    cs_sp_register();
+    cs_sp_register_pref(m, &pref_single_pass);
+}
+
+void yj_analysis_handoff(void)
+{
+    cs_sp_handoff();
+}
+
+void yj_analysis_end(packet_info *pinfo)
+{
+    cs_sp_end_packet(pinfo);
+}
+
 void yj_analysis_init(int proto)
 {
     analysis_proto = proto;
+    transient = FALSE;
+    last_fd = NULL;
+    last_num = 0;
+    if (!frames_kept)
+        frames_kept = g_ptr_array_new();
+    g_ptr_array_set_size(frames_kept, 0);
+    cs_sp_init();
     convs = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
     all_msgs = g_ptr_array_new();
     n_convs = 0;
@@ -182,6 +230,8 @@ void yj_analysis_cleanup(void)
     if (all_msgs)
         g_ptr_array_free(all_msgs, TRUE);
     all_msgs = NULL;
+    if (frames_kept)
+        g_ptr_array_set_size(frames_kept, 0);
 }
 
 GPtrArray *yj_all_msgs(void)
@@ -231,7 +281,7 @@ static yj_dir_t *get_dir(packet_info *pinfo, yj_conv_t **conv_out, int *which)
         copy_address_wmem(wmem_file_scope(), &y->dst, &pinfo->dst);
         y->sport = pinfo->srcport;
         y->dport = pinfo->destport;
-        y->sent = g_hash_table_new(g_direct_hash, g_direct_equal);
+        y->sent = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
         y->frag0_acks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     }
     *conv_out = c;
@@ -267,18 +317,18 @@ static yj_msg_t *get_msg(yj_conv_t *c, int d, const yj_pending_item_t *p, packet
             (p->is_block && n_frag_slots + p->num_fragments > YJ_MAX_TRACKED_FRAGMENTS))
             return NULL;
         n_frag_slots += p->is_block ? p->num_fragments : 0;
-        m = wmem_new0(wmem_file_scope(), yj_msg_t);
+        m = (yj_msg_t *)wmem_alloc0(wmem_file_scope(), YJ_MSG_SIZE(p->is_block));
         m->index = all_msgs->len + 1;
         m->dir = (guint8)d;
         m->channel = (guint8)ch;
-        m->is_block = p->is_block;
+        m->is_block = p->is_block ? 1 : 0;
         m->id = p->id;
         m->type = -1;
         m->conv = c;
         m->first_frame = pinfo->num;
         m->first_time = pinfo->abs_ts;
-        m->last_progress = pinfo->abs_ts;
         if (p->is_block) {
+            m->last_progress = pinfo->abs_ts;
             m->num_fragments = p->num_fragments;
             m->frags = wmem_alloc0_array(wmem_file_scope(), yj_frag_t, p->num_fragments ? p->num_fragments : 1);
         }
@@ -298,7 +348,7 @@ static guint32 confirm(yj_dir_t *y, guint32 ext, packet_info *pinfo)
         return 0;
     s->acked = TRUE;
     for (guint32 i = 0; i < s->n; i++) {
-        yj_item_t *it = s->items[i];
+        const yj_sent_ref_t *it = &s->refs[i];
         yj_msg_t *m = it->msg;
         if (it->frag < 0) {
             if (!m->acked_frame) {
@@ -326,27 +376,44 @@ static guint32 confirm(yj_dir_t *y, guint32 ext, packet_info *pinfo)
     return n;
 }
 
-/* A frame's record as kept for the file: a packet that carries nothing
- * followed and confirms nothing keeps only its reliable sequence, in the
- * proto data pointer itself (tag bit 0; a record's address is aligned), which
- * saves the record for most packets of a capture (docs/yojimbo.md, "Limits"). */
+/* A frame's record as kept for the passes that revisit it (none in tshark's
+ * single pass: the frame is never dissected again): a packet that carries
+ * nothing followed keeps its reliable sequence and the count it confirmed in
+ * the pointer itself (tag bit 0; a record's address is aligned), which saves
+ * the record for most packets of a capture (docs/yojimbo.md, "Limits"). */
+#define YJ_TAG_CONFIRMED_SHIFT 18
+#define YJ_TAG_CONFIRMED_MAX ((1u << 13) - 1)   /* what fits a 32-bit pointer */
+
 static yj_frame_t *frame_keep(packet_info *pinfo, yj_frame_t *fr)
 {
     gpointer kept;
 
-    if (!fr->n_items && !fr->n_confirmed && !fr->n_confirmed_blocks_done && !fr->limited) {
-        kept = GUINT_TO_POINTER(((guint)fr->seq << 2) | (fr->have_header ? 2u : 0u) | 1u);
+    if (transient) {
+        last_fd = pinfo->fd;
+        last_num = pinfo->num;
+        return fr;
+    }
+    if (!fr->n_items && !fr->limited && fr->n_confirmed <= YJ_TAG_CONFIRMED_MAX) {
+        kept = GUINT_TO_POINTER(fr->n_confirmed << YJ_TAG_CONFIRMED_SHIFT | ((guint)fr->seq << 2) |
+                                (fr->have_header ? 2u : 0u) | 1u);
     } else {
         kept = wmem_memdup(wmem_file_scope(), fr, sizeof *fr);
         fr = (yj_frame_t *)kept;
     }
-    p_set_proto_data(wmem_file_scope(), pinfo, analysis_proto, 0, kept);
+    if (frames_kept->len <= pinfo->num)
+        g_ptr_array_set_size(frames_kept, pinfo->num + 1);
+    g_ptr_array_index(frames_kept, pinfo->num) = kept;
     return fr;
+}
+
+static gpointer frame_kept(packet_info *pinfo)
+{
+    return frames_kept->len > pinfo->num ? g_ptr_array_index(frames_kept, pinfo->num) : NULL;
 }
 
 static yj_frame_t *frame_record(packet_info *pinfo)
 {
-    gpointer kept = p_get_proto_data(wmem_file_scope(), pinfo, analysis_proto, 0);
+    gpointer kept = frame_kept(pinfo);
     guint v = GPOINTER_TO_UINT(kept);
     yj_frame_t *fr;
 
@@ -355,7 +422,130 @@ static yj_frame_t *frame_record(packet_info *pinfo)
     fr = wmem_new0(pinfo->pool, yj_frame_t);
     fr->have_header = (v & 2u) != 0;
     fr->seq = (guint16)(v >> 2);
+    fr->n_confirmed = v >> YJ_TAG_CONFIRMED_SHIFT;
     return fr;
+}
+
+/* The acks in this packet's reliable header (a reassembled packet: its
+ * fragment 0's, kept by yj_analysis_fragment0) confirm the peer's packets. */
+static void take_acks(packet_info *pinfo, yj_frame_t *fr, yj_dir_t *y, yj_dir_t *peer, guint16 ack,
+                      guint32 ack_bits, gboolean have_ack)
+{
+    if (!have_ack) {
+        guint32 *a = (guint32 *)g_hash_table_lookup(y->frag0_acks, GUINT_TO_POINTER((guint)fr->seq));
+        if (a) {
+            ack = (guint16)a[0];
+            ack_bits = a[1];
+            have_ack = TRUE;
+            g_hash_table_remove(y->frag0_acks, GUINT_TO_POINTER((guint)fr->seq));
+        }
+    }
+    y->packets++;
+    if (have_ack && peer->active && peer->have_seq) {
+        guint32 ext_ack = unwrap16(ack, peer->last_ext_seq);
+        guint32 before = fr->n_confirmed;
+        if ((ack_bits & 1u) && ext_ack > peer->max_acked_ext)
+            peer->max_acked_ext = ext_ack;
+        for (guint32 i = 0; i < 32; i++)
+            if ((ack_bits >> i) & 1u && ext_ack >= i)
+                fr->n_confirmed += confirm(peer, ext_ack - i, pinfo);
+        if (fr->n_confirmed > before) {
+            y->acks_sent++;
+            y->last_ack_frame = pinfo->num;
+            y->last_ack_time = pinfo->abs_ts;
+        }
+    }
+}
+
+/* One message or fragment the packet carried (p), as item it of the frame:
+ * FALSE when it is not followed (a fragment count that changed). */
+static gboolean record_item(packet_info *pinfo, yj_item_t *it, yj_msg_t *m, const yj_pending_item_t *p,
+                            guint32 ext)
+{
+    if (p->type >= 0 && (!p->is_block || p->frag == 0))
+        m->type = p->type;
+    if (!m->first_ext_seq)
+        m->first_ext_seq = ext;
+    it->msg = m;
+    it->frag = p->frag;
+    if (p->frag < 0) {
+        it->send_no = ++m->sends;
+        it->prev_frame = m->last_frame;
+        if (m->acked_frame) {
+            it->acked_before = m->acked_frame;
+            m->sends_after_ack++;
+        }
+    } else {
+        yj_frag_t *f;
+        if (p->num_fragments != m->num_fragments || p->frag >= (gint32)m->num_fragments)
+            return FALSE;   /* a fragment count that changed: not this block */
+        f = &m->frags[p->frag];
+        it->send_no = ++f->sends;
+        it->prev_frame = f->last_frame;
+        f->last_frame = pinfo->num;
+        if (f->sends == 1) {
+            f->first_frame = pinfo->num;
+            f->size = p->size;
+            m->frags_seen++;
+            m->block_bytes += p->size;
+        }
+        if (f->acked_frame) {
+            it->acked_before = f->acked_frame;
+            f->sends_after_ack++;
+            m->sends_after_ack++;
+        }
+        it->progress = m->frags_acked;
+        m->sends++;
+    }
+    m->last_frame = pinfo->num;
+    return TRUE;
+}
+
+static gboolean sent_is_old(gpointer key, gpointer value _U_, gpointer limit)
+{
+    return GPOINTER_TO_UINT(key) < *(const guint32 *)limit;
+}
+
+/* Remembers what sequence ext of direction y carried, for the peer's acks,
+ * and forgets what can no longer be acked. */
+static void remember_sent(packet_info *pinfo, yj_dir_t *y, const yj_frame_t *fr, guint32 ext)
+{
+    yj_sent_t *s = (yj_sent_t *)g_malloc(sizeof *s + fr->n_items * sizeof s->refs[0]);
+
+    s->frame = pinfo->num;
+    s->n = fr->n_items;
+    s->acked = FALSE;
+    for (guint32 i = 0; i < fr->n_items; i++) {
+        s->refs[i].msg = fr->items[i].msg;
+        s->refs[i].frag = fr->items[i].frag;
+    }
+    g_hash_table_insert(y->sent, GUINT_TO_POINTER(ext), s);
+    if (y->last_ext_seq >= y->sent_pruned_at + YJ_SENT_WINDOW) {
+        guint32 limit = y->last_ext_seq - YJ_SENT_WINDOW;
+        g_hash_table_foreach_remove(y->sent, sent_is_old, &limit);
+        y->sent_pruned_at = y->last_ext_seq;
+    }
+}
+
+/* The items of this packet (conversation c, direction d). */
+static void record_items(packet_info *pinfo, yj_frame_t *fr, yj_conv_t *c, int d, const yj_pending_item_t *items,
+                         guint n_items, guint32 ext)
+{
+    fr->items = wmem_alloc0_array(transient ? pinfo->pool : wmem_file_scope(), yj_item_t, n_items);
+    for (guint i = 0; i < n_items; i++) {
+        const yj_pending_item_t *p = &items[i];
+        yj_msg_t *m;
+
+        if (p->channel >= YJ_MAX_CHANNELS)
+            continue;
+        m = get_msg(c, d, p, pinfo);
+        if (!m) {
+            fr->limited = TRUE;
+            continue;
+        }
+        if (record_item(pinfo, &fr->items[fr->n_items], m, p, ext))
+            fr->n_items++;
+    }
 }
 
 yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pending_item_t *items,
@@ -373,13 +563,12 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
         return NULL;
     if (pinfo->fd->visited)
         return frame_record(pinfo);
-    if (p_get_proto_data(wmem_file_scope(), pinfo, analysis_proto, 0))
+    if (transient ? last_fd == pinfo->fd && last_num == pinfo->num : frame_kept(pinfo) != NULL)
         return NULL;    /* a second connection packet in one frame: analysed once */
 
     /* Made in the packet's scope: most packets carry nothing and confirm
      * nothing, and keep only their sequence (frame_keep). */
     fr = wmem_new0(pinfo->pool, yj_frame_t);
-    p_add_proto_data(wmem_file_scope(), pinfo, analysis_proto, 0, GUINT_TO_POINTER(1u));
     if (nstime_cmp(&pinfo->abs_ts, &capture_end) > 0)
         capture_end = pinfo->abs_ts;
 
@@ -389,110 +578,21 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
     y->last_time = pinfo->abs_ts;
 
     fr->have_header = yj_find_reliable_header(pinfo, tvb, &seq, &ack, &ack_bits, &have_ack);
-    if (fr->have_header && !have_ack) {
-        /* reassembled by reliable from fragments: the acks of its fragment 0,
-         * recorded when that frame went by (yj_analysis_fragment0) */
-        guint32 *a = (guint32 *)g_hash_table_lookup(y->frag0_acks, GUINT_TO_POINTER((guint)seq));
-        if (a) {
-            ack = (guint16)a[0];
-            ack_bits = a[1];
-            have_ack = TRUE;
-            g_hash_table_remove(y->frag0_acks, GUINT_TO_POINTER((guint)seq));
-        }
-    }
     if (fr->have_header) {
         fr->seq = seq;
-        fr->ack = ack;
-        fr->ack_bits = ack_bits;
-        y->packets++;
-        /* acks of the peer's packets */
-        if (have_ack && peer->active && peer->have_seq) {
-            guint32 ext_ack = unwrap16(ack, peer->last_ext_seq);
-            guint32 before = fr->n_confirmed;
-            if ((ack_bits & 1u) && ext_ack > peer->max_acked_ext)
-                peer->max_acked_ext = ext_ack;
-            for (guint32 i = 0; i < 32; i++)
-                if ((ack_bits >> i) & 1u && ext_ack >= i)
-                    fr->n_confirmed += confirm(peer, ext_ack - i, pinfo);
-            if (fr->n_confirmed > before) {
-                y->acks_sent++;
-                y->last_ack_frame = pinfo->num;
-                y->last_ack_time = pinfo->abs_ts;
-            }
-        }
+        take_acks(pinfo, fr, y, peer, ack, ack_bits, have_ack);
     }
-
     if (!n_items)
         return frame_keep(pinfo, fr);
     ext = !fr->have_header ? 0 : y->have_seq ? unwrap16(seq, y->last_ext_seq) : 0x10000u + seq;
-    fr->items = wmem_alloc0_array(wmem_file_scope(), yj_item_t, n_items);
-    for (guint i = 0; i < n_items; i++) {
-        const yj_pending_item_t *p = &items[i];
-        yj_item_t *it = &fr->items[fr->n_items];
-        yj_msg_t *m;
-
-        if (p->channel >= YJ_MAX_CHANNELS)
-            continue;
-        m = get_msg(c, d, p, pinfo);
-        if (!m) {
-            fr->limited = TRUE;
-            continue;
-        }
-        if (p->type >= 0 && (!p->is_block || p->frag == 0))
-            m->type = p->type;
-        if (!m->first_ext_seq)
-            m->first_ext_seq = ext;
-        it->msg = m;
-        it->frag = p->frag;
-        if (p->frag < 0) {
-            it->send_no = ++m->sends;
-            it->prev_frame = m->last_frame;
-            if (m->acked_frame) {
-                it->acked_before = m->acked_frame;
-                m->sends_after_ack++;
-            }
-        } else {
-            yj_frag_t *f;
-            if (p->num_fragments != m->num_fragments || p->frag >= (gint32)m->num_fragments)
-                continue;   /* a fragment count that changed: not this block */
-            f = &m->frags[p->frag];
-            it->send_no = ++f->sends;
-            it->prev_frame = f->last_frame;
-            f->last_frame = pinfo->num;
-            if (f->sends == 1) {
-                f->first_frame = pinfo->num;
-                f->size = p->size;
-                m->frags_seen++;
-                m->block_bytes += p->size;
-            }
-            if (f->acked_frame) {
-                it->acked_before = f->acked_frame;
-                f->sends_after_ack++;
-                m->sends_after_ack++;
-            }
-            it->progress = m->frags_acked;
-            m->sends++;
-        }
-        m->last_frame = pinfo->num;
-        m->last_time = pinfo->abs_ts;
-        fr->n_items++;
-    }
-    /* remember what this sequence carried, for the peer's acks */
-    if (fr->have_header && fr->n_items) {
-        yj_sent_t *s = wmem_new0(wmem_file_scope(), yj_sent_t);
-        ext = y->have_seq ? unwrap16(seq, y->last_ext_seq) : 0x10000u + seq;
-        s->frame = pinfo->num;
-        s->n = fr->n_items;
-        s->items = wmem_alloc_array(wmem_file_scope(), yj_item_t *, fr->n_items);
-        for (guint32 i = 0; i < fr->n_items; i++)
-            s->items[i] = &fr->items[i];
-        g_hash_table_insert(y->sent, GUINT_TO_POINTER(ext), s);
-    }
+    record_items(pinfo, fr, c, d, items, n_items, ext);
     if (fr->have_header) {
-        ext = y->have_seq ? unwrap16(seq, y->last_ext_seq) : 0x10000u + seq;
         if (!y->have_seq || ext > y->last_ext_seq)
             y->last_ext_seq = ext;
         y->have_seq = TRUE;
+        /* remember what this sequence carried, for the peer's acks */
+        if (fr->n_items)
+            remember_sent(pinfo, y, fr, ext);
     }
     return frame_keep(pinfo, fr);
 }
@@ -584,7 +684,7 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
     if (c->dir[m->dir].packets == 0 && peer->packets == 0)
         return NULL;
     if (m->acked_frame && (!m->is_block || m->frags_acked == m->num_fragments)) {
-        double stall = (double)m->max_stall_ns / 1e9;
+        double stall = m->is_block ? (double)m->max_stall_ns / 1e9 : 0.0;
         if (m->is_block && stall >= stall_seconds)
             return wmem_strdup_printf(scope, "Block %u on channel %u completed, but stalled %.2f s with no new fragment acknowledged",
                                       m->id, m->channel, stall);

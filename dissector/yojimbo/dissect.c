@@ -24,6 +24,7 @@
 #include <wsutil/str_util.h>
 
 #include "yojimbo.h"
+#include "common/single-pass.h"
 #include "common/ws-compat.h"
 
 /* yojimbo's ClientServerConfig defaults: two reliable-ordered channels, 256
@@ -294,6 +295,7 @@ typedef struct ctx {
     proto_tree *tree;
     proto_item *top;
     yj_bits_t b;
+    gboolean transient;             /* tshark's single pass: the frame is never dissected again */
     gboolean stopped;               /* a body the schema does not know, or an error */
     gboolean error;
     wmem_array_t *items;            /* yj_pending_item_t */
@@ -561,6 +563,85 @@ static void unordered_messages(ctx_t *c, proto_tree *et, guint ch, const yj_chan
     }
 }
 
+/* A block fragment's data into Wireshark's reassembly, keyed by the
+ * addresses and ports, the channel and the message id; a fragment resent
+ * after its block was reassembled is not reassembled again (decided on the
+ * first pass, kept for the others). */
+static void block_reassemble(ctx_t *c, proto_tree *et, guint ch, guint32 id, guint32 fid, guint32 nfrag,
+                             guint32 fsize, gint data_off)
+{
+    fragment_head *fh;
+    tvbuff_t *block;
+    gboolean save_frag = c->pinfo->fragmented;
+    guint32 done, blen;
+
+    if (!pref_reassemble)
+        return;
+    if (!c->pinfo->fd->visited) {
+        done = yj_block_reassembled_in(c->pinfo, ch, (guint16)id);
+        if (done == c->pinfo->num)
+            done = 0;
+        if (done && !c->transient)
+            p_add_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch, GUINT_TO_POINTER(done));
+    } else {
+        done = GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch));
+    }
+    if (done) {
+        proto_item_set_generated(proto_tree_add_uint_format(et, hf_reassembled_in, c->tvb, data_off, 0, done,
+            "Block already reassembled in frame %u (this fragment is a resend)", done));
+        return;
+    }
+    c->pinfo->fragmented = TRUE;
+    fh = fragment_add_seq_check(&yj_reassembly, c->tvb, data_off, c->pinfo, (ch << 16) | id, NULL, fid, fsize,
+                                fid != nfrag - 1);
+    block = process_reassembled_data(c->tvb, data_off, c->pinfo, "Reassembled yojimbo block", fh, &yj_frag_items,
+                                     NULL, et);
+    c->pinfo->fragmented = save_frag;
+    if (!block)
+        return;
+    if (c->transient)
+        cs_sp_free_later(fh);   /* never shown again: its data goes with this frame */
+    blen = tvb_reported_length(block);
+    if (!c->pinfo->fd->visited && c->n_done < YJ_MAX_CHANNELS)
+        c->done[c->n_done++] = (ch << 16) | id;
+    proto_tree_add_item(et, hf_block_data, block, 0, -1, ENC_NA);
+    wmem_strbuf_append_printf(c->info, " (block of %u bytes reassembled)", blen);
+    if (have_tap_listener(yj_eo_tap)) {
+        yj_eo_t *eo = wmem_new0(c->pinfo->pool, yj_eo_t);
+        eo->hostname = address_to_str(c->pinfo->pool, &c->pinfo->src);
+        eo->filename = wmem_strdup_printf(c->pinfo->pool, "yojimbo-block-%s-%u-ch%u-msg%u.bin",
+                                          address_to_str(c->pinfo->pool, &c->pinfo->src), c->pinfo->srcport, ch, id);
+        eo->content_type = "application/octet-stream";
+        eo->len = blen;
+        eo->data = (const guint8 *)tvb_memdup(c->pinfo->pool, block, 0, blen);
+        tap_queue_packet(yj_eo_tap, c->pinfo, eo);
+    }
+}
+
+/* Fragment 0's block message: its type and body. */
+static void block_message(ctx_t *c, proto_tree *et)
+{
+    gint off, len;
+    guint32 type;
+    proto_item *mi;
+    proto_tree *mt = proto_tree_add_subtree(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
+                                            "Block message");
+    guint64 ms = c->b.pos;
+
+    if (!read_type(c, mt, &type))
+        return;
+    ((yj_pending_item_t *)wmem_array_index(c->items, wmem_array_get_count(c->items) - 1))->type = (gint32)type;
+    proto_item_append_text(mi, ": %s", type_str(c, type));
+    if (cfg_schema && yj_schema_has_type(cfg_schema, type) && !yj_schema_is_block(cfg_schema, type)) {
+        expert_add_info_format(c->pinfo, mi, &ei_not_block,
+                               "Fragment 0 names %s, which yojimbo.schema_file does not mark as a block message: yojimbo rejects this packet",
+                               type_str(c, type));
+    }
+    read_body(c, mt, type);
+    yj_bit_range(ms, c->b.pos, &off, &len);
+    proto_item_set_len(mi, len);
+}
+
 static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_cfg_t *cc)
 {
     guint32 id, nfrag = 1, fid = 0, fsize, pad;
@@ -605,73 +686,9 @@ static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_
     wmem_strbuf_append_printf(c->info, " ch%u block %u fragment %u/%u", ch, id, fid, nfrag);
     add_item(c, (guint8)ch, TRUE, (guint16)id, -1, (gint32)fid, (guint16)nfrag, fsize);
 
-    /* A fragment resent after its block was reassembled: not reassembled
-     * again (decided on the first pass, kept for the others). */
-    if (pref_reassemble) {
-        guint32 done;
-        if (!c->pinfo->fd->visited) {
-            done = yj_block_reassembled_in(c->pinfo, ch, (guint16)id);
-            if (done && done != c->pinfo->num)
-                p_add_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch, GUINT_TO_POINTER(done));
-        }
-        done = GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch));
-        if (done) {
-            proto_item_set_generated(proto_tree_add_uint_format(et, hf_reassembled_in, c->tvb, data_off, 0, done,
-                "Block already reassembled in frame %u (this fragment is a resend)", done));
-            goto after_reassembly;
-        }
-    }
-    if (pref_reassemble) {
-        fragment_head *fh;
-        tvbuff_t *block;
-        gboolean save_frag = c->pinfo->fragmented;
-
-        c->pinfo->fragmented = TRUE;
-        fh = fragment_add_seq_check(&yj_reassembly, c->tvb, data_off, c->pinfo, (ch << 16) | id, NULL, fid, fsize,
-                                    fid != nfrag - 1);
-        block = process_reassembled_data(c->tvb, data_off, c->pinfo, "Reassembled yojimbo block", fh, &yj_frag_items,
-                                         NULL, et);
-        c->pinfo->fragmented = save_frag;
-        if (block) {
-            guint blen = tvb_reported_length(block);
-            if (!c->pinfo->fd->visited && c->n_done < YJ_MAX_CHANNELS)
-                c->done[c->n_done++] = (ch << 16) | id;
-            proto_tree_add_item(et, hf_block_data, block, 0, -1, ENC_NA);
-            wmem_strbuf_append_printf(c->info, " (block of %u bytes reassembled)", blen);
-            if (have_tap_listener(yj_eo_tap)) {
-                yj_eo_t *eo = wmem_new0(c->pinfo->pool, yj_eo_t);
-                eo->hostname = address_to_str(c->pinfo->pool, &c->pinfo->src);
-                eo->filename = wmem_strdup_printf(c->pinfo->pool, "yojimbo-block-%s-%u-ch%u-msg%u.bin",
-                                                  address_to_str(c->pinfo->pool, &c->pinfo->src), c->pinfo->srcport,
-                                                  ch, id);
-                eo->content_type = "application/octet-stream";
-                eo->len = blen;
-                eo->data = (const guint8 *)tvb_memdup(c->pinfo->pool, block, 0, blen);
-                tap_queue_packet(yj_eo_tap, c->pinfo, eo);
-            }
-        }
-    }
-
-after_reassembly:
-    if (fid == 0 && !c->stopped) {
-        guint32 type;
-        proto_item *mi;
-        proto_tree *mt = proto_tree_add_subtree(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
-                                                "Block message");
-        guint64 ms = c->b.pos;
-        if (!read_type(c, mt, &type))
-            return;
-        ((yj_pending_item_t *)wmem_array_index(c->items, wmem_array_get_count(c->items) - 1))->type = (gint32)type;
-        proto_item_append_text(mi, ": %s", type_str(c, type));
-        if (cfg_schema && yj_schema_has_type(cfg_schema, type) && !yj_schema_is_block(cfg_schema, type)) {
-            expert_add_info_format(c->pinfo, mi, &ei_not_block,
-                                   "Fragment 0 names %s, which yojimbo.schema_file does not mark as a block message: yojimbo rejects this packet",
-                                   type_str(c, type));
-        }
-        read_body(c, mt, type);
-        yj_bit_range(ms, c->b.pos, &off, &len);
-        proto_item_set_len(mi, len);
-    }
+    block_reassemble(c, et, ch, id, fid, nfrag, fsize, data_off);
+    if (fid == 0 && !c->stopped)
+        block_message(c, et);
 }
 
 static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
@@ -756,15 +773,75 @@ static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
                                n_after_ack, n_after_ack == 1 ? "" : "s", n_after_ack == 1 ? "" : "s");
 }
 
+/* Channel entry e (of entries): FALSE when the packet stops reading there. */
+static gboolean channel_entry(ctx_t *c, guint32 e, guint32 entries, int *last_ch)
+{
+    guint32 ch = 0;
+    gboolean block;
+    proto_item *ei;
+    proto_tree *et = proto_tree_add_subtree_format(c->tree, c->tvb, (gint)(c->b.pos >> 3), 0, ett_entry, &ei,
+                                                   "Channel entry %u of %u", e + 1, entries);
+    guint64 es = c->b.pos;
+    gint off, len;
+    const yj_channel_cfg_t *cc;
+
+    if (!read_int(c, et, hf_channel, 0, (guint32)cfg_n_ch - 1, &ch, "the channel index",
+                  "yojimbo.channels (the number of channels)"))
+        return FALSE;
+    if ((int)ch <= *last_ch)
+        expert_add_info_format(c->pinfo, ei, &ei_range,
+                               "Channel %u after channel %d: yojimbo writes entries in ascending channel order", ch,
+                               *last_ch);
+    *last_ch = (int)ch;
+    cc = &cfg_ch[ch];
+    proto_item_append_text(ei, ": channel %u (%s)", ch, cc->type == YJ_CHANNEL_RO ? "reliable-ordered" : "unreliable-unordered");
+    if (!read_flag(c, et, hf_block_message, &block, "the block flag"))
+        return FALSE;
+    if (!block) {
+        gboolean has;
+        guint32 count;
+        char hint[80];
+        if (!read_flag(c, et, hf_has_messages, &has, "the has-messages flag"))
+            return FALSE;
+        if (has) {
+            snprintf(hint, sizeof hint, "yojimbo.channels (MAXMESSAGES of channel %u)", ch);
+            if (!read_int(c, et, hf_message_count, 1, cc->max_messages, &count, "the message count", hint))
+                return FALSE;
+            if (cc->type == YJ_CHANNEL_RO)
+                ordered_messages(c, et, ch, cc, count);
+            else
+                unordered_messages(c, et, ch, cc, count);
+        } else {
+            wmem_strbuf_append_printf(c->info, " ch%u empty", ch);
+        }
+    } else if (cc->disable_blocks) {
+        stop_error(c, &ei_range, es, "A block fragment on channel %u, which yojimbo.channels configures with blocks disabled (!): check yojimbo.channels",
+                   ch);
+        return FALSE;
+    } else if (cc->type != YJ_CHANNEL_RO) {
+        /* yojimbo's unreliable channel never sends fragments; its
+         * reader would still parse one. */
+        expert_add_info_format(c->pinfo, ei, &ei_range,
+                               "A block fragment on unreliable-unordered channel %u: yojimbo sends fragments only on reliable-ordered channels (check yojimbo.channels)",
+                               ch);
+        block_fragment(c, et, ch, cc);
+    } else {
+        block_fragment(c, et, ch, cc);
+    }
+    yj_bit_range(es, c->b.pos, &off, &len);
+    proto_item_set_len(ei, len);
+    return TRUE;
+}
+
 static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
     ctx_t c;
     guint32 entries;
-    gboolean prev_ok = TRUE;
     int last_ch = -1;
     const yj_frame_t *fr;
 
     memset(&c, 0, sizeof c);
+    c.transient = yj_analysis_begin(pinfo);
     c.tvb = tvb;
     c.pinfo = pinfo;
     c.b.tvb = tvb;
@@ -785,62 +862,9 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
                  "yojimbo.channels (the number of channels)")) {
         if (entries == 0)
             wmem_strbuf_append(c.info, " no messages");
-        for (guint32 e = 0; e < entries && !c.stopped; e++) {
-            guint32 ch = 0;
-            gboolean block;
-            proto_item *ei;
-            proto_tree *et = proto_tree_add_subtree_format(c.tree, tvb, (gint)(c.b.pos >> 3), 0, ett_entry, &ei,
-                                                           "Channel entry %u of %u", e + 1, entries);
-            guint64 es = c.b.pos;
-            gint off, len;
-            const yj_channel_cfg_t *cc;
-
-            if (!read_int(&c, et, hf_channel, 0, (guint32)cfg_n_ch - 1, &ch, "the channel index",
-                          "yojimbo.channels (the number of channels)"))
+        for (guint32 e = 0; e < entries && !c.stopped; e++)
+            if (!channel_entry(&c, e, entries, &last_ch))
                 break;
-            if ((int)ch <= last_ch && prev_ok)
-                expert_add_info_format(pinfo, ei, &ei_range,
-                                       "Channel %u after channel %d: yojimbo writes entries in ascending channel order", ch,
-                                       last_ch);
-            last_ch = (int)ch;
-            cc = &cfg_ch[ch];
-            proto_item_append_text(ei, ": channel %u (%s)", ch, cc->type == YJ_CHANNEL_RO ? "reliable-ordered" : "unreliable-unordered");
-            if (!read_flag(&c, et, hf_block_message, &block, "the block flag"))
-                break;
-            if (!block) {
-                gboolean has;
-                guint32 count;
-                char hint[80];
-                if (!read_flag(&c, et, hf_has_messages, &has, "the has-messages flag"))
-                    break;
-                if (has) {
-                    snprintf(hint, sizeof hint, "yojimbo.channels (MAXMESSAGES of channel %u)", ch);
-                    if (!read_int(&c, et, hf_message_count, 1, cc->max_messages, &count, "the message count", hint))
-                        break;
-                    if (cc->type == YJ_CHANNEL_RO)
-                        ordered_messages(&c, et, ch, cc, count);
-                    else
-                        unordered_messages(&c, et, ch, cc, count);
-                } else {
-                    wmem_strbuf_append_printf(c.info, " ch%u empty", ch);
-                }
-            } else if (cc->disable_blocks) {
-                stop_error(&c, &ei_range, es, "A block fragment on channel %u, which yojimbo.channels configures with blocks disabled (!): check yojimbo.channels",
-                           ch);
-                break;
-            } else if (cc->type != YJ_CHANNEL_RO) {
-                /* yojimbo's unreliable channel never sends fragments; its
-                 * reader would still parse one. */
-                expert_add_info_format(pinfo, ei, &ei_range,
-                                       "A block fragment on unreliable-unordered channel %u: yojimbo sends fragments only on reliable-ordered channels (check yojimbo.channels)",
-                                       ch);
-                block_fragment(&c, et, ch, cc);
-            } else {
-                block_fragment(&c, et, ch, cc);
-            }
-            yj_bit_range(es, c.b.pos, &off, &len);
-            proto_item_set_len(ei, len);
-        }
     }
     if (!c.stopped) {
         guint64 rest = c.b.end - c.b.pos;
@@ -867,6 +891,7 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
 
     col_clear(pinfo->cinfo, COL_INFO);
     col_add_fstr(pinfo->cinfo, COL_INFO, "yojimbo%s", wmem_strbuf_get_str(c.info));
+    yj_analysis_end(pinfo);
     return tvb_captured_length(tvb);
 }
 
@@ -1055,6 +1080,7 @@ void proto_register_yojimbo(void)
     expert_register_field_array(em, ei, array_length(ei));
 
     m = prefs_register_protocol(proto_yojimbo, apply_prefs);
+    yj_analysis_register_prefs(m);
     prefs_register_string_preference(m, "channels", "Channels",
         "The channel configuration both ends were built with, comma-separated, one spec a channel in index order: "
         "TYPE[:MAXBLOCK[:FRAGMENT[:MAXMESSAGES]]], TYPE ro (reliable-ordered) or uu (unreliable-unordered), "
@@ -1090,6 +1116,7 @@ void proto_register_yojimbo(void)
 
 void proto_reg_handoff_yojimbo(void)
 {
+    yj_analysis_handoff();
     /* reliable's payload list and table, when the reliable dissector is
      * there; Decode As on a UDP port for connection packets without it. */
     if (has_heur_dissector_list("reliable.payload"))

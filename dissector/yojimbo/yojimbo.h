@@ -20,6 +20,7 @@
 #define YOJIMBO_H
 
 #include <epan/packet.h>
+#include <epan/prefs.h>
 
 void proto_register_yojimbo(void);
 
@@ -116,24 +117,27 @@ typedef struct yj_frag {
 typedef struct yj_msg {
     guint index;                    /* 1.. in order of first sight (table rows) */
     guint8 dir, channel;
-    gboolean is_block;
+    guint8 is_block;
     guint16 id;
     gint32 type;                    /* -1: not seen yet (a block's fragment 0 not seen) */
     guint32 first_frame, last_frame, acked_frame;
-    nstime_t first_time, last_time, acked_time;
     guint32 sends, sends_after_ack;
-    /* blocks */
+    guint32 first_ext_seq;          /* the reliable sequence of the first send, unwrapped; 0: none */
+    struct yj_conv *conv;
+    nstime_t first_time, acked_time;
+    /* Blocks only: a message's record ends here (YJ_MSG_SIZE). */
     guint16 num_fragments;
-    yj_frag_t *frags;
     guint32 frags_acked;
     guint32 frags_seen;
     guint32 block_bytes;            /* sum of the fragment sizes seen */
     guint32 reassembled_frame;
+    yj_frag_t *frags;
     nstime_t last_progress;         /* first send, then each newly acked fragment */
     guint64 max_stall_ns;
-    guint32 first_ext_seq;          /* the reliable sequence of the first send, unwrapped; 0: none */
-    struct yj_conv *conv;
 } yj_msg_t;
+
+/* The bytes of a record: a message's has no block fields. */
+#define YJ_MSG_SIZE(is_block) ((is_block) ? sizeof(yj_msg_t) : G_STRUCT_OFFSET(yj_msg_t, num_fragments))
 
 typedef struct yj_dir {
     gboolean active;
@@ -144,7 +148,8 @@ typedef struct yj_dir {
     nstime_t last_time;
     gboolean have_seq;
     guint32 last_ext_seq;           /* the newest sequence, unwrapped */
-    GHashTable *sent;               /* unwrapped sequence -> yj_sent_t */
+    GHashTable *sent;               /* unwrapped sequence -> yj_sent_t, the last YJ_SENT_WINDOW */
+    guint32 sent_pruned_at;         /* last_ext_seq when older ones were last forgotten */
     GHashTable *frag0_acks;         /* sequence -> guint32[2] ack, ack bits of a fragment 0 */
     GHashTable *msgs[YJ_MAX_CHANNELS]; /* unwrapped message id -> yj_msg_t (per channel) */
     guint32 last_ext_id[YJ_MAX_CHANNELS];
@@ -176,14 +181,12 @@ typedef struct yj_item {
 #define YJ_MAX_TRACKED_FRAGMENTS 4000000u
 
 typedef struct yj_frame {
-    gboolean have_header;
-    gboolean limited;               /* an item not followed: a limit was reached */
-    guint16 seq, ack;
-    guint32 ack_bits;
-    guint32 n_items;
     yj_item_t *items;
+    guint32 n_items;
     guint32 n_confirmed;            /* messages/fragments of the peer this packet's ack confirmed */
-    guint32 n_confirmed_blocks_done;
+    guint16 seq;                    /* its reliable sequence, when have_header */
+    guint8 have_header;
+    guint8 limited;                 /* an item not followed: a limit was reached */
 } yj_frame_t;
 
 /* What dissect.c collects for one packet while decoding it. */
@@ -209,6 +212,14 @@ int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bit
 
 /* proto: the protocol (its proto data key). */
 void yj_analysis_init(int proto);
+/* The yojimbo.single_pass preference, in the protocol's module; from the
+ * handoff: yj_analysis_handoff(). */
+void yj_analysis_register_prefs(module_t *m);
+void yj_analysis_handoff(void);
+/* First for every connection packet: TRUE in tshark's single pass (the
+ * frame is never dissected again; common/single-pass.h). Last: end. */
+gboolean yj_analysis_begin(packet_info *pinfo);
+void yj_analysis_end(packet_info *pinfo);
 /* The stall threshold (yojimbo.stall_ms), from the preferences. */
 void yj_analysis_set_stall(double seconds);
 void yj_analysis_cleanup(void);
