@@ -26,6 +26,7 @@
 #include "netcode-int.h"
 #include "ws-compat.h"
 #include "single-pass.h"
+#include "analysis-util.h"
 
 #define NC_DEFAULT_PORTS "40000"      /* the netcode and yojimbo examples' server port */
 #define NC_MAX_PROTOCOL_IDS 16
@@ -203,28 +204,6 @@ static void keylog_maybe_read(gboolean force)
     nc_keys_keylog_read(pref_keylog_file);
 }
 
-/* Info text without printf (it runs for every datagram). */
-static char *put_u64(char *p, guint64 v)
-{
-    char digits[20];
-    int n = 0;
-
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = digits[--n];
-    return p;
-}
-
-static char *put_str(char *p, const char *s)
-{
-    size_t n = strlen(s);
-    memcpy(p, s, n);
-    return p + n;
-}
-
 /* ---- Structure ---------------------------------------------------------------- */
 
 typedef struct nc_shape {
@@ -280,20 +259,20 @@ static void info_packet(packet_info *pinfo, const nc_shape_t *s, gboolean with_l
     if (!pinfo->cinfo)
         return;
     buf = p = (char *)wmem_alloc(pinfo->pool, 80);
-    p = put_str(p, type_short[s->type]);
+    p = au_put_str(p, type_short[s->type]);
     if (s->seq >= NC_GLOBAL_SEQ_BASE && (s->type == NC_CHALLENGE || s->type == NC_DENIED)) {
-        p = put_str(p, " seq=2^63+");
-        p = put_u64(p, s->seq - NC_GLOBAL_SEQ_BASE);
+        p = au_put_str(p, " seq=2^63+");
+        p = au_put_uint64(p, s->seq - NC_GLOBAL_SEQ_BASE);
     } else {
-        p = put_str(p, " seq=");
-        p = put_u64(p, s->seq);
+        p = au_put_str(p, " seq=");
+        p = au_put_uint64(p, s->seq);
     }
     if (with_len) {
-        p = put_str(p, " len=");
-        p = put_u64(p, len);
+        p = au_put_str(p, " len=");
+        p = au_put_uint64(p, len);
     }
     if (encrypted)
-        p = put_str(p, " [encrypted]");
+        p = au_put_str(p, " [encrypted]");
     *p = 0;
     col_set_str(pinfo->cinfo, COL_INFO, buf);
 }
