@@ -26,18 +26,12 @@
 static tap_packet_status eo_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
                                    const void *data, tap_flags_t flags _U_)
 {
-    export_object_list_t *list = (export_object_list_t *)tapdata;
     const chunk_eo_t *eo = (const chunk_eo_t *)data;
-    export_object_entry_t *e = g_new0(export_object_entry_t, 1);
+    const chunk_transfer_t *t = eo->t;
 
-    e->pkt_num = pinfo->num;
-    e->hostname = address_to_str(NULL, &eo->t->flow->src);
-    e->content_type = g_strdup("application/octet-stream");
-    e->filename = g_strdup_printf("stream%u-chunk%u-transfer%u.bin", eo->t->flow->stream,
-                                  eo->t->chunk_id, eo->t->index);
-    e->payload_len = eo->len;
-    e->payload_data = (guint8 *)g_memdup2(eo->data, eo->len);
-    list->add_entry(list->gui_data, e);
+    su_export_object_add(tapdata, pinfo->num, address_to_str(pinfo->pool, &t->flow->src), "application/octet-stream",
+                         wmem_strdup_printf(pinfo->pool, "stream%u-chunk%u-transfer%u.bin", t->flow->stream,
+                                            t->chunk_id, t->index), eo->data, eo->len);
     return TAP_PACKET_REDRAW;
 }
 

@@ -30,6 +30,23 @@ char *su_direction_str(wmem_allocator_t *scope, const address *src, guint32 spor
     return dir;
 }
 
+/* ---- Export Objects ---------------------------------------------------------- */
+
+void su_export_object_add(void *tapdata, guint32 frame, const char *hostname, const char *content_type,
+                          const char *filename, const guint8 *data, guint len)
+{
+    export_object_list_t *list = (export_object_list_t *)tapdata;
+    export_object_entry_t *e = g_new0(export_object_entry_t, 1);
+
+    e->pkt_num = frame;
+    e->hostname = g_strdup(hostname);
+    e->content_type = g_strdup(content_type);
+    e->filename = g_strdup(filename);
+    e->payload_len = len;
+    e->payload_data = (guint8 *)g_memdup2(data, len);
+    list->add_entry(list->gui_data, e);
+}
+
 /* ---- Text tables ----------------------------------------------------------- */
 
 void su_seen_init(su_seen_t *s)

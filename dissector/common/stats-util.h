@@ -21,12 +21,22 @@
 
 #include <epan/packet.h>
 #include <epan/address.h>
+#include <epan/export_object.h>
 #include <epan/stat_tap_ui.h>
 #include <epan/tap.h>
 
 /* Returns "src:sport -> dst:dport" in scope (NULL: g_free it). */
 char *su_direction_str(wmem_allocator_t *scope, const address *src, guint32 sport,
                        const address *dst, guint32 dport);
+
+/* ---- Export Objects ------------------------------------------------------ */
+
+/* Adds an object to the Export Objects list of the export-object tap
+ * listener tapdata (a register_export_object() packet callback's first
+ * argument): found in frame, from hostname, data[0..len) saved under
+ * filename. Copies every argument. */
+void su_export_object_add(void *tapdata, guint32 frame, const char *hostname, const char *content_type,
+                          const char *filename, const guint8 *data, guint len);
 
 /* ---- Text tables (tshark -z) --------------------------------------------- */
 
