@@ -696,9 +696,6 @@ void nc_analysis_register(int proto)
         { &ei_netcode_after_disconnect, { "netcode.after_disconnect", PI_SEQUENCE, PI_NOTE,
             "Packet after a disconnect", EXPFILL } },
     };
-    expert_module_t *em = expert_register_protocol(proto);
 
-    proto_register_field_array(proto, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto, hf, ett, ei);
 }

@@ -1154,7 +1154,6 @@ static void netcode_prefs_apply(void)
 void proto_register_netcode(void)
 {
     module_t *module;
-    expert_module_t *em;
 
     static hf_register_info hf[] = {
         { &hf_netcode_prefix, { "Prefix byte", "netcode.prefix", FT_UINT8, BASE_HEX, NULL, 0x0,
@@ -1240,10 +1239,7 @@ void proto_register_netcode(void)
 
     proto_netcode = proto_register_protocol("netcode 1.02 (secure client/server connections over UDP)", "netcode",
                                             "netcode");
-    proto_register_field_array(proto_netcode, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto_netcode);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto_netcode, hf, ett, ei);
 
     module = prefs_register_protocol(proto_netcode, netcode_prefs_apply);
     range_convert_str(wmem_epan_scope(), &pref_ports, NC_DEFAULT_PORTS, 65535);

@@ -691,14 +691,10 @@ void proto_register_reliable(void)
             "Packet above the receiver's maximum size", EXPFILL } },
     };
     module_t *module;
-    expert_module_t *em;
 
     proto_reliable = proto_register_protocol("Reliable (packet acknowledgement and fragmentation)", "Reliable",
                                              "reliable");
-    proto_register_field_array(proto_reliable, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto_reliable);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto_reliable, hf, ett, ei);
 
     module = prefs_register_protocol(proto_reliable, reliable_prefs_apply);
     prefs_register_uint_preference(module, "fragment_size", "Fragment size",

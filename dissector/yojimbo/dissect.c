@@ -26,6 +26,7 @@
 #include "yojimbo.h"
 #include "common/ws-compat.h"
 #include "common/stats-util.h"
+#include "common/register-util.h"
 
 /* yojimbo's ClientServerConfig defaults: two reliable-ordered channels, 256
  * messages a packet, 256 KiB blocks in 1 KiB fragments; the examples'
@@ -1039,13 +1040,9 @@ void proto_register_yojimbo(void)
         { &ei_limit, { "yojimbo.analysis_limit", PI_SEQUENCE, PI_NOTE, "Analysis limit reached", EXPFILL } },
     };
     module_t *m;
-    expert_module_t *em;
 
     proto_yojimbo = proto_register_protocol("yojimbo connection packet", "yojimbo", "yojimbo");
-    proto_register_field_array(proto_yojimbo, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto_yojimbo);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto_yojimbo, hf, ett, ei);
 
     m = prefs_register_protocol(proto_yojimbo, apply_prefs);
     prefs_register_string_preference(m, "channels", "Channels",
