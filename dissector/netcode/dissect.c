@@ -532,21 +532,6 @@ static void add_token_tree(packet_info *pinfo, proto_tree *tree, tvbuff_t *ptvb,
                         ENC_NA);
 }
 
-static void call_payload(tvbuff_t *ptvb, packet_info *pinfo, proto_tree *tree)
-{
-    heur_dtbl_entry_t *hdtbl_entry;
-
-#if CS_WS_AT_LEAST(4, 6)
-    if (dissector_try_payload_with_data(payload_table, ptvb, pinfo, tree, TRUE, NULL))
-#else
-    if (dissector_try_payload_new(payload_table, ptvb, pinfo, tree, TRUE, NULL))
-#endif
-        return;
-    if (dissector_try_heuristic(payload_heur, ptvb, pinfo, tree, &hdtbl_entry, NULL))
-        return;
-    call_data_dissector(ptvb, pinfo, tree);
-}
-
 /* ---- The dissector ---------------------------------------------------------- */
 
 /* One datagram's dissection, handed between the steps of dissect_common. */
@@ -972,7 +957,7 @@ static gboolean show_decrypted(nc_dissection_t *d, proto_item *di)
     if (s->type != NC_PAYLOAD || !ptvb)
         return FALSE;
     nc_analysis_show(d->tvb, d->pinfo, d->nt, d->ti, rec);
-    call_payload(ptvb, d->pinfo, d->tree);
+    cs_call_payload(payload_table, payload_heur, ptvb, d->pinfo, d->tree);
     return TRUE;
 }
 
@@ -1263,12 +1248,7 @@ void proto_register_netcode(void)
     netcode_handle = register_dissector("netcode", dissect_netcode, proto_netcode);
     netcode_conv_handle = create_dissector_handle(dissect_netcode_conv, proto_netcode);
     payload_table = register_decode_as_next_proto(proto_netcode, "netcode.payload", "netcode payload", NULL);
-#if CS_WS_AT_LEAST(4, 2)
-    payload_heur = register_heur_dissector_list_with_description("netcode.payload", "netcode payload",
-                                                                 proto_netcode);
-#else
-    payload_heur = register_heur_dissector_list("netcode.payload", proto_netcode);
-#endif
+    payload_heur = CS_REGISTER_HEUR_LIST("netcode.payload", "netcode payload", proto_netcode);
     netcode_tap = register_tap("netcode");
 
     conns = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);
