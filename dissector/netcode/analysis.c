@@ -83,14 +83,9 @@ const char *nc_state_name(guint state)
     }
 }
 
-static gint64 ns_of(const nstime_t *t)
-{
-    return (gint64)t->secs * 1000000000 + t->nsecs;
-}
-
 static double secs_between(const nstime_t *a, const nstime_t *b)
 {
-    return (double)(ns_of(b) - ns_of(a)) / 1e9;
+    return (double)(au_ns(b) - au_ns(a)) / 1e9;
 }
 
 /* How a connection that is still up at the end of the capture went quiet:
@@ -105,7 +100,7 @@ enum { NC_QUIET_NONE = 0, NC_QUIET_BOTH, NC_QUIET_CLIENT, NC_QUIET_SERVER };
 static int quiet_at_end(const nc_conn_t *c)
 {
     const nstime_t *lc = &c->dir[NC_C2S].last_time, *ls = &c->dir[NC_S2C].last_time;
-    const nstime_t *last = ns_of(ls) > ns_of(lc) ? ls : lc;
+    const nstime_t *last = au_ns(ls) > au_ns(lc) ? ls : lc;
     double margin = MIN(NC_QUIET_MARGIN, (double)c->timeout_s / 4);
 
     if (!c->have_token || c->timeout_s <= 0 || c->state != NC_ST_CONNECTED || c->end != NC_END_NONE)
