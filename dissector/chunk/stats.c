@@ -121,7 +121,8 @@ static guint text_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean p
 }
 
 static const su_text_table_t text_table = {
-    "Chunk transfers", "chunk,transfers", "chunk_transfers", 130, text_collect, text_head, text_rows, text_diagnosis
+    .title = "Chunk transfers", .cli = "chunk,transfers", .tap = "chunk_transfers", .rule = 130,
+    .collect = text_collect, .head = text_head, .rows = text_rows, .diagnosis = text_diagnosis
 };
 
 /* ---- The same table in the GUI (Statistics > Chunk Transfers) ------------ */

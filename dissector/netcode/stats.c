@@ -100,7 +100,8 @@ static guint text_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean p
 }
 
 static const su_text_table_t text_table = {
-    "netcode connections", "netcode,conns", "netcode", 162, text_collect, text_head, text_rows, text_diagnosis
+    .title = "netcode connections", .cli = "netcode,conns", .tap = "netcode", .rule = 162,
+    .collect = text_collect, .head = text_head, .rows = text_rows, .diagnosis = text_diagnosis
 };
 
 /* ---- The same table in the GUI ---------------------------------------------- */

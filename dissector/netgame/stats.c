@@ -108,7 +108,8 @@ static guint text_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean p
 }
 
 static const su_text_table_t text_table = {
-    "Netgame connections", "netgame,conns", "netgame", 149, text_collect, text_head, text_rows, text_diagnosis
+    .title = "Netgame connections", .cli = "netgame,conns", .tap = "netgame", .rule = 149,
+    .collect = text_collect, .head = text_head, .rows = text_rows, .diagnosis = text_diagnosis
 };
 
 /* ---- The same table in the GUI -------------------------------------------- */

@@ -81,7 +81,8 @@ static void text_rows(wmem_allocator_t *scope, const void *obj)
 }
 
 static const su_text_table_t text_table = {
-    "Reliable connections", "reliable,conns", "reliable", 132, text_collect, text_head, text_rows, NULL
+    .title = "Reliable connections", .cli = "reliable,conns", .tap = "reliable", .rule = 132,
+    .collect = text_collect, .head = text_head, .rows = text_rows, .diagnosis = NULL
 };
 
 /* ---- The same table in the GUI -------------------------------------------- */

@@ -125,11 +125,13 @@ static guint block_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean 
 }
 
 static const su_text_table_t msg_text = {
-    "yojimbo messages", "yojimbo,messages", "yojimbo_stats", 131, text_collect, msg_head, msg_rows, msg_diagnosis
+    .title = "yojimbo messages", .cli = "yojimbo,messages", .tap = "yojimbo_stats", .rule = 131,
+    .collect = text_collect, .head = msg_head, .rows = msg_rows, .diagnosis = msg_diagnosis
 };
 
 static const su_text_table_t block_text = {
-    "yojimbo blocks", "yojimbo,blocks", "yojimbo_stats", 131, text_collect, block_head, block_rows, block_diagnosis
+    .title = "yojimbo blocks", .cli = "yojimbo,blocks", .tap = "yojimbo_stats", .rule = 131,
+    .collect = text_collect, .head = block_head, .rows = block_rows, .diagnosis = block_diagnosis
 };
 
 /* ---- GUI tables ------------------------------------------------------------ */
