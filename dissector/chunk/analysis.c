@@ -1508,13 +1508,9 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module, int eo_tap
         { &ei_chunk_capped, { "chunk.analysis.capped", PI_UNDECODED, PI_NOTE, "Transfer not analysed: the analysis' memory cap was reached", EXPFILL } },
         { &ei_chunk_incomplete, { "chunk.analysis.incomplete", PI_SEQUENCE, PI_WARN, "Transfer incomplete at end of capture", EXPFILL } },
     };
-    expert_module_t *em;
 
     proto_chunk_a = proto_chunk;
-    proto_register_field_array(proto_chunk, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto_chunk);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto_chunk, hf, ett, ei);
 
     prefs_register_uint_preference(chunk_module, "min_resend_ms", "Minimum resend delay (ms)",
         "A slice resent sooner than this after its last send is flagged (the article's sender: 100 ms)",

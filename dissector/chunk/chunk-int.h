@@ -11,6 +11,8 @@
 #include <epan/prefs.h>
 #include <epan/conversation.h>
 
+#include "common/register-util.h"
+
 /* Keys for p_add_proto_data(<scope>, pinfo, proto_chunk, key, ...): the
  * analysis uses the keys from CHUNK_PDATA_ANALYSIS_BASE on; the decoder
  * keeps nothing per frame.

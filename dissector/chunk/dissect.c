@@ -867,7 +867,6 @@ static void chunk_prefs_apply(void)
 void proto_register_chunk(void)
 {
     module_t *chunk_module;
-    expert_module_t *expert_chunk;
 
     static hf_register_info hf[] = {
         { &hf_chunk_crc, { "CRC-32", "chunk.crc32", FT_UINT32, BASE_HEX, NULL, 0x0,
@@ -955,10 +954,7 @@ void proto_register_chunk(void)
     };
 
     proto_chunk = proto_register_protocol("Chunk Protocol (Sending Large Blocks of Data)", "Chunk", "chunk");
-    proto_register_field_array(proto_chunk, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    expert_chunk = expert_register_protocol(proto_chunk);
-    expert_register_field_array(expert_chunk, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto_chunk, hf, ett, ei);
 
     chunk_module = prefs_register_protocol(proto_chunk, chunk_prefs_apply);
     prefs_register_uint_preference(chunk_module, "protocol_id", "Protocol id",

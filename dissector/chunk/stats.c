@@ -26,18 +26,12 @@
 static tap_packet_status eo_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
                                    const void *data, tap_flags_t flags _U_)
 {
-    export_object_list_t *list = (export_object_list_t *)tapdata;
     const chunk_eo_t *eo = (const chunk_eo_t *)data;
-    export_object_entry_t *e = g_new0(export_object_entry_t, 1);
+    const chunk_transfer_t *t = eo->t;
 
-    e->pkt_num = pinfo->num;
-    e->hostname = address_to_str(NULL, &eo->t->flow->src);
-    e->content_type = g_strdup("application/octet-stream");
-    e->filename = g_strdup_printf("stream%u-chunk%u-transfer%u.bin", eo->t->flow->stream,
-                                  eo->t->chunk_id, eo->t->index);
-    e->payload_len = eo->len;
-    e->payload_data = (guint8 *)g_memdup2(eo->data, eo->len);
-    list->add_entry(list->gui_data, e);
+    su_export_object_add(tapdata, pinfo->num, address_to_str(pinfo->pool, &t->flow->src), "application/octet-stream",
+                         wmem_strdup_printf(pinfo->pool, "stream%u-chunk%u-transfer%u.bin", t->flow->stream,
+                                            t->chunk_id, t->index), eo->data, eo->len);
     return TAP_PACKET_REDRAW;
 }
 
@@ -85,62 +79,51 @@ static double efficiency(const chunk_transfer_t *t)
 
 /* ---- tshark -z chunk,transfers ------------------------------------------- */
 
-/* The tap data is a su_seen_t of the transfers, in order of first sight. */
-static tap_packet_status text_packet(void *p, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
-                                     const void *data, tap_flags_t flags _U_)
+static void text_collect(su_seen_t *seen, const void *data)
 {
     const chunk_tap_info_t *ti = (const chunk_tap_info_t *)data;
     if (ti->t)
-        su_seen_add((su_seen_t *)p, ti->t);
-    return TAP_PACKET_REDRAW;
+        su_seen_add(seen, ti->t);
 }
 
-static void text_draw(void *p)
+static void text_head(void)
 {
-    su_seen_t *seen = (su_seen_t *)p;
-    wmem_allocator_t *scope = wmem_allocator_new(WMEM_ALLOCATOR_SIMPLE);
-    guint i, bad = 0;
-
-    printf("\n==================================================================================================================================\n");
     printf("Chunk transfers\n");
     printf("%-6s %-8s %-45s %5s %7s %6s %6s %7s %6s %5s %8s %8s %9s %12s %5s  %s\n",
            "Stream", "Transfer", "Direction", "Chunk", "Size", "Slices", "Pkts", "Resends", "Wasted",
            "Acks", "First", "Last", "Duration", "Goodput b/s", "Eff%", "Status");
-    for (i = 0; i < su_seen_len(seen); i++) {
-        const chunk_transfer_t *t = (const chunk_transfer_t *)su_seen_get(seen, i);
-        char size[16];
-        if (t->size_known)
-            snprintf(size, sizeof size, "%u", t->size);
-        else
-            snprintf(size, sizeof size, "?");
-        printf("%-6u %-8u %-45s %5u %7s %6u %6u %7u %6u %5u %8u %8u %9.3f %12.0f %5.1f  %s\n",
-               t->flow->stream, t->index, direction_str(scope, t->flow), t->chunk_id, size,
-               t->num_slices, t->slice_pkts, t->resends, t->wasted, t->acks, t->first_frame,
-               t->last_frame, (double)transfer_duration_ns(t) / 1e9, goodput_bps(t),
-               100.0 * efficiency(t), status_str(scope, t));
-        if (chunk_analysis_diagnosis(scope, t))
-            bad++;
-    }
-    if (bad) {
-        printf("\nDiagnosis:\n");
-        for (i = 0; i < su_seen_len(seen); i++) {
-            const chunk_transfer_t *t = (const chunk_transfer_t *)su_seen_get(seen, i);
-            char *d = chunk_analysis_diagnosis(scope, t);
-            if (d)
-                printf("Stream %u transfer %u (chunk %u): %s\n", t->flow->stream, t->index, t->chunk_id, d);
-        }
-    }
-    printf("==================================================================================================================================\n");
-    wmem_destroy_allocator(scope);
 }
 
-static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
+static void text_rows(wmem_allocator_t *scope, const void *obj)
 {
-    if (!su_text_listen(opt_arg, "chunk,transfers", "chunk_transfers", su_seen_new(), su_seen_tap_reset,
-                        text_packet, text_draw, su_seen_tap_finish))
-        CS_TAP_INIT_FAILED;
-    CS_TAP_INIT_OK;
+    const chunk_transfer_t *t = (const chunk_transfer_t *)obj;
+    char size[16];
+
+    if (t->size_known)
+        snprintf(size, sizeof size, "%u", t->size);
+    else
+        snprintf(size, sizeof size, "?");
+    printf("%-6u %-8u %-45s %5u %7s %6u %6u %7u %6u %5u %8u %8u %9.3f %12.0f %5.1f  %s\n",
+           t->flow->stream, t->index, direction_str(scope, t->flow), t->chunk_id, size,
+           t->num_slices, t->slice_pkts, t->resends, t->wasted, t->acks, t->first_frame,
+           t->last_frame, (double)transfer_duration_ns(t) / 1e9, goodput_bps(t),
+           100.0 * efficiency(t), status_str(scope, t));
 }
+
+static guint text_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean print)
+{
+    const chunk_transfer_t *t = (const chunk_transfer_t *)obj;
+    char *d = chunk_analysis_diagnosis(scope, t);
+
+    if (d && print)
+        printf("Stream %u transfer %u (chunk %u): %s\n", t->flow->stream, t->index, t->chunk_id, d);
+    return d != NULL;
+}
+
+static const su_text_table_t text_table = {
+    .title = "Chunk transfers", .cli = "chunk,transfers", .tap = "chunk_transfers", .rule = 130,
+    .collect = text_collect, .head = text_head, .rows = text_rows, .diagnosis = text_diagnosis
+};
 
 /* ---- The same table in the GUI (Statistics > Chunk Transfers) ------------ */
 
@@ -178,20 +161,16 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Efficiency (%)", "%s" },
 };
 
-static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                      const void *data, tap_flags_t flags _U_)
+static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data)
 {
     const chunk_tap_info_t *ti = (const chunk_tap_info_t *)data;
-    stat_tap_table *table = su_table(tapdata);
     const chunk_transfer_t *t = ti->t;
-    gboolean created;
     guint row;
 
-    if (!t || !table)
+    if (!t)
         return TAP_PACKET_DONT_REDRAW;
-    row = su_table_row(tapdata, t->index + 1, &created);
-    if (created)
-        su_set_string(table, row, COL_DIRECTION, direction_str(pinfo->pool, t->flow));
+    row = su_table_dir_row(tapdata, t->index + 1, COL_DIRECTION, &t->flow->src, t->flow->sport, &t->flow->dst,
+                           t->flow->dport);
     su_set_uint(table, row, COL_STREAM, t->flow->stream);
     su_set_uint(table, row, COL_TRANSFER, t->index);
     su_set_uint(table, row, COL_CHUNK, t->chunk_id);
@@ -280,13 +259,12 @@ static tap_packet_status tree_packet(stats_tree *st, packet_info *pinfo _U_, epa
 
 int chunk_stats_register(int proto_chunk)
 {
-    static stat_tap_ui text_ui;
     static stat_tap_table_ui table_ui;
 
-    su_register_text_ui(&text_ui, "Chunk transfers", "chunk,transfers", text_init);
+    su_register_text_table(&text_table);
     /* Rows stay (keyed by transfer index) and are refilled by the retap. */
     su_register_table_ui(&table_ui, "Chunk Transfers", "Chunk transfers",
-                         "chunk_transfers", "chunk,transfers_table", table_packet, table_fields, array_length(table_fields));
+                         "chunk_transfers", "chunk,transfers_table", table_fill, table_fields, array_length(table_fields));
     stats_tree_register_plugin("chunk_transfers", "chunk", "Chunk/Packets and outcomes", 0,
                                tree_packet, tree_init, NULL);
     return register_export_object(proto_chunk, eo_packet, NULL);

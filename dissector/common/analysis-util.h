@@ -92,9 +92,9 @@ void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_
 
 /* Writers of Info text without printf (it runs for every datagram): v in
  * decimal, or s, at p; they return the end (no terminating NUL). */
-static inline char *au_put_uint(char *p, guint32 v)
+static inline char *au_put_uint64(char *p, guint64 v)
 {
-    char digits[10];
+    char digits[20];
     int n = 0;
 
     do {
@@ -104,6 +104,11 @@ static inline char *au_put_uint(char *p, guint32 v)
     while (n)
         *p++ = digits[--n];
     return p;
+}
+
+static inline char *au_put_uint(char *p, guint32 v)
+{
+    return au_put_uint64(p, v);
 }
 
 static inline char *au_put_str(char *p, const char *s)

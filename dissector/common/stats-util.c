@@ -10,6 +10,7 @@
 #include <epan/to_str.h>
 
 #include "stats-util.h"
+#include "ws-compat.h"
 
 /* Every table's one parameter: an optional display filter. Wireshark only
  * reads it. */
@@ -22,7 +23,28 @@ char *su_direction_str(wmem_allocator_t *scope, const address *src, guint32 spor
 {
     char *s = address_to_str(scope, src);
     char *d = address_to_str(scope, dst);
-    return wmem_strdup_printf(scope, "%s:%u -> %s:%u", s, sport, d, dport);
+    char *dir = wmem_strdup_printf(scope, "%s:%u -> %s:%u", s, sport, d, dport);
+
+    wmem_free(scope, s);
+    wmem_free(scope, d);
+    return dir;
+}
+
+/* ---- Export Objects ---------------------------------------------------------- */
+
+void su_export_object_add(void *tapdata, guint32 frame, const char *hostname, const char *content_type,
+                          const char *filename, const guint8 *data, guint len)
+{
+    export_object_list_t *list = (export_object_list_t *)tapdata;
+    export_object_entry_t *e = g_new0(export_object_entry_t, 1);
+
+    e->pkt_num = frame;
+    e->hostname = g_strdup(hostname);
+    e->content_type = g_strdup(content_type);
+    e->filename = g_strdup(filename);
+    e->payload_len = len;
+    e->payload_data = (guint8 *)g_memdup2(data, len);
+    list->add_entry(list->gui_data, e);
 }
 
 /* ---- Text tables ----------------------------------------------------------- */
@@ -53,24 +75,6 @@ void su_seen_destroy(su_seen_t *s)
     g_hash_table_destroy(s->is_seen);
 }
 
-su_seen_t *su_seen_new(void)
-{
-    su_seen_t *s = g_new0(su_seen_t, 1);
-    su_seen_init(s);
-    return s;
-}
-
-void su_seen_tap_reset(void *tapdata)
-{
-    su_seen_clear((su_seen_t *)tapdata);
-}
-
-void su_seen_tap_finish(void *tapdata)
-{
-    su_seen_destroy((su_seen_t *)tapdata);
-    g_free(tapdata);
-}
-
 gboolean su_text_listen(const char *opt_arg, const char *cli, const char *tap, void *data,
                         tap_reset_cb reset, tap_packet_cb packet, tap_draw_cb draw,
                         tap_finish_cb finish)
@@ -99,11 +103,94 @@ void su_register_text_ui(stat_tap_ui *ui, const char *title, const char *cli, st
     register_stat_tap_ui(ui, NULL);
 }
 
+/* ---- Text tables of objects ------------------------------------------------ */
+
+/* A text table's tap data: the objects seen, and the table. */
+typedef struct text_table_data {
+    su_seen_t seen;
+    const su_text_table_t *table;
+} text_table_data_t;
+
+static void text_table_reset(void *tapdata)
+{
+    su_seen_clear(&((text_table_data_t *)tapdata)->seen);
+}
+
+static tap_packet_status text_table_packet(void *tapdata, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
+                                           const void *data, tap_flags_t flags _U_)
+{
+    text_table_data_t *td = (text_table_data_t *)tapdata;
+
+    td->table->collect(&td->seen, data);
+    return TAP_PACKET_REDRAW;
+}
+
+static guint text_table_diagnoses(wmem_allocator_t *scope, const text_table_data_t *td, gboolean print)
+{
+    guint n = 0;
+
+    if (!td->table->diagnosis)
+        return 0;
+    for (guint i = 0; i < su_seen_len(&td->seen); i++)
+        n += td->table->diagnosis(scope, su_seen_get(&td->seen, i), print);
+    return n;
+}
+
+static void text_table_draw(void *tapdata)
+{
+    const text_table_data_t *td = (const text_table_data_t *)tapdata;
+    const su_text_table_t *t = td->table;
+    wmem_allocator_t *scope = wmem_allocator_new(WMEM_ALLOCATOR_SIMPLE);
+    char *rule = g_strnfill(t->rule, '=');
+
+    printf("\n%s\n", rule);
+    t->head();
+    for (guint i = 0; i < su_seen_len(&td->seen); i++)
+        t->rows(scope, su_seen_get(&td->seen, i));
+    if (text_table_diagnoses(scope, td, FALSE)) {
+        printf("\nDiagnosis:\n");
+        text_table_diagnoses(scope, td, TRUE);
+    }
+    printf("%s\n", rule);
+    g_free(rule);
+    wmem_destroy_allocator(scope);
+}
+
+static void text_table_finish(void *tapdata)
+{
+    su_seen_destroy(&((text_table_data_t *)tapdata)->seen);
+    g_free(tapdata);
+}
+
+/* The init callback of every su_text_table_t: userdata is the table. */
+static CS_TAP_INIT_RET text_table_init(const char *opt_arg, void *userdata)
+{
+    text_table_data_t *td = g_new0(text_table_data_t, 1);
+
+    su_seen_init(&td->seen);
+    td->table = (const su_text_table_t *)userdata;
+    if (!su_text_listen(opt_arg, td->table->cli, td->table->tap, td, text_table_reset, text_table_packet,
+                        text_table_draw, text_table_finish))
+        CS_TAP_INIT_FAILED;
+    CS_TAP_INIT_OK;
+}
+
+void su_register_text_table(const su_text_table_t *t)
+{
+    stat_tap_ui *ui = g_new0(stat_tap_ui, 1);
+    stat_tap_ui u = { REGISTER_STAT_GROUP_GENERIC, t->title, t->cli, text_table_init, array_length(filter_param),
+                      filter_param };
+
+    *ui = u;
+    register_stat_tap_ui(ui, (void *)t);
+}
+
 /* ---- GUI tables ------------------------------------------------------------ */
 
 /* What a GUI table ui needs beyond Wireshark's struct: the table's title. */
 typedef struct table_state {
     const char *title;
+    su_table_fill_fn fill;
 } table_state_t;
 
 /* stat_tap_table_ui -> table_state_t, one per registered GUI table. */
@@ -143,17 +230,30 @@ static void table_init(stat_tap_table_ui *ui)
     g_hash_table_replace(table_rows, table, g_hash_table_new(g_direct_hash, g_direct_equal));
 }
 
+/* Every GUI table's packet callback: the protocol's fill, when there is a
+ * table to fill. */
+static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
+                                      const void *data, tap_flags_t flags _U_)
+{
+    stat_tap_table *table = su_table(tapdata);
+
+    if (!table)
+        return TAP_PACKET_DONT_REDRAW;
+    return table_state(((stat_data_t *)tapdata)->stat_tap_data)->fill(table, tapdata, pinfo, data);
+}
+
 void su_register_table_ui(stat_tap_table_ui *ui, const char *menu_title, const char *table_title,
-                          const char *tap, const char *cli, tap_packet_cb packet,
+                          const char *tap, const char *cli, su_table_fill_fn fill,
                           stat_tap_table_item *fields, size_t nfields)
 {
     stat_tap_table_ui u = {
-        REGISTER_PACKET_STAT_GROUP_UNSORTED, menu_title, tap, cli, table_init, packet, su_table_reset,
+        REGISTER_PACKET_STAT_GROUP_UNSORTED, menu_title, tap, cli, table_init, table_packet, su_table_reset,
         su_table_free_item, NULL, nfields, fields, array_length(filter_param), filter_param, NULL, 0
     };
     table_state_t *ts = g_new0(table_state_t, 1);
 
     ts->title = table_title;
+    ts->fill = fill;
     if (!table_states)
         table_states = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_hash_table_insert(table_states, ui, ts);
@@ -198,6 +298,20 @@ guint su_table_row(void *tapdata, guint key, gboolean *created)
         g_hash_table_insert(rows, GUINT_TO_POINTER(key), GUINT_TO_POINTER(row));
     }
     return row - 1;
+}
+
+guint su_table_dir_row(void *tapdata, guint key, guint col, const address *src, guint32 sport,
+                       const address *dst, guint32 dport)
+{
+    gboolean created;
+    guint row = su_table_row(tapdata, key, &created);
+
+    if (created) {
+        char *dir = su_direction_str(NULL, src, sport, dst, dport);
+        su_set_string(su_table(tapdata), row, col, dir);
+        g_free(dir);
+    }
+    return row;
 }
 
 void su_set_uint(stat_tap_table *table, guint row, guint col, guint v)

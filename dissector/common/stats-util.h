@@ -21,12 +21,22 @@
 
 #include <epan/packet.h>
 #include <epan/address.h>
+#include <epan/export_object.h>
 #include <epan/stat_tap_ui.h>
 #include <epan/tap.h>
 
 /* Returns "src:sport -> dst:dport" in scope (NULL: g_free it). */
 char *su_direction_str(wmem_allocator_t *scope, const address *src, guint32 sport,
                        const address *dst, guint32 dport);
+
+/* ---- Export Objects ------------------------------------------------------ */
+
+/* Adds an object to the Export Objects list of the export-object tap
+ * listener tapdata (a register_export_object() packet callback's first
+ * argument): found in frame, from hostname, data[0..len) saved under
+ * filename. Copies every argument. */
+void su_export_object_add(void *tapdata, guint32 frame, const char *hostname, const char *content_type,
+                          const char *filename, const guint8 *data, guint len);
 
 /* ---- Text tables (tshark -z) --------------------------------------------- */
 
@@ -47,12 +57,6 @@ void su_seen_destroy(su_seen_t *s);
 #define su_seen_len(s) ((s)->list->len)
 #define su_seen_get(s, i) g_ptr_array_index((s)->list, (i))
 
-/* For a text table whose tap data is only a su_seen_t: a new one (freed by
- * su_seen_tap_finish), and the tap's reset and finish callbacks. */
-su_seen_t *su_seen_new(void);
-void su_seen_tap_reset(void *tapdata);
-void su_seen_tap_finish(void *tapdata);
-
 /* Registers the tap listener of the text table `cli` ("chunk,transfers") on
  * tap `tap` with data, for the -z argument opt_arg: "<cli>" or
  * "<cli>,<filter>". Returns TRUE when listening; FALSE when tshark refused
@@ -68,15 +72,49 @@ gboolean su_text_listen(const char *opt_arg, const char *cli, const char *tap, v
  * parameter, and registers it. */
 void su_register_text_ui(stat_tap_ui *ui, const char *title, const char *cli, stat_tap_init_cb init);
 
+/* ---- Text tables of objects, with their diagnoses --------------------------- */
+
+/* A text table of the objects a tap names (transfers, connections,
+ * messages), printed at the end by tshark -z <cli>[,filter]: a line of '='
+ * `rule` wide, the head (title and column names), the rows of every object
+ * in order of first sight, and, when any object has a diagnosis, a
+ * "Diagnosis:" section of their lines; the '=' line again. */
+typedef struct su_text_table {
+    const char *title;      /* the -z table's title: "Netgame connections" */
+    const char *cli;        /* the -z argument: "netgame,conns" */
+    const char *tap;        /* the tap it listens to */
+    size_t rule;            /* width of the '=' lines */
+    /* Adds the objects of one tap record to seen (su_seen_add). */
+    void (*collect)(su_seen_t *seen, const void *tap_data);
+    /* Prints the title and column header lines. */
+    void (*head)(void);
+    /* Prints the rows of obj. */
+    void (*rows)(wmem_allocator_t *scope, const void *obj);
+    /* Returns how many diagnosis lines obj has, and prints them when print
+     * is TRUE. NULL: the table has no diagnoses. */
+    guint (*diagnosis)(wmem_allocator_t *scope, const void *obj, gboolean print);
+} su_text_table_t;
+
+/* Registers the text table t (static storage: Wireshark keeps the pointer)
+ * with an optional filter parameter. */
+void su_register_text_table(const su_text_table_t *t);
+
 /* ---- GUI tables ----------------------------------------------------------- */
+
+/* Fills the rows of a GUI table for one tap record: table is the table of
+ * tapdata (never NULL), data the record. Returns what a tap_packet_cb
+ * returns. */
+typedef tap_packet_status (*su_table_fill_fn)(stat_tap_table *table, void *tapdata, packet_info *pinfo,
+                                              const void *data);
 
 /* Fills ui (static storage) for a GUI table under the Statistics menu
  * (REGISTER_PACKET_STAT_GROUP_UNSORTED: the Qt GUI gives the generic group
  * no menu entry), `menu_title` there, with one table `table_title`, an
  * optional filter parameter, su_table_reset and su_table_free_item, and
- * registers it. packet fills the table's rows (su_table_row, su_set_*). */
+ * registers it. fill fills the table's rows (su_table_row, su_set_*); a
+ * record that comes while the table is gone is passed over. */
 void su_register_table_ui(stat_tap_table_ui *ui, const char *menu_title, const char *table_title,
-                          const char *tap, const char *cli, tap_packet_cb packet,
+                          const char *tap, const char *cli, su_table_fill_fn fill,
                           stat_tap_table_item *fields, size_t nfields);
 
 /* The table that a table ui's packet callback fills, from its tapdata. */
@@ -87,6 +125,11 @@ stat_tap_table *su_table(void *tapdata);   /* NULL: no table now (see common/sta
  * the type of the ui's field (strings ""), and *created TRUE. Rows stay
  * (keyed) across retaps, which refill them. */
 guint su_table_row(void *tapdata, guint key, gboolean *created);
+
+/* su_table_row for the row of one direction of a flow: a new row gets
+ * "src:sport -> dst:dport" in column col. */
+guint su_table_dir_row(void *tapdata, guint key, guint col, const address *src, guint32 sport,
+                       const address *dst, guint32 dport);
 
 void su_set_uint(stat_tap_table *table, guint row, guint col, guint v);
 /* Copies v (NULL: ""); leaves the field alone when it holds v already. */

@@ -10,6 +10,8 @@
  * From 4.6 on, a stat_tap_ui's tap_init_cb returns bool (true: the tap is
  * set up) where it returned void: CS_TAP_INIT_RET and CS_TAP_INIT_OK.
  * plugin_describe() (4.2 on) is in plugin.c, under CS_WS_AT_LEAST(4, 2).
+ * A heuristic list has a description from 4.2 on, and the payload table's
+ * call is renamed in 4.6: CS_REGISTER_HEUR_LIST and cs_call_payload.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -48,5 +50,35 @@ typedef void CS_TAP_INIT_RET;
 #define CS_TAP_INIT_OK return
 #define CS_TAP_INIT_FAILED exit(1)
 #endif
+
+/* A list of heuristic dissectors: from 4.2 on registered with a
+ * description (shown in Enabled Protocols). */
+#if CS_WS_AT_LEAST(4, 2)
+#define CS_REGISTER_HEUR_LIST(name, description, proto) \
+    register_heur_dissector_list_with_description((name), (description), (proto))
+#else
+#define CS_REGISTER_HEUR_LIST(name, description, proto) register_heur_dissector_list((name), (proto))
+#endif
+
+/* Hands a payload on, for a protocol that carries other protocols (netcode,
+ * reliable): to the protocol chosen in its Decode As table of next
+ * protocols (dissector_try_payload_with_data from 4.6 on,
+ * dissector_try_payload_new before), else to the first of its heuristic
+ * list that takes it, else as data. */
+static inline void cs_call_payload(dissector_table_t table, heur_dissector_list_t heur, tvbuff_t *tvb,
+                                   packet_info *pinfo, proto_tree *tree)
+{
+    heur_dtbl_entry_t *hdtbl_entry;
+
+#if CS_WS_AT_LEAST(4, 6)
+    if (dissector_try_payload_with_data(table, tvb, pinfo, tree, TRUE, NULL))
+#else
+    if (dissector_try_payload_new(table, tvb, pinfo, tree, TRUE, NULL))
+#endif
+        return;
+    if (dissector_try_heuristic(heur, tvb, pinfo, tree, &hdtbl_entry, NULL))
+        return;
+    call_data_dissector(tvb, pinfo, tree);
+}
 
 #endif /* WS_COMPAT_H */

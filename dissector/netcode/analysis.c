@@ -83,14 +83,9 @@ const char *nc_state_name(guint state)
     }
 }
 
-static gint64 ns_of(const nstime_t *t)
-{
-    return (gint64)t->secs * 1000000000 + t->nsecs;
-}
-
 static double secs_between(const nstime_t *a, const nstime_t *b)
 {
-    return (double)(ns_of(b) - ns_of(a)) / 1e9;
+    return (double)(au_ns(b) - au_ns(a)) / 1e9;
 }
 
 /* How a connection that is still up at the end of the capture went quiet:
@@ -105,7 +100,7 @@ enum { NC_QUIET_NONE = 0, NC_QUIET_BOTH, NC_QUIET_CLIENT, NC_QUIET_SERVER };
 static int quiet_at_end(const nc_conn_t *c)
 {
     const nstime_t *lc = &c->dir[NC_C2S].last_time, *ls = &c->dir[NC_S2C].last_time;
-    const nstime_t *last = ns_of(ls) > ns_of(lc) ? ls : lc;
+    const nstime_t *last = au_ns(ls) > au_ns(lc) ? ls : lc;
     double margin = MIN(NC_QUIET_MARGIN, (double)c->timeout_s / 4);
 
     if (!c->have_token || c->timeout_s <= 0 || c->state != NC_ST_CONNECTED || c->end != NC_END_NONE)
@@ -182,25 +177,161 @@ static void track_sequence(nc_dir_t *d, nc_frame_t *rec, guint64 seq, guint32 fr
     d->window_frame[idx] = frame;
 }
 
+/* How the connection ended, in which frame and when. */
+static void set_end(nc_conn_t *c, guint8 end, guint32 frame, const nstime_t *t)
+{
+    c->end = end;
+    c->end_frame = frame;
+    c->end_time = *t;
+}
+
+/* Connected, in which frame and when. */
+static void set_connected(nc_conn_t *c, guint32 frame, const nstime_t *t)
+{
+    c->state = NC_ST_CONNECTED;
+    c->connected_frame = frame;
+    c->connected_time = *t;
+}
+
+/* Silence longer than the token's timeout: the other side has dropped the
+ * connection by now. */
+static void check_timeout(packet_info *pinfo, nc_conn_t *c, const nc_dir_t *d, nc_frame_t *rec)
+{
+    const nstime_t *t = &pinfo->abs_ts;
+
+    if (d->packets && c->have_token && c->timeout_s > 0 && c->state == NC_ST_CONNECTED &&
+        c->end == NC_END_NONE && secs_between(&d->last_time, t) > (double)c->timeout_s) {
+        rec->flags |= NC_F_TIMED_OUT;
+        nstime_delta(&rec->silence, t, &d->last_time);
+        rec->ref_frame = d->last_frame;
+        set_end(c, NC_END_TIMED_OUT, d->last_frame, &d->last_time);
+        c->timed_out_frame = pinfo->num;
+    }
+}
+
+/* The connect token's facts, from a request whose token decrypted (or one
+ * that no private key opened). */
+static void note_token(packet_info *pinfo, nc_conn_t *c, const nc_pkt_t *p)
+{
+    if (p->token_decrypted) {
+        c->have_token = TRUE;
+        c->client_id = p->client_id;
+        c->timeout_s = p->token_timeout;
+        c->token_bad = p->token_bad;
+        c->server_not_in_token = !p->token_bad && !p->server_in_token &&
+                                 (pinfo->dst.type == AT_IPv4 || pinfo->dst.type == AT_IPv6);
+    } else if (p->token_tried) {
+        c->token_failed = TRUE;
+        c->n_token_failed++;
+    }
+}
+
+static void analyse_request(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec, const nc_pkt_t *p)
+{
+    const nstime_t *t = &pinfo->abs_ts;
+
+    c->n_requests++;
+    rec->nth = c->n_requests;
+    if (c->n_requests == 1) {
+        rec->flags |= NC_F_REQUEST;
+        c->request_frame = pinfo->num;
+        c->request_time = *t;
+    } else if (c->state >= NC_ST_CHALLENGED && c->challenge_frame) {
+        rec->flags |= NC_F_REQUEST_AFTER_CHALLENGE;
+        rec->ref_frame = c->challenge_frame;
+        nstime_delta(&rec->delta, t, &c->challenge_time);
+    } else {
+        rec->flags |= NC_F_REQUEST_REPEATED;
+        rec->ref_frame = c->request_frame;
+        nstime_delta(&rec->delta, t, &c->request_time);
+    }
+    c->last_request_frame = pinfo->num;
+    if (c->state < NC_ST_REQUESTED)
+        c->state = NC_ST_REQUESTED;
+    c->protocol_id = p->protocol_id;
+    c->have_protocol_id = TRUE;
+    c->expire_ts = p->expire_ts;
+    if (p->expire_ts <= (guint64)t->secs) {
+        rec->flags |= NC_F_TOKEN_EXPIRED;
+        c->token_expired = TRUE;
+    }
+    note_token(pinfo, c, p);
+}
+
+static void analyse_challenge(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec)
+{
+    c->n_challenges++;
+    rec->nth = c->n_challenges;
+    rec->flags |= NC_F_CHALLENGE;
+    rec->ref_frame = c->last_request_frame;
+    if (c->last_request_frame)
+        nstime_delta(&rec->delta, &pinfo->abs_ts, &c->request_time);
+    if (!c->challenge_frame) {
+        c->challenge_frame = pinfo->num;
+        c->challenge_time = pinfo->abs_ts;
+    }
+    if (c->state < NC_ST_CHALLENGED)
+        c->state = NC_ST_CHALLENGED;
+}
+
+static void analyse_response(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec)
+{
+    c->n_responses++;
+    rec->nth = c->n_responses;
+    if (c->n_responses == 1) {
+        rec->flags |= NC_F_RESPONSE;
+        rec->ref_frame = c->challenge_frame;
+        if (c->challenge_frame)
+            nstime_delta(&rec->delta, &pinfo->abs_ts, &c->challenge_time);
+        c->response_frame = pinfo->num;
+        c->response_time = pinfo->abs_ts;
+    } else {
+        rec->flags |= NC_F_RESPONSE_REPEATED;
+        rec->ref_frame = c->response_frame;
+        nstime_delta(&rec->delta, &pinfo->abs_ts, &c->response_time);
+    }
+    if (c->state < NC_ST_RESPONDED)
+        c->state = NC_ST_RESPONDED;
+}
+
+static void analyse_keep_alive(packet_info *pinfo, nc_conn_t *c, nc_dir_t *d, nc_frame_t *rec, const nc_pkt_t *p)
+{
+    const nstime_t *t = &pinfo->abs_ts;
+
+    if (p->dir == NC_S2C && c->state < NC_ST_CONNECTED) {
+        if (c->state >= NC_ST_REQUESTED) {
+            rec->flags |= NC_F_CONNECTED;
+            rec->ref_frame = c->request_frame;
+            nstime_delta(&rec->delta, t, &c->request_time);
+        }
+        set_connected(c, pinfo->num, t);
+    }
+    if (p->dir == NC_S2C && p->decrypted) {
+        c->client_index = p->client_index;
+        c->max_clients = p->max_clients;
+        c->have_client_index = TRUE;
+    }
+    if (!d->by_type[NC_KEEP_ALIVE] || d->by_type[NC_KEEP_ALIVE] == 1)
+        d->keep_alive_first = *t;
+    d->keep_alive_last = *t;
+}
+
+static void analyse_disconnect(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec, guint dn)
+{
+    c->n_disconnect[dn]++;
+    rec->nth = c->n_disconnect[dn];
+    rec->flags |= NC_F_DISCONNECT;
+    if (c->end == NC_END_NONE)
+        set_end(c, dn == NC_C2S ? NC_END_DISCONNECT_CLIENT : NC_END_DISCONNECT_SERVER, pinfo->num, &pinfo->abs_ts);
+}
+
 void nc_analysis_packet(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec, const nc_pkt_t *p)
 {
     guint dn = p->dir;
     nc_dir_t *d = &c->dir[dn];
     const nstime_t *t = &pinfo->abs_ts;
 
-    /* Silence longer than the token's timeout: the other side has dropped
-     * the connection by now. */
-    if (d->packets && c->have_token && c->timeout_s > 0 && c->state == NC_ST_CONNECTED &&
-        c->end == NC_END_NONE && secs_between(&d->last_time, t) > (double)c->timeout_s) {
-        rec->flags |= NC_F_TIMED_OUT;
-        nstime_delta(&rec->silence, t, &d->last_time);
-        rec->ref_frame = d->last_frame;
-        c->end = NC_END_TIMED_OUT;
-        c->end_frame = d->last_frame;
-        c->end_time = d->last_time;
-        c->timed_out_frame = pinfo->num;
-    }
-
+    check_timeout(pinfo, c, d, rec);
     if (!d->packets) {
         d->first_frame = pinfo->num;
         d->first_time = *t;
@@ -217,42 +348,7 @@ void nc_analysis_packet(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec, const
 
     switch (p->type) {
     case NC_REQUEST:
-        c->n_requests++;
-        rec->nth = c->n_requests;
-        if (c->n_requests == 1) {
-            rec->flags |= NC_F_REQUEST;
-            c->request_frame = pinfo->num;
-            c->request_time = *t;
-        } else if (c->state >= NC_ST_CHALLENGED && c->challenge_frame) {
-            rec->flags |= NC_F_REQUEST_AFTER_CHALLENGE;
-            rec->ref_frame = c->challenge_frame;
-            nstime_delta(&rec->delta, t, &c->challenge_time);
-        } else {
-            rec->flags |= NC_F_REQUEST_REPEATED;
-            rec->ref_frame = c->request_frame;
-            nstime_delta(&rec->delta, t, &c->request_time);
-        }
-        c->last_request_frame = pinfo->num;
-        if (c->state < NC_ST_REQUESTED)
-            c->state = NC_ST_REQUESTED;
-        c->protocol_id = p->protocol_id;
-        c->have_protocol_id = TRUE;
-        c->expire_ts = p->expire_ts;
-        if (p->expire_ts <= (guint64)t->secs) {
-            rec->flags |= NC_F_TOKEN_EXPIRED;
-            c->token_expired = TRUE;
-        }
-        if (p->token_decrypted) {
-            c->have_token = TRUE;
-            c->client_id = p->client_id;
-            c->timeout_s = p->token_timeout;
-            c->token_bad = p->token_bad;
-            c->server_not_in_token = !p->token_bad && !p->server_in_token &&
-                                     (pinfo->dst.type == AT_IPv4 || pinfo->dst.type == AT_IPv6);
-        } else if (p->token_tried) {
-            c->token_failed = TRUE;
-            c->n_token_failed++;
-        }
+        analyse_request(pinfo, c, rec, p);
         break;
     case NC_DENIED:
         c->n_denied++;
@@ -260,82 +356,26 @@ void nc_analysis_packet(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec, const
         rec->ref_frame = c->last_request_frame;
         if (!c->denied_frame)
             c->denied_frame = pinfo->num;
-        c->end = NC_END_DENIED;
-        c->end_frame = pinfo->num;
-        c->end_time = *t;
+        set_end(c, NC_END_DENIED, pinfo->num, t);
         break;
     case NC_CHALLENGE:
-        c->n_challenges++;
-        rec->nth = c->n_challenges;
-        rec->flags |= NC_F_CHALLENGE;
-        rec->ref_frame = c->last_request_frame;
-        if (c->last_request_frame)
-            nstime_delta(&rec->delta, t, &c->request_time);
-        if (!c->challenge_frame) {
-            c->challenge_frame = pinfo->num;
-            c->challenge_time = *t;
-        }
-        if (c->state < NC_ST_CHALLENGED)
-            c->state = NC_ST_CHALLENGED;
+        analyse_challenge(pinfo, c, rec);
         break;
     case NC_RESPONSE:
-        c->n_responses++;
-        rec->nth = c->n_responses;
-        if (c->n_responses == 1) {
-            rec->flags |= NC_F_RESPONSE;
-            rec->ref_frame = c->challenge_frame;
-            if (c->challenge_frame)
-                nstime_delta(&rec->delta, t, &c->challenge_time);
-            c->response_frame = pinfo->num;
-            c->response_time = *t;
-        } else {
-            rec->flags |= NC_F_RESPONSE_REPEATED;
-            rec->ref_frame = c->response_frame;
-            nstime_delta(&rec->delta, t, &c->response_time);
-        }
-        if (c->state < NC_ST_RESPONDED)
-            c->state = NC_ST_RESPONDED;
+        analyse_response(pinfo, c, rec);
         track_sequence(d, rec, p->seq, pinfo->num);
         break;
     case NC_KEEP_ALIVE:
-        if (dn == NC_S2C && c->state < NC_ST_CONNECTED) {
-            if (c->state >= NC_ST_REQUESTED) {
-                rec->flags |= NC_F_CONNECTED;
-                rec->ref_frame = c->request_frame;
-                nstime_delta(&rec->delta, t, &c->request_time);
-            }
-            c->state = NC_ST_CONNECTED;
-            c->connected_frame = pinfo->num;
-            c->connected_time = *t;
-        }
-        if (dn == NC_S2C && p->decrypted) {
-            c->client_index = p->client_index;
-            c->max_clients = p->max_clients;
-            c->have_client_index = TRUE;
-        }
-        if (!d->by_type[NC_KEEP_ALIVE] || d->by_type[NC_KEEP_ALIVE] == 1)
-            d->keep_alive_first = *t;
-        d->keep_alive_last = *t;
+        analyse_keep_alive(pinfo, c, d, rec, p);
         track_sequence(d, rec, p->seq, pinfo->num);
         break;
     case NC_PAYLOAD:
-        if (c->state == NC_ST_NONE) {
-            /* connected before the capture began */
-            c->state = NC_ST_CONNECTED;
-            c->connected_frame = pinfo->num;
-            c->connected_time = *t;
-        }
+        if (c->state == NC_ST_NONE)
+            set_connected(c, pinfo->num, t);   /* connected before the capture began */
         track_sequence(d, rec, p->seq, pinfo->num);
         break;
     case NC_DISCONNECT:
-        c->n_disconnect[dn]++;
-        rec->nth = c->n_disconnect[dn];
-        rec->flags |= NC_F_DISCONNECT;
-        if (c->end == NC_END_NONE) {
-            c->end = dn == NC_C2S ? NC_END_DISCONNECT_CLIENT : NC_END_DISCONNECT_SERVER;
-            c->end_frame = pinfo->num;
-            c->end_time = *t;
-        }
+        analyse_disconnect(pinfo, c, rec, dn);
         track_sequence(d, rec, p->seq, pinfo->num);
         break;
     default:
@@ -354,30 +394,11 @@ static void add_time(proto_tree *tree, int hf, tvbuff_t *tvb, const nstime_t *t)
     proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, t));
 }
 
-void nc_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *top, const nc_frame_t *rec)
+/* The request's analysis: first, repeated, after a challenge, expired token. */
+static void show_request_notes(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at, proto_item *top,
+                               const nc_frame_t *rec)
 {
     const nc_conn_t *c = rec->conn;
-    proto_item *ai;
-    proto_tree *at;
-    const char *side = rec->dir == NC_C2S ? "client" : "server";
-
-    if (!c)
-        return;
-    ai = proto_tree_add_uint(tree, hf_conn, tvb, 0, 0, c->index);
-    proto_item_set_generated(ai);
-    at = proto_item_add_subtree(ai, ett_analysis);
-    proto_item_set_generated(proto_tree_add_string(at, hf_direction, tvb, 0, 0, dir_names[rec->dir]));
-    if (!rec->analysed) {
-        proto_item_append_text(ai, " (not analysed: not authenticated)");
-        return;
-    }
-    proto_item_set_generated(proto_tree_add_string(at, hf_state, tvb, 0, 0, nc_state_name(rec->state_after)));
-    if (rec->flags)
-        proto_item_set_generated(proto_tree_add_uint(at, hf_flags, tvb, 0, 0, rec->flags));
-    if (c->have_token)
-        proto_item_set_generated(proto_tree_add_uint64(at, hf_client_id, tvb, 0, 0, c->client_id));
-    if (rec->nth)
-        proto_item_set_generated(proto_tree_add_uint(at, hf_nth, tvb, 0, 0, rec->nth));
 
     if (rec->flags & NC_F_REQUEST) {
         if (c->have_token)
@@ -406,6 +427,13 @@ void nc_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto
                                "The connect token expired at %" G_GUINT64_FORMAT " (Unix time), before this "
                                "request: the server ignores it. A fresh token is needed (or a clock is wrong)",
                                c->expire_ts);
+}
+
+/* The rest of the handshake: challenge, response, connected, denied. */
+static void show_handshake_notes(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at, proto_item *top,
+                                 const nc_frame_t *rec)
+{
+
     if (rec->flags & NC_F_CHALLENGE) {
         if (rec->ref_frame) {
             proto_item_set_generated(proto_tree_add_uint(at, hf_request_frame, tvb, 0, 0, rec->ref_frame));
@@ -442,6 +470,15 @@ void nc_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto
         expert_add_info_format(pinfo, top, &ei_netcode_denied,
                                "Connection denied: the server is full (all its client slots are taken)%s",
                                rec->ref_frame ? wmem_strdup_printf(pinfo->pool, "; request in frame %u", rec->ref_frame) : "");
+}
+
+/* Disconnects, and what the sequence numbers and the silences show. */
+static void show_sequence_notes(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at, proto_item *top,
+                                const nc_frame_t *rec)
+{
+    const nc_conn_t *c = rec->conn;
+    const char *side = rec->dir == NC_C2S ? "client" : "server";
+
     if (rec->flags & NC_F_DISCONNECT)
         expert_add_info_format(pinfo, top, &ei_netcode_disconnect,
                                "Disconnect from the %s (netcode sends 10 in a row)", side);
@@ -477,6 +514,34 @@ void nc_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto
                                nstime_to_sec(&rec->silence), side, rec->ref_frame, c->timeout_s,
                                rec->dir == NC_C2S ? "server" : "client");
     }
+}
+
+void nc_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *top, const nc_frame_t *rec)
+{
+    const nc_conn_t *c = rec->conn;
+    proto_item *ai;
+    proto_tree *at;
+
+    if (!c)
+        return;
+    ai = proto_tree_add_uint(tree, hf_conn, tvb, 0, 0, c->index);
+    proto_item_set_generated(ai);
+    at = proto_item_add_subtree(ai, ett_analysis);
+    proto_item_set_generated(proto_tree_add_string(at, hf_direction, tvb, 0, 0, dir_names[rec->dir]));
+    if (!rec->analysed) {
+        proto_item_append_text(ai, " (not analysed: not authenticated)");
+        return;
+    }
+    proto_item_set_generated(proto_tree_add_string(at, hf_state, tvb, 0, 0, nc_state_name(rec->state_after)));
+    if (rec->flags)
+        proto_item_set_generated(proto_tree_add_uint(at, hf_flags, tvb, 0, 0, rec->flags));
+    if (c->have_token)
+        proto_item_set_generated(proto_tree_add_uint64(at, hf_client_id, tvb, 0, 0, c->client_id));
+    if (rec->nth)
+        proto_item_set_generated(proto_tree_add_uint(at, hf_nth, tvb, 0, 0, rec->nth));
+    show_request_notes(tvb, pinfo, at, top, rec);
+    show_handshake_notes(tvb, pinfo, at, top, rec);
+    show_sequence_notes(tvb, pinfo, at, top, rec);
 }
 
 char *nc_conn_diagnosis(wmem_allocator_t *scope, const nc_conn_t *c)
@@ -626,9 +691,6 @@ void nc_analysis_register(int proto)
         { &ei_netcode_after_disconnect, { "netcode.after_disconnect", PI_SEQUENCE, PI_NOTE,
             "Packet after a disconnect", EXPFILL } },
     };
-    expert_module_t *em = expert_register_protocol(proto);
 
-    proto_register_field_array(proto, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto, hf, ett, ei);
 }

@@ -26,6 +26,7 @@
 #include "netcode-int.h"
 #include "ws-compat.h"
 #include "single-pass.h"
+#include "analysis-util.h"
 
 #define NC_DEFAULT_PORTS "40000"      /* the netcode and yojimbo examples' server port */
 #define NC_MAX_PROTOCOL_IDS 16
@@ -203,28 +204,6 @@ static void keylog_maybe_read(gboolean force)
     nc_keys_keylog_read(pref_keylog_file);
 }
 
-/* Info text without printf (it runs for every datagram). */
-static char *put_u64(char *p, guint64 v)
-{
-    char digits[20];
-    int n = 0;
-
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = digits[--n];
-    return p;
-}
-
-static char *put_str(char *p, const char *s)
-{
-    size_t n = strlen(s);
-    memcpy(p, s, n);
-    return p + n;
-}
-
 /* ---- Structure ---------------------------------------------------------------- */
 
 typedef struct nc_shape {
@@ -280,20 +259,20 @@ static void info_packet(packet_info *pinfo, const nc_shape_t *s, gboolean with_l
     if (!pinfo->cinfo)
         return;
     buf = p = (char *)wmem_alloc(pinfo->pool, 80);
-    p = put_str(p, type_short[s->type]);
+    p = au_put_str(p, type_short[s->type]);
     if (s->seq >= NC_GLOBAL_SEQ_BASE && (s->type == NC_CHALLENGE || s->type == NC_DENIED)) {
-        p = put_str(p, " seq=2^63+");
-        p = put_u64(p, s->seq - NC_GLOBAL_SEQ_BASE);
+        p = au_put_str(p, " seq=2^63+");
+        p = au_put_uint64(p, s->seq - NC_GLOBAL_SEQ_BASE);
     } else {
-        p = put_str(p, " seq=");
-        p = put_u64(p, s->seq);
+        p = au_put_str(p, " seq=");
+        p = au_put_uint64(p, s->seq);
     }
     if (with_len) {
-        p = put_str(p, " len=");
-        p = put_u64(p, len);
+        p = au_put_str(p, " len=");
+        p = au_put_uint64(p, len);
     }
     if (encrypted)
-        p = put_str(p, " [encrypted]");
+        p = au_put_str(p, " [encrypted]");
     *p = 0;
     col_set_str(pinfo->cinfo, COL_INFO, buf);
 }
@@ -553,416 +532,532 @@ static void add_token_tree(packet_info *pinfo, proto_tree *tree, tvbuff_t *ptvb,
                         ENC_NA);
 }
 
-static void call_payload(tvbuff_t *ptvb, packet_info *pinfo, proto_tree *tree)
-{
-    heur_dtbl_entry_t *hdtbl_entry;
-
-#if CS_WS_AT_LEAST(4, 6)
-    if (dissector_try_payload_with_data(payload_table, ptvb, pinfo, tree, TRUE, NULL))
-#else
-    if (dissector_try_payload_new(payload_table, ptvb, pinfo, tree, TRUE, NULL))
-#endif
-        return;
-    if (dissector_try_heuristic(payload_heur, ptvb, pinfo, tree, &hdtbl_entry, NULL))
-        return;
-    call_data_dissector(ptvb, pinfo, tree);
-}
-
 /* ---- The dissector ---------------------------------------------------------- */
 
-static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, nc_mode_t mode)
-{
+/* One datagram's dissection, handed between the steps of dissect_common. */
+typedef struct nc_dissection {
+    tvbuff_t *tvb;
+    packet_info *pinfo;
+    proto_tree *tree;           /* the tree netcode's item goes in (and the payload's) */
+    gboolean first;             /* the first pass over the frame */
     nc_shape_t s;
+    wmem_allocator_t *scope;    /* the frame record's (cs_sp_record_scope) */
     nc_frame_t *rec;
+    nc_conn_t *conn;
+    guint dir;
+    nc_pkt_t pkt;               /* what the analysis is given */
+    guint8 *plain;              /* the decrypted bytes (packet scope) */
+    guint32 plain_len;
+    gboolean decrypted;
+    proto_item *ti;             /* netcode's item and subtree */
+    proto_tree *nt;
+} nc_dissection_t;
+
+/* The heuristic's check of a packet of a connection not confirmed yet, in
+ * the middle of it: well-formed, and then verified with a key, or following
+ * an earlier packet of the same direction. */
+static gboolean heur_mid_connection(nc_dissection_t *d, nc_conn_t *conn)
+{
+    guint dir = conn_dir(conn, d->pinfo);
+    guint8 scratch[1300];
+    guint64 pid = 0;
+    nc_keypair_t *kp = NULL;
+    gboolean follows;
+
+    if (!d->s.size_ok)
+        return FALSE;
+    if (d->s.enc_len <= sizeof scratch)
+        kp = find_packet_keys(d->tvb, &d->s, conn, dir, scratch, &pid);
+    if (kp)
+        return TRUE;
+    follows = conn->cand_have[dir] && d->s.seq > conn->cand_seq[dir] &&
+              d->s.seq - conn->cand_seq[dir] <= NC_CANDIDATE_SPAN;
+    conn->cand_have[dir] = TRUE;
+    conn->cand_seq[dir] = d->s.seq;
+    return follows;
+}
+
+/* The first pass's decision on a datagram: its new frame record (with its
+ * connection, made if new), or NULL when netcode does not take it. */
+static nc_frame_t *first_pass_record(nc_dissection_t *d, nc_mode_t mode)
+{
     nc_conn_t *conn = NULL;
     conversation_t *conv = NULL;
-    gboolean first = !PINFO_FD_VISITED(pinfo);
-    nc_pkt_t pkt;
-    guint8 *plain = NULL;
-    guint32 plain_len = 0;
-    gboolean decrypted = FALSE;
-    const guint8 *token_key = NULL;
-    proto_item *ti, *pi;
-    proto_tree *nt;
-    guint dir = NC_C2S;
-    gboolean transient = FALSE;
-    wmem_allocator_t *scope;
+    nc_frame_t *rec;
 
-    read_shape(tvb, &s);
+    if (!d->s.plausible && mode != MODE_FORCED)
+        return NULL;
+    if (d->s.plausible) {
+        conn = lookup_conn(d->pinfo, &conv);
+        if (!conn) {
+            if (mode != MODE_FORCED && !d->s.request && !d->s.size_ok)
+                return NULL;
+            conn = conn_new(d->pinfo, &d->s);
+            wmem_map_insert(conns, conv, conn);
+            conv_cache.conn = conn;
+        }
+    }
+    if (mode == MODE_HEUR && conn && !conn->confirmed_frame && !d->s.request && !heur_mid_connection(d, conn))
+        return NULL;
+    if (conn)
+        conn_confirm(conn, d->pinfo, mode == MODE_FORCED ? NULL : conv);
+    rec = wmem_new0(d->scope, nc_frame_t);
+    rec->conn = conn;
+    rec->private_key = -1;
+    p_add_proto_data(d->scope, d->pinfo, proto_netcode, 0, rec);
+    return rec;
+}
+
+/* Reads the datagram's shape and finds its frame record: the first pass
+ * decides, and every later pass follows. FALSE: not netcode's. */
+static gboolean find_record(nc_dissection_t *d, nc_mode_t mode)
+{
+    gboolean transient = FALSE;
+
+    read_shape(d->tvb, &d->s);
     /* In tshark's single pass no frame is seen again: its record lives with
      * the packet (single-pass.h), elsewhere with the file. */
-    if (first && s.plausible)
-        transient = cs_sp_begin_packet(pinfo, pref_single_pass);
-    scope = cs_sp_record_scope(pinfo, transient);
-    rec = (nc_frame_t *)p_get_proto_data(scope, pinfo, proto_netcode, 0);
+    if (d->first && d->s.plausible)
+        transient = cs_sp_begin_packet(d->pinfo, pref_single_pass);
+    d->scope = cs_sp_record_scope(d->pinfo, transient);
+    d->rec = (nc_frame_t *)p_get_proto_data(d->scope, d->pinfo, proto_netcode, 0);
 
-    if (!first) {
-        if (!rec) {
+    if (!d->first) {
+        if (!d->rec) {
             /* Decode As chosen after the first pass: shown, not analysed. */
             if (mode != MODE_FORCED)
-                return 0;
-            rec = wmem_new0(pinfo->pool, nc_frame_t);
-            rec->private_key = -1;
+                return FALSE;
+            d->rec = wmem_new0(d->pinfo->pool, nc_frame_t);
+            d->rec->private_key = -1;
         }
-    } else if (!rec) {
-        /* The first pass decides, and every later pass follows. */
-        if (!s.plausible && mode != MODE_FORCED)
-            return 0;
-        if (s.plausible) {
-            conn = lookup_conn(pinfo, &conv);
-            if (!conn) {
-                if (mode != MODE_FORCED && !s.request && !s.size_ok)
-                    return 0;
-                conn = conn_new(pinfo, &s);
-                wmem_map_insert(conns, conv, conn);
-                conv_cache.conn = conn;
-            }
-        }
-        if (mode == MODE_HEUR && conn && !conn->confirmed_frame && !s.request) {
-            /* Mid-connection: well-formed, and then verified with a key,
-             * or following an earlier packet of the same direction. */
-            guint d = conn_dir(conn, pinfo);
-            guint8 scratch[1300];
-            guint64 pid = 0;
-            nc_keypair_t *kp = NULL;
-            if (!s.size_ok)
-                return 0;
-            if (s.enc_len <= sizeof scratch)
-                kp = find_packet_keys(tvb, &s, conn, d, scratch, &pid);
-            if (!kp) {
-                gboolean follows = conn->cand_have[d] && s.seq > conn->cand_seq[d] &&
-                                   s.seq - conn->cand_seq[d] <= NC_CANDIDATE_SPAN;
-                conn->cand_have[d] = TRUE;
-                conn->cand_seq[d] = s.seq;
-                if (!follows)
-                    return 0;
-            }
-        }
-        if (conn)
-            conn_confirm(conn, pinfo, mode == MODE_FORCED ? NULL : conv);
-        rec = wmem_new0(scope, nc_frame_t);
-        rec->conn = conn;
-        rec->private_key = -1;
-        p_add_proto_data(scope, pinfo, proto_netcode, 0, rec);
+    } else if (!d->rec) {
+        d->rec = first_pass_record(d, mode);
+        if (!d->rec)
+            return FALSE;
     }
-    conn = rec->conn;
+    d->conn = d->rec->conn;
+    return TRUE;
+}
 
-    col_set_str(pinfo->cinfo, COL_PROTOCOL, "netcode");
-    col_clear(pinfo->cinfo, COL_INFO);
-    ti = proto_tree_add_item(tree, proto_netcode, tvb, 0, -1, ENC_NA);
-    nt = proto_item_add_subtree(ti, ett_netcode);
+/* A datagram that is no netcode packet, shown through Decode As. */
+static void show_not_netcode(nc_dissection_t *d)
+{
+    const nc_shape_t *s = &d->s;
 
-    if (!s.plausible) {
-        /* Only through Decode As. */
-        if (s.len)
-            proto_tree_add_item(nt, hf_netcode_prefix, tvb, 0, 1, ENC_NA);
-        expert_add_info_format(pinfo, ti, &ei_netcode_not_netcode,
-                               "Not a netcode packet (%u bytes, prefix byte 0x%02x): %s", s.len, s.prefix,
-                               s.len == 0 ? "empty" :
-                               s.prefix == 0 ? "a request is 1078 bytes with \"NETCODE 1.02\"" :
-                               "type must be 1-6, sequence bytes 1-8, and room for the 16-byte MAC");
-        col_add_fstr(pinfo->cinfo, COL_INFO, "Not netcode (%u bytes)", s.len);
-        return tvb_captured_length(tvb);
+    if (s->len)
+        proto_tree_add_item(d->nt, hf_netcode_prefix, d->tvb, 0, 1, ENC_NA);
+    expert_add_info_format(d->pinfo, d->ti, &ei_netcode_not_netcode,
+                           "Not a netcode packet (%u bytes, prefix byte 0x%02x): %s", s->len, s->prefix,
+                           s->len == 0 ? "empty" :
+                           s->prefix == 0 ? "a request is 1078 bytes with \"NETCODE 1.02\"" :
+                           "type must be 1-6, sequence bytes 1-8, and room for the 16-byte MAC");
+    col_add_fstr(d->pinfo->cinfo, COL_INFO, "Not netcode (%u bytes)", s->len);
+}
+
+/* The analysis' packet from the shape, and the packet's direction. */
+static void packet_start(nc_dissection_t *d)
+{
+    nc_pkt_t *pkt = &d->pkt;
+
+    memset(pkt, 0, sizeof *pkt);
+    pkt->type = d->s.request ? NC_REQUEST : d->s.type;
+    pkt->seq_bytes = d->s.seq_bytes;
+    pkt->seq = d->s.seq;
+    pkt->len = d->s.len;
+    pkt->size_ok = d->s.size_ok;
+    pkt->encrypted = !d->s.request;
+    d->dir = d->conn ? conn_dir(d->conn, d->pinfo) : NC_C2S;
+    pkt->dir = (guint8)d->dir;
+    d->rec->dir = (guint8)d->dir;
+}
+
+/* First pass: reads the key log the first time, and ties a problem with it,
+ * or with the private key preference, to this frame when none is yet. */
+static void note_key_problems(nc_dissection_t *d)
+{
+    const char *problem;
+
+    if (!keylog_checked_once)
+        keylog_maybe_read(TRUE);
+    problem = nc_keys_keylog_problem();
+    if (problem && keylog_shown_gen != nc_keys_keylog_generation() + 1) {
+        keylog_shown_gen = nc_keys_keylog_generation() + 1;
+        keylog_problem_frame = d->pinfo->num;
+        d->rec->keylog_gen = keylog_shown_gen;
+        ws_warning("netcode key log %s: %s", pref_keylog_file, problem);
     }
+    if (private_key_pref_error && !pref_error_frame)
+        pref_error_frame = d->pinfo->num;
+}
 
-    memset(&pkt, 0, sizeof pkt);
-    pkt.type = s.request ? NC_REQUEST : s.type;
-    pkt.seq_bytes = s.seq_bytes;
-    pkt.seq = s.seq;
-    pkt.len = s.len;
-    pkt.size_ok = s.size_ok;
-    pkt.encrypted = !s.request;
-    if (conn)
-        dir = conn_dir(conn, pinfo);
-    pkt.dir = (guint8)dir;
-    rec->dir = (guint8)dir;
+/* A request's connect token, decrypted with the private key that opens it
+ * (found on the first pass, the same one later): its fields, and on the
+ * first pass the connection's keys. */
+static void decrypt_request(nc_dissection_t *d)
+{
+    nc_pkt_t *pkt = &d->pkt;
+    nc_frame_t *rec = d->rec;
+    guint64 pid = tvb_get_letoh64(d->tvb, 14), expire = tvb_get_letoh64(d->tvb, 22);
 
-    /* Keys: on the first pass found and stored; later passes reuse them. */
-    if (first) {
-        if (!keylog_checked_once)
-            keylog_maybe_read(TRUE);
-        {
-            const char *problem = nc_keys_keylog_problem();
-            if (problem && keylog_shown_gen != nc_keys_keylog_generation() + 1) {
-                keylog_shown_gen = nc_keys_keylog_generation() + 1;
-                keylog_problem_frame = pinfo->num;
-                rec->keylog_gen = keylog_shown_gen;
-                ws_warning("netcode key log %s: %s", pref_keylog_file, problem);
+    pkt->protocol_id = pid;
+    pkt->expire_ts = expire;
+    d->plain = (guint8 *)wmem_alloc(d->pinfo->pool, NC_TOKEN_BYTES - NC_MAC_BYTES);
+    if (d->first) {
+        remember_protocol_id(pid);
+        keylog_maybe_read(FALSE);
+        for (guint i = 0; i < nc_keys_private_count(); i++) {
+            if (try_token(d->tvb, nc_keys_private(i), pid, expire, d->plain)) {
+                rec->token_key = (const guint8 *)wmem_memdup(d->scope, nc_keys_private(i), NC_KEY_BYTES);
+                rec->private_key = (gint16)i;
+                break;
             }
         }
-        if (private_key_pref_error && !pref_error_frame)
-            pref_error_frame = pinfo->num;
+        pkt->token_tried = nc_keys_private_count() > 0;
     }
-
-    if (s.request) {
-        guint64 pid = tvb_get_letoh64(tvb, 14), expire = tvb_get_letoh64(tvb, 22);
-        pkt.protocol_id = pid;
-        pkt.expire_ts = expire;
-        plain = (guint8 *)wmem_alloc(pinfo->pool, NC_TOKEN_BYTES - NC_MAC_BYTES);
-        if (first) {
-            remember_protocol_id(pid);
-            keylog_maybe_read(FALSE);
-            for (guint i = 0; i < nc_keys_private_count(); i++) {
-                if (try_token(tvb, nc_keys_private(i), pid, expire, plain)) {
-                    rec->token_key = (const guint8 *)wmem_memdup(scope, nc_keys_private(i),
-                                                                 NC_KEY_BYTES);
-                    rec->private_key = (gint16)i;
-                    break;
-                }
-            }
-            pkt.token_tried = nc_keys_private_count() > 0;
-        }
-        if (rec->private_key >= 0) {
-            token_key = rec->token_key;
-            decrypted = first || try_token(tvb, token_key, pid, expire, plain);
-            plain_len = NC_TOKEN_BYTES - NC_MAC_BYTES;
-        }
-        if (decrypted) {
-            guint32 naddr;
-            int koff = token_keys_offset(plain, &naddr);
-            pkt.token_decrypted = TRUE;
-            pkt.client_id = nc_le64(plain);
-            pkt.token_timeout = (gint32)nc_le32(plain + 8);
-            if (koff < 0 || koff + 2 * NC_KEY_BYTES + NC_USER_DATA_BYTES > (int)plain_len) {
-                pkt.token_bad = TRUE;
-            } else {
-                pkt.server_in_token = server_in_token(pinfo, plain, naddr);
-                if (first && conn) {
-                    nc_keypair_t *kp = nc_keys_learn_pair(plain + koff, plain + koff + NC_KEY_BYTES);
-                    conn->keys = kp;
-                    conn->keys_frame = pinfo->num;
-                }
-            }
-        }
-    } else {
-        gboolean any_keys;
-        plain_len = s.enc_len - NC_MAC_BYTES;
-        if (first && conn && !conn->keys && !nc_keys_pair_count() && pref_keylog_file && *pref_keylog_file)
-            keylog_maybe_read(FALSE);
-        /* Without any key to try, no buffer and no trial. */
-        any_keys = first ? conn && (conn->keys || nc_keys_pair_count()) : rec->keys != NULL;
-        if (any_keys)
-            plain = (guint8 *)wmem_alloc(pinfo->pool, plain_len ? plain_len : 1);
-        if (first && conn && any_keys) {
-            guint64 pid = 0;
-            nc_keypair_t *kp = NULL;
-            if (s.enc_len <= 1300 + NC_MAC_BYTES)
-                kp = find_packet_keys(tvb, &s, conn, dir, plain, &pid);
-            pkt.keys_known = conn->keys != NULL;
-            if (kp) {
-                rec->keys = kp;
-                rec->protocol_id = pid;
-                decrypted = TRUE;
-                if (conn->keys != kp) {
-                    conn->keys = kp;
-                    conn->keys_frame = pinfo->num;
-                }
-                if (!conn->have_protocol_id) {
-                    conn->have_protocol_id = TRUE;
-                    conn->protocol_id = pid;
-                }
-            }
-        } else if (rec->keys) {
-            decrypted = try_packet(tvb, &s, rec->keys, dir, rec->protocol_id, plain);
-        }
-        pkt.decrypted = decrypted;
+    if (rec->private_key >= 0) {
+        d->decrypted = d->first || try_token(d->tvb, rec->token_key, pid, expire, d->plain);
+        d->plain_len = NC_TOKEN_BYTES - NC_MAC_BYTES;
     }
-
-    /* The analysis: from authenticated packets, or from any when the
-     * connection has no keys. */
-    if (first && conn && !pinfo->flags.in_error_pkt &&
-        (s.request || decrypted || !pkt.keys_known)) {
-        if (pkt.type == NC_CHALLENGE || pkt.type == NC_RESPONSE) {
-            if (decrypted && plain_len >= 8)
-                pkt.challenge_seq = nc_le64(plain);
-        } else if (pkt.type == NC_KEEP_ALIVE && decrypted && plain_len == 8) {
-            pkt.client_index = nc_le32(plain);
-            pkt.max_clients = nc_le32(plain + 4);
+    if (d->decrypted) {
+        guint32 naddr;
+        int koff = token_keys_offset(d->plain, &naddr);
+        pkt->token_decrypted = TRUE;
+        pkt->client_id = nc_le64(d->plain);
+        pkt->token_timeout = (gint32)nc_le32(d->plain + 8);
+        if (koff < 0 || koff + 2 * NC_KEY_BYTES + NC_USER_DATA_BYTES > (int)d->plain_len) {
+            pkt->token_bad = TRUE;
+        } else {
+            pkt->server_in_token = server_in_token(d->pinfo, d->plain, naddr);
+            if (d->first && d->conn) {
+                d->conn->keys = nc_keys_learn_pair(d->plain + koff, d->plain + koff + NC_KEY_BYTES);
+                d->conn->keys_frame = d->pinfo->num;
+            }
         }
-        nc_analysis_packet(pinfo, conn, rec, &pkt);
+    }
+}
+
+/* An encrypted packet, decrypted with the connection's keys or a key log's
+ * (found on the first pass, the same ones later). */
+static void decrypt_packet(nc_dissection_t *d)
+{
+    nc_conn_t *conn = d->conn;
+    nc_frame_t *rec = d->rec;
+    gboolean any_keys;
+
+    d->plain_len = d->s.enc_len - NC_MAC_BYTES;
+    if (d->first && conn && !conn->keys && !nc_keys_pair_count() && pref_keylog_file && *pref_keylog_file)
+        keylog_maybe_read(FALSE);
+    /* Without any key to try, no buffer and no trial. */
+    any_keys = d->first ? conn && (conn->keys || nc_keys_pair_count()) : rec->keys != NULL;
+    if (any_keys)
+        d->plain = (guint8 *)wmem_alloc(d->pinfo->pool, d->plain_len ? d->plain_len : 1);
+    if (d->first && conn && any_keys) {
+        guint64 pid = 0;
+        nc_keypair_t *kp = NULL;
+        if (d->s.enc_len <= 1300 + NC_MAC_BYTES)
+            kp = find_packet_keys(d->tvb, &d->s, conn, d->dir, d->plain, &pid);
+        d->pkt.keys_known = conn->keys != NULL;
+        if (kp) {
+            rec->keys = kp;
+            rec->protocol_id = pid;
+            d->decrypted = TRUE;
+            if (conn->keys != kp) {
+                conn->keys = kp;
+                conn->keys_frame = d->pinfo->num;
+            }
+            if (!conn->have_protocol_id) {
+                conn->have_protocol_id = TRUE;
+                conn->protocol_id = pid;
+            }
+        }
+    } else if (rec->keys) {
+        d->decrypted = try_packet(d->tvb, &d->s, rec->keys, d->dir, rec->protocol_id, d->plain);
+    }
+    d->pkt.decrypted = d->decrypted;
+}
+
+/* First pass: the analysis, from authenticated packets or from any when the
+ * connection has no keys, and why a packet stayed encrypted. */
+static void analyse(nc_dissection_t *d)
+{
+    nc_pkt_t *pkt = &d->pkt;
+    nc_conn_t *conn = d->conn;
+    nc_frame_t *rec = d->rec;
+
+    if (d->first && conn && !d->pinfo->flags.in_error_pkt && (d->s.request || d->decrypted || !pkt->keys_known)) {
+        if (pkt->type == NC_CHALLENGE || pkt->type == NC_RESPONSE) {
+            if (d->decrypted && d->plain_len >= 8)
+                pkt->challenge_seq = nc_le64(d->plain);
+        } else if (pkt->type == NC_KEEP_ALIVE && d->decrypted && d->plain_len == 8) {
+            pkt->client_index = nc_le32(d->plain);
+            pkt->max_clients = nc_le32(d->plain + 4);
+        }
+        nc_analysis_packet(d->pinfo, conn, rec, pkt);
         rec->analysed = 1;
     }
-    if (first && conn && !decrypted) {
-        if (!s.request && pkt.keys_known) {
+    if (d->first && conn && !d->decrypted) {
+        if (!d->s.request && pkt->keys_known) {
             conn->decrypt_failed++;
-            conn->dir[dir].decrypt_failed++;
+            conn->dir[d->dir].decrypt_failed++;
             rec->undecrypted = NC_UNDEC_FAILED;
-        } else if (!conn->no_key_noted && (!s.request || !nc_keys_private_count())) {
+        } else if (!conn->no_key_noted && (!d->s.request || !nc_keys_private_count())) {
             conn->no_key_noted = TRUE;
             rec->undecrypted = NC_UNDEC_NO_KEY_NOTE;
-        } else if (!s.request) {
+        } else if (!d->s.request) {
             rec->undecrypted = NC_UNDEC_NO_KEY;
         }
     }
-    rec->type = pkt.type;
+    rec->type = pkt->type;
+}
 
-    /* ---- Tree and columns ---- */
-    if (s.request) {
-        proto_item *ei;
-        proto_tree *tt;
-        pi = proto_tree_add_item(nt, hf_netcode_prefix, tvb, 0, 1, ENC_NA);
-        proto_tree_add_item(proto_item_add_subtree(pi, ett_netcode_prefix), hf_netcode_type, tvb, 0, 1, ENC_NA);
-        proto_tree_add_item(nt, hf_netcode_version, tvb, 1, NC_VERSION_BYTES, ENC_ASCII);
-        proto_tree_add_item(nt, hf_netcode_protocol_id, tvb, 14, 8, ENC_LITTLE_ENDIAN);
-        ei = proto_tree_add_item(nt, hf_netcode_expire_timestamp, tvb, 22, 8, ENC_LITTLE_ENDIAN);
-        {
-            nstime_t t;
-            t.secs = (time_t)MIN(pkt.expire_ts, (guint64)G_MAXINT64 / 2);
-            t.nsecs = 0;
-            proto_item_set_generated(proto_tree_add_time(nt, hf_netcode_expire_time, tvb, 22, 8, &t));
-            if (pkt.expire_ts <= (guint64)pinfo->abs_ts.secs)
-                proto_item_append_text(ei, " (expired %" G_GUINT64_FORMAT " s before this frame)",
-                                       (guint64)pinfo->abs_ts.secs - pkt.expire_ts);
-            else
-                proto_item_append_text(ei, " (expires %" G_GUINT64_FORMAT " s after this frame)",
-                                       pkt.expire_ts - (guint64)pinfo->abs_ts.secs);
-        }
-        proto_tree_add_item(nt, hf_netcode_token_nonce, tvb, 30, NC_TOKEN_NONCE_BYTES, ENC_NA);
-        pi = proto_tree_add_item(nt, hf_netcode_token_data, tvb, 54, NC_TOKEN_BYTES, ENC_NA);
-        tt = proto_item_add_subtree(pi, ett_netcode_token);
-        proto_tree_add_item(tt, hf_netcode_encrypted, tvb, 54, NC_TOKEN_BYTES - NC_MAC_BYTES, ENC_NA);
-        proto_tree_add_item(tt, hf_netcode_mac, tvb, 54 + NC_TOKEN_BYTES - NC_MAC_BYTES, NC_MAC_BYTES, ENC_NA);
-        pi = proto_tree_add_boolean(tt, hf_netcode_decrypted, tvb, 54, NC_TOKEN_BYTES, decrypted);
-        proto_item_set_generated(pi);
-        if (decrypted) {
-            tvbuff_t *ptvb = tvb_new_child_real_data(tvb, plain, plain_len, plain_len);
-            proto_tree *dt;
-            guint32 naddr;
-            int koff = token_keys_offset(plain, &naddr);
-            add_new_data_source(pinfo, ptvb, "Decrypted netcode payload");
-            proto_item_append_text(pi, " (private key %d)", rec->private_key + 1);
-            dt = proto_tree_add_subtree(tt, ptvb, 0, plain_len, ett_netcode_decrypted, NULL,
-                                        "Private connect token (decrypted)");
-            add_token_tree(pinfo, dt, ptvb, plain, naddr, koff);
-            if (pkt.token_bad)
-                expert_add_info_format(pinfo, pi, &ei_netcode_token_bad,
-                                       "The private connect token decrypts but is malformed (%u server addresses, "
-                                       "or an address type other than 1 or 2): the server ignores the request", naddr);
-            else if (!pkt.server_in_token && (pinfo->dst.type == AT_IPv4 || pinfo->dst.type == AT_IPv6))
-                expert_add_info(pinfo, pi, &ei_netcode_server_not_in_token);
-        } else if (rec->private_key < 0 && nc_keys_private_count() > 0) {
-            expert_add_info_format(pinfo, pi, &ei_netcode_token_failed,
-                                   "The private connect token does not decrypt with any of the %u private key(s) "
-                                   "configured: the server has another key (or the protocol id or expire "
-                                   "timestamp were altered), and ignores the request", nc_keys_private_count());
-        } else if (rec->undecrypted == NC_UNDEC_NO_KEY_NOTE) {
-            expert_add_info_format(pinfo, pi, &ei_netcode_no_key,
-                                   "Connect token not decrypted: no private key (netcode.private_key, or a "
-                                   "NETCODE_PRIVATE_KEY line in netcode.keylog_file)");
-        }
-        col_add_fstr(pinfo->cinfo, COL_INFO, "Request protocol_id=0x%016" G_GINT64_MODIFIER "x", pkt.protocol_id);
-        proto_item_append_text(ti, ", Connection request");
-    } else {
-        proto_tree *pt;
-        proto_item *di;
-        pi = proto_tree_add_item(nt, hf_netcode_prefix, tvb, 0, 1, ENC_NA);
-        pt = proto_item_add_subtree(pi, ett_netcode_prefix);
-        proto_tree_add_item(pt, hf_netcode_type, tvb, 0, 1, ENC_NA);
-        proto_tree_add_item(pt, hf_netcode_sequence_bytes, tvb, 0, 1, ENC_NA);
-        pi = proto_tree_add_uint64(nt, hf_netcode_sequence, tvb, 1, s.seq_bytes, s.seq);
-        if (s.seq >= NC_GLOBAL_SEQ_BASE && (s.type == NC_CHALLENGE || s.type == NC_DENIED)) {
-            proto_item_append_text(pi, " (2^63 + %" G_GUINT64_FORMAT ": the server's global sequence)",
-                                   s.seq - NC_GLOBAL_SEQ_BASE);
-            proto_item_set_generated(proto_tree_add_uint64(nt, hf_netcode_sequence_global, tvb, 1, s.seq_bytes,
-                                                           s.seq - NC_GLOBAL_SEQ_BASE));
-        }
-        if (!s.canonical)
-            expert_add_info(pinfo, pi, &ei_netcode_seq_encoding);
-        proto_tree_add_item(nt, hf_netcode_encrypted, tvb, 1 + s.seq_bytes, s.enc_len - NC_MAC_BYTES, ENC_NA);
-        proto_tree_add_item(nt, hf_netcode_mac, tvb, s.len - NC_MAC_BYTES, NC_MAC_BYTES, ENC_NA);
-        di = proto_tree_add_boolean(nt, hf_netcode_decrypted, tvb, 1 + s.seq_bytes, s.enc_len, decrypted);
-        proto_item_set_generated(di);
-        if (!s.size_ok) {
-            int want = type_plain_len[s.type];
-            if (want >= 0)
-                expert_add_info_format(pinfo, ti, &ei_netcode_size,
-                                       "%s of %u bytes: %u encrypted bytes where the type has %d (and a 16-byte MAC): "
-                                       "the receiver ignores it", type_short[s.type], s.len, s.enc_len - NC_MAC_BYTES,
-                                       want);
-            else
-                expert_add_info_format(pinfo, ti, &ei_netcode_size,
-                                       "Payload of %u bytes: the payload must be 1 to 1200 bytes; the receiver ignores it",
-                                       s.enc_len - NC_MAC_BYTES);
-        }
-        if (decrypted) {
-            tvbuff_t *ptvb = NULL;
-            proto_item_append_text(di, rec->keys && rec->keys->line ? " (key log line %u)" : " (keys from the connect token)",
-                                   rec->keys ? rec->keys->line : 0);
-            if (plain_len) {
-                ptvb = tvb_new_child_real_data(tvb, plain, plain_len, plain_len);
-                add_new_data_source(pinfo, ptvb, "Decrypted netcode payload");
-            }
-            switch (s.type) {
-            case NC_CHALLENGE:
-            case NC_RESPONSE:
-                if (ptvb && plain_len == 8 + NC_CHALLENGE_BYTES) {
-                    proto_tree_add_item(nt, hf_netcode_challenge_sequence, ptvb, 0, 8, ENC_LITTLE_ENDIAN);
-                    proto_tree_add_item(nt, hf_netcode_challenge_token, ptvb, 8, NC_CHALLENGE_BYTES, ENC_NA);
-                }
-                break;
-            case NC_KEEP_ALIVE:
-                if (ptvb && plain_len == 8) {
-                    proto_tree_add_item(nt, hf_netcode_keep_alive_client_index, ptvb, 0, 4, ENC_LITTLE_ENDIAN);
-                    proto_tree_add_item(nt, hf_netcode_keep_alive_max_clients, ptvb, 4, 4, ENC_LITTLE_ENDIAN);
-                }
-                break;
-            default:
-                break;
-            }
-            if (s.type == NC_PAYLOAD && ptvb) {
-                proto_tree_add_item(nt, hf_netcode_payload, ptvb, 0, -1, ENC_NA);
-                proto_item_set_generated(proto_tree_add_uint(nt, hf_netcode_payload_len, ptvb, 0, 0, plain_len));
-            }
-            info_packet(pinfo, &s, s.type == NC_PAYLOAD, plain_len, FALSE);
-            if (s.type == NC_KEEP_ALIVE && plain_len == 8)
-                col_append_fstr(pinfo->cinfo, COL_INFO, " client_index=%u max_clients=%u", nc_le32(plain),
-                                nc_le32(plain + 4));
-            proto_item_append_text(ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[s.type], s.seq);
-            nc_analysis_info(pinfo, rec);
-            if (s.type == NC_PAYLOAD && ptvb) {
-                nc_analysis_show(tvb, pinfo, nt, ti, rec);
-                call_payload(ptvb, pinfo, tree);
-                goto done;
-            }
-        } else {
-            if (rec->undecrypted == NC_UNDEC_FAILED)
-                expert_add_info_format(pinfo, di, &ei_netcode_decrypt_failed,
-                                       "Does not decrypt with the connection's keys: forged, corrupted, or sent with "
-                                       "other keys; the receiver drops it (the analysis ignores it)");
-            else if (rec->undecrypted == NC_UNDEC_NO_KEY_NOTE)
-                expert_add_info_format(pinfo, di, &ei_netcode_no_key,
-                                       "Encrypted, no key for this connection: set netcode.private_key (the request's "
-                                       "token gives the keys) or netcode.keylog_file");
-            info_packet(pinfo, &s, TRUE, s.enc_len - NC_MAC_BYTES, TRUE);
-            proto_item_append_text(ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[s.type], s.seq);
-            nc_analysis_info(pinfo, rec);
-        }
+/* The request's expire timestamp, with the time it names and how far from
+ * this frame. */
+static void show_expire(nc_dissection_t *d)
+{
+    guint64 expire = d->pkt.expire_ts, now = (guint64)d->pinfo->abs_ts.secs;
+    proto_item *ei = proto_tree_add_item(d->nt, hf_netcode_expire_timestamp, d->tvb, 22, 8, ENC_LITTLE_ENDIAN);
+    nstime_t t;
+
+    t.secs = (time_t)MIN(expire, (guint64)G_MAXINT64 / 2);
+    t.nsecs = 0;
+    proto_item_set_generated(proto_tree_add_time(d->nt, hf_netcode_expire_time, d->tvb, 22, 8, &t));
+    if (expire <= now)
+        proto_item_append_text(ei, " (expired %" G_GUINT64_FORMAT " s before this frame)", now - expire);
+    else
+        proto_item_append_text(ei, " (expires %" G_GUINT64_FORMAT " s after this frame)", expire - now);
+}
+
+/* The private connect token: decrypted (pi is its decrypted flag), or why
+ * it is not. */
+static void show_token(nc_dissection_t *d, proto_tree *tt, proto_item *pi)
+{
+    packet_info *pinfo = d->pinfo;
+
+    if (d->decrypted) {
+        tvbuff_t *ptvb = tvb_new_child_real_data(d->tvb, d->plain, d->plain_len, d->plain_len);
+        proto_tree *dt;
+        guint32 naddr;
+        int koff = token_keys_offset(d->plain, &naddr);
+        add_new_data_source(pinfo, ptvb, "Decrypted netcode payload");
+        proto_item_append_text(pi, " (private key %d)", d->rec->private_key + 1);
+        dt = proto_tree_add_subtree(tt, ptvb, 0, d->plain_len, ett_netcode_decrypted, NULL,
+                                    "Private connect token (decrypted)");
+        add_token_tree(pinfo, dt, ptvb, d->plain, naddr, koff);
+        if (d->pkt.token_bad)
+            expert_add_info_format(pinfo, pi, &ei_netcode_token_bad,
+                                   "The private connect token decrypts but is malformed (%u server addresses, "
+                                   "or an address type other than 1 or 2): the server ignores the request", naddr);
+        else if (!d->pkt.server_in_token && (pinfo->dst.type == AT_IPv4 || pinfo->dst.type == AT_IPv6))
+            expert_add_info(pinfo, pi, &ei_netcode_server_not_in_token);
+    } else if (d->rec->private_key < 0 && nc_keys_private_count() > 0) {
+        expert_add_info_format(pinfo, pi, &ei_netcode_token_failed,
+                               "The private connect token does not decrypt with any of the %u private key(s) "
+                               "configured: the server has another key (or the protocol id or expire "
+                               "timestamp were altered), and ignores the request", nc_keys_private_count());
+    } else if (d->rec->undecrypted == NC_UNDEC_NO_KEY_NOTE) {
+        expert_add_info_format(pinfo, pi, &ei_netcode_no_key,
+                               "Connect token not decrypted: no private key (netcode.private_key, or a "
+                               "NETCODE_PRIVATE_KEY line in netcode.keylog_file)");
     }
-    if (s.request)
-        nc_analysis_info(pinfo, rec);
-    nc_analysis_show(tvb, pinfo, nt, ti, rec);
-done:
-    if (rec->keylog_gen && nc_keys_keylog_problem())
-        expert_add_info_format(pinfo, ti, &ei_netcode_keylog, "Key log file %s: %s", pref_keylog_file,
+}
+
+/* A connection request's tree and columns. */
+static void show_request(nc_dissection_t *d)
+{
+    tvbuff_t *tvb = d->tvb;
+    proto_item *pi = proto_tree_add_item(d->nt, hf_netcode_prefix, tvb, 0, 1, ENC_NA);
+    proto_tree *tt;
+
+    proto_tree_add_item(proto_item_add_subtree(pi, ett_netcode_prefix), hf_netcode_type, tvb, 0, 1, ENC_NA);
+    proto_tree_add_item(d->nt, hf_netcode_version, tvb, 1, NC_VERSION_BYTES, ENC_ASCII);
+    proto_tree_add_item(d->nt, hf_netcode_protocol_id, tvb, 14, 8, ENC_LITTLE_ENDIAN);
+    show_expire(d);
+    proto_tree_add_item(d->nt, hf_netcode_token_nonce, tvb, 30, NC_TOKEN_NONCE_BYTES, ENC_NA);
+    pi = proto_tree_add_item(d->nt, hf_netcode_token_data, tvb, 54, NC_TOKEN_BYTES, ENC_NA);
+    tt = proto_item_add_subtree(pi, ett_netcode_token);
+    proto_tree_add_item(tt, hf_netcode_encrypted, tvb, 54, NC_TOKEN_BYTES - NC_MAC_BYTES, ENC_NA);
+    proto_tree_add_item(tt, hf_netcode_mac, tvb, 54 + NC_TOKEN_BYTES - NC_MAC_BYTES, NC_MAC_BYTES, ENC_NA);
+    pi = proto_tree_add_boolean(tt, hf_netcode_decrypted, tvb, 54, NC_TOKEN_BYTES, d->decrypted);
+    proto_item_set_generated(pi);
+    show_token(d, tt, pi);
+    col_add_fstr(d->pinfo->cinfo, COL_INFO, "Request protocol_id=0x%016" G_GINT64_MODIFIER "x", d->pkt.protocol_id);
+    proto_item_append_text(d->ti, ", Connection request");
+}
+
+/* An encrypted packet's header fields: prefix, sequence, encrypted bytes,
+ * MAC; returns the decrypted flag's item. */
+static proto_item *show_packet_header(nc_dissection_t *d)
+{
+    const nc_shape_t *s = &d->s;
+    proto_item *pi = proto_tree_add_item(d->nt, hf_netcode_prefix, d->tvb, 0, 1, ENC_NA);
+    proto_tree *pt = proto_item_add_subtree(pi, ett_netcode_prefix);
+    proto_item *di;
+
+    proto_tree_add_item(pt, hf_netcode_type, d->tvb, 0, 1, ENC_NA);
+    proto_tree_add_item(pt, hf_netcode_sequence_bytes, d->tvb, 0, 1, ENC_NA);
+    pi = proto_tree_add_uint64(d->nt, hf_netcode_sequence, d->tvb, 1, s->seq_bytes, s->seq);
+    if (s->seq >= NC_GLOBAL_SEQ_BASE && (s->type == NC_CHALLENGE || s->type == NC_DENIED)) {
+        proto_item_append_text(pi, " (2^63 + %" G_GUINT64_FORMAT ": the server's global sequence)",
+                               s->seq - NC_GLOBAL_SEQ_BASE);
+        proto_item_set_generated(proto_tree_add_uint64(d->nt, hf_netcode_sequence_global, d->tvb, 1, s->seq_bytes,
+                                                       s->seq - NC_GLOBAL_SEQ_BASE));
+    }
+    if (!s->canonical)
+        expert_add_info(d->pinfo, pi, &ei_netcode_seq_encoding);
+    proto_tree_add_item(d->nt, hf_netcode_encrypted, d->tvb, 1 + s->seq_bytes, s->enc_len - NC_MAC_BYTES, ENC_NA);
+    proto_tree_add_item(d->nt, hf_netcode_mac, d->tvb, s->len - NC_MAC_BYTES, NC_MAC_BYTES, ENC_NA);
+    di = proto_tree_add_boolean(d->nt, hf_netcode_decrypted, d->tvb, 1 + s->seq_bytes, s->enc_len, d->decrypted);
+    proto_item_set_generated(di);
+    if (!s->size_ok) {
+        int want = type_plain_len[s->type];
+        if (want >= 0)
+            expert_add_info_format(d->pinfo, d->ti, &ei_netcode_size,
+                                   "%s of %u bytes: %u encrypted bytes where the type has %d (and a 16-byte MAC): "
+                                   "the receiver ignores it", type_short[s->type], s->len, s->enc_len - NC_MAC_BYTES,
+                                   want);
+        else
+            expert_add_info_format(d->pinfo, d->ti, &ei_netcode_size,
+                                   "Payload of %u bytes: the payload must be 1 to 1200 bytes; the receiver ignores it",
+                                   s->enc_len - NC_MAC_BYTES);
+    }
+    return di;
+}
+
+/* A decrypted packet's fields, columns and analysis; a payload is handed on
+ * (then TRUE: the analysis is shown already). */
+static gboolean show_decrypted(nc_dissection_t *d, proto_item *di)
+{
+    const nc_shape_t *s = &d->s;
+    const nc_frame_t *rec = d->rec;
+    guint32 plain_len = d->plain_len;
+    tvbuff_t *ptvb = NULL;
+
+    proto_item_append_text(di, rec->keys && rec->keys->line ? " (key log line %u)" : " (keys from the connect token)",
+                           rec->keys ? rec->keys->line : 0);
+    if (plain_len) {
+        ptvb = tvb_new_child_real_data(d->tvb, d->plain, plain_len, plain_len);
+        add_new_data_source(d->pinfo, ptvb, "Decrypted netcode payload");
+    }
+    if ((s->type == NC_CHALLENGE || s->type == NC_RESPONSE) && ptvb && plain_len == 8 + NC_CHALLENGE_BYTES) {
+        proto_tree_add_item(d->nt, hf_netcode_challenge_sequence, ptvb, 0, 8, ENC_LITTLE_ENDIAN);
+        proto_tree_add_item(d->nt, hf_netcode_challenge_token, ptvb, 8, NC_CHALLENGE_BYTES, ENC_NA);
+    } else if (s->type == NC_KEEP_ALIVE && ptvb && plain_len == 8) {
+        proto_tree_add_item(d->nt, hf_netcode_keep_alive_client_index, ptvb, 0, 4, ENC_LITTLE_ENDIAN);
+        proto_tree_add_item(d->nt, hf_netcode_keep_alive_max_clients, ptvb, 4, 4, ENC_LITTLE_ENDIAN);
+    } else if (s->type == NC_PAYLOAD && ptvb) {
+        proto_tree_add_item(d->nt, hf_netcode_payload, ptvb, 0, -1, ENC_NA);
+        proto_item_set_generated(proto_tree_add_uint(d->nt, hf_netcode_payload_len, ptvb, 0, 0, plain_len));
+    }
+    info_packet(d->pinfo, s, s->type == NC_PAYLOAD, plain_len, FALSE);
+    if (s->type == NC_KEEP_ALIVE && plain_len == 8)
+        col_append_fstr(d->pinfo->cinfo, COL_INFO, " client_index=%u max_clients=%u", nc_le32(d->plain),
+                        nc_le32(d->plain + 4));
+    proto_item_append_text(d->ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[s->type], s->seq);
+    nc_analysis_info(d->pinfo, rec);
+    if (s->type != NC_PAYLOAD || !ptvb)
+        return FALSE;
+    nc_analysis_show(d->tvb, d->pinfo, d->nt, d->ti, rec);
+    cs_call_payload(payload_table, payload_heur, ptvb, d->pinfo, d->tree);
+    return TRUE;
+}
+
+/* An encrypted packet's tree and columns; TRUE when its payload was handed
+ * on with the analysis shown. */
+static gboolean show_packet(nc_dissection_t *d)
+{
+    proto_item *di = show_packet_header(d);
+
+    if (d->decrypted)
+        return show_decrypted(d, di);
+    if (d->rec->undecrypted == NC_UNDEC_FAILED)
+        expert_add_info_format(d->pinfo, di, &ei_netcode_decrypt_failed,
+                               "Does not decrypt with the connection's keys: forged, corrupted, or sent with "
+                               "other keys; the receiver drops it (the analysis ignores it)");
+    else if (d->rec->undecrypted == NC_UNDEC_NO_KEY_NOTE)
+        expert_add_info_format(d->pinfo, di, &ei_netcode_no_key,
+                               "Encrypted, no key for this connection: set netcode.private_key (the request's "
+                               "token gives the keys) or netcode.keylog_file");
+    info_packet(d->pinfo, &d->s, TRUE, d->s.enc_len - NC_MAC_BYTES, TRUE);
+    proto_item_append_text(d->ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[d->s.type], d->s.seq);
+    nc_analysis_info(d->pinfo, d->rec);
+    return FALSE;
+}
+
+/* After the tree: the key problems tied to this frame, the tap, and on the
+ * first pass the end of the packet and the capture's time span. */
+static void finish_packet(nc_dissection_t *d)
+{
+    packet_info *pinfo = d->pinfo;
+
+    if (d->rec->keylog_gen && nc_keys_keylog_problem())
+        expert_add_info_format(pinfo, d->ti, &ei_netcode_keylog, "Key log file %s: %s", pref_keylog_file,
                                nc_keys_keylog_problem());
     if (pref_error_frame == pinfo->num && private_key_pref_error)
-        expert_add_info_format(pinfo, ti, &ei_netcode_private_key_pref, "%s", private_key_pref_error);
-    if (conn && conn->confirmed_frame && !pinfo->flags.in_error_pkt && have_tap_listener(netcode_tap)) {
+        expert_add_info_format(pinfo, d->ti, &ei_netcode_private_key_pref, "%s", private_key_pref_error);
+    if (d->conn && d->conn->confirmed_frame && !pinfo->flags.in_error_pkt && have_tap_listener(netcode_tap)) {
         nc_tap_info_t *tap = wmem_new(pinfo->pool, nc_tap_info_t);
-        tap->conn = conn;
-        tap->rec = rec;
+        tap->conn = d->conn;
+        tap->rec = d->rec;
         tap_queue_packet(netcode_tap, pinfo, tap);
     }
-    if (first)
-        cs_sp_end_packet(pinfo);
-    if (first && !nc_have_first_time) {
+    if (!d->first)
+        return;
+    cs_sp_end_packet(pinfo);
+    if (!nc_have_first_time) {
         /* a flag, not a zero time: a capture may start at time 0 */
         nc_first_time = pinfo->abs_ts;
         nc_have_first_time = TRUE;
     }
-    if (first && (pinfo->abs_ts.secs > nc_last_time.secs ||
-                  (pinfo->abs_ts.secs == nc_last_time.secs && pinfo->abs_ts.nsecs > nc_last_time.nsecs)))
+    if (pinfo->abs_ts.secs > nc_last_time.secs ||
+        (pinfo->abs_ts.secs == nc_last_time.secs && pinfo->abs_ts.nsecs > nc_last_time.nsecs))
         nc_last_time = pinfo->abs_ts;
+}
+
+static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, nc_mode_t mode)
+{
+    nc_dissection_t d;
+
+    /* Set by the steps as they come: the shape by find_record, the packet
+     * by packet_start. */
+    d.tvb = tvb;
+    d.pinfo = pinfo;
+    d.tree = tree;
+    d.first = !PINFO_FD_VISITED(pinfo);
+    d.conn = NULL;
+    d.plain = NULL;
+    d.plain_len = 0;
+    d.decrypted = FALSE;
+    if (!find_record(&d, mode))
+        return 0;
+
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "netcode");
+    col_clear(pinfo->cinfo, COL_INFO);
+    d.ti = proto_tree_add_item(tree, proto_netcode, tvb, 0, -1, ENC_NA);
+    d.nt = proto_item_add_subtree(d.ti, ett_netcode);
+    if (!d.s.plausible) {
+        /* Only through Decode As. */
+        show_not_netcode(&d);
+        return tvb_captured_length(tvb);
+    }
+
+    packet_start(&d);
+    /* Keys: on the first pass found and stored; later passes reuse them. */
+    if (d.first)
+        note_key_problems(&d);
+    if (d.s.request)
+        decrypt_request(&d);
+    else
+        decrypt_packet(&d);
+    analyse(&d);
+
+    if (d.s.request) {
+        show_request(&d);
+        nc_analysis_info(pinfo, d.rec);
+        nc_analysis_show(tvb, pinfo, d.nt, d.ti, d.rec);
+    } else if (!show_packet(&d)) {
+        nc_analysis_show(tvb, pinfo, d.nt, d.ti, d.rec);
+    }
+    finish_packet(&d);
     return tvb_captured_length(tvb);
 }
 
@@ -1044,7 +1139,6 @@ static void netcode_prefs_apply(void)
 void proto_register_netcode(void)
 {
     module_t *module;
-    expert_module_t *em;
 
     static hf_register_info hf[] = {
         { &hf_netcode_prefix, { "Prefix byte", "netcode.prefix", FT_UINT8, BASE_HEX, NULL, 0x0,
@@ -1130,10 +1224,7 @@ void proto_register_netcode(void)
 
     proto_netcode = proto_register_protocol("netcode 1.02 (secure client/server connections over UDP)", "netcode",
                                             "netcode");
-    proto_register_field_array(proto_netcode, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto_netcode);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto_netcode, hf, ett, ei);
 
     module = prefs_register_protocol(proto_netcode, netcode_prefs_apply);
     range_convert_str(wmem_epan_scope(), &pref_ports, NC_DEFAULT_PORTS, 65535);
@@ -1157,12 +1248,7 @@ void proto_register_netcode(void)
     netcode_handle = register_dissector("netcode", dissect_netcode, proto_netcode);
     netcode_conv_handle = create_dissector_handle(dissect_netcode_conv, proto_netcode);
     payload_table = register_decode_as_next_proto(proto_netcode, "netcode.payload", "netcode payload", NULL);
-#if CS_WS_AT_LEAST(4, 2)
-    payload_heur = register_heur_dissector_list_with_description("netcode.payload", "netcode payload",
-                                                                 proto_netcode);
-#else
-    payload_heur = register_heur_dissector_list("netcode.payload", proto_netcode);
-#endif
+    payload_heur = CS_REGISTER_HEUR_LIST("netcode.payload", "netcode payload", proto_netcode);
     netcode_tap = register_tap("netcode");
 
     conns = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);

@@ -61,58 +61,48 @@ static double keep_alive_rate(const nc_dir_t *d)
 
 /* ---- tshark -z netcode,conns ---------------------------------------------- */
 
-static tap_packet_status text_packet(void *p, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
-                                     const void *data, tap_flags_t flags _U_)
+static void text_collect(su_seen_t *seen, const void *data)
 {
-    su_seen_add((su_seen_t *)p, ((const nc_tap_info_t *)data)->conn);
-    return TAP_PACKET_REDRAW;
+    su_seen_add(seen, ((const nc_tap_info_t *)data)->conn);
 }
 
-static void text_draw(void *p)
+static void text_head(void)
 {
-    su_seen_t *seen = (su_seen_t *)p;
-    wmem_allocator_t *scope = wmem_allocator_new(WMEM_ALLOCATOR_SIMPLE);
-    guint bad = 0;
-
-    printf("\n==================================================================================================================================================================\n");
     printf("netcode connections (times in seconds from the first netcode packet; c>s client to server, s>c server to client)\n");
     printf("%-4s %-22s %-22s %-20s %-10s %8s %7s %9s %7s %9s %6s %5s %6s %6s %7s %7s  %s\n",
            "Conn", "Client", "Server", "Client id", "State", "When", "Pkt c>s", "Bytes c>s", "Pkt s>c", "Bytes s>c",
            "Lost", "Dup", "Replay", "Undec", "KA/s c", "KA/s s", "Ended");
-    for (guint i = 0; i < su_seen_len(seen); i++) {
-        const nc_conn_t *c = (const nc_conn_t *)su_seen_get(seen, i);
-        printf("%-4u %-22s %-22s %-20s %-10s %8.3f %7u %9" G_GUINT64_FORMAT " %7u %9" G_GUINT64_FORMAT
-               " %6" G_GUINT64_FORMAT " %5u %6u %6u %7.1f %7.1f  %s\n",
-               c->index, endpoint_str(scope, &c->client, c->client_port),
-               endpoint_str(scope, &c->server, c->server_port), client_id_str(scope, c), nc_state_name(c->state),
-               state_secs(c), c->dir[0].packets, c->dir[0].bytes, c->dir[1].packets, c->dir[1].bytes,
-               c->dir[0].lost + c->dir[1].lost, c->dir[0].dups + c->dir[1].dups,
-               c->dir[0].replays + c->dir[1].replays, c->decrypt_failed, keep_alive_rate(&c->dir[0]),
-               keep_alive_rate(&c->dir[1]), nc_end_name(c));
-        if (nc_conn_diagnosis(scope, c))
-            bad++;
-    }
-    if (bad) {
-        printf("\nDiagnosis:\n");
-        for (guint i = 0; i < su_seen_len(seen); i++) {
-            const nc_conn_t *c = (const nc_conn_t *)su_seen_get(seen, i);
-            char *diag = nc_conn_diagnosis(scope, c);
-            if (diag)
-                printf("Conn %u %s -> %s: %s\n", c->index, endpoint_str(scope, &c->client, c->client_port),
-                       endpoint_str(scope, &c->server, c->server_port), diag);
-        }
-    }
-    printf("==================================================================================================================================================================\n");
-    wmem_destroy_allocator(scope);
 }
 
-static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
+static void text_rows(wmem_allocator_t *scope, const void *obj)
 {
-    if (!su_text_listen(opt_arg, "netcode,conns", "netcode", su_seen_new(), su_seen_tap_reset, text_packet,
-                        text_draw, su_seen_tap_finish))
-        CS_TAP_INIT_FAILED;
-    CS_TAP_INIT_OK;
+    const nc_conn_t *c = (const nc_conn_t *)obj;
+
+    printf("%-4u %-22s %-22s %-20s %-10s %8.3f %7u %9" G_GUINT64_FORMAT " %7u %9" G_GUINT64_FORMAT
+           " %6" G_GUINT64_FORMAT " %5u %6u %6u %7.1f %7.1f  %s\n",
+           c->index, endpoint_str(scope, &c->client, c->client_port),
+           endpoint_str(scope, &c->server, c->server_port), client_id_str(scope, c), nc_state_name(c->state),
+           state_secs(c), c->dir[0].packets, c->dir[0].bytes, c->dir[1].packets, c->dir[1].bytes,
+           c->dir[0].lost + c->dir[1].lost, c->dir[0].dups + c->dir[1].dups,
+           c->dir[0].replays + c->dir[1].replays, c->decrypt_failed, keep_alive_rate(&c->dir[0]),
+           keep_alive_rate(&c->dir[1]), nc_end_name(c));
 }
+
+static guint text_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean print)
+{
+    const nc_conn_t *c = (const nc_conn_t *)obj;
+    char *diag = nc_conn_diagnosis(scope, c);
+
+    if (diag && print)
+        printf("Conn %u %s -> %s: %s\n", c->index, endpoint_str(scope, &c->client, c->client_port),
+               endpoint_str(scope, &c->server, c->server_port), diag);
+    return diag != NULL;
+}
+
+static const su_text_table_t text_table = {
+    .title = "netcode connections", .cli = "netcode,conns", .tap = "netcode", .rule = 162,
+    .collect = text_collect, .head = text_head, .rows = text_rows, .diagnosis = text_diagnosis
+};
 
 /* ---- The same table in the GUI ---------------------------------------------- */
 
@@ -140,17 +130,12 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
 };
 
-static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                      const void *data, tap_flags_t flags _U_)
+static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data)
 {
     const nc_conn_t *c = ((const nc_tap_info_t *)data)->conn;
-    stat_tap_table *table = su_table(tapdata);
     gboolean created;
-    guint row;
+    guint row = su_table_row(tapdata, c->index + 1, &created);
 
-    if (!table)
-        return TAP_PACKET_DONT_REDRAW;
-    row = su_table_row(tapdata, c->index + 1, &created);
     if (created) {
         su_set_string(table, row, COL_CLIENT, endpoint_str(pinfo->pool, &c->client, c->client_port));
         su_set_string(table, row, COL_SERVER, endpoint_str(pinfo->pool, &c->server, c->server_port));
@@ -174,10 +159,9 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_di
 
 void nc_stats_register(void)
 {
-    static stat_tap_ui text_ui;
     static stat_tap_table_ui table_ui;
 
-    su_register_text_ui(&text_ui, "netcode connections", "netcode,conns", text_init);
+    su_register_text_table(&text_table);
     su_register_table_ui(&table_ui, "netcode Connections", "netcode connections", "netcode",
-                         "netcode,conns_table", table_packet, table_fields, array_length(table_fields));
+                         "netcode,conns_table", table_fill, table_fields, array_length(table_fields));
 }

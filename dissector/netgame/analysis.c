@@ -934,13 +934,9 @@ void netgame_analysis_register(int proto, module_t *module)
         { &ei_netgame_mode_switch, { "netgame.analysis.mode_switch", PI_SEQUENCE, PI_NOTE,
             "Flow-control mode switch", EXPFILL } },
     };
-    expert_module_t *em;
 
     proto_ng = proto;
-    proto_register_field_array(proto, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto, hf, ett, ei);
     register_init_routine(analysis_init);
     ng_tap = register_tap("netgame");
     cs_sp_register();

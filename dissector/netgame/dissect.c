@@ -444,7 +444,6 @@ static decode_as_t payload_da = { "netgame", "netgame.protocol_id", 1, 0, &paylo
 void proto_register_netgame(void)
 {
     module_t *module;
-    expert_module_t *em;
 
     static hf_register_info hf[] = {
         { &hf_netgame_protocol_id, { "Protocol id", "netgame.protocol_id", FT_UINT32, BASE_HEX, NULL, 0x0,
@@ -477,10 +476,7 @@ void proto_register_netgame(void)
     };
 
     proto_netgame = proto_register_protocol("Netgame (2008 reliability header over UDP)", "Netgame", "netgame");
-    proto_register_field_array(proto_netgame, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto_netgame);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto_netgame, hf, ett, ei);
 
     module = prefs_register_protocol(proto_netgame, netgame_prefs_apply);
     prefs_register_string_preference(module, "protocol_ids", "Protocol ids (hex)",

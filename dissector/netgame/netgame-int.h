@@ -11,6 +11,8 @@
 #include <epan/packet.h>
 #include <epan/conversation.h>
 
+#include "common/register-util.h"
+
 /* docs/netgame.md, "Wire format": 16-byte header, all big-endian. */
 #define NETGAME_HEADER_LEN 16
 

@@ -62,62 +62,55 @@ static char *direction_str(wmem_allocator_t *scope, const ng_dir_t *d)
 
 /* ---- tshark -z netgame,conns --------------------------------------------- */
 
-/* The tap data is a su_seen_t of the connections, in order of first sight. */
-static tap_packet_status text_packet(void *p, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
-                                     const void *data, tap_flags_t flags _U_)
+static void text_collect(su_seen_t *seen, const void *data)
 {
-    su_seen_add((su_seen_t *)p, ((const ng_tap_info_t *)data)->conn);
-    return TAP_PACKET_REDRAW;
+    su_seen_add(seen, ((const ng_tap_info_t *)data)->conn);
 }
 
-static void text_draw(void *p)
+static void text_head(void)
 {
-    su_seen_t *seen = (su_seen_t *)p;
-    wmem_allocator_t *scope = wmem_allocator_new(WMEM_ALLOCATOR_SIMPLE);
-    guint bad = 0;
-
-    printf("\n=====================================================================================================================================================\n");
     printf("Netgame connections (one row per direction; RTT in ms at this capture point)\n");
     printf("%-4s %-45s %7s %7s %6s %6s %8s %8s %8s %8s %10s %8s %8s %4s %8s %8s\n",
            "Conn", "Direction", "Packets", "Acked", "Lost", "Loss%", "RTTmin", "RTTmean", "RTTmax",
            "sRTT", "Payload/s", "Good s", "Bad s", "Sw", "First", "Last");
-    for (guint i = 0; i < su_seen_len(seen); i++) {
-        const ng_conn_t *c = (const ng_conn_t *)su_seen_get(seen, i);
-        for (guint d = 0; d < 2; d++) {
-            row_vals_t v;
-            if (!c->dir[d].active)
-                continue;
-            row_values(&c->dir[d], &v);
-            printf("%-4u %-45s %7u %7u %6u %6.1f %8.1f %8.1f %8.1f %8.1f %10.0f %8.2f %8.2f %4u %8u %8u\n",
-                   c->index, direction_str(scope, &c->dir[d]), v.packets, v.acked, v.lost, v.loss_pct,
-                   v.rtt_min_ms, v.rtt_mean_ms, v.rtt_max_ms, v.srtt_ms, v.payload_bps, v.good_s, v.bad_s,
-                   v.switches, v.first, v.last);
-            if (netgame_dir_diagnosis(scope, c, d))
-                bad++;
-        }
-    }
-    if (bad) {
-        printf("\nDiagnosis:\n");
-        for (guint i = 0; i < su_seen_len(seen); i++) {
-            const ng_conn_t *c = (const ng_conn_t *)su_seen_get(seen, i);
-            for (guint d = 0; d < 2; d++) {
-                char *diag = netgame_dir_diagnosis(scope, c, d);
-                if (diag)
-                    printf("Conn %u %s: %s\n", c->index, direction_str(scope, &c->dir[d]), diag);
-            }
-        }
-    }
-    printf("=====================================================================================================================================================\n");
-    wmem_destroy_allocator(scope);
 }
 
-static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
+static void text_rows(wmem_allocator_t *scope, const void *obj)
 {
-    if (!su_text_listen(opt_arg, "netgame,conns", "netgame", su_seen_new(), su_seen_tap_reset, text_packet,
-                        text_draw, su_seen_tap_finish))
-        CS_TAP_INIT_FAILED;
-    CS_TAP_INIT_OK;
+    const ng_conn_t *c = (const ng_conn_t *)obj;
+
+    for (guint d = 0; d < 2; d++) {
+        row_vals_t v;
+        if (!c->dir[d].active)
+            continue;
+        row_values(&c->dir[d], &v);
+        printf("%-4u %-45s %7u %7u %6u %6.1f %8.1f %8.1f %8.1f %8.1f %10.0f %8.2f %8.2f %4u %8u %8u\n",
+               c->index, direction_str(scope, &c->dir[d]), v.packets, v.acked, v.lost, v.loss_pct,
+               v.rtt_min_ms, v.rtt_mean_ms, v.rtt_max_ms, v.srtt_ms, v.payload_bps, v.good_s, v.bad_s,
+               v.switches, v.first, v.last);
+    }
 }
+
+static guint text_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean print)
+{
+    const ng_conn_t *c = (const ng_conn_t *)obj;
+    guint n = 0;
+
+    for (guint d = 0; d < 2; d++) {
+        char *diag = netgame_dir_diagnosis(scope, c, d);
+        if (!diag)
+            continue;
+        n++;
+        if (print)
+            printf("Conn %u %s: %s\n", c->index, direction_str(scope, &c->dir[d]), diag);
+    }
+    return n;
+}
+
+static const su_text_table_t text_table = {
+    .title = "Netgame connections", .cli = "netgame,conns", .tap = "netgame", .rule = 149,
+    .collect = text_collect, .head = text_head, .rows = text_rows, .diagnosis = text_diagnosis
+};
 
 /* ---- The same table in the GUI -------------------------------------------- */
 
@@ -150,52 +143,49 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
 };
 
-static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                      const void *data, tap_flags_t flags _U_)
+/* Fills the row of direction d of connection c. */
+static void fill_row(stat_tap_table *table, guint row, const ng_conn_t *c, guint d, packet_info *pinfo)
 {
-    const ng_tap_info_t *ti = (const ng_tap_info_t *)data;
-    stat_tap_table *table = su_table(tapdata);
-    const ng_conn_t *c = ti->conn;
-    gboolean created;
-    guint row;
     row_vals_t v;
 
-    if (!table)
-        return TAP_PACKET_DONT_REDRAW;
+    row_values(&c->dir[d], &v);
+    su_set_uint(table, row, COL_CONN, c->index);
+    su_set_uint(table, row, COL_PACKETS, v.packets);
+    su_set_uint(table, row, COL_ACKED, v.acked);
+    su_set_uint(table, row, COL_LOST, v.lost);
+    su_set_decimal(table, row, COL_LOSS, v.loss_pct, 1);
+    su_set_decimal(table, row, COL_RTT_MIN, v.rtt_min_ms, 1);
+    su_set_decimal(table, row, COL_RTT_MEAN, v.rtt_mean_ms, 1);
+    su_set_decimal(table, row, COL_RTT_MAX, v.rtt_max_ms, 1);
+    su_set_decimal(table, row, COL_SRTT, v.srtt_ms, 1);
+    su_set_decimal(table, row, COL_PAYLOAD, v.payload_bps, 0);
+    su_set_decimal(table, row, COL_GOOD, v.good_s, 2);
+    su_set_decimal(table, row, COL_BAD, v.bad_s, 2);
+    su_set_uint(table, row, COL_SWITCHES, v.switches);
+    su_set_uint(table, row, COL_FIRST, v.first);
+    su_set_uint(table, row, COL_LAST, v.last);
+    su_set_string(table, row, COL_DIAGNOSIS, netgame_dir_diagnosis(pinfo->pool, c, d));
+}
+
+static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data)
+{
+    const ng_conn_t *c = ((const ng_tap_info_t *)data)->conn;
+
     /* Both directions: an ack in one changes the other's counts. */
     for (guint d = 0; d < 2; d++) {
-        if (!c->dir[d].active)
-            continue;
-        row = su_table_row(tapdata, c->index * 2 + d + 1, &created);
-        if (created)
-            su_set_string(table, row, COL_DIRECTION, direction_str(pinfo->pool, &c->dir[d]));
-        row_values(&c->dir[d], &v);
-        su_set_uint(table, row, COL_CONN, c->index);
-        su_set_uint(table, row, COL_PACKETS, v.packets);
-        su_set_uint(table, row, COL_ACKED, v.acked);
-        su_set_uint(table, row, COL_LOST, v.lost);
-        su_set_decimal(table, row, COL_LOSS, v.loss_pct, 1);
-        su_set_decimal(table, row, COL_RTT_MIN, v.rtt_min_ms, 1);
-        su_set_decimal(table, row, COL_RTT_MEAN, v.rtt_mean_ms, 1);
-        su_set_decimal(table, row, COL_RTT_MAX, v.rtt_max_ms, 1);
-        su_set_decimal(table, row, COL_SRTT, v.srtt_ms, 1);
-        su_set_decimal(table, row, COL_PAYLOAD, v.payload_bps, 0);
-        su_set_decimal(table, row, COL_GOOD, v.good_s, 2);
-        su_set_decimal(table, row, COL_BAD, v.bad_s, 2);
-        su_set_uint(table, row, COL_SWITCHES, v.switches);
-        su_set_uint(table, row, COL_FIRST, v.first);
-        su_set_uint(table, row, COL_LAST, v.last);
-        su_set_string(table, row, COL_DIAGNOSIS, netgame_dir_diagnosis(pinfo->pool, c, d));
+        const ng_dir_t *dir = &c->dir[d];
+        if (dir->active)
+            fill_row(table, su_table_dir_row(tapdata, c->index * 2 + d + 1, COL_DIRECTION, &dir->src, dir->sport,
+                                             &dir->dst, dir->dport), c, d, pinfo);
     }
     return TAP_PACKET_REDRAW;
 }
 
 void netgame_stats_register(void)
 {
-    static stat_tap_ui text_ui;
     static stat_tap_table_ui table_ui;
 
-    su_register_text_ui(&text_ui, "Netgame connections", "netgame,conns", text_init);
+    su_register_text_table(&text_table);
     su_register_table_ui(&table_ui, "Netgame Connections", "Netgame connections",
-                         "netgame", "netgame,conns_table", table_packet, table_fields, array_length(table_fields));
+                         "netgame", "netgame,conns_table", table_fill, table_fields, array_length(table_fields));
 }

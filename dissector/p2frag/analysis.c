@@ -620,14 +620,10 @@ void p2frag_analysis_register(int proto, module_t *module, const dp2_protocol_t 
             "The original example's receiver would not deliver this packet: sequence 256 or more "
             "(original bug 2: it indexes (oldest + i) & 0xFF)", EXPFILL } },
     };
-    expert_module_t *em;
 
     proto_p2frag = proto;
     p2frag_p2 = p2;
-    proto_register_field_array(proto, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto, hf, ett, ei);
     register_init_routine(analysis_init);
     cs_sp_register();
     cs_sp_register_pref(module, &pref_single_pass);

@@ -827,7 +827,6 @@ static void p2frag_prefs_apply(void)
 void proto_register_p2frag(void)
 {
     module_t *m;
-    expert_module_t *em;
 
     static hf_register_info hf[] = {
         { &hf_p2frag_crc, { "CRC-32", "p2frag.crc32", FT_UINT32, BASE_HEX, NULL, 0x0,
@@ -942,10 +941,7 @@ void proto_register_p2frag(void)
     };
 
     proto_p2frag = proto_register_protocol("Packet Fragmentation and Reassembly (protocol2)", "P2frag", "p2frag");
-    proto_register_field_array(proto_p2frag, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto_p2frag);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto_p2frag, hf, ett, ei);
 
     m = prefs_register_protocol(proto_p2frag, p2frag_prefs_apply);
     prefs_register_uint_preference(m, "protocol_id", "Protocol id",

@@ -14,6 +14,7 @@
 #include <epan/reassemble.h>
 
 #include "common/protocol2.h"
+#include "common/register-util.h"
 
 /* One direction of a UDP conversation (first pass, file scope). */
 typedef struct p2frag_dir {

@@ -208,14 +208,10 @@ static guint summary_key(const p2frag_dir_t *dir)
  * retap, which runs after the file is read). */
 static void table_summary(stat_tap_table *table, void *tapdata, packet_info *pinfo, const p2frag_dir_t *dir)
 {
-    gboolean created;
-    guint row = su_table_row(tapdata, summary_key(dir), &created);
+    guint row = su_table_dir_row(tapdata, summary_key(dir), COL_DIRECTION, &dir->src, dir->sport, &dir->dst,
+                                 dir->dport);
     char *text;
 
-    if (created) {
-        su_set_string(table, row, COL_DIRECTION, direction_str(pinfo->pool, dir));
-        su_set_string(table, row, COL_BYTES, "");
-    }
     su_set_uint(table, row, COL_STREAM, dir->stream);
     if (!dir->frag_pkts) {
         text = wmem_strdup_printf(pinfo->pool, "Direction: %u regular packet%s, no fragmented one",
@@ -241,25 +237,19 @@ static void table_summary(stat_tap_table *table, void *tapdata, packet_info *pin
                                                                 dir->frags_expected));
 }
 
-static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                      const void *data, tap_flags_t flags _U_)
+static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data)
 {
     const p2frag_tap_t *td = (const p2frag_tap_t *)data;
-    stat_tap_table *table = su_table(tapdata);
     const p2frag_pkt_t *pkt = td->pkt;
-    gboolean created;
-    guint row;
-    guint32 bytes;
 
-    if (!table)
-        return TAP_PACKET_DONT_REDRAW;
     if (pkt) {
-        row = su_table_row(tapdata, pkt->index, &created);
-        if (created)
-            su_set_string(table, row, COL_DIRECTION, direction_str(pinfo->pool, pkt->dir));
-        su_set_uint(table, row, COL_STREAM, pkt->dir->stream);
+        const p2frag_dir_t *dir = pkt->dir;
+        guint row = su_table_dir_row(tapdata, pkt->index, COL_DIRECTION, &dir->src, dir->sport, &dir->dst,
+                                     dir->dport);
+        guint32 bytes = p2frag_pkt_bytes(pkt);
+
+        su_set_uint(table, row, COL_STREAM, dir->stream);
         su_set_decimal(table, row, COL_SEQ, pkt->seq, 0);
-        bytes = p2frag_pkt_bytes(pkt);
         su_set_string(table, row, COL_BYTES, bytes ? wmem_strdup_printf(pinfo->pool, "%u", bytes) : "?");
         su_set_string(table, row, COL_FRAGMENTS, wmem_strdup_printf(pinfo->pool, "%u/%u", pkt->seen,
                                                                     pkt->num_fragments));
@@ -281,5 +271,5 @@ void p2frag_stats_register(void)
     su_register_text_ui(&text_ui, "P2frag fragmented packets", "p2frag,packets", text_init);
     /* Rows stay (keyed by packet index) and are refilled by the retap. */
     su_register_table_ui(&table_ui, "P2frag Packets", "P2frag fragmented packets",
-                         "p2frag", "p2frag,packets_table", table_packet, table_fields, array_length(table_fields));
+                         "p2frag", "p2frag,packets_table", table_fill, table_fields, array_length(table_fields));
 }

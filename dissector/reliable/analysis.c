@@ -798,13 +798,9 @@ void reliable_analysis_register(int proto, module_t *module)
         { &ei_reliable_incomplete, { "reliable.analysis.incomplete.expert", PI_REASSEMBLE, PI_WARN,
             "Fragmented packet never completed", EXPFILL } },
     };
-    expert_module_t *em;
 
     proto_reliable = proto;
-    proto_register_field_array(proto, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto, hf, ett, ei);
     reliable_tap = register_tap("reliable");
     convs = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);
     conn_list = g_ptr_array_new();

@@ -226,17 +226,7 @@ static proto_item *show_header(proto_tree *tree, tvbuff_t *tvb, guint offset, co
 
 static void dissect_payload(tvbuff_t *next, packet_info *pinfo, proto_tree *tree)
 {
-    heur_dtbl_entry_t *hdtbl_entry;
-
-#if CS_WS_AT_LEAST(4, 6)
-    if (dissector_try_payload_with_data(payload_table, next, pinfo, tree, TRUE, NULL))
-#else
-    if (dissector_try_payload_new(payload_table, next, pinfo, tree, TRUE, NULL))
-#endif
-        return;
-    if (dissector_try_heuristic(payload_heur, next, pinfo, tree, &hdtbl_entry, NULL))
-        return;
-    call_data_dissector(next, pinfo, tree);
+    cs_call_payload(payload_table, payload_heur, next, pinfo, tree);
 }
 
 /* ---- Validity (heuristics) -------------------------------------------------- */
@@ -753,14 +743,10 @@ void proto_register_reliable(void)
             "Packet above the receiver's maximum size", EXPFILL } },
     };
     module_t *module;
-    expert_module_t *em;
 
     proto_reliable = proto_register_protocol("Reliable (packet acknowledgement and fragmentation)", "Reliable",
                                              "reliable");
-    proto_register_field_array(proto_reliable, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto_reliable);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto_reliable, hf, ett, ei);
 
     module = prefs_register_protocol(proto_reliable, reliable_prefs_apply);
     prefs_register_uint_preference(module, "fragment_size", "Fragment size",
@@ -775,12 +761,7 @@ void proto_register_reliable(void)
 
     reliable_handle = register_dissector("reliable", dissect_reliable, proto_reliable);
     reassembly_table_register(&reliable_reassembly_table, &addresses_ports_reassembly_table_functions);
-#if CS_WS_AT_LEAST(4, 4)
-    payload_heur = register_heur_dissector_list_with_description("reliable.payload", "Reliable payload",
-                                                                 proto_reliable);
-#else
-    payload_heur = register_heur_dissector_list("reliable.payload", proto_reliable);
-#endif
+    payload_heur = CS_REGISTER_HEUR_LIST("reliable.payload", "Reliable payload", proto_reliable);
     payload_table = register_decode_as_next_proto(proto_reliable, "reliable.payload", "Reliable payload", NULL);
 
     reliable_analysis_register(proto_reliable, module);

@@ -47,49 +47,45 @@ static char *direction_str(wmem_allocator_t *scope, const rl_dir_t *d)
     return su_direction_str(scope, &d->src, d->sport, &d->dst, d->dport);
 }
 
-static tap_packet_status text_packet(void *p, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
-                                     const void *data, tap_flags_t flags _U_)
+/* ---- tshark -z reliable,conns -------------------------------------------- */
+
+static void text_collect(su_seen_t *seen, const void *data)
 {
     const rl_tap_info_t *ti = (const rl_tap_info_t *)data;
     if (ti->conn)
-        su_seen_add((su_seen_t *)p, ti->conn);
-    return TAP_PACKET_REDRAW;
+        su_seen_add(seen, ti->conn);
 }
 
-static void text_draw(void *p)
+static void text_head(void)
 {
-    su_seen_t *seen = (su_seen_t *)p;
-    wmem_allocator_t *scope = wmem_allocator_new(WMEM_ALLOCATOR_SIMPLE);
-
-    printf("\n====================================================================================================================================\n");
     printf("Reliable connections (one row per direction; RTT in ms at this capture point; loss of the decided packets)\n");
     printf("%-4s %-45s %7s %6s %6s %6s %7s %6s %6s %5s %5s %5s %5s %8s %8s %8s\n", "Conn", "Direction", "Packets",
            "Frags", "Reasm", "Incmpl", "Acked", "Lost", "Loss%", "Dups", "Reord", "Gaps", "Bad", "RTTmin", "RTTmean",
            "RTTmax");
-    for (guint i = 0; i < su_seen_len(seen); i++) {
-        const rl_conn_t *c = (const rl_conn_t *)su_seen_get(seen, i);
-        for (guint d = 0; d < 2; d++) {
-            row_vals_t v;
-            if (!c->dir[d].active)
-                continue;
-            row_values(&c->dir[d], &v);
-            printf("%-4u %-45s %7u %6u %6u %6u %7u %6u %6.1f %5u %5u %5u %5u %8.1f %8.1f %8.1f\n", c->index,
-                   direction_str(scope, &c->dir[d]), v.packets, v.fragments, v.reassembled, v.incomplete, v.acked,
-                   v.lost, v.loss_pct, v.dups, v.reordered, v.gap_seqs, v.bad, v.rtt_min_ms, v.rtt_mean_ms,
-                   v.rtt_max_ms);
-        }
-    }
-    printf("====================================================================================================================================\n");
-    wmem_destroy_allocator(scope);
 }
 
-static CS_TAP_INIT_RET text_init(const char *opt_arg, void *userdata _U_)
+static void text_rows(wmem_allocator_t *scope, const void *obj)
 {
-    if (!su_text_listen(opt_arg, "reliable,conns", "reliable", su_seen_new(), su_seen_tap_reset, text_packet,
-                        text_draw, su_seen_tap_finish))
-        CS_TAP_INIT_FAILED;
-    CS_TAP_INIT_OK;
+    const rl_conn_t *c = (const rl_conn_t *)obj;
+
+    for (guint d = 0; d < 2; d++) {
+        row_vals_t v;
+        if (!c->dir[d].active)
+            continue;
+        row_values(&c->dir[d], &v);
+        printf("%-4u %-45s %7u %6u %6u %6u %7u %6u %6.1f %5u %5u %5u %5u %8.1f %8.1f %8.1f\n", c->index,
+               direction_str(scope, &c->dir[d]), v.packets, v.fragments, v.reassembled, v.incomplete, v.acked,
+               v.lost, v.loss_pct, v.dups, v.reordered, v.gap_seqs, v.bad, v.rtt_min_ms, v.rtt_mean_ms,
+               v.rtt_max_ms);
+    }
 }
+
+static const su_text_table_t text_table = {
+    .title = "Reliable connections", .cli = "reliable,conns", .tap = "reliable", .rule = 132,
+    .collect = text_collect, .head = text_head, .rows = text_rows, .diagnosis = NULL
+};
+
+/* ---- The same table in the GUI -------------------------------------------- */
 
 enum {
     COL_CONN, COL_DIRECTION, COL_PACKETS, COL_FRAGS, COL_REASM, COL_INCOMPLETE, COL_ACKED, COL_LOST, COL_LOSS,
@@ -115,50 +111,49 @@ static stat_tap_table_item table_fields[] = {
     { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT max (ms)", "%s" },
 };
 
-static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                      const void *data, tap_flags_t flags _U_)
+/* Fills the row of direction d of connection c. */
+static void fill_row(stat_tap_table *table, guint row, const rl_conn_t *c, guint d)
 {
-    const rl_tap_info_t *ti = (const rl_tap_info_t *)data;
-    stat_tap_table *table = su_table(tapdata);
-    const rl_conn_t *c = ti->conn;
+    row_vals_t v;
 
-    if (!table || !c)
+    row_values(&c->dir[d], &v);
+    su_set_uint(table, row, COL_CONN, c->index);
+    su_set_uint(table, row, COL_PACKETS, v.packets);
+    su_set_uint(table, row, COL_FRAGS, v.fragments);
+    su_set_uint(table, row, COL_REASM, v.reassembled);
+    su_set_uint(table, row, COL_INCOMPLETE, v.incomplete);
+    su_set_uint(table, row, COL_ACKED, v.acked);
+    su_set_uint(table, row, COL_LOST, v.lost);
+    su_set_decimal(table, row, COL_LOSS, v.loss_pct, 1);
+    su_set_uint(table, row, COL_DUPS, v.dups);
+    su_set_uint(table, row, COL_REORD, v.reordered);
+    su_set_uint(table, row, COL_GAPS, v.gap_seqs);
+    su_set_uint(table, row, COL_BAD, v.bad);
+    su_set_decimal(table, row, COL_RTT_MIN, v.rtt_min_ms, 1);
+    su_set_decimal(table, row, COL_RTT_MEAN, v.rtt_mean_ms, 1);
+    su_set_decimal(table, row, COL_RTT_MAX, v.rtt_max_ms, 1);
+}
+
+static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo _U_, const void *data)
+{
+    const rl_conn_t *c = ((const rl_tap_info_t *)data)->conn;
+
+    if (!c)
         return TAP_PACKET_DONT_REDRAW;
     for (guint d = 0; d < 2; d++) {
-        gboolean created;
-        guint row;
-        row_vals_t v;
-        if (!c->dir[d].active)
-            continue;
-        row = su_table_row(tapdata, c->index * 2 + d + 1, &created);
-        if (created)
-            su_set_string(table, row, COL_DIRECTION, direction_str(pinfo->pool, &c->dir[d]));
-        row_values(&c->dir[d], &v);
-        su_set_uint(table, row, COL_CONN, c->index);
-        su_set_uint(table, row, COL_PACKETS, v.packets);
-        su_set_uint(table, row, COL_FRAGS, v.fragments);
-        su_set_uint(table, row, COL_REASM, v.reassembled);
-        su_set_uint(table, row, COL_INCOMPLETE, v.incomplete);
-        su_set_uint(table, row, COL_ACKED, v.acked);
-        su_set_uint(table, row, COL_LOST, v.lost);
-        su_set_decimal(table, row, COL_LOSS, v.loss_pct, 1);
-        su_set_uint(table, row, COL_DUPS, v.dups);
-        su_set_uint(table, row, COL_REORD, v.reordered);
-        su_set_uint(table, row, COL_GAPS, v.gap_seqs);
-        su_set_uint(table, row, COL_BAD, v.bad);
-        su_set_decimal(table, row, COL_RTT_MIN, v.rtt_min_ms, 1);
-        su_set_decimal(table, row, COL_RTT_MEAN, v.rtt_mean_ms, 1);
-        su_set_decimal(table, row, COL_RTT_MAX, v.rtt_max_ms, 1);
+        const rl_dir_t *dir = &c->dir[d];
+        if (dir->active)
+            fill_row(table, su_table_dir_row(tapdata, c->index * 2 + d + 1, COL_DIRECTION, &dir->src, dir->sport,
+                                             &dir->dst, dir->dport), c, d);
     }
     return TAP_PACKET_REDRAW;
 }
 
 void reliable_stats_register(void)
 {
-    static stat_tap_ui text_ui;
     static stat_tap_table_ui table_ui;
 
-    su_register_text_ui(&text_ui, "Reliable connections", "reliable,conns", text_init);
+    su_register_text_table(&text_table);
     su_register_table_ui(&table_ui, "Reliable Connections", "Reliable connections", "reliable",
-                         "reliable,conns_table", table_packet, table_fields, array_length(table_fields));
+                         "reliable,conns_table", table_fill, table_fields, array_length(table_fields));
 }

@@ -26,6 +26,8 @@
 #include "yojimbo.h"
 #include "common/single-pass.h"
 #include "common/ws-compat.h"
+#include "common/stats-util.h"
+#include "common/register-util.h"
 
 /* yojimbo's ClientServerConfig defaults: two reliable-ordered channels, 256
  * messages a packet, 256 KiB blocks in 1 KiB fragments; the examples'
@@ -273,17 +275,9 @@ typedef struct yj_eo {
 static tap_packet_status eo_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
                                    const void *data, tap_flags_t flags _U_)
 {
-    export_object_list_t *list = (export_object_list_t *)tapdata;
     const yj_eo_t *eo = (const yj_eo_t *)data;
-    export_object_entry_t *e = g_new0(export_object_entry_t, 1);
 
-    e->pkt_num = pinfo->num;
-    e->hostname = g_strdup(eo->hostname);
-    e->content_type = g_strdup(eo->content_type);
-    e->filename = g_strdup(eo->filename);
-    e->payload_len = eo->len;
-    e->payload_data = (guint8 *)g_memdup2(eo->data, eo->len);
-    list->add_entry(list->gui_data, e);
+    su_export_object_add(tapdata, pinfo->num, eo->hostname, eo->content_type, eo->filename, eo->data, eo->len);
     return TAP_PACKET_REDRAW;
 }
 
@@ -1071,13 +1065,9 @@ void proto_register_yojimbo(void)
         { &ei_limit, { "yojimbo.analysis_limit", PI_SEQUENCE, PI_NOTE, "Analysis limit reached", EXPFILL } },
     };
     module_t *m;
-    expert_module_t *em;
 
     proto_yojimbo = proto_register_protocol("yojimbo connection packet", "yojimbo", "yojimbo");
-    proto_register_field_array(proto_yojimbo, hf, array_length(hf));
-    proto_register_subtree_array(ett, array_length(ett));
-    em = expert_register_protocol(proto_yojimbo);
-    expert_register_field_array(em, ei, array_length(ei));
+    CS_REGISTER_ARRAYS(proto_yojimbo, hf, ett, ei);
 
     m = prefs_register_protocol(proto_yojimbo, apply_prefs);
     yj_analysis_register_prefs(m);

@@ -53,92 +53,86 @@ static const char *type_text(wmem_allocator_t *scope, const yj_msg_t *m)
     return m->type < 0 ? "?" : wmem_strdup_printf(scope, "%d", m->type);
 }
 
-/* The tap data: a su_seen_t of the messages and blocks the packets carried. */
-static tap_packet_status text_packet(void *p, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
-                                     const void *data, tap_flags_t flags _U_)
+/* ---- tshark -z yojimbo,messages and yojimbo,blocks ------------------------- */
+
+/* Both tables see the messages and blocks the packets carried, and each
+ * shows its own kind. */
+static void text_collect(su_seen_t *seen, const void *data)
 {
     const yj_tap_t *t = (const yj_tap_t *)data;
     for (guint32 i = 0; i < t->frame->n_items; i++)
-        su_seen_add((su_seen_t *)p, t->frame->items[i].msg);
-    return TAP_PACKET_REDRAW;
+        su_seen_add(seen, t->frame->items[i].msg);
 }
 
-static void draw(void *p, gboolean blocks)
+static guint diagnosis(wmem_allocator_t *scope, const yj_msg_t *m, gboolean print)
 {
-    su_seen_t *seen = (su_seen_t *)p;
-    wmem_allocator_t *scope = wmem_allocator_new(WMEM_ALLOCATOR_SIMPLE);
-    guint bad = 0;
-    const char *rule = "===================================================================================================================================";
+    char *diag = yj_diagnosis(scope, m);
 
-    printf("\n%s\n", rule);
-    if (!blocks) {
-        printf("yojimbo messages (reliable-ordered channels; frames at this capture point)\n");
-        printf("%-4s %-45s %3s %6s %5s %6s %8s %8s %8s %9s %6s\n", "Conv", "Direction", "Ch", "Id", "Type",
-               "Sends", "First", "Last", "AckedIn", "AckMs", "Wasted");
-    } else {
-        printf("yojimbo blocks (frames at this capture point)\n");
-        printf("%-4s %-45s %3s %6s %5s %6s %7s %7s %7s %7s %8s %8s %8s %9s %8s\n", "Conv", "Direction", "Ch", "Id",
-               "Type", "Frags", "Bytes", "Sends", "Resend", "Wasted", "Acked", "First", "AckedIn", "AckMs", "StallS");
-    }
-    for (guint i = 0; i < su_seen_len(seen); i++) {
-        const yj_msg_t *m = (const yj_msg_t *)su_seen_get(seen, i);
-        if (m->is_block != blocks)
-            continue;
-        if (!blocks) {
-            printf("%-4u %-45s %3u %6u %5s %6u %8u %8u %8u %9.1f %6u\n", m->conv->index, dir_str(scope, m), m->channel,
-                   m->id, type_text(scope, m), m->sends, m->first_frame, m->last_frame, m->acked_frame, ack_ms(m),
-                   m->sends_after_ack);
-        } else {
-            guint32 resends, wasted, sends = frag_sends(m, &resends, &wasted);
-            printf("%-4u %-45s %3u %6u %5s %6u %7u %7u %7u %7u %4u/%-3u %8u %8u %9.1f %8.2f\n", m->conv->index,
-                   dir_str(scope, m), m->channel, m->id, type_text(scope, m), m->num_fragments, m->block_bytes, sends, resends,
-                   wasted, m->frags_acked, m->num_fragments, m->first_frame,
-                   m->frags_acked == m->num_fragments ? m->acked_frame : 0, ack_ms(m), (double)m->max_stall_ns / 1e9);
-        }
-        if (yj_diagnosis(scope, m))
-            bad++;
-    }
-    if (bad) {
-        printf("\nDiagnosis:\n");
-        for (guint i = 0; i < su_seen_len(seen); i++) {
-            const yj_msg_t *m = (const yj_msg_t *)su_seen_get(seen, i);
-            char *diag;
-            if (m->is_block != blocks)
-                continue;
-            diag = yj_diagnosis(scope, m);
-            if (diag)
-                printf("Conv %u %s: %s\n", m->conv->index, dir_str(scope, m), diag);
-        }
-    }
-    printf("%s\n", rule);
-    wmem_destroy_allocator(scope);
+    if (diag && print)
+        printf("Conv %u %s: %s\n", m->conv->index, dir_str(scope, m), diag);
+    return diag != NULL;
 }
 
-static void draw_messages(void *p)
+static void msg_head(void)
 {
-    draw(p, FALSE);
+    printf("yojimbo messages (reliable-ordered channels; frames at this capture point)\n");
+    printf("%-4s %-45s %3s %6s %5s %6s %8s %8s %8s %9s %6s\n", "Conv", "Direction", "Ch", "Id", "Type",
+           "Sends", "First", "Last", "AckedIn", "AckMs", "Wasted");
 }
 
-static void draw_blocks(void *p)
+static void msg_rows(wmem_allocator_t *scope, const void *obj)
 {
-    draw(p, TRUE);
+    const yj_msg_t *m = (const yj_msg_t *)obj;
+
+    if (m->is_block)
+        return;
+    printf("%-4u %-45s %3u %6u %5s %6u %8u %8u %8u %9.1f %6u\n", m->conv->index, dir_str(scope, m), m->channel,
+           m->id, type_text(scope, m), m->sends, m->first_frame, m->last_frame, m->acked_frame, ack_ms(m),
+           m->sends_after_ack);
 }
 
-static CS_TAP_INIT_RET init_messages(const char *opt_arg, void *userdata _U_)
+static guint msg_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean print)
 {
-    if (!su_text_listen(opt_arg, "yojimbo,messages", "yojimbo_stats", su_seen_new(), su_seen_tap_reset, text_packet,
-                        draw_messages, su_seen_tap_finish))
-        CS_TAP_INIT_FAILED;
-    CS_TAP_INIT_OK;
+    const yj_msg_t *m = (const yj_msg_t *)obj;
+    return m->is_block ? 0 : diagnosis(scope, m, print);
 }
 
-static CS_TAP_INIT_RET init_blocks(const char *opt_arg, void *userdata _U_)
+static void block_head(void)
 {
-    if (!su_text_listen(opt_arg, "yojimbo,blocks", "yojimbo_stats", su_seen_new(), su_seen_tap_reset, text_packet,
-                        draw_blocks, su_seen_tap_finish))
-        CS_TAP_INIT_FAILED;
-    CS_TAP_INIT_OK;
+    printf("yojimbo blocks (frames at this capture point)\n");
+    printf("%-4s %-45s %3s %6s %5s %6s %7s %7s %7s %7s %8s %8s %8s %9s %8s\n", "Conv", "Direction", "Ch", "Id",
+           "Type", "Frags", "Bytes", "Sends", "Resend", "Wasted", "Acked", "First", "AckedIn", "AckMs", "StallS");
 }
+
+static void block_rows(wmem_allocator_t *scope, const void *obj)
+{
+    const yj_msg_t *m = (const yj_msg_t *)obj;
+    guint32 resends, wasted, sends;
+
+    if (!m->is_block)
+        return;
+    sends = frag_sends(m, &resends, &wasted);
+    printf("%-4u %-45s %3u %6u %5s %6u %7u %7u %7u %7u %4u/%-3u %8u %8u %9.1f %8.2f\n", m->conv->index,
+           dir_str(scope, m), m->channel, m->id, type_text(scope, m), m->num_fragments, m->block_bytes, sends, resends,
+           wasted, m->frags_acked, m->num_fragments, m->first_frame,
+           m->frags_acked == m->num_fragments ? m->acked_frame : 0, ack_ms(m), (double)m->max_stall_ns / 1e9);
+}
+
+static guint block_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean print)
+{
+    const yj_msg_t *m = (const yj_msg_t *)obj;
+    return m->is_block ? diagnosis(scope, m, print) : 0;
+}
+
+static const su_text_table_t msg_text = {
+    .title = "yojimbo messages", .cli = "yojimbo,messages", .tap = "yojimbo_stats", .rule = 131,
+    .collect = text_collect, .head = msg_head, .rows = msg_rows, .diagnosis = msg_diagnosis
+};
+
+static const su_text_table_t block_text = {
+    .title = "yojimbo blocks", .cli = "yojimbo,blocks", .tap = "yojimbo_stats", .rule = 131,
+    .collect = text_collect, .head = block_head, .rows = block_rows, .diagnosis = block_diagnosis
+};
 
 /* ---- GUI tables ------------------------------------------------------------ */
 
@@ -186,22 +180,18 @@ static void type_cell(stat_tap_table *table, guint row, guint col, const yj_msg_
     su_set_string(table, row, col, type_text(scope, m));
 }
 
-static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, const void *data, gboolean blocks)
+static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data,
+                                    gboolean blocks)
 {
     const yj_tap_t *t = (const yj_tap_t *)data;
-    stat_tap_table *table = su_table(tapdata);
-    gboolean created;
 
-    if (!table)
-        return TAP_PACKET_DONT_REDRAW;
     for (guint32 i = 0; i < t->frame->n_items; i++) {
         const yj_msg_t *m = t->frame->items[i].msg;
+        const yj_dir_t *d = &m->conv->dir[m->dir];
         guint row;
         if (m->is_block != blocks)
             continue;
-        row = su_table_row(tapdata, m->index, &created);
-        if (created)
-            su_set_string(table, row, blocks ? B_DIR : M_DIR, dir_str(pinfo->pool, m));
+        row = su_table_dir_row(tapdata, m->index, blocks ? B_DIR : M_DIR, &d->src, d->sport, &d->dst, d->dport);
         if (!blocks) {
             su_set_uint(table, row, M_CONV, m->conv->index);
             su_set_uint(table, row, M_CH, m->channel);
@@ -236,27 +226,24 @@ static tap_packet_status table_packet(void *tapdata, packet_info *pinfo, const v
     return TAP_PACKET_REDRAW;
 }
 
-static tap_packet_status msg_table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                          const void *data, tap_flags_t flags _U_)
+static tap_packet_status msg_table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data)
 {
-    return table_packet(tapdata, pinfo, data, FALSE);
+    return table_fill(table, tapdata, pinfo, data, FALSE);
 }
 
-static tap_packet_status block_table_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                            const void *data, tap_flags_t flags _U_)
+static tap_packet_status block_table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data)
 {
-    return table_packet(tapdata, pinfo, data, TRUE);
+    return table_fill(table, tapdata, pinfo, data, TRUE);
 }
 
 void yj_stats_register(void)
 {
-    static stat_tap_ui msg_text, block_text;
     static stat_tap_table_ui msg_table, block_table;
 
-    su_register_text_ui(&msg_text, "yojimbo messages", "yojimbo,messages", init_messages);
-    su_register_text_ui(&block_text, "yojimbo blocks", "yojimbo,blocks", init_blocks);
+    su_register_text_table(&msg_text);
+    su_register_text_table(&block_text);
     su_register_table_ui(&msg_table, "yojimbo Messages", "yojimbo messages", "yojimbo_stats",
-                         "yojimbo,messages_table", msg_table_packet, msg_fields, array_length(msg_fields));
+                         "yojimbo,messages_table", msg_table_fill, msg_fields, array_length(msg_fields));
     su_register_table_ui(&block_table, "yojimbo Blocks", "yojimbo blocks", "yojimbo_stats", "yojimbo,blocks_table",
-                         block_table_packet, block_fields, array_length(block_fields));
+                         block_table_fill, block_fields, array_length(block_fields));
 }

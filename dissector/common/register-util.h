@@ -1,0 +1,34 @@
+/* common/register-util.h
+ * What every registration of the plugin does with its arrays: the fields,
+ * subtrees and expert infos of a protocol (its decoder's, and its
+ * analysis' under the same protocol), in one call.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef REGISTER_UTIL_H
+#define REGISTER_UTIL_H
+
+#include <epan/packet.h>
+#include <epan/expert.h>
+
+/* Registers the fields hf, the subtrees ett and the expert infos ei (arrays:
+ * their lengths are taken from them) of protocol proto, as
+ * proto_register_field_array, proto_register_subtree_array,
+ * expert_register_protocol and expert_register_field_array do, and returns
+ * the expert module. */
+#define CS_REGISTER_ARRAYS(proto, hf, ett, ei) \
+    cs_register_arrays((proto), (hf), array_length(hf), (ett), array_length(ett), (ei), array_length(ei))
+
+static inline expert_module_t *cs_register_arrays(int proto, hf_register_info *hf, int n_hf, gint *const *ett,
+                                                  int n_ett, ei_register_info *ei, int n_ei)
+{
+    expert_module_t *em;
+
+    proto_register_field_array(proto, hf, n_hf);
+    proto_register_subtree_array(ett, n_ett);
+    em = expert_register_protocol(proto);
+    expert_register_field_array(em, ei, n_ei);
+    return em;
+}
+
+#endif /* REGISTER_UTIL_H */
