@@ -904,7 +904,9 @@ static proto_item *show_packet_header(nc_dissection_t *d)
     }
     if (!s->canonical)
         expert_add_info(d->pinfo, pi, &ei_netcode_seq_encoding);
-    proto_tree_add_item(d->nt, hf_netcode_encrypted, d->tvb, 1 + s->seq_bytes, s->enc_len - NC_MAC_BYTES, ENC_NA);
+    if (s->enc_len > NC_MAC_BYTES)   /* a disconnect encrypts nothing: its MAC alone */
+        proto_tree_add_item(d->nt, hf_netcode_encrypted, d->tvb, 1 + s->seq_bytes, s->enc_len - NC_MAC_BYTES,
+                            ENC_NA);
     proto_tree_add_item(d->nt, hf_netcode_mac, d->tvb, s->len - NC_MAC_BYTES, NC_MAC_BYTES, ENC_NA);
     di = proto_tree_add_boolean(d->nt, hf_netcode_decrypted, d->tvb, 1 + s->seq_bytes, s->enc_len, d->decrypted);
     proto_item_set_generated(di);
