@@ -1172,7 +1172,7 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         if (fr->notes & N_DUP_ACK) {
             ti = proto_tree_add_boolean(AT, hf_chunk_duplicate_ack, tvb, 0, 0, TRUE);
             proto_item_set_generated(ti);
-            expert_add_info(pinfo, ti, &ei_chunk_dup_ack);
+            au_expert_add_info(pinfo, ti, &ei_chunk_dup_ack);
         }
         if (fr->notes & N_STALE_ACK) {
             ti = proto_tree_add_uint(AT, hf_chunk_completed_in, tvb, 0, 0, fr->info_frame);
@@ -1205,7 +1205,7 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         show_end_of_capture(tvb, pinfo, AT, t);
     }
     if (fr->flags & CHUNK_F_AMPLIFICATION)
-        expert_add_info(pinfo, AT, &ei_chunk_amplification);
+        au_expert_add_info(pinfo, AT, &ei_chunk_amplification);
     else if (fr->flags & CHUNK_F_TOO_FAST)
         AU_EXPERT(pinfo, AT, &ei_chunk_too_fast,
             "Acks too fast: %u acks within %.0f ms (interval %u ms).", CHUNK_PACED_WINDOW,
