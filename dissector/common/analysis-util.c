@@ -55,10 +55,13 @@ gboolean au_idset_next_run(const au_idset_t *s, guint32 *next, guint32 *first, g
 
 void au_append_range(wmem_strbuf_t *sb, guint32 first, guint32 last)
 {
-    if (last > first)
-        wmem_strbuf_append_printf(sb, "%u-%u", first, last);
-    else
-        wmem_strbuf_append_printf(sb, "%u", first);
+    char buf[24], *p = au_put_uint(buf, first);   /* "%u-%u" without printf */
+
+    if (last > first) {
+        *p++ = '-';
+        p = au_put_uint(p, last);
+    }
+    wmem_strbuf_append_len(sb, buf, (gsize)(p - buf));
 }
 
 char *au_ranges(wmem_allocator_t *scope, const au_idset_t *s, gsize max_len)

@@ -92,30 +92,6 @@ void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_
 
 /* Writers of Info text without printf (it runs for every datagram): v in
  * decimal or hex, or s, at p; they return the end (no terminating NUL). */
-static inline char *au_put_uint(char *p, guint32 v)
-{
-    char digits[10];
-    int n = 0;
-
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = digits[--n];
-    return p;
-}
-
-/* v as eight lower-case hex digits, as "%08x". */
-static inline char *au_put_hex8(char *p, guint32 v)
-{
-    static const char hex[] = "0123456789abcdef";
-    for (int shift = 28; shift >= 0; shift -= 4)
-        *p++ = hex[(v >> shift) & 0xF];
-    return p;
-}
-
-/* v in decimal, as "%" G_GUINT64_FORMAT. */
 static inline char *au_put_uint64(char *p, guint64 v)
 {
     char digits[20];
@@ -127,6 +103,20 @@ static inline char *au_put_uint64(char *p, guint64 v)
     } while (v);
     while (n)
         *p++ = digits[--n];
+    return p;
+}
+
+static inline char *au_put_uint(char *p, guint32 v)
+{
+    return au_put_uint64(p, v);
+}
+
+/* v as eight lower-case hex digits, as "%08x". */
+static inline char *au_put_hex8(char *p, guint32 v)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int shift = 28; shift >= 0; shift -= 4)
+        *p++ = hex[(v >> shift) & 0xF];
     return p;
 }
 
