@@ -757,13 +757,15 @@ static void keep_record(packet_info *pinfo, frame_rec_t *fr)
 
 static void add_gen_uint(proto_tree *tree, int hf, tvbuff_t *tvb, guint32 v)
 {
-    proto_item_set_generated(proto_tree_add_uint(tree, hf, tvb, 0, 0, v));
+    if (tree)
+        proto_item_set_generated(proto_tree_add_uint(tree, hf, tvb, 0, 0, v));
 }
 
 static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
 {
     nstime_t t = au_nstime(ns);
-    proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, &t));
+    if (tree)
+        proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, &t));
 }
 
 /* Missing slices of t as ranges ("3-5,17"), cut at a range boundary with

@@ -144,6 +144,10 @@ void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_
 
     if (!pinfo->cinfo || (!lead && !bits))   /* most packets: nothing to mark */
         return;
+    if (!bits) {   /* the lead alone (a resend's number) */
+        au_info_append(pinfo, lead, strlen(lead));
+        return;
+    }
     for (size_t i = 0; i <= n; i++) {
         const char *s;
         size_t sl;
