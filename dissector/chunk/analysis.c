@@ -757,13 +757,15 @@ static void keep_record(packet_info *pinfo, frame_rec_t *fr)
 
 static void add_gen_uint(proto_tree *tree, int hf, tvbuff_t *tvb, guint32 v)
 {
-    proto_item_set_generated(proto_tree_add_uint(tree, hf, tvb, 0, 0, v));
+    if (tree)
+        proto_item_set_generated(proto_tree_add_uint(tree, hf, tvb, 0, 0, v));
 }
 
 static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
 {
     nstime_t t = au_nstime(ns);
-    proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, &t));
+    if (tree)
+        proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, &t));
 }
 
 /* Missing slices of t as ranges ("3-5,17"), cut at a range boundary with
@@ -1172,7 +1174,7 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         if (fr->notes & N_DUP_ACK) {
             ti = proto_tree_add_boolean(AT, hf_chunk_duplicate_ack, tvb, 0, 0, TRUE);
             proto_item_set_generated(ti);
-            expert_add_info(pinfo, ti, &ei_chunk_dup_ack);
+            au_expert_add_info(pinfo, ti, &ei_chunk_dup_ack);
         }
         if (fr->notes & N_STALE_ACK) {
             ti = proto_tree_add_uint(AT, hf_chunk_completed_in, tvb, 0, 0, fr->info_frame);
@@ -1205,7 +1207,7 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         show_end_of_capture(tvb, pinfo, AT, t);
     }
     if (fr->flags & CHUNK_F_AMPLIFICATION)
-        expert_add_info(pinfo, AT, &ei_chunk_amplification);
+        au_expert_add_info(pinfo, AT, &ei_chunk_amplification);
     else if (fr->flags & CHUNK_F_TOO_FAST)
         AU_EXPERT(pinfo, AT, &ei_chunk_too_fast,
             "Acks too fast: %u acks within %.0f ms (interval %u ms).", CHUNK_PACED_WINDOW,

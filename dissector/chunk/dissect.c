@@ -446,8 +446,12 @@ static void chunk_info_ack(packet_info *pinfo, guint32 chunk_id, guint32 acked_c
 
 static void chunk_add_variant(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const chunk_decode_t *d)
 {
-    proto_item *ti = proto_tree_add_uint(tree, hf_chunk_variant, tvb, 0, 0, d->b.max_slices);
-    proto_item *si;
+    proto_item *ti, *si;
+
+    /* Without a tree: the expert infos of the three cases that have one. */
+    if (!tree && d->vsrc != VAR_AMBIGUOUS && d->vsrc != VAR_UNKNOWN && !(d->vsrc == VAR_CONV && d->other_fit))
+        return;
+    ti = proto_tree_add_uint(tree, hf_chunk_variant, tvb, 0, 0, d->b.max_slices);
 
     proto_item_set_generated(ti);
     switch (d->vsrc) {
@@ -496,6 +500,8 @@ static void chunk_add_minus1(proto_tree *tree, int hf_sent, int hf_meant, tvbuff
     guint off = bit / 8;
     guint end = (bit + nbits + 7) / 8;
 
+    if (!tree)
+        return;
     dp2_add_bits(tree, hf_sent, tvb, bit, nbits, 0);
     ti = proto_tree_add_uint(tree, hf_meant, tvb, off, end > off ? end - off : 0, meant);
     proto_item_set_generated(ti);
@@ -642,21 +648,25 @@ static void chunk_show_slice(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, 
     if (b->nfields >= F_NUM_SLICES) {
         chunk_add_minus1(ct, hf_chunk_num_slices_m1, hf_chunk_num_slices, tvb, b->num_bit, b->id_bits,
                          b->num_slices);
-        ti = proto_tree_add_boolean(ct, hf_chunk_last_slice, tvb, 0, 0, b->last);
-        proto_item_set_generated(ti);
+        if (ct) {
+            ti = proto_tree_add_boolean(ct, hf_chunk_last_slice, tvb, 0, 0, b->last);
+            proto_item_set_generated(ti);
+        }
     }
     if (b->nfields >= F_SLICE_BYTES) {
         if (b->last) {
             chunk_add_minus1(ct, hf_chunk_slice_bytes_m1, hf_chunk_slice_bytes, tvb, b->bytes_bit, b->bytes_bits,
                              b->slice_bytes);
-        } else {
+        } else if (ct) {
             ti = proto_tree_add_uint(ct, hf_chunk_slice_bytes, tvb, 0, 0, b->slice_bytes);
             proto_item_append_text(ti, " (not sent: every slice but the last is SliceSize)");
             proto_item_set_generated(ti);
         }
         dp2_add_padding(ct, pinfo, p2d, &b->r, next_pad, experts);
         if (b->data_len || b->nfields >= F_DATA) {
-            ti = proto_tree_add_item(ct, hf_chunk_data, tvb, b->data_offset, b->data_len, ENC_NA);
+            /* Without a tree proto_tree_add_item still checks the bytes
+             * (the parse has): skipped. */
+            ti = ct ? proto_tree_add_item(ct, hf_chunk_data, tvb, b->data_offset, b->data_len, ENC_NA) : NULL;
             if ((b->errors & CHUNK_ERR_SLICE_SIZE) && experts)
                 AU_EXPERT(pinfo, ti, &ei_chunk_slice_size,
                                        "Slice %u of %u is not the last, so it must carry SliceSize %u bytes; "
@@ -739,10 +749,11 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
     guint8 *acked = NULL;
     guint32 acked_count = 0;
 
+    /* Every path below sets the Info column (no col_clear first: nothing
+     * here throws before it is set). */
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "Chunk");
-    col_clear(pinfo->cinfo, COL_INFO);
 
-    pi = proto_tree_add_item(tree, proto_chunk, tvb, 0, -1, ENC_NA);
+    pi = tree ? proto_tree_add_item(tree, proto_chunk, tvb, 0, -1, ENC_NA) : NULL;
     ct = proto_item_add_subtree(pi, ett_chunk);
 
     dp2_add_crc(ct, tvb, pinfo, p2d, &chunk_p2, &d->id);

@@ -55,10 +55,13 @@ gboolean au_idset_next_run(const au_idset_t *s, guint32 *next, guint32 *first, g
 
 void au_append_range(wmem_strbuf_t *sb, guint32 first, guint32 last)
 {
-    if (last > first)
-        wmem_strbuf_append_printf(sb, "%u-%u", first, last);
-    else
-        wmem_strbuf_append_printf(sb, "%u", first);
+    char buf[24], *p = au_put_uint(buf, first);   /* "%u-%u" without printf */
+
+    if (last > first) {
+        *p++ = '-';
+        p = au_put_uint(p, last);
+    }
+    wmem_strbuf_append_len(sb, buf, (gsize)(p - buf));
 }
 
 char *au_ranges(wmem_allocator_t *scope, const au_idset_t *s, gsize max_len)
@@ -141,6 +144,10 @@ void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_
 
     if (!pinfo->cinfo || (!lead && !bits))   /* most packets: nothing to mark */
         return;
+    if (!bits) {   /* the lead alone (a resend's number) */
+        au_info_append(pinfo, lead, strlen(lead));
+        return;
+    }
     for (size_t i = 0; i <= n; i++) {
         const char *s;
         size_t sl;
@@ -184,4 +191,49 @@ gboolean au_expert_tapped(void)
     if (tap_id < 0)
         tap_id = find_tap_id("expert");
     return tap_id > 0 && have_tap_listener(tap_id);
+}
+
+/* The highest severity each expert info left after its last call made
+ * (au_expert_add), in slots by its index; emptied when dissection is
+ * initialised (a new file, changed preferences or severities). A slot taken
+ * by another expert info only costs a call. */
+#define AU_RAISED_SLOTS 64
+static struct {
+    int ei;         /* -1: empty */
+    int highest;
+} au_raised[AU_RAISED_SLOTS];
+static gboolean au_raised_ready;
+
+static void au_raised_clear(void)
+{
+    for (guint i = 0; i < AU_RAISED_SLOTS; i++)
+        au_raised[i].ei = -1;
+}
+
+gboolean au_expert_unseen(packet_info *pinfo, const expert_field *ei)
+{
+    guint slot = (guint)ei->ei % AU_RAISED_SLOTS;
+
+    return au_raised_ready && au_raised[slot].ei == ei->ei &&
+           expert_get_highest_severity() >= au_raised[slot].highest && !au_expert_tapped() &&
+           !col_get_text(pinfo->cinfo, COL_EXPERT);
+}
+
+void au_expert_add(packet_info *pinfo, expert_field *ei)
+{
+    guint slot = (guint)ei->ei % AU_RAISED_SLOTS;
+
+    if (au_expert_unseen(pinfo, ei))
+        return;
+    expert_add_info(pinfo, NULL, ei);
+    if (!au_raised_ready) {
+        /* Registered on first use: every later initialisation empties it. */
+        au_raised_clear();
+        register_init_routine(au_raised_clear);
+        au_raised_ready = TRUE;
+    }
+    if (pinfo->num) {   /* Wireshark ignores an expert info of frame 0 */
+        au_raised[slot].ei = ei->ei;
+        au_raised[slot].highest = expert_get_highest_severity();
+    }
 }

@@ -91,7 +91,7 @@ typedef struct au_info_mark {
 void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_info_mark_t *table, size_t n);
 
 /* Writers of Info text without printf (it runs for every datagram): v in
- * decimal, or s, at p; they return the end (no terminating NUL). */
+ * decimal or hex, or s, at p; they return the end (no terminating NUL). */
 static inline char *au_put_uint64(char *p, guint64 v)
 {
     char digits[20];
@@ -109,6 +109,15 @@ static inline char *au_put_uint64(char *p, guint64 v)
 static inline char *au_put_uint(char *p, guint32 v)
 {
     return au_put_uint64(p, v);
+}
+
+/* v as eight lower-case hex digits, as "%08x". */
+static inline char *au_put_hex8(char *p, guint32 v)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int shift = 28; shift >= 0; shift -= 4)
+        *p++ = hex[(v >> shift) & 0xF];
+    return p;
 }
 
 static inline char *au_put_str(char *p, const char *s)
@@ -147,18 +156,41 @@ static inline nstime_t au_nstime(gint64 ns)
  * tree is built. */
 gboolean au_expert_tapped(void);
 
+/* An expert info hung on no item (no tree: first pass, packet list, taps)
+ * reaches three places only: the expert tap, the Expert column (COL_EXPERT)
+ * and the capture's highest severity (the GUI status bar's indicator). When
+ * nothing listens to the tap, no Expert column is shown and an earlier call
+ * for the same expert info left the highest severity where it still is (at
+ * or above this one's), adding it again changes nothing anyone can see:
+ * au_expert_unseen() says so, and the call is skipped. Anything that shows
+ * expert infos (a tree, the tap, the column) gets every one. */
+gboolean au_expert_unseen(packet_info *pinfo, const expert_field *ei);
+/* expert_add_info after a call that was not skipped: records the highest
+ * severity it left. */
+void au_expert_add(packet_info *pinfo, expert_field *ei);
+
+/* expert_add_info, skipping (au_expert_unseen) a call nothing would show. */
+static inline void au_expert_add_info(packet_info *pinfo, proto_item *ti, expert_field *ei)
+{
+    if (ti)
+        expert_add_info(pinfo, ti, ei);
+    else
+        au_expert_add(pinfo, ei);
+}
+
 /* expert_add_info_format, without the printf when its text goes nowhere: no
  * item to hang it on (no tree: first pass, packet list) and nothing on the
  * expert tap. Then the expert info is still added, with its registered
  * summary (same severity, group and Expert column), as Wireshark would drop
- * the formatted text. ti is evaluated once. */
+ * the formatted text, or skipped when nothing would show it
+ * (au_expert_unseen). ti is evaluated once. */
 #define AU_EXPERT(pinfo, ti, ei, ...)                                            \
     do {                                                                         \
         proto_item *au_ti_ = (ti);                                               \
         if (au_ti_ || au_expert_tapped())                                        \
             expert_add_info_format((pinfo), au_ti_, (ei), __VA_ARGS__);          \
         else                                                                     \
-            expert_add_info((pinfo), NULL, (ei));                                \
+            au_expert_add((pinfo), (ei));                                        \
     } while (0)
 
 #endif /* ANALYSIS_UTIL_H */

@@ -4,17 +4,18 @@
  * byte). On x86-64 with PCLMULQDQ the message is folded 64 bytes at a time
  * with carry-less multiplication (the folding method of Gopal et al., "Fast
  * CRC Computation for Generic Polynomials Using PCLMULQDQ", Intel 2009),
- * down to 16 bytes whose CRC zlib finishes, with the tail.
+ * down to 16 bytes, reduced to the 32-bit register by two more folds and
+ * Barrett's reduction (the same paper); zlib does the tail.
  *
- * Why the finish is correct: CRC-32 is linear. Feeding a message M to the
- * raw register r (no inversions) gives the same register as feeding, from
+ * Why it is correct: CRC-32 is linear. Feeding a message M to the raw
+ * register r (no inversions) gives the same register as feeding, from
  * r = 0, M with r XORed into its first four bytes. Folding replaces the
  * first 16 + 16k bytes by 16 bytes congruent to them modulo the polynomial
- * at the same distance from the end, which leaves the register unchanged.
- * zlib's crc32(c, ...) runs the raw register from ~c and returns its
- * complement, so crc32(0xffffffff, F, 16) is the raw register of the folded
- * 16 bytes F, complemented: the CRC so far, from which zlib continues over
- * the bytes that did not fill 16.
+ * at the same distance from the end, which leaves the register unchanged;
+ * the reduction gives the raw register of those 16 bytes. Its complement is
+ * the CRC so far, from which zlib's crc32(c, ...) (which runs the raw
+ * register from ~c and returns its complement) continues over the bytes
+ * that did not fill 16.
  *
  * dissector/tests/crc32_test.c compares it with zlib for every length up
  * to 4 KiB at every alignment, chained and unchained.
@@ -39,6 +40,11 @@
 #define CS_K_512_HI 0x1c6e41596ULL
 #define CS_K_128_LO 0x1751997d0ULL
 #define CS_K_128_HI 0x0ccaa009eULL
+/* For the last 128 bits: x^64 mod P likewise (64 bits to 32), and Barrett's
+ * constants, the reflected P and floor(x^64 / P) reflected. */
+#define CS_K_64     0x163cd6124ULL
+#define CS_POLY     0x1db710641ULL
+#define CS_MU       0x1f7011641ULL
 
 #define CS_CLMUL __attribute__((target("pclmul,sse4.1")))
 
@@ -60,7 +66,6 @@ CS_CLMUL static uint32_t cs_crc32_clmul(uint32_t crc, const uint8_t *p, size_t l
     const __m128i k128 = _mm_set_epi64x((long long)CS_K_128_HI, (long long)CS_K_128_LO);
     __m128i x0 = _mm_xor_si128(cs_load(p), _mm_cvtsi32_si128((int)~crc));
     __m128i x1 = cs_load(p + 16), x2 = cs_load(p + 32), x3 = cs_load(p + 48);
-    uint8_t folded[16];
 
     for (p += 64, len -= 64; len >= 64; p += 64, len -= 64) {
         x0 = _mm_xor_si128(cs_fold(x0, k512), cs_load(p));
@@ -73,8 +78,19 @@ CS_CLMUL static uint32_t cs_crc32_clmul(uint32_t crc, const uint8_t *p, size_t l
     x3 = _mm_xor_si128(cs_fold(x2, k128), x3);
     for (; len >= 16; p += 16, len -= 16)
         x3 = _mm_xor_si128(cs_fold(x3, k128), cs_load(p));
-    _mm_storeu_si128((__m128i *)(void *)folded, x3);
-    crc = (uint32_t)crc32(0xffffffffUL, folded, sizeof folded);
+    /* 128 bits to 64, 64 to 32, then Barrett's reduction to the register. */
+    {
+        const __m128i mask32 = _mm_setr_epi32(~0, 0, ~0, 0);
+        const __m128i k64 = _mm_set_epi64x(0, (long long)CS_K_64);
+        const __m128i poly = _mm_set_epi64x((long long)CS_MU, (long long)CS_POLY);
+        __m128i t = _mm_clmulepi64_si128(x3, k128, 0x10);
+        x3 = _mm_xor_si128(_mm_srli_si128(x3, 8), t);
+        t = _mm_srli_si128(x3, 4);
+        x3 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x3, mask32), k64, 0x00), t);
+        t = _mm_clmulepi64_si128(_mm_and_si128(x3, mask32), poly, 0x10);
+        t = _mm_clmulepi64_si128(_mm_and_si128(t, mask32), poly, 0x00);
+        crc = ~(uint32_t)_mm_extract_epi32(_mm_xor_si128(x3, t), 1);
+    }
     return len ? (uint32_t)crc32(crc, p, (uInt)len) : crc;
 }
 

@@ -34,6 +34,11 @@ proto_item *dp2_add_bits(proto_tree *tree, int hf, tvbuff_t *tvb, guint bit,
 void dp2_add_padding(proto_tree *tree, packet_info *pinfo, const dp2_display_t *d,
                     const dp2_reader_t *r, guint *next_pad, gboolean experts)
 {
+    /* Without a tree: the expert infos of non-zero padding alone. */
+    if (!tree && (!experts || !(r->errors & DP2_ERR_PADDING))) {
+        *next_pad = MAX(*next_pad, r->n_pads);
+        return;
+    }
     for (; *next_pad < r->n_pads; (*next_pad)++) {
         const dp2_pad_t *p = &r->pads[*next_pad];
         proto_item *ti = dp2_add_bits(tree, d->hf_padding, r->tvb, p->bit, p->nbits, 0);
@@ -54,6 +59,9 @@ void dp2_add_end_check(proto_tree *tree, packet_info *pinfo, const dp2_display_t
     if (!r->check_read)
         return;
     good = r->check_value == DP2_END_CHECK;
+    /* Without a tree: the expert infos alone, when there are any. */
+    if (!tree && (!experts || (good && !(r->errors & DP2_ERR_TRAILING))))
+        return;
     ti = proto_tree_add_item(tree, d->hf_end_check, r->tvb, r->check_offset,
                              DP2_END_CHECK_LEN, ENC_LITTLE_ENDIAN);
     if (!good)
@@ -87,7 +95,10 @@ void dp2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const dp2_
 
     if (tvb_captured_length(tvb) < DP2_CRC_LEN)
         return;
-    /* Without a tree proto_tree_add_item still checks the bytes: skipped. */
+    /* Without a tree there are only the expert infos of a CRC that is not
+     * the configured id's (the items would not be made). */
+    if (!tree && (id->status == DP2_ID_GOOD || !id->crc_known))
+        return;
     ti = tree ? proto_tree_add_item(tree, d->hf_crc, tvb, 0, DP2_CRC_LEN, ENC_LITTLE_ENDIAN) : NULL;
     switch (id->status) {
     case DP2_ID_GOOD:

@@ -155,6 +155,12 @@ void cs_sp_show_pieces(packet_info *pinfo, proto_tree *tree, tvbuff_t *rtvb, gui
 {
     guint32 total = tvb_captured_length(rtvb);
     pinfo->fragmented = FALSE;
+    /* Without a tree neither the items nor the frames marked as depended
+     * upon reach anyone: the marks are read only for frames that pass a
+     * display filter (tshark's first of two passes, the GUI), which needs
+     * a tree, and this runs only in tshark's single pass. */
+    if (!tree)
+        return;
     proto_item *fi = proto_tree_add_item(tree, *fit->hf_fragments, rtvb, 0, -1, ENC_NA);
     proto_item_set_generated(fi);
     proto_tree *ft = proto_item_add_subtree(fi, *fit->ett_fragments);

@@ -17,6 +17,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <math.h>
 #include <string.h>
 
 #include <epan/packet.h>
@@ -101,8 +102,10 @@ static ws_cb_bool free_rings(wmem_allocator_t *allocator _U_, wmem_cb_event_t ev
         for (guint d = 0; d < 2; d++) {
             g_free(c->dir[d].sent);
             g_free(c->dir[d].times);
+            g_free(c->dir[d].open);
             c->dir[d].sent = NULL;
             c->dir[d].times = NULL;
+            c->dir[d].open = NULL;
         }
     }
     all_conns = NULL;
@@ -134,6 +137,74 @@ static void begin_packet(packet_info *pinfo)
 static ng_sent_t *sent_at(ng_dir_t *d, guint32 i)
 {
     return &d->sent[(d->sent_head + i) & (d->sent_cap - 1)];
+}
+
+/* ---- The open packets: kept, neither acked nor superseded ---------------- */
+
+/* The ring position of the packet of absolute index a (d->pushed counts
+ * every packet pushed, the ring holds the last sent_count). */
+static guint32 pos_of(const ng_dir_t *d, guint32 a)
+{
+    return a - (d->pushed - d->sent_count);
+}
+
+static gboolean is_open(const ng_sent_t *s)
+{
+    return !s->acked_frame && !s->superseded;
+}
+
+static void open_append(ng_dir_t *d, guint32 a)
+{
+    if (d->open_end == d->open_cap) {
+        guint32 n = d->open_end - d->open_start;
+        if (d->open_start && d->open_start >= d->open_cap / 2) {
+            memmove(d->open, d->open + d->open_start, n * sizeof *d->open);
+        } else {
+            /* At most sent_cap open packets: the list stays under twice that. */
+            guint32 ncap = d->open_cap ? d->open_cap * 2 : 8;
+            guint32 *no = g_new(guint32, ncap);
+            if (n)
+                memcpy(no, d->open + d->open_start, n * sizeof *d->open);
+            g_free(d->open);
+            d->open = no;
+            d->open_cap = ncap;
+        }
+        d->open_start = 0;
+        d->open_end = n;
+    }
+    d->open[d->open_end++] = a;
+}
+
+/* The oldest kept packet leaves the ring (before sent_count drops). */
+static void drop_oldest(ng_dir_t *d)
+{
+    if (is_open(sent_at(d, 0))) {
+        d->n_open--;
+        /* It is the oldest open one, the list's first. */
+        if (d->open_start < d->open_end && d->open[d->open_start] == d->pushed - d->sent_count)
+            d->open_start++;
+    }
+}
+
+/* Takes the packets no longer open out of the list, from its index `from`. */
+static void open_compact(ng_dir_t *d, guint32 from)
+{
+    guint32 w = from;
+    for (guint32 r = from; r < d->open_end; r++)
+        if (is_open(sent_at(d, pos_of(d, d->open[r]))))
+            d->open[w++] = d->open[r];
+    d->open_end = w;
+}
+
+/* The list index of the oldest open packet among the newest ACK_SCAN (only
+ * they can be acked or superseded): the open ones from there to the end. */
+static guint32 open_scan_from(const ng_dir_t *d)
+{
+    guint32 span = MIN(d->sent_count, ACK_SCAN);
+    guint32 i = d->open_end;
+    while (i > d->open_start && d->pushed - d->open[i - 1] <= span)
+        i--;
+    return i;
 }
 
 /* Decides the loss of packets sent more than 1 s before now and drops
@@ -168,8 +239,7 @@ static void decide_losses(ng_dir_t *d, gint64 now, ng_frame_t *rec, wmem_allocat
         ng_sent_t *s = sent_at(d, 0);
         if (now - s->t_ns <= RETAIN_NS)
             break;
-        if (!s->acked_frame && !s->superseded)
-            d->n_open--;
+        drop_oldest(d);
         d->sent_head = (d->sent_head + 1) & (d->sent_cap - 1);
         d->sent_count--;
         d->sent_undecided--;
@@ -181,13 +251,17 @@ static void sent_push(ng_dir_t *d, const ng_sent_t *s)
     /* A sequence sent again (a wrapped sequence space): acks of it now
      * mean the new packet, so the old one can no longer be acked. Only the
      * newest packets can be acked (ACK_SCAN), so only they are looked at. */
-    for (guint32 k = d->sent_count > ACK_SCAN ? d->sent_count - ACK_SCAN : 0; k < d->sent_count; k++) {
-        ng_sent_t *o = sent_at(d, k);
-        if (o->seq == s->seq && !o->acked_frame && !o->superseded) {
+    guint32 from = open_scan_from(d), changed = d->open_end;
+    for (guint32 i = from; i < d->open_end; i++) {
+        ng_sent_t *o = sent_at(d, pos_of(d, d->open[i]));
+        if (o->seq == s->seq) {
             o->superseded = 1;
             d->n_open--;
+            changed = MIN(changed, i);
         }
     }
+    if (changed < d->open_end)
+        open_compact(d, changed);
     if (d->sent_count == d->sent_cap) {
         if (d->sent_cap < SENT_MAX) {
             guint32 ncap = d->sent_cap ? d->sent_cap * 2 : 4;
@@ -200,9 +274,7 @@ static void sent_push(ng_dir_t *d, const ng_sent_t *s)
             d->sent_head = 0;
         } else {
             /* Full: the oldest goes undecided (counted as neither). */
-            ng_sent_t *o = sent_at(d, 0);
-            if (!o->acked_frame && !o->superseded)
-                d->n_open--;
+            drop_oldest(d);
             d->sent_head = (d->sent_head + 1) & (d->sent_cap - 1);
             d->sent_count--;
             if (d->sent_undecided)
@@ -212,6 +284,7 @@ static void sent_push(ng_dir_t *d, const ng_sent_t *s)
     d->sent[(d->sent_head + d->sent_count) & (d->sent_cap - 1)] = *s;
     d->sent_count++;
     d->n_open++;
+    open_append(d, d->pushed++);
 }
 
 /* Packets of d in the last second, this one included. */
@@ -368,16 +441,14 @@ static ng_conn_t *get_conn(packet_info *pinfo, conversation_t *conv, guint *dir_
     return c;
 }
 
-/* Applies the acks of packet p (from the peer of `d`) to d's pending
- * packets; fills rec's links and ack masks. */
-static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 frame, ng_frame_t *rec,
-                       guint32 max_seq, wmem_allocator_t *scope)
+/* The bits of p's ack bits that ack something (the original applies bit i
+ * only to a sequence older than the ack, at most half the space back). */
+static guint32 acked_bits(const netgame_pkt_t *p, guint32 max_seq)
 {
-    guint32 n_links = 0;
-    ng_ack_link_t links[64];
-    guint32 acked_mask = 0;       /* bits that ack something */
-    gboolean ack_applies = !rec->false_ack0;
+    guint32 acked_mask = 0;
 
+    if (max_seq == 0xFFFFFFFFu)
+        return p->ack_bits;   /* ack - 1 - i, i < 32: always older, never the ack */
     for (guint i = 0; i < 32; i++) {
         if ((p->ack_bits >> i) & 1) {
             guint32 s = netgame_seq_sub(p->ack, i + 1, max_seq);
@@ -385,18 +456,54 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
                 acked_mask |= 1u << i;
         }
     }
-    /* Newest first, stopping once every open (unacked) packet was looked
-     * at: most of the kept packets are acked already. The acked ones are
-     * then applied oldest first, the original's pending-queue order. */
+    return acked_mask;
+}
+
+/* Counts the packet s of d acked by frame at now; returns its RTT. */
+static gint64 ack_one(ng_dir_t *d, ng_sent_t *s, gint64 now, guint32 frame)
+{
+    gint64 rtt = now - s->t_ns;
+
+    s->acked_frame = frame;
+    d->n_open--;
+    if (s->rec) {
+        s->rec->acked_in = frame;
+        s->rec->rtt_ns = rtt;
+    }
+    if (!s->decided) {
+        /* Within 1 s (decide_losses runs after this): counts. */
+        s->decided = 1;
+        d->acked++;
+        d->rtt_min_ns = d->acked == 1 ? rtt : MIN(d->rtt_min_ns, rtt);
+        d->rtt_max_ns = MAX(d->rtt_max_ns, rtt);
+        d->rtt_sum_ns += rtt;
+        d->srtt += ((double)rtt / 1e9 - d->srtt) * 0.1;
+        d->srtt_max = MAX(d->srtt_max, d->srtt);
+    } else {
+        d->late++;
+    }
+    return rtt;
+}
+
+/* Applies the acks of packet p (from the peer of `d`) to d's pending
+ * packets; fills rec's links. */
+static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 frame, ng_frame_t *rec,
+                       guint32 max_seq, wmem_allocator_t *scope)
+{
+    guint32 n_links = 0;
+    ng_ack_link_t links[64];
+    guint32 acked_mask = acked_bits(p, max_seq);
+    gboolean ack_applies = !rec->false_ack0;
     guint32 hits[ACK_SCAN];
-    guint32 n_hits = 0, open_seen = 0;
-    guint32 lowest = d->sent_count > ACK_SCAN ? d->sent_count - ACK_SCAN : 0;
-    for (guint32 k = d->sent_count; k-- > lowest && open_seen < d->n_open;) {
+    guint32 n_hits = 0, from = open_scan_from(d), changed = d->open_end;
+
+    /* The open packets (most kept packets are acked already) among the
+     * newest ACK_SCAN, newest first; the acked ones are then applied oldest
+     * first, the original's pending-queue order. */
+    for (guint32 i = d->open_end; i-- > from;) {
+        guint32 k = pos_of(d, d->open[i]);
         ng_sent_t *s = sent_at(d, k);
         gboolean acked;
-        if (s->acked_frame || s->superseded)
-            continue;
-        open_seen++;
         if (s->seq == p->ack) {
             acked = ack_applies;
         } else if (!netgame_more_recent(s->seq, p->ack, max_seq)) {
@@ -405,30 +512,14 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
         } else {
             acked = FALSE;
         }
-        if (acked)
+        if (acked) {
             hits[n_hits++] = k;
+            changed = i;
+        }
     }
     while (n_hits) {
         ng_sent_t *s = sent_at(d, hits[--n_hits]);
-        gint64 rtt = now - s->t_ns;
-        s->acked_frame = frame;
-        d->n_open--;
-        if (s->rec) {
-            s->rec->acked_in = frame;
-            s->rec->rtt_ns = rtt;
-        }
-        if (!s->decided) {
-            /* Within 1 s (decide_losses runs after this): counts. */
-            s->decided = 1;
-            d->acked++;
-            d->rtt_min_ns = d->acked == 1 ? rtt : MIN(d->rtt_min_ns, rtt);
-            d->rtt_max_ns = MAX(d->rtt_max_ns, rtt);
-            d->rtt_sum_ns += rtt;
-            d->srtt += ((double)rtt / 1e9 - d->srtt) * 0.1;
-            d->srtt_max = MAX(d->srtt_max, d->srtt);
-        } else {
-            d->late++;
-        }
+        gint64 rtt = ack_one(d, s, now, frame);
         if (n_links < G_N_ELEMENTS(links)) {
             links[n_links].frame = s->frame;
             links[n_links].seq = s->seq;
@@ -436,6 +527,8 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
             n_links++;
         }
     }
+    if (changed < d->open_end)
+        open_compact(d, changed);
     if (n_links) {
         rec->links = (ng_ack_link_t *)wmem_memdup(scope, links, n_links * sizeof links[0]);
         rec->n_links = (guint16)n_links;
@@ -444,15 +537,154 @@ static void apply_acks(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, guint32 
 
 /* ---- First pass ---------------------------------------------------------- */
 
-static ng_frame_t *netgame_analyse(packet_info *pinfo, const netgame_pkt_t *p)
+/* The packet's sequence against its direction's: new (the mode, a gap),
+ * back (reordered) or a repeat (duplicate). Returns TRUE for a duplicate. */
+static gboolean analyse_sequence(ng_dir_t *d, const netgame_pkt_t *p, gint64 now, ng_frame_t *rec)
 {
     guint32 max_seq = p->max_seq;
+    guint8 st;
+
+    if (!d->active) {
+        mark_seen(d, p->seq, max_seq);
+        rec->mode = d->mode;
+        d->hi_ns = now;
+        d->active = TRUE;
+        return FALSE;
+    }
+    if (netgame_more_recent(p->seq, d->hi_seq, max_seq)) {
+        guint32 step = netgame_seq_sub(p->seq, d->hi_seq, max_seq);
+        if (step > 1) {
+            rec->seq_gap = step - 1;
+            rec->flags |= NG_F_SEQ_GAP;
+            d->gaps++;
+            d->missing += step - 1;
+        }
+        infer_mode(d, now, step, rec);
+        mark_seen(d, p->seq, max_seq);
+        d->hi_ns = now;
+        return FALSE;
+    }
+    st = seen_state(d, p->seq, max_seq);
+    rec->mode = d->mode;
+    if (st != 1) {
+        rec->back = 1;
+        rec->flags |= NG_F_SEQ_BACK;
+        d->backs++;
+        mark_seen(d, p->seq, max_seq);
+        return FALSE;
+    }
+    rec->dup = 1;
+    rec->flags |= NG_F_DUPLICATE;
+    d->dups++;
+    for (guint32 k = d->sent_count; k-- > 0;) {
+        if (sent_at(d, k)->seq == p->seq) {
+            rec->dup_of = sent_at(d, k)->frame;
+            break;
+        }
+    }
+    return TRUE;
+}
+
+/* Bits base..base+31 of d's seen window (base + 31 < NG_SEEN_WINDOW). */
+static guint32 window_bits(const ng_dir_t *d, guint32 base)
+{
+    guint w = base / 64, off = base % 64;
+    guint64 v = d->seen[w] >> off;
+
+    if (off > 32)
+        v |= d->seen[w + 1] << (64 - off);
+    return (guint32)v;
+}
+
+/* Which sequences ack - 1 - i the ack bits name are known (not before the
+ * peer's first packet here, nor older than the window), were seen, or are
+ * acked but were never sent. */
+static void ack_bit_masks(const ng_dir_t *peer, const netgame_pkt_t *p, ng_frame_t *rec)
+{
+    guint32 max_seq = p->max_seq;
+
+    if (!peer->active)
+        return;
+    if (max_seq == 0xFFFFFFFFu) {
+        /* Sequence ack - 1 - i is bit base + i of the window; when all 32
+         * are inside it, and all are at most half the space after the
+         * peer's first sequence, every one is known and none is more
+         * recent than the ack: the loop below, in three operations. */
+        guint32 base = peer->hi_seq - (p->ack - 1);
+        guint32 after_first = (p->ack - 32) - peer->first_seq;
+        if (base <= NG_SEEN_WINDOW - 32 && after_first <= 0x7FFFFFFFu - 31) {
+            guint32 seen = window_bits(peer, base);
+            rec->known_mask = 0xFFFFFFFFu;
+            rec->seen_mask = seen;
+            rec->unsent_mask = p->ack_bits & ~seen;
+            return;
+        }
+    }
+    for (guint i = 0; i < 32; i++) {
+        guint32 s = netgame_seq_sub(p->ack, i + 1, max_seq);
+        guint8 st = seen_state(peer, s, max_seq);
+        if (st == 2 || netgame_more_recent(peer->first_seq, s, max_seq))
+            continue;
+        rec->known_mask |= 1u << i;
+        if (st == 1)
+            rec->seen_mask |= 1u << i;
+        else if (((p->ack_bits >> i) & 1) && s != p->ack && !netgame_more_recent(s, p->ack, max_seq))
+            rec->unsent_mask |= 1u << i;
+    }
+}
+
+/* Acks, those of a header-only datagram too: the original receiver
+ * ignores them (its expert info says so), other implementations, ours
+ * among them, do not; the analysis reads what the wire says. */
+static void analyse_acks(ng_dir_t *d, ng_dir_t *peer, const netgame_pkt_t *p, gint64 now, guint32 frame,
+                         ng_frame_t *rec)
+{
+    guint32 max_seq = p->max_seq;
+
+    if (d->have_ack && !(p->ack == 0 && p->ack_bits == 0) &&
+        netgame_more_recent(d->last_ack, p->ack, max_seq)) {
+        rec->prev_ack = d->last_ack;
+        rec->flags |= NG_F_ACK_BACK;
+    }
+    if (p->ack == 0 && p->ack_bits == 0 && seen_state(peer, 0, max_seq) != 1) {
+        rec->false_ack0 = 1;
+        rec->flags |= NG_F_FALSE_ACK0;
+    } else if (peer->active) {
+        /* Never sent: not seen, and not from before the capture began
+         * (older than the peer's first sequence here). With nothing
+         * from the peer yet, the capture cannot tell. */
+        rec->ack_seen = seen_state(peer, p->ack, max_seq);
+        rec->ack_unsent = rec->ack_seen == 0 && !netgame_more_recent(peer->first_seq, p->ack, max_seq);
+    } else {
+        rec->ack_seen = 2;
+    }
+    ack_bit_masks(peer, p, rec);
+    if (rec->ack_unsent || rec->unsent_mask)
+        rec->flags |= NG_F_ACK_UNSENT;
+    /* An ack of a sequence never sent is not the reference for "ack
+     * goes back" afterwards. */
+    if (!rec->ack_unsent && !rec->false_ack0 &&
+        (!d->have_ack || netgame_more_recent(p->ack, d->last_ack, max_seq))) {
+        d->last_ack = p->ack;
+        d->have_ack = TRUE;
+    }
+    apply_acks(peer, p, now, frame, rec, max_seq, rec_scope);
+    if (rec->n_links) {
+        d->acks_sent++;
+        peer->last_acked_ns = now;
+        peer->last_acked_frame = frame;
+        peer->peer_pkts_at_ack = d->packets;
+    }
+}
+
+static ng_frame_t *netgame_analyse(packet_info *pinfo, const netgame_pkt_t *p)
+{
     gint64 now = au_ns(&pinfo->abs_ts);
     guint di;
     ng_conn_t *c = get_conn(pinfo, p->conv ? p->conv : find_or_create_conversation(pinfo), &di);
     ng_dir_t *d = &c->dir[di], *peer = &c->dir[di ^ 1];
     ng_frame_t *rec = wmem_new0(rec_scope, ng_frame_t);
-    gboolean dup = FALSE;
+    gboolean dup;
 
     rec->conn = c;
     rec->dir = (guint8)di;
@@ -473,46 +705,8 @@ static ng_frame_t *netgame_analyse(packet_info *pinfo, const netgame_pkt_t *p)
     if (p->header_only)
         rec->flags |= NG_F_HEADER_ONLY;
 
-    /* Sequence: new, gap, back, repeat. */
-    if (!d->active) {
-        mark_seen(d, p->seq, max_seq);
-        rec->mode = d->mode;
-        d->hi_ns = now;
-        d->active = TRUE;
-    } else if (netgame_more_recent(p->seq, d->hi_seq, max_seq)) {
-        guint32 step = netgame_seq_sub(p->seq, d->hi_seq, max_seq);
-        if (step > 1) {
-            rec->seq_gap = step - 1;
-            rec->flags |= NG_F_SEQ_GAP;
-            d->gaps++;
-            d->missing += step - 1;
-        }
-        infer_mode(d, now, step, rec);
-        mark_seen(d, p->seq, max_seq);
-        d->hi_ns = now;
-    } else {
-        guint8 st = seen_state(d, p->seq, max_seq);
-        rec->mode = d->mode;
-        if (st == 1) {
-            dup = TRUE;
-            rec->dup = 1;
-            rec->flags |= NG_F_DUPLICATE;
-            d->dups++;
-            for (guint32 k = d->sent_count; k-- > 0;) {
-                if (sent_at(d, k)->seq == p->seq) {
-                    rec->dup_of = sent_at(d, k)->frame;
-                    break;
-                }
-            }
-        } else {
-            rec->back = 1;
-            rec->flags |= NG_F_SEQ_BACK;
-            d->backs++;
-            mark_seen(d, p->seq, max_seq);
-        }
-    }
+    dup = analyse_sequence(d, p, now, rec);
     rec->srtt_ns = (gint64)(d->srtt * 1e9);
-
     /* The header-only datagram is counted as sent (the peer will not ack
      * it); a duplicate is not sent again. */
     if (!dup) {
@@ -525,56 +719,7 @@ static ng_frame_t *netgame_analyse(packet_info *pinfo, const netgame_pkt_t *p)
         rec->pending = 1;
         sent_push(d, &s);
     }
-
-    /* Acks, those of a header-only datagram too: the original receiver
-     * ignores them (its expert info says so), other implementations, ours
-     * among them, do not; the analysis reads what the wire says. */
-    {
-        if (d->have_ack && !(p->ack == 0 && p->ack_bits == 0) &&
-            netgame_more_recent(d->last_ack, p->ack, max_seq)) {
-            rec->prev_ack = d->last_ack;
-            rec->flags |= NG_F_ACK_BACK;
-        }
-        if (p->ack == 0 && p->ack_bits == 0 && seen_state(peer, 0, max_seq) != 1) {
-            rec->false_ack0 = 1;
-            rec->flags |= NG_F_FALSE_ACK0;
-        } else if (peer->active) {
-            /* Never sent: not seen, and not from before the capture began
-             * (older than the peer's first sequence here). With nothing
-             * from the peer yet, the capture cannot tell. */
-            rec->ack_seen = seen_state(peer, p->ack, max_seq);
-            rec->ack_unsent = rec->ack_seen == 0 && !netgame_more_recent(peer->first_seq, p->ack, max_seq);
-        } else {
-            rec->ack_seen = 2;
-        }
-        for (guint i = 0; peer->active && i < 32; i++) {
-            guint32 s = netgame_seq_sub(p->ack, i + 1, max_seq);
-            guint8 st = seen_state(peer, s, max_seq);
-            if (st == 2 || netgame_more_recent(peer->first_seq, s, max_seq))
-                continue;
-            rec->known_mask |= 1u << i;
-            if (st == 1)
-                rec->seen_mask |= 1u << i;
-            else if (((p->ack_bits >> i) & 1) && s != p->ack && !netgame_more_recent(s, p->ack, max_seq))
-                rec->unsent_mask |= 1u << i;
-        }
-        if (rec->ack_unsent || rec->unsent_mask)
-            rec->flags |= NG_F_ACK_UNSENT;
-        /* An ack of a sequence never sent is not the reference for "ack
-         * goes back" afterwards. */
-        if (!rec->ack_unsent && !rec->false_ack0 &&
-            (!d->have_ack || netgame_more_recent(p->ack, d->last_ack, max_seq))) {
-            d->last_ack = p->ack;
-            d->have_ack = TRUE;
-        }
-        apply_acks(peer, p, now, pinfo->num, rec, max_seq, rec_scope);
-        if (rec->n_links) {
-            d->acks_sent++;
-            peer->last_acked_ns = now;
-            peer->last_acked_frame = pinfo->num;
-            peer->peer_pkts_at_ack = d->packets;
-        }
-    }
+    analyse_acks(d, peer, p, now, pinfo->num, rec);
 
     decide_losses(peer, now, rec, rec_scope);
     decide_losses(d, now, rec, rec_scope);
@@ -640,77 +785,82 @@ static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
     proto_item_set_generated(proto_tree_add_time(tree, hf, tvb, 0, 0, &t));
 }
 
-void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *ng_item,
-                           const netgame_pkt_t *pkt, ng_frame_t *rec)
+/* The connection index and the analysis subtree (NULL without a tree),
+ * with the direction in it. */
+static proto_tree *show_head(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const ng_frame_t *rec)
 {
+    const ng_dir_t *d = &rec->conn->dir[rec->dir];
     proto_item *ai, *ti;
     proto_tree *at;
-    guint32 flags = rec->flags;
-    gboolean lost_here = FALSE;
-    gboolean visited = PINFO_FD_VISITED(pinfo);
+    char *s, *t;
 
-    /* Forward-looking loss, known once the pass is over (not in the
-     * single pass, where the record is gone before its loss is known). */
-    if (visited && !(flags & NG_F_LOST) && rec_lost(rec)) {
-        flags |= NG_F_LOST;
-        lost_here = TRUE;
-    }
-    if (rec->lost)
-        lost_here = TRUE;
-
+    if (!tree)
+        return NULL;
     ti = proto_tree_add_uint(tree, hf_netgame_stream, tvb, 0, 0, rec->conn->index);
     proto_item_set_generated(ti);
     ai = proto_tree_add_item(tree, hf_netgame_analysis, tvb, 0, 0, ENC_NA);
     proto_item_set_generated(ai);
     at = proto_item_add_subtree(ai, ett_netgame_analysis);
-    if (tree) {
-        const ng_dir_t *d = &rec->conn->dir[rec->dir];
-        char *s = address_to_str(pinfo->pool, &d->src);
-        char *t = address_to_str(pinfo->pool, &d->dst);
-        ti = proto_tree_add_string_format_value(at, hf_netgame_direction, tvb, 0, 0, "", "%s:%u -> %s:%u",
-                                                s, d->sport, t, d->dport);
-        proto_item_set_generated(ti);
-    }
+    s = address_to_str(pinfo->pool, &d->src);
+    t = address_to_str(pinfo->pool, &d->dst);
+    ti = proto_tree_add_string_format_value(at, hf_netgame_direction, tvb, 0, 0, "", "%s:%u -> %s:%u",
+                                            s, d->sport, t, d->dport);
+    proto_item_set_generated(ti);
+    return at;
+}
 
-    /* This packet's fate (needs later frames). */
-    if (rec->acked_in) {
+/* This packet's fate (needs later frames). */
+static void show_fate(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at, const netgame_pkt_t *pkt,
+                      const ng_frame_t *rec, gboolean lost_here)
+{
+    proto_item *ti = NULL;
+
+    if (rec->acked_in && at) {
         ti = proto_tree_add_uint(at, hf_netgame_acked_in, tvb, 0, 0, rec->acked_in);
         proto_item_set_generated(ti);
         add_gen_time(at, hf_netgame_rtt, tvb, rec->rtt_ns);
     }
-    if (lost_here) {
+    if (!lost_here)
+        return;
+    if (at) {
         ti = proto_tree_add_boolean(at, hf_netgame_lost, tvb, 0, 0, TRUE);
         proto_item_set_generated(ti);
-        /* A loss a later frame found has its expert info there (below),
-         * on every pass, as TCP raises "previous segment not captured" on
-         * the segment after the gap: the first pass, which sets the
-         * GUI's expert indicator, sees it. Only a loss known at the end of
-         * the capture alone (no frame came 1 s later) has it here. */
-        if (rec->lost)
-            ;
-        else if (rec->acked_in)
-            AU_EXPERT(pinfo, ti, &ei_netgame_lost,
-                      "Lost: not acknowledged within 1 s (acknowledged late, in frame %u, "
-                      "after %.3f s)", rec->acked_in, (double)rec->rtt_ns / 1e9);
-        else
-            AU_EXPERT(pinfo, ti, &ei_netgame_lost,
-                      "Lost: sequence %u was never acknowledged within 1 s", pkt->seq);
     }
+    /* A loss a later frame found has its expert info there (show_acks),
+     * on every pass, as TCP raises "previous segment not captured" on
+     * the segment after the gap: the first pass, which sets the
+     * GUI's expert indicator, sees it. Only a loss known at the end of
+     * the capture alone (no frame came 1 s later) has it here. */
+    if (rec->lost)
+        ;
+    else if (rec->acked_in)
+        AU_EXPERT(pinfo, ti, &ei_netgame_lost,
+                  "Lost: not acknowledged within 1 s (acknowledged late, in frame %u, "
+                  "after %.3f s)", rec->acked_in, (double)rec->rtt_ns / 1e9);
+    else
+        AU_EXPERT(pinfo, ti, &ei_netgame_lost,
+                  "Lost: sequence %u was never acknowledged within 1 s", pkt->seq);
+}
 
-    /* Sequence. */
+/* Sequence: gap, repeat, back. */
+static void show_sequence(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at, proto_item *ng_item,
+                          const netgame_pkt_t *pkt, const ng_frame_t *rec)
+{
+    proto_item *ti;
+
     if (rec->seq_gap) {
         ti = proto_tree_add_uint(at, hf_netgame_seq_gap, tvb, 4, 4, rec->seq_gap);
         proto_item_set_generated(ti);
         AU_EXPERT(pinfo, ti, &ei_netgame_seq_gap,
-                               "%u sequence(s) missing before %u in this direction at this capture point",
-                               rec->seq_gap, pkt->seq);
+                  "%u sequence(s) missing before %u in this direction at this capture point",
+                  rec->seq_gap, pkt->seq);
     }
     if (rec->dup) {
         ti = proto_tree_add_boolean(at, hf_netgame_duplicate, tvb, 4, 4, TRUE);
         proto_item_set_generated(ti);
         if (rec->dup_of) {
             AU_EXPERT(pinfo, ti, &ei_netgame_seq_repeat,
-                                   "Sequence %u repeats (first in frame %u): a duplicate", pkt->seq, rec->dup_of);
+                      "Sequence %u repeats (first in frame %u): a duplicate", pkt->seq, rec->dup_of);
             proto_item_set_generated(proto_tree_add_uint(at, hf_netgame_duplicate_of, tvb, 4, 4, rec->dup_of));
         } else {
             AU_EXPERT(pinfo, ti, &ei_netgame_seq_repeat, "Sequence %u repeats: a duplicate", pkt->seq);
@@ -718,32 +868,43 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     }
     if (rec->back)
         AU_EXPERT(pinfo, ng_item, &ei_netgame_seq_back,
-                               "Sequence %u goes back (older than %u, seen earlier): reordered",
-                               pkt->seq, rec->conn->dir[rec->dir].hi_seq);
+                  "Sequence %u goes back (older than %u, seen earlier): reordered",
+                  pkt->seq, rec->conn->dir[rec->dir].hi_seq);
+}
 
-    /* Acks. */
+/* The sequences an ack of a never-sent sequence names: "7,12". */
+static const char *unsent_list(packet_info *pinfo, const netgame_pkt_t *pkt, const ng_frame_t *rec)
+{
+    wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
+
+    if (rec->ack_unsent)
+        wmem_strbuf_append_printf(sb, "%u", pkt->ack);
+    for (guint i = 0; i < 32; i++)
+        if (rec->unsent_mask & (1u << i))
+            wmem_strbuf_append_printf(sb, "%s%u", wmem_strbuf_get_len(sb) ? "," : "",
+                                      netgame_seq_sub(pkt->ack, i + 1, pkt->max_seq));
+    return wmem_strbuf_get_str(sb);
+}
+
+/* Acks: back, false ack of 0, unsent sequences, the frames this one acks
+ * first, and the losses found at this frame. */
+static void show_acks(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at, proto_item *ng_item,
+                      const netgame_pkt_t *pkt, const ng_frame_t *rec)
+{
+    proto_item *ti = NULL;
+
     if (rec->flags & NG_F_ACK_BACK)
         AU_EXPERT(pinfo, ng_item, &ei_netgame_ack_back,
-                               "Ack %u goes back: this side acked %u before", pkt->ack, rec->prev_ack);
+                  "Ack %u goes back: this side acked %u before", pkt->ack, rec->prev_ack);
     if (rec->false_ack0) {
         ti = proto_tree_add_boolean(at, hf_netgame_false_ack0, tvb, 8, 4, TRUE);
         proto_item_set_generated(ti);
-        expert_add_info(pinfo, ti, &ei_netgame_false_ack0);
+        au_expert_add_info(pinfo, ti, &ei_netgame_false_ack0);
     }
-    if (rec->ack_unsent || rec->unsent_mask) {
-        wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
-        guint32 max_seq = pkt->max_seq;
-        if (rec->ack_unsent)
-            wmem_strbuf_append_printf(sb, "%u", pkt->ack);
-        for (guint i = 0; i < 32; i++)
-            if (rec->unsent_mask & (1u << i))
-                wmem_strbuf_append_printf(sb, "%s%u", wmem_strbuf_get_len(sb) ? "," : "",
-                                          netgame_seq_sub(pkt->ack, i + 1, max_seq));
+    if (rec->ack_unsent || rec->unsent_mask)
         AU_EXPERT(pinfo, ng_item, &ei_netgame_ack_unsent,
-                               "Acks sequence(s) the peer never sent in this capture: %s",
-                               wmem_strbuf_get_str(sb));
-    }
-    for (guint i = 0; i < rec->n_links; i++) {
+                  "Acks sequence(s) the peer never sent in this capture: %s", unsent_list(pinfo, pkt, rec));
+    for (guint i = 0; at && i < rec->n_links; i++) {
         ti = proto_tree_add_uint_format_value(at, hf_netgame_acks_frame, tvb, 8, 8, rec->links[i].frame,
                                               "%u (sequence %u)", rec->links[i].frame, rec->links[i].seq);
         proto_item_set_generated(ti);
@@ -756,39 +917,108 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         AU_EXPERT(pinfo, ti, &ei_netgame_lost,
                   "Lost: frame %u was not acknowledged within 1 s", rec->lost_here[i]);
     }
+}
 
-    /* Rate, mode, smoothed RTT of the sender at this send. */
-    ti = proto_tree_add_uint(at, hf_netgame_send_rate, tvb, 0, 0, rec->send_rate);
-    proto_item_set_generated(ti);
-    ti = proto_tree_add_uint(at, hf_netgame_mode, tvb, 0, 0, rec->mode);
-    proto_item_set_generated(ti);
+/* Rate, mode and smoothed RTT of the sender at this send (known on every
+ * pass), in the tree and the Info column. */
+static char *show_mode(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at, const ng_frame_t *rec, char *info)
+{
+    proto_item *ti = NULL;
+
+    if (at) {
+        ti = proto_tree_add_uint(at, hf_netgame_send_rate, tvb, 0, 0, rec->send_rate);
+        proto_item_set_generated(ti);
+        ti = proto_tree_add_uint(at, hf_netgame_mode, tvb, 0, 0, rec->mode);
+        proto_item_set_generated(ti);
+    }
     if (rec->switched)
-        AU_EXPERT(pinfo, ti, &ei_netgame_mode_switch,
-                               "Flow-control mode switch to %s (packet intervals)",
-                               val_to_str_const(rec->mode, mode_vals, "?"));
-    add_gen_time(at, hf_netgame_smoothed_rtt, tvb, rec->srtt_ns);
-    /* The sender's mode and smoothed RTT at this send: known on every pass. */
-    col_append_str(pinfo->cinfo, COL_INFO, rec->mode == NG_MODE_GOOD ? " Mode=Good" : " Mode=Bad");
-    if (rec->srtt_ns > 0)
-        col_append_fstr(pinfo->cinfo, COL_INFO, " SRTT=%.0fms", (double)rec->srtt_ns / 1e6);
+        AU_EXPERT(pinfo, ti, &ei_netgame_mode_switch, "Flow-control mode switch to %s (packet intervals)",
+                  val_to_str_const(rec->mode, mode_vals, "?"));
+    if (at)
+        add_gen_time(at, hf_netgame_smoothed_rtt, tvb, rec->srtt_ns);
+    if (!info)
+        return NULL;
+    info = au_put_str(info, rec->mode == NG_MODE_GOOD ? " Mode=Good" : " Mode=Bad");
+    if (rec->srtt_ns > 0) {
+        /* "%.0f" of the milliseconds: the nearest integer, ties to even. */
+        info = au_put_str(info, " SRTT=");
+        info = au_put_uint64(info, (guint64)nearbyint((double)rec->srtt_ns / 1e6));
+        info = au_put_str(info, "ms");
+    }
+    return info;
+}
 
-    if (flags) {
-        proto_tree *ft;
-        wmem_strbuf_t *sb = wmem_strbuf_new(pinfo->pool, "");
+/* Writes " [sequence gap, lost]" at o, adding each name to ft (may be NULL);
+ * returns the end. The names themselves start at o + 2. */
+static char *put_flag_names(char *o, tvbuff_t *tvb, proto_tree *ft, guint32 flags)
+{
+    char *start;
+
+    o = au_put_str(o, " [");
+    start = o;
+    for (guint i = 0; i < NG_F_COUNT; i++) {
+        if (flags & (1u << i)) {
+            if (o != start)
+                o = au_put_str(o, ", ");
+            o = au_put_str(o, netgame_flag_name(1u << i));
+            if (ft)
+                proto_tree_add_uint_format(ft, hf_netgame_flags, tvb, 0, 0, 1u << i, "%s",
+                                           netgame_flag_name(1u << i));
+        }
+    }
+    return au_put_str(o, "]");
+}
+
+/* The flags, as an item with a subtree of their names, " (sequence gap,
+ * lost)", and as " [sequence gap, lost]" in the Info column. */
+static char *show_flags(tvbuff_t *tvb, proto_tree *at, guint32 flags, char *info)
+{
+    proto_item *ti = NULL;
+    proto_tree *ft = NULL;
+    char *end;
+
+    if (at) {
         ti = proto_tree_add_uint(at, hf_netgame_flags, tvb, 0, 0, flags);
         proto_item_set_generated(ti);
         ft = proto_item_add_subtree(ti, ett_netgame_flags);
-        for (guint i = 0; i < NG_F_COUNT; i++) {
-            if (flags & (1u << i)) {
-                wmem_strbuf_append_printf(sb, "%s%s", wmem_strbuf_get_len(sb) ? ", " : "",
-                                          netgame_flag_name(1u << i));
-                proto_tree_add_uint_format(ft, hf_netgame_flags, tvb, 0, 0, 1u << i, "%s",
-                                           netgame_flag_name(1u << i));
-            }
-        }
-        proto_item_append_text(ti, " (%s)", wmem_strbuf_get_str(sb));
-        col_append_fstr(pinfo->cinfo, COL_INFO, " [%s]", wmem_strbuf_get_str(sb));
     }
+    if (!info) {
+        char own[256];   /* the nine names take 120 characters */
+        if (ti) {
+            end = put_flag_names(own, tvb, ft, flags);
+            proto_item_append_text(ti, " (%.*s)", (int)(end - own - 3), own + 2);
+        }
+        return NULL;
+    }
+    end = put_flag_names(info, tvb, ft, flags);
+    if (ti)
+        proto_item_append_text(ti, " (%.*s)", (int)(end - info - 3), info + 2);
+    return end;
+}
+
+char *netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *ng_item,
+                            const netgame_pkt_t *pkt, ng_frame_t *rec, char *info)
+{
+    proto_tree *at;
+    guint32 flags = rec->flags;
+    gboolean lost_here = FALSE;
+
+    /* Forward-looking loss, known once the pass is over (not in the
+     * single pass, where the record is gone before its loss is known). */
+    if (PINFO_FD_VISITED(pinfo) && !(flags & NG_F_LOST) && rec_lost(rec)) {
+        flags |= NG_F_LOST;
+        lost_here = TRUE;
+    }
+    if (rec->lost)
+        lost_here = TRUE;
+
+    at = show_head(tvb, pinfo, tree, rec);
+    show_fate(tvb, pinfo, at, pkt, rec, lost_here);
+    show_sequence(tvb, pinfo, at, ng_item, pkt, rec);
+    show_acks(tvb, pinfo, at, ng_item, pkt, rec);
+    info = show_mode(tvb, pinfo, at, rec, info);
+    if (flags)
+        info = show_flags(tvb, at, flags, info);
 
     if (have_tap_listener(ng_tap)) {
         ng_tap_info_t *tinfo = wmem_new0(pinfo->pool, ng_tap_info_t);
@@ -797,6 +1027,7 @@ void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         tinfo->rec = rec;
         tap_queue_packet(ng_tap, pinfo, tinfo);
     }
+    return info;
 }
 
 /* ---- End-of-capture view for the statistics ----------------------------- */

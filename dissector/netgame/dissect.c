@@ -22,6 +22,7 @@
 #include "netgame.h"
 #include "netgame-int.h"
 #include "common/analysis-util.h"
+#include "common/conv-cache.h"
 #include "common/ws-compat.h"
 
 #define NETGAME_DEFAULT_PORTS "30000"    /* the example programs' server port */
@@ -70,76 +71,13 @@ typedef struct netgame_conv {
     guint32 id;
 } netgame_conv_t;
 
-static wmem_map_t *netgame_convs;
-
-/* The conversations of the last two address/port pairs whose addresses
- * and ports were plain (no endpoint overrides): find_or_create_conversation
- * hashes them, about 1 000 instructions a datagram, and a session's
- * datagrams alternate between the pair's two directions. Emptied with the
- * file. As protocol2's cache (common/protocol2-conv.c): it honours a
- * conversation's frame range. */
-typedef struct {
-    conversation_t *conv;   /* NULL: empty */
-    netgame_conv_t *nc;
-    port_type ptype;
-    guint32 srcport, destport;
-    address src, dst;
-} conv_hit_t;
-
-static conv_hit_t conv_hits[2];
-static guint conv_hit_next;
-
-static void conv_hits_clear(void)
-{
-    for (guint i = 0; i < G_N_ELEMENTS(conv_hits); i++) {
-        free_address(&conv_hits[i].src);
-        free_address(&conv_hits[i].dst);
-        memset(&conv_hits[i], 0, sizeof conv_hits[i]);
-    }
-    conv_hit_next = 0;
-}
+/* conversation -> netgame_conv_t, behind the cache of the last two address
+ * and port pairs (common/conv-cache.h). */
+static cs_conv_cache_t netgame_convs;
 
 static netgame_conv_t *netgame_get_conv(packet_info *pinfo, conversation_t **conv_out)
 {
-    gboolean plain = !pinfo->use_conv_addr_port_endpoints && !pinfo->conv_elements;
-    conversation_t *conv;
-    netgame_conv_t *nc;
-    conv_hit_t *h;
-
-    for (guint i = 0; plain && i < G_N_ELEMENTS(conv_hits); i++) {
-        h = &conv_hits[i];
-        conv = h->conv;
-        if (conv && h->ptype == pinfo->ptype && h->srcport == pinfo->srcport &&
-            h->destport == pinfo->destport && conv->setup_frame <= pinfo->num &&
-            (!conv->next || conv->next->setup_frame > pinfo->num) &&
-            addresses_equal(&h->src, &pinfo->src) && addresses_equal(&h->dst, &pinfo->dst)) {
-            if (conv_out)
-                *conv_out = conv;
-            return h->nc;
-        }
-    }
-    conv = find_or_create_conversation(pinfo);
-    nc = (netgame_conv_t *)wmem_map_lookup(netgame_convs, conv);
-    if (!nc) {
-        nc = wmem_new0(wmem_file_scope(), netgame_conv_t);
-        wmem_map_insert(netgame_convs, conv, nc);
-    }
-    if (plain) {
-        h = &conv_hits[conv_hit_next];
-        conv_hit_next = (conv_hit_next + 1) % G_N_ELEMENTS(conv_hits);
-        free_address(&h->src);
-        free_address(&h->dst);
-        copy_address(&h->src, &pinfo->src);
-        copy_address(&h->dst, &pinfo->dst);
-        h->ptype = pinfo->ptype;
-        h->srcport = pinfo->srcport;
-        h->destport = pinfo->destport;
-        h->conv = conv;
-        h->nc = nc;
-    }
-    if (conv_out)
-        *conv_out = conv;
-    return nc;
+    return (netgame_conv_t *)cs_conv_cache_get(&netgame_convs, pinfo, conv_out);
 }
 
 /* ---- Decode As for the payload: keyed by protocol id ------------------- */
@@ -276,8 +214,121 @@ static gboolean port_takes_datagram(tvbuff_t *tvb, packet_info *pinfo)
     if (tvb_captured_length(tvb) >= 4 && id_configured(tvb_get_ntohl(tvb, 0)))
         return TRUE;
     conv = find_conversation_pinfo(pinfo, 0);
-    nc = conv ? (netgame_conv_t *)wmem_map_lookup(netgame_convs, conv) : NULL;
+    nc = conv ? (netgame_conv_t *)cs_conv_cache_lookup(&netgame_convs, conv) : NULL;
     return nc && nc->id_frame && nc->id_frame < pinfo->num;
+}
+
+/* A datagram shorter than the header, or cut short: what there is of the
+ * header, flagged. */
+static int dissect_short(tvbuff_t *tvb, packet_info *pinfo, proto_tree *nt, proto_item *ti, guint len, guint cap)
+{
+    if (cap >= 4)
+        proto_tree_add_item(nt, hf_netgame_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN);
+    if (cap >= 8)
+        proto_tree_add_item(nt, hf_netgame_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
+    if (cap >= 12)
+        proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
+    if (len < NETGAME_HEADER_LEN)
+        AU_EXPERT(pinfo, ti, &ei_netgame_short,
+                  "Datagram of %u bytes, under the 16-byte header: the original receiver drops it", len);
+    else
+        AU_EXPERT(pinfo, ti, &ei_netgame_short, "Only %u bytes of the 16-byte header were captured", cap);
+    col_add_fstr(pinfo->cinfo, COL_INFO, "Short datagram (%u bytes)", len);
+    return cap;
+}
+
+/* Reads the whole header into p and finds the conversation; its protocol
+ * id is that of its first packet. */
+static netgame_conv_t *read_header(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, netgame_pkt_t *p, guint len)
+{
+    netgame_conv_t *nc;
+
+    memset(p, 0, sizeof *p);
+    p->protocol_id = tvb_get_ntohl(tvb, 0);
+    p->seq = tvb_get_ntohl(tvb, 4);
+    p->ack = tvb_get_ntohl(tvb, 8);
+    p->ack_bits = tvb_get_ntohl(tvb, 12);
+    p->payload_len = len - NETGAME_HEADER_LEN;
+    p->header_only = len == NETGAME_HEADER_LEN;
+    p->max_seq = cfg_max_sequence;
+
+    nc = netgame_get_conv(pinfo, &p->conv);
+    if (!PINFO_FD_VISITED(pinfo) && !nc->id_frame) {
+        nc->id_frame = pinfo->num;
+        nc->id = p->protocol_id;
+    }
+    p->foreign_id = nc->id_frame && pinfo->num > nc->id_frame && p->protocol_id != nc->id;
+    /* For Decode As of the payload (payload_da_value): the GUI's dialog
+     * reads the selected packet, which is dissected with a tree. */
+    if (tree)
+        p_add_proto_data(pinfo->pool, pinfo, proto_netgame, 0, GUINT_TO_POINTER(p->protocol_id));
+    return nc;
+}
+
+/* The header's items (the header is all there, so they cannot throw;
+ * without a tree they are not made at all) and the id's expert infos. */
+static void show_header(tvbuff_t *tvb, packet_info *pinfo, proto_tree *nt, proto_item *ti, const netgame_pkt_t *p,
+                        const netgame_conv_t *nc, const ng_frame_t *rec)
+{
+    proto_item *idi = nt ? proto_tree_add_item(nt, hf_netgame_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN) : NULL;
+
+    if (p->foreign_id)
+        AU_EXPERT(pinfo, idi, &ei_netgame_id_changed,
+                  "Protocol id 0x%08x differs from the conversation's 0x%08x (frame %u): "
+                  "the original receiver drops it", p->protocol_id, nc->id, nc->id_frame);
+    else if (!id_configured(p->protocol_id))
+        AU_EXPERT(pinfo, idi, &ei_netgame_id_unexpected,
+                  "Protocol id 0x%08x is not in the netgame.protocol_ids preference", p->protocol_id);
+    if (nt) {
+        proto_tree_add_item(nt, hf_netgame_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
+        proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
+        add_ack_bits(nt, tvb, p, rec);
+        add_acked(nt, tvb, p);
+        proto_item_set_generated(proto_tree_add_uint(nt, hf_netgame_payload_len, tvb, NETGAME_HEADER_LEN, 0,
+                                                     p->payload_len));
+        proto_item_append_text(ti, ", Seq: %u, Ack: %u, Ack bits: 0x%08x", p->seq, p->ack, p->ack_bits);
+    }
+    if (p->header_only)
+        au_expert_add_info(pinfo, ti, &ei_netgame_header_only);
+}
+
+/* The Info column's start, ports first as UDP's and TCP's (which side sent
+ * it): "50000 → 30000 Seq=7 Ack=5 AckBits=0x0000001f Len=32", written
+ * without printf (it runs for every datagram). Returns the end. */
+static char *info_header(char *o, const packet_info *pinfo, const netgame_pkt_t *p)
+{
+    o = au_put_uint(o, pinfo->srcport);
+    o = au_put_str(o, " " UTF8_RIGHTWARDS_ARROW " ");
+    o = au_put_uint(o, pinfo->destport);
+    o = au_put_str(o, " Seq=");
+    o = au_put_uint(o, p->seq);
+    o = au_put_str(o, " Ack=");
+    o = au_put_uint(o, p->ack);
+    o = au_put_str(o, " AckBits=0x");
+    o = au_put_hex8(o, p->ack_bits);
+    o = au_put_str(o, " Len=");
+    return au_put_uint(o, p->payload_len);
+}
+
+/* The payload: to the dissector Decode As chose for the protocol id, else
+ * to data, which shows nothing without a tree (so then it is not called,
+ * nor its tvb made). */
+static void dissect_payload(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree *nt,
+                            const netgame_pkt_t *p)
+{
+    tvbuff_t *next;
+
+    if (nt)
+        proto_tree_add_item(nt, hf_netgame_payload, tvb, NETGAME_HEADER_LEN, -1, ENC_NA);
+    if (!tree && !dissector_get_uint_handle(payload_table, p->protocol_id))
+        return;
+    next = tvb_new_subset_remaining(tvb, NETGAME_HEADER_LEN);
+#if CS_WS_AT_LEAST(4, 6)
+    if (!dissector_try_uint_with_data(payload_table, p->protocol_id, next, pinfo, tree, TRUE, NULL))
+#else
+    if (!dissector_try_uint_new(payload_table, p->protocol_id, next, pinfo, tree, TRUE, NULL))
+#endif
+        call_data_dissector(next, pinfo, tree);
 }
 
 static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
@@ -289,96 +340,29 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     netgame_pkt_t p;
     netgame_conv_t *nc;
     ng_frame_t *rec = NULL;
+    char *info = NULL, *end = NULL;
 
     /* The protocol's short name, as Chunk and P2frag (filters stay "netgame"). */
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "Netgame");
-    col_clear(pinfo->cinfo, COL_INFO);
     ti = proto_tree_add_item(tree, proto_netgame, tvb, 0, -1, ENC_NA);
     nt = proto_item_add_subtree(ti, ett_netgame);
+    if (len < NETGAME_HEADER_LEN || cap < NETGAME_HEADER_LEN)
+        return dissect_short(tvb, pinfo, nt, ti, len, cap);
 
-    if (len < NETGAME_HEADER_LEN || cap < NETGAME_HEADER_LEN) {
-        /* Show what there is of the header. */
-        if (cap >= 4)
-            proto_tree_add_item(nt, hf_netgame_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN);
-        if (cap >= 8)
-            proto_tree_add_item(nt, hf_netgame_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
-        if (cap >= 12)
-            proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
-        if (len < NETGAME_HEADER_LEN)
-            AU_EXPERT(pinfo, ti, &ei_netgame_short,
-                                   "Datagram of %u bytes, under the 16-byte header: the original receiver drops it",
-                                   len);
-        else
-            AU_EXPERT(pinfo, ti, &ei_netgame_short,
-                                   "Only %u bytes of the 16-byte header were captured", cap);
-        col_add_fstr(pinfo->cinfo, COL_INFO, "Short datagram (%u bytes)", len);
-        return cap;
-    }
-
-    memset(&p, 0, sizeof p);
-    p.protocol_id = tvb_get_ntohl(tvb, 0);
-    p.seq = tvb_get_ntohl(tvb, 4);
-    p.ack = tvb_get_ntohl(tvb, 8);
-    p.ack_bits = tvb_get_ntohl(tvb, 12);
-    p.payload_len = len - NETGAME_HEADER_LEN;
-    p.header_only = len == NETGAME_HEADER_LEN;
-    p.max_seq = cfg_max_sequence;
-
-    /* The conversation's protocol id is that of its first packet. */
-    nc = netgame_get_conv(pinfo, &p.conv);
-    if (!PINFO_FD_VISITED(pinfo) && !nc->id_frame) {
-        nc->id_frame = pinfo->num;
-        nc->id = p.protocol_id;
-    }
-    p.foreign_id = nc->id_frame && pinfo->num > nc->id_frame && p.protocol_id != nc->id;
-    p_add_proto_data(pinfo->pool, pinfo, proto_netgame, 0, GUINT_TO_POINTER(p.protocol_id));
-
+    nc = read_header(tvb, pinfo, tree, &p, len);
     if (!pinfo->flags.in_error_pkt)
         rec = netgame_analysis_packet(pinfo, &p);
-
-    {
-        /* The header is all there (checked above): its items cannot throw,
-         * and without a tree they are not made at all. */
-        proto_item *idi = nt ? proto_tree_add_item(nt, hf_netgame_protocol_id, tvb, 0, 4, ENC_BIG_ENDIAN) : NULL;
-        if (p.foreign_id)
-            AU_EXPERT(pinfo, idi, &ei_netgame_id_changed,
-                                   "Protocol id 0x%08x differs from the conversation's 0x%08x (frame %u): "
-                                   "the original receiver drops it", p.protocol_id, nc->id, nc->id_frame);
-        else if (!id_configured(p.protocol_id))
-            AU_EXPERT(pinfo, idi, &ei_netgame_id_unexpected,
-                                   "Protocol id 0x%08x is not in the netgame.protocol_ids preference",
-                                   p.protocol_id);
+    show_header(tvb, pinfo, nt, ti, &p, nc, rec);
+    if (pinfo->cinfo) {
+        info = au_info_begin(pinfo, 128);
+        end = info_header(info, pinfo, &p);
     }
-    if (nt) {
-        proto_tree_add_item(nt, hf_netgame_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
-        proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);
-        add_ack_bits(nt, tvb, &p, rec);
-        add_acked(nt, tvb, &p);
-        proto_item_set_generated(proto_tree_add_uint(nt, hf_netgame_payload_len, tvb, NETGAME_HEADER_LEN, 0,
-                                                     p.payload_len));
-    }
-    if (p.header_only)
-        expert_add_info(pinfo, ti, &ei_netgame_header_only);
-
-    /* Ports first, as UDP's and TCP's Info: which side sent it. */
-    col_add_fstr(pinfo->cinfo, COL_INFO, "%u " UTF8_RIGHTWARDS_ARROW " %u Seq=%u Ack=%u AckBits=0x%08x Len=%u",
-                 pinfo->srcport, pinfo->destport, p.seq, p.ack, p.ack_bits, p.payload_len);
-    proto_item_append_text(ti, ", Seq: %u, Ack: %u, Ack bits: 0x%08x", p.seq, p.ack, p.ack_bits);
-
     if (rec)
-        netgame_analysis_show(tvb, pinfo, nt, ti, &p, rec);
-
-    if (p.payload_len && cap > NETGAME_HEADER_LEN) {
-        tvbuff_t *next = tvb_new_subset_remaining(tvb, NETGAME_HEADER_LEN);
-        if (nt)
-            proto_tree_add_item(nt, hf_netgame_payload, tvb, NETGAME_HEADER_LEN, -1, ENC_NA);
-#if CS_WS_AT_LEAST(4, 6)
-        if (!dissector_try_uint_with_data(payload_table, p.protocol_id, next, pinfo, tree, TRUE, NULL))
-#else
-        if (!dissector_try_uint_new(payload_table, p.protocol_id, next, pinfo, tree, TRUE, NULL))
-#endif
-            call_data_dissector(next, pinfo, tree);
-    }
+        end = netgame_analysis_show(tvb, pinfo, nt, ti, &p, rec, end);
+    if (info)
+        au_info_set(pinfo, end);
+    if (p.payload_len && cap > NETGAME_HEADER_LEN)
+        dissect_payload(tvb, pinfo, tree, nt, &p);
     return cap;
 }
 
@@ -498,10 +482,7 @@ void proto_register_netgame(void)
                                              proto_netgame, FT_UINT32, BASE_HEX);
     register_decode_as(&payload_da);
 
-    netgame_convs = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(),
-                                           g_direct_hash, g_direct_equal);
-    register_init_routine(conv_hits_clear);
-    register_cleanup_routine(conv_hits_clear);
+    cs_conv_cache_register(&netgame_convs, sizeof(netgame_conv_t));
     netgame_prefs_apply();
     netgame_analysis_register(proto_netgame, module);
     netgame_stats_register();

@@ -92,6 +92,11 @@ typedef struct ng_dir {
     ng_sent_t *sent;
     guint32 sent_cap, sent_head, sent_count, sent_undecided; /* undecided: first index not decided */
     guint32 n_open;               /* kept packets neither acked nor superseded */
+    /* Those open packets, oldest first, by absolute index (the count of
+     * packets pushed before each): acks and resends look at them alone. */
+    guint32 *open;
+    guint32 open_cap, open_start, open_end;
+    guint32 pushed;               /* packets pushed so far */
     /* Send times of the last second (a ring), for the send rate. */
     gint64 *times;
     guint32 times_cap, times_head, times_count;
@@ -175,9 +180,11 @@ void netgame_analysis_handoff(void);
 /* First pass: analyses the packet; later: the cached record. NULL when the
  * packet is not analysed (foreign id). */
 ng_frame_t *netgame_analysis_packet(packet_info *pinfo, const netgame_pkt_t *pkt);
-/* Adds the analysis fields and expert infos (tree may be NULL). */
-void netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *ng_item,
-                           const netgame_pkt_t *pkt, ng_frame_t *rec);
+/* Adds the analysis fields and expert infos (tree may be NULL), and writes
+ * the analysis' part of the Info text at info (" Mode=Good SRTT=69ms
+ * [lost]"); returns its end (NULL when info is NULL: no columns). */
+char *netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *ng_item,
+                            const netgame_pkt_t *pkt, ng_frame_t *rec, char *info);
 
 /* For the statistics, the end-of-capture view: lost in d, counting packets
  * still undecided that are older than 1 s at the end of the capture. */

@@ -1,6 +1,6 @@
-/* conv_cache_test.c: dissector/common/protocol2-conv.c's cache of the last
- * two address and port pairs gives, for every frame, the conversation
- * find_or_create_conversation() gives. Two conversations of one UDP pair
+/* conv_cache_test.c: dissector/common/conv-cache.c's cache of the last two
+ * address and port pairs (here through protocol2-conv.c) gives, for every
+ * frame, the conversation find_or_create_conversation() gives. Two conversations of one UDP pair
  * (set up in frames 1 and 100): after a lookup in frame 100, a revisit of
  * frame 5 (the GUI clicking back) must get the first, not the cached second.
  * Links libwireshark and libwiretap (epan_init, a session for the
