@@ -175,12 +175,20 @@ static CS_TAP_INIT_RET text_table_init(const char *opt_arg, void *userdata)
     CS_TAP_INIT_OK;
 }
 
+/* The registered text tables' uis, in static storage as Wireshark's own
+ * registrations keep them (a heap copy would be a leak at exit). */
+#define SU_MAX_TEXT_TABLES 16
+static stat_tap_ui text_table_uis[SU_MAX_TEXT_TABLES];
+static guint n_text_table_uis;
+
 void su_register_text_table(const su_text_table_t *t)
 {
-    stat_tap_ui *ui = g_new0(stat_tap_ui, 1);
     stat_tap_ui u = { REGISTER_STAT_GROUP_GENERIC, t->title, t->cli, text_table_init, array_length(filter_param),
                       filter_param };
+    stat_tap_ui *ui;
 
+    g_assert(n_text_table_uis < SU_MAX_TEXT_TABLES);
+    ui = &text_table_uis[n_text_table_uis++];
     *ui = u;
     register_stat_tap_ui(ui, (void *)t);
 }
