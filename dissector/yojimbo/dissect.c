@@ -454,7 +454,7 @@ static void add_item(ctx_t *c, guint8 ch, gboolean is_block, guint16 id, gint32 
     wmem_array_append_one(c->items, it);
 }
 
-static void ordered_messages(ctx_t *c, proto_tree *et, guint ch, const yj_channel_cfg_t *cc, guint32 count)
+static void ordered_messages(ctx_t *c, proto_tree *et, guint ch, guint32 count)
 {
     guint16 *ids;
     guint64 start = c->b.pos;
@@ -515,7 +515,6 @@ static void ordered_messages(ctx_t *c, proto_tree *et, guint ch, const yj_channe
         yj_bit_range(ms, c->b.pos, &off, &len);
         proto_item_set_len(mi, len);
     }
-    (void)cc;
 }
 
 static void unordered_messages(ctx_t *c, proto_tree *et, guint ch, const yj_channel_cfg_t *cc, guint32 count)
@@ -802,7 +801,7 @@ static gboolean channel_entry(ctx_t *c, guint32 e, guint32 entries, int *last_ch
             if (!read_int(c, et, hf_message_count, 1, cc->max_messages, &count, "the message count", hint))
                 return FALSE;
             if (cc->type == YJ_CHANNEL_RO)
-                ordered_messages(c, et, ch, cc, count);
+                ordered_messages(c, et, ch, count);
             else
                 unordered_messages(c, et, ch, cc, count);
         } else {
