@@ -88,16 +88,23 @@ HOME=$home cmake -S "$src" -B "$po" -DCHUNK_INSTALL_PERSONAL=ON > "$work/4.log" 
 if [ -f "$home/.local/lib/wireshark/plugins/$wsver/epan/chunk.so" ]; then
     ok "personal: ~/.local/lib/wireshark/plugins/$wsver/epan/chunk.so"
     if command -v tshark > /dev/null; then
+        run_home=$home
         if [ "$(id -u)" = 0 ]; then
-            chmod 755 "$work"
-            chown -R 65534:65534 "$home"
-            run=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$home")
+            # nobody gets a copy of the personal folder outside the build
+            # tree: the clone may sit in a folder only root can enter
+            # (mktemp -d makes it 0700).
+            run_home=$(mktemp -d)
+            cp -a "$home/.local" "$run_home/"
+            chmod 755 "$run_home"
+            chown -R 65534:65534 "$run_home"
+            run=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$run_home")
         else
             run=(env HOME="$home")
         fi
         protos=$("${run[@]}" tshark -G protocols 2>/dev/null | cut -f3 | grep -xE 'chunk|p2frag' | sort | tr '\n' ' ' || true)
         [ "$protos" = "chunk p2frag " ] && ok "tshark as $("${run[@]}" id -un) loads the personal plugin ($protos)" ||
-            bad "tshark with HOME=$home does not list chunk and p2frag (got '$protos')"
+            bad "tshark with HOME=$run_home does not list chunk and p2frag (got '$protos')"
+        [ "$run_home" = "$home" ] || rm -rf "$run_home"
     fi
 else
     tail -n 20 "$work/4.log"; bad "personal install did not write $home/.local/lib/wireshark/plugins/$wsver/epan/chunk.so"
