@@ -34,6 +34,16 @@ extern int chunk_test_failures;
 /* Directory of the test vectors, docs/vectors (set by the runner from CHUNK_SPEC_DIR or --spec). */
 extern const char *chunk_test_spec_dir;
 
+/* Opens the vector file name in chunk_test_spec_dir for reading, its path in
+ * path; NULL, with a failed CHECK and the reason on stderr, when the folder
+ * is not set or the file cannot be opened. */
+FILE *chunk_test_open_vectors(const char *name, char *path, size_t path_size);
+
+/* Parses hex digit pairs (spaces between bytes allowed) into out; returns
+ * the byte count, or -1 for a character that is not a hex digit, an odd
+ * digit at the end, or more than capacity bytes. */
+int chunk_test_parse_hex(const char *hex, unsigned char *out, int capacity);
+
 /* Seed for tests that draw random traffic: CHUNK_TEST_SEED from the
  * environment (decimal or 0x hex), default 1. Printed when a test fails, so
  * scripts/loop-tests.sh can loop with fresh seeds and a failure replays. */

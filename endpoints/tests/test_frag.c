@@ -24,19 +24,9 @@ static const vector_file_t *vectors(void)
     static int loaded;
     if (loaded) return &file;
     loaded = 1;
-    CHECK(chunk_test_spec_dir != NULL);
-    if (!chunk_test_spec_dir) {
-        fprintf(stderr, "no spec directory: pass --spec DIR or set CHUNK_SPEC_DIR\n");
-        return &file;
-    }
     char path[4096];
-    snprintf(path, sizeof path, "%s/vectors-fragments.txt", chunk_test_spec_dir);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
-    if (!f) {
-        fprintf(stderr, "cannot open test vectors %s\n", path);
-        return &file;
-    }
+    FILE *f = chunk_test_open_vectors("vectors-fragments.txt", path, sizeof path);
+    if (!f) return &file;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
@@ -61,17 +51,6 @@ static int split(const char *line, char **copy, char **words, int max)
     int n = 0;
     for (char *save = NULL, *w = strtok_r(*copy, " ", &save); w && n < max; w = strtok_r(NULL, " ", &save))
         words[n++] = w;
-    return n;
-}
-
-static int parse_hex(const char *hex, uint8_t *out, int max)
-{
-    int n = 0;
-    for (; hex[0] && hex[1]; hex += 2) {
-        unsigned v;
-        if (n >= max || sscanf(hex, "%2x", &v) != 1) return -1;
-        out[n++] = (uint8_t)v;
-    }
     return n;
 }
 
@@ -168,7 +147,7 @@ static void test_vectors_regular(void)
         int n = split(file->lines[i], &copy, w, 16);
         CHECK(n >= 4);
         uint8_t want[2048], got[2048];
-        int want_bytes = parse_hex(w[3], want, sizeof want);
+        int want_bytes = chunk_test_parse_hex(w[3], want, sizeof want);
         memset(&packet_a, 0, sizeof packet_a);
         packet_a.sequence = (uint16_t)atoi(w[1]);
         fields_to_packet(w, n, 4, atoi(w[2]), &packet_a);
@@ -206,7 +185,7 @@ static void test_vectors_fragments(void)
         int n = split(file->lines[i], &copy, w, 8);
         CHECK_EQ(n, 6);
         uint8_t want[2048], got[2048];
-        int want_bytes = parse_hex(w[5], want, sizeof want);
+        int want_bytes = chunk_test_parse_hex(w[5], want, sizeof want);
         frag_packet_t parsed;
         parsed.regular = NULL;
         CHECK_EQ(frag_read_packet(&wire, want, want_bytes, &parsed), FRAG_READ_OK);
@@ -315,7 +294,7 @@ static void test_vectors_reassembly(void)
                 char *copy, *w[8];
                 split(file->lines[at], &copy, w, 8);
                 uint8_t datagram[2048];
-                int bytes = parse_hex(w[5], datagram, sizeof datagram);
+                int bytes = chunk_test_parse_hex(w[5], datagram, sizeof datagram);
                 frag_verdict_t v = frag_receiver_receive_packet(r, 0, datagram, bytes);
                 int last = k == lines - 1;
                 CHECK_EQ(v, last && lines == num_fragments ? FRAG_VERDICT_DELIVERED : FRAG_VERDICT_ACCEPTED);
@@ -339,7 +318,7 @@ static void test_vectors_reassembly(void)
                         CHECK_EQ(atoi(w[2]), num_fragments);
                         CHECK_EQ(atoi(w[3]), whole_bytes);
                         int want_bytes = (int)strlen(w[5]) / 2;
-                        CHECK(parse_hex(w[5], big, sizeof big) == whole_bytes && want_bytes == whole_bytes);
+                        CHECK(chunk_test_parse_hex(w[5], big, sizeof big) == whole_bytes && want_bytes == whole_bytes);
                         CHECK(d.last && d.last_bytes == whole_bytes && memcmp(d.last, big, (size_t)whole_bytes) == 0);
                         /* The inner packet: a TestPacketB with the group's sequence. */
                         memset(&packet_a, 0, sizeof packet_a);
@@ -418,7 +397,7 @@ static void test_vectors_edge_cases(void)
             continue;
         }
         uint8_t datagram[2048];
-        int bytes = parse_hex(w[7], datagram, sizeof datagram);
+        int bytes = chunk_test_parse_hex(w[7], datagram, sizeof datagram);
         CHECK(bytes > 0);
         frag_packet_t parsed;
         parsed.regular = &packet_b;

@@ -20,6 +20,44 @@ static const struct { const char *name; const chunk_test_t *tests; } groups[] = 
 #undef CHUNK_TEST_GROUP
 };
 
+FILE *chunk_test_open_vectors(const char *name, char *path, size_t path_size)
+{
+    CHECK(chunk_test_spec_dir != NULL);
+    if (!chunk_test_spec_dir) {
+        fprintf(stderr, "no spec directory: pass --spec DIR or set CHUNK_SPEC_DIR\n");
+        return NULL;
+    }
+    snprintf(path, path_size, "%s/%s", chunk_test_spec_dir, name);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (!f) fprintf(stderr, "cannot open test vectors %s\n", path);
+    return f;
+}
+
+static int hex_value(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+int chunk_test_parse_hex(const char *hex, unsigned char *out, int capacity)
+{
+    int n = 0;
+    while (*hex) {
+        if (*hex == ' ') {
+            hex++;
+            continue;
+        }
+        int hi = hex_value(hex[0]), lo = hi < 0 ? -1 : hex_value(hex[1]);
+        if (hi < 0 || lo < 0 || n >= capacity) return -1;
+        out[n++] = (unsigned char)(hi << 4 | lo);
+        hex += 2;
+    }
+    return n;
+}
+
 static int selected(const char *group, const char *test, int argc, char **argv, int first)
 {
     if (first >= argc) return 1;

@@ -21,26 +21,6 @@ static const uint8_t ADDRESS_B[] = {'B'}; /* the server */
 static const uint8_t ADDRESS_X[] = {'X'}; /* a stranger */
 static const uint8_t zeros[64];
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* Decodes hex into out (capacity bytes); returns the length or -1. */
-static int from_hex(const char *hex, uint8_t *out, int capacity)
-{
-    int n = 0;
-    for (; hex[0] && hex[1] && hex[0] != ' ' && hex[0] != '\n'; hex += 2) {
-        int hi = hex_value(hex[0]), lo = hex_value(hex[1]);
-        if (hi < 0 || lo < 0 || n == capacity) return -1;
-        out[n++] = (uint8_t)(hi << 4 | lo);
-    }
-    return n;
-}
-
 /* Parses a comma list of decimal sequences ('-': none) into out; returns the count. */
 static int parse_list(const char *text, uint32_t *out, int capacity)
 {
@@ -61,16 +41,9 @@ typedef void (*line_fn)(int line_no, char **fields, int count);
  * kind, with the fields split on spaces. Returns the number of such lines. */
 static int for_each_vector(const char *kind, line_fn fn)
 {
-    CHECK(chunk_test_spec_dir != NULL);
-    if (!chunk_test_spec_dir) return 0;
     char path[4096];
-    snprintf(path, sizeof path, "%s/vectors-netgame.txt", chunk_test_spec_dir);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
-    if (!f) {
-        fprintf(stderr, "cannot open test vectors %s\n", path);
-        return 0;
-    }
+    FILE *f = chunk_test_open_vectors("vectors-netgame.txt", path, sizeof path);
+    if (!f) return 0;
     char *line = NULL;
     size_t capacity = 0;
     int line_no = 0, lines = 0;
@@ -238,7 +211,7 @@ static void check_r_line(int line_no, char **f, int count)
     CHECK_EQ(count, 7);
     if (count != 7) return;
     static uint8_t want[NETGAME_MAX_PACKET_BYTES];
-    int bytes = from_hex(f[6], want, sizeof want);
+    int bytes = chunk_test_parse_hex(f[6], want, sizeof want);
     int payload_len = atoi(f[5]);
     CHECK_EQ(bytes, NETGAME_HEADER_BYTES + payload_len);
     if (bytes != NETGAME_HEADER_BYTES + payload_len) return;
@@ -406,7 +379,7 @@ static void check_c_line(int line_no, char **f, int count)
     for (endpoint_t *e = &conv.side[0]; e <= &conv.side[1]; e++) netgame_connection_update(e->c, now);
 
     static uint8_t want[NETGAME_MAX_PACKET_BYTES];
-    int bytes = from_hex(f[9], want, sizeof want);
+    int bytes = chunk_test_parse_hex(f[9], want, sizeof want);
     CHECK_EQ(bytes, 16 + atoi(f[8]));
     endpoint_t *e = &conv.side[from];
     int64_t sequence = netgame_connection_send_packet(e->c, now, want + 16, bytes - 16);

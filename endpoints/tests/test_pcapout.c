@@ -28,17 +28,32 @@ static uint16_t fold(uint32_t sum)
     return (uint16_t)sum;
 }
 
-static void temp_path(char *path, size_t size)
+/* Opens a pcap file for writing at a path of this process's own, in path. */
+static pcapout_t *open_temp(char *path, size_t size)
 {
+    char err[256];
     snprintf(path, size, "/tmp/chunk-test-pcapout-%ld.pcap", (long)getpid());
+    pcapout_t *pcap = pcapout_open(path, err, sizeof err);
+    CHECK(pcap != NULL);
+    if (!pcap) fprintf(stderr, "%s\n", err);
+    return pcap;
+}
+
+/* Closes what open_temp opened and opens it again for reading with libpcap. */
+static pcap_t *close_and_read(pcapout_t *pcap, const char *path)
+{
+    char err[PCAP_ERRBUF_SIZE];
+    CHECK_EQ(pcapout_close(pcap), 0);
+    pcap_t *in = pcap_open_offline(path, err);
+    CHECK(in != NULL);
+    if (!in) fprintf(stderr, "%s\n", err);
+    return in;
 }
 
 static void test_ipv4_frame(void)
 {
-    char path[128], err[256];
-    temp_path(path, sizeof path);
-    pcapout_t *pcap = pcapout_open(path, err, sizeof err);
-    CHECK(pcap != NULL);
+    char path[128];
+    pcapout_t *pcap = open_temp(path, sizeof path);
     if (!pcap) return;
     pcapout_addr_t a, b;
     pcapout_addr_ipv4(&a, 10, 0, 0, 1, 50000);
@@ -48,10 +63,8 @@ static void test_ipv4_frame(void)
     CHECK_EQ(pcapout_write_udp(pcap, 1.5, &a, &b, payload, 37), 0);
     CHECK_EQ(pcapout_write_udp(pcap, 2.9999996, &b, &a, payload, 36), 0); /* rounds up to 3.000000 */
     CHECK_EQ(pcapout_write_udp(pcap, 3.0, &a, &b, payload, 65535 - CS_IP_UDP_OVERHEAD + 1), -1); /* too big for IPv4 */
-    CHECK_EQ(pcapout_close(pcap), 0);
 
-    pcap_t *in = pcap_open_offline(path, err);
-    CHECK(in != NULL);
+    pcap_t *in = close_and_read(pcap, path);
     if (!in) return;
     CHECK_EQ(pcap_datalink(in), DLT_EN10MB);
     struct pcap_pkthdr *h;
@@ -97,10 +110,8 @@ static void test_ipv4_frame(void)
 
 static void test_ipv6_frame(void)
 {
-    char path[128], err[256];
-    temp_path(path, sizeof path);
-    pcapout_t *pcap = pcapout_open(path, err, sizeof err);
-    CHECK(pcap != NULL);
+    char path[128];
+    pcapout_t *pcap = open_temp(path, sizeof path);
     if (!pcap) return;
     pcapout_addr_t a = {.family = 6, .port = 40000}, b = {.family = 6, .port = 1234};
     a.addr[15] = 1; /* ::1 */
@@ -111,10 +122,8 @@ static void test_ipv6_frame(void)
     pcapout_addr_t v4;
     pcapout_addr_ipv4(&v4, 127, 0, 0, 1, 1);
     CHECK_EQ(pcapout_write_udp(pcap, 0.5, &a, &v4, payload, 10), -1); /* families differ */
-    CHECK_EQ(pcapout_close(pcap), 0);
 
-    pcap_t *in = pcap_open_offline(path, err);
-    CHECK(in != NULL);
+    pcap_t *in = close_and_read(pcap, path);
     if (!in) return;
     struct pcap_pkthdr *h;
     const u_char *f;

@@ -27,23 +27,13 @@ static const known_t known[] = {
     {301, 45, 0x7FFFFFFEu, "122d012d00fe7f"},     /* difference 256: 16-bit; bytes 0 and 3 sent */
 };
 
-static int unhex(const char *hex, uint8_t *out)
-{
-    int n = 0;
-    for (; hex[0] && hex[1]; hex += 2) {
-        unsigned v;
-        sscanf(hex, "%2x", &v);
-        out[n++] = (uint8_t)v;
-    }
-    return n;
-}
-
 static void test_header_bytes(void)
 {
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         const known_t *k = &known[i];
         uint8_t want[16], got[RL_MAX_HEADER_BYTES];
-        int n = unhex(k->hex, want);
+        int n = chunk_test_parse_hex(k->hex, want, sizeof want);
+        CHECK(n > 0);
         rl_header_t h = {k->sequence, k->ack, k->ack_bits}, r;
         CHECK_EQ(rl_header_write(got, &h), n);
         CHECK(memcmp(got, want, (size_t)n) == 0);
@@ -71,7 +61,8 @@ static void test_not_canonical(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t p[16];
-        int n = unhex(cases[i], p);
+        int n = chunk_test_parse_hex(cases[i], p, sizeof p);
+        CHECK(n > 0);
         rl_header_t h;
         CHECK_EQ(rl_header_read(p, n, &h, NULL), n); /* read as the library reads it */
         CHECK_EQ(h.sequence, 100);

@@ -12,31 +12,6 @@
 
 /* ---- helpers ---- */
 
-static int hex_value(int c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* Parses hex (spaces allowed) into out; returns the byte count or -1. */
-static int parse_hex(const char *hex, uint8_t *out, int out_size)
-{
-    int n = 0;
-    while (*hex) {
-        if (*hex == ' ') {
-            hex++;
-            continue;
-        }
-        int hi = hex_value(hex[0]), lo = hi < 0 ? -1 : hex_value(hex[1]);
-        if (hi < 0 || lo < 0 || n >= out_size) return -1;
-        out[n++] = (uint8_t)(hi << 4 | lo);
-        hex += 2;
-    }
-    return n;
-}
-
 static void config_for(chunk_wire_config_t *config, int max_slices)
 {
     chunk_wire_default_config(config);
@@ -89,7 +64,7 @@ static int check_vector_line(const chunk_wire_config_t *config, const char *file
         char *f_bits = next_field(&save), *f_hex = next_field(&save);
         CHECK(f_chunk && f_num && f_bits && f_hex);
         if (!f_hex) return 1;
-        int expected_bytes = parse_hex(f_hex, expected, sizeof expected);
+        int expected_bytes = chunk_test_parse_hex(f_hex, expected, sizeof expected);
         CHECK(expected_bytes > 0);
         memset(&ack, 0, sizeof ack);
         ack.chunk_id = (uint16_t)atoi(f_chunk);
@@ -112,7 +87,7 @@ static int check_vector_line(const chunk_wire_config_t *config, const char *file
         for (int i = 0; i < 6; i++) f[i] = next_field(&save);
         CHECK(f[5] != NULL);
         if (!f[5]) return 1;
-        int expected_bytes = parse_hex(f[5], expected, sizeof expected);
+        int expected_bytes = chunk_test_parse_hex(f[5], expected, sizeof expected);
         CHECK(expected_bytes > 0);
         chunk_slice_packet_t slice = {(uint16_t)atoi(f[0]), atoi(f[1]), atoi(f[2]), atoi(f[3]), data};
         int dseed = atoi(f[4]);
@@ -143,19 +118,9 @@ static int check_vector_line(const chunk_wire_config_t *config, const char *file
 /* Checks every line of one vector file; returns the number of packets. */
 static int check_vector_file(const char *name, int max_slices)
 {
-    CHECK(chunk_test_spec_dir != NULL);
-    if (!chunk_test_spec_dir) {
-        fprintf(stderr, "no spec directory: pass --spec DIR or set CHUNK_SPEC_DIR\n");
-        return 0;
-    }
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", chunk_test_spec_dir, name);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
-    if (!f) {
-        fprintf(stderr, "cannot open test vectors %s\n", path);
-        return 0;
-    }
+    FILE *f = chunk_test_open_vectors(name, path, sizeof path);
+    if (!f) return 0;
     chunk_wire_config_t config;
     config_for(&config, max_slices);
     static char line[4 * CHUNK_MAX_PACKET_BYTES];
@@ -186,7 +151,7 @@ static void check_write_read_slice(const chunk_wire_config_t *config, const chun
                                    const char *hex)
 {
     uint8_t expected[64], written[CHUNK_MAX_PACKET_BYTES];
-    int expected_bytes = parse_hex(hex, expected, sizeof expected);
+    int expected_bytes = chunk_test_parse_hex(hex, expected, sizeof expected);
     int bytes = chunk_write_slice_packet(config, slice, written, sizeof written);
     CHECK(bytes_equal(written, bytes, expected, expected_bytes));
     chunk_packet_t packet;
@@ -211,7 +176,7 @@ static void test_spec_examples(void)
     const uint8_t bits[5] = {1, 0, 1, 1, 0};
     memcpy(ack.acked, bits, sizeof bits);
     uint8_t expected[64], written[64];
-    int expected_bytes = parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", expected, sizeof expected);
+    int expected_bytes = chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", expected, sizeof expected);
     CHECK_EQ(expected_bytes, 12);
     int bytes = chunk_write_ack_packet(&config, &ack, written, sizeof written);
     CHECK(bytes_equal(written, bytes, expected, expected_bytes));
@@ -285,7 +250,7 @@ static void test_crc(void)
     /* The packet CRC is the plain CRC of LE32(ProtocolId) || 00 00 00 00 ||
      * datagram[4..]: build that input by hand and compare. */
     uint8_t ack[12];
-    CHECK_EQ(parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", ack, sizeof ack), 12);
+    CHECK_EQ(chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", ack, sizeof ack), 12);
     uint8_t input[16] = {0x44, 0x33, 0x22, 0x11, 0, 0, 0, 0};
     memcpy(input + 8, ack + 4, 8);
     CHECK_EQ(p2_crc32(0, input, sizeof input), 0x51fedea4u);
@@ -329,7 +294,7 @@ static void test_reject_bad_crc(void)
     chunk_wire_config_t config;
     chunk_wire_default_config(&config);
     uint8_t p[32];
-    int n = parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99", p, sizeof p);
+    int n = chunk_test_parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99", p, sizeof p);
     CHECK_EQ(read_result(&config, p, n), CHUNK_READ_OK);
     for (int byte = 0; byte < n; byte++) {
         for (int bit = 0; bit < 8; bit++) {
@@ -348,7 +313,7 @@ static void test_reject_truncated(void)
     chunk_wire_config_t config;
     chunk_wire_default_config(&config);
     uint8_t p[32];
-    int n = parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99", p, sizeof p);
+    int n = chunk_test_parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99", p, sizeof p);
     /* Every shorter prefix, CRC fixed, is truncated: from the header fields
      * through the data to the end check. */
     for (int len = 0; len < n; len++) {
@@ -358,7 +323,7 @@ static void test_reject_truncated(void)
         CHECK_EQ(read_result(&config, q, len), CHUNK_READ_TRUNCATED);
     }
     uint8_t a[16];
-    int m = parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", a, sizeof a);
+    int m = chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", a, sizeof a);
     for (int len = 0; len < m; len++) {
         if (len >= 4) fix_crc(&config, a, len);
         CHECK_EQ(read_result(&config, a, len), CHUNK_READ_TRUNCATED);
@@ -371,13 +336,13 @@ static void test_reject_bad_padding(void)
     chunk_wire_default_config(&config);
     /* Ack of 5 slices: bits 32..61 used, bits 62..63 of byte 7 are padding. */
     uint8_t a[16];
-    int m = parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", a, sizeof a);
+    int m = chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", a, sizeof a);
     a[7] |= 0x80;
     fix_crc(&config, a, m);
     CHECK_EQ(read_result(&config, a, m), CHUNK_READ_BAD_PADDING);
     /* Last slice: size field ends at bit 74, bits 75..79 pad byte 9 before the data. */
     uint8_t p[32];
-    int n = parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99", p, sizeof p);
+    int n = chunk_test_parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99", p, sizeof p);
     p[9] |= 0x08;
     fix_crc(&config, p, n);
     CHECK_EQ(read_result(&config, p, n), CHUNK_READ_BAD_PADDING);
@@ -396,7 +361,7 @@ static void test_reject_bad_end_check(void)
     chunk_wire_config_t config;
     chunk_wire_default_config(&config);
     uint8_t a[16];
-    int m = parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", a, sizeof a);
+    int m = chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", a, sizeof a);
     for (int i = m - 4; i < m; i++) {
         a[i] ^= 0x01;
         fix_crc(&config, a, m);
@@ -407,7 +372,7 @@ static void test_reject_bad_end_check(void)
      * appended so the datagram is long enough) finds "08 99 00 00" where the
      * end check should be. */
     uint8_t p[32];
-    int n = parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99 00 00", p, sizeof p);
+    int n = chunk_test_parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99 00 00", p, sizeof p);
     /* sliceBytes-1 is bits 65..74 (byte 8 bits 1..7, byte 9 bits 0..2): 4 -> 6. */
     p[8] = (uint8_t)((p[8] & 0x01) | (6 << 1));
     fix_crc(&config, p, n);
@@ -495,11 +460,11 @@ static void test_reject_trailing_bytes(void)
     chunk_wire_config_t config;
     chunk_wire_default_config(&config);
     uint8_t a[16];
-    int m = parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99 00", a, sizeof a);
+    int m = chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99 00", a, sizeof a);
     fix_crc(&config, a, m);
     CHECK_EQ(read_result(&config, a, m), CHUNK_READ_TRAILING_BYTES);
     uint8_t p[32];
-    int n = parse_hex("0e 57 a1 72 00 00 00 00 00 00 ff e2 ac 08 99 e2 ac 08 99", p, sizeof p);
+    int n = chunk_test_parse_hex("0e 57 a1 72 00 00 00 00 00 00 ff e2 ac 08 99 e2 ac 08 99", p, sizeof p);
     fix_crc(&config, p, n);
     CHECK_EQ(read_result(&config, p, n), CHUNK_READ_TRAILING_BYTES);
 }
