@@ -31,6 +31,11 @@ extern int chunk_test_failures;
         }                                                                                       \
     } while (0)
 
+/* Returns object, something a test cannot go on without; when it is NULL
+ * (out of memory, a configuration refused) a failed CHECK and the end of
+ * the run. */
+void *chunk_test_require(void *object, const char *what);
+
 /* Directory of the test vectors, docs/vectors (set by the runner from CHUNK_SPEC_DIR or --spec). */
 extern const char *chunk_test_spec_dir;
 

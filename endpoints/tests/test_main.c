@@ -20,6 +20,16 @@ static const struct { const char *name; const chunk_test_t *tests; } groups[] = 
 #undef CHUNK_TEST_GROUP
 };
 
+void *chunk_test_require(void *object, const char *what)
+{
+    CHECK(object != NULL);
+    if (!object) {
+        fprintf(stderr, "cannot create the %s under test\n", what);
+        abort();
+    }
+    return object;
+}
+
 FILE *chunk_test_open_vectors(const char *name, char *path, size_t path_size)
 {
     CHECK(chunk_test_spec_dir != NULL);

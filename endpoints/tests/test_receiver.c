@@ -20,19 +20,22 @@ typedef struct acks_t {
     uint8_t packets[MAX_ACKS][64];
 } acks_t;
 
+/* The acks of the test's receiver: make_receiver starts it empty. */
+static acks_t acks;
+
 static void capture_ack(void *context, const uint8_t *packet, int bytes)
 {
-    acks_t *acks = context;
+    acks_t *into = context;
     CHECK(bytes <= 64);
-    CHECK(acks->count < MAX_ACKS);
-    if (bytes > 64 || acks->count >= MAX_ACKS) return;
-    memcpy(acks->packets[acks->count], packet, (size_t)bytes);
-    acks->sizes[acks->count++] = bytes;
+    CHECK(into->count < MAX_ACKS);
+    if (bytes > 64 || into->count >= MAX_ACKS) return;
+    memcpy(into->packets[into->count], packet, (size_t)bytes);
+    into->sizes[into->count++] = bytes;
 }
 
 /* Checks that ack i is exactly the ack of chunk_id with these bits ("1" per
  * acked slice; NULL for all ones), comparing bytes with the codec's. */
-static void check_ack(const acks_t *acks, int i, uint16_t chunk_id, int num_slices, const char *bits)
+static void check_ack(int i, uint16_t chunk_id, int num_slices, const char *bits)
 {
     static chunk_ack_packet_t ack;
     uint8_t expected[64];
@@ -43,10 +46,10 @@ static void check_ack(const acks_t *acks, int i, uint16_t chunk_id, int num_slic
     ack.num_slices = num_slices;
     for (int s = 0; s < num_slices; s++) ack.acked[s] = (uint8_t)(bits ? bits[s] == '1' : 1);
     int bytes = chunk_write_ack_packet(&wire, &ack, expected, sizeof expected);
-    CHECK(i < acks->count);
-    if (i >= acks->count) return;
-    CHECK_EQ(acks->sizes[i], bytes);
-    CHECK(acks->sizes[i] == bytes && memcmp(acks->packets[i], expected, (size_t)bytes) == 0);
+    CHECK(i < acks.count);
+    if (i >= acks.count) return;
+    CHECK_EQ(acks.sizes[i], bytes);
+    CHECK(acks.sizes[i] == bytes && memcmp(acks.packets[i], expected, (size_t)bytes) == 0);
 }
 
 /* ---- slices to feed it ---- */
@@ -80,14 +83,22 @@ static void give_chunk(chunk_receiver_t *r, double time, uint16_t chunk_id, int 
     for (int i = 0; i < (size + 1023) / 1024; i++) give_slice(r, time, chunk_id, size, i, 0);
 }
 
-static chunk_receiver_t *make_receiver(chunk_receiver_config_t *config, acks_t *acks)
+/* A receiver of this configuration whose acks go to acks. */
+static chunk_receiver_t *make_receiver(chunk_receiver_config_t *config)
 {
+    memset(&acks, 0, sizeof acks);
     config->send = capture_ack;
-    config->context = acks;
-    chunk_receiver_t *r = chunk_receiver_create(config);
-    CHECK(r != NULL);
-    if (!r) abort();
-    return r;
+    config->context = &acks;
+    return chunk_test_require(chunk_receiver_create(config), "receiver");
+}
+
+/* A receiver of the default configuration that expects first_chunk_id first. */
+static chunk_receiver_t *receiver_from(uint16_t first_chunk_id)
+{
+    chunk_receiver_config_t config;
+    chunk_receiver_default_config(&config);
+    config.first_chunk_id = first_chunk_id;
+    return make_receiver(&config);
 }
 
 #define COUNTER(r, c) (chunk_receiver_counters(r)[CHUNK_RECEIVER_COUNTER_##c])
@@ -100,28 +111,24 @@ static chunk_receiver_t *make_receiver(chunk_receiver_config_t *config, acks_t *
  * expected chunk id advances. */
 static void test_receive_chunk(void)
 {
-    static acks_t acks;
-    memset(&acks, 0, sizeof acks);
-    chunk_receiver_config_t config;
-    chunk_receiver_default_config(&config);
-    chunk_receiver_t *r = make_receiver(&config, &acks);
+    chunk_receiver_t *r = receiver_from(0);
     fill_chunk(1);
     int size = 3 * 1024 + 10;
     chunk_receiver_update(r, 0);
     CHECK_EQ(acks.count, 0); /* nothing arrived: no ack */
     give_slice(r, 0, 0, size, 1, 0);
     chunk_receiver_update(r, 0);
-    check_ack(&acks, 0, 0, 4, "0100");
+    check_ack(0, 0, 4, "0100");
     give_slice(r, 0.05, 0, size, 3, 0);
     chunk_receiver_update(r, 0.05); /* interval not over */
     CHECK_EQ(acks.count, 1);
     chunk_receiver_update(r, 0.1);
-    check_ack(&acks, 1, 0, 4, "0101");
+    check_ack(1, 0, 4, "0101");
     give_slice(r, 0.12, 0, size, 0, 0);
     CHECK_EQ(acks.count, 2);
     give_slice(r, 0.13, 0, size, 2, 0); /* completes: final ack at once, inside the interval */
     CHECK_EQ(acks.count, 3);
-    check_ack(&acks, 2, 0, 4, NULL);
+    check_ack(2, 0, 4, NULL);
     chunk_receiver_update(r, 0.5);
     CHECK_EQ(acks.count, 3); /* no ack is due after the final one */
 
@@ -148,21 +155,17 @@ static void test_receive_chunk(void)
  * far fewer bytes back than came in. */
 static void test_ack_rate_limit_under_flood(void)
 {
-    static acks_t acks;
-    memset(&acks, 0, sizeof acks);
-    chunk_receiver_config_t config;
-    chunk_receiver_default_config(&config);
-    chunk_receiver_t *r = make_receiver(&config, &acks);
+    chunk_receiver_t *r = receiver_from(0);
     fill_chunk(2);
     uint64_t bytes_in = 0;
     for (int step = 0; step < 1024; step++) {
         give_slice(r, step * STEP, 0, 8 * 1024, step % 2, 0);
         bytes_in += 1037;
         chunk_receiver_update(r, step * STEP);
-        if (acks.count > 0 && step == 0) check_ack(&acks, 0, 0, 8, "10000000");
+        if (acks.count > 0 && step == 0) check_ack(0, 0, 8, "10000000");
     }
     CHECK_EQ(acks.count, 10);
-    check_ack(&acks, 9, 0, 8, "11000000");
+    check_ack(9, 0, 8, "11000000");
     CHECK_EQ(COUNTER(r, SLICES_DUPLICATE), 1022);
     CHECK(COUNTER(r, ACK_BYTES_SENT) * 100 < bytes_in);
     chunk_receiver_destroy(r);
@@ -174,11 +177,7 @@ static void test_ack_rate_limit_under_flood(void)
  * slices 3, 6, 9, 12 and 15 of 16, never more bytes out than in. */
 static void test_no_amplification(void)
 {
-    static acks_t acks;
-    memset(&acks, 0, sizeof acks);
-    chunk_receiver_config_t config;
-    chunk_receiver_default_config(&config);
-    chunk_receiver_t *r = make_receiver(&config, &acks);
+    chunk_receiver_t *r = receiver_from(0);
     int size = 255 * 1024 + 1;
     for (int k = 0; k < 16; k++) {
         give_slice(r, k / 8.0, 0, size, 255, 0);
@@ -190,7 +189,7 @@ static void test_no_amplification(void)
     static char bits[257];
     memset(bits, '0', 255);
     bits[255] = '1';
-    check_ack(&acks, 0, 0, 256, bits);
+    check_ack(0, 0, 256, bits);
     CHECK_EQ(acks.sizes[0], 44);
     CHECK_EQ(COUNTER(r, ACK_BYTES_SENT), 5 * 44);
     CHECK(COUNTER(r, ACK_BYTES_SENT) <= 16 * 15);
@@ -201,12 +200,7 @@ static void test_no_amplification(void)
  * slices for other chunks or with the wrong count gets nothing back. */
 static void test_no_ack_for_ignored_slices(void)
 {
-    static acks_t acks;
-    memset(&acks, 0, sizeof acks);
-    chunk_receiver_config_t config;
-    chunk_receiver_default_config(&config);
-    config.first_chunk_id = 10;
-    chunk_receiver_t *r = make_receiver(&config, &acks);
+    chunk_receiver_t *r = receiver_from(10);
     uint8_t junk[64];
     for (int step = 0; step < 1024; step++) {
         double t = step * STEP;
@@ -227,7 +221,7 @@ static void test_no_ack_for_ignored_slices(void)
     CHECK_EQ(COUNTER(r, SLICES_NUM_MISMATCH), 255);
     CHECK_EQ(COUNTER(r, SLICES_ACCEPTED), 1);
     chunk_receiver_update(r, 1);
-    check_ack(&acks, 0, 10, 2, "10");
+    check_ack(0, 10, 2, "10");
     chunk_receiver_destroy(r);
 }
 
@@ -236,11 +230,7 @@ static void test_no_ack_for_ignored_slices(void)
  * interval however many arrive. */
 static void test_lost_final_ack(void)
 {
-    static acks_t acks;
-    memset(&acks, 0, sizeof acks);
-    chunk_receiver_config_t config;
-    chunk_receiver_default_config(&config);
-    chunk_receiver_t *r = make_receiver(&config, &acks);
+    chunk_receiver_t *r = receiver_from(0);
     fill_chunk(3);
     give_chunk(r, 0, 0, 2000);
     CHECK_EQ(acks.count, 1); /* the final ack */
@@ -250,7 +240,7 @@ static void test_lost_final_ack(void)
     }
     /* Final ack at 0; then at steps 103, 206, 309, 412. */
     CHECK_EQ(acks.count, 5);
-    for (int i = 0; i < acks.count; i++) check_ack(&acks, i, 0, 2, NULL);
+    for (int i = 0; i < acks.count; i++) check_ack(i, 0, 2, NULL);
     CHECK_EQ(COUNTER(r, SLICES_STALE), 512);
     chunk_receiver_update(r, 1); /* answers the slices since step 412 */
     CHECK_EQ(acks.count, 6);
@@ -264,7 +254,7 @@ static void test_lost_final_ack(void)
     give_slice(r, 3, 0, 2000, 0, 0);
     give_slice(r, 3, 1, 4096, 2, 0);
     chunk_receiver_update(r, 3);
-    check_ack(&acks, before, 1, 4, "0010");
+    check_ack(before, 1, 4, "0010");
     chunk_receiver_destroy(r);
 }
 
@@ -273,11 +263,9 @@ static void test_lost_final_ack(void)
  * are taken. With length 2 two chunks complete before a pop. */
 static void test_ready_queue(void)
 {
-    static acks_t acks;
-    memset(&acks, 0, sizeof acks);
     chunk_receiver_config_t config;
     chunk_receiver_default_config(&config);
-    chunk_receiver_t *r = make_receiver(&config, &acks);
+    chunk_receiver_t *r = make_receiver(&config);
     fill_chunk(4);
     give_chunk(r, 0, 0, 1500);
     CHECK_EQ(acks.count, 1);
@@ -291,14 +279,13 @@ static void test_ready_queue(void)
     CHECK_EQ(id, 0);
     give_chunk(r, 0.4, 1, 1500);
     CHECK_EQ(COUNTER(r, CHUNKS_COMPLETED), 2);
-    check_ack(&acks, 1, 1, 2, NULL);
+    check_ack(1, 1, 2, NULL);
     CHECK_EQ(chunk_receiver_pop_chunk(r, popped, sizeof popped, &id), 1500);
     CHECK_EQ(id, 1);
     chunk_receiver_destroy(r);
 
-    memset(&acks, 0, sizeof acks);
     config.ready_queue_length = 2;
-    r = make_receiver(&config, &acks);
+    r = make_receiver(&config);
     give_chunk(r, 0, 0, 100);
     fill_chunk(5);
     give_chunk(r, 0, 1, 200);
@@ -319,11 +306,9 @@ static void test_ready_queue(void)
  * are dropped as invalid, and the chunk still completes intact. */
 static void test_bad_size_slices(void)
 {
-    static acks_t acks;
-    memset(&acks, 0, sizeof acks);
     chunk_receiver_config_t config;
     chunk_receiver_default_config(&config);
-    chunk_receiver_t *r = make_receiver(&config, &acks);
+    chunk_receiver_t *r = make_receiver(&config);
     fill_chunk(6);
     static uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
     chunk_slice_packet_t slice = {0, 0, 2, 1024, chunk_data};
@@ -362,12 +347,7 @@ static void test_bad_size_slices(void)
  * gets the all-ones ack, one of 1 is the next chunk's, not stale. */
 static void test_chunk_id_wrap(void)
 {
-    static acks_t acks;
-    memset(&acks, 0, sizeof acks);
-    chunk_receiver_config_t config;
-    chunk_receiver_default_config(&config);
-    config.first_chunk_id = 65535;
-    chunk_receiver_t *r = make_receiver(&config, &acks);
+    chunk_receiver_t *r = receiver_from(65535);
     fill_chunk(7);
     uint16_t id;
     give_chunk(r, 0, 65535, 10);
@@ -378,7 +358,7 @@ static void test_chunk_id_wrap(void)
     give_slice(r, 1, 65535, 10, 0, 0);
     CHECK_EQ(COUNTER(r, SLICES_STALE), 1);
     chunk_receiver_update(r, 1);
-    check_ack(&acks, 1, 65535, 1, NULL);
+    check_ack(1, 65535, 1, NULL);
     give_chunk(r, 2, 0, 20);
     CHECK_EQ(chunk_receiver_pop_chunk(r, popped, sizeof popped, &id), 20);
     CHECK_EQ(id, 0);
@@ -395,24 +375,24 @@ typedef struct wire_t {
     uint64_t slices_dropped, acks_dropped;
 } wire_t;
 
+/* Whether a datagram gets through the loss; one lost is counted in *dropped. */
+static int survives(wire_t *w, uint64_t *dropped)
+{
+    if (cs_rng_uniform(&w->rng) >= w->loss) return 1;
+    (*dropped)++;
+    return 0;
+}
+
 static void slice_to_receiver(void *context, const uint8_t *packet, int bytes)
 {
     wire_t *w = context;
-    if (cs_rng_uniform(&w->rng) < w->loss) {
-        w->slices_dropped++;
-        return;
-    }
-    chunk_receiver_receive_packet(w->receiver, w->time, packet, bytes);
+    if (survives(w, &w->slices_dropped)) chunk_receiver_receive_packet(w->receiver, w->time, packet, bytes);
 }
 
 static void ack_to_sender(void *context, const uint8_t *packet, int bytes)
 {
     wire_t *w = context;
-    if (cs_rng_uniform(&w->rng) < w->loss) {
-        w->acks_dropped++;
-        return;
-    }
-    chunk_sender_receive_packet(w->sender, w->time, packet, bytes);
+    if (survives(w, &w->acks_dropped)) chunk_sender_receive_packet(w->sender, w->time, packet, bytes);
 }
 
 /* Sends `chunks` chunks (256 KiB, 1 byte, then random sizes) with loss in

@@ -20,48 +20,51 @@ typedef struct sent_t {
 
 static void capture(void *context, const uint8_t *packet, int bytes)
 {
-    sent_t *sent = context;
-    if (sent->count == sent->capacity) {
-        sent->capacity = sent->capacity ? 2 * sent->capacity : 64;
-        sent->packets = realloc(sent->packets, (size_t)sent->capacity * sizeof *sent->packets);
-        sent->sizes = realloc(sent->sizes, (size_t)sent->capacity * sizeof *sent->sizes);
-        if (!sent->packets || !sent->sizes) abort();
+    sent_t *into = context;
+    if (into->count == into->capacity) {
+        into->capacity = into->capacity ? 2 * into->capacity : 64;
+        into->packets = realloc(into->packets, (size_t)into->capacity * sizeof *into->packets);
+        into->sizes = realloc(into->sizes, (size_t)into->capacity * sizeof *into->sizes);
+        if (!into->packets || !into->sizes) abort();
     }
-    sent->packets[sent->count] = malloc((size_t)bytes);
-    if (!sent->packets[sent->count]) abort();
-    memcpy(sent->packets[sent->count], packet, (size_t)bytes);
-    sent->sizes[sent->count++] = bytes;
+    into->packets[into->count] = malloc((size_t)bytes);
+    if (!into->packets[into->count]) abort();
+    memcpy(into->packets[into->count], packet, (size_t)bytes);
+    into->sizes[into->count++] = bytes;
 }
 
-static void sent_free(sent_t *sent)
+/* The packets of the test's sender: make_sender starts it empty, finish frees it. */
+static sent_t sent;
+
+static void sent_free(void)
 {
-    for (int i = 0; i < sent->count; i++) free(sent->packets[i]);
-    free(sent->packets);
-    free(sent->sizes);
-    memset(sent, 0, sizeof *sent);
+    for (int i = 0; i < sent.count; i++) free(sent.packets[i]);
+    free(sent.packets);
+    free(sent.sizes);
+    memset(&sent, 0, sizeof sent);
 }
 
 /* Decodes sent packet i as a slice (a CHECK fails if it is not one). */
-static chunk_slice_packet_t sent_slice(const sent_t *sent, int i)
+static chunk_slice_packet_t sent_slice(int i)
 {
     static chunk_packet_t packet;
     chunk_wire_config_t wire;
     chunk_wire_default_config(&wire);
     chunk_slice_packet_t none = {0, -1, 0, 0, NULL};
-    CHECK(i < sent->count);
-    if (i >= sent->count) return none;
-    CHECK_EQ(chunk_read_packet(&wire, sent->packets[i], sent->sizes[i], &packet), CHUNK_READ_OK);
+    CHECK(i < sent.count);
+    if (i >= sent.count) return none;
+    CHECK_EQ(chunk_read_packet(&wire, sent.packets[i], sent.sizes[i], &packet), CHUNK_READ_OK);
     CHECK_EQ(packet.type, CHUNK_PACKET_SLICE);
     if (packet.type != CHUNK_PACKET_SLICE) return none;
     return packet.u.slice;
 }
 
-/* Checks that packets [from, sent->count) are exactly these slice ids of chunk_id. */
-static void check_slice_ids(const sent_t *sent, int from, uint16_t chunk_id, const int *ids, int n)
+/* Checks that packets [from, sent.count) are exactly these slice ids of chunk_id. */
+static void check_slice_ids(int from, uint16_t chunk_id, const int *ids, int n)
 {
-    CHECK_EQ(sent->count - from, n);
-    for (int i = 0; i < n && from + i < sent->count; i++) {
-        chunk_slice_packet_t slice = sent_slice(sent, from + i);
+    CHECK_EQ(sent.count - from, n);
+    for (int i = 0; i < n && from + i < sent.count; i++) {
+        chunk_slice_packet_t slice = sent_slice(from + i);
         CHECK_EQ(slice.chunk_id, chunk_id);
         CHECK_EQ(slice.slice_id, ids[i]);
     }
@@ -76,14 +79,35 @@ static void fill_chunk(int seed)
     for (size_t i = 0; i < sizeof chunk_data; i++) chunk_data[i] = (uint8_t)(i * 31 + (size_t)seed * 17 + i / 1024);
 }
 
-static chunk_sender_t *make_sender(chunk_sender_config_t *config, sent_t *sent)
+/* The default configuration at this rate in bytes per second (0: unlimited). */
+static chunk_sender_config_t config_at_rate(double rate)
 {
+    chunk_sender_config_t config;
+    chunk_sender_default_config(&config);
+    config.rate_bytes_per_second = rate;
+    return config;
+}
+
+/* A sender of this configuration whose packets go to sent. */
+static chunk_sender_t *make_sender(chunk_sender_config_t *config)
+{
+    sent_free();
     config->send = capture;
-    config->context = sent;
-    chunk_sender_t *sender = chunk_sender_create(config);
-    CHECK(sender != NULL);
-    if (!sender) abort();
-    return sender;
+    config->context = &sent;
+    return chunk_test_require(chunk_sender_create(config), "sender");
+}
+
+/* A sender of the default configuration at this rate. */
+static chunk_sender_t *sender_at_rate(double rate)
+{
+    chunk_sender_config_t config = config_at_rate(rate);
+    return make_sender(&config);
+}
+
+static void finish(chunk_sender_t *sender)
+{
+    chunk_sender_destroy(sender);
+    sent_free();
 }
 
 static void give_ack(chunk_sender_t *sender, double time, uint16_t chunk_id, int num_slices, const char *bits)
@@ -109,20 +133,16 @@ static void give_ack(chunk_sender_t *sender, double time, uint16_t chunk_id, int
  * resend delay has passed, and the packets carry the chunk's bytes. */
 static void test_round_robin_unlimited(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 0;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = sender_at_rate(0);
     fill_chunk(1);
     int size = 4 * 1024 + 100;
     CHECK_EQ(chunk_sender_queue_chunk(s, chunk_data, size), 0);
     CHECK(chunk_sender_busy(s));
 
     chunk_sender_update(s, 0);
-    check_slice_ids(&sent, 0, 0, (const int[]){0, 1, 2, 3, 4}, 5);
+    check_slice_ids(0, 0, (const int[]){0, 1, 2, 3, 4}, 5);
     for (int i = 0; i < 5; i++) {
-        chunk_slice_packet_t slice = sent_slice(&sent, i);
+        chunk_slice_packet_t slice = sent_slice(i);
         CHECK_EQ(slice.num_slices, 5);
         CHECK_EQ(slice.slice_bytes, i < 4 ? 1024 : 100);
         CHECK_EQ(sent.sizes[i], i < 4 ? 1037 : 114);
@@ -140,13 +160,12 @@ static void test_round_robin_unlimited(void)
     CHECK_EQ(sent.count, 5);
     give_ack(s, 4 * STEP, 0, 5, "01010");
     chunk_sender_update(s, 7 * STEP); /* 109 ms */
-    check_slice_ids(&sent, 5, 0, (const int[]){0, 2, 4}, 3);
+    check_slice_ids(5, 0, (const int[]){0, 2, 4}, 3);
     CHECK_EQ(COUNTER(s, SLICES_SENT), 8);
     CHECK_EQ(COUNTER(s, SLICES_RESENT), 3);
     CHECK_EQ(COUNTER(s, SLICE_BYTES_SENT), 4 * 1037 + 114 + 2 * 1037 + 114);
     CHECK_EQ(COUNTER(s, SLICES_ACKED), 2);
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    finish(s);
 }
 
 /* With a budget the walk stops when the next slice costs more than the
@@ -155,47 +174,37 @@ static void test_round_robin_unlimited(void)
  * 1037 + 28 = 1065 bytes, the 100-byte last slice 114 + 28 = 142. */
 static void test_round_robin_budget_and_leftover(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 1600;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = sender_at_rate(1600);
     fill_chunk(2);
     chunk_sender_queue_chunk(s, chunk_data, 4 * 1024 + 100);
     chunk_sender_update(s, 0); /* no time has passed: no budget */
     CHECK_EQ(sent.count, 0);
     chunk_sender_update(s, 1); /* 1600: slice 0, 535 left */
-    check_slice_ids(&sent, 0, 0, (const int[]){0}, 1);
+    check_slice_ids(0, 0, (const int[]){0}, 1);
     chunk_sender_update(s, 2); /* 2135: slices 1 and 2 (only thanks to the leftover), 5 left */
-    check_slice_ids(&sent, 1, 0, (const int[]){1, 2}, 2);
+    check_slice_ids(1, 0, (const int[]){1, 2}, 2);
     chunk_sender_update(s, 3); /* 1605: slice 3, 540 left, and the cheap slice 4, 398 left */
-    check_slice_ids(&sent, 3, 0, (const int[]){3, 4}, 2);
+    check_slice_ids(3, 0, (const int[]){3, 4}, 2);
     chunk_sender_update(s, 4); /* 1998: slice 0 again (its resend delay is long over), 933 left */
-    check_slice_ids(&sent, 5, 0, (const int[]){0}, 1);
+    check_slice_ids(5, 0, (const int[]){0}, 1);
     chunk_sender_update(s, 5); /* 2533: slices 1 and 2, 403 left */
-    check_slice_ids(&sent, 6, 0, (const int[]){1, 2}, 2);
+    check_slice_ids(6, 0, (const int[]){1, 2}, 2);
     CHECK_EQ(COUNTER(s, SLICES_RESENT), 3);
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    finish(s);
 }
 
 /* The article's rates over one second of 10 ms updates: 32 000 B/s pays for
  * floor(32000 / 1065) = 30 full slices, 125 000 B/s for 117. */
 static void check_rate(double rate, int expected_slices)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = rate;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = sender_at_rate(rate);
     fill_chunk(3);
     chunk_sender_queue_chunk(s, chunk_data, 256 * 1024);
     for (int i = 0; i <= 100; i++) chunk_sender_update(s, i / 100.0);
     CHECK_EQ(sent.count, expected_slices);
     CHECK_EQ(COUNTER(s, SLICE_BYTES_SENT), 1037 * expected_slices);
-    for (int i = 0; i < sent.count; i++) CHECK_EQ(sent_slice(&sent, i).slice_id, i);
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    for (int i = 0; i < sent.count; i++) CHECK_EQ(sent_slice(i).slice_id, i);
+    finish(s);
 }
 
 static void test_budget_rates(void)
@@ -211,12 +220,9 @@ static void test_budget_rates(void)
  * dumped at once from a second and a half of saved-up budget. */
 static void test_budget_not_banked(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 32000;
+    chunk_sender_config_t config = config_at_rate(32000);
     config.resend_delay = 2.0;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = make_sender(&config);
     fill_chunk(4);
     chunk_sender_queue_chunk(s, chunk_data, 10 * 1024);
     int most = 0;
@@ -228,21 +234,17 @@ static void test_budget_not_banked(void)
     }
     CHECK_EQ(most, 1);
     CHECK(sent.count > 15); /* and resends did happen after 2 s */
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    finish(s);
 }
 
 /* A slice is not resent before resend_delay (100 ms) has passed since it
  * was last sent; with an RTT estimate the delay is 1.25 * RTT. */
 static void check_resend_times(double rtt, int fault_no_resend_delay, const int *expected_steps, int n)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 0;
+    chunk_sender_config_t config = config_at_rate(0);
     config.rtt = rtt;
     config.fault_no_resend_delay = fault_no_resend_delay;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = make_sender(&config);
     fill_chunk(5);
     chunk_sender_queue_chunk(s, chunk_data, 700); /* one slice */
     int found = 0;
@@ -257,8 +259,7 @@ static void check_resend_times(double rtt, int fault_no_resend_delay, const int 
         }
     }
     CHECK_EQ(found, n);
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    finish(s);
 }
 
 static void test_resend_delay(void)
@@ -275,11 +276,7 @@ static void test_resend_delay(void)
 
 static void test_set_rtt(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 0;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = sender_at_rate(0);
     chunk_sender_queue_chunk(s, chunk_data, 10);
     chunk_sender_set_rtt(s, 0.4); /* delay 0.5 s = 32 steps */
     chunk_sender_update(s, 0);
@@ -292,8 +289,7 @@ static void test_set_rtt(void)
     CHECK_EQ(sent.count, 2);
     chunk_sender_update(s, 39 * STEP);
     CHECK_EQ(sent.count, 3);
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    finish(s);
 }
 
 /* Initial burst: a chunk up to initial_burst_bytes goes out whole at once,
@@ -301,23 +297,20 @@ static void test_set_rtt(void)
  * A larger chunk gets no burst. */
 static void test_initial_burst(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 32000; /* 500 bytes per step */
+    chunk_sender_config_t config = config_at_rate(32000); /* 500 bytes per step */
     config.initial_burst_bytes = 10 * 1024;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = make_sender(&config);
     fill_chunk(6);
     chunk_sender_queue_chunk(s, chunk_data, 10 * 1024);
     chunk_sender_update(s, 0);
-    check_slice_ids(&sent, 0, 0, (const int[]){0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10);
+    check_slice_ids(0, 0, (const int[]){0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10);
     CHECK_EQ(COUNTER(s, SLICES_RESENT), 0);
     for (int step = 1; step <= 6; step++) chunk_sender_update(s, step * STEP);
     CHECK_EQ(sent.count, 10);
     /* Step 7 (109 ms): wait and resend delay over; the accumulator holds at
      * most one packet's cost (1066) from the wait plus 500: one slice. */
     chunk_sender_update(s, 7 * STEP);
-    check_slice_ids(&sent, 10, 0, (const int[]){0}, 1);
+    check_slice_ids(10, 0, (const int[]){0}, 1);
     give_ack(s, 7 * STEP, 0, 10, NULL);
     CHECK(!chunk_sender_busy(s));
 
@@ -326,19 +319,14 @@ static void test_initial_burst(void)
     chunk_sender_update(s, 8 * STEP);
     CHECK_EQ(sent.count, 11); /* 501 left over from chunk 0, + 500: < 1065 */
     chunk_sender_update(s, 10 * STEP);
-    check_slice_ids(&sent, 11, 1, (const int[]){0}, 1);
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    check_slice_ids(11, 1, (const int[]){0}, 1);
+    finish(s);
 }
 
 /* No slice of chunk n+1 goes out before every slice of chunk n is acked. */
 static void test_one_chunk_in_flight(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 0;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = sender_at_rate(0);
     fill_chunk(7);
     chunk_sender_queue_chunk(s, chunk_data, 3 * 1024);
     chunk_sender_queue_chunk(s, chunk_data + 1, 2 * 1024);
@@ -349,7 +337,7 @@ static void test_one_chunk_in_flight(void)
     give_ack(s, step * STEP, 0, 3, "110");
     for (; step < 30; step++) chunk_sender_update(s, step * STEP);
     for (int i = 0; i < sent.count; i++) {
-        chunk_slice_packet_t slice = sent_slice(&sent, i);
+        chunk_slice_packet_t slice = sent_slice(i);
         CHECK_EQ(slice.chunk_id, 0);
         CHECK(i < 3 || slice.slice_id == 2);
     }
@@ -361,27 +349,22 @@ static void test_one_chunk_in_flight(void)
     CHECK(chunk_sender_busy(s));
     int before = sent.count;
     chunk_sender_update(s, ++step * STEP);
-    check_slice_ids(&sent, before, 1, (const int[]){0, 1}, 2);
-    CHECK(memcmp(sent_slice(&sent, before).data, chunk_data + 1, 1024) == 0);
+    check_slice_ids(before, 1, (const int[]){0, 1}, 2);
+    CHECK(memcmp(sent_slice(before).data, chunk_data + 1, 1024) == 0);
     give_ack(s, step * STEP, 1, 2, "11");
     CHECK(!chunk_sender_busy(s));
     CHECK_EQ(chunk_sender_chunk_id(s), 2);
     before = sent.count;
     chunk_sender_update(s, 100);
     CHECK_EQ(sent.count, before);
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    finish(s);
 }
 
 /* Acks are fuses: an ack with a bit cleared does not un-ack a slice, and
  * acks arriving out of order add up. */
 static void test_ack_fuse(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 0;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = sender_at_rate(0);
     chunk_sender_queue_chunk(s, chunk_data, 4 * 1024);
     chunk_sender_update(s, 0);
     give_ack(s, STEP, 0, 4, "1100");
@@ -389,30 +372,26 @@ static void test_ack_fuse(void)
     CHECK_EQ(COUNTER(s, ACKS_RECEIVED), 2);
     CHECK_EQ(COUNTER(s, SLICES_ACKED), 2);
     chunk_sender_update(s, 7 * STEP);
-    check_slice_ids(&sent, 4, 0, (const int[]){2, 3}, 2);
+    check_slice_ids(4, 0, (const int[]){2, 3}, 2);
     give_ack(s, 8 * STEP, 0, 4, "0010");
     give_ack(s, 8 * STEP, 0, 4, "1110"); /* nothing new */
     CHECK_EQ(COUNTER(s, SLICES_ACKED), 3);
     chunk_sender_update(s, 14 * STEP);
-    check_slice_ids(&sent, 6, 0, (const int[]){3}, 1);
+    check_slice_ids(6, 0, (const int[]){3}, 1);
     give_ack(s, 15 * STEP, 0, 4, "0001");
     CHECK_EQ(COUNTER(s, SLICES_ACKED), 4);
     CHECK_EQ(COUNTER(s, CHUNKS_COMPLETED), 1);
     CHECK(!chunk_sender_busy(s));
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    finish(s);
 }
 
 /* Acks for another chunk id or slice count change nothing; so do invalid
  * datagrams and slice packets, each counted under its own name. */
 static void test_ignored_packets(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 0;
+    chunk_sender_config_t config = config_at_rate(0);
     config.first_chunk_id = 500;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = make_sender(&config);
     give_ack(s, 0, 500, 3, NULL); /* nothing in flight yet */
     CHECK_EQ(COUNTER(s, ACKS_IGNORED), 1);
     chunk_sender_queue_chunk(s, chunk_data, 3 * 1024);
@@ -446,19 +425,15 @@ static void test_ignored_packets(void)
     CHECK(chunk_sender_busy(s));
     chunk_sender_receive_packet(s, 0, buffer, bytes); /* the intact one completes it */
     CHECK_EQ(COUNTER(s, CHUNKS_COMPLETED), 1);
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    finish(s);
 }
 
 /* fault_ignore_acks: acks are dropped, slices are resent forever. */
 static void test_fault_ignore_acks(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 0;
+    chunk_sender_config_t config = config_at_rate(0);
     config.fault_ignore_acks = 1;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = make_sender(&config);
     chunk_sender_queue_chunk(s, chunk_data, 2 * 1024);
     for (int step = 0; step <= 64; step++) {
         chunk_sender_update(s, step * STEP);
@@ -469,41 +444,33 @@ static void test_fault_ignore_acks(void)
     CHECK_EQ(COUNTER(s, ACKS_IGNORED), 65);
     CHECK_EQ(sent.count, 2 * 10); /* steps 0, 7, ..., 63 */
     CHECK(chunk_sender_busy(s));
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    finish(s);
 }
 
 /* Chunk ids wrap from 65535 to 0. */
 static void test_chunk_id_wrap(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 0;
+    chunk_sender_config_t config = config_at_rate(0);
     config.first_chunk_id = 65535;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = make_sender(&config);
     chunk_sender_queue_chunk(s, chunk_data, 5);
     chunk_sender_queue_chunk(s, chunk_data, 6);
     chunk_sender_update(s, 0);
-    CHECK_EQ(sent_slice(&sent, 0).chunk_id, 65535);
+    CHECK_EQ(sent_slice(0).chunk_id, 65535);
     give_ack(s, 0, 65535, 1, NULL);
     CHECK_EQ(chunk_sender_chunk_id(s), 0);
     chunk_sender_update(s, STEP);
-    CHECK_EQ(sent_slice(&sent, 1).chunk_id, 0);
-    CHECK_EQ(sent_slice(&sent, 1).slice_bytes, 6);
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    CHECK_EQ(sent_slice(1).chunk_id, 0);
+    CHECK_EQ(sent_slice(1).slice_bytes, 6);
+    finish(s);
 }
 
 /* The queue holds the chunk in flight plus queue_capacity waiting ones. */
 static void test_queue_capacity(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 0;
+    chunk_sender_config_t config = config_at_rate(0);
     config.queue_capacity = 2;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = make_sender(&config);
     for (int i = 0; i < 3; i++) {
         chunk_data[0] = (uint8_t)i;
         CHECK_EQ(chunk_sender_queue_chunk(s, chunk_data, 1), 0);
@@ -512,7 +479,7 @@ static void test_queue_capacity(void)
     CHECK_EQ(COUNTER(s, CHUNKS_QUEUED), 3);
     for (int i = 0; i < 3; i++) {
         chunk_sender_update(s, i);
-        chunk_slice_packet_t slice = sent_slice(&sent, sent.count - 1);
+        chunk_slice_packet_t slice = sent_slice(sent.count - 1);
         CHECK_EQ(slice.chunk_id, i);
         CHECK(slice.data && slice.data[0] == i);
         give_ack(s, i, (uint16_t)i, 1, NULL);
@@ -520,19 +487,15 @@ static void test_queue_capacity(void)
     }
     CHECK(chunk_sender_busy(s));
     CHECK_EQ(COUNTER(s, CHUNKS_COMPLETED), 3);
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    finish(s);
 }
 
 /* The 32-slice variant: slices and acks in that format, largest chunk 32 KiB. */
 static void test_variant_32(void)
 {
-    sent_t sent = {0};
-    chunk_sender_config_t config;
-    chunk_sender_default_config(&config);
-    config.rate_bytes_per_second = 0;
+    chunk_sender_config_t config = config_at_rate(0);
     config.wire.max_slices = 32;
-    chunk_sender_t *s = make_sender(&config, &sent);
+    chunk_sender_t *s = make_sender(&config);
     chunk_sender_queue_chunk(s, chunk_data, 32 * 1024);
     chunk_sender_update(s, 0);
     CHECK_EQ(sent.count, 32);
@@ -547,8 +510,7 @@ static void test_variant_32(void)
     CHECK_EQ(bytes, 15);
     chunk_sender_receive_packet(s, 0, buffer, bytes);
     CHECK_EQ(COUNTER(s, CHUNKS_COMPLETED), 1);
-    chunk_sender_destroy(s);
-    sent_free(&sent);
+    finish(s);
 }
 
 const chunk_test_t sender_tests[] = {
