@@ -19,6 +19,14 @@ static void config_for(chunk_wire_config_t *config, int max_slices)
 }
 
 /* Rewrites a datagram's CRC so that only the rule a test breaks can fail. */
+/* docs/protocol.md, "Three packets worked by hand" (default constants): the
+ * ack of chunk 0x1234 with slices 0, 2 and 3 of 5 acked, the last slice
+ * (2 of 3) of chunk 0x0102 carrying 11 22 33 44 55, and slice 0 of 1 of
+ * chunk 0 carrying ff. */
+#define EXAMPLE_ACK "a4 de fe 51 69 24 08 1a e2 ac 08 99"
+#define EXAMPLE_SLICE "c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99"
+#define EXAMPLE_TINY_SLICE "0e 57 a1 72 00 00 00 00 00 00 ff e2 ac 08 99"
+
 static void fix_crc(const chunk_wire_config_t *config, uint8_t *packet, int bytes)
 {
     uint32_t crc = p2_packet_crc(config->protocol_id, packet, bytes);
@@ -176,7 +184,7 @@ static void test_spec_examples(void)
     const uint8_t bits[5] = {1, 0, 1, 1, 0};
     memcpy(ack.acked, bits, sizeof bits);
     uint8_t expected[64], written[64];
-    int expected_bytes = chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", expected, sizeof expected);
+    int expected_bytes = chunk_test_parse_hex(EXAMPLE_ACK, expected, sizeof expected);
     CHECK_EQ(expected_bytes, 12);
     int bytes = chunk_write_ack_packet(&config, &ack, written, sizeof written);
     CHECK(bytes_equal(written, bytes, expected, expected_bytes));
@@ -189,11 +197,11 @@ static void test_spec_examples(void)
 
     const uint8_t five[5] = {0x11, 0x22, 0x33, 0x44, 0x55};
     chunk_slice_packet_t slice = {0x0102, 2, 3, 5, five};
-    check_write_read_slice(&config, &slice, "c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99");
+    check_write_read_slice(&config, &slice, EXAMPLE_SLICE);
 
     const uint8_t ff[1] = {0xff};
     chunk_slice_packet_t tiny = {0, 0, 1, 1, ff};
-    check_write_read_slice(&config, &tiny, "0e 57 a1 72 00 00 00 00 00 00 ff e2 ac 08 99");
+    check_write_read_slice(&config, &tiny, EXAMPLE_TINY_SLICE);
 }
 
 /* Sizes (docs/protocol.md, "Slice" and "Ack"): a non-last slice is 1037 / 1036 bytes, a last
@@ -250,7 +258,7 @@ static void test_crc(void)
     /* The packet CRC is the plain CRC of LE32(ProtocolId) || 00 00 00 00 ||
      * datagram[4..]: build that input by hand and compare. */
     uint8_t ack[12];
-    CHECK_EQ(chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", ack, sizeof ack), 12);
+    CHECK_EQ(chunk_test_parse_hex(EXAMPLE_ACK, ack, sizeof ack), 12);
     uint8_t input[16] = {0x44, 0x33, 0x22, 0x11, 0, 0, 0, 0};
     memcpy(input + 8, ack + 4, 8);
     CHECK_EQ(p2_crc32(0, input, sizeof input), 0x51fedea4u);
@@ -289,12 +297,20 @@ static chunk_read_result_t read_result(const chunk_wire_config_t *config, const 
     return chunk_read_packet(config, buffer, bytes, &packet);
 }
 
+/* A packet a test has changed gets its CRC fixed, so that the rule under
+ * test, not the CRC, is what the reader finds: it must answer want. */
+#define CHECK_FIXED_READ(config, packet, bytes, want)          \
+    do {                                                       \
+        fix_crc(config, packet, bytes);                        \
+        CHECK_EQ(read_result(config, packet, bytes), want);    \
+    } while (0)
+
 static void test_reject_bad_crc(void)
 {
     chunk_wire_config_t config;
     chunk_wire_default_config(&config);
     uint8_t p[32];
-    int n = chunk_test_parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99", p, sizeof p);
+    int n = chunk_test_parse_hex(EXAMPLE_SLICE, p, sizeof p);
     CHECK_EQ(read_result(&config, p, n), CHUNK_READ_OK);
     for (int byte = 0; byte < n; byte++) {
         for (int bit = 0; bit < 8; bit++) {
@@ -308,26 +324,26 @@ static void test_reject_bad_crc(void)
     CHECK_EQ(read_result(&config, p, n), CHUNK_READ_BAD_CRC);
 }
 
+/* Every shorter prefix of the packet hex, CRC fixed, is truncated: from the
+ * header fields through the data to the end check. */
+static void check_prefixes_truncated(const chunk_wire_config_t *config, const char *hex)
+{
+    uint8_t p[32], q[32];
+    int n = chunk_test_parse_hex(hex, p, sizeof p);
+    CHECK(n > 0);
+    for (int len = 0; len < n; len++) {
+        memcpy(q, p, (size_t)len);
+        if (len >= 4) fix_crc(config, q, len);
+        CHECK_EQ(read_result(config, q, len), CHUNK_READ_TRUNCATED);
+    }
+}
+
 static void test_reject_truncated(void)
 {
     chunk_wire_config_t config;
     chunk_wire_default_config(&config);
-    uint8_t p[32];
-    int n = chunk_test_parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99", p, sizeof p);
-    /* Every shorter prefix, CRC fixed, is truncated: from the header fields
-     * through the data to the end check. */
-    for (int len = 0; len < n; len++) {
-        uint8_t q[32];
-        memcpy(q, p, (size_t)len);
-        if (len >= 4) fix_crc(&config, q, len);
-        CHECK_EQ(read_result(&config, q, len), CHUNK_READ_TRUNCATED);
-    }
-    uint8_t a[16];
-    int m = chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", a, sizeof a);
-    for (int len = 0; len < m; len++) {
-        if (len >= 4) fix_crc(&config, a, len);
-        CHECK_EQ(read_result(&config, a, len), CHUNK_READ_TRUNCATED);
-    }
+    check_prefixes_truncated(&config, EXAMPLE_SLICE);
+    check_prefixes_truncated(&config, EXAMPLE_ACK);
 }
 
 static void test_reject_bad_padding(void)
@@ -336,24 +352,21 @@ static void test_reject_bad_padding(void)
     chunk_wire_default_config(&config);
     /* Ack of 5 slices: bits 32..61 used, bits 62..63 of byte 7 are padding. */
     uint8_t a[16];
-    int m = chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", a, sizeof a);
+    int m = chunk_test_parse_hex(EXAMPLE_ACK, a, sizeof a);
     a[7] |= 0x80;
-    fix_crc(&config, a, m);
-    CHECK_EQ(read_result(&config, a, m), CHUNK_READ_BAD_PADDING);
+    CHECK_FIXED_READ(&config, a, m, CHUNK_READ_BAD_PADDING);
     /* Last slice: size field ends at bit 74, bits 75..79 pad byte 9 before the data. */
     uint8_t p[32];
-    int n = chunk_test_parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99", p, sizeof p);
+    int n = chunk_test_parse_hex(EXAMPLE_SLICE, p, sizeof p);
     p[9] |= 0x08;
-    fix_crc(&config, p, n);
-    CHECK_EQ(read_result(&config, p, n), CHUNK_READ_BAD_PADDING);
+    CHECK_FIXED_READ(&config, p, n, CHUNK_READ_BAD_PADDING);
     /* Non-last slice (256 variant): ids end at bit 64, bits 65..71 pad byte 8. */
     static uint8_t data[1024], big[CHUNK_MAX_PACKET_BYTES];
     chunk_slice_packet_t slice = {3, 0, 2, 1024, data};
     int b = chunk_write_slice_packet(&config, &slice, big, sizeof big);
     CHECK_EQ(read_result(&config, big, b), CHUNK_READ_OK);
     big[8] |= 0x40;
-    fix_crc(&config, big, b);
-    CHECK_EQ(read_result(&config, big, b), CHUNK_READ_BAD_PADDING);
+    CHECK_FIXED_READ(&config, big, b, CHUNK_READ_BAD_PADDING);
 }
 
 static void test_reject_bad_end_check(void)
@@ -361,22 +374,20 @@ static void test_reject_bad_end_check(void)
     chunk_wire_config_t config;
     chunk_wire_default_config(&config);
     uint8_t a[16];
-    int m = chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99", a, sizeof a);
+    int m = chunk_test_parse_hex(EXAMPLE_ACK, a, sizeof a);
     for (int i = m - 4; i < m; i++) {
         a[i] ^= 0x01;
-        fix_crc(&config, a, m);
-        CHECK_EQ(read_result(&config, a, m), CHUNK_READ_BAD_END_CHECK);
+        CHECK_FIXED_READ(&config, a, m, CHUNK_READ_BAD_END_CHECK);
         a[i] ^= 0x01;
     }
     /* A last slice that claims 7 bytes where it carries 5 (two zero bytes
      * appended so the datagram is long enough) finds "08 99 00 00" where the
      * end check should be. */
     uint8_t p[32];
-    int n = chunk_test_parse_hex("c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99 00 00", p, sizeof p);
+    int n = chunk_test_parse_hex(EXAMPLE_SLICE " 00 00", p, sizeof p);
     /* sliceBytes-1 is bits 65..74 (byte 8 bits 1..7, byte 9 bits 0..2): 4 -> 6. */
     p[8] = (uint8_t)((p[8] & 0x01) | (6 << 1));
-    fix_crc(&config, p, n);
-    CHECK_EQ(read_result(&config, p, n), CHUNK_READ_BAD_END_CHECK);
+    CHECK_FIXED_READ(&config, p, n, CHUNK_READ_BAD_END_CHECK);
 }
 
 static void test_reject_bad_value(void)
@@ -400,14 +411,12 @@ static void test_reject_bad_value(void)
     uint8_t q[64];
     memcpy(q, buffer, (size_t)n);
     q[7] = (uint8_t)((q[7] & 0x80) | 100); /* bits 56..62 = numSlices-1 */
-    fix_crc(&config, q, n);
-    CHECK_EQ(read_result(&config, q, n), CHUNK_READ_BAD_VALUE);
+    CHECK_FIXED_READ(&config, q, n, CHUNK_READ_BAD_VALUE);
 
     /* sliceId 110 (> 99): bits 49..55, byte 6 bits 1..7. */
     memcpy(q, buffer, (size_t)n);
     q[6] = (uint8_t)((q[6] & 0x01) | (110 << 1));
-    fix_crc(&config, q, n);
-    CHECK_EQ(read_result(&config, q, n), CHUNK_READ_BAD_VALUE);
+    CHECK_FIXED_READ(&config, q, n, CHUNK_READ_BAD_VALUE);
 
     /* sliceBytes 1001..1024 (written 1000..1023): bits 63..72. */
     memcpy(q, buffer, (size_t)n);
@@ -415,8 +424,7 @@ static void test_reject_bad_value(void)
     q[7] = (uint8_t)((q[7] & 0x7f) | ((raw & 1) << 7));
     q[8] = (uint8_t)(raw >> 1);
     q[9] = (uint8_t)((q[9] & 0xfe) | ((raw >> 9) & 1));
-    fix_crc(&config, q, n);
-    CHECK_EQ(read_result(&config, q, n), CHUNK_READ_BAD_VALUE);
+    CHECK_FIXED_READ(&config, q, n, CHUNK_READ_BAD_VALUE);
 
     /* The same for an ack's numSlices: bits 49..55. */
     static chunk_ack_packet_t ack;
@@ -426,8 +434,7 @@ static void test_reject_bad_value(void)
     n = chunk_write_ack_packet(&config, &ack, buffer, sizeof buffer);
     CHECK_EQ(read_result(&config, buffer, n), CHUNK_READ_OK);
     buffer[6] = (uint8_t)((buffer[6] & 0x01) | (127 << 1));
-    fix_crc(&config, buffer, n);
-    CHECK_EQ(read_result(&config, buffer, n), CHUNK_READ_BAD_VALUE);
+    CHECK_FIXED_READ(&config, buffer, n, CHUNK_READ_BAD_VALUE);
 }
 
 static void test_reject_slice_id_range(void)
@@ -451,8 +458,7 @@ static void test_reject_slice_id_range(void)
     CHECK_EQ(packet.u.slice.num_slices, 8);
     /* sliceId == numSlices is the smallest bad value: slice 8 of 8. */
     buffer[6] = (uint8_t)((buffer[6] & ~0x3e) | (8 << 1));
-    fix_crc(&config, buffer, n);
-    CHECK_EQ(read_result(&config, buffer, n), CHUNK_READ_SLICE_ID_RANGE);
+    CHECK_FIXED_READ(&config, buffer, n, CHUNK_READ_SLICE_ID_RANGE);
 }
 
 static void test_reject_trailing_bytes(void)
@@ -460,13 +466,11 @@ static void test_reject_trailing_bytes(void)
     chunk_wire_config_t config;
     chunk_wire_default_config(&config);
     uint8_t a[16];
-    int m = chunk_test_parse_hex("a4 de fe 51 69 24 08 1a e2 ac 08 99 00", a, sizeof a);
-    fix_crc(&config, a, m);
-    CHECK_EQ(read_result(&config, a, m), CHUNK_READ_TRAILING_BYTES);
+    int m = chunk_test_parse_hex(EXAMPLE_ACK " 00", a, sizeof a);
+    CHECK_FIXED_READ(&config, a, m, CHUNK_READ_TRAILING_BYTES);
     uint8_t p[32];
     int n = chunk_test_parse_hex("0e 57 a1 72 00 00 00 00 00 00 ff e2 ac 08 99 e2 ac 08 99", p, sizeof p);
-    fix_crc(&config, p, n);
-    CHECK_EQ(read_result(&config, p, n), CHUNK_READ_TRAILING_BYTES);
+    CHECK_FIXED_READ(&config, p, n, CHUNK_READ_TRAILING_BYTES);
 }
 
 /* Random and mutated datagrams never crash the reader (ASan builds catch a
