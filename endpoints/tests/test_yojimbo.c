@@ -56,54 +56,57 @@ static void test_bit_order(void)
     CHECK_EQ(buf[1], 0x5A);
 }
 
+/* Relative integers and sequences worked bit by bit; read_from > 0: a reader
+ * of that many bytes gets the value back. */
+typedef struct relative_case_t {
+    const char *what;
+    int sequence; /* the 16-bit sequence form, else the 32-bit integer form */
+    uint32_t previous, value;
+    int bits;
+    int bytes; /* how many of want are checked */
+    uint8_t want[5];
+    int read_from;
+} relative_case_t;
+
+static const relative_case_t relative_cases[] = {
+    /* Difference 5: flag 0 (not 1), flag 1 (2..6), then 5 - 2 = 3 in 3 bits:
+     * bits 0,1,1,1,0 = 0x0E. */
+    {"difference 5", 0, 10, 15, 5, 1, {0x0E}, 1},
+    /* Sequence 65535 then 1: lifted to 65537, difference 2: bits 0,1,0,0,0. */
+    {"sequence wrap", 1, 65535, 1, 5, 1, {0x02}, 1},
+    /* Difference 1 is one bit. */
+    {"difference 1", 1, 7, 8, 1, 1, {0x01}, 0},
+    /* The edges of the 7-23 rung: 23 is 0,0,1 then 16 in 5 bits (0x84, 8
+     * bits); 24 is 0,0,0,1 then 0 in 9 bits (24..280 spans 257 values):
+     * 0x08 0x00, 13 bits. */
+    {"23", 0, 0, 23, 8, 1, {0x84}, 0},
+    {"24", 0, 0, 24, 13, 2, {0x08, 0x00}, 2},
+    /* Past 69914: six zero flags, then the value itself in 32 bits:
+     * 100000 = 0x186A0 << 6 = 0x61A800 -> 00 A8 61 00 00. */
+    {"100000", 0, 0, 100000, 38, 5, {0x00, 0xA8, 0x61, 0x00, 0x00}, 5},
+};
+
 static void test_int_relative(void)
 {
     uint8_t buf[8];
     yojimbo_writer_t w;
     yojimbo_reader_t r;
-    /* Difference 5: flag 0 (not 1), flag 1 (2..6), then 5 - 2 = 3 in 3 bits:
-     * bits 0,1,1,1,0 = 0x0E. */
-    yojimbo_writer_init(&w, buf, sizeof buf);
-    yojimbo_write_int_relative(&w, 10, 15);
-    CHECK_EQ(w.bits, 5);
-    CHECK_EQ(buf[0], 0x0E);
-    yojimbo_reader_init(&r, buf, 1);
-    CHECK_EQ(yojimbo_read_int_relative(&r, 10), 15);
-    /* Sequence 65535 then 1: lifted to 65537, difference 2: bits 0,1,0,0,0. */
-    yojimbo_writer_init(&w, buf, sizeof buf);
-    yojimbo_write_sequence_relative(&w, 65535, 1);
-    CHECK_EQ(w.bits, 5);
-    CHECK_EQ(buf[0], 0x02);
-    yojimbo_reader_init(&r, buf, 1);
-    CHECK_EQ(yojimbo_read_sequence_relative(&r, 65535), 1);
-    /* Difference 1 is one bit. */
-    yojimbo_writer_init(&w, buf, sizeof buf);
-    yojimbo_write_sequence_relative(&w, 7, 8);
-    CHECK_EQ(w.bits, 1);
-    CHECK_EQ(buf[0], 0x01);
-    /* The edges of the 7-23 rung: 23 is 0,0,1 then 16 in 5 bits (0x84, 8
-     * bits); 24 is 0,0,0,1 then 0 in 9 bits (24..280 spans 257 values):
-     * 0x08 0x00, 13 bits. */
-    yojimbo_writer_init(&w, buf, sizeof buf);
-    yojimbo_write_int_relative(&w, 0, 23);
-    CHECK_EQ(w.bits, 8);
-    CHECK_EQ(buf[0], 0x84);
-    yojimbo_writer_init(&w, buf, sizeof buf);
-    yojimbo_write_int_relative(&w, 0, 24);
-    CHECK_EQ(w.bits, 13);
-    CHECK_EQ(buf[0], 0x08);
-    CHECK_EQ(buf[1], 0x00);
-    yojimbo_reader_init(&r, buf, 2);
-    CHECK_EQ(yojimbo_read_int_relative(&r, 0), 24);
-    /* Past 69914: six zero flags, then the value itself in 32 bits:
-     * 100000 = 0x186A0 << 6 = 0x61A800 -> 00 A8 61 00 00. */
-    yojimbo_writer_init(&w, buf, sizeof buf);
-    yojimbo_write_int_relative(&w, 0, 100000);
-    CHECK_EQ(w.bits, 38);
-    static const uint8_t big[] = {0x00, 0xA8, 0x61, 0x00, 0x00};
-    CHECK(bytes_equal(buf, big, 5));
-    yojimbo_reader_init(&r, buf, 5);
-    CHECK_EQ(yojimbo_read_int_relative(&r, 0), 100000);
+    for (size_t i = 0; i < sizeof relative_cases / sizeof relative_cases[0]; i++) {
+        const relative_case_t *c = &relative_cases[i];
+        int failures = chunk_test_failures;
+        yojimbo_writer_init(&w, buf, sizeof buf);
+        if (c->sequence) yojimbo_write_sequence_relative(&w, (uint16_t)c->previous, (uint16_t)c->value);
+        else yojimbo_write_int_relative(&w, c->previous, c->value);
+        CHECK_EQ(w.bits, c->bits);
+        for (int k = 0; k < c->bytes; k++) CHECK_EQ(buf[k], c->want[k]);
+        if (c->read_from > 0) {
+            yojimbo_reader_init(&r, buf, c->read_from);
+            uint32_t got = c->sequence ? yojimbo_read_sequence_relative(&r, (uint16_t)c->previous)
+                                       : yojimbo_read_int_relative(&r, c->previous);
+            CHECK_EQ(got, c->value);
+        }
+        if (chunk_test_failures != failures) fprintf(stderr, "  ... relative case %s\n", c->what);
+    }
     /* Equal values cannot be written: the writer fails (a reader can still
      * meet them as 16-bit ids through the 32-bit form). */
     yojimbo_writer_init(&w, buf, sizeof buf);
