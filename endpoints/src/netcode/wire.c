@@ -376,31 +376,33 @@ void netcode_write_challenge_token(uint64_t client_id, const uint8_t user_data[N
     put_bytes(&p, user_data, NETCODE_USER_DATA_BYTES);
 }
 
-int netcode_encrypt_challenge_token(uint8_t buffer[NETCODE_CHALLENGE_TOKEN_BYTES], uint64_t sequence,
-                                    const uint8_t key[NETCODE_KEY_BYTES])
+/* The challenge token's AEAD, in place: ChaCha20-Poly1305 (IETF) under key,
+ * the nonce made from sequence, no associated data. */
+static int crypt_challenge_token(uint8_t buffer[NETCODE_CHALLENGE_TOKEN_BYTES], uint64_t sequence,
+                                 const uint8_t key[NETCODE_KEY_BYTES], int encrypt)
 {
     if (netcode_crypto_init() != 0) return -1;
     uint8_t nonce[12];
     netcode_packet_nonce(sequence, nonce);
     unsigned long long length = 0;
-    return crypto_aead_chacha20poly1305_ietf_encrypt(buffer, &length, buffer,
-                                                     NETCODE_CHALLENGE_TOKEN_BYTES - NETCODE_MAC_BYTES, NULL, 0, NULL,
-                                                     nonce, key) == 0
-               ? 0
-               : -1;
+    int r = encrypt ? crypto_aead_chacha20poly1305_ietf_encrypt(buffer, &length, buffer,
+                                                                NETCODE_CHALLENGE_TOKEN_BYTES - NETCODE_MAC_BYTES, NULL,
+                                                                0, NULL, nonce, key)
+                    : crypto_aead_chacha20poly1305_ietf_decrypt(buffer, &length, NULL, buffer,
+                                                                NETCODE_CHALLENGE_TOKEN_BYTES, NULL, 0, nonce, key);
+    return r == 0 ? 0 : -1;
+}
+
+int netcode_encrypt_challenge_token(uint8_t buffer[NETCODE_CHALLENGE_TOKEN_BYTES], uint64_t sequence,
+                                    const uint8_t key[NETCODE_KEY_BYTES])
+{
+    return crypt_challenge_token(buffer, sequence, key, 1);
 }
 
 int netcode_decrypt_challenge_token(uint8_t buffer[NETCODE_CHALLENGE_TOKEN_BYTES], uint64_t sequence,
                                     const uint8_t key[NETCODE_KEY_BYTES])
 {
-    if (netcode_crypto_init() != 0) return -1;
-    uint8_t nonce[12];
-    netcode_packet_nonce(sequence, nonce);
-    unsigned long long length = 0;
-    return crypto_aead_chacha20poly1305_ietf_decrypt(buffer, &length, NULL, buffer, NETCODE_CHALLENGE_TOKEN_BYTES,
-                                                     NULL, 0, nonce, key) == 0
-               ? 0
-               : -1;
+    return crypt_challenge_token(buffer, sequence, key, 0);
 }
 
 /* ---- packets ---- */
