@@ -278,6 +278,17 @@ static void attack_begin(twin_t *t)
     }
 }
 
+/* A twin of the default wire whose receivers, expecting chunk_id first, have
+ * slice 0 of that chunk (size bytes of data, so its slice count is
+ * announced); then the attack begins. */
+static twin_t *twin_attacked_after_slice_0(uint16_t chunk_id, const uint8_t *data, int size)
+{
+    twin_t *t = twin_create(256, 1024, chunk_id);
+    twin_slices(t, chunk_id, data, size, 0, 1);
+    attack_begin(t);
+    return t;
+}
+
 /* What the attack has moved counter i (or invalid reason i) by so far. */
 static int64_t moved(const twin_t *t, int i)
 {
@@ -391,11 +402,9 @@ static void twin_finish(twin_t *t, uint16_t chunk_id, const uint8_t *data, int s
  * are out of range too. */
 static void test_slice_id_out_of_range(void)
 {
-    twin_t *t = twin_create(256, 1024, 0);
     const uint8_t *data = legit_data[0];
     int size = 2 * 1024 - 100; /* announced with 2 slices */
-    twin_slices(t, 0, data, size, 0, 1);
-    attack_begin(t);
+    twin_t *t = twin_attacked_after_slice_0(0, data, size);
     int n = 0;
     for (uint32_t id = 2; id < 256; id++, n++) {
         int bytes = forge_slice(&t->config.wire, &t->forge, 0, id, 1, id == 1, 0, NULL, 1024, 0);
@@ -428,11 +437,9 @@ static void test_slice_id_out_of_range(void)
  * chunk claim 256 (or 1, or 3): valid packets, ignored and counted. */
 static void test_slice_count_widened(void)
 {
-    twin_t *t = twin_create(256, 1024, 7);
     const uint8_t *data = legit_data[1];
     int size = 2 * 1024 - 1;
-    twin_slices(t, 7, data, size, 0, 1);
-    attack_begin(t);
+    twin_t *t = twin_attacked_after_slice_0(7, data, size);
     int n = 0;
     for (int id = 0; id < 256; id++, n++) {
         chunk_slice_packet_t s = {7, id, 256, id == 255 ? 1 : 1024, legit_data[2]};
@@ -455,11 +462,9 @@ static void test_slice_count_widened(void)
  * with less, hoping for an overflow while copying. */
 static void test_oversize_undersize_data(void)
 {
-    twin_t *t = twin_create(256, 1024, 0);
     const uint8_t *data = legit_data[3];
     int size = 3 * 1024;
-    twin_slices(t, 0, data, size, 0, 1);
-    attack_begin(t);
+    twin_t *t = twin_attacked_after_slice_0(0, data, size);
     int n = 0, end_check = 0, truncated = 0;
     /* non-last slices carrying 1025, 2048, 8192 and 65000 bytes: the end
      * check is not where the fixed size puts it */
@@ -519,11 +524,9 @@ static int attack_ids(twin_t *t, const uint16_t *ids, int count)
  * chunk in progress goes on. */
 static void test_chunk_id_far_ahead(void)
 {
-    twin_t *t = twin_create(256, 1024, 0);
     const uint8_t *data = legit_data[0];
     int size = 2 * 1024;
-    twin_slices(t, 0, data, size, 0, 1);
-    attack_begin(t);
+    twin_t *t = twin_attacked_after_slice_0(0, data, size);
     /* 32768 ahead of 0 is ahead too: chunk_id_newer(0, 32768) is false */
     static const uint16_t ids[] = {1, 2, 3, 100, 1000, 32767, 32768};
     int n = attack_ids(t, ids, 7);
@@ -593,11 +596,9 @@ static void test_chunk_id_across_wrap(void)
  * ack sent to a receiver. */
 static void test_malformed_datagrams(void)
 {
-    twin_t *t = twin_create(256, 1024, 0);
     const uint8_t *data = legit_data[1];
     int size = 2 * 1024 - 1000;
-    twin_slices(t, 0, data, size, 0, 1);
-    attack_begin(t);
+    twin_t *t = twin_attacked_after_slice_0(0, data, size);
     static uint8_t p[CHUNK_MAX_PACKET_BYTES + 1];
     int len = write_slice(&t->config.wire, p, 0, data, size, 1); /* the last slice: 24 bytes of data, 38 in all */
     int bad_crc = 0, padding = 0, end_check = 0, trailing = 0;
