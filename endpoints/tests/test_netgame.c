@@ -66,6 +66,7 @@ static int for_each_vector(const char *kind, line_fn fn)
 #define MAX_SENT 4096
 typedef struct endpoint_t {
     netgame_connection_t *c;
+    netgame_config_t config; /* what it was created with */
     uint8_t last[NETGAME_MAX_PACKET_BYTES];
     int last_bytes;
     int sends;
@@ -120,6 +121,7 @@ static void endpoint_init(endpoint_t *e, netgame_config_t *config, double time)
     config->lost = on_lost;
     config->receive = on_receive;
     config->context = e;
+    e->config = *config;
     e->c = netgame_connection_create(config);
     CHECK(e->c != NULL);
     if (config->role == NETGAME_CLIENT) netgame_connection_start(e->c, time, ADDRESS_B, 1);
@@ -131,6 +133,14 @@ static void manual_config(netgame_config_t *config, netgame_role_t role)
     netgame_default_config(config);
     config->role = role;
     config->flow_control = 0;
+}
+
+/* Sets up e with manual_config of role and starts it at time 0. */
+static void manual_endpoint(endpoint_t *e, netgame_role_t role)
+{
+    netgame_config_t config;
+    manual_config(&config, role);
+    endpoint_init(e, &config, 0);
 }
 
 /* Writes a datagram with this header and a few payload bytes. */
@@ -406,11 +416,8 @@ static void check_c_line(int line_no, char **f, int count)
 static void test_vectors_c(void)
 {
     memset(&conv, 0, sizeof conv);
-    netgame_config_t config;
-    manual_config(&config, NETGAME_CLIENT);
-    endpoint_init(&conv.side[0], &config, 0);
-    manual_config(&config, NETGAME_SERVER);
-    endpoint_init(&conv.side[1], &config, 0);
+    manual_endpoint(&conv.side[0], NETGAME_CLIENT);
+    manual_endpoint(&conv.side[1], NETGAME_SERVER);
     CHECK_EQ(for_each_vector("C", check_c_line), 110);
     /* Every header of the original conversation, byte for byte (only drops,
      * no reordering: the original's arrival-order ack bits equal the set's). */
@@ -503,20 +510,18 @@ static void test_receive_drops(void)
 
 static void test_false_ack_zero(void)
 {
-    netgame_config_t config;
-    manual_config(&config, NETGAME_CLIENT);
     endpoint_t e;
-    endpoint_init(&e, &config, 0);
+    manual_endpoint(&e, NETGAME_CLIENT);
     CHECK_EQ(netgame_connection_send_packet(e.c, 0, zeros, 4), 0);
     CHECK_EQ(netgame_connection_send_packet(e.c, 0.1, zeros, 4), 1);
     uint8_t p[64];
     /* The peer's first packets, sent before ours arrived: ack 0, no bits. */
-    int n = make_packet(p, config.protocol_id, 0, 0, 0, 4);
+    int n = make_packet(p, e.config.protocol_id, 0, 0, 0, 4);
     CHECK_EQ(netgame_connection_receive_packet(e.c, 0.15, ADDRESS_B, 1, p, n), 1);
     CHECK_EQ(e.acked_count, 0);
     CHECK_EQ(counters(&e)[NETGAME_COUNTER_FALSE_ACK_ZERO], 1);
     /* Once it acks something, ack bits name sequence 0 as usual. */
-    n = make_packet(p, config.protocol_id, 1, 1, 1, 4);
+    n = make_packet(p, e.config.protocol_id, 1, 1, 1, 4);
     CHECK_EQ(netgame_connection_receive_packet(e.c, 0.25, ADDRESS_B, 1, p, n), 1);
     CHECK_EQ(e.acked_count, 2);
     CHECK(e.acked[0] == 0 && e.acked[1] == 1);
@@ -525,20 +530,18 @@ static void test_false_ack_zero(void)
     CHECK(fabs(netgame_connection_rtt(e.c) - (0.025 + 0.0125)) < 1e-9);
     /* A packet the peer sent before it received anything, held back by the
      * network, arriving after one that acked: still not an ack of 0. */
-    netgame_config_t config3;
-    manual_config(&config3, NETGAME_CLIENT);
     endpoint_t r;
-    endpoint_init(&r, &config3, 0);
+    manual_endpoint(&r, NETGAME_CLIENT);
     netgame_connection_send_packet(r.c, 0, zeros, 4); /* 0 */
     netgame_connection_send_packet(r.c, 0.1, zeros, 4); /* 1 */
-    n = make_packet(p, config3.protocol_id, 5, 1, 0, 4); /* acks 1 only */
+    n = make_packet(p, r.config.protocol_id, 5, 1, 0, 4); /* acks 1 only */
     netgame_connection_receive_packet(r.c, 0.2, ADDRESS_B, 1, p, n);
-    n = make_packet(p, config3.protocol_id, 3, 0, 0, 4); /* older, sent before */
+    n = make_packet(p, r.config.protocol_id, 3, 0, 0, 4); /* older, sent before */
     netgame_connection_receive_packet(r.c, 0.2, ADDRESS_B, 1, p, n);
     CHECK_EQ(r.acked_count, 1);
     CHECK_EQ(r.acked[0], 1);
     CHECK_EQ(counters(&r)[NETGAME_COUNTER_FALSE_ACK_ZERO], 1);
-    n = make_packet(p, config3.protocol_id, 6, 0, 0, 4); /* newer: a real (if odd) ack of 0 */
+    n = make_packet(p, r.config.protocol_id, 6, 0, 0, 4); /* newer: a real (if odd) ack of 0 */
     netgame_connection_receive_packet(r.c, 0.3, ADDRESS_B, 1, p, n);
     CHECK_EQ(r.acked_count, 2);
     netgame_connection_destroy(r.c);
@@ -562,10 +565,8 @@ static void test_false_ack_zero(void)
 
 static void test_loss_after_rtt_maximum(void)
 {
-    netgame_config_t config;
-    manual_config(&config, NETGAME_CLIENT);
     endpoint_t e;
-    endpoint_init(&e, &config, 0);
+    manual_endpoint(&e, NETGAME_CLIENT);
     netgame_connection_send_packet(e.c, 0, zeros, 4);
     netgame_connection_send_packet(e.c, 0.5, zeros, 4);
     netgame_connection_update(e.c, 1.0);
@@ -575,7 +576,7 @@ static void test_loss_after_rtt_maximum(void)
     CHECK_EQ(e.lost[0], 0);
     /* An ack for a forgotten packet acks nothing; the other is acked. */
     uint8_t p[64];
-    int n = make_packet(p, config.protocol_id, 0, 1, 1, 4);
+    int n = make_packet(p, e.config.protocol_id, 0, 1, 1, 4);
     netgame_connection_receive_packet(e.c, 1.2, ADDRESS_B, 1, p, n);
     CHECK_EQ(e.acked_count, 1);
     CHECK_EQ(e.acked[0], 1);
@@ -596,10 +597,8 @@ static void test_loss_after_rtt_maximum(void)
 
 static void test_timeouts(void)
 {
-    netgame_config_t config;
-    manual_config(&config, NETGAME_CLIENT);
     endpoint_t client;
-    endpoint_init(&client, &config, 0);
+    manual_endpoint(&client, NETGAME_CLIENT);
     netgame_connection_update(client.c, 10.0);
     CHECK_EQ(netgame_connection_state(client.c), NETGAME_STATE_CONNECTING);
     netgame_connection_update(client.c, 10.01);
@@ -608,11 +607,10 @@ static void test_timeouts(void)
     CHECK_EQ(counters(&client)[NETGAME_COUNTER_TIMEOUTS], 1);
     CHECK_EQ(counters(&client)[NETGAME_COUNTER_PACKETS_LOST], 0);
 
-    manual_config(&config, NETGAME_SERVER);
     endpoint_t server;
-    endpoint_init(&server, &config, 0);
+    manual_endpoint(&server, NETGAME_SERVER);
     uint8_t p[64];
-    int n = make_packet(p, config.protocol_id, 0, 0, 0, 4);
+    int n = make_packet(p, server.config.protocol_id, 0, 0, 0, 4);
     netgame_connection_receive_packet(server.c, 1, ADDRESS_A, 1, p, n);
     CHECK(netgame_connection_connected(server.c));
     /* Short datagrams and strangers do not keep it alive. */
@@ -627,7 +625,7 @@ static void test_timeouts(void)
     CHECK_EQ(counters(&server)[NETGAME_COUNTER_PACKETS_LOST], 1);
     /* It takes the next peer, with nothing received, and goes on with its own
      * sequence (1: sequence 0 went to the old connection). */
-    n = make_packet(p, config.protocol_id, 7, 0, 0, 4);
+    n = make_packet(p, server.config.protocol_id, 7, 0, 0, 4);
     CHECK_EQ(netgame_connection_receive_packet(server.c, 12, ADDRESS_X, 1, p, n), 1);
     int peer_bytes;
     CHECK(netgame_connection_peer(server.c, &peer_bytes)[0] == 'X');
@@ -645,12 +643,9 @@ static void test_timeouts(void)
  * duplicates of the old connection's) and ack only what it got. */
 static void test_server_reconnects(void)
 {
-    netgame_config_t config;
-    manual_config(&config, NETGAME_CLIENT);
     endpoint_t client, server;
-    endpoint_init(&client, &config, 0);
-    manual_config(&config, NETGAME_SERVER);
-    endpoint_init(&server, &config, 0);
+    manual_endpoint(&client, NETGAME_CLIENT);
+    manual_endpoint(&server, NETGAME_SERVER);
     for (int i = 0; i < 3; i++) {
         netgame_connection_send_packet(client.c, 0.1 * i, zeros, 4);
         netgame_connection_receive_packet(server.c, 0.1 * i + 0.01, ADDRESS_A, 1, client.last, client.last_bytes);
