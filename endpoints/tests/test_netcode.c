@@ -556,9 +556,44 @@ static void connect_clients(world_t *w, int clients)
     for (int c = 0; c < clients; c++) netcode_client_connect(w->client[c], w->now, w->token[c], 2048);
 }
 
+/* A world (four slots, tokens timing out after timeout seconds) whose client
+ * 0 has connected by 0.5 s, payloads flowing both ways. */
+static void world_connected(world_t *w, int timeout)
+{
+    world_init(w, 4, PROTOCOL, example_key, 30, timeout, 0);
+    connect_clients(w, 1);
+    world_run(w, 0.5, 1, 1);
+    CHECK_EQ(netcode_client_state(w->client[0]), NETCODE_CLIENT_CONNECTED);
+}
+
+/* A world of the default token whose client 0 has sent its first request
+ * (at 0.01 s): returned, and the network queue emptied. */
+static datagram_t first_request(world_t *w)
+{
+    world_init(w, 4, PROTOCOL, example_key, 30, 5, 0);
+    connect_clients(w, 1);
+    netcode_client_update(w->client[0], 0.01);
+    CHECK_EQ(w->net.count, 1);
+    datagram_t request = w->net.queue[0];
+    w->net.count = 0;
+    return request;
+}
+
+/* Replaces client 0's token with one of these parameters (its random parts
+ * drawn from seed). */
+static void retoken(world_t *w, const netcode_token_params_t *p, uint64_t seed)
+{
+    cs_rng_t rng;
+    cs_rng_seed(&rng, seed);
+    netcode_generate_connect_token(p, example_key, seeded_random, &rng, w->token[0], NULL);
+}
+
+/* The world of the test that runs (large, so not on the stack); world_init
+ * starts it afresh. */
+static world_t w;
+
 static void test_handshake_and_payloads(void)
 {
-    static world_t w;
     world_init(&w, 4, PROTOCOL, example_key, 30, 5, 0);
     connect_clients(&w, 1);
     CHECK_EQ(netcode_client_state(w.client[0]), NETCODE_CLIENT_SENDING_REQUEST);
@@ -588,14 +623,8 @@ static void test_handshake_and_payloads(void)
 
 static void test_challenge_uses_global_sequence(void)
 {
-    static world_t w;
-    world_init(&w, 4, PROTOCOL, example_key, 30, 5, 0);
-    connect_clients(&w, 1);
-    netcode_client_update(w.client[0], 0.01);
-    CHECK_EQ(w.net.count, 1);
-    CHECK_EQ(w.net.queue[0].bytes, NETCODE_REQUEST_PACKET_BYTES);
-    datagram_t request = w.net.queue[0];
-    w.net.count = 0;
+    datagram_t request = first_request(&w);
+    CHECK_EQ(request.bytes, NETCODE_REQUEST_PACKET_BYTES);
     netcode_server_receive_packet(w.server, 0.02, &request.from, request.data, request.bytes);
     CHECK_EQ(w.net.count, 1);
     const uint8_t *c = w.net.queue[0].data;
@@ -615,7 +644,6 @@ static void test_challenge_uses_global_sequence(void)
 
 static void test_server_full_denies(void)
 {
-    static world_t w;
     world_init(&w, 1, PROTOCOL, example_key, 30, 5, 0);
     connect_clients(&w, 1);
     world_run(&w, 0.5, 1, 0);
@@ -630,7 +658,6 @@ static void test_server_full_denies(void)
 
 static void test_request_faults(void)
 {
-    static world_t w;
     /* Another protocol id at the server: requests ignored, the client times out. */
     world_init(&w, 4, PROTOCOL + 1, example_key, 30, 2, 0);
     connect_clients(&w, 1);
@@ -669,7 +696,6 @@ static void test_request_faults(void)
 
 static void test_lost_challenges_and_timeouts(void)
 {
-    static world_t w;
     /* Every challenge lost: request timed out after the token's timeout. */
     world_init(&w, 4, PROTOCOL, example_key, 30, 2, 0);
     w.net.drop_challenges = 1;
@@ -690,9 +716,7 @@ static void test_lost_challenges_and_timeouts(void)
     world_free(&w);
     /* Connected, then the server goes silent: connection timed out; the
      * server, still hearing the client, keeps it. */
-    world_init(&w, 4, PROTOCOL, example_key, 30, 2, 0);
-    connect_clients(&w, 1);
-    world_run(&w, 0.5, 1, 1);
+    world_connected(&w, 2);
     w.net.drop_to_client = 1;
     world_run(&w, 2.45, 1, 1);
     CHECK_EQ(netcode_client_state(w.client[0]), NETCODE_CLIENT_CONNECTED);
@@ -700,9 +724,7 @@ static void test_lost_challenges_and_timeouts(void)
     CHECK_EQ(netcode_client_state(w.client[0]), NETCODE_CLIENT_CONNECTION_TIMED_OUT);
     world_free(&w);
     /* Connected, then the client goes silent: the server times it out. */
-    world_init(&w, 4, PROTOCOL, example_key, 30, 2, 0);
-    connect_clients(&w, 1);
-    world_run(&w, 0.5, 1, 1);
+    world_connected(&w, 2);
     w.net.drop_to_server = 1;
     world_run(&w, 2.6, 1, 1);
     CHECK_EQ(netcode_server_connected_clients(w.server), 0);
@@ -710,9 +732,7 @@ static void test_lost_challenges_and_timeouts(void)
     CHECK_EQ(netcode_server_counters(w.server)[NETCODE_SERVER_COUNTER_TIMEOUTS], 1);
     world_free(&w);
     /* The server disconnects the client. */
-    world_init(&w, 4, PROTOCOL, example_key, 30, 2, 0);
-    connect_clients(&w, 1);
-    world_run(&w, 0.5, 1, 1);
+    world_connected(&w, 2);
     netcode_server_disconnect_client(w.server, w.now, 0);
     CHECK_EQ(netcode_server_counters(w.server)[NETCODE_SERVER_COUNTER_DISCONNECTS_SENT], 10);
     world_run(&w, 0.6, 1, 0);
@@ -725,10 +745,7 @@ static void test_lost_challenges_and_timeouts(void)
  * timeout the client tries the second and connects. */
 static void test_next_server(void)
 {
-    static world_t w;
     world_init(&w, 4, PROTOCOL, example_key, 30, 1, 0);
-    cs_rng_t rng;
-    cs_rng_seed(&rng, 3);
     netcode_address_t silent;
     netcode_address_ipv4(&silent, 10, 0, 0, 9, 40000);
     netcode_token_params_t p;
@@ -736,7 +753,7 @@ static void test_next_server(void)
     p.timeout_seconds = 1;
     p.num_servers = 2;
     p.public_servers[1] = p.internal_servers[1] = w.net.server_address;
-    netcode_generate_connect_token(&p, example_key, seeded_random, &rng, w.token[0], NULL);
+    retoken(&w, &p, 3);
     connect_clients(&w, 1);
     world_run(&w, 0.9, 1, 0);
     CHECK_EQ(netcode_client_state(w.client[0]), NETCODE_CLIENT_SENDING_REQUEST);
@@ -751,7 +768,6 @@ static void test_next_server(void)
  * it, the second is denied at the response. */
 static void test_full_at_response(void)
 {
-    static world_t w;
     world_init(&w, 1, PROTOCOL, example_key, 30, 5, 0);
     connect_clients(&w, 2);
     world_run(&w, 0.5, 2, 0);
@@ -767,12 +783,7 @@ static void test_full_at_response(void)
  * after a keep-alive; once the client is heard, payloads go alone. */
 static void test_unconfirmed_slot(void)
 {
-    static world_t w;
-    world_init(&w, 4, PROTOCOL, example_key, 30, 5, 0);
-    connect_clients(&w, 1);
-    netcode_client_update(w.client[0], 0.01);
-    datagram_t request = w.net.queue[0];
-    w.net.count = 0;
+    datagram_t request = first_request(&w);
     netcode_server_receive_packet(w.server, 0.02, &request.from, request.data, request.bytes);
     netcode_client_receive_packet(w.client[0], 0.03, &w.net.server_address, w.net.queue[0].data, w.net.queue[0].bytes);
     w.net.count = 0;
@@ -802,14 +813,11 @@ static void test_unconfirmed_slot(void)
 /* A token for another server: ignored. */
 static void test_not_in_token(void)
 {
-    static world_t w;
     world_init(&w, 4, PROTOCOL, example_key, 30, 5, 0);
-    cs_rng_t rng;
-    cs_rng_seed(&rng, 4);
     netcode_token_params_t p;
     netcode_token_params_init(&p, PROTOCOL, 0, 1000000, &w.net.server_address); /* where the client sends */
     netcode_address_ipv4(&p.internal_servers[0], 10, 0, 0, 9, 1);               /* what the server checks */
-    netcode_generate_connect_token(&p, example_key, seeded_random, &rng, w.token[0], NULL);
+    retoken(&w, &p, 4);
     connect_clients(&w, 1);
     world_run(&w, 0.5, 1, 0);
     CHECK_EQ(netcode_client_state(w.client[0]), NETCODE_CLIENT_SENDING_REQUEST);
