@@ -2,6 +2,7 @@
 #ifndef CHUNK_TEST_H
 #define CHUNK_TEST_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 typedef struct chunk_test_t {
@@ -35,6 +36,10 @@ extern int chunk_test_failures;
  * (out of memory, a configuration refused) a failed CHECK and the end of
  * the run. */
 void *chunk_test_require(void *object, const char *what);
+
+/* Writes the CRC of a protocol2 packet (chunk, fragment) into its first four
+ * bytes, after a test has changed the packet on purpose. */
+void chunk_test_fix_crc(uint32_t protocol_id, uint8_t *packet, int bytes);
 
 /* Directory of the test vectors, docs/vectors (set by the runner from CHUNK_SPEC_DIR or --spec). */
 extern const char *chunk_test_spec_dir;

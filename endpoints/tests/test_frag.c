@@ -217,40 +217,40 @@ typedef struct delivered_t {
     int last_bytes;
 } delivered_t;
 
+/* What the test's receiver delivered: make_receiver starts it empty. */
+static delivered_t delivered;
+
 static void on_deliver(void *context, double time, uint16_t sequence, const uint8_t *packet, int bytes,
                        int fragmented)
 {
     (void)time;
-    delivered_t *d = context;
-    if (d->count < 64) {
-        d->sequence[d->count] = sequence;
-        d->bytes[d->count] = bytes;
-        d->fragmented[d->count] = fragmented;
+    delivered_t *into = context;
+    if (into->count < 64) {
+        into->sequence[into->count] = sequence;
+        into->bytes[into->count] = bytes;
+        into->fragmented[into->count] = fragmented;
     }
-    d->count++;
-    free(d->last);
-    d->last = malloc((size_t)bytes);
-    memcpy(d->last, packet, (size_t)bytes);
-    d->last_bytes = bytes;
+    into->count++;
+    free(into->last);
+    into->last = malloc((size_t)bytes);
+    memcpy(into->last, packet, (size_t)bytes);
+    into->last_bytes = bytes;
 }
 
-static frag_receiver_t *make_receiver(delivered_t *d)
+/* A receiver of this configuration delivering into delivered. */
+static frag_receiver_t *make_receiver_of(frag_receiver_config_t *config)
 {
-    memset(d, 0, sizeof *d);
+    memset(&delivered, 0, sizeof delivered);
+    config->deliver = on_deliver;
+    config->context = &delivered;
+    return chunk_test_require(frag_receiver_create(config), "receiver");
+}
+
+static frag_receiver_t *make_receiver(void)
+{
     frag_receiver_config_t config;
     frag_receiver_default_config(&config);
-    config.deliver = on_deliver;
-    config.context = d;
-    frag_receiver_t *r = frag_receiver_create(&config);
-    CHECK(r != NULL);
-    return r;
-}
-
-static void free_receiver(frag_receiver_t *r, delivered_t *d)
-{
-    frag_receiver_destroy(r);
-    free(d->last);
-    d->last = NULL;
+    return make_receiver_of(&config);
 }
 
 /* Every verdict a datagram can get is exactly one counter. */
@@ -269,6 +269,16 @@ static void check_counters_add_up(const frag_receiver_t *r)
     CHECK_EQ(invalid, c[FRAG_RECEIVER_COUNTER_DATAGRAMS_INVALID]);
 }
 
+/* Checks that the counters add up, then frees what make_receiver made. */
+static void free_receiver(frag_receiver_t *r)
+{
+    check_counters_add_up(r);
+    frag_receiver_destroy(r);
+    free(delivered.last);
+    delivered.last = NULL;
+}
+
+
 /* Every group of F lines fed to a receiver: the complete ones (protocol2-B)
  * deliver exactly their W line's bytes, which decode to its fields; the
  * partial ones (raw) deliver nothing and stay in progress. Fed forwards and
@@ -286,8 +296,7 @@ static void test_vectors_reassembly(void)
             int sequence, num_fragments, whole_bytes, lines;
             char source[32];
             CHECK_EQ(sscanf(line, "# G %d %d %d %31s %d", &sequence, &num_fragments, &whole_bytes, source, &lines), 5);
-            delivered_t d;
-            frag_receiver_t *r = make_receiver(&d);
+            frag_receiver_t *r = make_receiver();
             for (int k = 0; k < lines; k++) {
                 int at = reverse ? i + lines - k : i + 1 + k;
                 CHECK(file->lines[at][0] == 'F');
@@ -300,13 +309,12 @@ static void test_vectors_reassembly(void)
                 CHECK_EQ(v, last && lines == num_fragments ? FRAG_VERDICT_DELIVERED : FRAG_VERDICT_ACCEPTED);
                 free(copy);
             }
-            check_counters_add_up(r);
             if (strcmp(source, "protocol2-B") == 0) {
                 CHECK_EQ(lines, num_fragments);
-                CHECK_EQ(d.count, 1);
-                CHECK_EQ(d.sequence[0], sequence);
-                CHECK_EQ(d.bytes[0], whole_bytes);
-                CHECK_EQ(d.fragmented[0], 1);
+                CHECK_EQ(delivered.count, 1);
+                CHECK_EQ(delivered.sequence[0], sequence);
+                CHECK_EQ(delivered.bytes[0], whole_bytes);
+                CHECK_EQ(delivered.fragmented[0], 1);
                 /* the W line of this sequence */
                 int found = 0;
                 for (int j = 0; j < file->count; j++) {
@@ -319,7 +327,7 @@ static void test_vectors_reassembly(void)
                         CHECK_EQ(atoi(w[3]), whole_bytes);
                         int want_bytes = (int)strlen(w[5]) / 2;
                         CHECK(chunk_test_parse_hex(w[5], big, sizeof big) == whole_bytes && want_bytes == whole_bytes);
-                        CHECK(d.last && d.last_bytes == whole_bytes && memcmp(d.last, big, (size_t)whole_bytes) == 0);
+                        CHECK(delivered.last && delivered.last_bytes == whole_bytes && memcmp(delivered.last, big, (size_t)whole_bytes) == 0);
                         /* The inner packet: a TestPacketB with the group's sequence. */
                         memset(&packet_a, 0, sizeof packet_a);
                         packet_a.sequence = (uint16_t)sequence;
@@ -337,10 +345,10 @@ static void test_vectors_reassembly(void)
                 complete++;
             } else {
                 CHECK(lines < num_fragments);
-                CHECK_EQ(d.count, 0);
+                CHECK_EQ(delivered.count, 0);
                 CHECK_EQ(frag_receiver_in_progress(r), 1);
             }
-            free_receiver(r, &d);
+            free_receiver(r);
             if (chunk_test_failures != before) fprintf(stderr, "  ... group at vectors-fragments.txt line %d\n", i + 1);
             groups++;
         }
@@ -410,14 +418,12 @@ static void test_vectors_edge_cases(void)
             CHECK_EQ(parsed.fragment.num_fragments, atoi(w[4]));
             CHECK_EQ(parsed.fragment.fragment_bytes, atoi(w[5]));
         }
-        delivered_t d;
-        frag_receiver_t *r = make_receiver(&d);
+        frag_receiver_t *r = make_receiver();
         CHECK_EQ(frag_receiver_receive_packet(r, 0, datagram, bytes), edge_cases[k].verdict);
         CHECK_EQ(frag_receiver_invalid_counters(r)[edge_cases[k].read], edge_cases[k].read == FRAG_READ_OK ? 0 : 1);
-        check_counters_add_up(r);
         int accepted = edge_cases[k].verdict == FRAG_VERDICT_ACCEPTED || edge_cases[k].verdict == FRAG_VERDICT_DELIVERED;
         differs_from_original += accepted != atoi(w[6]);
-        free_receiver(r, &d);
+        free_receiver(r);
         if (chunk_test_failures != before)
             fprintf(stderr, "  ... E line %d (%s: %s)\n", i + 1, edge_cases[k].tag, edge_cases[k].why);
         free(copy);
@@ -448,64 +454,58 @@ static frag_verdict_t feed(frag_receiver_t *r, uint16_t sequence, int id, int co
 
 static void test_receiver_out_of_order_and_duplicates(void)
 {
-    delivered_t d;
-    frag_receiver_t *r = make_receiver(&d);
+    frag_receiver_t *r = make_receiver();
     CHECK_EQ(feed(r, 7, 2, 3, 10), FRAG_VERDICT_ACCEPTED);
     CHECK_EQ(feed(r, 7, 2, 3, 10), FRAG_VERDICT_DUPLICATE);
     CHECK_EQ(feed(r, 7, 0, 3, 1024), FRAG_VERDICT_ACCEPTED);
     CHECK_EQ(feed(r, 7, 1, 3, 1024), FRAG_VERDICT_DELIVERED);
-    CHECK_EQ(d.count, 1);
-    CHECK_EQ(d.bytes[0], 2058);
+    CHECK_EQ(delivered.count, 1);
+    CHECK_EQ(delivered.bytes[0], 2058);
     /* the bytes in fragment id order (bug 3 of the original copies the wrong one) */
-    CHECK(d.last[0] == 7 && d.last[1024] == 8 && d.last[2048] == 9 && d.last[2057] == 9);
+    CHECK(delivered.last[0] == 7 && delivered.last[1024] == 8 && delivered.last[2048] == 9 && delivered.last[2057] == 9);
     /* delivered once: late copies of any fragment are dropped */
     CHECK_EQ(feed(r, 7, 1, 3, 1024), FRAG_VERDICT_DUPLICATE);
     CHECK_EQ(feed(r, 7, 0, 3, 1024), FRAG_VERDICT_DUPLICATE);
-    CHECK_EQ(d.count, 1);
+    CHECK_EQ(delivered.count, 1);
     const uint64_t *c = frag_receiver_counters(r);
     CHECK_EQ(c[FRAG_RECEIVER_COUNTER_FRAGMENTS_DUPLICATE], 1);
     CHECK_EQ(c[FRAG_RECEIVER_COUNTER_FRAGMENTS_LATE], 2);
-    check_counters_add_up(r);
-    free_receiver(r, &d);
+    free_receiver(r);
 }
 
 /* Bug 4 of the original: interleaved packets must both complete. */
 static void test_receiver_interleaved(void)
 {
-    delivered_t d;
-    frag_receiver_t *r = make_receiver(&d);
+    frag_receiver_t *r = make_receiver();
     for (int id = 0; id < 4; id++) {
         for (int seq = 300; seq < 303; seq++) /* also past 256: bug 2 */
             CHECK_EQ(feed(r, (uint16_t)seq, id, 4, id == 3 ? 5 : 1024),
                      id == 3 ? FRAG_VERDICT_DELIVERED : FRAG_VERDICT_ACCEPTED);
     }
-    CHECK_EQ(d.count, 3);
-    CHECK(d.sequence[0] == 300 && d.sequence[1] == 301 && d.sequence[2] == 302);
+    CHECK_EQ(delivered.count, 3);
+    CHECK(delivered.sequence[0] == 300 && delivered.sequence[1] == 301 && delivered.sequence[2] == 302);
     CHECK_EQ(frag_receiver_counters(r)[FRAG_RECEIVER_COUNTER_PACKETS_EVICTED], 0);
     CHECK_EQ(frag_receiver_in_progress(r), 0);
-    free_receiver(r, &d);
+    free_receiver(r);
 }
 
 static void test_receiver_count_conflict(void)
 {
-    delivered_t d;
-    frag_receiver_t *r = make_receiver(&d);
+    frag_receiver_t *r = make_receiver();
     CHECK_EQ(feed(r, 1, 0, 3, 1024), FRAG_VERDICT_ACCEPTED);
     CHECK_EQ(feed(r, 1, 1, 2, 1024), FRAG_VERDICT_COUNT_CONFLICT);
     CHECK_EQ(feed(r, 1, 1, 3, 1024), FRAG_VERDICT_ACCEPTED);
     CHECK_EQ(feed(r, 1, 2, 3, 1), FRAG_VERDICT_DELIVERED);
-    CHECK_EQ(d.bytes[0], 2049);
+    CHECK_EQ(delivered.bytes[0], 2049);
     CHECK_EQ(frag_receiver_counters(r)[FRAG_RECEIVER_COUNTER_FRAGMENTS_COUNT_CONFLICT], 1);
-    check_counters_add_up(r);
-    free_receiver(r, &d);
+    free_receiver(r);
 }
 
 /* A newer sequence in the slot of an unfinished older one evicts it (lost);
  * the older one's late fragments are then too old or superseded. */
 static void test_receiver_eviction_and_window(void)
 {
-    delivered_t d;
-    frag_receiver_t *r = make_receiver(&d);
+    frag_receiver_t *r = make_receiver();
     CHECK_EQ(feed(r, 10, 0, 2, 1024), FRAG_VERDICT_ACCEPTED);
     CHECK_EQ(feed(r, 266, 0, 2, 1024), FRAG_VERDICT_ACCEPTED); /* 266 % 256 == 10 */
     CHECK_EQ(frag_receiver_counters(r)[FRAG_RECEIVER_COUNTER_PACKETS_EVICTED], 1);
@@ -528,15 +528,13 @@ static void test_receiver_eviction_and_window(void)
     junk[0] ^= 1;
     CHECK_EQ(frag_receiver_receive_packet(r, 0, junk, n), FRAG_VERDICT_INVALID);
     CHECK_EQ(feed(r, 300, 0, 1, 3), FRAG_VERDICT_DELIVERED);
-    check_counters_add_up(r);
-    free_receiver(r, &d);
+    free_receiver(r);
 }
 
 /* Across 65535 -> 0 nothing is too old, and 65535 - 200 still is not. */
 static void test_receiver_wrap(void)
 {
-    delivered_t d;
-    frag_receiver_t *r = make_receiver(&d);
+    frag_receiver_t *r = make_receiver();
     CHECK_EQ(feed(r, 65534, 0, 2, 1024), FRAG_VERDICT_ACCEPTED);
     CHECK_EQ(feed(r, 65535, 0, 1, 9), FRAG_VERDICT_DELIVERED);
     CHECK_EQ(feed(r, 0, 0, 1, 9), FRAG_VERDICT_DELIVERED);
@@ -545,41 +543,34 @@ static void test_receiver_wrap(void)
     CHECK_EQ(feed(r, 65535 - 200, 0, 1, 9), FRAG_VERDICT_DELIVERED);
     CHECK_EQ(feed(r, 65535 - 300, 0, 1, 9), FRAG_VERDICT_TOO_OLD);
     CHECK_EQ(feed(r, 1, 1, 2, 9), FRAG_VERDICT_DELIVERED);
-    CHECK_EQ(d.count, 5);
-    check_counters_add_up(r);
-    free_receiver(r, &d);
+    CHECK_EQ(delivered.count, 5);
+    free_receiver(r);
 }
 
 /* The largest packet: 255 fragments, 261 120 bytes; and max_fragments. */
 static void test_receiver_largest_packet(void)
 {
-    delivered_t d;
-    frag_receiver_t *r = make_receiver(&d);
+    frag_receiver_t *r = make_receiver();
     for (int id = 254; id >= 0; id--)
         CHECK_EQ(feed(r, 42, id, 255, 1024), id == 0 ? FRAG_VERDICT_DELIVERED : FRAG_VERDICT_ACCEPTED);
-    CHECK_EQ(d.count, 1);
-    CHECK_EQ(d.bytes[0], FRAG_MAX_PACKET_BYTES);
-    CHECK(d.last[254 * 1024] == (uint8_t)(254 + 42));
-    free_receiver(r, &d);
+    CHECK_EQ(delivered.count, 1);
+    CHECK_EQ(delivered.bytes[0], FRAG_MAX_PACKET_BYTES);
+    CHECK(delivered.last[254 * 1024] == (uint8_t)(254 + 42));
+    free_receiver(r);
 
     frag_receiver_config_t config;
     frag_receiver_default_config(&config);
-    config.deliver = on_deliver;
-    config.context = &d;
-    memset(&d, 0, sizeof d);
     config.max_fragments = 16;
-    r = frag_receiver_create(&config);
+    r = make_receiver_of(&config);
     CHECK_EQ(feed(r, 1, 0, 17, 1024), FRAG_VERDICT_TOO_MANY);
     CHECK_EQ(feed(r, 1, 0, 16, 1024), FRAG_VERDICT_ACCEPTED);
-    check_counters_add_up(r);
-    free_receiver(r, &d);
+    free_receiver(r);
 }
 
 /* Regular datagrams: delivered once, subject to the window. */
 static void test_receiver_regular(void)
 {
-    delivered_t d;
-    frag_receiver_t *r = make_receiver(&d);
+    frag_receiver_t *r = make_receiver();
     frag_wire_config_t wire = default_wire();
     memset(&packet_a, 0, sizeof packet_a);
     packet_a.type = FRAG_PACKET_A;
@@ -590,9 +581,9 @@ static void test_receiver_regular(void)
     CHECK_EQ(n, 13);
     CHECK_EQ(frag_receiver_receive_packet(r, 0, datagram, n), FRAG_VERDICT_DELIVERED);
     CHECK_EQ(frag_receiver_receive_packet(r, 0, datagram, n), FRAG_VERDICT_DUPLICATE);
-    CHECK_EQ(d.count, 1);
-    CHECK_EQ(d.fragmented[0], 0);
-    CHECK(d.last_bytes == 13 && memcmp(d.last, datagram, 13) == 0);
+    CHECK_EQ(delivered.count, 1);
+    CHECK_EQ(delivered.fragmented[0], 0);
+    CHECK(delivered.last_bytes == 13 && memcmp(delivered.last, datagram, 13) == 0);
     /* fragments of a sequence delivered as a regular packet are late */
     CHECK_EQ(feed(r, 500, 0, 1, 4), FRAG_VERDICT_DUPLICATE);
     packet_a.sequence = 100; /* 400 behind */
@@ -605,13 +596,11 @@ static void test_receiver_regular(void)
     frag_packet_t parsed;
     parsed.regular = &packet_b;
     CHECK_EQ(frag_read_packet(&wire, datagram, n, &parsed), FRAG_READ_BAD_CRC);
-    uint32_t crc = p2_packet_crc(FRAG_DEFAULT_PROTOCOL_ID, datagram, n);
-    for (int i = 0; i < 4; i++) datagram[i] = (uint8_t)(crc >> (8 * i));
+    chunk_test_fix_crc(FRAG_DEFAULT_PROTOCOL_ID, datagram, n);
     CHECK_EQ(frag_read_packet(&wire, datagram, n, &parsed), FRAG_READ_BAD_VALUE);
     CHECK_EQ(frag_receiver_receive_packet(r, 0, datagram, n), FRAG_VERDICT_INVALID);
     CHECK_EQ(frag_receiver_invalid_counters(r)[FRAG_READ_BAD_VALUE], 1);
-    check_counters_add_up(r);
-    free_receiver(r, &d);
+    free_receiver(r);
 }
 
 /* Truncated datagrams of every length are rejected, never read past. */
@@ -623,10 +612,7 @@ static void test_read_truncated(void)
     for (int len = 0; len < 9; len++) {
         uint8_t *copy = malloc((size_t)len + 1); /* exact size for ASan */
         memcpy(copy, datagram, (size_t)len);
-        if (len >= 4) {
-            uint32_t crc = p2_packet_crc(FRAG_DEFAULT_PROTOCOL_ID, copy, len);
-            for (int i = 0; i < 4; i++) copy[i] = (uint8_t)(crc >> (8 * i));
-        }
+        if (len >= 4) chunk_test_fix_crc(FRAG_DEFAULT_PROTOCOL_ID, copy, len);
         frag_packet_t parsed;
         parsed.regular = NULL;
         frag_read_result_t res = frag_read_packet(&wire, copy, len, &parsed);
@@ -729,16 +715,15 @@ static void test_sender_test_packets(void)
     CHECK_EQ(p.type, FRAG_PACKET_B);
     CHECK_EQ(p.sequence, 7);
     CHECK_EQ(packet_b.num_items, 1011);
-    delivered_t d;
-    frag_receiver_t *r = make_receiver(&d);
+    frag_receiver_t *r = make_receiver();
     for (int i = 0; i < 3; i++) frag_receiver_receive_packet(r, 0, sent.datagrams[i], sent.bytes[i]);
-    CHECK_EQ(d.count, 2);
-    CHECK_EQ(d.fragmented[1], 1);
-    CHECK_EQ(d.bytes[1], 1025);
-    CHECK_EQ(frag_read_reassembled(&wire, d.last, d.last_bytes, &packet_b), FRAG_READ_OK);
+    CHECK_EQ(delivered.count, 2);
+    CHECK_EQ(delivered.fragmented[1], 1);
+    CHECK_EQ(delivered.bytes[1], 1025);
+    CHECK_EQ(frag_read_reassembled(&wire, delivered.last, delivered.last_bytes, &packet_b), FRAG_READ_OK);
     CHECK_EQ(packet_b.sequence, 8);
     CHECK_EQ(packet_b.num_items, 1012);
-    free_receiver(r, &d);
+    free_receiver(r);
     frag_sender_destroy(s);
 }
 

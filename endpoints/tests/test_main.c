@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol2.h"
 #include "test.h"
 
 int chunk_test_failures = 0;
@@ -28,6 +29,12 @@ void *chunk_test_require(void *object, const char *what)
         abort();
     }
     return object;
+}
+
+void chunk_test_fix_crc(uint32_t protocol_id, uint8_t *packet, int bytes)
+{
+    uint32_t crc = p2_packet_crc(protocol_id, packet, bytes);
+    for (int i = 0; i < 4; i++) packet[i] = (uint8_t)(crc >> (8 * i));
 }
 
 FILE *chunk_test_open_vectors(const char *name, char *path, size_t path_size)

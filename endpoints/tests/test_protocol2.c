@@ -88,15 +88,13 @@ static void test_reasons(void)
     /* A wrong end check, and bytes after a right one. */
     write_sample(buffer, 1);
     buffer[12] ^= 0x01;
-    uint32_t crc = p2_packet_crc(1, buffer, 13);
-    for (int i = 0; i < 4; i++) buffer[i] = (uint8_t)(crc >> (8 * i));
+    chunk_test_fix_crc(1, buffer, 13);
     CHECK_EQ(p2_reader_begin(&r, 1, buffer, 13), P2_READ_OK);
     CHECK_EQ(p2_read_bytes(&r, 5, &data), P2_READ_OK);
     CHECK_EQ(p2_read_check(&r), P2_READ_BAD_END_CHECK);
     write_sample(buffer, 1);
     buffer[13] = 0;
-    crc = p2_packet_crc(1, buffer, 14);
-    for (int i = 0; i < 4; i++) buffer[i] = (uint8_t)(crc >> (8 * i));
+    chunk_test_fix_crc(1, buffer, 14);
     CHECK_EQ(p2_reader_begin(&r, 1, buffer, 14), P2_READ_OK);
     CHECK_EQ(p2_read_bytes(&r, 5, &data), P2_READ_OK);
     CHECK_EQ(p2_read_check(&r), P2_READ_OK);

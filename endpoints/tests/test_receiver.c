@@ -315,8 +315,7 @@ static void test_bad_size_slices(void)
     int bytes = chunk_write_slice_packet(&config.wire, &slice, buffer, sizeof buffer);
     /* Non-last slice 100 bytes short (end check moved up): truncated. */
     memmove(buffer + 9 + 924, buffer + 9 + 1024, 4);
-    uint32_t crc = p2_packet_crc(config.wire.protocol_id, buffer, bytes - 100);
-    for (int i = 0; i < 4; i++) buffer[i] = (uint8_t)(crc >> (8 * i));
+    chunk_test_fix_crc(config.wire.protocol_id, buffer, bytes - 100);
     chunk_receiver_receive_packet(r, 0, buffer, bytes - 100);
     CHECK_EQ(chunk_receiver_invalid_counters(r)[CHUNK_READ_TRUNCATED], 1);
     /* Last slice with 1100 bytes of data behind a 1024-byte size field. */
@@ -324,8 +323,7 @@ static void test_bad_size_slices(void)
     bytes = chunk_write_slice_packet(&config.wire, &last, buffer, sizeof buffer);
     memset(buffer + bytes - 4, 0xab, 80);
     memcpy(buffer + bytes + 76, (const uint8_t[]){0xe2, 0xac, 0x08, 0x99}, 4);
-    crc = p2_packet_crc(config.wire.protocol_id, buffer, bytes + 80);
-    for (int i = 0; i < 4; i++) buffer[i] = (uint8_t)(crc >> (8 * i));
+    chunk_test_fix_crc(config.wire.protocol_id, buffer, bytes + 80);
     chunk_receiver_receive_packet(r, 0, buffer, bytes + 80);
     CHECK_EQ(chunk_receiver_invalid_counters(r)[CHUNK_READ_BAD_END_CHECK], 1);
     CHECK_EQ(COUNTER(r, PACKETS_INVALID), 2);
