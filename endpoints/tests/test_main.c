@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunk.h"
 #include "protocol2.h"
 #include "test.h"
 
@@ -35,6 +36,17 @@ void chunk_test_fix_crc(uint32_t protocol_id, uint8_t *packet, int bytes)
 {
     uint32_t crc = p2_packet_crc(protocol_id, packet, bytes);
     for (int i = 0; i < 4; i++) packet[i] = (uint8_t)(crc >> (8 * i));
+}
+
+int chunk_test_write_ack(const chunk_wire_config_t *wire, uint16_t chunk_id, int num_slices, const char *bits,
+                         uint8_t *out, int out_size)
+{
+    static chunk_ack_packet_t ack;
+    memset(&ack, 0, sizeof ack);
+    ack.chunk_id = chunk_id;
+    ack.num_slices = num_slices;
+    for (int i = 0; i < num_slices; i++) ack.acked[i] = (uint8_t)(bits ? bits[i] == '1' : 1);
+    return chunk_write_ack_packet(wire, &ack, out, out_size);
 }
 
 FILE *chunk_test_open_vectors(const char *name, char *path, size_t path_size)

@@ -37,15 +37,10 @@ static void capture_ack(void *context, const uint8_t *packet, int bytes)
  * acked slice; NULL for all ones), comparing bytes with the codec's. */
 static void check_ack(int i, uint16_t chunk_id, int num_slices, const char *bits)
 {
-    static chunk_ack_packet_t ack;
     uint8_t expected[64];
     chunk_wire_config_t wire;
     chunk_wire_default_config(&wire);
-    memset(&ack, 0, sizeof ack);
-    ack.chunk_id = chunk_id;
-    ack.num_slices = num_slices;
-    for (int s = 0; s < num_slices; s++) ack.acked[s] = (uint8_t)(bits ? bits[s] == '1' : 1);
-    int bytes = chunk_write_ack_packet(&wire, &ack, expected, sizeof expected);
+    int bytes = chunk_test_write_ack(&wire, chunk_id, num_slices, bits, expected, sizeof expected);
     CHECK(i < acks.count);
     if (i >= acks.count) return;
     CHECK_EQ(acks.sizes[i], bytes);

@@ -112,15 +112,10 @@ static void finish(chunk_sender_t *sender)
 
 static void give_ack(chunk_sender_t *sender, double time, uint16_t chunk_id, int num_slices, const char *bits)
 {
-    static chunk_ack_packet_t ack;
     static uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
     chunk_wire_config_t wire;
     chunk_wire_default_config(&wire);
-    memset(&ack, 0, sizeof ack);
-    ack.chunk_id = chunk_id;
-    ack.num_slices = num_slices;
-    for (int i = 0; i < num_slices; i++) ack.acked[i] = (uint8_t)(bits ? bits[i] == '1' : 1);
-    int bytes = chunk_write_ack_packet(&wire, &ack, buffer, sizeof buffer);
+    int bytes = chunk_test_write_ack(&wire, chunk_id, num_slices, bits, buffer, sizeof buffer);
     chunk_sender_receive_packet(sender, time, buffer, bytes);
 }
 
@@ -405,12 +400,8 @@ static void test_ignored_packets(void)
     CHECK_EQ(COUNTER(s, SLICES_ACKED), 0);
 
     /* A valid ack with its CRC broken, truncated, and one slice packet. */
-    static chunk_ack_packet_t ack;
     static uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
-    memset(ack.acked, 1, sizeof ack.acked);
-    ack.chunk_id = 500;
-    ack.num_slices = 3;
-    int bytes = chunk_write_ack_packet(&config.wire, &ack, buffer, sizeof buffer);
+    int bytes = chunk_test_write_ack(&config.wire, 500, 3, NULL, buffer, sizeof buffer);
     buffer[5] ^= 0x10;
     chunk_sender_receive_packet(s, 0, buffer, bytes);
     buffer[5] ^= 0x10;
@@ -501,12 +492,8 @@ static void test_variant_32(void)
     CHECK_EQ(sent.count, 32);
     CHECK_EQ(sent.sizes[0], 1036);
     CHECK_EQ(sent.sizes[31], 1037); /* last slice: the 10-bit size pushes data to byte 9 */
-    static chunk_ack_packet_t ack;
     static uint8_t buffer[64];
-    ack.chunk_id = 0;
-    ack.num_slices = 32;
-    memset(ack.acked, 1, 32);
-    int bytes = chunk_write_ack_packet(&config.wire, &ack, buffer, sizeof buffer);
+    int bytes = chunk_test_write_ack(&config.wire, 0, 32, NULL, buffer, sizeof buffer);
     CHECK_EQ(bytes, 15);
     chunk_sender_receive_packet(s, 0, buffer, bytes);
     CHECK_EQ(COUNTER(s, CHUNKS_COMPLETED), 1);
