@@ -184,6 +184,20 @@ void netcode_client_update(netcode_client_t *c, double time)
     }
 }
 
+/* Whether the client takes a packet of this type in this state: an answer to
+ * what it sends in that state. */
+static int expected(int state, int type)
+{
+    switch (type) {
+    case NETCODE_DENIED: return state == NETCODE_CLIENT_SENDING_REQUEST || state == NETCODE_CLIENT_SENDING_RESPONSE;
+    case NETCODE_CHALLENGE: return state == NETCODE_CLIENT_SENDING_REQUEST;
+    case NETCODE_KEEP_ALIVE: return state == NETCODE_CLIENT_SENDING_RESPONSE || state == NETCODE_CLIENT_CONNECTED;
+    case NETCODE_PAYLOAD:
+    case NETCODE_DISCONNECT: return state == NETCODE_CLIENT_CONNECTED;
+    default: return 0;
+    }
+}
+
 int netcode_client_receive_packet(netcode_client_t *c, double time, const netcode_address_t *from,
                                   const uint8_t *data, int bytes)
 {
@@ -207,60 +221,40 @@ int netcode_client_receive_packet(netcode_client_t *c, double time, const netcod
         return 0;
     }
     c->counters[NETCODE_CLIENT_COUNTER_DECRYPTED]++;
+    switch (packet.type) { /* counted taken or not; a payload only when taken */
+    case NETCODE_DENIED: c->counters[NETCODE_CLIENT_COUNTER_DENIED_RECEIVED]++; break;
+    case NETCODE_CHALLENGE: c->counters[NETCODE_CLIENT_COUNTER_CHALLENGES_RECEIVED]++; break;
+    case NETCODE_KEEP_ALIVE: c->counters[NETCODE_CLIENT_COUNTER_KEEP_ALIVES_RECEIVED]++; break;
+    case NETCODE_DISCONNECT: c->counters[NETCODE_CLIENT_COUNTER_DISCONNECTS_RECEIVED]++; break;
+    default: break;
+    }
+    if (!expected(c->state, packet.type)) {
+        c->counters[NETCODE_CLIENT_COUNTER_DROP_UNEXPECTED]++;
+        return 0;
+    }
+    c->last_receive_time = time;
     switch (packet.type) {
-    case NETCODE_DENIED:
-        c->counters[NETCODE_CLIENT_COUNTER_DENIED_RECEIVED]++;
-        if (c->state == NETCODE_CLIENT_SENDING_REQUEST || c->state == NETCODE_CLIENT_SENDING_RESPONSE) {
-            c->pending_state = NETCODE_CLIENT_CONNECTION_DENIED;
-            c->last_receive_time = time;
-            return 1;
-        }
-        break;
+    case NETCODE_DENIED: c->pending_state = NETCODE_CLIENT_CONNECTION_DENIED; break;
     case NETCODE_CHALLENGE:
-        c->counters[NETCODE_CLIENT_COUNTER_CHALLENGES_RECEIVED]++;
-        if (c->state == NETCODE_CLIENT_SENDING_REQUEST) {
-            c->challenge_sequence = packet.challenge_sequence;
-            memcpy(c->challenge_data, packet.challenge_data, NETCODE_CHALLENGE_TOKEN_BYTES);
-            c->last_receive_time = time;
-            set_state(c, NETCODE_CLIENT_SENDING_RESPONSE);
-            return 1;
-        }
+        c->challenge_sequence = packet.challenge_sequence;
+        memcpy(c->challenge_data, packet.challenge_data, NETCODE_CHALLENGE_TOKEN_BYTES);
+        set_state(c, NETCODE_CLIENT_SENDING_RESPONSE);
         break;
     case NETCODE_KEEP_ALIVE:
-        c->counters[NETCODE_CLIENT_COUNTER_KEEP_ALIVES_RECEIVED]++;
-        if (c->state == NETCODE_CLIENT_CONNECTED) {
-            c->last_receive_time = time;
-            return 1;
-        }
         if (c->state == NETCODE_CLIENT_SENDING_RESPONSE) {
-            c->last_receive_time = time;
             c->client_index = (int)packet.client_index;
             c->max_clients = (int)packet.max_clients;
             set_state(c, NETCODE_CLIENT_CONNECTED);
-            return 1;
         }
         break;
     case NETCODE_PAYLOAD:
-        if (c->state == NETCODE_CLIENT_CONNECTED) {
-            c->counters[NETCODE_CLIENT_COUNTER_PAYLOADS_RECEIVED]++;
-            c->last_receive_time = time;
-            if (c->config.receive)
-                c->config.receive(c->config.context, packet.sequence, packet.payload, packet.payload_bytes);
-            return 1;
-        }
+        c->counters[NETCODE_CLIENT_COUNTER_PAYLOADS_RECEIVED]++;
+        if (c->config.receive) c->config.receive(c->config.context, packet.sequence, packet.payload, packet.payload_bytes);
         break;
-    case NETCODE_DISCONNECT:
-        c->counters[NETCODE_CLIENT_COUNTER_DISCONNECTS_RECEIVED]++;
-        if (c->state == NETCODE_CLIENT_CONNECTED) {
-            c->last_receive_time = time;
-            set_state(c, NETCODE_CLIENT_DISCONNECTED);
-            return 1;
-        }
-        break;
+    case NETCODE_DISCONNECT: set_state(c, NETCODE_CLIENT_DISCONNECTED); break;
     default: break;
     }
-    c->counters[NETCODE_CLIENT_COUNTER_DROP_UNEXPECTED]++;
-    return 0;
+    return 1;
 }
 
 int netcode_client_send_payload(netcode_client_t *c, double time, const uint8_t *payload, int bytes)
