@@ -222,6 +222,9 @@ typedef enum netcode_read_result_t {
     NETCODE_READ_RESULT_COUNT
 } netcode_read_result_t;
 const char *netcode_read_result_name(netcode_read_result_t result);
+/* "drop " and the result's name: the name of the client's and the server's
+ * counter of packets dropped for that read result ("?" out of range). */
+const char *netcode_read_drop_name(netcode_read_result_t result);
 
 typedef struct netcode_packet_t {
     int type;

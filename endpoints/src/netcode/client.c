@@ -47,16 +47,10 @@ const char *netcode_client_counter_name(int counter)
         "sent", "requests sent", "responses sent", "keep-alives sent", "payloads sent", "disconnects sent",
         "received", "decrypted", "denied received", "challenges received", "keep-alives received",
         "payloads received", "disconnects received", "drop not connecting", "drop foreign"};
-    static char read_names[NETCODE_READ_RESULT_COUNT][48];
     if (counter < 0 || counter >= NETCODE_CLIENT_COUNTER_COUNT) return "?";
     if (counter < NETCODE_CLIENT_COUNTER_DROP_READ) return names[counter];
     if (counter == NETCODE_CLIENT_COUNTER_DROP_UNEXPECTED) return "drop unexpected";
-    int r = counter - NETCODE_CLIENT_COUNTER_DROP_READ + 1;
-    if (!read_names[r][0]) {
-        strcpy(read_names[r], "drop ");
-        strncat(read_names[r], netcode_read_result_name((netcode_read_result_t)r), sizeof read_names[r] - 6);
-    }
-    return read_names[r];
+    return netcode_read_drop_name((netcode_read_result_t)(counter - NETCODE_CLIENT_COUNTER_DROP_READ + 1));
 }
 
 netcode_client_t *netcode_client_create(const netcode_client_config_t *config)

@@ -72,15 +72,9 @@ const char *netcode_server_counter_name(int counter)
         "payloads received", "disconnects received", "connects", "timeouts", "drop not in token",
         "drop address connected", "drop id connected", "drop token reused", "drop no mapping room",
         "drop challenge decrypt", "drop unexpected"};
-    static char read_names[NETCODE_READ_RESULT_COUNT][48];
     if (counter < 0 || counter >= NETCODE_SERVER_COUNTER_COUNT) return "?";
     if (counter < NETCODE_SERVER_COUNTER_DROP_READ) return names[counter];
-    int r = counter - NETCODE_SERVER_COUNTER_DROP_READ + 1;
-    if (!read_names[r][0]) {
-        strcpy(read_names[r], "drop ");
-        strncat(read_names[r], netcode_read_result_name((netcode_read_result_t)r), sizeof read_names[r] - 6);
-    }
-    return read_names[r];
+    return netcode_read_drop_name((netcode_read_result_t)(counter - NETCODE_SERVER_COUNTER_DROP_READ + 1));
 }
 
 void netcode_server_default_config(netcode_server_config_t *config)

@@ -505,6 +505,18 @@ const char *netcode_read_result_name(netcode_read_result_t result)
     return (unsigned)result < NETCODE_READ_RESULT_COUNT ? names[result] : "?";
 }
 
+const char *netcode_read_drop_name(netcode_read_result_t result)
+{
+    static char drop_names[NETCODE_READ_RESULT_COUNT][48];
+    if ((unsigned)result >= NETCODE_READ_RESULT_COUNT) return "?";
+    char *name = drop_names[result];
+    if (!name[0]) {
+        strcpy(name, "drop ");
+        strncat(name, netcode_read_result_name(result), sizeof drop_names[result] - 6);
+    }
+    return name;
+}
+
 netcode_read_result_t netcode_read_request_packet(const uint8_t *data, int bytes, uint64_t protocol_id,
                                                   uint64_t now_unix, const uint8_t private_key[NETCODE_KEY_BYTES],
                                                   netcode_packet_t *packet)
