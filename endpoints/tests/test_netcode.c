@@ -46,6 +46,24 @@ static int read_file(const char *path, uint8_t *buffer, int size)
 
 /* ---- wire ---- */
 
+/* Every read result has a name, and the drop counters are named after it. */
+static void test_read_result_names(void)
+{
+    for (int r = 0; r < NETCODE_READ_RESULT_COUNT; r++) {
+        char want[64];
+        const char *name = netcode_read_result_name((netcode_read_result_t)r);
+        CHECK(strcmp(name, "?") != 0);
+        snprintf(want, sizeof want, "drop %s", name);
+        CHECK(strcmp(netcode_read_drop_name((netcode_read_result_t)r), want) == 0);
+    }
+    CHECK(strcmp(netcode_read_result_name(NETCODE_READ_RESULT_COUNT), "?") == 0);
+    CHECK(strcmp(netcode_read_drop_name(NETCODE_READ_RESULT_COUNT), "?") == 0);
+    CHECK(strcmp(netcode_client_counter_name(NETCODE_CLIENT_COUNTER_DROP_READ + NETCODE_READ_REPLAYED - 1),
+                 "drop replayed") == 0);
+    CHECK(strcmp(netcode_server_counter_name(NETCODE_SERVER_COUNTER_DROP_READ + NETCODE_READ_NO_KEY - 1),
+                 "drop no key") == 0);
+}
+
 static void test_sequence_bytes(void)
 {
     CHECK_EQ(netcode_sequence_bytes(0), 1);
@@ -831,6 +849,7 @@ const chunk_test_t netcode_tests[] = {
     {"unconfirmed_slot", test_unconfirmed_slot},
     {"not_in_token", test_not_in_token},
     {"next_server", test_next_server},
+    {"read_result_names", test_read_result_names},
     {"sequence_bytes", test_sequence_bytes},
     {"encrypted_packet_bytes", test_encrypted_packet_bytes},
     {"request_packet_layout", test_request_packet_layout},
