@@ -828,6 +828,26 @@ static void test_unconfirmed_slot(void)
     world_free(&w);
 }
 
+/* A packet the client's state does not expect is counted and dropped: here
+ * a second challenge (a new sequence, so not a replay) once the client
+ * already sends responses. */
+static void test_client_drops_unexpected(void)
+{
+    datagram_t request = first_request(&w);
+    netcode_server_receive_packet(w.server, 0.02, &request.from, request.data, request.bytes);
+    netcode_server_receive_packet(w.server, 0.03, &request.from, request.data, request.bytes);
+    CHECK_EQ(w.net.count, 2);
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(netcode_client_receive_packet(w.client[0], 0.04, &w.net.server_address, w.net.queue[i].data,
+                                               w.net.queue[i].bytes),
+                 i == 0);
+    const uint64_t *k = netcode_client_counters(w.client[0]);
+    CHECK_EQ(k[NETCODE_CLIENT_COUNTER_CHALLENGES_RECEIVED], 2);
+    CHECK_EQ(k[NETCODE_CLIENT_COUNTER_DROP_UNEXPECTED], 1);
+    CHECK_EQ(netcode_client_state(w.client[0]), NETCODE_CLIENT_SENDING_RESPONSE);
+    world_free(&w);
+}
+
 /* A token for another server: ignored. */
 static void test_not_in_token(void)
 {
@@ -848,6 +868,7 @@ const chunk_test_t netcode_tests[] = {
     {"full_at_response", test_full_at_response},
     {"unconfirmed_slot", test_unconfirmed_slot},
     {"not_in_token", test_not_in_token},
+    {"client_drops_unexpected", test_client_drops_unexpected},
     {"next_server", test_next_server},
     {"read_result_names", test_read_result_names},
     {"sequence_bytes", test_sequence_bytes},
