@@ -74,6 +74,23 @@ int app_common_option(app_common_options_t *common, int opt, const char *text)
     }
 }
 
+int app_parse_options(const char *program, int argc, char **argv, const char *shortopts,
+                      const struct option *options, void (*usage)(FILE *), app_common_options_t *common,
+                      app_own_option_fn *own, void *context)
+{
+    int opt;
+    opterr = 0; /* our own messages, with exit code 2 */
+    while ((opt = getopt_long(argc, argv, shortopts, options, NULL)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            exit(0);
+        }
+        if (!app_common_option(common, opt, optarg) && !own(context, opt, optarg))
+            app_option_error(program, opt, argv);
+    }
+    return optind;
+}
+
 void app_set_verbosity(int verbosity)
 {
     cs_log_set_level(verbosity >= 2 ? CS_LOG_LEVEL_DEBUG : verbosity == 1 ? CS_LOG_LEVEL_INFO : CS_LOG_LEVEL_ERROR);
@@ -112,6 +129,16 @@ int app_listen_option(const char *program, int opt, const char *text, app_listen
     case APP_OPT_PORT_FILE: options->port_file = text; return 1;
     default: return 0;
     }
+}
+
+int app_timeout_option(const char *program, int opt, const char *text, double *timeout, double *idle_timeout)
+{
+    const char *name = opt == 't' ? "timeout" : "idle-timeout";
+    double *value = opt == 't' ? timeout : opt == APP_OPT_IDLE_TIMEOUT ? idle_timeout : NULL;
+    if (!value) return 0;
+    if (platform_parse_seconds(text, 1e9, value) != 0)
+        app_bad_argument(program, "bad --%s '%s': expected seconds", name, text);
+    return 1;
 }
 
 int app_timed_out(double timeout, double start, double now, int code, int *exit_code, const char **outcome)
@@ -222,6 +249,20 @@ void app_capture_record(app_capture_t *capture, const platform_address_t *src, c
         capture->records++;
     else
         capture->failed = 1;
+}
+
+void app_send_recorded(platform_socket_t *socket, app_capture_t *capture, const platform_address_t *to,
+                       const uint8_t *packet, int bytes, uint64_t *sent, uint64_t *send_errors)
+{
+    if (platform_socket_send(socket, to, packet, bytes) != 0) {
+        (*send_errors)++;
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
+        return;
+    }
+    (*sent)++;
+    platform_address_t local;
+    platform_socket_local_address(socket, to, &local);
+    app_capture_record(capture, &local, to, packet, bytes);
 }
 
 int app_capture_finish(app_capture_t *capture, const char *program, int exit_code)

@@ -141,16 +141,9 @@ static void address_to_platform(const netcode_address_t *in, platform_address_t 
 
 void netcode_app_link_send(netcode_app_link_t *link, const netcode_address_t *to, const uint8_t *packet, int bytes)
 {
-    platform_address_t dst, local;
+    platform_address_t dst;
     address_to_platform(to, &dst);
-    if (platform_socket_send(&link->socket, &dst, packet, bytes) != 0) {
-        link->send_errors++;
-        cs_log_message(CS_LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
-        return;
-    }
-    link->datagrams_sent++;
-    platform_socket_local_address(&link->socket, &dst, &local);
-    app_capture_record(&link->capture, &local, &dst, packet, bytes);
+    app_send_recorded(&link->socket, &link->capture, &dst, packet, bytes, &link->datagrams_sent, &link->send_errors);
 }
 
 int netcode_app_link_receive(netcode_app_link_t *link, const char *program, netcode_address_t *from,

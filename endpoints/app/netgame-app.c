@@ -56,7 +56,7 @@ typedef struct game_t {
     /* I/O */
     platform_socket_t socket;
     app_capture_t capture;
-    uint8_t *datagram;           /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     uint64_t datagrams_sent, send_errors, datagrams_received, datagrams_dropped;
     /* state: times in seconds since start */
     netgame_connection_t *connection;
@@ -70,16 +70,9 @@ static void on_send(void *context, const uint8_t *address, int address_bytes, co
 {
     game_t *g = context;
     if (address_bytes != ADDRESS_BYTES) return;
-    platform_address_t to, local;
+    platform_address_t to;
     address_from_bytes(address, &to);
-    if (platform_socket_send(&g->socket, &to, packet, bytes) != 0) {
-        g->send_errors++;
-        cs_log_message(CS_LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
-        return;
-    }
-    g->datagrams_sent++;
-    platform_socket_local_address(&g->socket, &to, &local);
-    app_capture_record(&g->capture, &local, &to, packet, bytes);
+    app_send_recorded(&g->socket, &g->capture, &to, packet, bytes, &g->datagrams_sent, &g->send_errors);
 }
 
 static void usage(FILE *out, netgame_role_t role)
@@ -231,8 +224,7 @@ static int set_up(game_t *g)
     g->config.send = on_send;
     g->config.context = g;
     g->connection = netgame_connection_create(&g->config);
-    g->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!g->connection || !g->datagram) {
+    if (!g->connection) {
         fprintf(stderr, "%s: out of memory\n", program);
         return EXIT_IO;
     }
@@ -436,7 +428,6 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
     g.exit_code = app_capture_finish(&g.capture, g.program, g.exit_code);
     print_summary(&g, platform_time() - g.start);
     netgame_connection_destroy(g.connection);
-    free(g.datagram);
     platform_socket_close(&g.socket);
     return g.exit_code;
 }

@@ -61,6 +61,16 @@ int udp_link_listen(udp_link_t *link, const char *program, const app_common_opti
                       options->port_file);
 }
 
+void udp_link_lock_on(udp_link_t *link, const platform_address_t *from)
+{
+    link->peer_known = 1;
+    link->peer = *from;
+    platform_socket_local_address(&link->socket, from, &link->local);
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: receiving from %s", link->program,
+                   platform_address_format(from, text, sizeof text));
+}
+
 void udp_link_ready_to_listen(const udp_link_t *link)
 {
     platform_catch_signals();

@@ -41,7 +41,7 @@ typedef struct client_t {
     uint8_t token[NETCODE_CONNECT_TOKEN_BYTES + 1];
     int token_bytes;
     netcode_connect_token_t fields; /* the token's public part */
-    uint8_t *datagram;              /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
     /* state */
     netcode_client_t *client;
@@ -81,6 +81,23 @@ static void usage(FILE *out)
 
 enum { OPT_RATE = 256, OPT_PAYLOAD, OPT_KEYS };
 
+/* Applies one of netcode-client's own options (app_own_option_fn). */
+static int own_option(void *context, int opt, const char *text)
+{
+    client_t *c = context;
+    switch (opt) {
+    case 't':
+        if (platform_parse_seconds(text, 1e7, &c->duration) != 0 || c->duration <= 0)
+            app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 5 or 500ms", text);
+        break;
+    case OPT_RATE: c->rate = (double)app_int_option(program, "rate", text, 0, 1000); break;
+    case OPT_PAYLOAD: c->payload_bytes = (int)app_int_option(program, "payload", text, 1, NETCODE_MAX_PAYLOAD_BYTES); break;
+    case OPT_KEYS: c->keys_path = text; break;
+    default: return 0;
+    }
+    return 1;
+}
+
 static void parse_options(client_t *c, int argc, char **argv)
 {
     static const struct option options[] = {
@@ -90,25 +107,10 @@ static void parse_options(client_t *c, int argc, char **argv)
     };
     c->rate = 10;
     c->payload_bytes = NETCODE_MAX_PAYLOAD_BYTES;
-    int opt;
-    opterr = 0; /* our own messages, with exit code 2 */
-    while ((opt = getopt_long(argc, argv, ":t:b:w:qvh", options, NULL)) != -1) {
-        if (app_common_option(&c->common, opt, optarg)) continue;
-        switch (opt) {
-        case 't':
-            if (platform_parse_seconds(optarg, 1e7, &c->duration) != 0 || c->duration <= 0)
-                app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 5 or 500ms", optarg);
-            break;
-        case OPT_RATE: c->rate = (double)app_int_option(program, "rate", optarg, 0, 1000); break;
-        case OPT_PAYLOAD: c->payload_bytes = (int)app_int_option(program, "payload", optarg, 1, NETCODE_MAX_PAYLOAD_BYTES); break;
-        case OPT_KEYS: c->keys_path = optarg; break;
-        case 'h': usage(stdout); exit(EXIT_OK);
-        default: app_option_error(program, opt, argv);
-        }
-    }
-    if (optind >= argc) app_bad_argument(program, "missing TOKEN_FILE");
-    if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
-    c->token_path = argv[optind];
+    int first = app_parse_options(program, argc, argv, ":t:b:w:qvh", options, usage, &c->common, own_option, c);
+    if (first >= argc) app_bad_argument(program, "missing TOKEN_FILE");
+    if (argc - first > 1) app_bad_argument(program, "unexpected argument '%s'", argv[first + 1]);
+    c->token_path = argv[first];
     app_set_verbosity(c->common.verbosity);
 }
 
@@ -195,8 +197,7 @@ static int set_up(client_t *c)
     c->start = platform_time();
     netcode_client_config_t config = {platform_wall_time(), on_send, on_payload, on_state, c};
     c->client = netcode_client_create(&config);
-    c->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!c->client || !c->datagram) {
+    if (!c->client) {
         fprintf(stderr, "%s: out of memory\n", program);
         return EXIT_IO;
     }
@@ -326,7 +327,6 @@ int main(int argc, char **argv)
     print_summary(&c);
     if (c.link.payloads_bad && c.exit_code == EXIT_OK) c.exit_code = EXIT_NOT_CONNECTED;
     netcode_client_destroy(c.client);
-    free(c.datagram);
     platform_socket_close(&c.link.socket);
     return c.exit_code;
 }
