@@ -51,13 +51,16 @@ long long app_bytes_option(const char *program, const char *name, const char *te
     return v;
 }
 
+int app_out_of_memory(const char *program, int exit_code)
+{
+    fprintf(stderr, "%s: out of memory\n", program);
+    return exit_code;
+}
+
 void *app_calloc(const char *program, size_t n, size_t size, int exit_status)
 {
     void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        exit(exit_status);
-    }
+    if (!p) exit(app_out_of_memory(program, exit_status));
     return p;
 }
 

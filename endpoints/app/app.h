@@ -36,6 +36,9 @@ long long app_bytes_option(const char *program, const char *name, const char *te
  * stderr and exit(exit_status). */
 void *app_calloc(const char *program, size_t n, size_t size, int exit_status);
 
+/* Prints "PROGRAM: out of memory" to stderr and returns exit_code. */
+int app_out_of_memory(const char *program, int exit_code);
+
 /* Sets the log level from the count of -v options: 0 errors, 1 info, 2+ debug. */
 void app_set_verbosity(int verbosity);
 

@@ -224,10 +224,7 @@ static int set_up(game_t *g)
     g->config.send = on_send;
     g->config.context = g;
     g->connection = netgame_connection_create(&g->config);
-    if (!g->connection) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!g->connection) return app_out_of_memory(program, EXIT_IO);
     return 0;
 }
 

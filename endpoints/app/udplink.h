@@ -67,8 +67,10 @@ void udp_link_lock_on(udp_link_t *link, const platform_address_t *from);
  * logs (info) "PROGRAM: listening on ADDRESS". */
 void udp_link_ready_to_listen(const udp_link_t *link);
 
-/* The summary's datagram line: sent from our address, received, dropped
- * as foreign, send errors. */
-void udp_link_print_datagrams(const udp_link_t *link);
+/* The summary's datagram line (sent from our address, received, dropped
+ * as foreign, send errors), then the endpoint's counters: "  ROLE: NAME
+ * VALUE, ..." (count counters named by name). */
+void udp_link_print_traffic(const udp_link_t *link, const char *role, const uint64_t *counters, int count,
+                            const char *(*name)(int));
 
 #endif /* UDPLINK_H */

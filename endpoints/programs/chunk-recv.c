@@ -189,10 +189,7 @@ static int set_up(recv_t *r)
     r->receiver = chunk_receiver_create(&r->config);
     r->chunk_capacity = (size_t)r->config.wire.slice_size * (size_t)r->config.wire.max_slices;
     r->chunk = malloc(r->chunk_capacity);
-    if (!r->receiver || !r->chunk) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!r->receiver || !r->chunk) return app_out_of_memory(program, EXIT_IO);
     r->counters = chunk_receiver_counters(r->receiver);
     udp_link_ready_to_listen(&r->link);
     return 0;
@@ -342,9 +339,7 @@ static void print_summary(const recv_t *r, double end)
     fprintf(stderr, "%s: %s: %lld bytes in %lld chunks%s from %s in %.3f s (%s goodput)\n", program,
             r->outcome ? r->outcome : "stopped", r->bytes_written, r->chunks_written, last,
             r->link.peer_known ? platform_address_format(&r->link.peer, text, sizeof text) : "nobody", busy, rate);
-    udp_link_print_datagrams(&r->link);
-    fprintf(stderr, "  receiver:");
-    app_print_counters(r->counters, CHUNK_RECEIVER_COUNTER_COUNT, chunk_receiver_counter_name);
+    udp_link_print_traffic(&r->link, "receiver", r->counters, CHUNK_RECEIVER_COUNTER_COUNT, chunk_receiver_counter_name);
     uint64_t unwritten = r->counters[CHUNK_RECEIVER_COUNTER_CHUNKS_COMPLETED] - (uint64_t)r->chunks_written;
     if (unwritten > 0)
         fprintf(stderr, "  note: %llu more chunk(s) completed, and were acked, but not written%s\n",

@@ -244,10 +244,7 @@ static int set_up(relay_t *relay)
         return EXIT_IO;
     if (app_capture_open(&relay->capture, program, relay->common.pcap_path) != 0) return EXIT_IO;
     relay->sim = netsim_create(&relay->sim_config);
-    if (!relay->sim) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!relay->sim) return app_out_of_memory(program, EXIT_IO);
     return 0;
 }
 

@@ -189,10 +189,7 @@ static int set_up(send_t *s)
     s->ring.capacity = s->config.queue_capacity + 2;
     s->ring.sizes = calloc((size_t)s->ring.capacity, sizeof *s->ring.sizes);
     s->pending = malloc((size_t)s->chunk_size);
-    if (!s->sender || !s->ring.sizes || !s->pending) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!s->sender || !s->ring.sizes || !s->pending) return app_out_of_memory(program, EXIT_IO);
     s->counters = chunk_sender_counters(s->sender);
     return 0;
 }
@@ -337,9 +334,7 @@ static void print_summary(const send_t *s, double elapsed)
             s->failure ? s->failure : "done", s->bytes_acked, s->bytes_read,
             (unsigned long long)s->counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED],
             platform_address_format(&s->link.peer, text, sizeof text), elapsed, rate);
-    udp_link_print_datagrams(&s->link);
-    fprintf(stderr, "  sender:");
-    app_print_counters(s->counters, CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
+    udp_link_print_traffic(&s->link, "sender", s->counters, CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
     chunk_app_print_invalid(chunk_sender_invalid_counters(s->sender));
     app_capture_print(&s->link.capture);
 }

@@ -749,10 +749,7 @@ static int create_endpoints(run_t *run)
         rc.context = &callbacks[1 - f];
         run->flow[f]->sender = chunk_sender_create(&sc);
         run->flow[f]->receiver = chunk_receiver_create(&rc);
-        if (!run->flow[f]->sender || !run->flow[f]->receiver) {
-            fprintf(stderr, "%s: out of memory\n", program);
-            return EXIT_IO;
-        }
+        if (!run->flow[f]->sender || !run->flow[f]->receiver) return app_out_of_memory(program, EXIT_IO);
     }
     return 0;
 }

@@ -175,10 +175,7 @@ static int set_up(recv_t *r)
     r->config.deliver = on_deliver;
     r->config.context = r;
     r->receiver = frag_receiver_create(&r->config);
-    if (!r->receiver) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!r->receiver) return app_out_of_memory(program, EXIT_IO);
     r->counters = frag_receiver_counters(r->receiver);
     udp_link_ready_to_listen(&r->link);
     return 0;
@@ -271,9 +268,7 @@ static void print_summary(const recv_t *r)
             program, r->outcome ? r->outcome : "stopped", r->packets, r->bytes,
             r->link.peer_known ? platform_address_format(&r->link.peer, text, sizeof text) : "nobody", busy,
             frag_receiver_in_progress(r->receiver));
-    udp_link_print_datagrams(&r->link);
-    fprintf(stderr, "  receiver:");
-    app_print_counters(r->counters, FRAG_RECEIVER_COUNTER_COUNT, frag_receiver_counter_name);
+    udp_link_print_traffic(&r->link, "receiver", r->counters, FRAG_RECEIVER_COUNTER_COUNT, frag_receiver_counter_name);
     frag_app_print_invalid(frag_receiver_invalid_counters(r->receiver));
     app_capture_print(&r->link.capture);
 }

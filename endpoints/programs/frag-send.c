@@ -162,10 +162,7 @@ static int set_up(send_t *s)
     s->config.context = &s->link;
     s->sender = frag_sender_create(&s->config);
     s->packet = malloc((size_t)s->packet_size);
-    if (!s->sender || !s->packet) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!s->sender || !s->packet) return app_out_of_memory(program, EXIT_IO);
     s->counters = frag_sender_counters(s->sender);
     return 0;
 }
@@ -265,9 +262,7 @@ static void print_summary(const send_t *s, double elapsed)
             s->outcome ? s->outcome : "stopped", s->bytes_read,
             (unsigned long long)s->counters[FRAG_SENDER_COUNTER_PACKETS_SENT],
             platform_address_format(&s->link.peer, text, sizeof text), elapsed, rate);
-    udp_link_print_datagrams(&s->link);
-    fprintf(stderr, "  sender:");
-    app_print_counters(s->counters, FRAG_SENDER_COUNTER_COUNT, frag_sender_counter_name);
+    udp_link_print_traffic(&s->link, "sender", s->counters, FRAG_SENDER_COUNTER_COUNT, frag_sender_counter_name);
     app_capture_print(&s->link.capture);
 }
 

@@ -197,10 +197,7 @@ static int set_up(client_t *c)
     c->start = platform_time();
     netcode_client_config_t config = {platform_wall_time(), on_send, on_payload, on_state, c};
     c->client = netcode_client_create(&config);
-    if (!c->client) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!c->client) return app_out_of_memory(program, EXIT_IO);
     netcode_app_fill_payload(c->payload, c->payload_bytes);
     return 0;
 }
