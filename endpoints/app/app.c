@@ -51,6 +51,40 @@ long long app_bytes_option(const char *program, const char *name, const char *te
     return v;
 }
 
+long long app_int_arg(const char *program, const char *name, const char *text, long long min, long long max,
+                      const char *what)
+{
+    long long v;
+    if (platform_parse_int(text, min, max, &v) != 0)
+        app_bad_argument(program, "bad --%s '%s': expected %s", name, text, what);
+    return v;
+}
+
+long long app_bytes_arg(const char *program, const char *name, const char *text, long long min, long long max,
+                        const char *what)
+{
+    long long v;
+    if (platform_parse_bytes(text, max, &v) != 0 || v < min)
+        app_bad_argument(program, "bad --%s '%s': expected %s", name, text, what);
+    return v;
+}
+
+double app_seconds_arg(const char *program, const char *name, const char *text, double max, const char *what)
+{
+    double v;
+    if (platform_parse_seconds(text, max, &v) != 0)
+        app_bad_argument(program, "bad --%s '%s': expected %s", name, text, what);
+    return v;
+}
+
+double app_rate_arg(const char *program, const char *name, const char *text, const char *what)
+{
+    double v;
+    if (platform_parse_rate(text, &v) != 0)
+        app_bad_argument(program, "bad --%s '%s': expected %s", name, text, what);
+    return v;
+}
+
 int app_out_of_memory(const char *program, int exit_code)
 {
     fprintf(stderr, "%s: out of memory\n", program);
@@ -136,11 +170,9 @@ int app_listen_option(const char *program, int opt, const char *text, app_listen
 
 int app_timeout_option(const char *program, int opt, const char *text, double *timeout, double *idle_timeout)
 {
-    const char *name = opt == 't' ? "timeout" : "idle-timeout";
     double *value = opt == 't' ? timeout : opt == APP_OPT_IDLE_TIMEOUT ? idle_timeout : NULL;
     if (!value) return 0;
-    if (platform_parse_seconds(text, 1e9, value) != 0)
-        app_bad_argument(program, "bad --%s '%s': expected seconds", name, text);
+    *value = app_seconds_arg(program, opt == 't' ? "timeout" : "idle-timeout", text, 1e9, "seconds");
     return 1;
 }
 

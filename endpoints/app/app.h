@@ -32,6 +32,17 @@ long long app_int_option(const char *program, const char *name, const char *text
 double app_seconds_option(const char *program, const char *name, const char *text, double max);
 long long app_bytes_option(const char *program, const char *name, const char *text, long long max);
 
+/* The same for the socket programs, whose messages say what is wanted: the
+ * value of option --NAME given as text, read as platform_parse_int, _bytes
+ * (then at least min), _seconds or _rate read it; a value out of form or
+ * range is a usage error "bad --NAME 'TEXT': expected WHAT". */
+long long app_int_arg(const char *program, const char *name, const char *text, long long min, long long max,
+                      const char *what);
+long long app_bytes_arg(const char *program, const char *name, const char *text, long long min, long long max,
+                        const char *what);
+double app_seconds_arg(const char *program, const char *name, const char *text, double max, const char *what);
+double app_rate_arg(const char *program, const char *name, const char *text, const char *what);
+
 /* calloc(n, size) (n = 0 gets one element), or "PROGRAM: out of memory" on
  * stderr and exit(exit_status). */
 void *app_calloc(const char *program, size_t n, size_t size, int exit_status);

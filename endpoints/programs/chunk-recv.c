@@ -123,21 +123,14 @@ static int own_option(void *context, int opt, const char *text)
         app_timeout_option(program, opt, text, &r->timeout, &r->idle_timeout))
         return 1;
     switch (opt) {
-    case 'n':
-        if (platform_parse_int(text, 1, (long long)1 << 48, &r->want_chunks) != 0)
-            app_bad_argument(program, "bad --chunks '%s': expected a count >= 1", text);
-        break;
+    case 'n': r->want_chunks = app_int_arg(program, "chunks", text, 1, (long long)1 << 48, "a count >= 1"); break;
     case OPT_BYTES:
-        if (platform_parse_bytes(text, (long long)1 << 60, &r->want_bytes) != 0 || r->want_bytes < 1)
-            app_bad_argument(program, "bad --bytes '%s': expected a byte count >= 1, e.g. 1048576 or 1M", text);
+        r->want_bytes = app_bytes_arg(program, "bytes", text, 1, (long long)1 << 60,
+                                      "a byte count >= 1, e.g. 1048576 or 1M");
         break;
-    case OPT_LINGER:
-        if (platform_parse_seconds(text, 3600, &r->linger) != 0)
-            app_bad_argument(program, "bad --linger '%s': expected seconds", text);
-        break;
+    case OPT_LINGER: r->linger = app_seconds_arg(program, "linger", text, 3600, "seconds"); break;
     case OPT_ACKI:
-        if (platform_parse_seconds(text, 3600, &r->config.ack_interval) != 0)
-            app_bad_argument(program, "bad --ack-interval '%s': expected seconds, e.g. 0.1 or 100ms", text);
+        r->config.ack_interval = app_seconds_arg(program, "ack-interval", text, 3600, "seconds, e.g. 0.1 or 100ms");
         break;
     default: return 0;
     }

@@ -172,10 +172,7 @@ static int own_option(void *context, int opt, const char *text)
     case OPT_PORTFILE: relay->port_file = text; break;
     case CHUNK_OPT_DROP_ACKS:
     case CHUNK_OPT_DROP_SLICE: chunk_app_fault_option(program, opt, text, &relay->chunk_faults); break;
-    case OPT_IDLE:
-        if (platform_parse_seconds(text, 1e9, &relay->idle_exit) != 0)
-            app_bad_argument(program, "bad --idle-exit '%s': expected seconds", text);
-        break;
+    case OPT_IDLE: relay->idle_exit = app_seconds_arg(program, "idle-exit", text, 1e9, "seconds"); break;
     case OPT_AT:
         relay->capture_at = -1;
         for (int i = 0; i < 4; i++)

@@ -104,32 +104,22 @@ static int own_option(void *context, int opt, const char *text)
 {
     send_t *s = context;
     const long long max_chunk = (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT;
-    long long value;
     if (chunk_app_wire_option(program, opt, text, &s->config.wire, &s->config.first_chunk_id) ||
         app_timeout_option(program, opt, text, &s->timeout, &s->idle_timeout))
         return 1;
     switch (opt) {
-    case 'c':
-        if (platform_parse_bytes(text, max_chunk, &s->chunk_size) != 0 || s->chunk_size < 1)
-            app_bad_argument(program, "bad --chunk-size '%s': expected bytes, e.g. 65536 or 64K", text);
-        break;
+    case 'c': s->chunk_size = app_bytes_arg(program, "chunk-size", text, 1, max_chunk, "bytes, e.g. 65536 or 64K"); break;
     case 'r':
-        if (platform_parse_rate(text, &s->config.rate_bytes_per_second) != 0)
-            app_bad_argument(program, "bad --rate '%s': expected bytes/s, e.g. 125000, 125kB, 1Mbit or unlimited",
-                             text);
+        s->config.rate_bytes_per_second =
+            app_rate_arg(program, "rate", text, "bytes/s, e.g. 125000, 125kB, 1Mbit or unlimited");
         break;
     case OPT_RESEND:
-        if (platform_parse_seconds(text, 3600, &s->config.resend_delay) != 0)
-            app_bad_argument(program, "bad --resend-delay '%s': expected seconds, e.g. 0.1 or 100ms", text);
+        s->config.resend_delay = app_seconds_arg(program, "resend-delay", text, 3600, "seconds, e.g. 0.1 or 100ms");
         break;
-    case OPT_RTT:
-        if (platform_parse_seconds(text, 3600, &s->config.rtt) != 0)
-            app_bad_argument(program, "bad --rtt '%s': expected seconds, e.g. 0.05 or 50ms", text);
-        break;
+    case OPT_RTT: s->config.rtt = app_seconds_arg(program, "rtt", text, 3600, "seconds, e.g. 0.05 or 50ms"); break;
     case OPT_BURST:
-        if (platform_parse_bytes(text, max_chunk, &value) != 0)
-            app_bad_argument(program, "bad --burst '%s': expected bytes, e.g. 262144 or 256K", text);
-        s->config.initial_burst_bytes = (int)value;
+        s->config.initial_burst_bytes =
+            (int)app_bytes_arg(program, "burst", text, 0, max_chunk, "bytes, e.g. 262144 or 256K");
         break;
     default: return 0;
     }

@@ -93,19 +93,13 @@ enum { OPT_MAXFRAG = 256, OPT_PROTOCOL, OPT_MANIFEST };
 static int own_option(void *context, int opt, const char *text)
 {
     recv_t *r = context;
-    long long value;
     if (app_listen_option(program, opt, text, &r->listen) ||
         app_timeout_option(program, opt, text, &r->timeout, &r->idle_timeout))
         return 1;
     switch (opt) {
-    case 'n':
-        if (platform_parse_int(text, 1, (long long)1 << 48, &r->want_packets) != 0)
-            app_bad_argument(program, "bad --packets '%s': expected a count >= 1", text);
-        break;
+    case 'n': r->want_packets = app_int_arg(program, "packets", text, 1, (long long)1 << 48, "a count >= 1"); break;
     case OPT_MAXFRAG:
-        if (platform_parse_int(text, 1, FRAG_MAX_FRAGMENTS, &value) != 0)
-            app_bad_argument(program, "bad --max-fragments '%s': expected 1..255", text);
-        r->config.max_fragments = (int)value;
+        r->config.max_fragments = (int)app_int_arg(program, "max-fragments", text, 1, FRAG_MAX_FRAGMENTS, "1..255");
         break;
     case OPT_PROTOCOL: r->config.wire.protocol_id = frag_app_protocol_id_option(program, text); break;
     case OPT_MANIFEST: r->manifest_path = text; break;

@@ -86,25 +86,16 @@ enum { OPT_INTERLEAVE = 256, OPT_FIRST, OPT_PROTOCOL, OPT_MANIFEST };
 static int own_option(void *context, int opt, const char *text)
 {
     send_t *s = context;
-    long long value;
     switch (opt) {
     case 's':
-        if (platform_parse_bytes(text, FRAG_MAX_PACKET_BYTES, &s->packet_size) != 0 || s->packet_size < 1)
-            app_bad_argument(program, "bad --packet-size '%s': expected 1..261120 bytes", text);
+        s->packet_size = app_bytes_arg(program, "packet-size", text, 1, FRAG_MAX_PACKET_BYTES, "1..261120 bytes");
         break;
     case 'r':
-        if (platform_parse_rate(text, &s->config.rate_bytes_per_second) != 0)
-            app_bad_argument(program, "bad --rate '%s': expected bytes/s, e.g. 125kB or 8Mbit", text);
+        s->config.rate_bytes_per_second = app_rate_arg(program, "rate", text, "bytes/s, e.g. 125kB or 8Mbit");
         break;
-    case OPT_INTERLEAVE:
-        if (platform_parse_int(text, 1, 64, &value) != 0)
-            app_bad_argument(program, "bad --interleave '%s': expected 1..64", text);
-        s->config.interleave = (int)value;
-        break;
+    case OPT_INTERLEAVE: s->config.interleave = (int)app_int_arg(program, "interleave", text, 1, 64, "1..64"); break;
     case OPT_FIRST:
-        if (platform_parse_int(text, 0, 65535, &value) != 0)
-            app_bad_argument(program, "bad --first-sequence '%s': expected 0..65535", text);
-        s->config.first_sequence = (uint16_t)value;
+        s->config.first_sequence = (uint16_t)app_int_arg(program, "first-sequence", text, 0, 65535, "0..65535");
         break;
     case OPT_PROTOCOL: s->config.wire.protocol_id = frag_app_protocol_id_option(program, text); break;
     case OPT_MANIFEST: s->manifest_path = text; break;
