@@ -309,6 +309,29 @@ int app_capture_finish(app_capture_t *capture, const char *program, int exit_cod
     return exit_code == 0 ? 1 : exit_code;
 }
 
+int app_wait_for_tick(const char *program, int fd, double start, double next_tick, double *now, int *exit_code,
+                      const char **outcome)
+{
+    double wait = next_tick - (platform_time() - start);
+    int readable;
+    int result = app_wait(program, &fd, 1, wait > 0 ? wait : 0, &readable, exit_code, outcome);
+    *now = platform_time() - start;
+    return result;
+}
+
+int app_tick_due(double *next_tick, double period, double now)
+{
+    if (now < *next_tick) return 0;
+    app_advance_deadline(next_tick, period, now);
+    return 1;
+}
+
+void app_advance_deadline(double *next, double period, double now)
+{
+    *next += period;
+    if (*next < now) *next = now + period;
+}
+
 void app_format_rate(double bytes_per_second, char *buf, size_t size)
 {
     if (bytes_per_second >= 1e6)

@@ -213,6 +213,21 @@ void app_capture_print(const app_capture_t *capture);
 int app_wait(const char *program, const int *fds, int count, double seconds, int *readable,
              int *exit_code, const char **outcome);
 
+/* The event loop of a program that ticks (netgame, netcode): waits
+ * (app_wait) for fd to become readable, at the most until next_tick; times
+ * are seconds since start. Returns app_wait's result, with *now the time
+ * after the wait. */
+int app_wait_for_tick(const char *program, int fd, double start, double next_tick, double *now, int *exit_code,
+                      const char **outcome);
+
+/* 1 when the tick at *next_tick is due at now, and *next_tick moved on by
+ * period (app_advance_deadline); 0 when it is not due yet. */
+int app_tick_due(double *next_tick, double period, double now);
+
+/* Moves a periodic deadline *next on by period, or to now + period after a
+ * stall left it behind now: no burst of catch-up events. */
+void app_advance_deadline(double *next, double period, double now);
+
 /* Formats a rate as "1.23 MB/s" (1 MB/s and up) or "12.3 kB/s". */
 void app_format_rate(double bytes_per_second, char *buf, size_t size);
 

@@ -360,16 +360,11 @@ static void run(game_t *g)
 {
     const double tick_seconds = 1.0 / 30.0;
     for (;;) {
-        double now = platform_time() - g->start;
-        int readable;
-        double wait = g->next_tick - now;
-        if (app_wait(g->program, &g->socket.fd, 1, wait > 0 ? wait : 0, &readable, &g->exit_code, &g->outcome) != 0)
+        double now;
+        if (app_wait_for_tick(g->program, g->socket.fd, g->start, g->next_tick, &now, &g->exit_code, &g->outcome) != 0)
             return;
-        now = platform_time() - g->start;
         if (receive_datagrams(g, now) != 0) return;
-        if (now < g->next_tick) continue;
-        g->next_tick += tick_seconds;
-        if (g->next_tick < now) g->next_tick = now + tick_seconds; /* after a stall: no burst of catch-up ticks */
+        if (!app_tick_due(&g->next_tick, tick_seconds, now)) continue;
         if (tick(g, now)) return;
         if (!g->common.quiet && now >= g->next_progress) print_progress(g);
     }

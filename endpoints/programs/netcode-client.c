@@ -229,8 +229,7 @@ static int connected(client_t *c, double now)
     }
     if (c->rate > 0 && now >= c->next_payload) {
         netcode_client_send_payload(c->client, now, c->payload, c->payload_bytes);
-        c->next_payload += 1.0 / c->rate;
-        if (c->next_payload < now) c->next_payload = now + 1.0 / c->rate;
+        app_advance_deadline(&c->next_payload, 1.0 / c->rate, now);
     }
     if (c->duration > 0 && now - c->connected_at >= c->duration) {
         c->outcome = "done";
@@ -271,18 +270,15 @@ static void run(client_t *c)
     c->next_progress = 1;
     c->connected_at = -1;
     for (;;) {
-        double now = platform_time() - c->start;
-        int readable;
-        double wait = c->next_tick - now;
-        if (app_wait(program, &c->link.socket.fd, 1, wait > 0 ? wait : 0, &readable, &c->exit_code, &c->outcome) != 0) {
+        double now;
+        if (app_wait_for_tick(program, c->link.socket.fd, c->start, c->next_tick, &now, &c->exit_code,
+                              &c->outcome) != 0) {
             c->interrupted = 1;
             break;
         }
-        now = c->now = platform_time() - c->start;
+        c->now = now;
         if (receive_packets(c, now) != 0) break;
-        if (now < c->next_tick) continue;
-        c->next_tick += TICK;
-        if (c->next_tick < now) c->next_tick = now + TICK;
+        if (!app_tick_due(&c->next_tick, TICK, now)) continue;
         netcode_client_update(c->client, now);
         int state = netcode_client_state(c->client);
         if (finished(c, now, state)) break;

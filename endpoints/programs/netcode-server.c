@@ -266,8 +266,7 @@ static void send_payloads(server_t *s, double now)
     for (int i = 0; i < s->config.max_clients && s->rate > 0; i++) {
         if (!netcode_server_client_connected(s->server, i) || now < s->next_payload[i]) continue;
         netcode_server_send_payload(s->server, now, i, s->payload, s->payload_bytes);
-        s->next_payload[i] += 1.0 / s->rate;
-        if (s->next_payload[i] < now) s->next_payload[i] = now + 1.0 / s->rate;
+        app_advance_deadline(&s->next_payload[i], 1.0 / s->rate, now);
     }
 }
 
@@ -305,16 +304,12 @@ static void run(server_t *s)
 {
     s->next_progress = 1;
     for (;;) {
-        double now = platform_time() - s->start;
-        int readable;
-        double wait = s->next_tick - now;
-        if (app_wait(program, &s->link.socket.fd, 1, wait > 0 ? wait : 0, &readable, &s->exit_code, &s->outcome) != 0)
+        double now;
+        if (app_wait_for_tick(program, s->link.socket.fd, s->start, s->next_tick, &now, &s->exit_code, &s->outcome) != 0)
             break;
-        now = s->now = platform_time() - s->start;
+        s->now = now;
         if (receive_packets(s, now) != 0) break;
-        if (now < s->next_tick) continue;
-        s->next_tick += TICK;
-        if (s->next_tick < now) s->next_tick = now + TICK;
+        if (!app_tick_due(&s->next_tick, TICK, now)) continue;
         netcode_server_update(s->server, now);
         send_payloads(s, now);
         if (finished(s, now)) break;
