@@ -41,7 +41,6 @@ typedef struct client_t {
     uint8_t token[NETCODE_CONNECT_TOKEN_BYTES + 1];
     int token_bytes;
     netcode_connect_token_t fields; /* the token's public part */
-    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
     /* state */
     netcode_client_t *client;
@@ -204,16 +203,11 @@ static int set_up(client_t *c)
 
 /* ---- one turn of the event loop ---- */
 
-/* Hands every waiting datagram to the client. Returns 0, or -1 on a socket
- * error (printed, exit code set). */
-static int receive_packets(client_t *c, double now)
+/* A datagram for the client (netcode_app_link_receive_all), at c->now. */
+static void on_packet(void *context, const netcode_address_t *from, const uint8_t *packet, int bytes)
 {
-    for (;;) {
-        netcode_address_t from;
-        int n = netcode_app_link_receive(&c->link, program, &from, c->datagram, EXIT_IO, &c->exit_code, &c->outcome);
-        if (n < 0) return n == -1 ? 0 : -1;
-        if (n <= NETCODE_MAX_PACKET_BYTES) netcode_client_receive_packet(c->client, now, &from, c->datagram, n);
-    }
+    client_t *c = context;
+    netcode_client_receive_packet(c->client, c->now, from, packet, bytes);
 }
 
 /* While connected: notes the connection, sends the payloads due at --rate.
@@ -277,7 +271,8 @@ static void run(client_t *c)
             break;
         }
         c->now = now;
-        if (receive_packets(c, now) != 0) break;
+        if (netcode_app_link_receive_all(&c->link, program, EXIT_IO, &c->exit_code, &c->outcome, on_packet, c) != 0)
+            break;
         if (!app_tick_due(&c->next_tick, TICK, now)) continue;
         netcode_client_update(c->client, now);
         int state = netcode_client_state(c->client);

@@ -40,7 +40,6 @@ typedef struct server_t {
     /* I/O */
     netcode_app_link_t link;
     FILE *keylog;      /* --keys: a connection line for each client */
-    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
     /* state */
     netcode_server_t *server;
@@ -248,16 +247,11 @@ static int set_up(server_t *s)
 
 /* ---- one turn of the event loop ---- */
 
-/* Hands every waiting datagram to the server. Returns 0, or -1 on a socket
- * error (printed, exit code set). */
-static int receive_packets(server_t *s, double now)
+/* A datagram for the server (netcode_app_link_receive_all), at s->now. */
+static void on_packet(void *context, const netcode_address_t *from, const uint8_t *packet, int bytes)
 {
-    for (;;) {
-        netcode_address_t from;
-        int n = netcode_app_link_receive(&s->link, program, &from, s->datagram, EXIT_IO, &s->exit_code, &s->outcome);
-        if (n < 0) return n == -1 ? 0 : -1;
-        if (n <= NETCODE_MAX_PACKET_BYTES) netcode_server_receive_packet(s->server, now, &from, s->datagram, n);
-    }
+    server_t *s = context;
+    netcode_server_receive_packet(s->server, s->now, from, packet, bytes);
 }
 
 /* Sends each connected client its payloads due at --rate. */
@@ -308,7 +302,8 @@ static void run(server_t *s)
         if (app_wait_for_tick(program, s->link.socket.fd, s->start, s->next_tick, &now, &s->exit_code, &s->outcome) != 0)
             break;
         s->now = now;
-        if (receive_packets(s, now) != 0) break;
+        if (netcode_app_link_receive_all(&s->link, program, EXIT_IO, &s->exit_code, &s->outcome, on_packet, s) != 0)
+            break;
         if (!app_tick_due(&s->next_tick, TICK, now)) continue;
         netcode_server_update(s->server, now);
         send_payloads(s, now);
