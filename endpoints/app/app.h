@@ -33,9 +33,10 @@ double app_seconds_option(const char *program, const char *name, const char *tex
 long long app_bytes_option(const char *program, const char *name, const char *text, long long max);
 
 /* The same for the socket programs, whose messages say what is wanted: the
- * value of option --NAME given as text, read as platform_parse_int, _bytes
- * (then at least min), _seconds or _rate read it; a value out of form or
- * range is a usage error "bad --NAME 'TEXT': expected WHAT". */
+ * value of option --NAME given as text, read by platform_parse_int,
+ * platform_parse_bytes (and then at least min), platform_parse_seconds or
+ * platform_parse_rate. A value out of form or range is a usage error "bad
+ * --NAME 'TEXT': expected WHAT". */
 long long app_int_arg(const char *program, const char *name, const char *text, long long min, long long max,
                       const char *what);
 long long app_bytes_arg(const char *program, const char *name, const char *text, long long min, long long max,
