@@ -51,13 +51,50 @@ long long app_bytes_option(const char *program, const char *name, const char *te
     return v;
 }
 
+long long app_int_arg(const char *program, const char *name, const char *text, long long min, long long max,
+                      const char *what)
+{
+    long long v;
+    if (platform_parse_int(text, min, max, &v) != 0)
+        app_bad_argument(program, "bad --%s '%s': expected %s", name, text, what);
+    return v;
+}
+
+long long app_bytes_arg(const char *program, const char *name, const char *text, long long min, long long max,
+                        const char *what)
+{
+    long long v;
+    if (platform_parse_bytes(text, max, &v) != 0 || v < min)
+        app_bad_argument(program, "bad --%s '%s': expected %s", name, text, what);
+    return v;
+}
+
+double app_seconds_arg(const char *program, const char *name, const char *text, double max, const char *what)
+{
+    double v;
+    if (platform_parse_seconds(text, max, &v) != 0)
+        app_bad_argument(program, "bad --%s '%s': expected %s", name, text, what);
+    return v;
+}
+
+double app_rate_arg(const char *program, const char *name, const char *text, const char *what)
+{
+    double v;
+    if (platform_parse_rate(text, &v) != 0)
+        app_bad_argument(program, "bad --%s '%s': expected %s", name, text, what);
+    return v;
+}
+
+int app_out_of_memory(const char *program, int exit_code)
+{
+    fprintf(stderr, "%s: out of memory\n", program);
+    return exit_code;
+}
+
 void *app_calloc(const char *program, size_t n, size_t size, int exit_status)
 {
     void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        exit(exit_status);
-    }
+    if (!p) exit(app_out_of_memory(program, exit_status));
     return p;
 }
 
@@ -72,6 +109,23 @@ int app_common_option(app_common_options_t *common, int opt, const char *text)
     case '6': common->family = 6; return 1;
     default: return 0;
     }
+}
+
+int app_parse_options(const char *program, int argc, char **argv, const char *shortopts,
+                      const struct option *options, void (*usage)(FILE *), app_common_options_t *common,
+                      app_own_option_fn *own, void *context)
+{
+    int opt;
+    opterr = 0; /* our own messages, with exit code 2 */
+    while ((opt = getopt_long(argc, argv, shortopts, options, NULL)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            exit(0);
+        }
+        if (!app_common_option(common, opt, optarg) && !own(context, opt, optarg))
+            app_option_error(program, opt, argv);
+    }
+    return optind;
 }
 
 void app_set_verbosity(int verbosity)
@@ -112,6 +166,14 @@ int app_listen_option(const char *program, int opt, const char *text, app_listen
     case APP_OPT_PORT_FILE: options->port_file = text; return 1;
     default: return 0;
     }
+}
+
+int app_timeout_option(const char *program, int opt, const char *text, double *timeout, double *idle_timeout)
+{
+    double *value = opt == 't' ? timeout : opt == APP_OPT_IDLE_TIMEOUT ? idle_timeout : NULL;
+    if (!value) return 0;
+    *value = app_seconds_arg(program, opt == 't' ? "timeout" : "idle-timeout", text, 1e9, "seconds");
+    return 1;
 }
 
 int app_timed_out(double timeout, double start, double now, int code, int *exit_code, const char **outcome)
@@ -224,6 +286,20 @@ void app_capture_record(app_capture_t *capture, const platform_address_t *src, c
         capture->failed = 1;
 }
 
+void app_send_recorded(platform_socket_t *socket, app_capture_t *capture, const platform_address_t *to,
+                       const uint8_t *packet, int bytes, uint64_t *sent, uint64_t *send_errors)
+{
+    if (platform_socket_send(socket, to, packet, bytes) != 0) {
+        (*send_errors)++;
+        cs_log_message(CS_LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
+        return;
+    }
+    (*sent)++;
+    platform_address_t local;
+    platform_socket_local_address(socket, to, &local);
+    app_capture_record(capture, &local, to, packet, bytes);
+}
+
 int app_capture_finish(app_capture_t *capture, const char *program, int exit_code)
 {
     if (capture->pcap && pcapout_close(capture->pcap) != 0) capture->failed = 1;
@@ -231,6 +307,29 @@ int app_capture_finish(app_capture_t *capture, const char *program, int exit_cod
     if (!capture->failed) return exit_code;
     fprintf(stderr, "%s: writing %s failed\n", program, capture->path);
     return exit_code == 0 ? 1 : exit_code;
+}
+
+int app_wait_for_tick(const char *program, int fd, double start, double next_tick, double *now, int *exit_code,
+                      const char **outcome)
+{
+    double wait = next_tick - (platform_time() - start);
+    int readable;
+    int result = app_wait(program, &fd, 1, wait > 0 ? wait : 0, &readable, exit_code, outcome);
+    *now = platform_time() - start;
+    return result;
+}
+
+int app_tick_due(double *next_tick, double period, double now)
+{
+    if (now < *next_tick) return 0;
+    app_advance_deadline(next_tick, period, now);
+    return 1;
+}
+
+void app_advance_deadline(double *next, double period, double now)
+{
+    *next += period;
+    if (*next < now) *next = now + period;
 }
 
 void app_format_rate(double bytes_per_second, char *buf, size_t size)

@@ -6,6 +6,7 @@
 #ifndef APP_H
 #define APP_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -31,9 +32,24 @@ long long app_int_option(const char *program, const char *name, const char *text
 double app_seconds_option(const char *program, const char *name, const char *text, double max);
 long long app_bytes_option(const char *program, const char *name, const char *text, long long max);
 
+/* The same for the socket programs, whose messages say what is wanted: the
+ * value of option --NAME given as text, read by platform_parse_int,
+ * platform_parse_bytes (and then at least min), platform_parse_seconds or
+ * platform_parse_rate. A value out of form or range is a usage error "bad
+ * --NAME 'TEXT': expected WHAT". */
+long long app_int_arg(const char *program, const char *name, const char *text, long long min, long long max,
+                      const char *what);
+long long app_bytes_arg(const char *program, const char *name, const char *text, long long min, long long max,
+                        const char *what);
+double app_seconds_arg(const char *program, const char *name, const char *text, double max, const char *what);
+double app_rate_arg(const char *program, const char *name, const char *text, const char *what);
+
 /* calloc(n, size) (n = 0 gets one element), or "PROGRAM: out of memory" on
  * stderr and exit(exit_status). */
 void *app_calloc(const char *program, size_t n, size_t size, int exit_status);
+
+/* Prints "PROGRAM: out of memory" to stderr and returns exit_code. */
+int app_out_of_memory(const char *program, int exit_code);
 
 /* Sets the log level from the count of -v options: 0 errors, 1 info, 2+ debug. */
 void app_set_verbosity(int verbosity);
@@ -57,6 +73,21 @@ typedef struct app_common_options_t {
  * returns 0 for any other opt (-h included: its usage is the program's). */
 int app_common_option(app_common_options_t *common, int opt, const char *text);
 
+/* A socket program's own options, for app_parse_options: applies
+ * getopt_long's opt with its value text (NULL for none) to context and
+ * returns 1, or returns 0 when opt is none of them. */
+typedef int app_own_option_fn(void *context, int opt, const char *text);
+
+/* Parses argv's options with getopt_long (shortopts, which starts with ':',
+ * and the long options): -h/--help prints usage(stdout) and exits 0; the
+ * common options go to common (app_common_option); any other to
+ * own(context, opt, value). An option neither takes, a missing value or an
+ * unknown option is a usage error (app_option_error). Returns optind, the
+ * index in argv of the first operand. */
+int app_parse_options(const char *program, int argc, char **argv, const char *shortopts,
+                      const struct option *options, void (*usage)(FILE *), app_common_options_t *common,
+                      app_own_option_fn *own, void *context);
+
 /* A receiving program's -p/--port PORT and --port-file FILE, as
  * getopt_long table entries, and where they go (for app_listen). */
 enum { APP_OPT_PORT_FILE = 600 };
@@ -71,6 +102,17 @@ typedef struct app_listen_options_t {
 /* Applies -p (0..65535, else a usage error "bad --port") or --port-file to
  * options and returns 1; returns 0 for any other opt. */
 int app_listen_option(const char *program, int opt, const char *text, app_listen_options_t *options);
+
+/* -t/--timeout SEC and --idle-timeout SEC, as getopt_long table entries. */
+enum { APP_OPT_IDLE_TIMEOUT = 601 };
+#define APP_TIMEOUT_LONG_OPTIONS                                                                             \
+    {"timeout", required_argument, NULL, 't'}, {"idle-timeout", required_argument, NULL, APP_OPT_IDLE_TIMEOUT}
+
+/* Applies -t (to *timeout) or --idle-timeout (to *idle_timeout; NULL when
+ * the program has none), seconds up to 1e9, and returns 1; returns 0 for any
+ * other opt. A bad value is a usage error "bad --NAME 'TEXT': expected
+ * seconds". */
+int app_timeout_option(const char *program, int opt, const char *text, double *timeout, double *idle_timeout);
 
 /* --timeout in an event loop: 1 when timeout (above 0) seconds have passed
  * since start, with *exit_code set to code and *outcome to "timeout";
@@ -147,6 +189,13 @@ int app_capture_open(app_capture_t *capture, const char *program, const char *pa
 void app_capture_record(app_capture_t *capture, const platform_address_t *src, const platform_address_t *dst,
                         const uint8_t *data, int bytes);
 
+/* Sends packet to `to` on socket and records it in capture, from our
+ * address as `to` sees it, counting it in *sent. A send the kernel refuses
+ * is counted in *send_errors instead and logged at debug level as "send:
+ * why": the protocols cope with a lost packet. */
+void app_send_recorded(platform_socket_t *socket, app_capture_t *capture, const platform_address_t *to,
+                       const uint8_t *packet, int bytes, uint64_t *sent, uint64_t *send_errors);
+
 /* Closes the pcap. When any record or the close failed, prints "PROGRAM:
  * writing PATH failed" and returns 1 (I/O error) if exit_code was 0;
  * otherwise returns exit_code unchanged. */
@@ -164,6 +213,21 @@ void app_capture_print(const app_capture_t *capture);
  * 128 + the signal and "interrupted" when a stop signal came. */
 int app_wait(const char *program, const int *fds, int count, double seconds, int *readable,
              int *exit_code, const char **outcome);
+
+/* The event loop of a program that ticks (netgame, netcode): waits
+ * (app_wait) for fd to become readable, at the most until next_tick; times
+ * are seconds since start. Returns app_wait's result, with *now the time
+ * after the wait. */
+int app_wait_for_tick(const char *program, int fd, double start, double next_tick, double *now, int *exit_code,
+                      const char **outcome);
+
+/* 1 when the tick at *next_tick is due at now, and *next_tick moved on by
+ * period (app_advance_deadline); 0 when it is not due yet. */
+int app_tick_due(double *next_tick, double period, double now);
+
+/* Moves a periodic deadline *next on by period, or to now + period after a
+ * stall left it behind now: no burst of catch-up events. */
+void app_advance_deadline(double *next, double period, double now);
 
 /* Formats a rate as "1.23 MB/s" (1 MB/s and up) or "12.3 kB/s". */
 void app_format_rate(double bytes_per_second, char *buf, size_t size);

@@ -10,29 +10,20 @@
 int chunk_app_wire_option(const char *program, int opt, const char *text, chunk_wire_config_t *wire,
                            uint16_t *first_chunk_id)
 {
-    long long value;
     switch (opt) {
     case CHUNK_OPT_SLICE_SIZE:
-        if (platform_parse_int(text, 1, CHUNK_SLICE_SIZE_LIMIT, &value) != 0)
-            app_bad_argument(program, "bad --slice-size '%s': expected 1..8192", text);
-        wire->slice_size = (int)value;
+        wire->slice_size = (int)app_int_arg(program, "slice-size", text, 1, CHUNK_SLICE_SIZE_LIMIT, "1..8192");
         break;
     case CHUNK_OPT_MAX_SLICES:
-        if (platform_parse_int(text, 1, CHUNK_MAX_SLICES_LIMIT, &value) != 0)
-            app_bad_argument(program, "bad --max-slices '%s': expected 1..1024", text);
-        wire->max_slices = (int)value;
+        wire->max_slices = (int)app_int_arg(program, "max-slices", text, 1, CHUNK_MAX_SLICES_LIMIT, "1..1024");
         break;
     case CHUNK_OPT_PROTOCOL_ID:
-        if (platform_parse_int(text, 0, 0xffffffffLL, &value) != 0)
-            app_bad_argument(program, "bad --protocol-id '%s': expected a 32-bit number, e.g. 0x11223344",
-                                   text);
-        wire->protocol_id = (uint32_t)value;
+        wire->protocol_id =
+            (uint32_t)app_int_arg(program, "protocol-id", text, 0, 0xffffffffLL, "a 32-bit number, e.g. 0x11223344");
         break;
     case CHUNK_OPT_FIRST_CHUNK_ID:
         assert(first_chunk_id);
-        if (platform_parse_int(text, 0, 65535, &value) != 0)
-            app_bad_argument(program, "bad --first-chunk-id '%s': expected 0..65535", text);
-        *first_chunk_id = (uint16_t)value;
+        *first_chunk_id = (uint16_t)app_int_arg(program, "first-chunk-id", text, 0, 65535, "0..65535");
         break;
     default: return 0;
     }

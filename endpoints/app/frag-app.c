@@ -12,10 +12,7 @@
 
 uint32_t frag_app_protocol_id_option(const char *program, const char *text)
 {
-    long long value;
-    if (platform_parse_int(text, 0, 0xffffffffLL, &value) != 0)
-        app_bad_argument(program, "bad --protocol-id '%s': expected 0..0xffffffff", text);
-    return (uint32_t)value;
+    return (uint32_t)app_int_arg(program, "protocol-id", text, 0, 0xffffffffLL, "0..0xffffffff");
 }
 
 int frag_app_manifest_open(const char *program, const char *path, FILE **file)

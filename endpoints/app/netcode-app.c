@@ -141,20 +141,16 @@ static void address_to_platform(const netcode_address_t *in, platform_address_t 
 
 void netcode_app_link_send(netcode_app_link_t *link, const netcode_address_t *to, const uint8_t *packet, int bytes)
 {
-    platform_address_t dst, local;
+    platform_address_t dst;
     address_to_platform(to, &dst);
-    if (platform_socket_send(&link->socket, &dst, packet, bytes) != 0) {
-        link->send_errors++;
-        cs_log_message(CS_LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
-        return;
-    }
-    link->datagrams_sent++;
-    platform_socket_local_address(&link->socket, &dst, &local);
-    app_capture_record(&link->capture, &local, &dst, packet, bytes);
+    app_send_recorded(&link->socket, &link->capture, &dst, packet, bytes, &link->datagrams_sent, &link->send_errors);
 }
 
-int netcode_app_link_receive(netcode_app_link_t *link, const char *program, netcode_address_t *from,
-                             uint8_t *buffer, int io_exit_code, int *exit_code, const char **outcome)
+/* Takes the next datagram waiting into buffer, counts it and records it.
+ * Returns its length with *from set, -1 when none is waiting, or -2 after a
+ * socket error (printed, *exit_code and *outcome set). */
+static int link_receive(netcode_app_link_t *link, const char *program, netcode_address_t *from,
+                        uint8_t *buffer, int io_exit_code, int *exit_code, const char **outcome)
 {
     platform_address_t source, to;
     int n = platform_socket_receive(&link->socket, &source, buffer);
@@ -170,6 +166,20 @@ int netcode_app_link_receive(netcode_app_link_t *link, const char *program, netc
     app_capture_record(&link->capture, &source, &to, buffer, n);
     netcode_app_address_from_platform(&source, from);
     return n;
+}
+
+int netcode_app_link_receive_all(netcode_app_link_t *link, const char *program, int io_exit_code, int *exit_code,
+                                 const char **outcome,
+                                 void (*packet)(void *context, const netcode_address_t *from, const uint8_t *data,
+                                                int bytes),
+                                 void *context)
+{
+    for (;;) {
+        netcode_address_t from;
+        int n = link_receive(link, program, &from, link->datagram, io_exit_code, exit_code, outcome);
+        if (n < 0) return n == -1 ? 0 : -1;
+        if (n <= NETCODE_MAX_PACKET_BYTES) packet(context, &from, link->datagram, n);
+    }
 }
 
 void netcode_app_link_check_payload(netcode_app_link_t *link, const uint8_t *payload, int bytes)

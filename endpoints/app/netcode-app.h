@@ -51,6 +51,7 @@ void netcode_app_address_from_platform(const platform_address_t *in, netcode_add
 typedef struct netcode_app_link_t {
     platform_socket_t socket;
     app_capture_t capture;
+    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM]; /* the one received last */
     uint64_t datagrams_sent, send_errors, datagrams_received;
     uint64_t payloads_ok, payloads_bad; /* payloads received with the test pattern, and without */
 } netcode_app_link_t;
@@ -60,13 +61,16 @@ typedef struct netcode_app_link_t {
  * packet. */
 void netcode_app_link_send(netcode_app_link_t *link, const netcode_address_t *to, const uint8_t *packet, int bytes);
 
-/* Takes the next datagram waiting into buffer (PLATFORM_SOCKET_MAX_DATAGRAM
- * bytes), counts it and records it. Returns its length with *from set, or -1
- * when none is waiting; on a socket error prints "PROGRAM: receive: why",
- * sets *exit_code to io_exit_code and *outcome to "socket error", and
- * returns -2. */
-int netcode_app_link_receive(netcode_app_link_t *link, const char *program, netcode_address_t *from,
-                             uint8_t *buffer, int io_exit_code, int *exit_code, const char **outcome);
+/* Takes every datagram waiting into the link's datagram, counts and records
+ * it, and hands those a netcode packet can be (up to NETCODE_MAX_PACKET_BYTES)
+ * to packet(context, from, data, bytes). Returns 0 when none is left, or -1
+ * on a socket error after printing "PROGRAM: receive: why" and setting
+ * *exit_code to io_exit_code and *outcome to "socket error". */
+int netcode_app_link_receive_all(netcode_app_link_t *link, const char *program, int io_exit_code, int *exit_code,
+                                 const char **outcome,
+                                 void (*packet)(void *context, const netcode_address_t *from, const uint8_t *data,
+                                                int bytes),
+                                 void *context);
 
 /* Counts a payload received in payloads_ok or payloads_bad. */
 void netcode_app_link_check_payload(netcode_app_link_t *link, const uint8_t *payload, int bytes);

@@ -56,7 +56,7 @@ typedef struct game_t {
     /* I/O */
     platform_socket_t socket;
     app_capture_t capture;
-    uint8_t *datagram;           /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     uint64_t datagrams_sent, send_errors, datagrams_received, datagrams_dropped;
     /* state: times in seconds since start */
     netgame_connection_t *connection;
@@ -70,16 +70,9 @@ static void on_send(void *context, const uint8_t *address, int address_bytes, co
 {
     game_t *g = context;
     if (address_bytes != ADDRESS_BYTES) return;
-    platform_address_t to, local;
+    platform_address_t to;
     address_from_bytes(address, &to);
-    if (platform_socket_send(&g->socket, &to, packet, bytes) != 0) {
-        g->send_errors++;
-        cs_log_message(CS_LOG_LEVEL_DEBUG, "send: %s", strerror(errno));
-        return;
-    }
-    g->datagrams_sent++;
-    platform_socket_local_address(&g->socket, &to, &local);
-    app_capture_record(&g->capture, &local, &to, packet, bytes);
+    app_send_recorded(&g->socket, &g->capture, &to, packet, bytes, &g->datagrams_sent, &g->send_errors);
 }
 
 static void usage(FILE *out, netgame_role_t role)
@@ -231,11 +224,7 @@ static int set_up(game_t *g)
     g->config.send = on_send;
     g->config.context = g;
     g->connection = netgame_connection_create(&g->config);
-    g->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!g->connection || !g->datagram) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!g->connection) return app_out_of_memory(program, EXIT_IO);
     return 0;
 }
 
@@ -371,16 +360,11 @@ static void run(game_t *g)
 {
     const double tick_seconds = 1.0 / 30.0;
     for (;;) {
-        double now = platform_time() - g->start;
-        int readable;
-        double wait = g->next_tick - now;
-        if (app_wait(g->program, &g->socket.fd, 1, wait > 0 ? wait : 0, &readable, &g->exit_code, &g->outcome) != 0)
+        double now;
+        if (app_wait_for_tick(g->program, g->socket.fd, g->start, g->next_tick, &now, &g->exit_code, &g->outcome) != 0)
             return;
-        now = platform_time() - g->start;
         if (receive_datagrams(g, now) != 0) return;
-        if (now < g->next_tick) continue;
-        g->next_tick += tick_seconds;
-        if (g->next_tick < now) g->next_tick = now + tick_seconds; /* after a stall: no burst of catch-up ticks */
+        if (!app_tick_due(&g->next_tick, tick_seconds, now)) continue;
         if (tick(g, now)) return;
         if (!g->common.quiet && now >= g->next_progress) print_progress(g);
     }
@@ -436,7 +420,6 @@ int netgame_app_main(int argc, char **argv, netgame_role_t role)
     g.exit_code = app_capture_finish(&g.capture, g.program, g.exit_code);
     print_summary(&g, platform_time() - g.start);
     netgame_connection_destroy(g.connection);
-    free(g.datagram);
     platform_socket_close(&g.socket);
     return g.exit_code;
 }

@@ -94,10 +94,7 @@ void simprog_parse_options(simprog_t *sp, int argc, char **argv, const struct op
                            void (*usage)(FILE *), simprog_own_option_fn *own_option, void *context)
 {
     struct option *options = calloc((size_t)count + SIMPROG_OPTION_COUNT + 1, sizeof *options);
-    if (!options) {
-        fprintf(stderr, "%s: out of memory\n", sp->program);
-        exit(SIMPROG_EXIT_IO);
-    }
+    if (!options) exit(app_out_of_memory(sp->program, SIMPROG_EXIT_IO));
     memcpy(options, own, (size_t)count * sizeof *own);
     add_common_options(options, count);
 
@@ -143,10 +140,7 @@ void simprog_print_help_link(FILE *out) { linkopt_print_help(out, "A->B", "B->A"
 int simprog_start(simprog_t *sp)
 {
     sp->netsim = netsim_create(&sp->sim);
-    if (!sp->netsim) {
-        fprintf(stderr, "%s: out of memory\n", sp->program);
-        return SIMPROG_EXIT_IO;
-    }
+    if (!sp->netsim) return app_out_of_memory(sp->program, SIMPROG_EXIT_IO);
     if (sp->pcap_path) {
         char err[256];
         sp->pcap = pcapout_open(sp->pcap_path, err, sizeof err);
@@ -281,10 +275,7 @@ void *simprog_calloc(const simprog_t *sp, size_t n, size_t size)
 static void *grow_to(const simprog_t *sp, void *p, size_t size)
 {
     void *q = realloc(p, size ? size : 1);
-    if (!q) {
-        fprintf(stderr, "%s: out of memory\n", sp->program);
-        exit(SIMPROG_EXIT_IO);
-    }
+    if (!q) exit(app_out_of_memory(sp->program, SIMPROG_EXIT_IO));
     return q;
 }
 

@@ -61,6 +61,16 @@ int udp_link_listen(udp_link_t *link, const char *program, const app_common_opti
                       options->port_file);
 }
 
+void udp_link_lock_on(udp_link_t *link, const platform_address_t *from)
+{
+    link->peer_known = 1;
+    link->peer = *from;
+    platform_socket_local_address(&link->socket, from, &link->local);
+    char text[PLATFORM_ADDRESS_STRING_SIZE];
+    cs_log_message(CS_LOG_LEVEL_INFO, "%s: receiving from %s", link->program,
+                   platform_address_format(from, text, sizeof text));
+}
+
 void udp_link_ready_to_listen(const udp_link_t *link)
 {
     platform_catch_signals();
@@ -86,7 +96,8 @@ int udp_link_accept(udp_link_t *link, const platform_address_t *from, const uint
     return 0;
 }
 
-void udp_link_print_datagrams(const udp_link_t *link)
+void udp_link_print_traffic(const udp_link_t *link, const char *role, const uint64_t *counters, int count,
+                            const char *(*name)(int))
 {
     char text[PLATFORM_ADDRESS_STRING_SIZE];
     fprintf(stderr, "  datagrams: %llu sent from %s, %llu received, %llu from other addresses dropped, %llu send errors\n",
@@ -94,4 +105,6 @@ void udp_link_print_datagrams(const udp_link_t *link)
             platform_address_format(link->local.family ? &link->local : &link->socket.bound, text, sizeof text),
             (unsigned long long)link->datagrams_received, (unsigned long long)link->foreign_dropped,
             (unsigned long long)link->send_errors);
+    fprintf(stderr, "  %s:", role);
+    app_print_counters(counters, count, name);
 }

@@ -58,12 +58,19 @@ int udp_link_open(udp_link_t *link, const platform_address_t *bind_address, cons
 int udp_link_listen(udp_link_t *link, const char *program, const app_common_options_t *common,
                     const app_listen_options_t *options);
 
+/* A receiving program's peer: the sender of a datagram it has accepted as
+ * one of its protocol. Sets the peer to from, link->local to our address as
+ * from sees it, and logs (info) "PROGRAM: receiving from ADDRESS". */
+void udp_link_lock_on(udp_link_t *link, const platform_address_t *from);
+
 /* A receiving program's last step of setting up: catches SIGINT/SIGTERM and
  * logs (info) "PROGRAM: listening on ADDRESS". */
 void udp_link_ready_to_listen(const udp_link_t *link);
 
-/* The summary's datagram line: sent from our address, received, dropped
- * as foreign, send errors. */
-void udp_link_print_datagrams(const udp_link_t *link);
+/* The summary's datagram line (sent from our address, received, dropped
+ * as foreign, send errors), then the endpoint's counters: "  ROLE: NAME
+ * VALUE, ..." (count counters named by name). */
+void udp_link_print_traffic(const udp_link_t *link, const char *role, const uint64_t *counters, int count,
+                            const char *(*name)(int));
 
 #endif /* UDPLINK_H */

@@ -98,7 +98,7 @@ typedef struct recv_t {
     int output_fd;
     uint8_t *chunk;        /* chunk_capacity bytes: a popped chunk */
     size_t chunk_capacity;
-    uint8_t *datagram;     /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     /* state */
     chunk_receiver_t *receiver;
     const uint64_t *counters;
@@ -112,6 +112,31 @@ typedef struct recv_t {
 
 /* ---- options ---- */
 
+enum { OPT_BYTES = 256, OPT_LINGER, OPT_ACKI };
+
+/* Applies one of chunk-recv's own options (app_own_option_fn). */
+static int own_option(void *context, int opt, const char *text)
+{
+    recv_t *r = context;
+    if (app_listen_option(program, opt, text, &r->listen) ||
+        chunk_app_wire_option(program, opt, text, &r->config.wire, &r->config.first_chunk_id) ||
+        app_timeout_option(program, opt, text, &r->timeout, &r->idle_timeout))
+        return 1;
+    switch (opt) {
+    case 'n': r->want_chunks = app_int_arg(program, "chunks", text, 1, (long long)1 << 48, "a count >= 1"); break;
+    case OPT_BYTES:
+        r->want_bytes = app_bytes_arg(program, "bytes", text, 1, (long long)1 << 60,
+                                      "a byte count >= 1, e.g. 1048576 or 1M");
+        break;
+    case OPT_LINGER: r->linger = app_seconds_arg(program, "linger", text, 3600, "seconds"); break;
+    case OPT_ACKI:
+        r->config.ack_interval = app_seconds_arg(program, "ack-interval", text, 3600, "seconds, e.g. 0.1 or 100ms");
+        break;
+    default: return 0;
+    }
+    return 1;
+}
+
 static void parse_options(recv_t *r, int argc, char **argv)
 {
     chunk_receiver_default_config(&r->config);
@@ -119,13 +144,12 @@ static void parse_options(recv_t *r, int argc, char **argv)
     r->linger = 1;
     r->want_chunks = r->want_bytes = -1;
     r->listen.port = CHUNK_DEFAULT_PORT;
-    enum { OPT_BYTES = 256, OPT_IDLE, OPT_LINGER, OPT_ACKI };
     static const struct option options[] = {
         {"bind", required_argument, NULL, 'b'},
         APP_LISTEN_LONG_OPTIONS,
         {"chunks", required_argument, NULL, 'n'},
         {"bytes", required_argument, NULL, OPT_BYTES},
-        {"idle-timeout", required_argument, NULL, OPT_IDLE},
+        {"idle-timeout", required_argument, NULL, APP_OPT_IDLE_TIMEOUT},
         {"linger", required_argument, NULL, OPT_LINGER},
         {"timeout", required_argument, NULL, 't'},
         {"ack-interval", required_argument, NULL, OPT_ACKI},
@@ -134,43 +158,9 @@ static void parse_options(recv_t *r, int argc, char **argv)
         APP_COMMON_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    int opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":p:b:n:t:w:46qvh", options, NULL)) != -1) {
-        if (app_common_option(&r->common, opt, optarg) || app_listen_option(program, opt, optarg, &r->listen) ||
-            chunk_app_wire_option(program, opt, optarg, &r->config.wire, &r->config.first_chunk_id))
-            continue;
-        switch (opt) {
-        case 'n':
-            if (platform_parse_int(optarg, 1, (long long)1 << 48, &r->want_chunks) != 0)
-                app_bad_argument(program, "bad --chunks '%s': expected a count >= 1", optarg);
-            break;
-        case OPT_BYTES:
-            if (platform_parse_bytes(optarg, (long long)1 << 60, &r->want_bytes) != 0 || r->want_bytes < 1)
-                app_bad_argument(program, "bad --bytes '%s': expected a byte count >= 1, e.g. 1048576 or 1M", optarg);
-            break;
-        case OPT_IDLE:
-            if (platform_parse_seconds(optarg, 1e9, &r->idle_timeout) != 0)
-                app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
-            break;
-        case OPT_LINGER:
-            if (platform_parse_seconds(optarg, 3600, &r->linger) != 0)
-                app_bad_argument(program, "bad --linger '%s': expected seconds", optarg);
-            break;
-        case 't':
-            if (platform_parse_seconds(optarg, 1e9, &r->timeout) != 0)
-                app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
-            break;
-        case OPT_ACKI:
-            if (platform_parse_seconds(optarg, 3600, &r->config.ack_interval) != 0)
-                app_bad_argument(program, "bad --ack-interval '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
-            break;
-        case 'h': usage(stdout); exit(EXIT_OK);
-        default: app_option_error(program, opt, argv);
-        }
-    }
-    if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
-    r->output_path = optind < argc ? argv[optind] : "-";
+    int first = app_parse_options(program, argc, argv, ":p:b:n:t:w:46qvh", options, usage, &r->common, own_option, r);
+    if (argc - first > 1) app_bad_argument(program, "unexpected argument '%s'", argv[first + 1]);
+    r->output_path = first < argc ? argv[first] : "-";
     if (r->want_chunks > 0 && r->want_bytes > 0) app_bad_argument(program, "%s", "give --chunks or --bytes, not both");
     app_set_verbosity(r->common.verbosity);
 }
@@ -192,11 +182,7 @@ static int set_up(recv_t *r)
     r->receiver = chunk_receiver_create(&r->config);
     r->chunk_capacity = (size_t)r->config.wire.slice_size * (size_t)r->config.wire.max_slices;
     r->chunk = malloc(r->chunk_capacity);
-    r->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!r->receiver || !r->chunk || !r->datagram) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!r->receiver || !r->chunk) return app_out_of_memory(program, EXIT_IO);
     r->counters = chunk_receiver_counters(r->receiver);
     udp_link_ready_to_listen(&r->link);
     return 0;
@@ -212,12 +198,8 @@ static void lock_on(recv_t *r, const platform_address_t *from, int bytes, double
     if (r->link.peer_known) return;
     chunk_packet_t packet;
     if (chunk_read_packet(&r->config.wire, r->datagram, bytes, &packet) != CHUNK_READ_OK) return;
-    r->link.peer_known = 1;
-    r->link.peer = *from;
-    platform_socket_local_address(&r->link.socket, from, &r->link.local);
+    udp_link_lock_on(&r->link, from);
     r->first_heard = now;
-    char text[PLATFORM_ADDRESS_STRING_SIZE];
-    cs_log_message(CS_LOG_LEVEL_INFO, "%s: receiving from %s", program, platform_address_format(from, text, sizeof text));
 }
 
 /* Hands every waiting datagram from the sender to the receiver. Returns 0,
@@ -350,9 +332,7 @@ static void print_summary(const recv_t *r, double end)
     fprintf(stderr, "%s: %s: %lld bytes in %lld chunks%s from %s in %.3f s (%s goodput)\n", program,
             r->outcome ? r->outcome : "stopped", r->bytes_written, r->chunks_written, last,
             r->link.peer_known ? platform_address_format(&r->link.peer, text, sizeof text) : "nobody", busy, rate);
-    udp_link_print_datagrams(&r->link);
-    fprintf(stderr, "  receiver:");
-    app_print_counters(r->counters, CHUNK_RECEIVER_COUNTER_COUNT, chunk_receiver_counter_name);
+    udp_link_print_traffic(&r->link, "receiver", r->counters, CHUNK_RECEIVER_COUNTER_COUNT, chunk_receiver_counter_name);
     uint64_t unwritten = r->counters[CHUNK_RECEIVER_COUNTER_CHUNKS_COMPLETED] - (uint64_t)r->chunks_written;
     if (unwritten > 0)
         fprintf(stderr, "  note: %llu more chunk(s) completed, and were acked, but not written%s\n",
@@ -379,6 +359,5 @@ int main(int argc, char **argv)
     chunk_receiver_destroy(r.receiver);
     platform_socket_close(&r.link.socket);
     free(r.chunk);
-    free(r.datagram);
     return r.exit_code;
 }

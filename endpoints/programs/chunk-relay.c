@@ -103,7 +103,7 @@ typedef struct relay_t {
     platform_address_t upstream_local; /* upstream socket's address as the receiver sees it */
     /* run */
     netsim_t *sim;
-    uint8_t *datagram; /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     app_capture_t capture;
     double start, last_arrival, next_progress;
     int progress_shown;
@@ -158,26 +158,21 @@ static const struct option *option_table(void)
     return options;
 }
 
-/* Applies one option (getopt_long's result opt, with text). */
-static void apply_option(relay_t *relay, int opt, const char *text, char **argv)
+/* Applies one of chunk-relay's own options (app_own_option_fn). */
+static int own_option(void *context, int opt, const char *text)
 {
-    if (app_common_option(&relay->common, opt, text) ||
-        chunk_app_wire_option(program, opt, text, &relay->chunk_faults.wire, NULL))
-        return;
+    relay_t *relay = context;
+    if (chunk_app_wire_option(program, opt, text, &relay->chunk_faults.wire, NULL) ||
+        app_timeout_option(program, opt, text, &relay->timeout, NULL) ||
+        linkopt_apply(program, opt, text, &relay->sim_config))
+        return 1;
     switch (opt) {
     case 'l': relay->listen_text = text; break;
     case 'T': relay->to_text = text; break;
     case OPT_PORTFILE: relay->port_file = text; break;
     case CHUNK_OPT_DROP_ACKS:
     case CHUNK_OPT_DROP_SLICE: chunk_app_fault_option(program, opt, text, &relay->chunk_faults); break;
-    case 't':
-        if (platform_parse_seconds(text, 1e9, &relay->timeout) != 0)
-            app_bad_argument(program, "bad --timeout '%s': expected seconds", text);
-        break;
-    case OPT_IDLE:
-        if (platform_parse_seconds(text, 1e9, &relay->idle_exit) != 0)
-            app_bad_argument(program, "bad --idle-exit '%s': expected seconds", text);
-        break;
+    case OPT_IDLE: relay->idle_exit = app_seconds_arg(program, "idle-exit", text, 1e9, "seconds"); break;
     case OPT_AT:
         relay->capture_at = -1;
         for (int i = 0; i < 4; i++)
@@ -185,12 +180,9 @@ static void apply_option(relay_t *relay, int opt, const char *text, char **argv)
         if (relay->capture_at < 0)
             app_bad_argument(program, "bad --capture-at '%s': expected sender, receiver, in or out", text);
         break;
-    case 'h': usage(stdout); exit(EXIT_OK);
-    default:
-        if (opt == ':' || !linkopt_apply(program, opt, text, &relay->sim_config))
-            app_option_error(program, opt, argv);
-        break;
+    default: return 0;
     }
+    return 1;
 }
 
 static void parse_options(relay_t *relay, int argc, char **argv)
@@ -198,11 +190,9 @@ static void parse_options(relay_t *relay, int argc, char **argv)
     netsim_default_config(&relay->sim_config);
     chunk_faults_default(&relay->chunk_faults);
     relay->listen_text = "40001";
-    const struct option *options = option_table();
-    int opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":l:T:t:w:qvh", options, NULL)) != -1) apply_option(relay, opt, optarg, argv);
-    if (optind < argc) app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
+    int first = app_parse_options(program, argc, argv, ":l:T:t:w:qvh", option_table(), usage, &relay->common, own_option,
+                                  relay);
+    if (first < argc) app_bad_argument(program, "unexpected argument '%s'", argv[first]);
     chunk_app_check_faults(program, &relay->chunk_faults);
     relay->sim_config.filter = relay_filter;
     relay->sim_config.filter_context = relay;
@@ -251,11 +241,7 @@ static int set_up(relay_t *relay)
         return EXIT_IO;
     if (app_capture_open(&relay->capture, program, relay->common.pcap_path) != 0) return EXIT_IO;
     relay->sim = netsim_create(&relay->sim_config);
-    relay->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!relay->sim || !relay->datagram) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!relay->sim) return app_out_of_memory(program, EXIT_IO);
     return 0;
 }
 
@@ -430,6 +416,5 @@ int main(int argc, char **argv)
     netsim_destroy(relay.sim);
     platform_socket_close(&relay.listen);
     platform_socket_close(&relay.upstream);
-    free(relay.datagram);
     return exit_code;
 }

@@ -82,7 +82,7 @@ typedef struct send_t {
     int input_fd;
     long long input_total; /* known for regular files: progress shows a percentage; else -1 */
     uint8_t *pending;      /* the chunk being read from the input */
-    uint8_t *datagram;     /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     /* state */
     chunk_sender_t *sender;
     const uint64_t *counters;
@@ -97,13 +97,40 @@ typedef struct send_t {
 
 /* ---- options ---- */
 
+enum { OPT_RESEND = 256, OPT_RTT, OPT_BURST };
+
+/* Applies one of chunk-send's own options (app_own_option_fn). */
+static int own_option(void *context, int opt, const char *text)
+{
+    send_t *s = context;
+    const long long max_chunk = (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT;
+    if (chunk_app_wire_option(program, opt, text, &s->config.wire, &s->config.first_chunk_id) ||
+        app_timeout_option(program, opt, text, &s->timeout, &s->idle_timeout))
+        return 1;
+    switch (opt) {
+    case 'c': s->chunk_size = app_bytes_arg(program, "chunk-size", text, 1, max_chunk, "bytes, e.g. 65536 or 64K"); break;
+    case 'r':
+        s->config.rate_bytes_per_second =
+            app_rate_arg(program, "rate", text, "bytes/s, e.g. 125000, 125kB, 1Mbit or unlimited");
+        break;
+    case OPT_RESEND:
+        s->config.resend_delay = app_seconds_arg(program, "resend-delay", text, 3600, "seconds, e.g. 0.1 or 100ms");
+        break;
+    case OPT_RTT: s->config.rtt = app_seconds_arg(program, "rtt", text, 3600, "seconds, e.g. 0.05 or 50ms"); break;
+    case OPT_BURST:
+        s->config.initial_burst_bytes =
+            (int)app_bytes_arg(program, "burst", text, 0, max_chunk, "bytes, e.g. 262144 or 256K");
+        break;
+    default: return 0;
+    }
+    return 1;
+}
+
 static void parse_options(send_t *s, int argc, char **argv)
 {
     chunk_sender_default_config(&s->config);
     s->config.rate_bytes_per_second = 1e6;
     s->idle_timeout = 10;
-    long long value;
-    enum { OPT_RESEND = 256, OPT_RTT, OPT_BURST, OPT_IDLE };
     static const struct option options[] = {
         {"chunk-size", required_argument, NULL, 'c'},
         {"rate", required_argument, NULL, 'r'},
@@ -113,58 +140,15 @@ static void parse_options(send_t *s, int argc, char **argv)
         CHUNK_APP_WIRE_LONG_OPTIONS,
         CHUNK_APP_FIRST_CHUNK_ID_LONG_OPTION,
         {"bind", required_argument, NULL, 'b'},
-        {"timeout", required_argument, NULL, 't'},
-        {"idle-timeout", required_argument, NULL, OPT_IDLE},
+        APP_TIMEOUT_LONG_OPTIONS,
         APP_COMMON_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    int opt;
-    opterr = 0; /* our own messages, with exit code 2 */
-    while ((opt = getopt_long(argc, argv, ":c:r:b:t:w:46qvh", options, NULL)) != -1) {
-        if (app_common_option(&s->common, opt, optarg) ||
-            chunk_app_wire_option(program, opt, optarg, &s->config.wire, &s->config.first_chunk_id))
-            continue;
-        switch (opt) {
-        case 'c':
-            if (platform_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT,
-                                     &s->chunk_size) != 0 ||
-                s->chunk_size < 1)
-                app_bad_argument(program, "bad --chunk-size '%s': expected bytes, e.g. 65536 or 64K", optarg);
-            break;
-        case 'r':
-            if (platform_parse_rate(optarg, &s->config.rate_bytes_per_second) != 0)
-                app_bad_argument(program,
-                                 "bad --rate '%s': expected bytes/s, e.g. 125000, 125kB, 1Mbit or unlimited", optarg);
-            break;
-        case OPT_RESEND:
-            if (platform_parse_seconds(optarg, 3600, &s->config.resend_delay) != 0)
-                app_bad_argument(program, "bad --resend-delay '%s': expected seconds, e.g. 0.1 or 100ms", optarg);
-            break;
-        case OPT_RTT:
-            if (platform_parse_seconds(optarg, 3600, &s->config.rtt) != 0)
-                app_bad_argument(program, "bad --rtt '%s': expected seconds, e.g. 0.05 or 50ms", optarg);
-            break;
-        case OPT_BURST:
-            if (platform_parse_bytes(optarg, (long long)CHUNK_SLICE_SIZE_LIMIT * CHUNK_MAX_SLICES_LIMIT, &value) != 0)
-                app_bad_argument(program, "bad --burst '%s': expected bytes, e.g. 262144 or 256K", optarg);
-            s->config.initial_burst_bytes = (int)value;
-            break;
-        case 't':
-            if (platform_parse_seconds(optarg, 1e9, &s->timeout) != 0)
-                app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
-            break;
-        case OPT_IDLE:
-            if (platform_parse_seconds(optarg, 1e9, &s->idle_timeout) != 0)
-                app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
-            break;
-        case 'h': usage(stdout); exit(EXIT_OK);
-        default: app_option_error(program, opt, argv);
-        }
-    }
-    if (optind >= argc) app_bad_argument(program, "%s", "missing HOST[:PORT] of the receiver");
-    if (argc - optind > 2) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 2]);
-    s->host_text = argv[optind];
-    s->input_path = optind + 1 < argc ? argv[optind + 1] : "-";
+    int first = app_parse_options(program, argc, argv, ":c:r:b:t:w:46qvh", options, usage, &s->common, own_option, s);
+    if (first >= argc) app_bad_argument(program, "%s", "missing HOST[:PORT] of the receiver");
+    if (argc - first > 2) app_bad_argument(program, "unexpected argument '%s'", argv[first + 2]);
+    s->host_text = argv[first];
+    s->input_path = first + 1 < argc ? argv[first + 1] : "-";
 
     long long max_chunk = (long long)s->config.wire.slice_size * s->config.wire.max_slices;
     if (s->chunk_size == 0) s->chunk_size = max_chunk;
@@ -195,11 +179,7 @@ static int set_up(send_t *s)
     s->ring.capacity = s->config.queue_capacity + 2;
     s->ring.sizes = calloc((size_t)s->ring.capacity, sizeof *s->ring.sizes);
     s->pending = malloc((size_t)s->chunk_size);
-    s->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!s->sender || !s->ring.sizes || !s->pending || !s->datagram) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!s->sender || !s->ring.sizes || !s->pending) return app_out_of_memory(program, EXIT_IO);
     s->counters = chunk_sender_counters(s->sender);
     return 0;
 }
@@ -344,9 +324,7 @@ static void print_summary(const send_t *s, double elapsed)
             s->failure ? s->failure : "done", s->bytes_acked, s->bytes_read,
             (unsigned long long)s->counters[CHUNK_SENDER_COUNTER_CHUNKS_COMPLETED],
             platform_address_format(&s->link.peer, text, sizeof text), elapsed, rate);
-    udp_link_print_datagrams(&s->link);
-    fprintf(stderr, "  sender:");
-    app_print_counters(s->counters, CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
+    udp_link_print_traffic(&s->link, "sender", s->counters, CHUNK_SENDER_COUNTER_COUNT, chunk_sender_counter_name);
     chunk_app_print_invalid(chunk_sender_invalid_counters(s->sender));
     app_capture_print(&s->link.capture);
 }
@@ -371,7 +349,6 @@ int main(int argc, char **argv)
     platform_socket_close(&s.link.socket);
     free(s.ring.sizes);
     free(s.pending);
-    free(s.datagram);
     if (s.input_fd != 0) close(s.input_fd);
     return s.exit_code;
 }

@@ -54,6 +54,12 @@ typedef struct options_t {
     int never_pops, ignore_acks, no_resend_delay, article;
 } options_t;
 
+/* A growing list of frame numbers of the capture. */
+typedef struct frame_list_t {
+    uint32_t *frames;
+    int count, capacity;
+} frame_list_t;
+
 /* What happened to one chunk: the truth file's per-chunk record. */
 typedef struct transfer_t {
     int flow;
@@ -65,10 +71,8 @@ typedef struct transfer_t {
     int started, sender_completed, receiver_completed, popped, intact;
     double time_first_send, time_sender_complete, time_popped;
     /* in the capture */
-    uint32_t **slice_frames; /* per slice id, a growing list of frame numbers */
-    int *slice_frame_count, *slice_frame_capacity;
-    uint32_t *ack_frames;
-    int ack_frame_count, ack_frame_capacity;
+    frame_list_t *slice_frames; /* per slice id */
+    frame_list_t ack_frames;
     uint32_t first_slice_frame, complete_frame; /* 0 = not in the capture */
 } transfer_t;
 
@@ -299,10 +303,10 @@ static void *xcalloc(size_t n, size_t size)
     return app_calloc(program, n, size, EXIT_IO);
 }
 
-static void push_frame(const run_t *run, uint32_t **list, int *count, int *capacity, uint32_t frame)
+static void push_frame(const run_t *run, frame_list_t *list, uint32_t frame)
 {
-    *list = simprog_grow(run->sp, *list, *count, capacity, sizeof **list);
-    (*list)[(*count)++] = frame;
+    list->frames = simprog_grow(run->sp, list->frames, list->count, &list->capacity, sizeof *list->frames);
+    list->frames[list->count++] = frame;
 }
 
 /* Reads the whole --input file into *data (xcalloc'd). Returns its size, or
@@ -384,8 +388,6 @@ static int setup_flow(run_t *run, int f)
         t->data = flow->data + offset;
         t->sent_per_slice = xcalloc((size_t)t->num_slices, sizeof *t->sent_per_slice);
         t->slice_frames = xcalloc((size_t)t->num_slices, sizeof *t->slice_frames);
-        t->slice_frame_count = xcalloc((size_t)t->num_slices, sizeof(int));
-        t->slice_frame_capacity = xcalloc((size_t)t->num_slices, sizeof(int));
     }
     return 0;
 }
@@ -438,8 +440,7 @@ static void observe(run_t *run, int side, int event, const uint8_t *packet, int 
         if (t && frame) {
             if (!t->first_slice_frame) t->first_slice_frame = frame;
             if (s->slice_id < t->num_slices)
-                push_frame(run, &t->slice_frames[s->slice_id], &t->slice_frame_count[s->slice_id],
-                           &t->slice_frame_capacity[s->slice_id], frame);
+                push_frame(run, &t->slice_frames[s->slice_id], frame);
         }
         if (frame) run->slice_frames_total++;
     } else {
@@ -457,7 +458,7 @@ static void observe(run_t *run, int side, int event, const uint8_t *packet, int 
                 t->acks_delivered++;
             }
             if (frame) {
-                push_frame(run, &t->ack_frames, &t->ack_frame_count, &t->ack_frame_capacity, frame);
+                push_frame(run, &t->ack_frames, frame);
                 if (all && parsed.u.ack.num_slices == t->num_slices && !t->complete_frame) t->complete_frame = frame;
             }
         }
@@ -678,11 +679,11 @@ static void truth_chunk(FILE *out, const run_t *run, int f, int k)
     fprintf(out, ", ");
     truth_frame_or_null(out, "complete_frame", t->complete_frame);
     fprintf(out, ", \"ack_frames\": ");
-    truth_frames(out, t->ack_frames, t->ack_frame_count);
+    truth_frames(out, t->ack_frames.frames, t->ack_frames.count);
     fprintf(out, ",\n       \"slice_frames\": [");
     for (int s = 0; s < t->num_slices; s++) {
         fprintf(out, "%s", s ? ", " : "");
-        truth_frames(out, t->slice_frames[s], t->slice_frame_count[s]);
+        truth_frames(out, t->slice_frames[s].frames, t->slice_frames[s].count);
     }
     fprintf(out, "]}}");
 }
@@ -715,12 +716,10 @@ static void free_run(run_t *run)
         if (!flow) continue;
         for (int k = 0; k < flow->count; k++) {
             transfer_t *t = &flow->transfers[k];
-            for (int s = 0; s < t->num_slices; s++) free(t->slice_frames[s]);
+            for (int s = 0; s < t->num_slices; s++) free(t->slice_frames[s].frames);
             free(t->slice_frames);
-            free(t->slice_frame_count);
-            free(t->slice_frame_capacity);
             free(t->sent_per_slice);
-            free(t->ack_frames);
+            free(t->ack_frames.frames);
         }
         free(flow->transfers);
         free(flow->data);
@@ -749,10 +748,7 @@ static int create_endpoints(run_t *run)
         rc.context = &callbacks[1 - f];
         run->flow[f]->sender = chunk_sender_create(&sc);
         run->flow[f]->receiver = chunk_receiver_create(&rc);
-        if (!run->flow[f]->sender || !run->flow[f]->receiver) {
-            fprintf(stderr, "%s: out of memory\n", program);
-            return EXIT_IO;
-        }
+        if (!run->flow[f]->sender || !run->flow[f]->receiver) return app_out_of_memory(program, EXIT_IO);
     }
     return 0;
 }

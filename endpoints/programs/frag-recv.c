@@ -75,7 +75,7 @@ typedef struct recv_t {
     udp_link_t link;
     int output_fd;
     FILE *manifest;
-    uint8_t *datagram; /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     /* state */
     frag_receiver_t *receiver;
     const uint64_t *counters;
@@ -87,19 +87,38 @@ typedef struct recv_t {
 
 /* ---- options ---- */
 
+enum { OPT_MAXFRAG = 256, OPT_PROTOCOL, OPT_MANIFEST };
+
+/* Applies one of frag-recv's own options (app_own_option_fn). */
+static int own_option(void *context, int opt, const char *text)
+{
+    recv_t *r = context;
+    if (app_listen_option(program, opt, text, &r->listen) ||
+        app_timeout_option(program, opt, text, &r->timeout, &r->idle_timeout))
+        return 1;
+    switch (opt) {
+    case 'n': r->want_packets = app_int_arg(program, "packets", text, 1, (long long)1 << 48, "a count >= 1"); break;
+    case OPT_MAXFRAG:
+        r->config.max_fragments = (int)app_int_arg(program, "max-fragments", text, 1, FRAG_MAX_FRAGMENTS, "1..255");
+        break;
+    case OPT_PROTOCOL: r->config.wire.protocol_id = frag_app_protocol_id_option(program, text); break;
+    case OPT_MANIFEST: r->manifest_path = text; break;
+    default: return 0;
+    }
+    return 1;
+}
+
 static void parse_options(recv_t *r, int argc, char **argv)
 {
     frag_receiver_default_config(&r->config);
     r->idle_timeout = 2;
     r->want_packets = -1;
     r->listen.port = CHUNK_DEFAULT_PORT;
-    long long value;
-    enum { OPT_IDLE = 256, OPT_MAXFRAG, OPT_PROTOCOL, OPT_MANIFEST };
     static const struct option options[] = {
         {"bind", required_argument, NULL, 'b'},
         APP_LISTEN_LONG_OPTIONS,
         {"packets", required_argument, NULL, 'n'},
-        {"idle-timeout", required_argument, NULL, OPT_IDLE},
+        {"idle-timeout", required_argument, NULL, APP_OPT_IDLE_TIMEOUT},
         {"timeout", required_argument, NULL, 't'},
         {"max-fragments", required_argument, NULL, OPT_MAXFRAG},
         {"protocol-id", required_argument, NULL, OPT_PROTOCOL},
@@ -107,37 +126,9 @@ static void parse_options(recv_t *r, int argc, char **argv)
         APP_COMMON_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    int opt;
-    opterr = 0; /* our own messages, with exit code 2 */
-    while ((opt = getopt_long(argc, argv, ":p:b:n:t:w:46qvh", options, NULL)) != -1) {
-        if (app_common_option(&r->common, opt, optarg) || app_listen_option(program, opt, optarg, &r->listen) || app_listen_option(program, opt, optarg, &r->listen))
-            continue;
-        switch (opt) {
-        case 'n':
-            if (platform_parse_int(optarg, 1, (long long)1 << 48, &r->want_packets) != 0)
-                app_bad_argument(program, "bad --packets '%s': expected a count >= 1", optarg);
-            break;
-        case OPT_IDLE:
-            if (platform_parse_seconds(optarg, 1e9, &r->idle_timeout) != 0)
-                app_bad_argument(program, "bad --idle-timeout '%s': expected seconds", optarg);
-            break;
-        case 't':
-            if (platform_parse_seconds(optarg, 1e9, &r->timeout) != 0)
-                app_bad_argument(program, "bad --timeout '%s': expected seconds", optarg);
-            break;
-        case OPT_MAXFRAG:
-            if (platform_parse_int(optarg, 1, FRAG_MAX_FRAGMENTS, &value) != 0)
-                app_bad_argument(program, "bad --max-fragments '%s': expected 1..255", optarg);
-            r->config.max_fragments = (int)value;
-            break;
-        case OPT_PROTOCOL: r->config.wire.protocol_id = frag_app_protocol_id_option(program, optarg); break;
-        case OPT_MANIFEST: r->manifest_path = optarg; break;
-        case 'h': usage(stdout); exit(EXIT_OK);
-        default: app_option_error(program, opt, argv);
-        }
-    }
-    if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
-    r->output_path = optind < argc ? argv[optind] : "-";
+    int first = app_parse_options(program, argc, argv, ":p:b:n:t:w:46qvh", options, usage, &r->common, own_option, r);
+    if (argc - first > 1) app_bad_argument(program, "unexpected argument '%s'", argv[first + 1]);
+    r->output_path = first < argc ? argv[first] : "-";
     app_set_verbosity(r->common.verbosity);
     cs_log_set_name("frag");
 }
@@ -178,11 +169,7 @@ static int set_up(recv_t *r)
     r->config.deliver = on_deliver;
     r->config.context = r;
     r->receiver = frag_receiver_create(&r->config);
-    r->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!r->receiver || !r->datagram) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!r->receiver) return app_out_of_memory(program, EXIT_IO);
     r->counters = frag_receiver_counters(r->receiver);
     udp_link_ready_to_listen(&r->link);
     return 0;
@@ -196,13 +183,8 @@ static void lock_onto_sender(recv_t *r, const platform_address_t *from, int n, d
     frag_packet_t packet;
     packet.regular = NULL;
     if (frag_read_packet(&r->config.wire, r->datagram, n, &packet) != FRAG_READ_OK) return;
-    r->link.peer_known = 1;
-    r->link.peer = *from;
-    platform_socket_local_address(&r->link.socket, from, &r->link.local);
+    udp_link_lock_on(&r->link, from);
     r->first_heard = now;
-    char text[PLATFORM_ADDRESS_STRING_SIZE];
-    cs_log_message(CS_LOG_LEVEL_INFO, "%s: receiving from %s", program,
-                   platform_address_format(from, text, sizeof text));
 }
 
 /* Hands every waiting datagram from the sender to the receiver. Returns 0,
@@ -280,9 +262,7 @@ static void print_summary(const recv_t *r)
             program, r->outcome ? r->outcome : "stopped", r->packets, r->bytes,
             r->link.peer_known ? platform_address_format(&r->link.peer, text, sizeof text) : "nobody", busy,
             frag_receiver_in_progress(r->receiver));
-    udp_link_print_datagrams(&r->link);
-    fprintf(stderr, "  receiver:");
-    app_print_counters(r->counters, FRAG_RECEIVER_COUNTER_COUNT, frag_receiver_counter_name);
+    udp_link_print_traffic(&r->link, "receiver", r->counters, FRAG_RECEIVER_COUNTER_COUNT, frag_receiver_counter_name);
     frag_app_print_invalid(frag_receiver_invalid_counters(r->receiver));
     app_capture_print(&r->link.capture);
 }
@@ -300,6 +280,5 @@ int main(int argc, char **argv)
     if (!frag.common.quiet || frag.exit_code != EXIT_OK) print_summary(&frag);
     frag_receiver_destroy(frag.receiver);
     platform_socket_close(&frag.link.socket);
-    free(frag.datagram);
     return frag.exit_code;
 }

@@ -68,7 +68,7 @@ typedef struct send_t {
     int input_fd;
     FILE *manifest;
     uint8_t *packet;   /* packet_size bytes: the packet being read */
-    uint8_t *datagram; /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
+    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     /* state */
     frag_sender_t *sender;
     const uint64_t *counters;
@@ -80,13 +80,35 @@ typedef struct send_t {
 
 /* ---- options ---- */
 
+enum { OPT_INTERLEAVE = 256, OPT_FIRST, OPT_PROTOCOL, OPT_MANIFEST };
+
+/* Applies one of frag-send's own options (app_own_option_fn). */
+static int own_option(void *context, int opt, const char *text)
+{
+    send_t *s = context;
+    switch (opt) {
+    case 's':
+        s->packet_size = app_bytes_arg(program, "packet-size", text, 1, FRAG_MAX_PACKET_BYTES, "1..261120 bytes");
+        break;
+    case 'r':
+        s->config.rate_bytes_per_second = app_rate_arg(program, "rate", text, "bytes/s, e.g. 125kB or 8Mbit");
+        break;
+    case OPT_INTERLEAVE: s->config.interleave = (int)app_int_arg(program, "interleave", text, 1, 64, "1..64"); break;
+    case OPT_FIRST:
+        s->config.first_sequence = (uint16_t)app_int_arg(program, "first-sequence", text, 0, 65535, "0..65535");
+        break;
+    case OPT_PROTOCOL: s->config.wire.protocol_id = frag_app_protocol_id_option(program, text); break;
+    case OPT_MANIFEST: s->manifest_path = text; break;
+    default: return 0;
+    }
+    return 1;
+}
+
 static void parse_options(send_t *s, int argc, char **argv)
 {
     frag_sender_default_config(&s->config);
     s->config.rate_bytes_per_second = 1000000;
     s->packet_size = 4096;
-    long long value;
-    enum { OPT_INTERLEAVE = 256, OPT_FIRST, OPT_PROTOCOL, OPT_MANIFEST };
     static const struct option options[] = {
         {"packet-size", required_argument, NULL, 's'},
         {"rate", required_argument, NULL, 'r'},
@@ -98,39 +120,11 @@ static void parse_options(send_t *s, int argc, char **argv)
         APP_COMMON_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    int opt;
-    opterr = 0; /* our own messages, with exit code 2 */
-    while ((opt = getopt_long(argc, argv, ":s:r:b:w:46qvh", options, NULL)) != -1) {
-        if (app_common_option(&s->common, opt, optarg)) continue;
-        switch (opt) {
-        case 's':
-            if (platform_parse_bytes(optarg, FRAG_MAX_PACKET_BYTES, &s->packet_size) != 0 || s->packet_size < 1)
-                app_bad_argument(program, "bad --packet-size '%s': expected 1..261120 bytes", optarg);
-            break;
-        case 'r':
-            if (platform_parse_rate(optarg, &s->config.rate_bytes_per_second) != 0)
-                app_bad_argument(program, "bad --rate '%s': expected bytes/s, e.g. 125kB or 8Mbit", optarg);
-            break;
-        case OPT_INTERLEAVE:
-            if (platform_parse_int(optarg, 1, 64, &value) != 0)
-                app_bad_argument(program, "bad --interleave '%s': expected 1..64", optarg);
-            s->config.interleave = (int)value;
-            break;
-        case OPT_FIRST:
-            if (platform_parse_int(optarg, 0, 65535, &value) != 0)
-                app_bad_argument(program, "bad --first-sequence '%s': expected 0..65535", optarg);
-            s->config.first_sequence = (uint16_t)value;
-            break;
-        case OPT_PROTOCOL: s->config.wire.protocol_id = frag_app_protocol_id_option(program, optarg); break;
-        case OPT_MANIFEST: s->manifest_path = optarg; break;
-        case 'h': usage(stdout); exit(EXIT_OK);
-        default: app_option_error(program, opt, argv);
-        }
-    }
-    if (optind >= argc) app_bad_argument(program, "%s", "no receiver given: frag-send HOST[:PORT] [FILE]");
-    if (argc - optind > 2) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 2]);
-    s->host_text = argv[optind];
-    s->input_path = optind + 1 < argc ? argv[optind + 1] : "-";
+    int first = app_parse_options(program, argc, argv, ":s:r:b:w:46qvh", options, usage, &s->common, own_option, s);
+    if (first >= argc) app_bad_argument(program, "%s", "no receiver given: frag-send HOST[:PORT] [FILE]");
+    if (argc - first > 2) app_bad_argument(program, "unexpected argument '%s'", argv[first + 2]);
+    s->host_text = argv[first];
+    s->input_path = first + 1 < argc ? argv[first + 1] : "-";
     app_set_verbosity(s->common.verbosity);
     cs_log_set_name("frag");
 }
@@ -159,11 +153,7 @@ static int set_up(send_t *s)
     s->config.context = &s->link;
     s->sender = frag_sender_create(&s->config);
     s->packet = malloc((size_t)s->packet_size);
-    s->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!s->sender || !s->packet || !s->datagram) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!s->sender || !s->packet) return app_out_of_memory(program, EXIT_IO);
     s->counters = frag_sender_counters(s->sender);
     return 0;
 }
@@ -263,9 +253,7 @@ static void print_summary(const send_t *s, double elapsed)
             s->outcome ? s->outcome : "stopped", s->bytes_read,
             (unsigned long long)s->counters[FRAG_SENDER_COUNTER_PACKETS_SENT],
             platform_address_format(&s->link.peer, text, sizeof text), elapsed, rate);
-    udp_link_print_datagrams(&s->link);
-    fprintf(stderr, "  sender:");
-    app_print_counters(s->counters, FRAG_SENDER_COUNTER_COUNT, frag_sender_counter_name);
+    udp_link_print_traffic(&s->link, "sender", s->counters, FRAG_SENDER_COUNTER_COUNT, frag_sender_counter_name);
     app_capture_print(&s->link.capture);
 }
 
@@ -289,6 +277,5 @@ int main(int argc, char **argv)
     frag_sender_destroy(frag.sender);
     platform_socket_close(&frag.link.socket);
     free(frag.packet);
-    free(frag.datagram);
     return frag.exit_code;
 }

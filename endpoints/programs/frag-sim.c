@@ -298,10 +298,7 @@ static void queue_next_packet(run_t *run)
         sequence = frag_sender_queue_test_packet(run->sender, t);
         p->fragmented = p->size > FRAG_MAX_REGULAR_BYTES;
     }
-    if (sequence < 0) {
-        fprintf(stderr, "frag-sim: out of memory\n");
-        exit(EXIT_IO);
-    }
+    if (sequence < 0) exit(app_out_of_memory(program, EXIT_IO));
     p->sequence = (uint16_t)sequence;
     cs_sha256_hex(run->scratch, (size_t)p->size, p->sha_sent);
     p->num_datagrams = p->fragmented ? frag_fragment_count(p->size) : 1;
@@ -751,10 +748,7 @@ static int create_endpoints(run_t *run)
     opt->receiver.context = run;
     run->sender = frag_sender_create(&opt->sender);
     run->receiver = frag_receiver_create(&opt->receiver);
-    if (!run->sender || !run->receiver) {
-        fprintf(stderr, "frag-sim: out of memory\n");
-        return EXIT_IO;
-    }
+    if (!run->sender || !run->receiver) return app_out_of_memory(program, EXIT_IO);
     if (!opt->mixed) return 0;
     setup_chunks(run);
     chunk_sender_config_t sc;
@@ -768,10 +762,7 @@ static int create_endpoints(run_t *run)
     run->chunk_sender = chunk_sender_create(&sc);
     run->chunk_receiver = chunk_receiver_create(&rc);
     run->pop_buffer = xcalloc(CHUNK_DEFAULT_SLICE_SIZE * CHUNK_DEFAULT_MAX_SLICES, 1);
-    if (!run->chunk_sender || !run->chunk_receiver) {
-        fprintf(stderr, "frag-sim: out of memory\n");
-        return EXIT_IO;
-    }
+    if (!run->chunk_sender || !run->chunk_receiver) return app_out_of_memory(program, EXIT_IO);
     return 0;
 }
 

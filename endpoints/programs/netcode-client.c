@@ -41,7 +41,6 @@ typedef struct client_t {
     uint8_t token[NETCODE_CONNECT_TOKEN_BYTES + 1];
     int token_bytes;
     netcode_connect_token_t fields; /* the token's public part */
-    uint8_t *datagram;              /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
     uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
     /* state */
     netcode_client_t *client;
@@ -81,6 +80,23 @@ static void usage(FILE *out)
 
 enum { OPT_RATE = 256, OPT_PAYLOAD, OPT_KEYS };
 
+/* Applies one of netcode-client's own options (app_own_option_fn). */
+static int own_option(void *context, int opt, const char *text)
+{
+    client_t *c = context;
+    switch (opt) {
+    case 't':
+        if (platform_parse_seconds(text, 1e7, &c->duration) != 0 || c->duration <= 0)
+            app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 5 or 500ms", text);
+        break;
+    case OPT_RATE: c->rate = (double)app_int_option(program, "rate", text, 0, 1000); break;
+    case OPT_PAYLOAD: c->payload_bytes = (int)app_int_option(program, "payload", text, 1, NETCODE_MAX_PAYLOAD_BYTES); break;
+    case OPT_KEYS: c->keys_path = text; break;
+    default: return 0;
+    }
+    return 1;
+}
+
 static void parse_options(client_t *c, int argc, char **argv)
 {
     static const struct option options[] = {
@@ -90,25 +106,10 @@ static void parse_options(client_t *c, int argc, char **argv)
     };
     c->rate = 10;
     c->payload_bytes = NETCODE_MAX_PAYLOAD_BYTES;
-    int opt;
-    opterr = 0; /* our own messages, with exit code 2 */
-    while ((opt = getopt_long(argc, argv, ":t:b:w:qvh", options, NULL)) != -1) {
-        if (app_common_option(&c->common, opt, optarg)) continue;
-        switch (opt) {
-        case 't':
-            if (platform_parse_seconds(optarg, 1e7, &c->duration) != 0 || c->duration <= 0)
-                app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 5 or 500ms", optarg);
-            break;
-        case OPT_RATE: c->rate = (double)app_int_option(program, "rate", optarg, 0, 1000); break;
-        case OPT_PAYLOAD: c->payload_bytes = (int)app_int_option(program, "payload", optarg, 1, NETCODE_MAX_PAYLOAD_BYTES); break;
-        case OPT_KEYS: c->keys_path = optarg; break;
-        case 'h': usage(stdout); exit(EXIT_OK);
-        default: app_option_error(program, opt, argv);
-        }
-    }
-    if (optind >= argc) app_bad_argument(program, "missing TOKEN_FILE");
-    if (argc - optind > 1) app_bad_argument(program, "unexpected argument '%s'", argv[optind + 1]);
-    c->token_path = argv[optind];
+    int first = app_parse_options(program, argc, argv, ":t:b:w:qvh", options, usage, &c->common, own_option, c);
+    if (first >= argc) app_bad_argument(program, "missing TOKEN_FILE");
+    if (argc - first > 1) app_bad_argument(program, "unexpected argument '%s'", argv[first + 1]);
+    c->token_path = argv[first];
     app_set_verbosity(c->common.verbosity);
 }
 
@@ -195,27 +196,18 @@ static int set_up(client_t *c)
     c->start = platform_time();
     netcode_client_config_t config = {platform_wall_time(), on_send, on_payload, on_state, c};
     c->client = netcode_client_create(&config);
-    c->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!c->client || !c->datagram) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (!c->client) return app_out_of_memory(program, EXIT_IO);
     netcode_app_fill_payload(c->payload, c->payload_bytes);
     return 0;
 }
 
 /* ---- one turn of the event loop ---- */
 
-/* Hands every waiting datagram to the client. Returns 0, or -1 on a socket
- * error (printed, exit code set). */
-static int receive_packets(client_t *c, double now)
+/* A datagram for the client (netcode_app_link_receive_all), at c->now. */
+static void on_packet(void *context, const netcode_address_t *from, const uint8_t *packet, int bytes)
 {
-    for (;;) {
-        netcode_address_t from;
-        int n = netcode_app_link_receive(&c->link, program, &from, c->datagram, EXIT_IO, &c->exit_code, &c->outcome);
-        if (n < 0) return n == -1 ? 0 : -1;
-        if (n <= NETCODE_MAX_PACKET_BYTES) netcode_client_receive_packet(c->client, now, &from, c->datagram, n);
-    }
+    client_t *c = context;
+    netcode_client_receive_packet(c->client, c->now, from, packet, bytes);
 }
 
 /* While connected: notes the connection, sends the payloads due at --rate.
@@ -231,8 +223,7 @@ static int connected(client_t *c, double now)
     }
     if (c->rate > 0 && now >= c->next_payload) {
         netcode_client_send_payload(c->client, now, c->payload, c->payload_bytes);
-        c->next_payload += 1.0 / c->rate;
-        if (c->next_payload < now) c->next_payload = now + 1.0 / c->rate;
+        app_advance_deadline(&c->next_payload, 1.0 / c->rate, now);
     }
     if (c->duration > 0 && now - c->connected_at >= c->duration) {
         c->outcome = "done";
@@ -273,18 +264,16 @@ static void run(client_t *c)
     c->next_progress = 1;
     c->connected_at = -1;
     for (;;) {
-        double now = platform_time() - c->start;
-        int readable;
-        double wait = c->next_tick - now;
-        if (app_wait(program, &c->link.socket.fd, 1, wait > 0 ? wait : 0, &readable, &c->exit_code, &c->outcome) != 0) {
+        double now;
+        if (app_wait_for_tick(program, c->link.socket.fd, c->start, c->next_tick, &now, &c->exit_code,
+                              &c->outcome) != 0) {
             c->interrupted = 1;
             break;
         }
-        now = c->now = platform_time() - c->start;
-        if (receive_packets(c, now) != 0) break;
-        if (now < c->next_tick) continue;
-        c->next_tick += TICK;
-        if (c->next_tick < now) c->next_tick = now + TICK;
+        c->now = now;
+        if (netcode_app_link_receive_all(&c->link, program, EXIT_IO, &c->exit_code, &c->outcome, on_packet, c) != 0)
+            break;
+        if (!app_tick_due(&c->next_tick, TICK, now)) continue;
         netcode_client_update(c->client, now);
         int state = netcode_client_state(c->client);
         if (finished(c, now, state)) break;
@@ -326,7 +315,6 @@ int main(int argc, char **argv)
     print_summary(&c);
     if (c.link.payloads_bad && c.exit_code == EXIT_OK) c.exit_code = EXIT_NOT_CONNECTED;
     netcode_client_destroy(c.client);
-    free(c.datagram);
     platform_socket_close(&c.link.socket);
     return c.exit_code;
 }

@@ -40,7 +40,6 @@ typedef struct server_t {
     /* I/O */
     netcode_app_link_t link;
     FILE *keylog;      /* --keys: a connection line for each client */
-    uint8_t *datagram; /* PLATFORM_SOCKET_MAX_DATAGRAM bytes */
     uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
     /* state */
     netcode_server_t *server;
@@ -92,6 +91,42 @@ static void usage(FILE *out)
 enum { OPT_PUBLIC = 256, OPT_PORT_FILE, OPT_KEY, OPT_KEY_FILE, OPT_PROTOCOL_ID, OPT_MAX_CLIENTS, OPT_RATE, OPT_PAYLOAD,
        OPT_ONCE, OPT_KEYS };
 
+/* Applies one of netcode-server's own options (app_own_option_fn). */
+static int own_option(void *context, int opt, const char *text)
+{
+    server_t *s = context;
+    char err[256];
+    switch (opt) {
+    case OPT_PUBLIC: s->public_text = text; break;
+    case OPT_PORT_FILE: s->port_file = text; break;
+    case OPT_KEY:
+        if (netcode_app_parse_key(text, s->config.private_key) != 0)
+            app_bad_argument(program, "bad --key '%s': expected 64 hex digits", text);
+        break;
+    case OPT_KEY_FILE:
+        if (netcode_app_read_key_file(text, s->config.private_key, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: --key-file %s: %s\n", program, text, err);
+            exit(EXIT_IO);
+        }
+        break;
+    case OPT_PROTOCOL_ID:
+        if (netcode_app_parse_u64(text, &s->config.protocol_id) != 0)
+            app_bad_argument(program, "bad --protocol-id '%s': expected a 64-bit number", text);
+        break;
+    case OPT_MAX_CLIENTS: s->config.max_clients = (int)app_int_option(program, "max-clients", text, 1, NETCODE_MAX_CLIENTS); break;
+    case OPT_RATE: s->rate = (double)app_int_option(program, "rate", text, 0, 1000); break;
+    case OPT_PAYLOAD: s->payload_bytes = (int)app_int_option(program, "payload", text, 1, NETCODE_MAX_PAYLOAD_BYTES); break;
+    case OPT_ONCE: s->once = 1; break;
+    case 't':
+        if (platform_parse_seconds(text, 1e7, &s->duration) != 0 || s->duration <= 0)
+            app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 20 or 500ms", text);
+        break;
+    case OPT_KEYS: s->keys_path = text; break;
+    default: return 0;
+    }
+    return 1;
+}
+
 static void parse_options(server_t *s, int argc, char **argv)
 {
     static const struct option options[] = {
@@ -107,42 +142,8 @@ static void parse_options(server_t *s, int argc, char **argv)
     memcpy(s->config.private_key, netcode_app_example_key, NETCODE_KEY_BYTES);
     s->rate = 10;
     s->payload_bytes = NETCODE_MAX_PAYLOAD_BYTES;
-    char err[256];
-    int opt;
-    opterr = 0; /* our own messages, with exit code 2 */
-    while ((opt = getopt_long(argc, argv, ":b:t:w:qvh", options, NULL)) != -1) {
-        if (app_common_option(&s->common, opt, optarg)) continue;
-        switch (opt) {
-        case OPT_PUBLIC: s->public_text = optarg; break;
-        case OPT_PORT_FILE: s->port_file = optarg; break;
-        case OPT_KEY:
-            if (netcode_app_parse_key(optarg, s->config.private_key) != 0)
-                app_bad_argument(program, "bad --key '%s': expected 64 hex digits", optarg);
-            break;
-        case OPT_KEY_FILE:
-            if (netcode_app_read_key_file(optarg, s->config.private_key, err, sizeof err) != 0) {
-                fprintf(stderr, "%s: --key-file %s: %s\n", program, optarg, err);
-                exit(EXIT_IO);
-            }
-            break;
-        case OPT_PROTOCOL_ID:
-            if (netcode_app_parse_u64(optarg, &s->config.protocol_id) != 0)
-                app_bad_argument(program, "bad --protocol-id '%s': expected a 64-bit number", optarg);
-            break;
-        case OPT_MAX_CLIENTS: s->config.max_clients = (int)app_int_option(program, "max-clients", optarg, 1, NETCODE_MAX_CLIENTS); break;
-        case OPT_RATE: s->rate = (double)app_int_option(program, "rate", optarg, 0, 1000); break;
-        case OPT_PAYLOAD: s->payload_bytes = (int)app_int_option(program, "payload", optarg, 1, NETCODE_MAX_PAYLOAD_BYTES); break;
-        case OPT_ONCE: s->once = 1; break;
-        case 't':
-            if (platform_parse_seconds(optarg, 1e7, &s->duration) != 0 || s->duration <= 0)
-                app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 20 or 500ms", optarg);
-            break;
-        case OPT_KEYS: s->keys_path = optarg; break;
-        case 'h': usage(stdout); exit(EXIT_OK);
-        default: app_option_error(program, opt, argv);
-        }
-    }
-    if (optind < argc) app_bad_argument(program, "unexpected argument '%s'", argv[optind]);
+    int first = app_parse_options(program, argc, argv, ":b:t:w:qvh", options, usage, &s->common, own_option, s);
+    if (first < argc) app_bad_argument(program, "unexpected argument '%s'", argv[first]);
     if (!s->common.bind_text) s->common.bind_text = "127.0.0.1:40000";
     app_set_verbosity(s->common.verbosity);
 }
@@ -236,8 +237,7 @@ static int set_up(server_t *s)
     s->config.client_event = on_client;
     s->config.context = s;
     s->server = netcode_server_create(&s->config, 0);
-    s->datagram = malloc(PLATFORM_SOCKET_MAX_DATAGRAM);
-    if (!s->server || !s->datagram) {
+    if (!s->server) {
         fprintf(stderr, "%s: out of memory (or libsodium cannot start)\n", program);
         return EXIT_IO;
     }
@@ -247,16 +247,11 @@ static int set_up(server_t *s)
 
 /* ---- one turn of the event loop ---- */
 
-/* Hands every waiting datagram to the server. Returns 0, or -1 on a socket
- * error (printed, exit code set). */
-static int receive_packets(server_t *s, double now)
+/* A datagram for the server (netcode_app_link_receive_all), at s->now. */
+static void on_packet(void *context, const netcode_address_t *from, const uint8_t *packet, int bytes)
 {
-    for (;;) {
-        netcode_address_t from;
-        int n = netcode_app_link_receive(&s->link, program, &from, s->datagram, EXIT_IO, &s->exit_code, &s->outcome);
-        if (n < 0) return n == -1 ? 0 : -1;
-        if (n <= NETCODE_MAX_PACKET_BYTES) netcode_server_receive_packet(s->server, now, &from, s->datagram, n);
-    }
+    server_t *s = context;
+    netcode_server_receive_packet(s->server, s->now, from, packet, bytes);
 }
 
 /* Sends each connected client its payloads due at --rate. */
@@ -265,8 +260,7 @@ static void send_payloads(server_t *s, double now)
     for (int i = 0; i < s->config.max_clients && s->rate > 0; i++) {
         if (!netcode_server_client_connected(s->server, i) || now < s->next_payload[i]) continue;
         netcode_server_send_payload(s->server, now, i, s->payload, s->payload_bytes);
-        s->next_payload[i] += 1.0 / s->rate;
-        if (s->next_payload[i] < now) s->next_payload[i] = now + 1.0 / s->rate;
+        app_advance_deadline(&s->next_payload[i], 1.0 / s->rate, now);
     }
 }
 
@@ -304,16 +298,13 @@ static void run(server_t *s)
 {
     s->next_progress = 1;
     for (;;) {
-        double now = platform_time() - s->start;
-        int readable;
-        double wait = s->next_tick - now;
-        if (app_wait(program, &s->link.socket.fd, 1, wait > 0 ? wait : 0, &readable, &s->exit_code, &s->outcome) != 0)
+        double now;
+        if (app_wait_for_tick(program, s->link.socket.fd, s->start, s->next_tick, &now, &s->exit_code, &s->outcome) != 0)
             break;
-        now = s->now = platform_time() - s->start;
-        if (receive_packets(s, now) != 0) break;
-        if (now < s->next_tick) continue;
-        s->next_tick += TICK;
-        if (s->next_tick < now) s->next_tick = now + TICK;
+        s->now = now;
+        if (netcode_app_link_receive_all(&s->link, program, EXIT_IO, &s->exit_code, &s->outcome, on_packet, s) != 0)
+            break;
+        if (!app_tick_due(&s->next_tick, TICK, now)) continue;
         netcode_server_update(s->server, now);
         send_payloads(s, now);
         if (finished(s, now)) break;
@@ -355,7 +346,6 @@ int main(int argc, char **argv)
     print_summary(&s);
     if (s.link.payloads_bad && s.exit_code == EXIT_OK) s.exit_code = EXIT_NO_CLIENT;
     netcode_server_destroy(s.server);
-    free(s.datagram);
     platform_socket_close(&s.link.socket);
     return s.exit_code;
 }

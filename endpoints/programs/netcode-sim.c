@@ -614,10 +614,7 @@ static int create_server(run_t *run)
     sc.client_event = on_server_client;
     sc.context = &callbacks[MAX_SIM_CLIENTS];
     run->server = netcode_server_create(&sc, 0);
-    if (!run->server) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return -1;
-    }
+    if (!run->server) return app_out_of_memory(program, -1);
     return 0;
 }
 
@@ -632,10 +629,7 @@ static int create_clients(run_t *run)
         pcapout_addr_ipv4(&run->client_addr[i], 10, 0, 0, 1, (uint16_t)(CLIENT_PORT + i));
         netcode_client_config_t cc = {SIM_UNIX_EPOCH, on_send, on_client_payload, on_client_state, &callbacks[i]};
         c->client = netcode_client_create(&cc);
-        if (!c->client) {
-            fprintf(stderr, "%s: out of memory\n", program);
-            return -1;
-        }
+        if (!c->client) return app_out_of_memory(program, -1);
         c->slot = -1;
         c->server_end_reason = -1;
         c->start_time = i * opt->stagger;

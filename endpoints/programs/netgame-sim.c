@@ -543,10 +543,7 @@ int main(int argc, char **argv)
         config.lost = on_lost;
         config.context = &run.side[s];
         run.side[s].connection = netgame_connection_create(&config);
-        if (!run.side[s].connection) {
-            fprintf(stderr, "netgame-sim: out of memory\n");
-            return EXIT_IO;
-        }
+        if (!run.side[s].connection) return app_out_of_memory(program, EXIT_IO);
     }
     const uint8_t server_address = SIDE_B;
     netgame_connection_start(run.side[SIDE_B].connection, 0, NULL, 0);

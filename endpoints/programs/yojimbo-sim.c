@@ -367,10 +367,7 @@ static void side_connect(run_t *run, int side)
     rc.context = &contexts[side];
     s->rl = rl_endpoint_create(&rc, run->now);
     s->yj = yojimbo_connection_create(&run->opt->yj, run->now, on_event, &contexts[side]);
-    if (!s->rl || !s->yj) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        exit(EXIT_IO);
-    }
+    if (!s->rl || !s->yj) exit(app_out_of_memory(program, EXIT_IO));
     s->connected = 1;
     s->connected_at = run->now;
     s->next_message = run->now;
@@ -730,10 +727,7 @@ int main(int argc, char **argv)
     sp->sim.filter_context = &run;
     int start = simprog_start(sp);
     if (start != 0) return start;
-    if (set_up(&run, &opt) != 0) {
-        fprintf(stderr, "%s: out of memory\n", program);
-        return EXIT_IO;
-    }
+    if (set_up(&run, &opt) != 0) return app_out_of_memory(program, EXIT_IO);
     double end_time;
     simprog_run(sp, opt.duration + GRACE, &(simprog_loop_t){&run.now, &run, tick, arrive, describe}, &end_time);
     int exit_code = complete(&run) || faulty(&opt) ? EXIT_OK : EXIT_INCOMPLETE;
