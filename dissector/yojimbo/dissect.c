@@ -423,15 +423,9 @@ static gboolean read_body(ctx_t *c, proto_tree *tree, guint32 type)
 static void add_item(ctx_t *c, guint8 ch, gboolean is_block, guint16 id, gint32 type, gint32 frag,
                      guint16 nfrag, guint32 size)
 {
-    yj_pending_item_t it;
-    memset(&it, 0, sizeof it);
-    it.channel = ch;
-    it.is_block = is_block;
-    it.id = id;
-    it.type = type;
-    it.frag = frag;
-    it.num_fragments = nfrag;
-    it.size = size;
+    yj_pending_item_t it = { .channel = ch, .is_block = is_block, .id = id, .type = type, .frag = frag,
+                             .num_fragments = nfrag, .size = size };
+
     wmem_array_append_one(c->items, it);
 }
 
