@@ -182,6 +182,19 @@ void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_
     }
 }
 
+/* ---- Endpoints ------------------------------------------------------------ */
+
+void au_copy_endpoints(packet_info *pinfo, gboolean reverse, address *src, guint32 *sport, address *dst,
+                       guint32 *dport)
+{
+    copy_address_wmem(wmem_file_scope(), src, reverse ? &pinfo->dst : &pinfo->src);
+    copy_address_wmem(wmem_file_scope(), dst, reverse ? &pinfo->src : &pinfo->dst);
+    *sport = reverse ? pinfo->destport : pinfo->srcport;
+    *dport = reverse ? pinfo->srcport : pinfo->destport;
+}
+
+/* ---- Expert infos ------------------------------------------------------- */
+
 gboolean au_expert_tapped(void)
 {
     /* Taps are registered before any packet is dissected; the id is looked

@@ -7,6 +7,7 @@
  *   chunk, acked slices, missing fragment ids, acked sequence numbers),
  *   optionally cut after so many characters;
  * - Info column marks, " [Stall]", from a table of problem bits;
+ * - a direction's endpoints, copied from the packet's;
  * - expert infos that skip their printf when the text goes nowhere.
  *
  * Prefix au_ (analysis utilities). No state but the expert tap's id: every
@@ -148,6 +149,14 @@ static inline nstime_t au_nstime(gint64 ns)
     t.nsecs = (int)(ns % AU_NS_PER_S);
     return t;
 }
+
+/* ---- Endpoints ------------------------------------------------------------ */
+
+/* The packet's endpoints, copied into the capture file's scope: its source
+ * address and port into *src and *sport, its destination into *dst and
+ * *dport; swapped when reverse (the endpoints of the other direction). */
+void au_copy_endpoints(packet_info *pinfo, gboolean reverse, address *src, guint32 *sport, address *dst,
+                       guint32 *dport);
 
 /* ---- Expert infos ------------------------------------------------------- */
 

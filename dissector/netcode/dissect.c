@@ -415,17 +415,7 @@ static nc_conn_t *conn_new(packet_info *pinfo, const nc_shape_t *s)
         src_is_client = TRUE;
         c->dir_guessed = TRUE;
     }
-    if (src_is_client) {
-        copy_address_wmem(wmem_file_scope(), &c->client, &pinfo->src);
-        copy_address_wmem(wmem_file_scope(), &c->server, &pinfo->dst);
-        c->client_port = pinfo->srcport;
-        c->server_port = pinfo->destport;
-    } else {
-        copy_address_wmem(wmem_file_scope(), &c->client, &pinfo->dst);
-        copy_address_wmem(wmem_file_scope(), &c->server, &pinfo->src);
-        c->client_port = pinfo->destport;
-        c->server_port = pinfo->srcport;
-    }
+    au_copy_endpoints(pinfo, !src_is_client, &c->client, &c->client_port, &c->server, &c->server_port);
     return c;
 }
 

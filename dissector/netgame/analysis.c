@@ -426,14 +426,8 @@ static ng_conn_t *get_conn(packet_info *pinfo, conversation_t *conv, guint *dir_
             c->dir[d].mode = NG_MODE_BAD;   /* the example starts in Bad */
             c->dir[d].hi_ns = G_MININT64;
         }
-        copy_address_wmem(wmem_file_scope(), &c->dir[0].src, &pinfo->src);
-        copy_address_wmem(wmem_file_scope(), &c->dir[0].dst, &pinfo->dst);
-        c->dir[0].sport = pinfo->srcport;
-        c->dir[0].dport = pinfo->destport;
-        copy_address_wmem(wmem_file_scope(), &c->dir[1].src, &pinfo->dst);
-        copy_address_wmem(wmem_file_scope(), &c->dir[1].dst, &pinfo->src);
-        c->dir[1].sport = pinfo->destport;
-        c->dir[1].dport = pinfo->srcport;
+        au_copy_endpoints(pinfo, FALSE, &c->dir[0].src, &c->dir[0].sport, &c->dir[0].dst, &c->dir[0].dport);
+        au_copy_endpoints(pinfo, TRUE, &c->dir[1].src, &c->dir[1].sport, &c->dir[1].dst, &c->dir[1].dport);
         wmem_map_insert(conns_by_conv, conv, c);
         wmem_array_append_one(all_conns, c);
     }

@@ -69,20 +69,26 @@ guint32 p2frag_pkt_bytes(const p2frag_pkt_t *pkt)
     return (pkt->num_fragments - 1) * P2FRAG_FRAGMENT_SIZE + pkt->last_bytes;
 }
 
-/* The position of fragment id `id` in pkt's sorted list of fragments seen:
- * where it is, or where it would go. */
-static guint32 p2frag_frag_pos(const p2frag_pkt_t *pkt, guint32 id)
+/* The position of key in the sorted v[0..n): where it is, or where it
+ * would go. */
+static guint32 sorted_pos(const guint8 *v, guint32 n, guint32 key)
 {
-    guint32 lo = 0, hi = pkt->seen;
+    guint32 lo = 0, hi = n;
 
     while (lo < hi) {
         guint32 mid = (lo + hi) / 2;
-        if (pkt->frag_ids[mid] < id)
+        if (v[mid] < key)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+/* The position of fragment id `id` in pkt's sorted list of fragments seen. */
+static guint32 p2frag_frag_pos(const p2frag_pkt_t *pkt, guint32 id)
+{
+    return sorted_pos(pkt->frag_ids, pkt->seen, id);
 }
 
 /* The frame of fragment id's first copy, 0 if never seen. */
@@ -237,15 +243,8 @@ static ws_cb_bool p2frag_file_end(wmem_allocator_t *allocator _U_, wmem_cb_event
 /* One more fragmented packet of n fragments in dir (count_n kept sorted). */
 static void p2frag_count_add(p2frag_dir_t *dir, guint32 n)
 {
-    guint32 lo = 0, hi = dir->n_counts;
+    guint32 lo = sorted_pos(dir->count_n, dir->n_counts, n);
 
-    while (lo < hi) {
-        guint32 mid = (lo + hi) / 2;
-        if (dir->count_n[mid] < n)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     if (lo < dir->n_counts && dir->count_n[lo] == n) {
         dir->count_pkts[lo]++;
         return;

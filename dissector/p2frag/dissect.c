@@ -106,22 +106,9 @@ static int hf_p2frag_velocity_x = -1;
 static int hf_p2frag_velocity_y = -1;
 static int hf_p2frag_velocity_z = -1;
 static int hf_p2frag_reassembled = -1;
-static int hf_p2frag_fragments = -1;
-static int hf_p2frag_fragment = -1;
-static int hf_p2frag_fragment_overlap = -1;
-static int hf_p2frag_fragment_overlap_conflicts = -1;
-static int hf_p2frag_fragment_multiple_tails = -1;
-static int hf_p2frag_fragment_too_long_fragment = -1;
-static int hf_p2frag_fragment_error = -1;
-static int hf_p2frag_fragment_count = -1;
-static int hf_p2frag_reassembled_in = -1;
-static int hf_p2frag_reassembled_length = -1;
-static int hf_p2frag_reassembled_data = -1;
 
 static gint ett_p2frag = -1;
 static gint ett_p2frag_items = -1;
-static gint ett_p2frag_fragment = -1;
-static gint ett_p2frag_fragments = -1;
 static gint ett_p2frag_reassembled = -1;
 
 static expert_field ei_p2frag_crc_bad = EI_INIT;
@@ -155,22 +142,7 @@ static const enum_val_t p2frag_bodies_vals[] = {
 
 static reassembly_table p2frag_reassembly_table;
 
-static const fragment_items p2frag_frag_items = {
-    &ett_p2frag_fragment,
-    &ett_p2frag_fragments,
-    &hf_p2frag_fragments,
-    &hf_p2frag_fragment,
-    &hf_p2frag_fragment_overlap,
-    &hf_p2frag_fragment_overlap_conflicts,
-    &hf_p2frag_fragment_multiple_tails,
-    &hf_p2frag_fragment_too_long_fragment,
-    &hf_p2frag_fragment_error,
-    &hf_p2frag_fragment_count,
-    &hf_p2frag_reassembled_in,
-    &hf_p2frag_reassembled_length,
-    &hf_p2frag_reassembled_data,
-    "P2frag fragments"
-};
+static cs_reassembly_fields_t p2frag_reasm;
 
 static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data);
 
@@ -757,7 +729,7 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
             pinfo->fragmented = TRUE;
             if (pkt->sp_data || (transient && !pkt->in_table && p2frag_sp_start(pkt))) {
                 inner = p2frag_sp_add(tvb, pinfo, pt, b.fragment_id, b.data_offset, b.data_len, pkt,
-                                      &p2frag_frag_items);
+                                      &p2frag_reasm.items);
             } else {
                 fragment_head *fh;
                 pkt->in_table = TRUE;
@@ -765,7 +737,7 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
                                             (guint32)ff->ext, NULL, b.fragment_id, b.data_len,
                                             b.fragment_id != b.num_fragments - 1);
                 inner = process_reassembled_data(tvb, b.data_offset, pinfo, "Reassembled packet", fh,
-                                                 &p2frag_frag_items, NULL, pt);
+                                                 &p2frag_reasm.items, NULL, pt);
                 if (inner)
                     cs_sp_free_later(fh);
             }
@@ -774,7 +746,8 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
             pinfo->fragmented = save_fragmented;
         }
     } else if (ff && ff->pkt && ff->pkt->complete_frame && (ff->flags & P2FRAG_FF_DUP)) {
-        proto_item *ti = proto_tree_add_uint(pt, hf_p2frag_reassembled_in, tvb, 0, 0, ff->pkt->complete_frame);
+        proto_item *ti = proto_tree_add_uint(pt, p2frag_reasm.hf_reassembled_in, tvb, 0, 0,
+                                             ff->pkt->complete_frame);
         proto_item_set_generated(ti);
     }
     if (ff) {
@@ -882,33 +855,10 @@ void proto_register_p2frag(void)
             NULL, HFILL } },
         { &hf_p2frag_reassembled, { "Reassembled packet", "p2frag.reassembled", FT_NONE, BASE_NONE, NULL, 0x0,
             "The fragments' data: a complete regular packet", HFILL } },
-        { &hf_p2frag_fragments, { "Fragments", "p2frag.fragments", FT_NONE, BASE_NONE, NULL, 0x0,
-            NULL, HFILL } },
-        { &hf_p2frag_fragment, { "Fragment", "p2frag.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
-            NULL, HFILL } },
-        { &hf_p2frag_fragment_overlap, { "Fragment overlap", "p2frag.fragment.overlap", FT_BOOLEAN, BASE_NONE,
-            NULL, 0x0, NULL, HFILL } },
-        { &hf_p2frag_fragment_overlap_conflicts, { "Conflicting data in fragment overlap",
-            "p2frag.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_p2frag_fragment_multiple_tails, { "Multiple tail fragments found", "p2frag.fragment.multiple_tails",
-            FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_p2frag_fragment_too_long_fragment, { "Fragment too long", "p2frag.fragment.too_long_fragment",
-            FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_p2frag_fragment_error, { "Defragmentation error", "p2frag.fragment.error", FT_FRAMENUM, BASE_NONE,
-            NULL, 0x0, NULL, HFILL } },
-        { &hf_p2frag_fragment_count, { "Fragment count", "p2frag.fragment.count", FT_UINT32, BASE_DEC, NULL, 0x0,
-            NULL, HFILL } },
-        { &hf_p2frag_reassembled_in, { "Reassembled in", "p2frag.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL,
-            0x0, NULL, HFILL } },
-        { &hf_p2frag_reassembled_length, { "Reassembled length", "p2frag.reassembled.length", FT_UINT32, BASE_DEC,
-            NULL, 0x0, NULL, HFILL } },
-        { &hf_p2frag_reassembled_data, { "Reassembled data", "p2frag.reassembled.data", FT_BYTES, BASE_NONE,
-            NULL, 0x0, NULL, HFILL } },
     };
 
     static gint *ett[] = {
-        &ett_p2frag, &ett_p2frag_items, &ett_p2frag_fragment, &ett_p2frag_fragments,
-        &ett_p2frag_reassembled,
+        &ett_p2frag, &ett_p2frag_items, &ett_p2frag_reassembled,
     };
 
     static ei_register_info ei[] = {
@@ -939,9 +889,13 @@ void proto_register_p2frag(void)
         { &ei_p2frag_inner_crc, { "p2frag.reassembled.crc_bad", PI_CHECKSUM, PI_ERROR,
             "Reassembled packet fails its own CRC", EXPFILL } },
     };
+    static const cs_reassembly_names_t reasm_names = {
+        .prefix = "p2frag", .fragments = "Fragments", .fragment = "Fragment", .tag = "P2frag fragments",
+        .with_data = TRUE,
+    };
 
     proto_p2frag = proto_register_protocol("Packet Fragmentation and Reassembly (protocol2)", "P2frag", "p2frag");
-    CS_REGISTER_ARRAYS(proto_p2frag, hf, ett, ei);
+    CS_REGISTER_ARRAYS_REASSEMBLY(proto_p2frag, hf, &p2frag_reasm, &reasm_names, ett, ei);
 
     m = prefs_register_protocol(proto_p2frag, p2frag_prefs_apply);
     prefs_register_uint_preference(m, "protocol_id", "Protocol id",

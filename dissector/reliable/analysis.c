@@ -20,6 +20,7 @@
 #include <epan/to_str.h>
 
 #include "reliable-int.h"
+#include "analysis-util.h"
 #include "single-pass.h"
 
 /* The library's reassembly window: a packet 64 older than the newest is
@@ -454,10 +455,7 @@ static rl_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
     rl_dir_t *d = &c->dir[dir];
     if (!d->active) {
         d->active = TRUE;
-        copy_address_wmem(wmem_file_scope(), &d->src, &pinfo->src);
-        copy_address_wmem(wmem_file_scope(), &d->dst, &pinfo->dst);
-        d->sport = pinfo->srcport;
-        d->dport = pinfo->destport;
+        au_copy_endpoints(pinfo, FALSE, &d->src, &d->sport, &d->dst, &d->dport);
         d->first_frame = pinfo->num;
         d->first_ns = ts_ns(pinfo);
     }

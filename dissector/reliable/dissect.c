@@ -57,23 +57,11 @@ static int hf_reliable_num_fragments = -1;
 static int hf_reliable_fragment_bytes = -1;
 static int hf_reliable_payload = -1;
 static int hf_reliable_payload_len = -1;
-static int hf_reliable_fragments = -1;
-static int hf_reliable_fragment = -1;
-static int hf_reliable_fragment_overlap = -1;
-static int hf_reliable_fragment_overlap_conflicts = -1;
-static int hf_reliable_fragment_multiple_tails = -1;
-static int hf_reliable_fragment_too_long_fragment = -1;
-static int hf_reliable_fragment_error = -1;
-static int hf_reliable_fragment_count = -1;
-static int hf_reliable_reassembled_in = -1;
-static int hf_reliable_reassembled_length = -1;
 
 static gint ett_reliable = -1;
 static gint ett_reliable_prefix = -1;
 static gint ett_reliable_ack_bits = -1;
 static gint ett_reliable_header = -1;
-static gint ett_reliable_fragment = -1;
-static gint ett_reliable_fragments = -1;
 
 static expert_field ei_reliable_short = EI_INIT;
 static expert_field ei_reliable_reserved = EI_INIT;
@@ -87,13 +75,7 @@ static expert_field ei_reliable_fragment_too_big = EI_INIT;
 static expert_field ei_reliable_fragment_size = EI_INIT;
 static expert_field ei_reliable_too_large = EI_INIT;
 
-static const fragment_items reliable_frag_items = {
-    &ett_reliable_fragment, &ett_reliable_fragments,
-    &hf_reliable_fragments, &hf_reliable_fragment, &hf_reliable_fragment_overlap,
-    &hf_reliable_fragment_overlap_conflicts, &hf_reliable_fragment_multiple_tails,
-    &hf_reliable_fragment_too_long_fragment, &hf_reliable_fragment_error, &hf_reliable_fragment_count,
-    &hf_reliable_reassembled_in, &hf_reliable_reassembled_length, NULL, "Fragments"
-};
+static cs_reassembly_fields_t reliable_reasm;
 
 static guint pref_fragment_size = RELIABLE_DEFAULT_FRAGMENT_SIZE;
 static guint pref_max_fragments = RELIABLE_DEFAULT_MAX_FRAGMENTS;
@@ -385,7 +367,7 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_
     pinfo->fragmented = TRUE;
     fh = fragment_add_seq_check(&reliable_reassembly_table, tvb, data_off, pinfo, (guint32)rec->ext_seq, NULL,
                                 pkt->fragment_id, data_len, pkt->fragment_id != pkt->num_fragments - 1);
-    whole = process_reassembled_data(tvb, data_off, pinfo, "Reassembled reliable packet", fh, &reliable_frag_items,
+    whole = process_reassembled_data(tvb, data_off, pinfo, "Reassembled reliable packet", fh, &reliable_reasm.items,
                                      NULL, rt);
     pinfo->fragmented = save_fragmented;
     if (fh && transient && (fh->flags & FD_DEFRAGMENTED) && fh->reassembled_in == pinfo->num)
@@ -695,29 +677,8 @@ void proto_register_reliable(void)
         { &hf_reliable_payload, { "Payload", "reliable.payload", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
         { &hf_reliable_payload_len, { "Payload length", "reliable.payload_len", FT_UINT32, BASE_DEC, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_reliable_fragments, { "Fragments", "reliable.fragments", FT_NONE, BASE_NONE, NULL, 0x0,
-            NULL, HFILL } },
-        { &hf_reliable_fragment, { "Fragment", "reliable.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
-            NULL, HFILL } },
-        { &hf_reliable_fragment_overlap, { "Fragment overlap", "reliable.fragment.overlap", FT_BOOLEAN,
-            BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_reliable_fragment_overlap_conflicts, { "Fragment overlapping with conflicting data",
-            "reliable.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_reliable_fragment_multiple_tails, { "Multiple tail fragments found",
-            "reliable.fragment.multiple_tails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_reliable_fragment_too_long_fragment, { "Fragment too long", "reliable.fragment.too_long_fragment",
-            FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_reliable_fragment_error, { "Defragmentation error", "reliable.fragment.error", FT_FRAMENUM,
-            BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_reliable_fragment_count, { "Fragment count", "reliable.fragment.count", FT_UINT32, BASE_DEC, NULL,
-            0x0, NULL, HFILL } },
-        { &hf_reliable_reassembled_in, { "Reassembled in", "reliable.reassembled_in", FT_FRAMENUM, BASE_NONE,
-            NULL, 0x0, NULL, HFILL } },
-        { &hf_reliable_reassembled_length, { "Reassembled length", "reliable.reassembled.length", FT_UINT32,
-            BASE_DEC, NULL, 0x0, NULL, HFILL } },
     };
-    static gint *ett[] = { &ett_reliable, &ett_reliable_prefix, &ett_reliable_ack_bits, &ett_reliable_header,
-                           &ett_reliable_fragment, &ett_reliable_fragments };
+    static gint *ett[] = { &ett_reliable, &ett_reliable_prefix, &ett_reliable_ack_bits, &ett_reliable_header };
     static ei_register_info ei[] = {
         { &ei_reliable_short, { "reliable.short", PI_MALFORMED, PI_ERROR,
             "Datagram shorter than its header", EXPFILL } },
@@ -742,11 +703,15 @@ void proto_register_reliable(void)
         { &ei_reliable_too_large, { "reliable.too_large", PI_PROTOCOL, PI_ERROR,
             "Packet above the receiver's maximum size", EXPFILL } },
     };
+    static const cs_reassembly_names_t reasm_names = {
+        .prefix = "reliable", .fragments = "Fragments", .fragment = "Fragment", .tag = "Fragments",
+        .overlap_conflicts = "Fragment overlapping with conflicting data",
+    };
     module_t *module;
 
     proto_reliable = proto_register_protocol("Reliable (packet acknowledgement and fragmentation)", "Reliable",
                                              "reliable");
-    CS_REGISTER_ARRAYS(proto_reliable, hf, ett, ei);
+    CS_REGISTER_ARRAYS_REASSEMBLY(proto_reliable, hf, &reliable_reasm, &reasm_names, ett, ei);
 
     module = prefs_register_protocol(proto_reliable, reliable_prefs_apply);
     prefs_register_uint_preference(module, "fragment_size", "Fragment size",

@@ -22,6 +22,7 @@
 #include <epan/proto_data.h>
 
 #include "yojimbo.h"
+#include "common/analysis-util.h"
 #include "common/single-pass.h"
 
 static wmem_map_t *convs;           /* conversation_t * -> yj_conv_t */
@@ -277,10 +278,7 @@ static yj_dir_t *get_dir(packet_info *pinfo, yj_conv_t **conv_out, int *which)
     if (!c->dir[d].active) {
         yj_dir_t *y = &c->dir[d];
         y->active = TRUE;
-        copy_address_wmem(wmem_file_scope(), &y->src, &pinfo->src);
-        copy_address_wmem(wmem_file_scope(), &y->dst, &pinfo->dst);
-        y->sport = pinfo->srcport;
-        y->dport = pinfo->destport;
+        au_copy_endpoints(pinfo, FALSE, &y->src, &y->sport, &y->dst, &y->dport);
         y->sent = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
         y->frag0_acks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     }

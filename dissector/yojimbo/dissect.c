@@ -65,18 +65,6 @@ static int hf_block_fragment_id = -1;
 static int hf_block_fragment_size = -1;
 static int hf_block_fragment_data = -1;
 static int hf_block_data = -1;
-/* reassembly */
-static int hf_fragments = -1;
-static int hf_fragment = -1;
-static int hf_fragment_overlap = -1;
-static int hf_fragment_overlap_conflicts = -1;
-static int hf_fragment_multiple_tails = -1;
-static int hf_fragment_too_long = -1;
-static int hf_fragment_error = -1;
-static int hf_fragment_count = -1;
-static int hf_reassembled_in = -1;
-static int hf_reassembled_length = -1;
-static int hf_reassembled_data = -1;
 /* analysis */
 static int hf_an = -1;
 static int hf_an_send_no = -1;
@@ -95,8 +83,6 @@ static gint ett_yojimbo = -1;
 static gint ett_entry = -1;
 static gint ett_message = -1;
 static gint ett_body = -1;
-static gint ett_fragment = -1;
-static gint ett_fragments = -1;
 static gint ett_analysis = -1;
 static gint ett_an_item = -1;
 
@@ -114,12 +100,7 @@ static expert_field ei_limit = EI_INIT;
 
 static reassembly_table yj_reassembly;
 
-static const fragment_items yj_frag_items = {
-    &ett_fragment, &ett_fragments, &hf_fragments, &hf_fragment, &hf_fragment_overlap,
-    &hf_fragment_overlap_conflicts, &hf_fragment_multiple_tails, &hf_fragment_too_long,
-    &hf_fragment_error, &hf_fragment_count, &hf_reassembled_in, &hf_reassembled_length,
-    &hf_reassembled_data, "Block fragments"
-};
+static cs_reassembly_fields_t yj_reasm;
 
 /* Preferences as set, and as used. */
 static const char *pref_channels = YJ_DEFAULT_CHANNELS;
@@ -442,15 +423,9 @@ static gboolean read_body(ctx_t *c, proto_tree *tree, guint32 type)
 static void add_item(ctx_t *c, guint8 ch, gboolean is_block, guint16 id, gint32 type, gint32 frag,
                      guint16 nfrag, guint32 size)
 {
-    yj_pending_item_t it;
-    memset(&it, 0, sizeof it);
-    it.channel = ch;
-    it.is_block = is_block;
-    it.id = id;
-    it.type = type;
-    it.frag = frag;
-    it.num_fragments = nfrag;
-    it.size = size;
+    yj_pending_item_t it = { .channel = ch, .is_block = is_block, .id = id, .type = type, .frag = frag,
+                             .num_fragments = nfrag, .size = size };
+
     wmem_array_append_one(c->items, it);
 }
 
@@ -580,14 +555,14 @@ static void block_reassemble(ctx_t *c, proto_tree *et, guint ch, guint32 id, gui
         done = GPOINTER_TO_UINT(p_get_proto_data(wmem_file_scope(), c->pinfo, proto_yojimbo, 100 + ch));
     }
     if (done) {
-        proto_item_set_generated(proto_tree_add_uint_format(et, hf_reassembled_in, c->tvb, data_off, 0, done,
-            "Block already reassembled in frame %u (this fragment is a resend)", done));
+        proto_item_set_generated(proto_tree_add_uint_format(et, yj_reasm.hf_reassembled_in, c->tvb, data_off, 0,
+            done, "Block already reassembled in frame %u (this fragment is a resend)", done));
         return;
     }
     c->pinfo->fragmented = TRUE;
     fh = fragment_add_seq_check(&yj_reassembly, c->tvb, data_off, c->pinfo, (ch << 16) | id, NULL, fid, fsize,
                                 fid != nfrag - 1);
-    block = process_reassembled_data(c->tvb, data_off, c->pinfo, "Reassembled yojimbo block", fh, &yj_frag_items,
+    block = process_reassembled_data(c->tvb, data_off, c->pinfo, "Reassembled yojimbo block", fh, &yj_reasm.items,
                                      NULL, et);
     c->pinfo->fragmented = save_frag;
     if (!block)
@@ -1019,17 +994,9 @@ void proto_register_yojimbo(void)
         { &hf_block_fragment_size, { "Fragment size", "yojimbo.block.fragment_size", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
         { &hf_block_fragment_data, { "Fragment data", "yojimbo.block.fragment_data", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
         { &hf_block_data, { "Block data", "yojimbo.block.data", FT_BYTES, BASE_NONE, NULL, 0x0, "The reassembled block", HFILL } },
-        { &hf_fragments, { "Block fragments", "yojimbo.block.fragments", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment, { "Block fragment", "yojimbo.block.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_overlap, { "Fragment overlap", "yojimbo.block.fragment.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_overlap_conflicts, { "Conflicting data in fragment overlap", "yojimbo.block.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_multiple_tails, { "Multiple tail fragments", "yojimbo.block.fragment.multiple_tails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_too_long, { "Fragment too long", "yojimbo.block.fragment.too_long_fragment", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_error, { "Defragmentation error", "yojimbo.block.fragment.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_fragment_count, { "Fragment count", "yojimbo.block.fragment.count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
-        { &hf_reassembled_in, { "Reassembled in", "yojimbo.block.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_reassembled_length, { "Reassembled length", "yojimbo.block.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
-        { &hf_reassembled_data, { "Reassembled data", "yojimbo.block.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+    };
+    /* After the reassembly fields (cs_reassembly_fields_register). */
+    static hf_register_info hf_analysis[] = {
         { &hf_an, { "Analysis", "yojimbo.analysis", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
         { &hf_an_send_no, { "Send number", "yojimbo.analysis.send", FT_UINT32, BASE_DEC, NULL, 0x0,
           "How many packets have carried this message or fragment so far (1: first send)", HFILL } },
@@ -1048,8 +1015,7 @@ void proto_register_yojimbo(void)
           "The sequence of reliable's header in front of this payload", HFILL } },
         { &hf_an_diagnosis, { "Diagnosis", "yojimbo.analysis.diagnosis", FT_STRING, BASE_NONE, NULL, 0x0, NULL, HFILL } },
     };
-    static gint *ett[] = { &ett_yojimbo, &ett_entry, &ett_message, &ett_body, &ett_fragment, &ett_fragments,
-                           &ett_analysis, &ett_an_item };
+    static gint *ett[] = { &ett_yojimbo, &ett_entry, &ett_message, &ett_body, &ett_analysis, &ett_an_item };
     static ei_register_info ei[] = {
         { &ei_range, { "yojimbo.range", PI_MALFORMED, PI_ERROR, "A field is out of the range the configuration allows", EXPFILL } },
         { &ei_short, { "yojimbo.short", PI_MALFORMED, PI_ERROR, "The packet ends inside a field", EXPFILL } },
@@ -1063,10 +1029,16 @@ void proto_register_yojimbo(void)
         { &ei_never, { "yojimbo.never_completed", PI_SEQUENCE, PI_WARN, "Never acknowledged", EXPFILL } },
         { &ei_limit, { "yojimbo.analysis_limit", PI_SEQUENCE, PI_NOTE, "Analysis limit reached", EXPFILL } },
     };
+    static const cs_reassembly_names_t reasm_names = {
+        .prefix = "yojimbo.block", .fragments = "Block fragments", .fragment = "Block fragment",
+        .tag = "Block fragments", .multiple_tails = "Multiple tail fragments", .with_data = TRUE,
+    };
     module_t *m;
 
     proto_yojimbo = proto_register_protocol("yojimbo connection packet", "yojimbo", "yojimbo");
-    CS_REGISTER_ARRAYS(proto_yojimbo, hf, ett, ei);
+    proto_register_field_array(proto_yojimbo, hf, array_length(hf));
+    cs_reassembly_fields_register(proto_yojimbo, &yj_reasm, &reasm_names);
+    CS_REGISTER_ARRAYS(proto_yojimbo, hf_analysis, ett, ei);
 
     m = prefs_register_protocol(proto_yojimbo, apply_prefs);
     yj_analysis_register_prefs(m);

@@ -108,6 +108,16 @@ static int find_ref(const msg_schema_t *m, const char *t)
  * and line the caller adds. */
 #define FAIL(...) return g_strdup_printf(__VA_ARGS__)
 
+/* The FIELD argument tok[1] of primitive tok[0] (bytes, relative, skip_by):
+ * st->ref, the earlier number step of cur with that name. */
+static char *parse_ref(const msg_schema_t *cur, char **tok, step_t *st)
+{
+    st->ref = find_ref(cur, tok[1]);
+    if (st->ref < 0)
+        FAIL("'%s %s': no earlier number named '%s' in message %s", tok[0], tok[1], tok[1], cur->name);
+    return NULL;
+}
+
 /* 'message TYPE NAME [block]': a new type, made the current one. */
 static char *parse_message(yj_schema_t *s, char **tok, guint nt, msg_schema_t **cur)
 {
@@ -145,9 +155,7 @@ static char *parse_sized(const msg_schema_t *cur, char **tok, guint nt, step_t *
         if (st->a < (is_bytes ? 0 : 2) || st->a > YJ_SCHEMA_MAX_BYTES)
             FAIL("'%s %s': the size must be in %d..%u", tok[0], tok[1], is_bytes ? 0 : 2, YJ_SCHEMA_MAX_BYTES);
     } else if (is_bytes) {
-        st->ref = find_ref(cur, tok[1]);
-        if (st->ref < 0)
-            FAIL("'bytes %s': no earlier number named '%s' in message %s", tok[1], tok[1], cur->name);
+        return parse_ref(cur, tok, st);
     } else {
         FAIL("'string %s': the buffer size must be a number", tok[1]);
     }
@@ -157,12 +165,13 @@ static char *parse_sized(const msg_schema_t *cur, char **tok, guint nt, step_t *
 /* 'skip_by FIELD N0 N1 ...' (st->table is freed on an error). */
 static char *parse_skip_by(const msg_schema_t *cur, char **tok, guint nt, step_t *st)
 {
+    char *err;
+
     st->op = OP_SKIP_BY;
     if (nt < 3)
         FAIL("'skip_by FIELD N0 N1 ...' needs a field and at least one bit count");
-    st->ref = find_ref(cur, tok[1]);
-    if (st->ref < 0)
-        FAIL("'skip_by %s': no earlier number named '%s' in message %s", tok[1], tok[1], cur->name);
+    if ((err = parse_ref(cur, tok, st)) != NULL)
+        return err;
     if (nt - 2 > YJ_SCHEMA_MAX_TABLE)
         FAIL("'skip_by': more than %u bit counts", YJ_SCHEMA_MAX_TABLE);
     st->n_table = nt - 2;
@@ -216,10 +225,8 @@ static char *parse_step(const msg_schema_t *cur, char **tok, guint nt, step_t *s
         st->op = OP_RELATIVE;
         if (nt < 2)
             FAIL("'relative FIELD [name]' needs the earlier value it is relative to");
-        st->ref = find_ref(cur, tok[1]);
-        if (st->ref < 0)
-            FAIL("'relative %s': no earlier number named '%s' in message %s", tok[1], tok[1], cur->name);
         *name_at = 2;
+        return parse_ref(cur, tok, st);
     } else if (strcmp(tok[0], "skip_by") == 0) {
         *name_at = nt;
         return parse_skip_by(cur, tok, nt, st);
@@ -590,17 +597,10 @@ yj_body_result_t yj_schema_run(const yj_schema_t *s, guint32 type, yj_bits_t *b,
                                proto_tree *tree, const yj_body_hf_t *hf, wmem_allocator_t *scope,
                                char **err)
 {
-    run_t r;
+    run_t r = { .m = get_type(s, type), .b = b, .tvb = tvb, .tree = tree, .hf = hf, .scope = scope, .err = err };
 
-    r.m = get_type(s, type);
     if (!r.m)
         return YJ_BODY_UNKNOWN;
-    r.b = b;
-    r.tvb = tvb;
-    r.tree = tree;
-    r.hf = hf;
-    r.scope = scope;
-    r.err = err;
     r.vals = wmem_alloc0_array(scope, gint64, r.m->steps->len ? r.m->steps->len : 1);
     for (guint i = 0; i < r.m->steps->len; i++) {
         const step_t *st = &g_array_index(r.m->steps, step_t, i);
