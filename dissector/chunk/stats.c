@@ -81,9 +81,7 @@ static double efficiency(const chunk_transfer_t *t)
 
 static void text_collect(su_seen_t *seen, const void *data)
 {
-    const chunk_tap_info_t *ti = (const chunk_tap_info_t *)data;
-    if (ti->t)
-        su_seen_add(seen, ti->t);
+    su_seen_add(seen, ((const chunk_tap_info_t *)data)->t);
 }
 
 static void text_head(void)

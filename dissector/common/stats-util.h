@@ -48,7 +48,8 @@ typedef struct su_seen {
 } su_seen_t;
 
 void su_seen_init(su_seen_t *s);
-/* Adds obj unless it is already there. */
+/* Adds obj unless it is NULL (a tap record without an object) or already
+ * there. */
 void su_seen_add(su_seen_t *s, const void *obj);
 /* Empties the set (a retap starts again). */
 void su_seen_clear(su_seen_t *s);
