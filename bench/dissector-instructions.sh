@@ -27,6 +27,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$repo/bench/common.sh"
 
 usage() {
     cat <<EOF
@@ -71,18 +72,14 @@ if [ "$netgame" = 1 ]; then
     capture=$work/netgame.pcap
     [ -f "$capture" ] || die_usage "no $capture"
     [ -f "$build/plugin-dir.txt" ] || die_usage "no plugin in $build (build first)"
-    rm -rf "$work/plugins-netgame"
-    cp -r "$build/plugins" "$work/plugins-netgame"
-    chmod -R a+rX "$work/plugins-netgame"
+    plugin_snapshot "$build" "$work/plugins-netgame"
 elif [ "$p2frag" = 1 ]; then
     work=${work:-$repo/bench/work}
     capture=$work/frag-500k.pcap
     [ -f "$capture" ] || die_usage "no $capture: run bench/frag-capture.sh first"
     [ -f "$build/plugin-dir.txt" ] || die_usage "no plugin in $build (build first)"
     # A snapshot, so that a rebuild during the count cannot mix two plugins.
-    rm -rf "$work/plugins-p2frag"
-    cp -r "$build/plugins" "$work/plugins-p2frag"
-    chmod -R a+rX "$work/plugins-p2frag"
+    plugin_snapshot "$build" "$work/plugins-p2frag"
 else
     work=${work:-$build/bench-dissector}
     capture=$work/big.pcap

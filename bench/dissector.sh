@@ -30,6 +30,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$repo/bench/common.sh"
 
 usage() {
     cat <<EOF
@@ -125,31 +126,22 @@ if [ ! -f "$big" ] || [ "$(cat "$work/big.options" 2>/dev/null)" != "$stamp" ]; 
     "$sim" "${simopts[@]}" -w "$big" -q
     echo "$stamp" > "$work/big.options"
 fi
-frames=$(capinfos -M -c -T "$big" | awk 'NR == 2 { print $2 }')
+frames=$(capture_frames "$big")
 declare -A size_file size_frames
 size_file[full]=$big
 size_frames[full]=$frames
 if [ $growth = 1 ]; then
     for part in quarter:4 half:2; do
         name=${part%%:*}
-        div=${part##*:}
-        n=$((frames / div))
-        f=$work/$name.pcap
-        if [ ! -f "$f" ] || [ "$f" -ot "$big" ]; then
-            editcap -r "$big" "$f" "1-$n"
-        fi
-        size_file[$name]=$f
-        size_frames[$name]=$n
+        size_file[$name]=$work/$name.pcap
+        size_frames[$name]=$(capture_cut "$big" "$frames" "${part##*:}" "${size_file[$name]}")
     done
 fi
 chmod a+r "$work"/*.pcap
 
 # ---- The plugin snapshot ---------------------------------------------------
 plugins=$work/plugins
-rm -rf "$plugins"
-mkdir -p "$plugins/$wsver/epan"
-cp "$build/$plugsub/chunk.so" "$plugins/$wsver/epan/chunk.so"
-chmod -R a+rX "$plugins"
+plugin_snapshot "$build" "$plugins"
 export CHUNK_PLUGIN_DIR=$plugins
 export WIRESHARK_ABORT_ON_DISSECTOR_BUG=1
 tshark_cmd=("$repo/scripts/chunk-tshark")

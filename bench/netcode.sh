@@ -23,35 +23,25 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${CHUNK_BUILD_DIR:-$repo/build}
-reps=3
+runs_name=bench/netcode.sh
+. "$repo/bench/tshark-runs.sh"
 copies=850
 key=606abe6ec91910ea9a6562f66f2b30e44371d62cd19927266b3c60f4b715aba1
 
-usage() {
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
-}
-
 while [ $# -gt 0 ]; do
     case "$1" in
-    -b|--build) [ $# -ge 2 ] || { echo "bench/netcode.sh: $1 needs a folder" >&2; exit 2; }; build=$2; shift 2 ;;
-    -n|--reps) [ $# -ge 2 ] || { echo "bench/netcode.sh: $1 needs a number" >&2; exit 2; }; reps=$2; shift 2 ;;
     --copies) [ $# -ge 2 ] || { echo "bench/netcode.sh: $1 needs a number" >&2; exit 2; }; copies=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "bench/netcode.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+    -h|--help) runs_help 20; exit 0 ;;
+    *) runs_option "$@"; shift 2 ;;
     esac
 done
-[ -x /usr/bin/time ] || { echo "bench/netcode.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 
-work=$(mktemp -d)
-chmod 755 "$work"
-trap 'rm -rf "$work"' EXIT
+runs_work
 cap=$work/netcode-big.pcap
 python3 "$repo/bench/netcode-capture.py" "$repo/captures/real-netcode-cs.pcapng" "$cap" "$copies"
 chmod 644 "$cap"
-frames=$(capinfos -c -M "$cap" | awk '/Number of packets/ {print $NF}')
+frames=$(capture_frames "$cap")
 
-. "$repo/bench/tshark-runs.sh"
 run data -d udp.port==40000,data --disable-heuristic netcode_udp --disable-heuristic reliable_udp \
     --disable-heuristic netgame_udp --disable-heuristic p2frag_udp
 run nokey

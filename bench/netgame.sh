@@ -22,6 +22,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$repo/bench/common.sh"
 build=${CHUNK_BUILD_DIR:-$repo/build}
 work=""
 reps=3
@@ -78,22 +79,19 @@ if [ ! -s "$full" ]; then
     echo "making the capture ($duration s of virtual time)..." >&2
     "$build/bin/netgame-sim" --duration "$duration" --loss 1% --latency 25ms --jitter 5ms --seed 7 -q -w "$full"
 fi
-frames=$(capinfos -c -M "$full" | awk '/Number of packets/ {print $NF}')
+frames=$(capture_frames "$full")
 caps=("$full")
 if [ "$growth" = 1 ]; then
     for part in 4 2; do
         f=$work/netgame-1M-1of$part.pcap
-        [ -s "$f" ] || editcap -r "$full" "$f" "1-$((frames / part))"
+        capture_cut "$full" "$frames" "$part" "$f" > /dev/null
         caps=("$f" "${caps[@]}")
     done
 fi
 chmod a+r "$work"/*.pcap
 
 snap=$work/plugin
-rm -rf "$snap"
-mkdir -p "$snap/${plugsub#plugins/}"
-cp "$build/$plugsub/chunk.so" "$snap/${plugsub#plugins/}/"
-chmod -R a+rX "$snap"
+plugin_snapshot "$build" "$snap"
 
 declare -A cfg
 cfg[base]="--disable-protocol netgame"
@@ -104,7 +102,7 @@ raw=$work/raw.tsv
 printf 'capture\tframes\tconfig\trep\twall_s\tcpu_s\tpeak_kb\n' > "$raw"
 failed=0
 for cap in "${caps[@]}"; do
-    n=$(capinfos -c -M "$cap" | awk '/Number of packets/ {print $NF}')
+    n=$(capture_frames "$cap")
     for c in base data full; do
         [ "$cap" != "$full" ] && [ "$c" = data ] && continue
         for r in $(seq 1 "$reps"); do

@@ -23,6 +23,7 @@
 # with the load average before and after. Exit 0; 1 a run failed; 2 usage.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$repo/bench/common.sh"
 build=${CHUNK_BUILD_DIR:-$repo/build}
 cap=$repo/bench/work/frag-500k.pcap
 reps=3
@@ -43,12 +44,12 @@ case "$reps" in ''|*[!0-9]*|0) echo "p2frag.sh: --reps needs a positive count" >
 work=$(dirname "$cap")
 raw=$work/p2frag-raw.tsv
 export CHUNK_BUILD_DIR=$build LC_ALL=C
-frames=$(capinfos -c -M "$cap" | sed -n 's/^Number of packets: *//p')
+frames=$(capture_frames "$cap")
 sizes=("all:$cap:$reps")
 if [ "$growth" = 1 ]; then
     for k in 4 2; do
         cut=${cap%.pcap}-1of$k.pcap
-        [ -f "$cut" ] || editcap -r "$cap" "$cut" "1-$((frames / k))"
+        capture_cut "$cap" "$frames" "$k" "$cut" > /dev/null
         sizes=("1/$k:$cut:1" "${sizes[@]}")
     done
 fi

@@ -1,7 +1,17 @@
 # tshark-runs.sh: what bench/netcode.sh and bench/yojimbo.sh share, sourced
-# by them once build, reps, cap and work are set: timed tshark runs of one
-# capture in several configurations, and the table of their medians.
+# by them once repo and runs_name (the script's name, for messages) are set:
+# their common options, their work folder, timed tshark runs of one capture
+# in several configurations, and the table of their medians.
 #
+#   build, reps           the defaults: $CHUNK_BUILD_DIR, else <repo>/build; 3
+#   runs_option OPTION [VALUE]
+#                         an option both take: -b, --build DIR; -n, --reps N
+#                         (sets build or reps); exits 2 for another option or
+#                         a missing value
+#   runs_help LAST        the --help text: the script's head comment, lines 2 to LAST
+#   runs_work [DIR]       checks for /usr/bin/time, then sets work: DIR (made
+#                         if missing and kept) or a temporary folder removed on
+#                         exit; readable by user nobody (scripts/chunk-tshark)
 #   run NAME OPTIONS...   reps runs of scripts/chunk-tshark -r $cap
 #                         --disable-protocol chunk OPTIONS > /dev/null (chunk
 #                         holds UDP port 40000) under /usr/bin/time: a line
@@ -10,7 +20,35 @@
 #                         the table: per configuration NAME the medians of CPU
 #                         (user + sys) and peak RSS, and their ratios to REF's
 
-: > "$work/raw"
+. "$repo/bench/common.sh"
+
+build=${CHUNK_BUILD_DIR:-$repo/build}
+reps=3
+
+runs_option() {
+    case $1 in
+    -b | --build) [ $# -ge 2 ] || { echo "$runs_name: $1 needs a folder" >&2; exit 2; }; build=$2 ;;
+    -n | --reps) [ $# -ge 2 ] || { echo "$runs_name: $1 needs a number" >&2; exit 2; }; reps=$2 ;;
+    *) echo "$runs_name: unknown option $1 (try --help)" >&2; exit 2 ;;
+    esac
+}
+
+runs_help() {
+    sed -n "2,$1p" "$0" | sed 's/^# \{0,1\}//'
+}
+
+runs_work() {
+    [ -x /usr/bin/time ] || { echo "$runs_name: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+    if [ -n "${1:-}" ]; then
+        mkdir -p "$1"
+        work=$(cd "$1" && pwd)
+    else
+        work=$(mktemp -d)
+        trap 'rm -rf "$work"' EXIT
+    fi
+    chmod 755 "$work"
+    : > "$work/raw"
+}
 
 run() {
     local name=$1 _

@@ -22,45 +22,33 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${CHUNK_BUILD_DIR:-$repo/build}
-reps=3
+runs_name=bench/yojimbo.sh
+. "$repo/bench/tshark-runs.sh"
 runs=6
 duration=500
 keep=
 
-usage() {
-    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
-}
 need() { [ "$2" -ge 2 ] || { echo "bench/yojimbo.sh: $1 needs a value" >&2; exit 2; }; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
-    -b|--build) need "$1" $#; build=$2; shift 2 ;;
-    -n|--reps) need "$1" $#; reps=$2; shift 2 ;;
     --runs) need "$1" $#; runs=$2; shift 2 ;;
     --duration) need "$1" $#; duration=$2; shift 2 ;;
     --keep) need "$1" $#; keep=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "bench/yojimbo.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+    -h|--help) runs_help 21; exit 0 ;;
+    *) runs_option "$@"; shift 2 ;;
     esac
 done
-[ -x /usr/bin/time ] || { echo "bench/yojimbo.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 sim=$build/bin/yojimbo-sim
 [ -x "$sim" ] || { echo "bench/yojimbo.sh: no $sim (build first)" >&2; exit 2; }
 
-if [ -n "$keep" ]; then
-    mkdir -p "$keep"; work=$(cd "$keep" && pwd)
-else
-    work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fi
-chmod 755 "$work"
+runs_work "$keep"
 cap=$work/yojimbo-big.pcap
 keys=$work/yojimbo-big.keys
 python3 "$repo/bench/yojimbo-capture.py" "$sim" "$cap" "$keys" "$runs" "$duration"
 chmod 644 "$cap" "$keys"
-frames=$(capinfos -c -M "$cap" | awk '/Number of packets/ {print $NF}')
+frames=$(capture_frames "$cap")
 
-. "$repo/bench/tshark-runs.sh"
 run data -d udp.port==40000,data
 run full -o "netcode.keylog_file:$keys"
 run data2 -2 -d udp.port==40000,data

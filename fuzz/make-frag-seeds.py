@@ -15,19 +15,18 @@ import os
 import struct
 import sys
 
+import seed_corpus
+
 FRAGMENT, INJECT, REGULAR, BASE, PACKET = range(5)
 
 
 def inject(datagram):
     # flags 0: the CRC stays as it is (the vectors' CRCs are right)
-    return bytes([INJECT, 0]) + struct.pack('<H', len(datagram)) + datagram
+    return seed_corpus.inject(INJECT, 0, datagram)
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.stderr.write('usage: make-frag-seeds.py SPEC_DIR OUT_DIR\n')
-        return 2
-    spec_dir, out_dir = sys.argv[1], sys.argv[2]
+    spec_dir, out_dir = seed_corpus.command_line('make-frag-seeds.py')
     path = os.path.join(spec_dir, 'vectors-fragments.txt')
     singles, groups, group = [], [], None
     with open(path) as f:
@@ -44,8 +43,6 @@ def main():
     if not singles or not groups:
         sys.stderr.write('make-frag-seeds.py: no vectors in %s\n' % path)
         return 1
-    out = os.path.join(out_dir, 'frag')
-    os.makedirs(out, exist_ok=True)
     seeds = []
     for datagram in singles:
         seeds.append(bytes([0]) + inject(datagram))
@@ -64,9 +61,7 @@ def main():
                  bytes([FRAGMENT, 0, 1, 2]) + struct.pack('<H', 1024) + bytes([0]) +
                  bytes([BASE]) + struct.pack('<H', 400) + bytes([FRAGMENT, 0, 0, 1]) + struct.pack('<H', 5) + bytes([0]) +
                  bytes([BASE]) + struct.pack('<H', 0) + bytes([FRAGMENT, 0, 2, 3]) + struct.pack('<H', 7) + bytes([0]))
-    for i, seed in enumerate(seeds):
-        with open(os.path.join(out, 'seed-%04d' % i), 'wb') as f:
-            f.write(seed)
+    seed_corpus.write(os.path.join(out_dir, 'frag'), {'seed-%04d' % i: seed for i, seed in enumerate(seeds)})
     return 0
 
 

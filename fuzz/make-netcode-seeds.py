@@ -5,13 +5,13 @@ same with losses and replays, and injected datagrams of every prefix."""
 import os
 import sys
 
+import seed_corpus
+
 
 def main(argv):
     if len(argv) != 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    out = os.path.join(argv[1], 'netcode')
-    os.makedirs(out, exist_ok=True)
     advance = lambda ms: bytes([0, ms])
     handshake = advance(20) + b'\x01' + b'\x04' + advance(110) + b'\x01' + b'\x04'
     play = b''.join(bytes([9, 40]) + advance(50) + b'\x01\x04' for _ in range(6))
@@ -25,9 +25,7 @@ def main(argv):
                                                     for f in (0, 1, 2) for prefix in (0x11, 0x14, 0x15, 0x16, 0x82, 0x93)),
         'timeout': bytes([2]) + handshake + advance(255) * 10,
     }
-    for name, data in seeds.items():
-        with open(os.path.join(out, name), 'wb') as f:
-            f.write(data)
+    seed_corpus.write(os.path.join(argv[1], 'netcode'), seeds)
     return 0
 
 

@@ -13,34 +13,23 @@ The input format is documented at the top of fuzz_netgame.c; the two must
 change together.
 """
 import os
-import struct
 import sys
+
+import seed_corpus
 
 ADVANCE, DELIVER_A, DROP_A, DUP_A, DELIVER_B, DROP_B, DUP_B, INJECT, MUTATE_A, MUTATE_B, SEND, ROUNDS = range(12)
 
 
 def inject(datagram, to_client=False, stranger=False):
-    flags = (1 if to_client else 0) | (2 if stranger else 0)
-    datagram = datagram[:2048]
-    return bytes([INJECT, flags]) + struct.pack("<H", len(datagram)) + datagram
+    return seed_corpus.inject(INJECT, (1 if to_client else 0) | (2 if stranger else 0), datagram[:2048])
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.stderr.write("usage: make-netgame-seeds.py SPEC_DIR OUT_DIR\n")
-        return 2
-    spec_dir, out_dir = sys.argv[1], sys.argv[2]
-    datagrams = []
-    with open(os.path.join(spec_dir, "vectors-netgame.txt")) as f:
-        for line in f:
-            fields = line.split()
-            if fields and fields[0] in ("R", "C"):
-                datagrams.append(bytes.fromhex(fields[-1]))
+    spec_dir, out_dir = seed_corpus.command_line("make-netgame-seeds.py")
+    datagrams = [d for _, d in seed_corpus.vectors(os.path.join(spec_dir, "vectors-netgame.txt"), ("R", "C"))]
     if not datagrams:
         sys.stderr.write("make-netgame-seeds.py: no vectors in %s\n" % spec_dir)
         return 1
-    out = os.path.join(out_dir, "netgame")
-    os.makedirs(out, exist_ok=True)
     seeds = {}
     for space in range(4):
         seeds["clean-%d" % space] = bytes([space | 0x10, ROUNDS, 200])
@@ -62,9 +51,7 @@ def main():
     for i, datagram in enumerate(datagrams[:60]):
         seeds["inject-%03d" % i] = bytes([0x10]) + inject(datagram) + bytes([ROUNDS, 3]) \
             + inject(datagram, to_client=True) + bytes([ROUNDS, 3])
-    for name, content in seeds.items():
-        with open(os.path.join(out, name), "wb") as f:
-            f.write(content)
+    seed_corpus.write(os.path.join(out_dir, "netgame"), seeds)
     return 0
 
 

@@ -18,19 +18,14 @@ import os
 import struct
 import sys
 
+import seed_corpus
+
 # fuzz_endpoints operations (see fuzz_endpoints.c)
 ADVANCE, DELIVER_A, DROP_A, DUP_A, DELIVER_B, DROP_B, DUP_B, INJECT, MUTATE_A, MUTATE_B, QUEUE, POP, ROUNDS = range(13)
 
 
 def vectors(spec_dir, name):
-    out = []
-    with open(os.path.join(spec_dir, name)) as f:
-        for line in f:
-            fields = line.split()
-            if not fields or fields[0] not in ("A", "S"):
-                continue
-            out.append((fields[0], bytes.fromhex(fields[-1])))
-    return out
+    return seed_corpus.vectors(os.path.join(spec_dir, name), ("A", "S"))
 
 
 def queue(size, seed):
@@ -39,37 +34,22 @@ def queue(size, seed):
 
 
 def inject(datagram, to_sender=False, fix_crc=False):
-    flags = (2 if to_sender else 0) | (1 if fix_crc else 0)
-    return bytes([INJECT, flags]) + struct.pack("<H", len(datagram)) + datagram
+    return seed_corpus.inject(INJECT, (2 if to_sender else 0) | (1 if fix_crc else 0), datagram)
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.stderr.write("usage: make-seeds.py SPEC_DIR OUT_DIR\n")
-        return 2
-    spec_dir, out_dir = sys.argv[1], sys.argv[2]
+    spec_dir, out_dir = seed_corpus.command_line("make-seeds.py")
     v256 = vectors(spec_dir, "vectors-256.txt")
     v32 = vectors(spec_dir, "vectors-32.txt")
     if not v256 or not v32:
         sys.stderr.write("make-seeds.py: no vectors in %s\n" % spec_dir)
         return 1
 
-    rp = os.path.join(out_dir, "read_packet")
-    ep = os.path.join(out_dir, "endpoints")
-    os.makedirs(rp, exist_ok=True)
-    os.makedirs(ep, exist_ok=True)
-
-    n = 0
-    for mode, packets in ((0x04, v256), (0x05, v32)):
-        for _, datagram in packets:
-            with open(os.path.join(rp, "vector-%03d" % n), "wb") as f:
-                f.write(bytes([mode]) + datagram)
-            n += 1
+    read_packet = [bytes([mode]) + datagram for mode, packets in ((0x04, v256), (0x05, v32)) for _, datagram in packets]
     # The custom-config path, set to the article's values (1 + 1023, 1 + 255).
-    for _, datagram in v256[:8]:
-        with open(os.path.join(rp, "vector-%03d" % n), "wb") as f:
-            f.write(bytes([0x06]) + struct.pack("<HH", 1023, 255) + datagram)
-        n += 1
+    read_packet += [bytes([0x06]) + struct.pack("<HH", 1023, 255) + datagram for _, datagram in v256[:8]]
+    seed_corpus.write(os.path.join(out_dir, "read_packet"),
+                      {"vector-%03d" % n: seed for n, seed in enumerate(read_packet)})
 
     seeds = {
         # article variant, a 3000-byte chunk, clean link
@@ -97,9 +77,7 @@ def main():
             + bytes([ADVANCE, 200])
     # a sender that ignores acks (the fault), against a receiver that completes
     seeds["ignores-acks"] = bytes([0x00, 0x30]) + queue(2000, 10) + bytes([ROUNDS, 30, POP])
-    for name, content in seeds.items():
-        with open(os.path.join(ep, name), "wb") as f:
-            f.write(content)
+    seed_corpus.write(os.path.join(out_dir, "endpoints"), seeds)
     return 0
 
 

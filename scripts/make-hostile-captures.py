@@ -143,15 +143,19 @@ def gen_all_chunk_ids(w, full):
         t += 500
 
 
-def gen_slice_count_changes(w, full):
+def gen_count_changes(w, full, most, last_piece):
+    """Packet i claims (i % most) + 1 pieces and is the last of them, 1..64
+    bytes so that packets stay small: last_piece(i, num, data) makes it."""
     n = 1_000_000 if full else 100_000
     t = T0
     for i in range(n):
-        num = (i % 256) + 1
-        # The last slice: 1..64 bytes, so packets stay small.
-        w.add(t, slice_packet(7, num - 1, num, bytes([i & 0xFF]) * (1 + i % 64)),
-                SENDER, 50000, RECEIVER, PORT)
+        num = (i % most) + 1
+        w.add(t, last_piece(i, num, bytes([i & 0xFF]) * (1 + i % 64)), SENDER, 50000, RECEIVER, PORT)
         t += 1000
+
+
+def gen_slice_count_changes(w, full):
+    gen_count_changes(w, full, 256, lambda i, num, data: slice_packet(7, num - 1, num, data))
 
 
 def gen_million_slices(w, full):
@@ -199,14 +203,22 @@ def conversation(c):
     return bytes([10, 1 + (c >> 16), (c >> 8) & 0xFF, c & 0xFF]), 40001 + (c % 25000)
 
 
-def gen_conversations(w, full):
+def gen_each_conversation(w, first, reply=None):
+    """100 000 conversations (conversation()): first(c) from the source of
+    conversation c and, with reply, reply(c) back to it."""
     t = T0
     for c in range(100_000):
         src, sport = conversation(c)
-        w.add(t, slice_packet(c & 0xFFFF, 255, 256, b"\x33"), src, sport, RECEIVER, PORT)
+        w.add(t, first(c), src, sport, RECEIVER, PORT)
         t += 100
-        w.add(t, ack_packet_bits(c & 0xFFFF, 256, 1 << 255), RECEIVER, PORT, src, sport)
-        t += 100
+        if reply:
+            w.add(t, reply(c), RECEIVER, PORT, src, sport)
+            t += 100
+
+
+def gen_conversations(w, full):
+    gen_each_conversation(w, lambda c: slice_packet(c & 0xFFFF, 255, 256, b"\x33"),
+                          lambda c: ack_packet_bits(c & 0xFFFF, 256, 1 << 255))
 
 
 def gen_wide_acks(w, full):
@@ -230,21 +242,11 @@ def gen_frag_all_sequences(w, full):
 
 
 def gen_frag_conversations(w, full):
-    t = T0
-    for c in range(100_000):
-        src, sport = conversation(c)
-        w.add(t, frag_packet(c & 0xFFFF, 254, 255, b"\x33"), src, sport, RECEIVER, PORT)
-        t += 100
+    gen_each_conversation(w, lambda c: frag_packet(c & 0xFFFF, 254, 255, b"\x33"))
 
 
 def gen_frag_count_changes(w, full):
-    n = 1_000_000 if full else 100_000
-    t = T0
-    for i in range(n):
-        num = (i % 255) + 1
-        w.add(t, frag_packet((i >> 8) & 0xFFFF, num - 1, num, bytes([i & 0xFF]) * (1 + i % 64)),
-                SENDER, 50000, RECEIVER, PORT)
-        t += 1000
+    gen_count_changes(w, full, 255, lambda i, num, data: frag_packet((i >> 8) & 0xFFFF, num - 1, num, data))
 
 
 CAPTURES = [

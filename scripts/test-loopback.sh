@@ -86,6 +86,22 @@ make_input() { # FILE BYTES
     head -c "$2" /dev/urandom >"$1"
 }
 
+# After a transfer from in.bin to out.bin: waits for chunk-recv (recv_pid),
+# shows the logs (send.log, recv.log, then LOGS), and checks that chunk-send
+# (exit status SEND_RC) and chunk-recv exited 0 and that out.bin is in.bin.
+# SENDER, RECEIVER and MISMATCH word the failures.
+transfer_done() { # SEND_RC SENDER RECEIVER MISMATCH [LOGS...]
+    local send_rc=$1 sender=$2 receiver=$3 mismatch=$4 recv_rc
+    shift 4
+    wait "$recv_pid"
+    recv_rc=$?
+    pids=()
+    cat "$work/send.log" "$work/recv.log" "$@"
+    [ "$send_rc" = 0 ] || fail "$sender exited $send_rc"
+    [ "$recv_rc" = 0 ] || fail "$receiver exited $recv_rc"
+    cmp "$work/in.bin" "$work/out.bin" || fail "$mismatch"
+}
+
 case "$mode" in
 relay)
     make_input "$work/in.bin" 1048576
@@ -98,16 +114,10 @@ relay)
     timeout -k 2 25 "$bin/chunk-send" --rate 4MB --timeout 20 -w "$work/send.pcap" "127.0.0.1:$started_port" \
         "$work/in.bin" 2>"$work/send.log"
     send_rc=$?
-    wait "$recv_pid"
-    recv_rc=$?
     wait "$relay_pid"
     relay_rc=$?
-    pids=()
-    cat "$work/send.log" "$work/recv.log" "$work/relay.log"
-    [ "$send_rc" = 0 ] || fail "chunk-send exited $send_rc"
-    [ "$recv_rc" = 0 ] || fail "chunk-recv exited $recv_rc"
+    transfer_done "$send_rc" chunk-send chunk-recv "received file differs from the one sent" "$work/relay.log"
     [ "$relay_rc" = 0 ] || fail "chunk-relay exited $relay_rc"
-    cmp "$work/in.bin" "$work/out.bin" || fail "received file differs from the one sent"
     # The relay really lost packets, and the sender really resent.
     fwd_in=$(summary_number "$work/relay.log" '^  forward \(to receiver\): ([0-9]+) in.*')
     fwd_lost=$(summary_number "$work/relay.log" '^  forward \(to receiver\):.*, lost ([0-9]+),.*')
@@ -134,14 +144,7 @@ ipv6)
     recv_pid=$started_pid
     timeout -k 2 25 "$bin/chunk-send" --rate 8MB --timeout 20 -w "$work/send.pcap" "[::1]:$started_port" \
         "$work/in.bin" 2>"$work/send.log"
-    send_rc=$?
-    wait "$recv_pid"
-    recv_rc=$?
-    pids=()
-    cat "$work/send.log" "$work/recv.log"
-    [ "$send_rc" = 0 ] || fail "chunk-send exited $send_rc"
-    [ "$recv_rc" = 0 ] || fail "chunk-recv exited $recv_rc"
-    cmp "$work/in.bin" "$work/out.bin" || fail "received file differs from the one sent"
+    transfer_done $? chunk-send chunk-recv "received file differs from the one sent"
     grep -q "from \[::1\]:" "$work/recv.log" || fail "chunk-recv did not report an IPv6 sender"
     check_program_pcap "$work/send.log" "$work/send.pcap" 6
     check_program_pcap "$work/recv.log" "$work/recv.pcap" 6
@@ -156,14 +159,7 @@ cli)
     # bash's /dev/udp: one datagram from another port, before the real sender.
     printf 'not a chunk packet' >"/dev/udp/127.0.0.1/$recv_port" || fail "could not send the stray datagram"
     cat "$work/in.bin" | timeout -k 2 20 "$bin/chunk-send" -q -c 1000 --timeout 15 "127.0.0.1:$recv_port" 2>"$work/send.log"
-    send_rc=$?
-    wait "$recv_pid"
-    recv_rc=$?
-    pids=()
-    cat "$work/send.log" "$work/recv.log"
-    [ "$send_rc" = 0 ] || fail "chunk-send from stdin exited $send_rc"
-    [ "$recv_rc" = 0 ] || fail "chunk-recv (idle stop) exited $recv_rc"
-    cmp "$work/in.bin" "$work/out.bin" || fail "stdout differs from stdin"
+    transfer_done $? "chunk-send from stdin" "chunk-recv (idle stop)" "stdout differs from stdin"
     grep -q "in 6 chunks" "$work/recv.log" || fail "expected 6 chunks of at most 1000 bytes"
     grep -q ", 1 from other addresses dropped" "$work/recv.log" || fail "the stray datagram was not dropped and counted"
 

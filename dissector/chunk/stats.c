@@ -81,9 +81,7 @@ static double efficiency(const chunk_transfer_t *t)
 
 static void text_collect(su_seen_t *seen, const void *data)
 {
-    const chunk_tap_info_t *ti = (const chunk_tap_info_t *)data;
-    if (ti->t)
-        su_seen_add(seen, ti->t);
+    su_seen_add(seen, ((const chunk_tap_info_t *)data)->t);
 }
 
 static void text_head(void)
@@ -134,10 +132,7 @@ enum {
 };
 
 static stat_tap_table_item table_fields[] = {
-    /* Wireshark sizes this first column before it shows the sort arrow in
-     * its header, which then cut a right-aligned "Stream" to "tream": left
-     * aligned, with room after it for the arrow. */
-    { TABLE_ITEM_UINT, TAP_ALIGN_LEFT, "Stream    ", "%u" },
+    SU_FIRST_UINT_FIELD("Stream"),
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Transfer", "%u" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
     /* What matters first: a dialog opens about 600 pixels wide. */

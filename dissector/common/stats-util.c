@@ -57,7 +57,7 @@ void su_seen_init(su_seen_t *s)
 
 void su_seen_add(su_seen_t *s, const void *obj)
 {
-    if (!g_hash_table_contains(s->is_seen, obj)) {
+    if (obj && !g_hash_table_contains(s->is_seen, obj)) {
         g_hash_table_add(s->is_seen, (gpointer)obj);
         g_ptr_array_add(s->list, (gpointer)obj);
     }

@@ -48,7 +48,8 @@ typedef struct su_seen {
 } su_seen_t;
 
 void su_seen_init(su_seen_t *s);
-/* Adds obj unless it is already there. */
+/* Adds obj unless it is NULL (a tap record without an object) or already
+ * there. */
 void su_seen_add(su_seen_t *s, const void *obj);
 /* Empties the set (a retap starts again). */
 void su_seen_clear(su_seen_t *s);
@@ -100,6 +101,12 @@ typedef struct su_text_table {
 void su_register_text_table(const su_text_table_t *t);
 
 /* ---- GUI tables ----------------------------------------------------------- */
+
+/* The first field of a GUI table, a number (stat_tap_table_item): Wireshark
+ * sizes the first column before it shows the sort arrow in its header, which
+ * then cuts a right-aligned title ("Stream" read "tream"): left-aligned, with
+ * room after the title for the arrow. */
+#define SU_FIRST_UINT_FIELD(title) { TABLE_ITEM_UINT, TAP_ALIGN_LEFT, title "    ", "%u" }
 
 /* Fills the rows of a GUI table for one tap record: table is the table of
  * tapdata (never NULL), data the record. Returns what a tap_packet_cb

@@ -121,9 +121,7 @@ enum {
 };
 
 static stat_tap_table_item table_fields[] = {
-    /* Padded and left-aligned: the sort arrow takes room from the first
-     * header (a right-aligned "Connection" lost its first letters). */
-    { TABLE_ITEM_UINT, TAP_ALIGN_LEFT, "Connection    ", "%u" },
+    SU_FIRST_UINT_FIELD("Connection"),
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
     /* What matters first: a dialog opens about 600 pixels wide. */
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },

@@ -181,9 +181,7 @@ enum { COL_STREAM, COL_DIRECTION, COL_STATUS, COL_SEQ, COL_BYTES, COL_FRAGMENTS,
        COL_DURATION, COL_N };
 
 static stat_tap_table_item table_fields[] = {
-    /* Padded and left-aligned: the sort arrow takes room from the header
-     * (it read "Strear"), as in the chunk table. */
-    { TABLE_ITEM_UINT, TAP_ALIGN_LEFT, "Stream    ", "%u" },
+    SU_FIRST_UINT_FIELD("Stream"),
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Status", "%s" },
     { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Sequence", "%s" },

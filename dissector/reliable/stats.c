@@ -51,9 +51,7 @@ static char *direction_str(wmem_allocator_t *scope, const rl_dir_t *d)
 
 static void text_collect(su_seen_t *seen, const void *data)
 {
-    const rl_tap_info_t *ti = (const rl_tap_info_t *)data;
-    if (ti->conn)
-        su_seen_add(seen, ti->conn);
+    su_seen_add(seen, ((const rl_tap_info_t *)data)->conn);
 }
 
 static void text_head(void)

@@ -320,21 +320,27 @@ def vector_data(n, dseed):
     return bytes((i * 7 + dseed) % 256 for i in range(n))
 
 
+def vector_lines(path):
+    """The words of each line of a vector file, blank lines and comments
+    left out."""
+    with open(path) as f:
+        for line in f:
+            words = line.split()
+            if words and not words[0].startswith("#"):
+                yield words
+
+
 def read_vectors(path):
     """Returns the lines of a vector file as dicts (docs/vectors/)."""
     out = []
-    with open(path) as f:
-        for line in f:
-            parts = line.split()
-            if not parts or parts[0].startswith("#"):
-                continue
-            if parts[0] == "A":
-                out.append({"kind": "A", "chunk_id": int(parts[1]), "num_slices": int(parts[2]),
-                            "acked": [int(c) for c in parts[3]], "hex": parts[4]})
-            elif parts[0] == "S":
-                out.append({"kind": "S", "chunk_id": int(parts[1]), "slice_id": int(parts[2]),
-                            "num_slices": int(parts[3]), "slice_bytes": int(parts[4]),
-                            "dseed": int(parts[5]), "hex": parts[6]})
+    for parts in vector_lines(path):
+        if parts[0] == "A":
+            out.append({"kind": "A", "chunk_id": int(parts[1]), "num_slices": int(parts[2]),
+                        "acked": [int(c) for c in parts[3]], "hex": parts[4]})
+        elif parts[0] == "S":
+            out.append({"kind": "S", "chunk_id": int(parts[1]), "slice_id": int(parts[2]),
+                        "num_slices": int(parts[3]), "slice_bytes": int(parts[4]),
+                        "dseed": int(parts[5]), "hex": parts[6]})
     return out
 
 
@@ -371,3 +377,13 @@ class Failures:
             print("%s: %d failure(s)" % (name, len(self.items)))
             raise SystemExit(1)
         print("%s: ok" % name)
+
+
+def run_checks(name, *checks):
+    """Runs each check(F, tmp) with one Failures and one scratch folder, then
+    finishes under name (exit status 1 on any failure)."""
+    F = Failures()
+    with scratch_dir() as tmp:
+        for check in checks:
+            check(F, tmp)
+    F.finish(name)

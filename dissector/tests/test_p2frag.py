@@ -335,15 +335,7 @@ def expert_without_tree(F, tmp):
 
 
 def main():
-    F = ct.Failures()
-    with ct.scratch_dir() as tmp:
-        dispatch(F, tmp)
-        reassembly(F, tmp)
-        rules(F, tmp)
-        preferences(F, tmp)
-        stats(F, tmp)
-        expert_without_tree(F, tmp)
-    F.finish("test_p2frag")
+    ct.run_checks("test_p2frag", dispatch, reassembly, rules, preferences, stats, expert_without_tree)
 
 
 if __name__ == "__main__":

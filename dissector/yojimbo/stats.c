@@ -136,14 +136,20 @@ static const su_text_table_t block_text = {
 
 /* ---- GUI tables ------------------------------------------------------------ */
 
-enum { M_CONV, M_DIR, M_CH, M_ID, M_TYPE, M_SENDS, M_FIRST, M_LAST, M_ACKED, M_ACKMS, M_WASTED, M_DIAG };
+/* Both tables start with the columns that name the message or block (ID_*),
+ * filled alike, and end with its diagnosis. */
+enum { ID_CONV, ID_DIR, ID_CH, ID_ID, ID_TYPE, ID_N };
+#define ID_FIELDS \
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Conversation", "%u" }, \
+    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" }, \
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Channel", "%u" }, \
+    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Message id", "%u" }, \
+    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Type", "%s" }
+
+enum { M_SENDS = ID_N, M_FIRST, M_LAST, M_ACKED, M_ACKMS, M_WASTED, M_DIAG };
 
 static stat_tap_table_item msg_fields[] = {
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Conversation", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Channel", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Message id", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Type", "%s" },
+    ID_FIELDS,
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Sends", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
@@ -153,15 +159,10 @@ static stat_tap_table_item msg_fields[] = {
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
 };
 
-enum { B_CONV, B_DIR, B_CH, B_ID, B_TYPE, B_FRAGS, B_BYTES, B_SENDS, B_RESENDS, B_WASTED, B_ACKED, B_FIRST,
-       B_DONE, B_ACKMS, B_STALL, B_DIAG };
+enum { B_FRAGS = ID_N, B_BYTES, B_SENDS, B_RESENDS, B_WASTED, B_ACKED, B_FIRST, B_DONE, B_ACKMS, B_STALL, B_DIAG };
 
 static stat_tap_table_item block_fields[] = {
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Conversation", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Channel", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Message id", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Type", "%s" },
+    ID_FIELDS,
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragments", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Bytes seen", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragment sends", "%u" },
@@ -175,11 +176,6 @@ static stat_tap_table_item block_fields[] = {
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
 };
 
-static void type_cell(stat_tap_table *table, guint row, guint col, const yj_msg_t *m, wmem_allocator_t *scope)
-{
-    su_set_string(table, row, col, type_text(scope, m));
-}
-
 static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data,
                                     gboolean blocks)
 {
@@ -191,25 +187,20 @@ static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet
         guint row;
         if (m->is_block != blocks)
             continue;
-        row = su_table_dir_row(tapdata, m->index, blocks ? B_DIR : M_DIR, &d->src, d->sport, &d->dst, d->dport);
+        row = su_table_dir_row(tapdata, m->index, ID_DIR, &d->src, d->sport, &d->dst, d->dport);
+        su_set_uint(table, row, ID_CONV, m->conv->index);
+        su_set_uint(table, row, ID_CH, m->channel);
+        su_set_uint(table, row, ID_ID, m->id);
+        su_set_string(table, row, ID_TYPE, type_text(pinfo->pool, m));
         if (!blocks) {
-            su_set_uint(table, row, M_CONV, m->conv->index);
-            su_set_uint(table, row, M_CH, m->channel);
-            su_set_uint(table, row, M_ID, m->id);
-            type_cell(table, row, M_TYPE, m, pinfo->pool);
             su_set_uint(table, row, M_SENDS, m->sends);
             su_set_uint(table, row, M_FIRST, m->first_frame);
             su_set_uint(table, row, M_LAST, m->last_frame);
             su_set_uint(table, row, M_ACKED, m->acked_frame);
             su_set_decimal(table, row, M_ACKMS, ack_ms(m), 1);
             su_set_uint(table, row, M_WASTED, m->sends_after_ack);
-            su_set_string(table, row, M_DIAG, yj_diagnosis(pinfo->pool, m));
         } else {
             guint32 resends, wasted, sends = frag_sends(m, &resends, &wasted);
-            su_set_uint(table, row, B_CONV, m->conv->index);
-            su_set_uint(table, row, B_CH, m->channel);
-            su_set_uint(table, row, B_ID, m->id);
-            type_cell(table, row, B_TYPE, m, pinfo->pool);
             su_set_uint(table, row, B_FRAGS, m->num_fragments);
             su_set_uint(table, row, B_BYTES, m->block_bytes);
             su_set_uint(table, row, B_SENDS, sends);
@@ -220,8 +211,8 @@ static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet
             su_set_uint(table, row, B_DONE, m->frags_acked == m->num_fragments ? m->acked_frame : 0);
             su_set_decimal(table, row, B_ACKMS, ack_ms(m), 1);
             su_set_decimal(table, row, B_STALL, (double)m->max_stall_ns / 1e9, 2);
-            su_set_string(table, row, B_DIAG, yj_diagnosis(pinfo->pool, m));
         }
+        su_set_string(table, row, blocks ? B_DIAG : M_DIAG, yj_diagnosis(pinfo->pool, m));
     }
     return TAP_PACKET_REDRAW;
 }

@@ -25,6 +25,7 @@ PORT = 30000
 tshark = ct.tshark
 scratch_dir = ct.scratch_dir
 Failures = ct.Failures
+run_checks = ct.run_checks
 
 
 def write_pcap(path, packets):
@@ -48,27 +49,23 @@ def header(seq, ack, bits, protocol_id=PROTOCOL_ID):
 def read_vectors(path=VECTORS):
     """Returns {"R": [...], "A": [...], "K": [...], "C": [...]} of dicts."""
     out = {"R": [], "A": [], "K": [], "C": []}
-    with open(path) as f:
-        for line in f:
-            p = line.split()
-            if not p or p[0].startswith("#"):
-                continue
-            if p[0] == "R":
-                out["R"].append({"id": int(p[1], 16), "seq": int(p[2]), "ack": int(p[3]),
-                                 "bits": int(p[4], 16), "len": int(p[5]), "hex": p[6]})
-            elif p[0] == "A":
-                recv = [] if p[3] == "-" else [int(x) for x in p[3].split(",")]
-                out["A"].append({"ack": int(p[1]), "max": int(p[2], 16), "received": recv,
-                                 "bits": int(p[4], 16)})
-            elif p[0] == "K":
-                pend = [] if p[4] == "-" else [int(x) for x in p[4].split(",")]
-                acked = [] if p[5] == "-" else [int(x) for x in p[5].split(",")]
-                out["K"].append({"ack": int(p[1]), "bits": int(p[2], 16), "max": int(p[3], 16),
-                                 "pending": pend, "acked": acked})
-            elif p[0] == "C":
-                out["C"].append({"step": int(p[1]), "from": p[2], "dropped": p[3] == "1",
-                                 "id": int(p[4], 16), "seq": int(p[5]), "ack": int(p[6]),
-                                 "bits": int(p[7], 16), "len": int(p[8]), "hex": p[9]})
+    for p in ct.vector_lines(path):
+        if p[0] == "R":
+            out["R"].append({"id": int(p[1], 16), "seq": int(p[2]), "ack": int(p[3]),
+                             "bits": int(p[4], 16), "len": int(p[5]), "hex": p[6]})
+        elif p[0] == "A":
+            recv = [] if p[3] == "-" else [int(x) for x in p[3].split(",")]
+            out["A"].append({"ack": int(p[1]), "max": int(p[2], 16), "received": recv,
+                             "bits": int(p[4], 16)})
+        elif p[0] == "K":
+            pend = [] if p[4] == "-" else [int(x) for x in p[4].split(",")]
+            acked = [] if p[5] == "-" else [int(x) for x in p[5].split(",")]
+            out["K"].append({"ack": int(p[1]), "bits": int(p[2], 16), "max": int(p[3], 16),
+                             "pending": pend, "acked": acked})
+        elif p[0] == "C":
+            out["C"].append({"step": int(p[1]), "from": p[2], "dropped": p[3] == "1",
+                             "id": int(p[4], 16), "seq": int(p[5]), "ack": int(p[6]),
+                             "bits": int(p[7], 16), "len": int(p[8]), "hex": p[9]})
     return out
 
 

@@ -56,6 +56,19 @@ def test_r(F, tmp):
         F.check(got == ng.acked_set(r["ack"], r["bits"]), "%s: acked %s" % (tag, got))
 
 
+def ack_conversation(packets, t, conv, sent, b_seq, ack, bits):
+    """Appends to packets the conversation conv: A sends the sequences sent
+    from time t on, 1 ms apart, then B at t + 0.5 s sends sequence b_seq
+    acking (ack, bits). Returns {sequence: its frame} and the ack's frame."""
+    first = len(packets)
+    frames = {}
+    for k, s in enumerate(sent):
+        frames[s] = first + conv.send("A", t + k * 0.001, seq=s, ack=0, bits=0xFFFFFFFF) + 1
+    ack_frame = first + conv.send("B", t + 0.5, seq=b_seq, ack=ack, bits=bits) + 1
+    packets += conv.packets
+    return frames, ack_frame
+
+
 def test_a(F, tmp):
     """One conversation per line, A side sends the received sequences."""
     packets = []
@@ -64,15 +77,8 @@ def test_a(F, tmp):
     for i, a in enumerate(V["A"]):
         # Ports no Wireshark dissector registers (32000 is UAUDP's, which
         # takes the datagram before netgame's port heuristic is asked).
-        conv = ng.Conv(a_port=34000 + i, fresh=True)
-        first = len(packets)
-        frames = {}
-        for k, s in enumerate(a["received"]):
-            idx = conv.send("A", t + k * 0.001, seq=s, ack=0, bits=0xFFFFFFFF)
-            frames[s] = first + idx + 1
-        idx = conv.send("B", t + 0.5, seq=7, ack=a["ack"], bits=a["bits"])
-        ack_frame = first + idx + 1
-        packets += conv.packets
+        frames, ack_frame = ack_conversation(packets, t, ng.Conv(a_port=34000 + i, fresh=True), a["received"], 7,
+                                             a["ack"], a["bits"])
         window = [s for s in a["received"] if 0 <= (a["ack"] - s) % (1 << 32) <= 32]
         checks.append((a, ack_frame, sorted(frames[s] for s in window), bool(a["received"])))
         t += 3.0
@@ -97,15 +103,9 @@ def test_k(F, tmp):
         checks = []
         t = 0.0
         for i, k in enumerate(x for x in V["K"] if x["max"] == max_seq):
-            conv = ng.Conv(a_port=33000 + i, fresh=True, max_seq=max_seq)
-            first = len(packets)
-            frames = {}
-            for j, s in enumerate(k["pending"]):
-                idx = conv.send("A", t + j * 0.001, seq=s, ack=0, bits=0xFFFFFFFF)
-                frames[s] = first + idx + 1
-            idx = conv.send("B", t + 0.5, seq=3, ack=k["ack"], bits=k["bits"])
-            packets += conv.packets
-            checks.append((k, first + idx + 1, [frames[s] for s in k["acked"]]))
+            frames, ack_frame = ack_conversation(packets, t, ng.Conv(a_port=33000 + i, fresh=True, max_seq=max_seq),
+                                                 k["pending"], 3, k["ack"], k["bits"])
+            checks.append((k, ack_frame, [frames[s] for s in k["acked"]]))
             t += 3.0
         path = os.path.join(tmp, "k%x.pcap" % max_seq)
         ng.write_pcap(path, packets)
@@ -210,14 +210,8 @@ def test_c(F, tmp):
 
 
 def main():
-    F = ng.Failures()
-    with ng.scratch_dir() as tmp:
-        test_r(F, tmp)
-        test_a(F, tmp)
-        test_k(F, tmp)
-        test_c(F, tmp)
-    F.finish("netgame.vectors (%d R, %d A, %d K, %d C lines)" %
-             (len(V["R"]), len(V["A"]), len(V["K"]), len(V["C"])))
+    ng.run_checks("netgame.vectors (%d R, %d A, %d K, %d C lines)" %
+                  (len(V["R"]), len(V["A"]), len(V["K"]), len(V["C"])), test_r, test_a, test_k, test_c)
 
 
 if __name__ == "__main__":

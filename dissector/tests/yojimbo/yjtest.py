@@ -14,35 +14,30 @@ TSHARK = os.path.join(REPO, "scripts", "chunk-tshark")
 CAPTURES = os.path.join(REPO, "captures")
 PORT = 40000
 
+sys.path.insert(0, os.path.dirname(HERE))
+import chunktest as ct  # noqa: E402
 
-def bits_required(lo, hi):
-    return 0 if lo == hi else (hi - lo).bit_length()
 
-
-class Writer:
-    def __init__(self):
-        self.bits = []
+class Writer(ct.BitWriter):
+    """The chunk tests' bit writer with serialize's calls, each returning
+    the writer so that they chain."""
 
     def bits_(self, value, n):
-        for i in range(n):
-            self.bits.append((value >> i) & 1)
+        self.put(value, n)
         return self
 
     def int_(self, value, lo, hi):
-        return self.bits_(value - lo, bits_required(lo, hi))
+        return self.bits_(value - lo, ct.bits_required(lo, hi))
 
     def bool_(self, v):
         return self.bits_(1 if v else 0, 1)
 
     def align(self):
-        while len(self.bits) % 8:
-            self.bits.append(0)
+        super().align()
         return self
 
     def bytes_(self, data):
-        self.align()
-        for b in data:
-            self.bits_(b, 8)
+        self.raw(data)
         return self
 
     def relative(self, prev, cur):
@@ -61,11 +56,7 @@ class Writer:
         return self.relative(prev, cur + (65536 if prev > cur else 0))
 
     def data(self):
-        self.align()
-        out = bytearray()
-        for i in range(0, len(self.bits), 8):
-            out.append(sum(b << k for k, b in enumerate(self.bits[i:i + 8])))
-        return bytes(out)
+        return self.align().tobytes()
 
 
 def pcap(payloads, path, sport=30000, dport=PORT):
