@@ -112,7 +112,7 @@ enum {
 };
 
 static stat_tap_table_item table_fields[] = {
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Connection", "%u" },
+    SU_FIRST_UINT_FIELD("Connection"),
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Client", "%s" },
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Server", "%s" },
     { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Client id", "%s" },

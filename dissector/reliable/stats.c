@@ -91,7 +91,7 @@ enum {
 };
 
 static stat_tap_table_item table_fields[] = {
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Connection", "%u" },
+    SU_FIRST_UINT_FIELD("Connection"),
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Packets", "%u" },
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragments", "%u" },

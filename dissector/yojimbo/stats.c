@@ -140,7 +140,7 @@ static const su_text_table_t block_text = {
  * filled alike, and end with its diagnosis. */
 enum { ID_CONV, ID_DIR, ID_CH, ID_ID, ID_TYPE, ID_N };
 #define ID_FIELDS \
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Conversation", "%u" }, \
+    SU_FIRST_UINT_FIELD("Conversation"), \
     { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" }, \
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Channel", "%u" }, \
     { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Message id", "%u" }, \

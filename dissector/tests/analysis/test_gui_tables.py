@@ -5,7 +5,8 @@ the GUI's table: the same rows and columns):
 - the columns that matter come right after Direction, where a dialog opened
   about 600 pixels wide shows them: Status (and Diagnosis) for Chunk
   Transfers, Status for P2frag Packets, Diagnosis for Netgame Connections;
-- the first header is padded (the sort arrow cut "Stream" to "Strear");
+- the first header is padded (the sort arrow cut "Stream" to "Strear"), in
+  every protocol's tables;
 - durations are in seconds, as in the text tables ("Duration (s)");
 - P2frag Packets has the per-direction loss summary the text table prints
   below its rows, with the same figures.
@@ -21,9 +22,9 @@ import chunktest as ct  # noqa: E402
 CAP = os.path.join(ct.REPO, "captures")
 
 
-def table(pcap, name):
+def table(pcap, name, opts=()):
     """(header cells, rows of cells) of tshark's print of a GUI table."""
-    out = ct.tshark(["-r", os.path.join(CAP, pcap), "-q", "-z", name]).splitlines()
+    out = ct.tshark(["-r", os.path.join(CAP, pcap), "-q", "-z", name] + list(opts)).splitlines()
     header, rows = None, []
     for line in out:
         if "|" not in line:
@@ -56,6 +57,20 @@ def main():
             i = names.index("Duration (s)")
             F.check(all(re.match(r"^\d+\.\d+$", r[i]) for r in rows if r[i]), "%s: durations %s" % (
                 name, [r[i] for r in rows][:5]))
+
+    # The other protocols' tables: their first header is padded too.
+    yj = "yojimbo-block-lost-fragment"
+    yj_opts = ["-o", "netcode.keylog_file:" + os.path.join(CAP, yj + ".keys"), "-o", "yojimbo.channels:ro,ro",
+               "--disable-protocol", "chunk"]
+    for pcap, opts, name, first in [
+            ("netcode-clean.pcap", ["-o", "netcode.keylog_file:" + os.path.join(CAP, "netcode-clean.keys")],
+             "netcode,conns_table", "Connection"),
+            ("reliable-clean.pcap", ["-d", "udp.port==50000,reliable"], "reliable,conns_table", "Connection"),
+            (yj + ".pcap", yj_opts, "yojimbo,blocks_table", "Conversation"),
+            (yj + ".pcap", yj_opts, "yojimbo,messages_table", "Conversation")]:
+        header, rows = table(pcap, name, opts)
+        if F.check(header and rows, "%s: no table" % name):
+            F.check(header[0].startswith(first + "   "), "%s: first header %r not padded" % (name, header[0]))
 
     # The p2frag summary row against the text table's summary line.
     header, rows = table("frag-loss-10.pcap", "p2frag,packets_table")
