@@ -1041,7 +1041,6 @@ void proto_register_yojimbo(void)
     CS_REGISTER_ARRAYS(proto_yojimbo, hf_analysis, ett, ei);
 
     m = prefs_register_protocol(proto_yojimbo, apply_prefs);
-    yj_analysis_register_prefs(m);
     prefs_register_string_preference(m, "channels", "Channels",
         "The channel configuration both ends were built with, comma-separated, one spec a channel in index order: "
         "TYPE[:MAXBLOCK[:FRAGMENT[:MAXMESSAGES]]], TYPE ro (reliable-ordered) or uu (unreliable-unordered), "
@@ -1062,6 +1061,8 @@ void proto_register_yojimbo(void)
         &pref_plain);
     prefs_register_uint_preference(m, "stall_ms", "Block stall threshold (ms)",
         "A block whose acknowledged fragments do not grow for this long is reported as stalled", 10, &pref_stall_ms);
+    /* Last, as in reliable's page: what to decode first, then how much memory to keep. */
+    yj_analysis_register_prefs(m);
 
     reassembly_table_register(&yj_reassembly, &addresses_ports_reassembly_table_functions);
     yojimbo_handle = register_dissector("yojimbo", dissect_yojimbo, proto_yojimbo);
