@@ -5,23 +5,24 @@
  * with carry-less multiplication (the folding method of Gopal et al., "Fast
  * CRC Computation for Generic Polynomials Using PCLMULQDQ", Intel 2009),
  * down to 16 bytes, reduced to the 32-bit register by two more folds and
- * Barrett's reduction (the same paper); zlib does the tail.
+ * Barrett's reduction (the same paper). Zero bytes put in front make the
+ * length a multiple of 16, so nothing is left for a byte-wise tail.
  *
  * Why it is correct: CRC-32 is linear. Feeding a message M to the raw
  * register r (no inversions) gives the same register as feeding, from
  * r = 0, M with r XORed into its first four bytes. Folding replaces the
  * first 16 + 16k bytes by 16 bytes congruent to them modulo the polynomial
  * at the same distance from the end, which leaves the register unchanged;
- * the reduction gives the raw register of those 16 bytes. Its complement is
- * the CRC so far, from which zlib's crc32(c, ...) (which runs the raw
- * register from ~c and returns its complement) continues over the bytes
- * that did not fill 16.
+ * the reduction gives the raw register of those 16 bytes, whose complement
+ * is the CRC. Zero bytes fed to a raw register of 0 leave it 0, so the
+ * message may be preceded by any number of them.
  *
  * dissector/tests/crc32_test.c compares it with zlib for every length up
  * to 4 KiB at every alignment, chained and unchained.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <string.h>
 #include <zlib.h>
 
 #include "cs-crc32.h"
@@ -64,10 +65,20 @@ CS_CLMUL static uint32_t cs_crc32_clmul(uint32_t crc, const uint8_t *p, size_t l
 {
     const __m128i k512 = _mm_set_epi64x((long long)CS_K_512_HI, (long long)CS_K_512_LO);
     const __m128i k128 = _mm_set_epi64x((long long)CS_K_128_HI, (long long)CS_K_128_LO);
-    __m128i x0 = _mm_xor_si128(cs_load(p), _mm_cvtsi32_si128((int)~crc));
-    __m128i x1 = cs_load(p + 16), x2 = cs_load(p + 32), x3 = cs_load(p + 48);
+    /* The first 64 bytes folded are z zero bytes and the message's first
+     * 64 - z, the register XORed into those: zero bytes in front of a raw
+     * register of 0 leave it 0, and with z = -len mod 16 the rest is whole
+     * 16-byte blocks, so no byte is left over at the end. */
+    size_t z = (16 - len % 16) % 16;
+    uint32_t r = ~crc;
+    uint8_t head[64];
+    memset(head, 0, z);
+    memcpy(head + z, p, 64 - z);
+    for (int i = 0; i < 4; i++)
+        head[z + (size_t)i] ^= (uint8_t)(r >> (8 * i));
+    __m128i x0 = cs_load(head), x1 = cs_load(head + 16), x2 = cs_load(head + 32), x3 = cs_load(head + 48);
 
-    for (p += 64, len -= 64; len >= 64; p += 64, len -= 64) {
+    for (p += 64 - z, len -= 64 - z; len >= 64; p += 64, len -= 64) {
         x0 = _mm_xor_si128(cs_fold(x0, k512), cs_load(p));
         x1 = _mm_xor_si128(cs_fold(x1, k512), cs_load(p + 16));
         x2 = _mm_xor_si128(cs_fold(x2, k512), cs_load(p + 32));
@@ -91,7 +102,7 @@ CS_CLMUL static uint32_t cs_crc32_clmul(uint32_t crc, const uint8_t *p, size_t l
         t = _mm_clmulepi64_si128(_mm_and_si128(t, mask32), poly, 0x00);
         crc = ~(uint32_t)_mm_extract_epi32(_mm_xor_si128(x3, t), 1);
     }
-    return len ? (uint32_t)crc32(crc, p, (uInt)len) : crc;
+    return crc;
 }
 
 static int cs_fast = -1;
