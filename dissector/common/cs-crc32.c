@@ -6,7 +6,7 @@
  * CRC Computation for Generic Polynomials Using PCLMULQDQ", Intel 2009),
  * down to 16 bytes, reduced to the 32-bit register by two more folds and
  * Barrett's reduction (the same paper); with VPCLMULQDQ (AVX-512) the four
- * 16-byte lanes fold as one 512-bit register. Zero bytes put in front make
+ * 16-byte lanes fold as one 512-bit register, two of them 128 bytes apart. Zero bytes put in front make
  * the length a multiple of 16, so nothing is left for a byte-wise tail.
  *
  * Why it is correct: CRC-32 is linear. Feeding a message M to the raw
@@ -23,6 +23,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <stdint.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -123,22 +124,49 @@ CS_CLMUL static uint32_t cs_crc32_clmul(uint32_t crc, const uint8_t *p, size_t l
 
 /* The same with the four lanes in one 512-bit register (VPCLMULQDQ): one
  * load, two multiplications and one three-way XOR per 64 bytes instead of
- * four, eight and eight. */
-#define CS_CLMUL512 __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.1")))
+ * four, eight and eight; two such registers 128 bytes apart, each folded
+ * 128 bytes ahead, so that one's multiplications need not wait for the
+ * other's. The head is one masked load (AVX-512BW), not a copy. */
+#define CS_K_1024_LO 0x1e88ef372ULL   /* x^(1024+32) mod P, as the others */
+#define CS_K_1024_HI 0x14a7fe880ULL   /* x^(1024-32) mod P */
+#define CS_CLMUL512 __attribute__((target("avx512f,avx512bw,vpclmulqdq,pclmul,sse4.1")))
+
+CS_CLMUL512 static inline __m512i cs_fold512(__m512i x, __m512i k, __m512i next)
+{
+    return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00), _mm512_clmulepi64_epi128(x, k, 0x11),
+                                     next, 0x96);
+}
 
 CS_CLMUL512 static uint32_t cs_crc32_clmul512(uint32_t crc, const uint8_t *p, size_t len)
 {
     const __m512i k512 = _mm512_broadcast_i32x4(_mm_set_epi64x((long long)CS_K_512_HI, (long long)CS_K_512_LO));
-    uint8_t head[64];
-    size_t used = cs_head(head, crc, p, len);
-    __m512i x = _mm512_loadu_si512((const void *)head);
+    const __m512i k1024 = _mm512_broadcast_i32x4(_mm_set_epi64x((long long)CS_K_1024_HI, (long long)CS_K_1024_LO));
+    /* As cs_head(): byte j of the head is p[j - z] for j >= z, else 0 (the
+     * masked-off bytes before p are not read), and ~crc XORed in at z. */
+    size_t z = (16 - len % 16) % 16;
+    uint64_t r = (uint64_t)(uint32_t)~crc, w[3] = { 0, 0, 0 };
+    unsigned sh = (unsigned)(z % 8) * 8;
+    w[z / 8] = r << sh;
+    if (sh > 32)
+        w[z / 8 + 1] = r >> (64 - sh);
+    __m512i x0 = _mm512_xor_si512(
+        _mm512_maskz_loadu_epi8(~(__mmask64)0 << z, (const void *)((uintptr_t)p - z)),
+        _mm512_set_epi64(0, 0, 0, 0, 0, (long long)w[2], (long long)w[1], (long long)w[0]));
 
-    for (p += used, len -= used; len >= 64; p += 64, len -= 64)
-        x = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k512, 0x00),
-                                      _mm512_clmulepi64_epi128(x, k512, 0x11),
-                                      _mm512_loadu_si512((const void *)p), 0x96);
-    return cs_finish(_mm512_extracti32x4_epi32(x, 0), _mm512_extracti32x4_epi32(x, 1),
-                     _mm512_extracti32x4_epi32(x, 2), _mm512_extracti32x4_epi32(x, 3), p, len);
+    p += 64 - z;
+    len -= 64 - z;
+    if (len >= 128) {
+        __m512i x1 = _mm512_loadu_si512((const void *)p);
+        for (p += 64, len -= 64; len >= 128; p += 128, len -= 128) {
+            x0 = cs_fold512(x0, k1024, _mm512_loadu_si512((const void *)p));
+            x1 = cs_fold512(x1, k1024, _mm512_loadu_si512((const void *)(p + 64)));
+        }
+        x0 = cs_fold512(x0, k512, x1);
+    }
+    for (; len >= 64; p += 64, len -= 64)
+        x0 = cs_fold512(x0, k512, _mm512_loadu_si512((const void *)p));
+    return cs_finish(_mm512_extracti32x4_epi32(x0, 0), _mm512_extracti32x4_epi32(x0, 1),
+                     _mm512_extracti32x4_epi32(x0, 2), _mm512_extracti32x4_epi32(x0, 3), p, len);
 }
 
 static int cs_fast = -1;     /* the path this processor has: CS_CRC32_* */
@@ -150,7 +178,8 @@ static int cs_level(void)
         __builtin_cpu_init();
         if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1"))
             cs_fast = CS_CRC32_ZLIB;
-        else if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq"))
+        else if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("vpclmulqdq"))
             cs_fast = CS_CRC32_VPCLMUL512;
         else
             cs_fast = CS_CRC32_PCLMUL;

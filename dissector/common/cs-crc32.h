@@ -23,7 +23,7 @@ int cs_crc32_is_fast(void);
 /* The paths, slowest first. */
 #define CS_CRC32_ZLIB       0
 #define CS_CRC32_PCLMUL     1   /* four 128-bit lanes */
-#define CS_CRC32_VPCLMUL512 2   /* the four lanes in one AVX-512 register */
+#define CS_CRC32_VPCLMUL512 2   /* the four lanes in one AVX-512 register (F, BW, VPCLMULQDQ) */
 
 /* For tests: cs_crc32() takes at most path `level` from now on (the fastest
  * by default); returns the one it takes on this processor. */

@@ -75,7 +75,8 @@ int main(void)
         failures++;
     }
     if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1") &&
-        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq") && best != CS_CRC32_VPCLMUL512) {
+        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("vpclmulqdq") && best != CS_CRC32_VPCLMUL512) {
         fprintf(stderr, "crc32_test: this processor has VPCLMULQDQ and AVX-512 but cs_crc32 does not use them\n");
         failures++;
     }
