@@ -144,14 +144,17 @@ CS_CLMUL512 static uint32_t cs_crc32_clmul512(uint32_t crc, const uint8_t *p, si
     /* As cs_head(): byte j of the head is p[j - z] for j >= z, else 0 (the
      * masked-off bytes before p are not read), and ~crc XORed in at z. */
     size_t z = (16 - len % 16) % 16;
-    uint64_t r = (uint64_t)(uint32_t)~crc, w[3] = { 0, 0, 0 };
-    unsigned sh = (unsigned)(z % 8) * 8;
-    w[z / 8] = r << sh;
-    if (sh > 32)
-        w[z / 8 + 1] = r >> (64 - sh);
+    /* ~crc at bit 8z: in each 64-bit word w (bits 64w..64w+63) it is ~crc
+     * shifted left by 8z - 64w or right by 64w - 8z; a count out of 0..63
+     * (negative ones wrap to huge) gives 0. In registers, not through a
+     * word stored and loaded back. */
+    const __m512i word_bits = _mm512_set_epi64(448, 384, 320, 256, 192, 128, 64, 0);
+    const __m512i at = _mm512_set1_epi64((long long)(8 * z));
+    const __m512i r = _mm512_set1_epi64((long long)(uint32_t)~crc);
+    const __m512i rx = _mm512_or_si512(_mm512_sllv_epi64(r, _mm512_sub_epi64(at, word_bits)),
+                                       _mm512_srlv_epi64(r, _mm512_sub_epi64(word_bits, at)));
     __m512i x0 = _mm512_xor_si512(
-        _mm512_maskz_loadu_epi8(~(__mmask64)0 << z, (const void *)((uintptr_t)p - z)),
-        _mm512_set_epi64(0, 0, 0, 0, 0, (long long)w[2], (long long)w[1], (long long)w[0]));
+        _mm512_maskz_loadu_epi8(~(__mmask64)0 << z, (const void *)((uintptr_t)p - z)), rx);
 
     p += 64 - z;
     len -= 64 - z;
