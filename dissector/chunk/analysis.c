@@ -163,6 +163,10 @@ static int chunk_eo_tap = -1;
 static wmem_array_t *all_transfers;
 static guint32 next_stream;
 static wmem_map_t *flows_by_conv;   /* conversation index -> chunk_flow_t *[2] */
+/* The last conversation's entry of flows_by_conv: a run of packets of one
+ * conversation (the common case) looks it up once. */
+static guint32 last_conv_index;
+static chunk_flow_t **last_conv_flows;
 /* Transfers of every flow by (flow stream, chunk id) (flow_chunk_key()): one
  * map, not one per flow. A wmem_map holding one entry costs 1.4 KiB on
  * Wireshark 4.6 against 400 B on 4.0 and 4.4, which made a map per flow add
@@ -172,7 +176,7 @@ static gboolean sp_transient;        /* this packet is in tshark's single pass: 
 static wmem_allocator_t *rec_scope; /* where this packet's frame record lives: cs_sp_record_scope() */
 
 /* Cap on per-slice state (docs/robustness.md, "Dissector"). A single
- * 15-byte slice claims 256 slices, i.e. 10 KiB of chunk_slice_state_t: 65 536
+ * 15-byte slice claims 256 slices, i.e. 10 KiB of per-slice state: 65 536
  * chunk ids or 100 000 conversations made tshark use 5x its own memory. A
  * transfer gets per-slice state only while all of it stays within
  * CHUNK_STATE_FLOOR + CHUNK_STATE_PER_BYTE x the chunk packet bytes seen so
@@ -180,6 +184,10 @@ static wmem_allocator_t *rec_scope; /* where this packet's frame record lives: c
  * transfer is decoded but not analysed (slices == NULL, ei_chunk_capped). */
 #define CHUNK_STATE_FLOOR    (32u << 20)
 #define CHUNK_STATE_PER_BYTE 2u
+/* What the cap counts per slice: its chunk_slice_state_t and its three
+ * times at their widest (64 bits: slice_ns()), 40 bytes; most transfers
+ * take 28 (times in 32 bits). */
+#define CHUNK_SLICE_STATE_COST (sizeof(chunk_slice_state_t) + SLICE_T_N * sizeof(gint64))
 static gint64 capture_last_ns; /* time of the latest chunk packet analysed */
 static guint64 state_bytes;   /* per-slice state allocated in this file */
 static guint64 chunk_bytes;   /* bytes of clean chunk packets analysed */
@@ -191,6 +199,44 @@ static guint64 state_budget(void)
 }
 
 #define REACT_UNKNOWN G_MAXUINT32
+
+/* A slice's times, three a slice in the transfer's slice_dt or
+ * slice_wide_ns (chunk/analysis-int.h): its first send, its last send, the
+ * first ack showing it. Each is read only once set (a send or an ack). */
+enum { SLICE_T_FIRST, SLICE_T_LAST, SLICE_T_ACKED, SLICE_T_N };
+
+static inline gint64 slice_ns(const chunk_transfer_t *t, guint32 i, guint which)
+{
+    gsize k = (gsize)i * SLICE_T_N + which;
+    return t->slice_wide_ns ? t->slice_wide_ns[k] : t->first_ns + t->slice_dt[k];
+}
+
+/* A time 4.29 s or more after the transfer's first slice, or before it
+ * (timestamps going back): every time of the transfer goes to 64 bits. */
+static void slice_times_widen(chunk_transfer_t *t)
+{
+    gsize n = (gsize)t->num_slices * SLICE_T_N;
+    gint64 *w = wmem_alloc_array(wmem_file_scope(), gint64, n);
+    for (gsize k = 0; k < n; k++)
+        w[k] = t->first_ns + t->slice_dt[k];
+    wmem_free(wmem_file_scope(), t->slice_dt);
+    t->slice_dt = NULL;
+    t->slice_wide_ns = w;
+}
+
+static inline void set_slice_ns(chunk_transfer_t *t, guint32 i, guint which, gint64 ns)
+{
+    gsize k = (gsize)i * SLICE_T_N + which;
+    if (!t->slice_wide_ns) {
+        gint64 d = ns - t->first_ns;
+        if (d >= 0 && d <= (gint64)G_MAXUINT32) {
+            t->slice_dt[k] = (guint32)d;
+            return;
+        }
+        slice_times_widen(t);
+    }
+    t->slice_wide_ns[k] = ns;
+}
 
 /* Frame record: what the analysis found in one frame, fixed on the first
  * pass. Kept small: one per chunk packet. */
@@ -248,6 +294,7 @@ static void analysis_init(void)
     next_stream = 0;
     all_transfers = wmem_array_new(wmem_file_scope(), sizeof(chunk_transfer_t *));
     flows_by_conv = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
+    last_conv_flows = NULL;
     transfers_by_chunk = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
     capture_last_ns = 0;
     state_bytes = 0;
@@ -266,11 +313,14 @@ static chunk_flow_t *get_flow(packet_info *pinfo, conversation_t *c, gboolean is
     /* Keyed by conversation index, in the analysis' own map (chunk/chunk-int.h
      * says who keeps what per conversation); c is pinfo's conversation, as
      * the decoder found it. */
-    chunk_flow_t **fl = (chunk_flow_t **)wmem_map_lookup(flows_by_conv, GUINT_TO_POINTER(c->conv_index));
+    chunk_flow_t **fl = last_conv_flows && last_conv_index == c->conv_index ? last_conv_flows
+                      : (chunk_flow_t **)wmem_map_lookup(flows_by_conv, GUINT_TO_POINTER(c->conv_index));
     if (!fl) {
         fl = wmem_alloc0_array(wmem_file_scope(), chunk_flow_t *, 2);
         wmem_map_insert(flows_by_conv, GUINT_TO_POINTER(c->conv_index), fl);
     }
+    last_conv_index = c->conv_index;
+    last_conv_flows = fl;
     /* Direction 0 is from the endpoint with the lower address/port, so both
      * directions agree whichever packet is seen first. */
     int cmp = cmp_address(&pinfo->src, &pinfo->dst);
@@ -305,9 +355,12 @@ static gint64 flow_chunk_key(const chunk_flow_t *fl, guint16 chunk_id)
     return ((gint64)fl->stream << 16) | chunk_id;
 }
 
-/* The transfer of chunk_id in flow fl, or NULL. */
+/* The transfer of chunk_id in flow fl, or NULL. Most packets are of the
+ * flow's newest chunk: that one is asked first, without the map. */
 static chunk_transfer_t *flow_transfer(const chunk_flow_t *fl, guint16 chunk_id)
 {
+    if (fl->cur && fl->cur->chunk_id == chunk_id && fl->cur->keyed)
+        return fl->cur;
     gint64 key = flow_chunk_key(fl, chunk_id);
     return (chunk_transfer_t *)wmem_map_lookup(transfers_by_chunk, &key);
 }
@@ -324,13 +377,14 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
     t->slice_size = slice->slice_size;
     /* num_slices is bounded by the variant's MaxSlicesPerChunk: the decoder
      * rejected anything larger. Past the cap no state (see CHUNK_STATE_FLOOR). */
-    guint64 need = (guint64)t->num_slices * sizeof(chunk_slice_state_t);
-    if (state_bytes + need <= state_budget()) {
-        t->slices = wmem_alloc0_array(wmem_file_scope(), chunk_slice_state_t, t->num_slices);
-        state_bytes += need;
-    }
+    guint64 need = (guint64)t->num_slices * CHUNK_SLICE_STATE_COST;
     t->first_frame = pinfo->num;
     t->first_ns = au_ns(&pinfo->abs_ts);
+    if (state_bytes + need <= state_budget()) {
+        t->slices = wmem_alloc0_array(wmem_file_scope(), chunk_slice_state_t, t->num_slices);
+        t->slice_dt = wmem_alloc0_array(wmem_file_scope(), guint32, (gsize)t->num_slices * SLICE_T_N);
+        state_bytes += need;
+    }
     t->progress_ns = t->first_ns;
     t->progress_frame = pinfo->num;
     t->prev_done_frame = fl->last_done_frame;
@@ -342,10 +396,13 @@ static chunk_transfer_t *new_transfer(chunk_flow_t *fl, packet_info *pinfo,
     /* A chunk id comes back after 65536 chunks: forget the transfer half a
      * wrap behind, so an id seen again starts a new transfer. */
     gint64 old = flow_chunk_key(fl, (guint16)(slice->chunk_id ^ CHUNK_ID_HALF));
-    wmem_map_remove(transfers_by_chunk, &old);
+    chunk_transfer_t *gone = (chunk_transfer_t *)wmem_map_remove(transfers_by_chunk, &old);
+    if (gone)
+        gone->keyed = FALSE;
     gint64 *key = wmem_new(wmem_file_scope(), gint64);
     *key = flow_chunk_key(fl, (guint16)slice->chunk_id);
     wmem_map_insert(transfers_by_chunk, key, t);
+    t->keyed = TRUE;
     return t;
 }
 
@@ -471,9 +528,9 @@ static void check_stall(packet_info *pinfo, chunk_transfer_t *t, frame_rec_t *fr
                      GUINT_TO_POINTER(t->progress_frame));
 }
 
-static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk_slice_info_t *slice)
+static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk_slice_info_t *slice,
+                                  frame_rec_t *fr)
 {
-    frame_rec_t *fr = wmem_new0(rec_scope, frame_rec_t);
     chunk_flow_t *fl = get_flow(pinfo, slice->conv, FALSE);
     gint64 now = au_ns(&pinfo->abs_ts);
     fr->flow = fl;
@@ -533,12 +590,12 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
     chunk_slice_state_t *s = &t->slices[slice->slice_id];
     if (s->sends == 0) {
         s->first_frame = pinfo->num;
-        s->first_ns = now;
+        set_slice_ns(t, slice->slice_id, SLICE_T_FIRST, now);
     } else {
         fr->notes |= N_RESEND;
         fr->resend = s->sends < G_MAXUINT16 ? s->sends : G_MAXUINT16;
         fr->ref_frame = s->last_frame;
-        fr->delta_ns = now - s->last_ns;
+        fr->delta_ns = now - slice_ns(t, slice->slice_id, SLICE_T_LAST);
         t->resends++;
         /* Jitter between the sender and the capture point moves two sends
          * of a slice closer by up to twice its amplitude: allow for it. */
@@ -555,13 +612,13 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
          * receiver, latency) and get lost: only a slice acked by several
          * acks and for longer than the stall threshold is proof. */
         if (s->acks_seen >= pref_not_listening_acks &&
-            now - s->acked_ns > ms_to_ns(pref_stall_ms))
+            now - slice_ns(t, slice->slice_id, SLICE_T_ACKED) > ms_to_ns(pref_stall_ms))
             fr->flags |= CHUNK_F_NOT_LISTENING;
     }
     if (s->sends < G_MAXUINT16)
         s->sends++;
     s->last_frame = pinfo->num;
-    s->last_ns = now;
+    set_slice_ns(t, slice->slice_id, SLICE_T_LAST, now);
 
     check_stall(pinfo, t, fr, now);
     t->problems |= fr->flags;
@@ -588,14 +645,15 @@ static void apply_ack_bits(packet_info *pinfo, const chunk_ack_info_t *ack, chun
                 fr->newly_bits[i >> 3] |= (guint8)(1u << (i & 7));
                 fr->newly++;
                 s->acked_in = pinfo->num;
-                s->acked_ns = now;
+                set_slice_ns(t, i, SLICE_T_ACKED, now);
                 /* A slice acked but never seen sent (the capture
                  * started mid-transfer) says nothing of loss or delay. */
                 if (s->sends) {
+                    gint64 delay = now - slice_ns(t, i, SLICE_T_LAST);
                     fl->acked_slices++;
                     fl->acked_sends += s->sends;
-                    if (now - s->last_ns > fl->max_ack_delay_ns)
-                        fl->max_ack_delay_ns = now - s->last_ns;
+                    if (delay > fl->max_ack_delay_ns)
+                        fl->max_ack_delay_ns = delay;
                 }
             }
         } else if (s->acked_in) {
@@ -693,10 +751,10 @@ static void check_ack_pacing(packet_info *pinfo, const chunk_ack_info_t *ack, ch
     fl->slices_since_ack = 0;
 }
 
-static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_ack_info_t *ack)
+static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_ack_info_t *ack,
+                                frame_rec_t *fr)
 {
     chunk_bytes += tvb_reported_length(tvb);
-    frame_rec_t *fr = wmem_new0(rec_scope, frame_rec_t);
     chunk_flow_t *fl = get_flow(pinfo, ack->conv, TRUE);
     gint64 now = au_ns(&pinfo->abs_ts);
     fr->flow = fl;
@@ -747,6 +805,16 @@ static frame_rec_t *get_record(packet_info *pinfo)
     if (sp_transient)
         return NULL;
     return (frame_rec_t *)p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME);
+}
+
+/* A new, zeroed record: kept in the file scope for later visits, or, in
+ * tshark's single pass, the caller's `local` (nothing keeps it past the
+ * packet). */
+static frame_rec_t *new_record(frame_rec_t *local)
+{
+    if (sp_transient)
+        return memset(local, 0, sizeof *local);
+    return wmem_new0(rec_scope, frame_rec_t);
 }
 
 static void keep_record(packet_info *pinfo, frame_rec_t *fr)
@@ -957,7 +1025,7 @@ static void show_end_of_capture(tvbuff_t *tvb, packet_info *pinfo, proto_tree *a
 static void already_acked_expert(packet_info *pinfo, proto_item *ti, const frame_rec_t *fr,
                                  const chunk_slice_state_t *s)
 {
-    double gap_ms = (double)(au_ns(&pinfo->abs_ts) - s->acked_ns) / 1e6;
+    double gap_ms = (double)(au_ns(&pinfo->abs_ts) - slice_ns(fr->t, fr->slice_id, SLICE_T_ACKED)) / 1e6;
     if (fr->react_us == REACT_UNKNOWN)
         AU_EXPERT(pinfo, ti, &ei_chunk_already_acked,
             "Slice %u sent %.0f ms after the ack in frame %u showed it (wasted): that ack was on its way or lost; the capture shows no reaction to an ack yet to tell which.",
@@ -1031,7 +1099,8 @@ static void show_slice_sends(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
     } else if (s && s->acked_in) {
         /* Forward-looking: known once the whole capture was seen. */
         add_gen_uint(AT, hf_chunk_acked_in, tvb, s->acked_in);
-        add_gen_time(AT, hf_chunk_ack_time, tvb, s->acked_ns - s->first_ns);
+        add_gen_time(AT, hf_chunk_ack_time, tvb,
+                     slice_ns(t, fr->slice_id, SLICE_T_ACKED) - slice_ns(t, fr->slice_id, SLICE_T_FIRST));
     }
 }
 
@@ -1335,13 +1404,14 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                           const chunk_slice_info_t *slice)
 {
+    frame_rec_t local;
     sp_transient = cs_sp_begin_packet(pinfo, pref_single_pass);
     rec_scope = cs_sp_record_scope(pinfo, sp_transient);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
             return;   /* not a clean slice on the first pass */
-        fr = analyse_slice(tvb, pinfo, slice);
+        fr = analyse_slice(tvb, pinfo, slice, new_record(&local));
         keep_record(pinfo, fr);
     }
     /* Also without a tree (first pass, packet list, taps, Expert
@@ -1367,13 +1437,14 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
 void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                         const chunk_ack_info_t *ack)
 {
+    frame_rec_t local;
     sp_transient = cs_sp_begin_packet(pinfo, pref_single_pass);
     rec_scope = cs_sp_record_scope(pinfo, sp_transient);
     frame_rec_t *fr = get_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
             return;
-        fr = analyse_ack(tvb, pinfo, ack);
+        fr = analyse_ack(tvb, pinfo, ack, new_record(&local));
         keep_record(pinfo, fr);
     }
     show_ack(tvb, pinfo, chunk_tree, ack, fr);

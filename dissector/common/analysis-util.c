@@ -38,6 +38,23 @@ gboolean au_idset_next_run(const au_idset_t *s, guint32 *next, guint32 *first, g
 {
     guint32 i = *next, j;
 
+    if (s->has == zero_byte && !s->joins) {
+        /* The zero bytes of an array (an ack's missing slices, for every
+         * ack): scanned directly, not through the callback per id. */
+        const guint8 *v = (const guint8 *)s->data;
+        while (i < s->n && v[i])
+            i++;
+        if (i >= s->n) {
+            *next = i;
+            return FALSE;
+        }
+        for (j = i; j + 1 < s->n && !v[j + 1]; j++)
+            ;
+        *first = i;
+        *last = j;
+        *next = j + 1;
+        return TRUE;
+    }
     while (i < s->n && !s->has(s->data, i))
         i++;
     if (i >= s->n) {

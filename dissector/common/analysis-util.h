@@ -93,11 +93,40 @@ void au_info_marks(packet_info *pinfo, const char *lead, guint64 bits, const au_
 
 /* Writers of Info text without printf (it runs for every datagram): v in
  * decimal or hex, or s, at p; they return the end (no terminating NUL). */
+static inline char *au_put_uint(char *p, guint32 v)
+{
+    /* The digits written from the end, two at a time, in 32-bit
+     * arithmetic: a few instructions a digit pair. */
+    static const char pairs[] =
+        "0001020304050607080910111213141516171819"
+        "2021222324252627282930313233343536373839"
+        "4041424344454647484950515253545556575859"
+        "6061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    guint n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5
+            : v < 1000000 ? 6 : v < 10000000 ? 7 : v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
+    char *end = p + n;
+
+    while (v >= 100) {
+        guint r = v % 100;
+        v /= 100;
+        end -= 2;
+        memcpy(end, pairs + 2 * r, 2);
+    }
+    if (v >= 10)
+        memcpy(end - 2, pairs + 2 * v, 2);
+    else
+        end[-1] = (char)('0' + v);
+    return p + n;
+}
+
 static inline char *au_put_uint64(char *p, guint64 v)
 {
     char digits[20];
     int n = 0;
 
+    if (v <= G_MAXUINT32)
+        return au_put_uint(p, (guint32)v);
     do {
         digits[n++] = (char)('0' + v % 10);
         v /= 10;
@@ -105,11 +134,6 @@ static inline char *au_put_uint64(char *p, guint64 v)
     while (n)
         *p++ = digits[--n];
     return p;
-}
-
-static inline char *au_put_uint(char *p, guint32 v)
-{
-    return au_put_uint64(p, v);
 }
 
 /* v as eight lower-case hex digits, as "%08x". */

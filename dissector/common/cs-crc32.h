@@ -20,4 +20,13 @@ uint32_t cs_crc32(uint32_t crc, const uint8_t *data, size_t len);
  * byte goes through zlib. */
 int cs_crc32_is_fast(void);
 
+/* The paths, slowest first. */
+#define CS_CRC32_ZLIB       0
+#define CS_CRC32_PCLMUL     1   /* four 128-bit lanes */
+#define CS_CRC32_VPCLMUL512 2   /* the four lanes in one AVX-512 register (F, BW, VPCLMULQDQ) */
+
+/* For tests: cs_crc32() takes at most path `level` from now on (the fastest
+ * by default); returns the one it takes on this processor. */
+int cs_crc32_limit(int level);
+
 #endif /* CS_CRC32_H */

@@ -24,13 +24,10 @@ void dp2_reader_init(dp2_reader_t *r, tvbuff_t *tvb)
 guint dp2_bits_required(guint32 min, guint32 max)
 {
     guint32 range = max - min;
-    guint n = 0;
 
-    while (range) {
-        n++;
-        range >>= 1;
-    }
-    return n;
+    /* The position of the highest set bit: one instruction, not a loop per
+     * bit (it runs for every field of every datagram). */
+    return range ? 32 - (guint)__builtin_clz(range) : 0;
 }
 
 /* Marks the reader truncated: the fields need at least `need` bytes. */
@@ -66,9 +63,16 @@ guint32 dp2_read_bits(dp2_reader_t *r, guint nbits)
      * tvb_get_bits32(..., ENC_LITTLE_ENDIAN) returns, without its checks:
      * dp2_skip_bits has checked the bits are there). */
     p = r->data + start / 8;
-    nbytes = (sh + nbits + 7) / 8;
-    for (guint i = 0; i < nbytes; i++)
-        w |= (guint64)p[i] << (8 * i);
+    if (start / 8 + 8 <= r->limit / 8) {
+        /* Eight bytes are there: one load instead of a byte loop (the
+         * field takes at most five). */
+        memcpy(&w, p, sizeof w);
+        w = GUINT64_FROM_LE(w);
+    } else {
+        nbytes = (sh + nbits + 7) / 8;
+        for (guint i = 0; i < nbytes; i++)
+            w |= (guint64)p[i] << (8 * i);
+    }
     return (guint32)((w >> sh) & ((G_GUINT64_CONSTANT(1) << nbits) - 1));
 }
 
@@ -91,8 +95,10 @@ gboolean dp2_read_align(dp2_reader_t *r)
     n = (8 - (r->bit & 7)) & 7;
     if (n == 0)
         return TRUE;
-    /* The padding lies in a byte whose first bits were read, so it is there. */
-    v = tvb_get_bits32(r->tvb, r->bit, n, ENC_LITTLE_ENDIAN);
+    /* The padding lies in a byte whose first bits were read, so it is there:
+     * its high n bits, least significant first (what tvb_get_bits32(...,
+     * ENC_LITTLE_ENDIAN) returns, without its checks). */
+    v = (guint32)(r->data[r->bit / 8] >> (r->bit & 7)) & ((1u << n) - 1);
     if (r->n_pads < DP2_MAX_PADS) {
         r->pads[r->n_pads].bit = r->bit;
         r->pads[r->n_pads].nbits = (guint8)n;
