@@ -179,6 +179,24 @@ def write_pcap(path, packets):
     os.chmod(path, 0o644)
 
 
+def step_clock(src, dst, at, step_us, base_us=0):
+    """Copies the classic pcap src (microsecond times) to dst with every
+    frame from index at (0-based) on moved by step_us microseconds and every
+    frame by base_us: a capture whose clock jumps."""
+    data = open(src, "rb").read()
+    out = bytearray(data[:24])
+    off, i = 24, 0
+    while off + 16 <= len(data):
+        sec, usec, incl, orig = struct.unpack_from("<IIII", data, off)
+        t = sec * 1000000 + usec + base_us + (step_us if i >= at else 0)
+        out += struct.pack("<IIII", t // 1000000, t % 1000000, incl, orig) + data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        i += 1
+    with open(dst, "wb") as f:
+        f.write(out)
+    os.chmod(dst, 0o644)
+
+
 def text2pcap(path, payloads, sport=50000, dport=40000):
     """Writes payloads (bytes) as a pcap with text2pcap -F pcap -u sport,dport."""
     lines = []

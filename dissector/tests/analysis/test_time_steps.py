@@ -18,7 +18,6 @@ between the first sends and the resends, so a time set before it is read
 after it. Exit 0 / 1.
 """
 import os
-import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,23 +26,6 @@ import chunktest as ct  # noqa: E402
 
 SOURCE = os.path.join(ct.REPO, "captures", "fault-drop-slice.pcap")
 STEP_AT = 9   # frames 10 and later (0-based index 9) move
-
-
-def stepped(dst, step_us):
-    """SOURCE (pcap, microseconds) with frames from STEP_AT on moved by step_us
-    (and all 10 s later: SOURCE starts at time 0)."""
-    data = open(SOURCE, "rb").read()
-    out = bytearray(data[:24])
-    off, i = 24, 0
-    while off + 16 <= len(data):
-        sec, usec, incl, orig = struct.unpack_from("<IIII", data, off)
-        t = sec * 1000000 + usec + 10000000 + (step_us if i >= STEP_AT else 0)
-        out += struct.pack("<IIII", t // 1000000, t % 1000000, incl, orig) + data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        i += 1
-    with open(dst, "wb") as f:
-        f.write(out)
-    os.chmod(dst, 0o644)
 
 
 FIELDS = ["frame.number", "frame.time_epoch", "chunk.analysis.resend_of", "chunk.analysis.since_last_sent",
@@ -60,7 +42,7 @@ def rows(cap, two_pass):
 
 def check(F, tmp, step_us):
     cap = os.path.join(tmp, "step%+d.pcap" % step_us)
-    stepped(cap, step_us)
+    ct.step_clock(SOURCE, cap, STEP_AT, step_us, base_us=10000000)   # SOURCE starts at time 0
     label = "clock %+.1f s at frame %d" % (step_us / 1e6, STEP_AT + 1)
     for two_pass in (False, True):
         r = rows(cap, two_pass)

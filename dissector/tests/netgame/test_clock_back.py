@@ -9,7 +9,6 @@ frame's (netgame.analysis.acks_frame), to the microsecond: -1.441667, not
 -2.558333 (seconds one lower, nanoseconds made positive). Exit 0 / 1.
 """
 import os
-import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -18,25 +17,10 @@ import chunktest as ct  # noqa: E402
 STEP_AT, STEP_US = 200, 1500000
 
 
-def stepped(src, dst):
-    data = open(src, "rb").read()
-    out = bytearray(data[:24])
-    off, i = 24, 0
-    while off + 16 <= len(data):
-        sec, usec, incl, orig = struct.unpack_from("<IIII", data, off)
-        t = sec * 1000000 + usec - (STEP_US if i >= STEP_AT else 0)
-        out += struct.pack("<IIII", t // 1000000, t % 1000000, incl, orig) + data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        i += 1
-    with open(dst, "wb") as f:
-        f.write(out)
-    os.chmod(dst, 0o644)
-
-
 def main():
     with ct.scratch_dir() as d:
         cap = os.path.join(d, "clock-back.pcap")
-        stepped(os.path.join(ct.REPO, "captures", "netgame-clean.pcap"), cap)
+        ct.step_clock(os.path.join(ct.REPO, "captures", "netgame-clean.pcap"), cap, STEP_AT, -STEP_US)
         out = ct.tshark(["-r", cap, "-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch",
                          "-e", "netgame.analysis.acks_frame", "-e", "netgame.analysis.ack_rtt"])
     times, rows = {}, []
