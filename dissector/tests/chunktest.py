@@ -111,6 +111,22 @@ def field_value(name, text, sep=","):
     return text
 
 
+def field_rows(pcap, fields, two_pass=False):
+    """tshark -T fields of fields on pcap (with -2 when two_pass): a dict a
+    frame, field -> its cell as field_value() gives it ("" when absent),
+    every occurrence joined by ","."""
+    args = (["-2"] if two_pass else []) + ["-r", pcap, "-T", "fields", "-E", "separator=\t",
+                                           "-E", "occurrence=a", "-E", "aggregator=,"]
+    for f in fields:
+        args += ["-e", f]
+    rows = []
+    for line in tshark(args).splitlines():
+        parts = line.split("\t")
+        row = dict(zip(fields, parts + [""] * (len(fields) - len(parts))))
+        rows.append({f: field_value(f, v) for f, v in row.items()})
+    return rows
+
+
 def same_value(name, got, want):
     """Whether -T fields text got of field name means the value want (text):
     doubles (FT_DOUBLE) to 12 significant digits, since Wireshark 4.6 prints

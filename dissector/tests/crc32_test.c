@@ -26,7 +26,7 @@ static void expect(uint32_t got, uint32_t want, const char *what, size_t a, size
 
 static const char *const path_names[] = { "zlib", "PCLMULQDQ", "VPCLMULQDQ (AVX-512)" };
 
-/* Every check, with cs_crc32() limited to path `level`. */
+/* Every check, on the path cs_crc32() is limited to now (cs_crc32_limit()). */
 static void run_checks(const uint8_t *buf, size_t max_len, const uint8_t *big, size_t big_len, uint32_t *x)
 {
     expect(cs_crc32(0, (const uint8_t *)"123456789", 9), 0xcbf43926u, "check value", 9, 0);

@@ -211,16 +211,7 @@ CASES = [
 
 
 def read(pcap, two_pass):
-    args = (["-2"] if two_pass else []) + ["-r", pcap, "-T", "fields", "-E", "separator=\t",
-                                           "-E", "occurrence=a", "-E", "aggregator=,"]
-    for f in FIELDS:
-        args += ["-e", f]
-    rows = []
-    for line in ct.tshark(args).splitlines():
-        parts = line.split("\t")
-        row = dict(zip(FIELDS, parts + [""] * (len(FIELDS) - len(parts))))
-        rows.append({f: ct.field_value(f, v) for f, v in row.items()})
-    return rows
+    return ct.field_rows(pcap, FIELDS, two_pass)
 
 
 def main():

@@ -32,20 +32,12 @@ FIELDS = ["frame.number", "frame.time_epoch", "chunk.analysis.resend_of", "chunk
           "chunk.analysis.first_sent_in", "chunk.analysis.acked_in", "chunk.analysis.ack_time"]
 
 
-def rows(cap, two_pass):
-    args = ["-r", cap, "-T", "fields"] + (["-2"] if two_pass else [])
-    for f in FIELDS:
-        args += ["-e", f]
-    out = ct.tshark(args)
-    return [dict(zip(FIELDS, (line.split("\t") + [""] * len(FIELDS))[:len(FIELDS)])) for line in out.splitlines()]
-
-
 def check(F, tmp, step_us):
     cap = os.path.join(tmp, "step%+d.pcap" % step_us)
     ct.step_clock(SOURCE, cap, STEP_AT, step_us, base_us=10000000)   # SOURCE starts at time 0
     label = "clock %+.1f s at frame %d" % (step_us / 1e6, STEP_AT + 1)
     for two_pass in (False, True):
-        r = rows(cap, two_pass)
+        r = ct.field_rows(cap, FIELDS, two_pass)
         t = {int(x["frame.number"]): float(x["frame.time_epoch"]) for x in r}
         since = acks = jumped = 0
         for x in r:

@@ -59,17 +59,7 @@ FAULT_FLAGS = {
 
 
 def read_fields(pcap, two_pass):
-    args = (["-2"] if two_pass else []) + ["-r", pcap, "-T", "fields", "-E", "separator=\t",
-                                           "-E", "occurrence=a", "-E", "aggregator=,"]
-    for f in FIELDS:
-        args += ["-e", f]
-    rows = {}
-    for line in ct.tshark(args).splitlines():
-        parts = line.split("\t")
-        row = dict(zip(FIELDS, parts + [""] * (len(FIELDS) - len(parts))))
-        row = {f: ct.field_value(f, v) for f, v in row.items()}
-        rows[int(row["frame.number"])] = row
-    return rows
+    return {int(row["frame.number"]): row for row in ct.field_rows(pcap, FIELDS, two_pass)}
 
 
 # tshark's single pass with columns keeps no per-frame state (see
