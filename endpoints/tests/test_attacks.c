@@ -207,9 +207,7 @@ typedef struct twin_t {
 static twin_t *twin_create(int max_slices, int slice_size, uint16_t first_chunk_id)
 {
     fill_legit();
-    twin_t *t = calloc(1, sizeof *t);
-    CHECK(t != NULL);
-    if (!t) abort();
+    twin_t *t = chunk_test_require(calloc(1, sizeof *t), "twin");
     chunk_receiver_default_config(&t->config);
     t->config.wire.max_slices = max_slices;
     t->config.wire.slice_size = slice_size;

@@ -410,10 +410,8 @@ static double run_direct(uint64_t seed, double loss, int chunks)
     rc.first_chunk_id = 65533;
     rc.send = ack_to_sender;
     rc.context = &w;
-    w.sender = chunk_sender_create(&sc);
-    w.receiver = chunk_receiver_create(&rc);
-    CHECK(w.sender && w.receiver);
-    if (!w.sender || !w.receiver) abort();
+    w.sender = chunk_test_require(chunk_sender_create(&sc), "sender");
+    w.receiver = chunk_test_require(chunk_receiver_create(&rc), "receiver");
 
     int sizes[8], queued = 0, received = 0;
     /* Until the sender too is done: its final ack may have been lost, and

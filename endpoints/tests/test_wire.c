@@ -18,7 +18,6 @@ static void config_for(chunk_wire_config_t *config, int max_slices)
     config->max_slices = max_slices;
 }
 
-/* Rewrites a datagram's CRC so that only the rule a test breaks can fail. */
 /* docs/protocol.md, "Three packets worked by hand" (default constants): the
  * ack of chunk 0x1234 with slices 0, 2 and 3 of 5 acked, the last slice
  * (2 of 3) of chunk 0x0102 carrying 11 22 33 44 55, and slice 0 of 1 of
@@ -27,6 +26,7 @@ static void config_for(chunk_wire_config_t *config, int max_slices)
 #define EXAMPLE_SLICE "c9 44 a2 9b 04 02 04 04 08 00 11 22 33 44 55 e2 ac 08 99"
 #define EXAMPLE_TINY_SLICE "0e 57 a1 72 00 00 00 00 00 00 ff e2 ac 08 99"
 
+/* Rewrites a datagram's CRC so that only the rule a test breaks can fail. */
 static void fix_crc(const chunk_wire_config_t *config, uint8_t *packet, int bytes)
 {
     chunk_test_fix_crc(config->protocol_id, packet, bytes);
@@ -468,7 +468,7 @@ static void test_reject_trailing_bytes(void)
     int m = chunk_test_parse_hex(EXAMPLE_ACK " 00", a, sizeof a);
     CHECK_FIXED_READ(&config, a, m, CHUNK_READ_TRAILING_BYTES);
     uint8_t p[32];
-    int n = chunk_test_parse_hex("0e 57 a1 72 00 00 00 00 00 00 ff e2 ac 08 99 e2 ac 08 99", p, sizeof p);
+    int n = chunk_test_parse_hex(EXAMPLE_TINY_SLICE " e2 ac 08 99", p, sizeof p);
     CHECK_FIXED_READ(&config, p, n, CHUNK_READ_TRAILING_BYTES);
 }
 
