@@ -80,11 +80,13 @@ if [ ! -s "$full" ]; then
     "$build/bin/netgame-sim" --duration "$duration" --loss 1% --latency 25ms --jitter 5ms --seed 7 -q -w "$full"
 fi
 frames=$(capture_frames "$full")
+declare -A cap_frames
+cap_frames[$full]=$frames
 caps=("$full")
 if [ "$growth" = 1 ]; then
     for part in 4 2; do
         f=$work/netgame-1M-1of$part.pcap
-        capture_cut "$full" "$frames" "$part" "$f" > /dev/null
+        cap_frames[$f]=$(capture_cut "$full" "$frames" "$part" "$f")
         caps=("$f" "${caps[@]}")
     done
 fi
@@ -102,7 +104,7 @@ raw=$work/raw.tsv
 printf 'capture\tframes\tconfig\trep\twall_s\tcpu_s\tpeak_kb\n' > "$raw"
 failed=0
 for cap in "${caps[@]}"; do
-    n=$(capture_frames "$cap")
+    n=${cap_frames[$cap]}
     for c in base data full; do
         [ "$cap" != "$full" ] && [ "$c" = data ] && continue
         for r in $(seq 1 "$reps"); do

@@ -25,10 +25,16 @@
 build=${CHUNK_BUILD_DIR:-$repo/build}
 reps=3
 
+# runs_need OPTION ARGC WHAT: exits 2 with "OPTION needs WHAT" unless the
+# option (ARGC: the words left, the option's included) has a value.
+runs_need() {
+    [ "$2" -ge 2 ] || { echo "$runs_name: $1 needs $3" >&2; exit 2; }
+}
+
 runs_option() {
     case $1 in
-    -b | --build) [ $# -ge 2 ] || { echo "$runs_name: $1 needs a folder" >&2; exit 2; }; build=$2 ;;
-    -n | --reps) [ $# -ge 2 ] || { echo "$runs_name: $1 needs a number" >&2; exit 2; }; reps=$2 ;;
+    -b | --build) runs_need "$1" $# "a folder"; build=$2 ;;
+    -n | --reps) runs_need "$1" $# "a number"; reps=$2 ;;
     *) echo "$runs_name: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
 }

@@ -28,13 +28,11 @@ runs=6
 duration=500
 keep=
 
-need() { [ "$2" -ge 2 ] || { echo "bench/yojimbo.sh: $1 needs a value" >&2; exit 2; }; }
-
 while [ $# -gt 0 ]; do
     case "$1" in
-    --runs) need "$1" $#; runs=$2; shift 2 ;;
-    --duration) need "$1" $#; duration=$2; shift 2 ;;
-    --keep) need "$1" $#; keep=$2; shift 2 ;;
+    --runs) runs_need "$1" $# "a value"; runs=$2; shift 2 ;;
+    --duration) runs_need "$1" $# "a value"; duration=$2; shift 2 ;;
+    --keep) runs_need "$1" $# "a value"; keep=$2; shift 2 ;;
     -h|--help) runs_help 21; exit 0 ;;
     *) runs_option "$@"; shift 2 ;;
     esac
