@@ -31,7 +31,7 @@ key=606abe6ec91910ea9a6562f66f2b30e44371d62cd19927266b3c60f4b715aba1
 while [ $# -gt 0 ]; do
     case "$1" in
     --copies) runs_need "$1" $# "a number"; copies=$2; shift 2 ;;
-    -h|--help) runs_help 20; exit 0 ;;
+    -h|--help) runs_help; exit 0 ;;
     *) runs_option "$@"; shift 2 ;;
     esac
 done

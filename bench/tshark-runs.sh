@@ -8,7 +8,8 @@
 #                         an option both take: -b, --build DIR; -n, --reps N
 #                         (sets build or reps); exits 2 for another option or
 #                         a missing value
-#   runs_help LAST        the --help text: the script's head comment, lines 2 to LAST
+#   runs_help             the --help text: the script's head comment (from line 2 to
+#                         the first line that is not a comment)
 #   runs_work [DIR]       checks for /usr/bin/time, then sets work: DIR (made
 #                         if missing and kept) or a temporary folder removed on
 #                         exit; readable by user nobody (scripts/chunk-tshark)
@@ -40,7 +41,7 @@ runs_option() {
 }
 
 runs_help() {
-    sed -n "2,$1p" "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
 }
 
 runs_work() {

@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
     --runs) runs_need "$1" $# "a value"; runs=$2; shift 2 ;;
     --duration) runs_need "$1" $# "a value"; duration=$2; shift 2 ;;
     --keep) runs_need "$1" $# "a value"; keep=$2; shift 2 ;;
-    -h|--help) runs_help 21; exit 0 ;;
+    -h|--help) runs_help; exit 0 ;;
     *) runs_option "$@"; shift 2 ;;
     esac
 done
