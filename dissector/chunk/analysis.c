@@ -797,11 +797,14 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
     return fr;
 }
 
-/* The frame's record, made on an earlier visit. In tshark's single pass
- * there is none: the frame is visited once (cs_sp_begin_packet), so its
- * record is neither looked up nor kept. */
-static frame_rec_t *get_record(packet_info *pinfo)
+/* Starts the analysis of a packet (cs_sp_begin_packet; the caller ends it
+ * with cs_sp_end_packet) and returns the frame's record, made on an earlier
+ * visit. In tshark's single pass there is none: the frame is visited once,
+ * so its record is neither looked up nor kept. */
+static frame_rec_t *begin_record(packet_info *pinfo)
 {
+    sp_transient = cs_sp_begin_packet(pinfo, pref_single_pass);
+    rec_scope = cs_sp_record_scope(pinfo, sp_transient);
     if (sp_transient)
         return NULL;
     return (frame_rec_t *)p_get_proto_data(rec_scope, pinfo, proto_chunk_a, PDATA_FRAME);
@@ -1401,13 +1404,25 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     }
 }
 
+/* The statistics' record of frame fr, with what slices and acks share, when
+ * a tap listens; NULL otherwise. */
+static chunk_tap_info_t *tap_info(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ack)
+{
+    if (!have_tap_listener(chunk_tap))
+        return NULL;
+    chunk_tap_info_t *ti = wmem_new0(pinfo->pool, chunk_tap_info_t);
+    ti->t = fr->t;
+    ti->flow = fr->flow;
+    ti->is_ack = is_ack;
+    ti->flags = fr->flags;
+    return ti;
+}
+
 void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                           const chunk_slice_info_t *slice)
 {
     frame_rec_t local;
-    sp_transient = cs_sp_begin_packet(pinfo, pref_single_pass);
-    rec_scope = cs_sp_record_scope(pinfo, sp_transient);
-    frame_rec_t *fr = get_record(pinfo);
+    frame_rec_t *fr = begin_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
             return;   /* not a clean slice on the first pass */
@@ -1420,13 +1435,9 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
     info_marks(pinfo, fr, FALSE);
     if (pref_reassemble)
         reassemble(tvb, pinfo, chunk_tree, slice, fr);
-    if (have_tap_listener(chunk_tap)) {
-        chunk_tap_info_t *ti = wmem_new0(pinfo->pool, chunk_tap_info_t);
-        ti->t = fr->t;
-        ti->flow = fr->flow;
-        ti->is_ack = FALSE;
+    chunk_tap_info_t *ti = tap_info(pinfo, fr, FALSE);
+    if (ti) {
         ti->resend = fr->resend;
-        ti->flags = fr->flags;
         ti->already_acked = (fr->notes & N_ALREADY_ACKED) != 0;
         ti->stale = (fr->notes & N_STALE) != 0;
         tap_queue_packet(chunk_tap, pinfo, ti);
@@ -1438,9 +1449,7 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
                         const chunk_ack_info_t *ack)
 {
     frame_rec_t local;
-    sp_transient = cs_sp_begin_packet(pinfo, pref_single_pass);
-    rec_scope = cs_sp_record_scope(pinfo, sp_transient);
-    frame_rec_t *fr = get_record(pinfo);
+    frame_rec_t *fr = begin_record(pinfo);
     if (!fr) {
         if (PINFO_FD_VISITED(pinfo))
             return;
@@ -1449,12 +1458,8 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
     }
     show_ack(tvb, pinfo, chunk_tree, ack, fr);
     info_marks(pinfo, fr, TRUE);
-    if (have_tap_listener(chunk_tap)) {
-        chunk_tap_info_t *ti = wmem_new0(pinfo->pool, chunk_tap_info_t);
-        ti->t = fr->t;
-        ti->flow = fr->flow;
-        ti->is_ack = TRUE;
-        ti->flags = fr->flags;
+    chunk_tap_info_t *ti = tap_info(pinfo, fr, TRUE);
+    if (ti) {
         ti->newly = fr->newly;
         ti->dup = (fr->notes & N_DUP_ACK) != 0;
         ti->stale_ack = (fr->notes & N_STALE_ACK) != 0;
