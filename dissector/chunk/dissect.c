@@ -53,9 +53,6 @@ void proto_reg_handoff_chunk(void);
 static int proto_chunk = -1;
 static dissector_handle_t chunk_handle;
 
-static int hf_chunk_crc = -1;
-static int hf_chunk_crc_status = -1;
-static int hf_chunk_protocol_id = -1;
 static int hf_chunk_variant = -1;
 static int hf_chunk_variant_slice_size = -1;
 static int hf_chunk_type = -1;
@@ -67,10 +64,6 @@ static int hf_chunk_last_slice = -1;
 static int hf_chunk_slice_bytes_m1 = -1;
 static int hf_chunk_slice_bytes = -1;
 static int hf_chunk_data = -1;
-static int hf_chunk_padding = -1;
-static int hf_chunk_end_check = -1;
-static int hf_chunk_end_check_status = -1;
-static int hf_chunk_trailing = -1;
 static int hf_chunk_ack_bitfield = -1;
 static int hf_chunk_ack_acked_slice = -1;
 static int hf_chunk_ack_missing_slice = -1;
@@ -81,14 +74,8 @@ static int hf_chunk_ack_missing = -1;
 static gint ett_chunk = -1;
 static gint ett_chunk_ack_bitfield = -1;
 
-static expert_field ei_chunk_crc_bad = EI_INIT;
-static expert_field ei_chunk_id_other = EI_INIT;
-static expert_field ei_chunk_id_unconfirmed = EI_INIT;
-static expert_field ei_chunk_padding = EI_INIT;
-static expert_field ei_chunk_end_check = EI_INIT;
 static expert_field ei_chunk_truncated = EI_INIT;
 static expert_field ei_chunk_slice_range = EI_INIT;
-static expert_field ei_chunk_trailing = EI_INIT;
 static expert_field ei_chunk_slice_size = EI_INIT;
 static expert_field ei_chunk_value_range = EI_INIT;
 static expert_field ei_chunk_variant_unknown = EI_INIT;
@@ -109,7 +96,7 @@ static const value_string chunk_type_vals[] = {
     { 0, NULL }
 };
 
-static const dp2_display_t *chunk_p2_display(void);
+static dp2_display_t chunk_p2d;     /* the framing's fields (dp2_display_register) */
 static int chunk_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data);
 
 /* chunk in the protocol2 registry (common/protocol2.h): the UDP entry point sends
@@ -634,7 +621,7 @@ static void chunk_info_problems(packet_info *pinfo, const chunk_decode_t *d, gbo
 static void chunk_show_slice(proto_tree *ct, tvbuff_t *tvb, packet_info *pinfo, const chunk_body_t *b,
                              guint *next_pad, gboolean experts)
 {
-    const dp2_display_t *p2d = chunk_p2_display();
+    dp2_display_t *p2d = &chunk_p2d;
     proto_item *ti;
 
     if (b->nfields >= F_SLICE_ID) {
@@ -738,7 +725,7 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
                        conversation_t *conv)
 {
     const chunk_body_t *b = &d->b;
-    const dp2_display_t *p2d = chunk_p2_display();
+    dp2_display_t *p2d = &chunk_p2d;
     /* With an unknown variant the layout is a guess, and a packet that only
      * the other variant parses is not broken but misread: their errors are
      * shown in the fields but not raised as expert infos. */
@@ -860,13 +847,6 @@ static ws_cb_bool dissect_chunk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tr
 
 /* ---- Registration ------------------------------------------------------- */
 
-static dp2_display_t chunk_p2d;
-
-static const dp2_display_t *chunk_p2_display(void)
-{
-    return &chunk_p2d;
-}
-
 static void chunk_prefs_apply(void)
 {
     cfg_protocol_id = pref_protocol_id;
@@ -880,12 +860,6 @@ void proto_register_chunk(void)
     module_t *chunk_module;
 
     static hf_register_info hf[] = {
-        { &hf_chunk_crc, { "CRC-32", "chunk.crc32", FT_UINT32, BASE_HEX, NULL, 0x0,
-            "zlib CRC-32 of LE32(protocol id), 4 zero bytes and the rest of the datagram", HFILL } },
-        { &hf_chunk_crc_status, { "CRC-32 status", "chunk.crc32.status", FT_UINT8, BASE_NONE,
-            VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
-        { &hf_chunk_protocol_id, { "Protocol id (implied by the CRC)", "chunk.protocol_id", FT_UINT32, BASE_HEX,
-            NULL, 0x0, "The protocol id is never sent; this is the id that makes the CRC right", HFILL } },
         { &hf_chunk_variant, { "MaxSlicesPerChunk (variant)", "chunk.variant", FT_UINT32, BASE_DEC, NULL, 0x0,
             "MaxSlicesPerChunk used to decode: 256 (the article) or 32 (its example program), or a preference", HFILL } },
         { &hf_chunk_variant_slice_size, { "SliceSize", "chunk.variant.slice_size", FT_UINT32, BASE_DEC, NULL, 0x0,
@@ -908,14 +882,6 @@ void proto_register_chunk(void)
             NULL, HFILL } },
         { &hf_chunk_data, { "Data", "chunk.data", FT_BYTES, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
-        { &hf_chunk_padding, { "Padding", "chunk.padding", FT_UINT8, BASE_HEX, NULL, 0x0,
-            "Zero bits up to the next byte boundary", HFILL } },
-        { &hf_chunk_end_check, { "End check", "chunk.end_check", FT_UINT32, BASE_HEX, NULL, 0x0,
-            "0x9908ace2 (e2 ac 08 99)", HFILL } },
-        { &hf_chunk_end_check_status, { "End check status", "chunk.end_check.status", FT_UINT8, BASE_NONE,
-            VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
-        { &hf_chunk_trailing, { "Bytes after the end check", "chunk.trailing", FT_BYTES, BASE_NONE, NULL, 0x0,
-            NULL, HFILL } },
         { &hf_chunk_ack_bitfield, { "Acked bitfield", "chunk.ack.bitfield", FT_NONE, BASE_NONE, NULL, 0x0,
             "One bit per slice, slice 0 first", HFILL } },
         { &hf_chunk_ack_acked_slice, { "Acked slice", "chunk.ack.acked_slice", FT_UINT32, BASE_DEC, NULL, 0x0,
@@ -936,22 +902,10 @@ void proto_register_chunk(void)
     };
 
     static ei_register_info ei[] = {
-        { &ei_chunk_crc_bad, { "chunk.crc32.bad", PI_CHECKSUM, PI_ERROR,
-            "Bad CRC: disagrees with the conversation's protocol id", EXPFILL } },
-        { &ei_chunk_id_other, { "chunk.protocol_id.other", PI_PROTOCOL, PI_NOTE,
-            "Protocol id other than the configured one, used by the whole conversation", EXPFILL } },
-        { &ei_chunk_id_unconfirmed, { "chunk.protocol_id.unconfirmed", PI_CHECKSUM, PI_WARN,
-            "CRC implies an unconfigured protocol id that no earlier packet confirms", EXPFILL } },
-        { &ei_chunk_padding, { "chunk.padding.nonzero", PI_MALFORMED, PI_ERROR,
-            "Non-zero padding bits", EXPFILL } },
-        { &ei_chunk_end_check, { "chunk.end_check.bad", PI_MALFORMED, PI_ERROR,
-            "Wrong end check", EXPFILL } },
         { &ei_chunk_truncated, { "chunk.truncated", PI_MALFORMED, PI_ERROR,
             "Truncated packet", EXPFILL } },
         { &ei_chunk_slice_range, { "chunk.slice_id.out_of_range", PI_PROTOCOL, PI_ERROR,
             "Slice id >= slice count", EXPFILL } },
-        { &ei_chunk_trailing, { "chunk.trailing_bytes", PI_PROTOCOL, PI_WARN,
-            "Bytes after the end check", EXPFILL } },
         { &ei_chunk_slice_size, { "chunk.slice_size.wrong", PI_PROTOCOL, PI_ERROR,
             "Non-last slice whose size is not SliceSize", EXPFILL } },
         { &ei_chunk_value_range, { "chunk.value.out_of_range", PI_MALFORMED, PI_ERROR,
@@ -965,6 +919,10 @@ void proto_register_chunk(void)
     };
 
     proto_chunk = proto_register_protocol("Chunk Protocol (Sending Large Blocks of Data)", "Chunk", "chunk");
+    static const dp2_display_names_t p2_names = {
+        .name = "chunk", .crc_bad = "Bad CRC: disagrees with the conversation's protocol id", .learns_ids = TRUE,
+    };
+    dp2_display_register(proto_chunk, &chunk_p2d, &p2_names);
     CS_REGISTER_ARRAYS(proto_chunk, hf, ett, ei);
 
     chunk_module = prefs_register_protocol(proto_chunk, chunk_prefs_apply);
@@ -981,19 +939,6 @@ void proto_register_chunk(void)
 
     chunk_handle = register_dissector("chunk", dissect_chunk, proto_chunk);
 
-    chunk_p2d.hf_padding = hf_chunk_padding;
-    chunk_p2d.hf_end_check = hf_chunk_end_check;
-    chunk_p2d.hf_end_check_status = hf_chunk_end_check_status;
-    chunk_p2d.hf_trailing = hf_chunk_trailing;
-    chunk_p2d.ei_padding = &ei_chunk_padding;
-    chunk_p2d.ei_end_check = &ei_chunk_end_check;
-    chunk_p2d.ei_trailing = &ei_chunk_trailing;
-    chunk_p2d.hf_crc = hf_chunk_crc;
-    chunk_p2d.hf_crc_status = hf_chunk_crc_status;
-    chunk_p2d.hf_protocol_id = hf_chunk_protocol_id;
-    chunk_p2d.ei_crc_bad = &ei_chunk_crc_bad;
-    chunk_p2d.ei_id_other = &ei_chunk_id_other;
-    chunk_p2d.ei_id_unconfirmed = &ei_chunk_id_unconfirmed;
 
     chunk_p2.proto = proto_chunk;
     chunk_p2.handle = chunk_handle;

@@ -127,32 +127,55 @@ guint32 dp2_implied_protocol_id(guint32 stored, guint32 computed, guint32 id,
 proto_item *dp2_add_bits(proto_tree *tree, int hf, tvbuff_t *tvb, guint bit,
                         guint nbits, guint32 value_if_empty);
 
-/* The fields and expert infos of one protocol built on this framing. */
+/* The framing's fields and expert infos of one protocol built on it, filled
+ * by dp2_display_register(): <name>.crc32, .crc32.status, .protocol_id,
+ * .padding, .end_check, .end_check.status, .trailing, and the expert infos
+ * <name>.crc32.bad, .protocol_id.other, .protocol_id.unconfirmed,
+ * .padding.nonzero, .end_check.bad, .trailing_bytes. Static in the
+ * protocol (the registrations live in it). */
 typedef struct dp2_display {
+    int hf_crc;                  /* FT_UINT32, BASE_HEX */
+    int hf_crc_status;           /* FT_UINT8 with proto_checksum_vals */
+    int hf_protocol_id;          /* FT_UINT32, BASE_HEX, generated */
     int hf_padding;              /* FT_UINT8, bits */
     int hf_end_check;            /* FT_UINT32, BASE_HEX */
     int hf_end_check_status;     /* FT_UINT8 with proto_checksum_vals */
     int hf_trailing;             /* FT_BYTES */
-    expert_field *ei_padding;
-    expert_field *ei_end_check;
-    expert_field *ei_trailing;
-    /* The CRC and the protocol id it implies (dp2_add_crc). */
-    int hf_crc;                  /* FT_UINT32, BASE_HEX */
-    int hf_crc_status;           /* FT_UINT8 with proto_checksum_vals */
-    int hf_protocol_id;          /* FT_UINT32, BASE_HEX, generated */
-    expert_field *ei_crc_bad;        /* another id than the conversation's */
-    expert_field *ei_id_other;       /* the conversation's own unconfigured id */
-    expert_field *ei_id_unconfirmed; /* an unconfigured id, nothing to compare */
+    expert_field ei_crc_bad;         /* another id than the conversation's */
+    expert_field ei_id_other;        /* the conversation's own unconfigured id */
+    expert_field ei_id_unconfirmed;  /* an unconfigured id, nothing to compare */
+    expert_field ei_padding;
+    expert_field ei_end_check;
+    expert_field ei_trailing;
+    hf_register_info hf[7];
+    ei_register_info ei[6];
 } dp2_display_t;
+
+/* What the framing's fields of one protocol say differently. */
+typedef struct dp2_display_names {
+    const char *name;             /* the protocol's abbreviation: "chunk" */
+    const char *end_check_blurb;  /* NULL: the end check's value alone */
+    const char *crc_bad;          /* summary of <name>.crc32.bad */
+    /* The conversation may settle on another id (dp2_id_decide): registers
+     * <name>.protocol_id.other and .unconfirmed. A protocol of
+     * dp2_id_check() meets neither. */
+    gboolean learns_ids;
+} dp2_display_names_t;
+
+/* Registers d's fields and expert infos under protocol proto. Call it from
+ * the protocol's proto_register_ function, before the protocol's own
+ * arrays: tshark -G fields lists fields in the order they were
+ * registered. */
+void dp2_display_register(int proto, dp2_display_t *d, const dp2_display_names_t *names);
 
 /* Adds the padding fields recorded since the last call (from pad index
  * *next_pad on), with expert info on non-zero padding when `experts`. */
-void dp2_add_padding(proto_tree *tree, packet_info *pinfo, const dp2_display_t *d,
+void dp2_add_padding(proto_tree *tree, packet_info *pinfo, dp2_display_t *d,
                     const dp2_reader_t *r, guint *next_pad, gboolean experts);
 
 /* Adds the end check (and any trailing bytes), with status and, when
  * `experts`, expert info. Does nothing if the end check was never reached. */
-void dp2_add_end_check(proto_tree *tree, packet_info *pinfo, const dp2_display_t *d,
+void dp2_add_end_check(proto_tree *tree, packet_info *pinfo, dp2_display_t *d,
                       const dp2_reader_t *r, gboolean experts);
 
 /* ---- The protocol id, per datagram and per conversation ------------------ */
@@ -266,7 +289,7 @@ void dp2_id_check(const dp2_protocol_t *p, const dp2_frame_t *f, dp2_id_t *id);
 
 /* Adds the CRC, its status and the implied protocol id, with their expert
  * infos; adds nothing for a datagram shorter than the CRC. */
-void dp2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const dp2_display_t *d,
+void dp2_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, dp2_display_t *d,
                 const dp2_protocol_t *p, const dp2_id_t *id);
 
 /* ---- Ports -------------------------------------------------------------- */

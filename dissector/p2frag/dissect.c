@@ -78,9 +78,6 @@ static int proto_p2frag = -1;
 static dissector_handle_t p2frag_handle;
 static int p2frag_tap = -1;
 
-static int hf_p2frag_crc = -1;
-static int hf_p2frag_crc_status = -1;
-static int hf_p2frag_protocol_id = -1;
 static int hf_p2frag_sequence = -1;
 static int hf_p2frag_type = -1;
 static int hf_p2frag_fragment_id = -1;
@@ -88,10 +85,6 @@ static int hf_p2frag_num_fragments = -1;
 static int hf_p2frag_last_fragment = -1;
 static int hf_p2frag_fragment_bytes = -1;
 static int hf_p2frag_fragment_data = -1;
-static int hf_p2frag_padding = -1;
-static int hf_p2frag_end_check = -1;
-static int hf_p2frag_end_check_status = -1;
-static int hf_p2frag_trailing = -1;
 static int hf_p2frag_body = -1;
 static int hf_p2frag_a = -1;
 static int hf_p2frag_b = -1;
@@ -111,17 +104,13 @@ static gint ett_p2frag = -1;
 static gint ett_p2frag_items = -1;
 static gint ett_p2frag_reassembled = -1;
 
-static expert_field ei_p2frag_crc_bad = EI_INIT;
-static expert_field ei_p2frag_padding = EI_INIT;
 static expert_field ei_p2frag_truncated = EI_INIT;
 static expert_field ei_p2frag_count_zero = EI_INIT;
 static expert_field ei_p2frag_id_range = EI_INIT;
 static expert_field ei_p2frag_size_range = EI_INIT;
 static expert_field ei_p2frag_size_short = EI_INIT;
 static expert_field ei_p2frag_too_long = EI_INIT;
-static expert_field ei_p2frag_end_check = EI_INIT;
 static expert_field ei_p2frag_value_range = EI_INIT;
-static expert_field ei_p2frag_trailing = EI_INIT;
 static expert_field ei_p2frag_inner_seq = EI_INIT;
 static expert_field ei_p2frag_inner_crc = EI_INIT;
 
@@ -611,9 +600,9 @@ static void p2frag_show_inner(tvbuff_t *inner, packet_info *pinfo, proto_tree *t
         stored = tvb_get_letohl(inner, 0);
         computed = dp2_crc_datagram(inner, dp2_crc_prefix(id));
         crc_good = stored == computed;
-        ti = proto_tree_add_item(rt, hf_p2frag_crc, inner, 0, DP2_CRC_LEN, ENC_LITTLE_ENDIAN);
+        ti = proto_tree_add_item(rt, p2frag_p2d.hf_crc, inner, 0, DP2_CRC_LEN, ENC_LITTLE_ENDIAN);
         proto_item_append_text(ti, crc_good ? " [correct]" : " [incorrect, should be 0x%08x]", computed);
-        ti = proto_tree_add_uint(rt, hf_p2frag_crc_status, inner, 0, DP2_CRC_LEN,
+        ti = proto_tree_add_uint(rt, p2frag_p2d.hf_crc_status, inner, 0, DP2_CRC_LEN,
                                  crc_good ? PROTO_CHECKSUM_E_GOOD : PROTO_CHECKSUM_E_BAD);
         proto_item_set_generated(ti);
     }
@@ -802,12 +791,6 @@ void proto_register_p2frag(void)
     module_t *m;
 
     static hf_register_info hf[] = {
-        { &hf_p2frag_crc, { "CRC-32", "p2frag.crc32", FT_UINT32, BASE_HEX, NULL, 0x0,
-            "zlib CRC-32 of LE32(protocol id), 4 zero bytes and the rest of the datagram", HFILL } },
-        { &hf_p2frag_crc_status, { "CRC-32 status", "p2frag.crc32.status", FT_UINT8, BASE_NONE,
-            VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
-        { &hf_p2frag_protocol_id, { "Protocol id (implied by the CRC)", "p2frag.protocol_id", FT_UINT32, BASE_HEX,
-            NULL, 0x0, "The protocol id is never sent; this is the id that makes the CRC right", HFILL } },
         { &hf_p2frag_sequence, { "Sequence", "p2frag.sequence", FT_UINT16, BASE_DEC, NULL, 0x0,
             "The packet's sequence; a fragment carries the sequence of the packet it is a piece of", HFILL } },
         { &hf_p2frag_type, { "Packet type", "p2frag.type", FT_UINT32, BASE_DEC, NULL, 0x0,
@@ -821,14 +804,6 @@ void proto_register_p2frag(void)
         { &hf_p2frag_fragment_bytes, { "Fragment bytes", "p2frag.fragment_bytes", FT_UINT32, BASE_DEC, NULL, 0x0,
             "Bytes of data in this fragment (not sent: the rest of the datagram)", HFILL } },
         { &hf_p2frag_fragment_data, { "Fragment data", "p2frag.fragment_data", FT_BYTES, BASE_NONE, NULL, 0x0,
-            NULL, HFILL } },
-        { &hf_p2frag_padding, { "Padding", "p2frag.padding", FT_UINT8, BASE_HEX, NULL, 0x0,
-            "Zero bits up to the next byte boundary", HFILL } },
-        { &hf_p2frag_end_check, { "End check", "p2frag.end_check", FT_UINT32, BASE_HEX, NULL, 0x0,
-            "0x9908ace2 (e2 ac 08 99); regular packets only", HFILL } },
-        { &hf_p2frag_end_check_status, { "End check status", "p2frag.end_check.status", FT_UINT8, BASE_NONE,
-            VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
-        { &hf_p2frag_trailing, { "Bytes after the end check", "p2frag.trailing", FT_BYTES, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
         { &hf_p2frag_body, { "Body", "p2frag.body", FT_BYTES, BASE_NONE, NULL, 0x0,
             "An opaque body (p2frag.bodies: opaque), from the byte holding the type's last bit", HFILL } },
@@ -862,10 +837,6 @@ void proto_register_p2frag(void)
     };
 
     static ei_register_info ei[] = {
-        { &ei_p2frag_crc_bad, { "p2frag.crc32.bad", PI_CHECKSUM, PI_ERROR,
-            "Bad CRC: does not imply the configured protocol id", EXPFILL } },
-        { &ei_p2frag_padding, { "p2frag.padding.nonzero", PI_MALFORMED, PI_ERROR,
-            "Non-zero padding bits", EXPFILL } },
         { &ei_p2frag_truncated, { "p2frag.truncated", PI_MALFORMED, PI_ERROR,
             "Truncated packet", EXPFILL } },
         { &ei_p2frag_count_zero, { "p2frag.num_fragments.zero", PI_PROTOCOL, PI_ERROR,
@@ -878,12 +849,8 @@ void proto_register_p2frag(void)
             "Non-last fragment not 1024 bytes", EXPFILL } },
         { &ei_p2frag_too_long, { "p2frag.regular.too_long", PI_PROTOCOL, PI_ERROR,
             "Regular packet over 1024 bytes", EXPFILL } },
-        { &ei_p2frag_end_check, { "p2frag.end_check.bad", PI_MALFORMED, PI_ERROR,
-            "Wrong end check", EXPFILL } },
         { &ei_p2frag_value_range, { "p2frag.value.out_of_range", PI_MALFORMED, PI_ERROR,
             "Field value above its maximum", EXPFILL } },
-        { &ei_p2frag_trailing, { "p2frag.trailing_bytes", PI_PROTOCOL, PI_WARN,
-            "Bytes after the end check", EXPFILL } },
         { &ei_p2frag_inner_seq, { "p2frag.reassembled.sequence_mismatch", PI_PROTOCOL, PI_ERROR,
             "Reassembled packet's sequence differs from its fragments'", EXPFILL } },
         { &ei_p2frag_inner_crc, { "p2frag.reassembled.crc_bad", PI_CHECKSUM, PI_ERROR,
@@ -895,6 +862,12 @@ void proto_register_p2frag(void)
     };
 
     proto_p2frag = proto_register_protocol("Packet Fragmentation and Reassembly (protocol2)", "P2frag", "p2frag");
+    /* dp2_id_check() never yields the statuses of a learnt id. */
+    static const dp2_display_names_t p2_names = {
+        .name = "p2frag", .end_check_blurb = "0x9908ace2 (e2 ac 08 99); regular packets only",
+        .crc_bad = "Bad CRC: does not imply the configured protocol id",
+    };
+    dp2_display_register(proto_p2frag, &p2frag_p2d, &p2_names);
     CS_REGISTER_ARRAYS_REASSEMBLY(proto_p2frag, hf, &p2frag_reasm, &reasm_names, ett, ei);
 
     m = prefs_register_protocol(proto_p2frag, p2frag_prefs_apply);
@@ -919,19 +892,6 @@ void proto_register_p2frag(void)
     reassembly_table_register(&p2frag_reassembly_table, &addresses_ports_reassembly_table_functions);
     p2frag_tap = register_tap("p2frag");
 
-    p2frag_p2d.hf_padding = hf_p2frag_padding;
-    p2frag_p2d.hf_end_check = hf_p2frag_end_check;
-    p2frag_p2d.hf_end_check_status = hf_p2frag_end_check_status;
-    p2frag_p2d.hf_trailing = hf_p2frag_trailing;
-    p2frag_p2d.ei_padding = &ei_p2frag_padding;
-    p2frag_p2d.ei_end_check = &ei_p2frag_end_check;
-    p2frag_p2d.ei_trailing = &ei_p2frag_trailing;
-    p2frag_p2d.hf_crc = hf_p2frag_crc;
-    p2frag_p2d.hf_crc_status = hf_p2frag_crc_status;
-    p2frag_p2d.hf_protocol_id = hf_p2frag_protocol_id;
-    p2frag_p2d.ei_crc_bad = &ei_p2frag_crc_bad;
-    /* dp2_id_check never yields the learnt-id statuses that use
-     * ei_id_other and ei_id_unconfirmed. */
 
     p2frag_p2.proto = proto_p2frag;
     p2frag_p2.handle = p2frag_handle;
