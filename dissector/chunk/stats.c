@@ -132,28 +132,16 @@ enum {
 };
 
 static stat_tap_table_item table_fields[] = {
-    SU_FIRST_UINT_FIELD("Stream"),
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Transfer", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
+    SU_FIRST_UINT_FIELD("Stream"), SU_COL_UINT("Transfer"), SU_COL_TEXT("Direction"),
     /* What matters first: a dialog opens about 600 pixels wide. */
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Status", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Chunk", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Size", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Slices", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Slice packets", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Resends", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Wasted resends", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Acks", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
+    SU_COL_TEXT("Status"), SU_COL_TEXT("Diagnosis"), SU_COL_UINT("Chunk"), SU_COL_UINT("Size"), SU_COL_UINT("Slices"),
+    SU_COL_UINT("Slice packets"), SU_COL_UINT("Resends"), SU_COL_UINT("Wasted resends"), SU_COL_UINT("Acks"),
+    SU_COL_UINT("First frame"), SU_COL_UINT("Last frame"),
     /* The GUI prints a TABLE_ITEM_FLOAT with six decimals whatever the
      * format: the duration (seconds, three decimals) and the efficiency
      * (one decimal) as text, padded so that sorting the text sorts the
      * numbers; whole bit/s. */
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Duration (s)", "%s" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Goodput (bit/s)", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Efficiency (%)", "%s" },
+    SU_COL_FIGURE("Duration (s)"), SU_COL_UINT("Goodput (bit/s)"), SU_COL_FIGURE("Efficiency (%)"),
 };
 
 static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data)

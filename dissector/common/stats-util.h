@@ -108,6 +108,15 @@ void su_register_text_table(const su_text_table_t *t);
  * room after the title for the arrow. */
 #define SU_FIRST_UINT_FIELD(title) { TABLE_ITEM_UINT, TAP_ALIGN_LEFT, title "    ", "%u" }
 
+/* The other fields of a GUI table: the kind of value fixes the alignment and
+ * the format the text output prints it with. A number (right-aligned), a
+ * text (left-aligned), and a figure: a number the table writes as text
+ * (decimals, units, padding that makes the text sort as the number, or
+ * empty in a summary row), right-aligned. */
+#define SU_COL_UINT(title)   { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, title, "%u" }
+#define SU_COL_TEXT(title)   { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, title, "%s" }
+#define SU_COL_FIGURE(title) { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, title, "%s" }
+
 /* Fills the rows of a GUI table for one tap record: table is the table of
  * tapdata (never NULL), data the record. Returns what a tap_packet_cb
  * returns. */

@@ -112,22 +112,10 @@ enum {
 };
 
 static stat_tap_table_item table_fields[] = {
-    SU_FIRST_UINT_FIELD("Connection"),
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Client", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Server", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Client id", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "State", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "When (s)", "%s" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Packets c>s", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Bytes c>s", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Packets s>c", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Bytes s>c", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Lost", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Duplicates", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Replays", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Undecryptable", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Ended", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
+    SU_FIRST_UINT_FIELD("Connection"), SU_COL_TEXT("Client"), SU_COL_TEXT("Server"), SU_COL_FIGURE("Client id"),
+    SU_COL_TEXT("State"), SU_COL_FIGURE("When (s)"), SU_COL_UINT("Packets c>s"), SU_COL_UINT("Bytes c>s"),
+    SU_COL_UINT("Packets s>c"), SU_COL_UINT("Bytes s>c"), SU_COL_UINT("Lost"), SU_COL_UINT("Duplicates"),
+    SU_COL_UINT("Replays"), SU_COL_UINT("Undecryptable"), SU_COL_TEXT("Ended"), SU_COL_TEXT("Diagnosis"),
 };
 
 static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data)

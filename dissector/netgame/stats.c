@@ -121,24 +121,13 @@ enum {
 };
 
 static stat_tap_table_item table_fields[] = {
-    SU_FIRST_UINT_FIELD("Connection"),
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
+    SU_FIRST_UINT_FIELD("Connection"), SU_COL_TEXT("Direction"),
     /* What matters first: a dialog opens about 600 pixels wide. */
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Packets", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Acked", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Lost", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Loss (%)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT min (ms)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT mean (ms)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT max (ms)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Smoothed RTT (ms)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Payload (bytes/s)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Good (s)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Bad (s)", "%s" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Switches", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
+    SU_COL_TEXT("Diagnosis"), SU_COL_UINT("Packets"), SU_COL_UINT("Acked"), SU_COL_UINT("Lost"),
+    SU_COL_FIGURE("Loss (%)"), SU_COL_FIGURE("RTT min (ms)"), SU_COL_FIGURE("RTT mean (ms)"),
+    SU_COL_FIGURE("RTT max (ms)"), SU_COL_FIGURE("Smoothed RTT (ms)"), SU_COL_FIGURE("Payload (bytes/s)"),
+    SU_COL_FIGURE("Good (s)"), SU_COL_FIGURE("Bad (s)"), SU_COL_UINT("Switches"), SU_COL_UINT("First frame"),
+    SU_COL_UINT("Last frame"),
 };
 
 /* Fills the row of direction d of connection c. */

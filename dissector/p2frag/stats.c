@@ -181,16 +181,10 @@ enum { COL_STREAM, COL_DIRECTION, COL_STATUS, COL_SEQ, COL_BYTES, COL_FRAGMENTS,
        COL_DURATION, COL_N };
 
 static stat_tap_table_item table_fields[] = {
-    SU_FIRST_UINT_FIELD("Stream"),
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Status", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Sequence", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Bytes", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Fragments seen", "%s" },
+    SU_FIRST_UINT_FIELD("Stream"), SU_COL_TEXT("Direction"), SU_COL_TEXT("Status"), SU_COL_FIGURE("Sequence"),
+    SU_COL_FIGURE("Bytes"), SU_COL_FIGURE("Fragments seen"),
     /* Text, padded to sort as numbers: a summary row leaves them empty. */
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "First frame", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Last frame", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Duration (s)", "%s" },
+    SU_COL_FIGURE("First frame"), SU_COL_FIGURE("Last frame"), SU_COL_FIGURE("Duration (s)"),
 };
 
 /* The summary row's key: after every packet's (packet indices stay below

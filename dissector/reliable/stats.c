@@ -91,22 +91,11 @@ enum {
 };
 
 static stat_tap_table_item table_fields[] = {
-    SU_FIRST_UINT_FIELD("Connection"),
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Packets", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragments", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Reassembled", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Never completed", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Acked", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Lost", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Loss (%)", "%s" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Duplicates", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Reordered", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Sequences skipped", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Dropped by the receiver's checks", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT min (ms)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT mean (ms)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "RTT max (ms)", "%s" },
+    SU_FIRST_UINT_FIELD("Connection"), SU_COL_TEXT("Direction"), SU_COL_UINT("Packets"), SU_COL_UINT("Fragments"),
+    SU_COL_UINT("Reassembled"), SU_COL_UINT("Never completed"), SU_COL_UINT("Acked"), SU_COL_UINT("Lost"),
+    SU_COL_FIGURE("Loss (%)"), SU_COL_UINT("Duplicates"), SU_COL_UINT("Reordered"), SU_COL_UINT("Sequences skipped"),
+    SU_COL_UINT("Dropped by the receiver's checks"), SU_COL_FIGURE("RTT min (ms)"), SU_COL_FIGURE("RTT mean (ms)"),
+    SU_COL_FIGURE("RTT max (ms)"),
 };
 
 /* Fills the row of direction d of connection c. */

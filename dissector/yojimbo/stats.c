@@ -140,40 +140,23 @@ static const su_text_table_t block_text = {
  * filled alike, and end with its diagnosis. */
 enum { ID_CONV, ID_DIR, ID_CH, ID_ID, ID_TYPE, ID_N };
 #define ID_FIELDS \
-    SU_FIRST_UINT_FIELD("Conversation"), \
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Direction", "%s" }, \
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Channel", "%u" }, \
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Message id", "%u" }, \
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Type", "%s" }
+    SU_FIRST_UINT_FIELD("Conversation"), SU_COL_TEXT("Direction"), SU_COL_UINT("Channel"), \
+    SU_COL_UINT("Message id"), SU_COL_FIGURE("Type")
 
 enum { M_SENDS = ID_N, M_FIRST, M_LAST, M_ACKED, M_ACKMS, M_WASTED, M_DIAG };
 
 static stat_tap_table_item msg_fields[] = {
-    ID_FIELDS,
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Sends", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Last frame", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Acked in", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Time to ack (ms)", "%s" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Sent after ack", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
+    ID_FIELDS, SU_COL_UINT("Sends"), SU_COL_UINT("First frame"), SU_COL_UINT("Last frame"), SU_COL_UINT("Acked in"),
+    SU_COL_FIGURE("Time to ack (ms)"), SU_COL_UINT("Sent after ack"), SU_COL_TEXT("Diagnosis"),
 };
 
 enum { B_FRAGS = ID_N, B_BYTES, B_SENDS, B_RESENDS, B_WASTED, B_ACKED, B_FIRST, B_DONE, B_ACKMS, B_STALL, B_DIAG };
 
 static stat_tap_table_item block_fields[] = {
-    ID_FIELDS,
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragments", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Bytes seen", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragment sends", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Resends", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Sent after ack", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fragments acked", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "First frame", "%u" },
-    { TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Fully acked in", "%u" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Time to ack (ms)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_RIGHT, "Longest stall (s)", "%s" },
-    { TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Diagnosis", "%s" },
+    ID_FIELDS, SU_COL_UINT("Fragments"), SU_COL_UINT("Bytes seen"), SU_COL_UINT("Fragment sends"),
+    SU_COL_UINT("Resends"), SU_COL_UINT("Sent after ack"), SU_COL_UINT("Fragments acked"), SU_COL_UINT("First frame"),
+    SU_COL_UINT("Fully acked in"), SU_COL_FIGURE("Time to ack (ms)"), SU_COL_FIGURE("Longest stall (s)"),
+    SU_COL_TEXT("Diagnosis"),
 };
 
 static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data,
