@@ -63,6 +63,15 @@ void netcode_app_print_key(FILE *out, const uint8_t key[NETCODE_KEY_BYTES])
     for (int i = 0; i < NETCODE_KEY_BYTES; i++) fprintf(out, "%02x", key[i]);
 }
 
+void netcode_app_print_session_keys(FILE *out, const netcode_connect_token_t *token)
+{
+    fprintf(out, "\"client_to_server_key\": \"");
+    netcode_app_print_key(out, token->client_to_server_key);
+    fprintf(out, "\", \"server_to_client_key\": \"");
+    netcode_app_print_key(out, token->server_to_client_key);
+    fprintf(out, "\"");
+}
+
 int netcode_app_parse_u64(const char *text, uint64_t *out)
 {
     if (!*text || *text == '-' || isspace((unsigned char)*text)) return -1;

@@ -23,6 +23,9 @@ int netcode_app_parse_key(const char *text, uint8_t key[NETCODE_KEY_BYTES]);
 int netcode_app_read_key_file(const char *path, uint8_t key[NETCODE_KEY_BYTES], char *err, size_t err_size);
 /* Writes 64 lowercase hex digits (and nothing else) to out. */
 void netcode_app_print_key(FILE *out, const uint8_t key[NETCODE_KEY_BYTES]);
+/* Writes a connect token's two session keys as JSON members:
+ * "client_to_server_key": "<hex>", "server_to_client_key": "<hex>". */
+void netcode_app_print_session_keys(FILE *out, const netcode_connect_token_t *token);
 
 /* A protocol id: decimal or 0x hex, all 64 bits. Returns 0 or -1. */
 int netcode_app_parse_u64(const char *text, uint64_t *out);

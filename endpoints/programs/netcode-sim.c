@@ -509,12 +509,10 @@ static void truth_connection(FILE *out, const run_t *run, int i)
 {
     const client_side_t *c = &run->c[i];
     fprintf(out, "%s\n    {\"client\": %d, \"address\": \"10.0.0.1:%d\", \"client_id\": \"0x%016llx\", "
-                 "\"start_time\": %.6f, \"client_to_server_key\": \"",
+                 "\"start_time\": %.6f, ",
             i ? "," : "", i, CLIENT_PORT + i, (unsigned long long)c->client_id, c->start_time);
-    netcode_app_print_key(out, c->token.client_to_server_key);
-    fprintf(out, "\", \"server_to_client_key\": \"");
-    netcode_app_print_key(out, c->token.server_to_client_key);
-    fprintf(out, "\",\n     \"token\": {\"create_timestamp\": %llu, \"expire_timestamp\": %llu, \"timeout\": %d},\n",
+    netcode_app_print_session_keys(out, &c->token);
+    fprintf(out, ",\n     \"token\": {\"create_timestamp\": %llu, \"expire_timestamp\": %llu, \"timeout\": %d},\n",
             (unsigned long long)c->token.create_timestamp, (unsigned long long)c->token.expire_timestamp,
             c->token.timeout_seconds);
     truth_client_side(out, run, i);

@@ -573,11 +573,9 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
     simprog_truth_capture_result(out, sp, 0, end_time, exit_code);
     fprintf(out, "  \"private_key\": \"");
     netcode_app_print_key(out, run->private_key);
-    fprintf(out, "\",\n  \"client_to_server_key\": \"");
-    netcode_app_print_key(out, run->token.client_to_server_key);
-    fprintf(out, "\", \"server_to_client_key\": \"");
-    netcode_app_print_key(out, run->token.server_to_client_key);
-    fprintf(out, "\",\n  \"sides\": {\n");
+    fprintf(out, "\",\n  ");
+    netcode_app_print_session_keys(out, &run->token);
+    fprintf(out, ",\n  \"sides\": {\n");
     write_truth_side(out, run, CLIENT);
     fprintf(out, ",\n");
     write_truth_side(out, run, SERVER);
