@@ -11,6 +11,9 @@
 #       makes CUT the first FRAMES/DIV frames of FULL (FRAMES: FULL's number
 #       of frames) with editcap -r, unless CUT is there already and not older
 #       than FULL; prints FRAMES/DIV
+#   die_usage MESSAGE
+#       prints "BENCH_NAME: MESSAGE (try --help)" on stderr and exits 2
+#       (bench_name: the script's name in messages, set by the script)
 
 plugin_snapshot() {
     local build=$1 dest=$2 sub
@@ -31,4 +34,9 @@ capture_cut() {
         editcap -r "$full" "$cut" "1-$n" >&2
     fi
     echo "$n"
+}
+
+die_usage() {
+    echo "$bench_name: $1 (try --help)" >&2
+    exit 2
 }

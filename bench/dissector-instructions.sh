@@ -42,10 +42,7 @@ usage: bench/dissector-instructions.sh [options]
 Prints a Markdown table. Exit status 0, 1 when a run failed, 2 for bad arguments.
 EOF
 }
-die_usage() {
-    echo "dissector-instructions.sh: $1 (try --help)" >&2
-    exit 2
-}
+bench_name=dissector-instructions.sh
 
 build=${CHUNK_BUILD_DIR:-$repo/build}
 work=""

@@ -56,10 +56,7 @@ Output: WORK/report.md (tables), WORK/raw.tsv (every run). Exit status 0,
 EOF
 }
 
-die_usage() {
-    echo "bench/dissector.sh: $1 (try --help)" >&2
-    exit 2
-}
+bench_name=bench/dissector.sh
 
 build=${CHUNK_BUILD_DIR:-$repo/build}
 work=""

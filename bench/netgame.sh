@@ -49,7 +49,7 @@ Output: WORK/report.md, WORK/raw.tsv. Exit status 0, 1 when a run failed,
 EOF
 }
 
-die_usage() { echo "bench/netgame.sh: $1 (try --help)" >&2; exit 2; }
+bench_name=bench/netgame.sh
 
 while [ $# -gt 0 ]; do
     case "$1" in
