@@ -939,7 +939,6 @@ void proto_register_chunk(void)
 
     chunk_handle = register_dissector("chunk", dissect_chunk, proto_chunk);
 
-
     chunk_p2.proto = proto_chunk;
     chunk_p2.handle = chunk_handle;
     dp2_register_protocol(&chunk_p2);

@@ -6,8 +6,9 @@
  * CRC Computation for Generic Polynomials Using PCLMULQDQ", Intel 2009),
  * down to 16 bytes, reduced to the 32-bit register by two more folds and
  * Barrett's reduction (the same paper); with VPCLMULQDQ (AVX-512) the four
- * 16-byte lanes fold as one 512-bit register, two of them 128 bytes apart. Zero bytes put in front make
- * the length a multiple of 16, so nothing is left for a byte-wise tail.
+ * 16-byte lanes fold as one 512-bit register, two of them 128 bytes apart.
+ * Zero bytes put in front make the length a multiple of 16, so nothing is
+ * left for a byte-wise tail.
  *
  * Why it is correct: CRC-32 is linear. Feeding a message M to the raw
  * register r (no inversions) gives the same register as feeding, from
@@ -190,22 +191,12 @@ static int cs_level(void)
     return cs_fast < cs_limit ? cs_fast : cs_limit;
 }
 
-int cs_crc32_is_fast(void)
-{
-    return cs_level() != CS_CRC32_ZLIB;
-}
-
 int cs_crc32_limit(int level)
 {
     cs_limit = level;
     return cs_level();
 }
 #else
-int cs_crc32_is_fast(void)
-{
-    return 0;
-}
-
 int cs_crc32_limit(int level)
 {
     (void)level;

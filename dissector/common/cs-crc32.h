@@ -16,10 +16,6 @@
  * previous result. */
 uint32_t cs_crc32(uint32_t crc, const uint8_t *data, size_t len);
 
-/* 1 when cs_crc32() folds with PCLMULQDQ on this processor, 0 when every
- * byte goes through zlib. */
-int cs_crc32_is_fast(void);
-
 /* The paths, slowest first. */
 #define CS_CRC32_ZLIB       0
 #define CS_CRC32_PCLMUL     1   /* four 128-bit lanes */
