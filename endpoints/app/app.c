@@ -286,6 +286,18 @@ void app_capture_record(app_capture_t *capture, const platform_address_t *src, c
         capture->failed = 1;
 }
 
+void app_capture_exchange(app_capture_t *capture, const platform_socket_t *socket, const platform_address_t *peer,
+                          int incoming, const uint8_t *data, int bytes)
+{
+    if (!capture->pcap) return;
+    platform_address_t local;
+    platform_socket_local_address(socket, peer, &local);
+    if (incoming)
+        app_capture_record(capture, peer, &local, data, bytes);
+    else
+        app_capture_record(capture, &local, peer, data, bytes);
+}
+
 void app_send_recorded(platform_socket_t *socket, app_capture_t *capture, const platform_address_t *to,
                        const uint8_t *packet, int bytes, uint64_t *sent, uint64_t *send_errors)
 {
@@ -295,9 +307,7 @@ void app_send_recorded(platform_socket_t *socket, app_capture_t *capture, const 
         return;
     }
     (*sent)++;
-    platform_address_t local;
-    platform_socket_local_address(socket, to, &local);
-    app_capture_record(capture, &local, to, packet, bytes);
+    app_capture_exchange(capture, socket, to, 0, packet, bytes);
 }
 
 int app_capture_finish(app_capture_t *capture, const char *program, int exit_code)

@@ -189,6 +189,12 @@ int app_capture_open(app_capture_t *capture, const char *program, const char *pa
 void app_capture_record(app_capture_t *capture, const platform_address_t *src, const platform_address_t *dst,
                         const uint8_t *data, int bytes);
 
+/* Writes one UDP datagram between peer and this socket's address as peer
+ * sees it (platform_socket_local_address): to peer, or from it when
+ * `incoming`. Looks nothing up when capture records nothing. */
+void app_capture_exchange(app_capture_t *capture, const platform_socket_t *socket, const platform_address_t *peer,
+                          int incoming, const uint8_t *data, int bytes);
+
 /* Sends packet to `to` on socket and records it in capture, from our
  * address as `to` sees it, counting it in *sent. A send the kernel refuses
  * is counted in *send_errors instead and logged at debug level as "send:

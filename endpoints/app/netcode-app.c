@@ -161,7 +161,7 @@ void netcode_app_link_send(netcode_app_link_t *link, const netcode_address_t *to
 static int link_receive(netcode_app_link_t *link, const char *program, netcode_address_t *from,
                         uint8_t *buffer, int io_exit_code, int *exit_code, const char **outcome)
 {
-    platform_address_t source, to;
+    platform_address_t source;
     int n = platform_socket_receive(&link->socket, &source, buffer);
     if (n == -1) return -1;
     if (n == -2) {
@@ -171,8 +171,7 @@ static int link_receive(netcode_app_link_t *link, const char *program, netcode_a
         return -2;
     }
     link->datagrams_received++;
-    platform_socket_local_address(&link->socket, &source, &to);
-    app_capture_record(&link->capture, &source, &to, buffer, n);
+    app_capture_exchange(&link->capture, &link->socket, &source, 1, buffer, n);
     netcode_app_address_from_platform(&source, from);
     return n;
 }

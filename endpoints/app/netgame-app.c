@@ -268,9 +268,7 @@ static int receive_datagrams(game_t *g, double now)
         address_to_bytes(&from, bytes);
         int was = netgame_connection_connected(c);
         if (netgame_connection_receive_packet(c, now, bytes, ADDRESS_BYTES, g->datagram, n)) {
-            platform_address_t local;
-            platform_socket_local_address(&g->socket, &from, &local);
-            app_capture_record(&g->capture, &from, &local, g->datagram, n);
+            app_capture_exchange(&g->capture, &g->socket, &from, 1, g->datagram, n);
             if (!was && netgame_connection_connected(c))
                 cs_log_message(CS_LOG_LEVEL_INFO, "connected to %s", platform_address_format(&from, text, sizeof text));
         } else {

@@ -86,9 +86,7 @@ int udp_link_accept(udp_link_t *link, const platform_address_t *from, const uint
         app_capture_record(&link->capture, &link->peer, &link->local, data, bytes);
         return 1;
     }
-    platform_address_t local;
-    platform_socket_local_address(&link->socket, from, &local);
-    app_capture_record(&link->capture, from, &local, data, bytes);
+    app_capture_exchange(&link->capture, &link->socket, from, 1, data, bytes);
     link->foreign_dropped++;
     char text[PLATFORM_ADDRESS_STRING_SIZE];
     cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: dropped %d bytes from %s: %s", link->program, bytes,
