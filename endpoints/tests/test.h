@@ -38,7 +38,8 @@ extern int chunk_test_failures;
 void *chunk_test_require(void *object, const char *what);
 
 /* Writes the CRC of a protocol2 packet (chunk, fragment) into its first four
- * bytes, after a test has changed the packet on purpose. */
+ * bytes, after a test has changed the packet on purpose; a packet shorter
+ * than the CRC is left as it is. */
 void chunk_test_fix_crc(uint32_t protocol_id, uint8_t *packet, int bytes);
 
 /* Writes the chunk protocol's ack of chunk_id with num_slices slices into

@@ -612,7 +612,7 @@ static void test_read_truncated(void)
     for (int len = 0; len < 9; len++) {
         uint8_t *copy = malloc((size_t)len + 1); /* exact size for ASan */
         memcpy(copy, datagram, (size_t)len);
-        if (len >= 4) chunk_test_fix_crc(FRAG_DEFAULT_PROTOCOL_ID, copy, len);
+        chunk_test_fix_crc(FRAG_DEFAULT_PROTOCOL_ID, copy, len);
         frag_packet_t parsed;
         parsed.regular = NULL;
         frag_read_result_t res = frag_read_packet(&wire, copy, len, &parsed);
