@@ -495,26 +495,29 @@ void netcode_replay_advance(netcode_replay_t *replay, uint64_t sequence)
     replay->received[sequence % NETCODE_REPLAY_WINDOW] = sequence;
 }
 
+/* The read results' names, in netcode_read_result_t's order: each table
+ * below is made from this one list at compile time. */
+#define NETCODE_READ_RESULT_NAMES(X)                                                                    \
+    X("ok") X("empty") X("too small") X("bad type") X("type not allowed") X("bad sequence bytes")        \
+    X("short for sequence") X("no key") X("replayed") X("decrypt failed") X("bad body size")            \
+    X("request bad length") X("request bad version") X("request bad protocol id") X("request expired") \
+    X("request decrypt failed") X("request bad token")
+#define NETCODE_NAME(text) text,
+#define NETCODE_DROP_NAME(text) "drop " text,
+
+static const char *const read_result_names[] = {NETCODE_READ_RESULT_NAMES(NETCODE_NAME)};
+static const char *const read_drop_names[] = {NETCODE_READ_RESULT_NAMES(NETCODE_DROP_NAME)};
+_Static_assert(sizeof read_result_names / sizeof read_result_names[0] == NETCODE_READ_RESULT_COUNT,
+               "a name per result");
+
 const char *netcode_read_result_name(netcode_read_result_t result)
 {
-    static const char *const names[] = {
-        "ok", "empty", "too small", "bad type", "type not allowed", "bad sequence bytes", "short for sequence",
-        "no key", "replayed", "decrypt failed", "bad body size", "request bad length", "request bad version",
-        "request bad protocol id", "request expired", "request decrypt failed", "request bad token"};
-    _Static_assert(sizeof names / sizeof names[0] == NETCODE_READ_RESULT_COUNT, "a name per result");
-    return (unsigned)result < NETCODE_READ_RESULT_COUNT ? names[result] : "?";
+    return (unsigned)result < NETCODE_READ_RESULT_COUNT ? read_result_names[result] : "?";
 }
 
 const char *netcode_read_drop_name(netcode_read_result_t result)
 {
-    static char drop_names[NETCODE_READ_RESULT_COUNT][48];
-    if ((unsigned)result >= NETCODE_READ_RESULT_COUNT) return "?";
-    char *name = drop_names[result];
-    if (!name[0]) {
-        strcpy(name, "drop ");
-        strncat(name, netcode_read_result_name(result), sizeof drop_names[result] - 6);
-    }
-    return name;
+    return (unsigned)result < NETCODE_READ_RESULT_COUNT ? read_drop_names[result] : "?";
 }
 
 netcode_read_result_t netcode_read_request_packet(const uint8_t *data, int bytes, uint64_t protocol_id,
