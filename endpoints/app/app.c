@@ -77,6 +77,15 @@ double app_seconds_arg(const char *program, const char *name, const char *text, 
     return v;
 }
 
+double app_positive_seconds_arg(const char *program, const char *name, const char *text, double max,
+                                const char *what)
+{
+    double v = app_seconds_arg(program, name, text, max, what);
+    if (v <= 0)
+        app_bad_argument(program, "bad --%s '%s': expected %s", name, text, what);
+    return v;
+}
+
 double app_rate_arg(const char *program, const char *name, const char *text, const char *what)
 {
     double v;

@@ -42,6 +42,9 @@ long long app_int_arg(const char *program, const char *name, const char *text, l
 long long app_bytes_arg(const char *program, const char *name, const char *text, long long min, long long max,
                         const char *what);
 double app_seconds_arg(const char *program, const char *name, const char *text, double max, const char *what);
+/* As app_seconds_arg, and 0 is a usage error too (a duration or a timeout). */
+double app_positive_seconds_arg(const char *program, const char *name, const char *text, double max,
+                                const char *what);
 double app_rate_arg(const char *program, const char *name, const char *text, const char *what);
 
 /* calloc(n, size) (n = 0 gets one element), or "PROGRAM: out of memory" on

@@ -185,12 +185,10 @@ static int parse_options(game_t *g, int argc, char **argv)
             g->once = 1;
             break;
         case 't':
-            if (platform_parse_seconds(optarg, 1e7, &g->duration) != 0 || g->duration <= 0)
-                app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 20 or 500ms", optarg);
+            g->duration = app_positive_seconds_arg(program, "duration", optarg, 1e7, "seconds above 0, e.g. 20 or 500ms");
             break;
         case OPT_TIMEOUT:
-            if (platform_parse_seconds(optarg, 3600, &config->timeout) != 0 || config->timeout <= 0)
-                app_bad_argument(program, "bad --timeout '%s': expected seconds above 0", optarg);
+            config->timeout = app_positive_seconds_arg(program, "timeout", optarg, 3600, "seconds above 0");
             break;
         case OPT_PAYLOAD: config->payload_bytes = (int)app_int_option(program, "payload", optarg, 0, NETGAME_MAX_PAYLOAD_BYTES); break;
         case OPT_PROTOCOL_ID: config->protocol_id = (uint32_t)app_int_option(program, "protocol-id", optarg, 0, 0xffffffffLL); break;

@@ -86,8 +86,7 @@ static int own_option(void *context, int opt, const char *text)
     client_t *c = context;
     switch (opt) {
     case 't':
-        if (platform_parse_seconds(text, 1e7, &c->duration) != 0 || c->duration <= 0)
-            app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 5 or 500ms", text);
+        c->duration = app_positive_seconds_arg(program, "duration", text, 1e7, "seconds above 0, e.g. 5 or 500ms");
         break;
     case OPT_RATE: c->rate = (double)app_int_option(program, "rate", text, 0, 1000); break;
     case OPT_PAYLOAD: c->payload_bytes = (int)app_int_option(program, "payload", text, 1, NETCODE_MAX_PAYLOAD_BYTES); break;

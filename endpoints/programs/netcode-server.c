@@ -118,8 +118,7 @@ static int own_option(void *context, int opt, const char *text)
     case OPT_PAYLOAD: s->payload_bytes = (int)app_int_option(program, "payload", text, 1, NETCODE_MAX_PAYLOAD_BYTES); break;
     case OPT_ONCE: s->once = 1; break;
     case 't':
-        if (platform_parse_seconds(text, 1e7, &s->duration) != 0 || s->duration <= 0)
-            app_bad_argument(program, "bad --duration '%s': expected seconds above 0, e.g. 20 or 500ms", text);
+        s->duration = app_positive_seconds_arg(program, "duration", text, 1e7, "seconds above 0, e.g. 20 or 500ms");
         break;
     case OPT_KEYS: s->keys_path = text; break;
     default: return 0;
