@@ -155,14 +155,14 @@ void netcode_app_link_send(netcode_app_link_t *link, const netcode_address_t *to
     app_send_recorded(&link->socket, &link->capture, &dst, packet, bytes, &link->datagrams_sent, &link->send_errors);
 }
 
-/* Takes the next datagram waiting into buffer, counts it and records it.
+/* Takes the next datagram waiting into link->datagram, counts it and records it.
  * Returns its length with *from set, -1 when none is waiting, or -2 after a
  * socket error (printed, *exit_code and *outcome set). */
-static int link_receive(netcode_app_link_t *link, const char *program, netcode_address_t *from,
-                        uint8_t *buffer, int io_exit_code, int *exit_code, const char **outcome)
+static int link_receive(netcode_app_link_t *link, const char *program, netcode_address_t *from, int io_exit_code,
+                        int *exit_code, const char **outcome)
 {
     platform_address_t source;
-    int n = platform_socket_receive(&link->socket, &source, buffer);
+    int n = platform_socket_receive(&link->socket, &source, link->datagram);
     if (n == -1) return -1;
     if (n == -2) {
         fprintf(stderr, "%s: receive: %s\n", program, strerror(errno));
@@ -171,7 +171,7 @@ static int link_receive(netcode_app_link_t *link, const char *program, netcode_a
         return -2;
     }
     link->datagrams_received++;
-    app_capture_exchange(&link->capture, &link->socket, &source, 1, buffer, n);
+    app_capture_exchange(&link->capture, &link->socket, &source, 1, link->datagram, n);
     netcode_app_address_from_platform(&source, from);
     return n;
 }
@@ -184,7 +184,7 @@ int netcode_app_link_receive_all(netcode_app_link_t *link, const char *program, 
 {
     for (;;) {
         netcode_address_t from;
-        int n = link_receive(link, program, &from, link->datagram, io_exit_code, exit_code, outcome);
+        int n = link_receive(link, program, &from, io_exit_code, exit_code, outcome);
         if (n < 0) return n == -1 ? 0 : -1;
         if (n <= NETCODE_MAX_PACKET_BYTES) packet(context, &from, link->datagram, n);
     }

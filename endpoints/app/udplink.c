@@ -23,17 +23,17 @@ void udp_link_send(void *context, const uint8_t *packet, int bytes)
     app_capture_record(&link->capture, &link->local, &link->peer, packet, bytes);
 }
 
-int udp_link_receive(udp_link_t *link, platform_address_t *from, uint8_t *buffer)
+int udp_link_receive(udp_link_t *link, platform_address_t *from)
 {
-    int n = platform_socket_receive(&link->socket, from, buffer);
+    int n = platform_socket_receive(&link->socket, from, link->datagram);
     if (n >= 0) link->datagrams_received++;
     return n;
 }
 
-int udp_link_receive_or_stop(udp_link_t *link, platform_address_t *from, uint8_t *buffer, int io_exit_code,
-                             int *exit_code, const char **outcome)
+int udp_link_receive_or_stop(udp_link_t *link, platform_address_t *from, int io_exit_code, int *exit_code,
+                             const char **outcome)
 {
-    int n = udp_link_receive(link, from, buffer);
+    int n = udp_link_receive(link, from);
     if (n == -2) {
         fprintf(stderr, "%s: receive: %s\n", link->program, strerror(errno));
         *exit_code = io_exit_code;

@@ -19,6 +19,7 @@ typedef struct udp_link_t {
     platform_address_t local; /* our address as the peer sees it (for pcap) */
     app_capture_t capture;
     uint64_t datagrams_sent, send_errors, datagrams_received, foreign_dropped;
+    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM]; /* what udp_link_receive took last */
 } udp_link_t;
 
 /* The endpoints' send callback (context: a udp_link_t): sends packet to
@@ -27,17 +28,16 @@ typedef struct udp_link_t {
  * socket buffer is a lost packet, which the protocol resends. */
 void udp_link_send(void *context, const uint8_t *packet, int bytes);
 
-/* Takes the next datagram waiting on the link's socket into buffer
- * (PLATFORM_SOCKET_MAX_DATAGRAM bytes) and counts it in datagrams_received.
- * Returns its length, -1 when none is waiting, or -2 on a socket error
- * (errno set). */
-int udp_link_receive(udp_link_t *link, platform_address_t *from, uint8_t *buffer);
+/* Takes the next datagram waiting on the link's socket into link->datagram
+ * and counts it in datagrams_received. Returns its length, -1 when none is
+ * waiting, or -2 on a socket error (errno set). */
+int udp_link_receive(udp_link_t *link, platform_address_t *from);
 
 /* udp_link_receive for an event loop: the same results, and on a socket
  * error also prints "PROGRAM: receive: why" and sets *exit_code to
  * io_exit_code and *outcome to "socket error". */
-int udp_link_receive_or_stop(udp_link_t *link, platform_address_t *from, uint8_t *buffer, int io_exit_code,
-                             int *exit_code, const char **outcome);
+int udp_link_receive_or_stop(udp_link_t *link, platform_address_t *from, int io_exit_code, int *exit_code,
+                             const char **outcome);
 
 /* Returns 1 when a datagram from `from` comes from the known peer: it is
  * recorded, and the caller hands it to its endpoint. Otherwise returns 0: it

@@ -98,7 +98,6 @@ typedef struct recv_t {
     int output_fd;
     uint8_t *chunk;        /* chunk_capacity bytes: a popped chunk */
     size_t chunk_capacity;
-    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     /* state */
     chunk_receiver_t *receiver;
     const uint64_t *counters;
@@ -196,7 +195,7 @@ static void lock_on(recv_t *r, const platform_address_t *from, int bytes, double
 {
     if (r->link.peer_known) return;
     chunk_packet_t packet;
-    if (chunk_read_packet(&r->config.wire, r->datagram, bytes, &packet) != CHUNK_READ_OK) return;
+    if (chunk_read_packet(&r->config.wire, r->link.datagram, bytes, &packet) != CHUNK_READ_OK) return;
     udp_link_lock_on(&r->link, from);
     r->first_heard = now;
 }
@@ -207,14 +206,14 @@ static int receive_slices(recv_t *r, double now)
 {
     for (;;) {
         platform_address_t from;
-        int n = udp_link_receive_or_stop(&r->link, &from, r->datagram, EXIT_IO, &r->exit_code, &r->outcome);
+        int n = udp_link_receive_or_stop(&r->link, &from, EXIT_IO, &r->exit_code, &r->outcome);
         if (n < 0) return n == -1 ? 0 : -1;
         lock_on(r, &from, n, now);
-        if (!udp_link_accept(&r->link, &from, r->datagram, n,
+        if (!udp_link_accept(&r->link, &from, r->link.datagram, n,
                              r->link.peer_known ? "not the sender locked onto" : "not a valid chunk packet"))
             continue;
         r->last_heard = now;
-        chunk_receiver_receive_packet(r->receiver, now, r->datagram, n);
+        chunk_receiver_receive_packet(r->receiver, now, r->link.datagram, n);
     }
 }
 

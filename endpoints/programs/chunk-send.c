@@ -82,7 +82,6 @@ typedef struct send_t {
     int input_fd;
     long long input_total; /* known for regular files: progress shows a percentage; else -1 */
     uint8_t *pending;      /* the chunk being read from the input */
-    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     /* state */
     chunk_sender_t *sender;
     const uint64_t *counters;
@@ -226,11 +225,11 @@ static int receive_acks(send_t *s, double now)
 {
     for (;;) {
         platform_address_t from;
-        int n = udp_link_receive_or_stop(&s->link, &from, s->datagram, EXIT_IO, &s->exit_code, &s->failure);
+        int n = udp_link_receive_or_stop(&s->link, &from, EXIT_IO, &s->exit_code, &s->failure);
         if (n < 0) return n == -1 ? 0 : -1;
-        if (!udp_link_accept(&s->link, &from, s->datagram, n, "not the receiver")) continue;
+        if (!udp_link_accept(&s->link, &from, s->link.datagram, n, "not the receiver")) continue;
         s->last_heard = now;
-        chunk_sender_receive_packet(s->sender, now, s->datagram, n);
+        chunk_sender_receive_packet(s->sender, now, s->link.datagram, n);
     }
 }
 

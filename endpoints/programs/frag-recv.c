@@ -75,7 +75,6 @@ typedef struct recv_t {
     udp_link_t link;
     int output_fd;
     FILE *manifest;
-    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     /* state */
     frag_receiver_t *receiver;
     const uint64_t *counters;
@@ -181,7 +180,7 @@ static void lock_onto_sender(recv_t *r, const platform_address_t *from, int n, d
 {
     frag_packet_t packet;
     packet.regular = NULL;
-    if (frag_read_packet(&r->config.wire, r->datagram, n, &packet) != FRAG_READ_OK) return;
+    if (frag_read_packet(&r->config.wire, r->link.datagram, n, &packet) != FRAG_READ_OK) return;
     udp_link_lock_on(&r->link, from);
     r->first_heard = now;
 }
@@ -192,14 +191,14 @@ static int receive_fragments(recv_t *r, double now)
 {
     for (;;) {
         platform_address_t from;
-        int n = udp_link_receive_or_stop(&r->link, &from, r->datagram, EXIT_IO, &r->exit_code, &r->outcome);
+        int n = udp_link_receive_or_stop(&r->link, &from, EXIT_IO, &r->exit_code, &r->outcome);
         if (n < 0) return n == -1 ? 0 : -1;
         if (!r->link.peer_known) lock_onto_sender(r, &from, n, now);
-        if (!udp_link_accept(&r->link, &from, r->datagram, n,
+        if (!udp_link_accept(&r->link, &from, r->link.datagram, n,
                              r->link.peer_known ? "not the sender locked onto" : "not a valid fragment packet"))
             continue;
         r->last_heard = now;
-        frag_verdict_t verdict = frag_receiver_receive_packet(r->receiver, now, r->datagram, n);
+        frag_verdict_t verdict = frag_receiver_receive_packet(r->receiver, now, r->link.datagram, n);
         if (verdict != FRAG_VERDICT_ACCEPTED && verdict != FRAG_VERDICT_DELIVERED)
             cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: dropped %d bytes: %s", program, n, frag_verdict_name(verdict));
     }

@@ -68,7 +68,6 @@ typedef struct send_t {
     int input_fd;
     FILE *manifest;
     uint8_t *packet;   /* packet_size bytes: the packet being read */
-    uint8_t datagram[PLATFORM_SOCKET_MAX_DATAGRAM];
     /* state */
     frag_sender_t *sender;
     const uint64_t *counters;
@@ -207,8 +206,8 @@ static void drain_socket(send_t *s)
 {
     platform_address_t from;
     int n;
-    while ((n = udp_link_receive(&s->link, &from, s->datagram)) >= 0)
-        if (udp_link_accept(&s->link, &from, s->datagram, n, "not the receiver"))
+    while ((n = udp_link_receive(&s->link, &from)) >= 0)
+        if (udp_link_accept(&s->link, &from, s->link.datagram, n, "not the receiver"))
             cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: ignored %d bytes from the receiver (fragments have no acks)",
                            program, n);
 }
