@@ -43,7 +43,8 @@ void *chunk_test_require(void *object, const char *what);
 void chunk_test_fix_crc(uint32_t protocol_id, uint8_t *packet, int bytes);
 
 /* Writes the chunk protocol's ack of chunk_id with num_slices slices into
- * out: slice i acked when bits[i] is '1' (bits NULL: every slice). Returns
+ * out: slice i acked when bits[i] is '1' (bits NULL: every slice; a shorter
+ * bits leaves the slices past its end unacked). Returns
  * the packet's size (chunk_write_ack_packet's answer). */
 struct chunk_wire_config_t;
 int chunk_test_write_ack(const struct chunk_wire_config_t *wire, uint16_t chunk_id, int num_slices, const char *bits,

@@ -642,11 +642,7 @@ static void test_malformed_datagrams(void)
         attack(t, q, len + extra);
     }
     /* a valid ack, sent to a receiver */
-    static chunk_ack_packet_t ack;
-    ack.chunk_id = 0;
-    ack.num_slices = 2;
-    ack.acked[0] = ack.acked[1] = 1;
-    int n = chunk_write_ack_packet(&t->config.wire, &ack, q, CHUNK_MAX_PACKET_BYTES);
+    int n = chunk_test_write_ack(&t->config.wire, 0, 2, NULL, q, CHUNK_MAX_PACKET_BYTES);
     attack(t, q, n);
 
     expect_t e[CHUNK_READ_RESULT_COUNT + 2];
@@ -1306,14 +1302,10 @@ static void test_third_party_to_chunk_send(void)
     chunk_wire_config_t wire;
     chunk_wire_default_config(&wire);
     long third_sent = 0;
-    static chunk_ack_packet_t ack;
     static uint8_t packet[CHUNK_MAX_PACKET_BYTES];
     if (have_sender) {
         /* forged acks: all ones for chunk 0 of 5 slices, repeated, and junk */
-        ack.chunk_id = 0;
-        ack.num_slices = 5;
-        memset(ack.acked, 1, 5);
-        int n = chunk_write_ack_packet(&wire, &ack, packet, sizeof packet);
+        int n = chunk_test_write_ack(&wire, 0, 5, NULL, packet, sizeof packet);
         for (int i = 0; i < 8; i++, third_sent++) platform_socket_send(&third, &sender_address, packet, n);
         for (int i = 0; i < 2; i++, third_sent++) platform_socket_send(&third, &sender_address, legit_data[0], 40);
         /* no real ack for 0.3 s: the sender must keep resending */

@@ -46,7 +46,8 @@ int chunk_test_write_ack(const chunk_wire_config_t *wire, uint16_t chunk_id, int
     memset(&ack, 0, sizeof ack);
     ack.chunk_id = chunk_id;
     ack.num_slices = num_slices;
-    for (int i = 0; i < num_slices; i++) ack.acked[i] = (uint8_t)(bits ? bits[i] == '1' : 1);
+    int given = bits ? (int)strlen(bits) : num_slices;
+    for (int i = 0; i < num_slices; i++) ack.acked[i] = (uint8_t)(bits ? i < given && bits[i] == '1' : 1);
     return chunk_write_ack_packet(wire, &ack, out, out_size);
 }
 

@@ -325,9 +325,7 @@ static void test_bad_size_slices(void)
     CHECK_EQ(COUNTER(r, SLICES_RECEIVED), 0);
     CHECK_EQ(COUNTER(r, SLICES_BAD_SIZE), 0);
     /* An ack sent to a receiver. */
-    static chunk_ack_packet_t ack;
-    ack.num_slices = 2;
-    bytes = chunk_write_ack_packet(&config.wire, &ack, buffer, sizeof buffer);
+    bytes = chunk_test_write_ack(&config.wire, 0, 2, "00", buffer, sizeof buffer);
     chunk_receiver_receive_packet(r, 0, buffer, bytes);
     CHECK_EQ(COUNTER(r, PACKETS_WRONG_TYPE), 1);
     give_chunk(r, 0, 0, 2048);
