@@ -275,12 +275,13 @@ static void attack_begin(twin_t *t)
     }
 }
 
-/* A twin of the default wire whose receivers, expecting chunk_id first, have
+/* A twin of the wire max_slices x slice_size whose receivers, expecting chunk_id first, have
  * slice 0 of that chunk (size bytes of data, so its slice count is
  * announced); then the attack begins. */
-static twin_t *twin_attacked_after_slice_0(uint16_t chunk_id, const uint8_t *data, int size)
+static twin_t *twin_attacked_after_slice_0(int max_slices, int slice_size, uint16_t chunk_id, const uint8_t *data,
+                                          int size)
 {
-    twin_t *t = twin_create(256, 1024, chunk_id);
+    twin_t *t = twin_create(max_slices, slice_size, chunk_id);
     twin_slices(t, chunk_id, data, size, 0, 1);
     attack_begin(t);
     return t;
@@ -401,7 +402,7 @@ static void test_slice_id_out_of_range(void)
 {
     const uint8_t *data = legit_data[0];
     int size = 2 * 1024 - 100; /* announced with 2 slices */
-    twin_t *t = twin_attacked_after_slice_0(0, data, size);
+    twin_t *t = twin_attacked_after_slice_0(256, 1024, 0, data, size);
     int n = 0;
     for (uint32_t id = 2; id < 256; id++, n++) {
         int bytes = forge_slice(&t->config.wire, &t->forge, 0, id, 1, id == 1, 0, NULL, 1024, 0);
@@ -417,9 +418,7 @@ static void test_slice_id_out_of_range(void)
     twin_finish(t, 0, data, size, 1, 2);
 
     /* MaxSlicesPerChunk 100: a 7-bit id field holds 100..127 */
-    t = twin_create(100, 1024, 0);
-    twin_slices(t, 0, data, size, 0, 1);
-    attack_begin(t);
+    t = twin_attacked_after_slice_0(100, 1024, 0, data, size);
     n = 0;
     for (uint32_t id = 100; id < 128; id++, n++) {
         bytes = forge_slice(&t->config.wire, &t->forge, 0, id, 127, 0, 0, NULL, 1024, 0);
@@ -436,7 +435,7 @@ static void test_slice_count_widened(void)
 {
     const uint8_t *data = legit_data[1];
     int size = 2 * 1024 - 1;
-    twin_t *t = twin_attacked_after_slice_0(7, data, size);
+    twin_t *t = twin_attacked_after_slice_0(256, 1024, 7, data, size);
     int n = 0;
     for (int id = 0; id < 256; id++, n++) {
         chunk_slice_packet_t s = {7, id, 256, id == 255 ? 1 : 1024, legit_data[2]};
@@ -461,7 +460,7 @@ static void test_oversize_undersize_data(void)
 {
     const uint8_t *data = legit_data[3];
     int size = 3 * 1024;
-    twin_t *t = twin_attacked_after_slice_0(0, data, size);
+    twin_t *t = twin_attacked_after_slice_0(256, 1024, 0, data, size);
     int n = 0, end_check = 0, truncated = 0;
     /* non-last slices carrying 1025, 2048, 8192 and 65000 bytes: the end
      * check is not where the fixed size puts it */
@@ -491,9 +490,7 @@ static void test_oversize_undersize_data(void)
     twin_finish(t, 0, data, size, 1, 3);
 
     /* SliceSize 1000: the 10-bit size field holds 1001..1024 too */
-    t = twin_create(256, 1000, 0);
-    twin_slices(t, 0, data, 1500, 0, 1);
-    attack_begin(t);
+    t = twin_attacked_after_slice_0(256, 1000, 0, data, 1500);
     n = 0;
     for (uint32_t raw = 1000; raw < 1024; raw++, n++) {
         bytes = forge_slice(&t->config.wire, &t->forge, 0, 1, 1, 1, raw, NULL, (int)raw + 1, 0);
@@ -523,7 +520,7 @@ static void test_chunk_id_far_ahead(void)
 {
     const uint8_t *data = legit_data[0];
     int size = 2 * 1024;
-    twin_t *t = twin_attacked_after_slice_0(0, data, size);
+    twin_t *t = twin_attacked_after_slice_0(256, 1024, 0, data, size);
     /* 32768 ahead of 0 is ahead too: chunk_id_newer(0, 32768) is false */
     static const uint16_t ids[] = {1, 2, 3, 100, 1000, 32767, 32768};
     int n = attack_ids(t, ids, 7);
@@ -595,7 +592,7 @@ static void test_malformed_datagrams(void)
 {
     const uint8_t *data = legit_data[1];
     int size = 2 * 1024 - 1000;
-    twin_t *t = twin_attacked_after_slice_0(0, data, size);
+    twin_t *t = twin_attacked_after_slice_0(256, 1024, 0, data, size);
     static uint8_t p[CHUNK_MAX_PACKET_BYTES + 1];
     int len = write_slice(&t->config.wire, p, 0, data, size, 1); /* the last slice: 24 bytes of data, 38 in all */
     int bad_crc = 0, padding = 0, end_check = 0, trailing = 0;
