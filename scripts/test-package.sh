@@ -5,6 +5,8 @@
 #   scripts/test-package.sh 4.0          # the host's Wireshark (Debian 12)
 #   scripts/test-package.sh 4.4 4.6      # in the trixie and sid chroots
 #   scripts/test-package.sh all          # 4.0, 4.4 and 4.6
+#   scripts/test-package.sh --prepare all  # only make the clean chroots (scripts/test.sh
+#                                          # runs it in the background while the host's tests run)
 #
 # For each version it
 #   1. builds the package: 4.0 on the host in $CHUNK_BUILD_DIR (default
@@ -47,13 +49,14 @@ chroot_name=test-package.sh
 
 usage() {
     cat <<EOF
-usage: scripts/test-package.sh VERSION...
+usage: scripts/test-package.sh [--prepare] VERSION...
 Builds the chunk plugin's Debian package for Wireshark VERSION and installs it
 into a clean Debian of that version (a chroot overlay), where tshark run as
 an ordinary user must find and use the plugin; removing the package must take
 it away again.
 
   VERSION     4.0 (Debian 12, the host), 4.4 (trixie), 4.6 (sid), or all
+  --prepare   only make the clean chroots (no package is built or installed)
   -h, --help  this help
 
 Exit status: 0 passed, 1 failed, 2 bad arguments, 77 every version skipped
@@ -63,9 +66,11 @@ EOF
 
 orig_args=("$@")
 versions=()
+prepare=0
 for a in "$@"; do
     case "$a" in
     -h | --help) usage; exit 0 ;;
+    --prepare) prepare=1 ;;
     *) add_version "$a" 4.0 4.4 4.6 ;;
     esac
 done
@@ -81,13 +86,14 @@ clean_ws() {
     done | head -n 1
 }
 
-# ensure_clean SUITE ROOT WS: 0 ready, 3 could not be made (mirror), 1 error.
+# ensure_clean SUITE ROOT [WS]: 0 ready, 3 could not be made (mirror), 1 error.
+# Without WS (--prepare) the chroot's tshark is not compared with a build's.
 # A clean chroot: minbase, apt lists, tshark's archives in apt's cache (so
 # that each run installs offline), nothing else installed. Made again when
 # its tshark is not Wireshark WS (sid moved on since it was made).
 ensure_clean() {
-    local suite=$1 root=$2 ws=$3 stamp=$2/.chunkshark-clean want=tshark-downloaded
-    if [ -d "$root" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ "$(clean_ws "$root")" != "$ws" ]; then
+    local suite=$1 root=$2 ws=${3:-} stamp=$2/.chunkshark-clean want=tshark-downloaded
+    if [ -n "$ws" ] && [ -d "$root" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ "$(clean_ws "$root")" != "$ws" ]; then
         say "$root holds tshark $(clean_ws "$root"), not $ws: making it again"
         rm -f "$stamp"
     fi
@@ -103,7 +109,7 @@ ensure_clean() {
         return 3
     fi
     echo "$want" > "$stamp"
-    if [ "$(clean_ws "$root")" != "$ws" ]; then
+    if [ -n "$ws" ] && [ "$(clean_ws "$root")" != "$ws" ]; then
         loud "$suite now has tshark $(clean_ws "$root"), the build chroot Wireshark $ws: make the build chroot again (remove $chroots/$suite)"
         return 1
     fi
@@ -251,6 +257,23 @@ build_package() {
 }
 
 skipped=0
+if [ $prepare = 1 ]; then
+    for v in "${versions[@]}"; do
+        t0=$(date +%s)
+        suite=$(suite_of "$v")
+        mkdir -p "$chroots"
+        rc=0
+        ( exec 8>"$chroots/$suite-clean.lock"; flock 8; ensure_clean "$suite" "$chroots/$suite-clean" ) || rc=$?
+        case $rc in
+        0) say "== Wireshark $v: clean $suite chroot ready in $(( $(date +%s) - t0 )) s" ;;
+        3) skipped=$((skipped + 1)); loud "Wireshark $v SKIPPED: its clean chroot could not be made" ;;
+        *) fails=$((fails + 1)) ;;
+        esac
+    done
+    [ $fails = 0 ] || exit 1
+    [ $skipped -lt ${#versions[@]} ] || exit 77
+    exit 0
+fi
 for v in "${versions[@]}"; do
     t0=$(date +%s)
     before=$fails

@@ -6,6 +6,9 @@
 #   scripts/test-wireshark.sh 4.4 4.6      # both, one after the other
 #   scripts/test-wireshark.sh all          # every version of the matrix
 #   scripts/test-wireshark.sh --shell 4.6  # a root shell in the chroot, clone mounted
+#   scripts/test-wireshark.sh --prepare all  # only make and provision the chroots
+#                                          # (scripts/test.sh runs it in the background
+#                                          # while the host's tests run)
 #   scripts/test-wireshark.sh --run 'python3 dissector/tests/goldens.py --regenerate' 4.6
 #                                          # build, then run a command in the clone
 #                                          # (CHUNK_BUILD_DIR=build-ws4.6) instead of ctest
@@ -27,7 +30,9 @@
 #      (a build tree per version, in the clone, reused by the next run);
 #   4. runs ctest -R with the regex the build wrote to <build>/dissector-tests.txt
 #      (dissector.*, analysis.* and <protocol>.* for every protocol of
-#      dissector/protocols.txt; CHUNK_WS_TESTS overrides it) in it. scripts/chunk-tshark runs tshark as the user nobody, since
+#      dissector/protocols.txt; CHUNK_WS_TESTS overrides it) in it, but the
+#      mutation fuzzer (label mutate: scripts/test.sh runs it once, on the
+#      ASan build of the plugin on the host). scripts/chunk-tshark runs tshark as the user nobody, since
 #      tshark running as root ignores plugin folders.
 # A chroot that exists and fails to build or test fails the run (exit 1).
 #
@@ -60,7 +65,7 @@ pkgs=(gcc make cmake pkg-config libwireshark-dev tshark libglib2.0-dev zlib1g-de
 
 usage() {
     cat <<EOF
-usage: scripts/test-wireshark.sh [--shell | --run CMD] VERSION...
+usage: scripts/test-wireshark.sh [--shell | --run CMD | --prepare] VERSION...
 Builds the chunk plugin and runs its dissector and analysis tests against
 Wireshark VERSION in a Debian chroot (made and provisioned on first use).
 
@@ -68,6 +73,7 @@ Wireshark VERSION in a Debian chroot (made and provisioned on first use).
   --shell     open a root shell in the chroot instead (clone at /src)
   --run CMD   build, then run CMD (bash) in the clone instead of ctest, with
               CHUNK_BUILD_DIR set to the version's build tree
+  --prepare   only make and provision the chroots (no build, no tests)
   -h, --help  this help
 
 Chroots: \$CHUNK_CHROOTS (default /var/cache/chunkshark/chroots). Exit status:
@@ -78,6 +84,7 @@ EOF
 
 orig_args=("$@")
 shell=0
+prepare=0
 run_cmd=""
 versions=()
 while [ $# -gt 0 ]; do
@@ -86,6 +93,7 @@ while [ $# -gt 0 ]; do
     case "$a" in
     -h | --help) usage; exit 0 ;;
     --shell) shell=1 ;;
+    --prepare) prepare=1 ;;
     --run) [ $# -gt 0 ] || { echo "test-wireshark.sh: --run needs a command" >&2; exit 2; }
            run_cmd=$1; shift ;;
     4.0) echo "test-wireshark.sh: 4.0 is the host's Wireshark (Debian 12): bash scripts/test.sh" >&2; exit 2 ;;
@@ -135,6 +143,11 @@ run_version() {
     exec 9>"$chroots/$suite.lock"
     flock 9
     ensure_chroot "$suite" "$root" || { rc=$?; exec 9>&-; return $rc; }
+    if [ $prepare = 1 ]; then
+        exec 9>&-
+        say "== Wireshark $v ($suite): chroot ready in $(( $(date +%s) - t0 )) s"
+        return 0
+    fi
     mount_system "$root"
     mnt --bind "$repo" "$root/src"
     local -a in_chroot=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
@@ -160,7 +173,7 @@ run_version() {
     elif [ -n "$run_cmd" ]; then
         "${in_chroot[@]}" CHUNK_BUILD_DIR=/src/$b bash -c "cd /src && $run_cmd" || rc=1
     elif ! "${in_chroot[@]}" CHUNK_WS_TESTS="$tests" bash -c 'cd /src && t=${CHUNK_WS_TESTS:-$(cat "$0/dissector-tests.txt")} &&
-            [ -n "$t" ] && ctest --test-dir "$0" -R "$t" --output-on-failure -j"$JOBS"' "$b"; then
+            [ -n "$t" ] && ctest --test-dir "$0" -R "$t" -LE mutate --output-on-failure -j"$JOBS"' "$b"; then
         loud "Wireshark $v ($suite): tests FAILED"
         rc=1
     fi

@@ -1,19 +1,49 @@
 #!/usr/bin/env bash
-# test.sh: installs what is missing, builds, and runs every test.
-#   1. endpoints under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
-#   2. everything, dissector included (build/), with ctest's summary last.
-#   3. the dissector and analysis tests against Wireshark 4.4 and 4.6, in
-#      Debian 13 and sid chroots (scripts/test-wireshark.sh all; needs root or sudo).
-#   4. the plugin's Debian package for 4.0, 4.4 and 4.6, installed into a
+# test.sh: installs what is missing, builds, and runs the tests.
+#
+#   bash scripts/test.sh           every test (CI runs this: .ci/run)
+#   bash scripts/test.sh --quick   the quick tier: unit tests, vectors, goldens,
+#                                  crafted and truth tests, on build/ alone
+#                                  (no sanitizer or fuzz build, no chroot)
+#
+# The full run, in this order:
+#   0. the chroots of steps 4 and 5 are made in the background (debootstrap
+#      and apt-get: the network, hardly the CPU) while steps 1-3 run; made
+#      once, they are reused by every later run (CHUNK_CHROOTS);
+#   1. endpoints under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/);
+#   2. the fuzzers (build-fuzz/, clang): bounded libFuzzer runs side by side,
+#      and the mutation fuzzer on the ASan/UBSan build of the plugin;
+#   3. everything, dissector included (build/), with ctest's summary last
+#      (the mutation fuzzer already ran in step 2, on the ASan plugin);
+#   4. the dissector and analysis tests against Wireshark 4.4 and 4.6, in
+#      Debian 13 and sid chroots (scripts/test-wireshark.sh all; needs root or sudo);
+#   5. the plugin's Debian package for 4.0, 4.4 and 4.6, installed into a
 #      clean chroot of each Debian and used by tshark as an ordinary user
 #      (scripts/test-package.sh; needs root or sudo).
 # Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1,
-# CHUNK_SKIP_FUZZ=1 to skip the bounded fuzz runs (build-fuzz/),
-# CHUNK_SKIP_WIRESHARK=1 to skip step 3 (and 4.4 and 4.6 in step 4),
-# CHUNK_SKIP_PACKAGE=1 to skip step 4.
+# CHUNK_SKIP_FUZZ=1 to skip step 2 (the mutation fuzzer then runs in step 3,
+# on the ordinary plugin), CHUNK_SKIP_WIRESHARK=1 to skip step 4 (and 4.4 and
+# 4.6 in step 5), CHUNK_SKIP_PACKAGE=1 to skip step 5.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bash scripts/deps.sh --test
+
+usage() {
+    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
+}
+quick=0
+case "${1:-}" in
+"") ;;
+--quick) quick=1 ;;
+-h | --help) usage; exit 0 ;;
+*) echo "test.sh: unknown argument '$1' (--quick, --help)" >&2; exit 2 ;;
+esac
+
+# The quick tier: every test of these kinds, whatever protocol it is of (a
+# new protocol's <name>.vectors, .truth, .goldens, ... join it by name).
+quick_tests='^(endpoints\.(protocol2|wire|sim|sender|receiver|platform|pcapout|attacks|frag|netgame|netcode|reliable|yojimbo|exports)'
+quick_tests+='|dissector\.(crc32|bytes|conv_cache|vectors|p2frag_vectors|goldens|protocols|architecture|plugin)'
+quick_tests+='|[a-z0-9]+\.(vectors|truth|goldens|crafted|headers|schema|keylog|crypto)|captures\.(regen|truth)\..*)$'
+
 jobs=${JOBS:-$(nproc)}
 status=0
 
@@ -30,6 +60,53 @@ quiet() {
     rm -f "$log"
 }
 
+# The dissector is only built when libwireshark is found; its tests must not
+# be skipped silently. build/plugin-dir.txt: plugins/<major.minor>/epan, from
+# the Wireshark built against.
+build_host() {
+    quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    quiet cmake --build build -j"$jobs"
+    if [ ! -f build/plugin-dir.txt ] || [ ! -f "build/$(cat build/plugin-dir.txt)/chunk.so" ]; then
+        echo "test.sh: the dissector was not built (libwireshark-dev / libglib2.0-dev missing?); see build/CMakeCache.txt" >&2
+        exit 1
+    fi
+}
+
+if [ $quick = 1 ]; then
+    bash scripts/deps.sh
+    echo "== quick tier (build/): unit tests, vectors, goldens, crafted and truth tests"
+    build_host
+    t0=$SECONDS
+    ctest --test-dir build -R "$quick_tests" --output-on-failure -j"$jobs" || status=1
+    echo "== test.sh --quick: $([ $status = 0 ] && echo passed || echo FAILED) in $SECONDS s (tests $((SECONDS - t0)) s);" \
+         "the full run: bash scripts/test.sh"
+    exit $status
+fi
+
+bash scripts/deps.sh --test
+
+# 0. The chroots, made in the background: two streams (the build chroots of
+# 4.4 and 4.6, the clean chroots of the package test), each script taking a
+# lock per chroot, so steps 4 and 5 wait for a chroot still being made.
+pkg_versions=(4.0 4.4 4.6)
+[ "${CHUNK_SKIP_WIRESHARK:-0}" != 1 ] || pkg_versions=(4.0)
+prep_pids=()
+mkdir -p build
+if [ "${CHUNK_SKIP_WIRESHARK:-0}" != 1 ]; then
+    setsid bash scripts/test-wireshark.sh --prepare all > build/chroots-wireshark.log 2>&1 &
+    prep_pids+=($!)
+fi
+if [ "${CHUNK_SKIP_PACKAGE:-0}" != 1 ]; then
+    setsid bash scripts/test-package.sh --prepare "${pkg_versions[@]}" > build/chroots-package.log 2>&1 &
+    prep_pids+=($!)
+fi
+stop_prep() {
+    local p
+    for p in "${prep_pids[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done
+}
+trap stop_prep EXIT
+[ ${#prep_pids[@]} = 0 ] || echo "== making the chroots in the background (build/chroots-*.log)"
+
 if [ "${CHUNK_SKIP_ASAN:-0}" != 1 ]; then
     echo "== endpoints under ASan/UBSan (build-asan/)"
     quiet cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCHUNK_SANITIZE=ON -DCHUNK_BUILD_DISSECTOR=OFF
@@ -39,32 +116,40 @@ if [ "${CHUNK_SKIP_ASAN:-0}" != 1 ]; then
     echo "== (at $SECONDS s)"
 fi
 
+host_exclude=()
 if [ "${CHUNK_SKIP_FUZZ:-0}" != 1 ]; then
-    # Bounded libFuzzer runs (fuzz/README.md), about a minute; CHUNK_SKIP_FUZZ=1 skips.
-    echo "== bounded fuzz runs (build-fuzz/, clang, ctest -L fuzz)"
+    # Bounded libFuzzer runs (fuzz/README.md), side by side, and the mutation
+    # fuzzer on the ASan plugin; CHUNK_SKIP_FUZZ=1 skips them.
+    echo "== fuzzers (build-fuzz/, clang, ctest -L fuzz)"
     quiet env CC=clang cmake -S . -B build-fuzz -DCHUNK_FUZZ=ON
     quiet cmake --build build-fuzz -j"$jobs" --target chunk-fuzzers
-    ctest --test-dir build-fuzz -L fuzz --output-on-failure || status=1
+    ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs" || status=1
+    host_exclude=(-LE mutate)
     echo "== (at $SECONDS s)"
 fi
 
 echo "== all tests (build/)"
-quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-quiet cmake --build build -j"$jobs"
-# The dissector is only built when libwireshark is found; its tests must not
-# be skipped silently.
-# build/plugin-dir.txt: plugins/<major.minor>/epan, from the Wireshark built against.
-if [ ! -f build/plugin-dir.txt ] || [ ! -f "build/$(cat build/plugin-dir.txt)/chunk.so" ]; then
-    echo "test.sh: the dissector was not built (libwireshark-dev / libglib2.0-dev missing?); see build/CMakeCache.txt" >&2
-    exit 1
-fi
-ctest --test-dir build --output-on-failure -j"$jobs" || status=1
+build_host
+ctest --test-dir build "${host_exclude[@]}" --output-on-failure -j"$jobs" || status=1
 echo "== host stages done in $SECONDS s"
+
+# Steps 4 and 5 wait for the background chroots first; a chroot that could
+# not be made there is tried again (and skipped loudly) by the step itself.
+wait_prep() {
+    local p
+    [ ${#prep_pids[@]} = 0 ] && return
+    echo "== waiting for the chroots (build/chroots-*.log)"
+    for p in "${prep_pids[@]}"; do wait "$p" || true; done
+    prep_pids=()
+    grep -h -E 'ready in|SKIPPED|cannot' build/chroots-*.log 2>/dev/null | sed 's/^/   /' || true
+    echo "== (at $SECONDS s)"
+}
 
 if [ "${CHUNK_SKIP_WIRESHARK:-0}" != 1 ]; then
     # Other Wireshark versions (README.md, "Wireshark versions"): a chroot
     # that cannot be made (mirror) is skipped loudly; one that fails to build
     # or test fails the run.
+    wait_prep
     echo "== Wireshark 4.4 and 4.6 in chroots (scripts/test-wireshark.sh all)"
     t0=$SECONDS
     rc=0
@@ -78,8 +163,7 @@ if [ "${CHUNK_SKIP_WIRESHARK:-0}" != 1 ]; then
 fi
 if [ "${CHUNK_SKIP_PACKAGE:-0}" != 1 ]; then
     # The Debian package, installed as a user would (README.md, "Installing").
-    pkg_versions=(4.0 4.4 4.6)
-    [ "${CHUNK_SKIP_WIRESHARK:-0}" != 1 ] || pkg_versions=(4.0)
+    wait_prep
     echo "== the Debian package for Wireshark ${pkg_versions[*]} in clean chroots (scripts/test-package.sh)"
     t0=$SECONDS
     rc=0
