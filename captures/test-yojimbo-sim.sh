@@ -34,6 +34,15 @@ truth "$work/d.json" '[i for i in items if i["kind"] == "block"][0]["fragments_a
 expect 0 "stops acking" -- --duration 3 --messages 40 --stop-acking-at 1 --truth "$work/s.json" -q
 truth "$work/s.json" 'all(i["acked"] is None for i in items if i["from"] == "client" and i["queued"] > 1.0) and all(i["delivered_ok"] for i in items)' "stops acking: nothing of the client's acked after 1 s, all delivered"
 truth "$work/s.json" 'max(len(i["sends"]) for i in items if i["from"] == "client") > 10' "stops acking: messages resent every 0.1 s"
+expect 2 "bad --capture-drop" -- --capture-drop 10
+contains "$work/err" "bad --capture-drop '10'" "a clear --capture-drop message"
+expect 2 "bad --capture-drop direction" -- --capture-drop 10:5:up
+expect 2 "--capture-from 0" -- --capture-from 0
+expect 0 "capture drops and a late start" -- --duration 2 --capture-from 11 --capture-drop 100:20:ba --capture-drop 200:5 \
+    -w "$work/g.pcap" --truth "$work/g.json" -q
+truth "$work/g.json" 't["capture"]["not_captured"] == 35 and t["capture"]["datagrams"] - t["capture"]["frames"] == 35' "capture drops: 10 + 20 + 5 datagrams left out"
+truth "$work/g.json" '[(d["link"], d["dropped"]) for d in t["capture"]["capture_drops"]] == [("b_to_a", 20), ("both", 5)]' "capture drops: per drop, its direction and count"
+truth "$work/g.json" 't["links"][0]["delivered"] == t["links"][0]["sent"] and t["capture"]["datagrams"] == t["links"][0]["sent"] + t["links"][1]["delivered"]' "capture drops: the network delivered all, the capture point saw every datagram"
 expect 0 "unreliable channel" -- --duration 2 --channels ro,uu --blocks 1 --block-size 1000 --truth "$work/u.json" -q
 truth "$work/u.json" 'all(len(i["sends"]) == 1 and i["acked"] is None for i in items if i["channel"] == 1)' "unreliable: sent once, never acked"
 finish

@@ -46,18 +46,20 @@ static int hf_reliable_duplicate_of = -1;
 static int hf_reliable_gap = -1;
 static int hf_reliable_incomplete = -1;
 static int hf_reliable_ext_seq = -1;
+static int hf_reliable_not_captured = -1;
 static gint ett_reliable_analysis = -1;
 
 static expert_field ei_reliable_duplicate = EI_INIT;
 static expert_field ei_reliable_out_of_order = EI_INIT;
 static expert_field ei_reliable_gap = EI_INIT;
 static expert_field ei_reliable_ack_back = EI_INIT;
-static expert_field ei_reliable_ack_unsent = EI_INIT;
 static expert_field ei_reliable_ack_undone = EI_INIT;
 static expert_field ei_reliable_ack_stalled = EI_INIT;
 static expert_field ei_reliable_frag_count = EI_INIT;
 static expert_field ei_reliable_lost = EI_INIT;
 static expert_field ei_reliable_incomplete = EI_INIT;
+static expert_field ei_reliable_not_captured = EI_INIT;
+static expert_field ei_reliable_restart = EI_INIT;
 
 static ws_cb_bool pref_single_pass = TRUE;   /* reliable.single_pass (common/single-pass.h) */
 
@@ -361,8 +363,16 @@ static void process_header(packet_info *pinfo, wmem_allocator_t *scope, rl_frame
                            guint16 ack, guint32 bits)
 {
     gint64 now = ts_ns(pinfo);
+    /* Older than the packet whose header gave the last ack (reordered, or a
+     * fragmented packet completing after a newer packet): its ack is older
+     * too, and says nothing about where the ack is now. */
+    gboolean older = d->have_ack && rec->ext_seq < d->last_ack_seq;
+    gboolean gap_before = d->gap_since_header;
 
-    if (d->have_ack && (gint16)(guint16)(ack - d->last_ack) < 0 && !(rec->flags & RLA_OUT_OF_ORDER)) {
+    d->gap_since_header = FALSE;
+    if (d->stale)
+        return;             /* acks of the peer before it started again */
+    if (!older && d->have_ack && (gint16)(guint16)(ack - d->last_ack) < 0) {
         rec->flags |= RLA_ACK_BACK;
         rec->prev_ack = d->last_ack;
     }
@@ -370,38 +380,76 @@ static void process_header(packet_info *pinfo, wmem_allocator_t *scope, rl_frame
         p->stall_flagged = FALSE;
         d->last_ack_frame = pinfo->num;
     }
-    if (!(rec->flags & RLA_OUT_OF_ORDER) || !d->have_ack) {
+    if (!older) {
         d->last_ack = ack;
+        d->last_ack_seq = rec->ext_seq;
+        d->last_ack_start = ack == 0xFFFF && bits == 0;
         d->have_ack = TRUE;
     }
     if (!p->active)
         return;
 
     guint64 ack_ext = unwrap(p, ack);
+    guint64 missed = 0;
     rec->ack_ext = ack_ext;
+    /* Packets of the peer that this side received (it acks them) and the
+     * capture does not hold: everything up to an ack ahead of the peer's
+     * newest, and a set bit for a sequence between the peer's first and
+     * newest that the capture never saw. A capture at either endpoint sees
+     * every packet sent there and every packet received there, so these
+     * are packets the capture missed (a kernel's drops). */
+    /* Each counted once: the peer's sequences up to missed_to are counted;
+     * a set bit in a run the capture lacks counts the whole run. */
+    guint64 counted = MAX(p->newest, p->missed_to), missed_top = 0;
+    if (bits && ack_ext > counted) {
+        missed = ack_ext - counted;
+        missed_top = ack_ext;
+    }
     for (guint i = 0; i < 32; i++) {
         guint64 s = ack_ext - i;
         rl_sent_t *e = sent_find(p, s);
         if ((bits >> i) & 1) {
             if (!e) {
-                if (s > p->newest && !(rec->flags & RLA_ACK_UNSENT)) {
-                    rec->flags |= RLA_ACK_UNSENT;
-                    rec->unsent_seq = (guint16)s;
+                if (s <= p->newest && s > p->missed_to && p->n_sent && s > p->sent[0].ext) {
+                    /* The whole run of sequences the capture lacks around s. */
+                    guint k = sent_lower_bound(p, s);
+                    guint64 upper = k < p->n_sent ? p->sent[k].ext : p->newest + 1;
+                    /* A run partly shown already (the rest of one an ack
+                     * ahead showed) adds no new note. */
+                    if (p->missed_to < p->sent[k - 1].ext)
+                        missed += upper - p->sent[k - 1].ext - 1;
+                    p->missed_to = upper - 1;
                 }
             } else if (!e->acked_in) {
                 ack_one(pinfo, scope, rec, p, e, now);
             }
-        } else if (e && e->acked_in && !(rec->flags & (RLA_OUT_OF_ORDER | RLA_ACK_UNDONE))) {
+        } else if (e && e->acked_in && !older && !(rec->flags & RLA_ACK_UNDONE)) {
             rec->flags |= RLA_ACK_UNDONE;
             rec->undone_seq = (guint16)s;
         }
     }
+    if (missed && p->missed && counted == p->missed_to && counted >= p->newest) {
+        /* The run of the peer's packets already shown, still going on
+         * (the peer has sent nothing the capture holds since): no new note. */
+        p->missed_to = MAX(p->missed_to, missed_top);
+    } else if (missed) {
+        rec->flags |= RLA_NOT_CAPTURED;
+        rec->not_captured = (guint32)MIN(missed, G_MAXUINT32);
+        p->missed = TRUE;
+        p->missed_to = MAX(p->missed_to, missed_top);
+    }
     /* Loss: a packet the ack has moved 32 or more past, never acked. A
-     * header with no bit set (the initial ack of 65535) says nothing. */
+     * header with no bit set (the initial ack of 65535) says nothing; nor
+     * does the first header after a gap in this direction when the capture
+     * is known to have missed packets of it or of the peer there: the
+     * headers it missed may have acknowledged them. */
+    gboolean undecidable = gap_before && (d->missed || missed);
+    if (gap_before)
+        d->missed = FALSE;
     while (bits && p->und_head < p->und_len && p->und[p->und_head] + RL_ACK_WINDOW <= ack_ext) {
         guint64 s = p->und[p->und_head++];
         rl_sent_t *e = sent_find(p, s);
-        if (!e || e->acked_in || e->lost_in)
+        if (undecidable || !e || e->acked_in || e->lost_in)
             continue;
         e->lost_in = pinfo->num;
         p->lost++;
@@ -521,6 +569,7 @@ static void new_sequence(packet_info *pinfo, rl_frame_t *rec, rl_dir_t *d, const
             rec->flags |= RLA_GAP;
             rec->gap = (guint32)(ext - d->newest - 1);
             d->gap_seqs += rec->gap;
+            d->gap_since_header = TRUE;
         }
         d->newest = ext;
     } else {
@@ -574,15 +623,63 @@ static gboolean add_fragment(rl_frame_t *rec, rl_dir_t *d, const reliable_pkt_t 
  * packets: nothing new can be acknowledged. */
 static void check_stall(rl_frame_t *rec, rl_dir_t *d, const rl_dir_t *p)
 {
-    if (p->have_ack && !d->stall_flagged && !(rec->flags & RLA_DUPLICATE)) {
+    /* Not while the peer's packets are missing from the capture (its ack
+     * moved in headers the capture does not hold), nor while the peer has
+     * received nothing (its start: ack 65535, no ack bits). */
+    if (p->have_ack && !p->missed && !p->last_ack_start && !d->stall_flagged && !(rec->flags & RLA_DUPLICATE)) {
         guint64 ack_ext = unwrap(d, p->last_ack);
-        if (d->newest > ack_ext && d->newest - ack_ext > RL_ACK_WINDOW) {
+        /* 33 and more newer packets in the capture too: after packets the
+         * capture missed, the peer's ack is only as old as its last header
+         * the capture holds. */
+        if (d->newest > ack_ext && d->newest - ack_ext > RL_ACK_WINDOW &&
+            d->n_sent - sent_lower_bound(d, ack_ext + 1) > RL_ACK_WINDOW) {
             rec->flags |= RLA_ACK_STALLED;
             rec->prev_ack = p->last_ack;
             rec->stalled_packets = (guint32)(d->newest - ack_ext);
             d->stall_flagged = TRUE;
         }
     }
+}
+
+/* An endpoint's start (ack 65535 and no ack bits: it has received nothing;
+ * a header that acks anything has bit 0 set) with a sequence under
+ * RL_RESTART_SEQ, in a direction whose headers acknowledged before, or a
+ * sequence under RL_RESTART_SEQ far behind after the peer started again:
+ * the endpoint started again on the same ports (a reconnect), its
+ * sequences over from 0. */
+#define RL_RESTART_SEQ 64
+
+static gboolean is_restart(const rl_dir_t *d, const reliable_pkt_t *pkt)
+{
+    if (!pkt->valid || !pkt->has_header || pkt->seq >= RL_RESTART_SEQ)
+        return FALSE;
+    /* After the peer started again, this side's start may already ack the
+     * peer's new packets: a sequence under RL_RESTART_SEQ far behind. */
+    if (d->stale && unwrap(d, pkt->seq) + RL_RESTART_SEQ <= d->newest)
+        return TRUE;
+    return pkt->ack == 0xFFFF && pkt->ack_bits == 0 && d->have_ack && !d->last_ack_start;
+}
+
+/* The direction d starts over: what its old packets left undecided stays
+ * so, its reassemblies under way are dropped (the endpoint dropped them
+ * too), and its new sequences come after every old one, from the next
+ * 2^16; the peer p's headers ack nothing until p starts again too. */
+static guint64 restart_dir(rl_dir_t *d, rl_dir_t *p, guint16 seq)
+{
+    /* The peer's headers, until it starts again too, ack the old packets;
+     * this side following a peer that started first is in step again. */
+    if (d->stale)
+        d->stale = FALSE;
+    else
+        p->stale = p->active;
+    d->und_head = d->und_len;
+    d->n_pending = 0;
+    d->have_ack = FALSE;
+    d->missed = FALSE;
+    d->gap_since_header = FALSE;
+    d->stall_flagged = FALSE;
+    d->restarts++;
+    return ((d->newest >> 16) + 2) << 16 | seq;
 }
 
 /* First visit: the analysis of the packet, in frame order. */
@@ -597,6 +694,12 @@ static void analyse(packet_info *pinfo, wmem_allocator_t *scope, rl_frame_t *rec
     rec->dir = (guint8)dirn;
     gboolean first = d->packets == 0 && d->fragments == 0;
     guint64 ext = first ? ((guint64)1 << 20) + pkt->seq : unwrap(d, pkt->seq);
+
+    if (!first && is_restart(d, pkt)) {
+        ext = restart_dir(d, p, pkt->seq);
+        rec->flags |= RLA_RESTART;
+        first = TRUE;       /* no gap from the old sequences */
+    }
     rec->ext_seq = ext;
     d->last_frame = pinfo->num;
     d->last_ns = ts_ns(pinfo);
@@ -701,10 +804,15 @@ void reliable_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (rec->flags & RLA_ACK_BACK)
         expert_add_info_format(pinfo, ti, &ei_reliable_ack_back,
                                "Ack went back from %u while the sequence went forward", rec->prev_ack);
-    if (rec->flags & RLA_ACK_UNSENT)
-        expert_add_info_format(pinfo, ti, &ei_reliable_ack_unsent,
-                               "Acknowledges sequence %u, which the peer has not sent in this capture",
-                               rec->unsent_seq);
+    if (rec->flags & RLA_RESTART)
+        expert_add_info(pinfo, ti, &ei_reliable_restart);
+    if (rec->flags & RLA_NOT_CAPTURED) {
+        it = proto_tree_add_uint_format_value(at, hf_reliable_not_captured, tvb, 0, 0, rec->not_captured,
+                                              "%u (packets of the peer acknowledged here that the capture "
+                                              "does not hold)", rec->not_captured);
+        proto_item_set_generated(it);
+        expert_add_info(pinfo, it, &ei_reliable_not_captured);
+    }
     if (rec->flags & RLA_ACK_UNDONE)
         expert_add_info_format(pinfo, ti, &ei_reliable_ack_undone,
                                "Ack bits inconsistent: sequence %u was acknowledged by an earlier packet of this "
@@ -736,7 +844,7 @@ void reliable_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                                rec->incomplete_missing[i] == 1 ? "" : "s");
     }
     if (rec->flags & (RLA_DUPLICATE | RLA_OUT_OF_ORDER | RLA_GAP) || rec->n_lost || rec->n_incomplete ||
-        rec->flags & (RLA_ACK_STALLED | RLA_ACK_UNDONE)) {
+        rec->flags & (RLA_ACK_STALLED | RLA_ACK_UNDONE | RLA_NOT_CAPTURED)) {
         col_append_str(pinfo->cinfo, COL_INFO,
                        rec->flags & RLA_DUPLICATE ? " [Duplicate]" :
                        rec->flags & RLA_OUT_OF_ORDER ? " [Out of order]" : "");
@@ -744,6 +852,8 @@ void reliable_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
             col_append_fstr(pinfo->cinfo, COL_INFO, " [Lost: %u]", rec->n_lost);
         if (rec->flags & RLA_ACK_STALLED)
             col_append_str(pinfo->cinfo, COL_INFO, " [Ack stalled]");
+        if (rec->flags & RLA_NOT_CAPTURED)
+            col_append_str(pinfo->cinfo, COL_INFO, " [Packets not captured]");
         if (rec->n_incomplete)
             col_append_str(pinfo->cinfo, COL_INFO, " [Reassembly abandoned]");
     }
@@ -772,6 +882,9 @@ void reliable_analysis_register(int proto, module_t *module)
             NULL, 0x0, "A fragmented packet of this direction that never completed", HFILL } },
         { &hf_reliable_ext_seq, { "Extended sequence", "reliable.analysis.extended_sequence", FT_UINT64, BASE_DEC,
             NULL, 0x0, "The sequence unwrapped in its direction (starts at 2^20 + the first)", HFILL } },
+        { &hf_reliable_not_captured, { "Packets not captured", "reliable.analysis.not_captured", FT_UINT32, BASE_DEC,
+            NULL, 0x0, "Packets of the peer this header acknowledges that the capture does not hold (it missed "
+            "them: a capture's drops, or a capture begun after them)", HFILL } },
     };
     static gint *ett[] = { &ett_reliable_analysis };
     static ei_register_info ei[] = {
@@ -783,8 +896,6 @@ void reliable_analysis_register(int proto, module_t *module)
             "Sequences skipped", EXPFILL } },
         { &ei_reliable_ack_back, { "reliable.analysis.ack_back", PI_SEQUENCE, PI_WARN,
             "Ack went back", EXPFILL } },
-        { &ei_reliable_ack_unsent, { "reliable.analysis.ack_unsent", PI_PROTOCOL, PI_WARN,
-            "Acknowledges a sequence not sent", EXPFILL } },
         { &ei_reliable_ack_undone, { "reliable.analysis.ack_bits_inconsistent", PI_PROTOCOL, PI_WARN,
             "Ack bits contradict an earlier acknowledgement", EXPFILL } },
         { &ei_reliable_ack_stalled, { "reliable.analysis.ack_stalled", PI_SEQUENCE, PI_WARN,
@@ -795,6 +906,10 @@ void reliable_analysis_register(int proto, module_t *module)
             "Packet lost", EXPFILL } },
         { &ei_reliable_incomplete, { "reliable.analysis.incomplete.expert", PI_REASSEMBLE, PI_WARN,
             "Fragmented packet never completed", EXPFILL } },
+        { &ei_reliable_not_captured, { "reliable.analysis.not_captured.expert", PI_SEQUENCE, PI_NOTE,
+            "Packets not captured", EXPFILL } },
+        { &ei_reliable_restart, { "reliable.analysis.restart", PI_SEQUENCE, PI_NOTE,
+            "Endpoint started again: sequences start over", EXPFILL } },
     };
 
     proto_reliable = proto;

@@ -482,23 +482,26 @@ static ws_cb_bool dissect_reliable_heur_udp(tvbuff_t *tvb, packet_info *pinfo, p
  * datagram alone says little (a first byte 0x00 and any four more make a
  * well-formed header), so the decision takes the connection's history, per
  * direction of the netcode conversation, as a reliable endpoint sends it
- * (docs/reliable.md, "How chunkshark finds it"):
+ * (docs/reliable.md, "How chunkshark finds it"). Until a direction is
+ * confirmed, its payload is claimed when:
  *   - the header is one the library takes (looks_valid);
  *   - the ack is not ahead of the newest sequence the peer sent;
  *   - its sequence moves the direction on: 1..RL_HEUR_AHEAD past the
- *     direction's newest; once the direction is confirmed (one of its
- *     payloads claimed so), also the newest again (a fragment of the same
- *     packet, a duplicated datagram) or at most RL_HEUR_BEHIND before it
- *     (reordered);
- *   - the direction's first such payload is claimed only when it is an
- *     endpoint's start (sequence under RL_HEUR_AHEAD, and ack 65535 with
- *     no ack bits, or an ack of a confirmed peer's recent packet: it heard
- *     the peer first); otherwise it is remembered, and the next one that
+ *     direction's newest (then the direction is confirmed);
+ *   - or, for the direction's first payload, it is an endpoint's start
+ *     (sequence under RL_HEUR_AHEAD, and ack 65535 with no ack bits, or an
+ *     ack of a confirmed peer's recent packet: it heard the peer first);
+ *     a first payload that is not is remembered, and the next one that
  *     follows it is claimed (a capture begun mid-connection).
- * The netcode examples' payloads (the same bytes 0, 1, 2, ... in every
- * packet: sequence 513, ack 1027) break the last three rules.
- * Every well-formed payload updates the direction's newest sequence, claimed
- * or not; a payload that breaks a rule is not claimed. The first pass
+ * Every well-formed payload of a direction not yet confirmed whose ack passes
+ * becomes its newest sequence, claimed or not. The netcode examples' payloads (the same
+ * bytes 0, 1, 2, ... in every packet: sequence 513, ack 1027) never move a
+ * direction on, so they are never claimed.
+ * A confirmed direction carries reliable packets: every later well-formed
+ * payload of it is claimed, wherever its sequence and ack are, so that the
+ * decode goes on after packets the capture missed (a kernel's drops, one
+ * direction or both, across a wrap), a reconnect on the same ports, or
+ * reordering; the analysis shows what the jump means. The first pass
  * decides; later passes read the decision. */
 #define RL_HEUR_AHEAD 1024u
 #define RL_HEUR_BEHIND 256u
@@ -579,6 +582,12 @@ static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
     me = &hc->dir[d];
     peer = &hc->dir[1 - d];
 
+    if (me->confirmed) {
+        /* A confirmed direction: claimed, its newest kept up to date. */
+        if ((guint16)(seq - me->newest) < 0x8000)
+            me->newest = seq;
+        return TRUE;
+    }
     if (have_header && peer->seen) {
         guint16 ahead = (guint16)(h.ack - peer->newest);
         if (ahead != 0 && ahead < 0x8000)
@@ -597,13 +606,13 @@ static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
         return claim;
     }
     {
-        guint16 fwd = (guint16)(seq - me->newest), back = (guint16)(me->newest - seq);
+        guint16 fwd = (guint16)(seq - me->newest);
+        me->newest = seq;
         if (fwd != 0 && fwd <= RL_HEUR_AHEAD) {
-            me->newest = seq;
             me->confirmed = TRUE;
             return TRUE;
         }
-        return me->confirmed && back <= RL_HEUR_BEHIND;
+        return FALSE;
     }
 }
 

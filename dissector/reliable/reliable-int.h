@@ -51,10 +51,11 @@ enum {
     RLA_OUT_OF_ORDER = 1u << 1,  /* older than the newest of the direction */
     RLA_GAP          = 1u << 2,  /* sequences skipped before this one */
     RLA_ACK_BACK     = 1u << 3,  /* the ack went back while the sequence went forward */
-    RLA_ACK_UNSENT   = 1u << 4,  /* acks a sequence the capture never saw sent */
     RLA_ACK_UNDONE   = 1u << 5,  /* a bit clear for a sequence this side acked before */
     RLA_ACK_STALLED  = 1u << 6,  /* ack stuck while the peer sent 32 and more newer packets */
     RLA_FRAG_COUNT   = 1u << 7,  /* fragment count differs from the packet's first fragment */
+    RLA_NOT_CAPTURED = 1u << 8,  /* acks packets of the peer the capture missed */
+    RLA_RESTART      = 1u << 9,  /* the endpoint started again: its sequences start over */
 };
 
 /* The analysis' record of one frame, made on the first pass: in the packet's
@@ -69,8 +70,9 @@ typedef struct rl_frame {
     guint32 gap;             /* sequences skipped */
     guint16 prev_ack;        /* ack back / stalled: the earlier ack */
     guint32 stalled_packets; /* ack stalled: packets of the peer since */
-    guint16 unsent_seq, undone_seq;
+    guint16 undone_seq;
     guint16 first_count;     /* fragment count mismatch: the first fragment's */
+    guint32 not_captured;    /* packets of the peer this header acks that the capture missed */
     guint16 n_links, n_lost, n_incomplete;
     guint64 ack_ext;         /* the header taken here: its ack, unwrapped in the peer's direction */
     rl_ack_link_t *links;    /* packets this frame acks first */
@@ -129,8 +131,18 @@ typedef struct rl_dir {
     guint n_pending, pending_cap;
     gboolean have_ack;
     guint16 last_ack;
+    guint64 last_ack_seq;    /* the extended sequence of the packet whose header gave last_ack */
+    gboolean last_ack_start; /* that header was an endpoint's start (ack 65535, no ack bits) */
+    guint32 restarts;        /* times the endpoint started again (a reconnect on the same ports) */
+    gboolean stale;          /* the peer started again and this side not yet: its acks are of the old peer */
     guint32 last_ack_frame;
     gboolean stall_flagged;
+    /* The peer acknowledged packets of this direction that the capture
+     * missed: this direction's next header after a gap may follow headers
+     * the capture missed too, so it decides no loss. */
+    gboolean missed;
+    gboolean gap_since_header;
+    guint64 missed_to;       /* the newest of its sequences counted as not captured */ /* sequences skipped since this direction's last header taken */
     /* counters */
     guint32 packets, fragments, dups, reordered, gap_seqs, acked, lost, incomplete, reassembled, bad;
     gint64 rtt_min_ns, rtt_max_ns, rtt_sum_ns;

@@ -424,6 +424,24 @@ static yj_frame_t *frame_record(packet_info *pinfo)
     return fr;
 }
 
+/* A header of direction y after sequences the capture does not hold (lost
+ * before the capture point, or missed by the capture): its missing headers
+ * may have acked the peer's packets, which yj_diagnosis then does not call
+ * unacknowledged. */
+static void note_gap(packet_info *pinfo, yj_dir_t *y, const yj_dir_t *peer, guint16 seq)
+{
+    guint16 fwd = (guint16)(seq - y->header_seq);
+
+    if (y->have_header_seq && fwd >= 0x8000)
+        return;                     /* older: reordered */
+    if (y->have_header_seq && fwd > 1) {
+        y->gap_frame = pinfo->num;
+        y->gap_peer_acked_ext = peer->max_acked_ext;
+    }
+    y->have_header_seq = TRUE;
+    y->header_seq = seq;
+}
+
 /* The acks in this packet's reliable header (a reassembled packet: its
  * fragment 0's, kept by yj_analysis_fragment0) confirm the peer's packets. */
 static void take_acks(packet_info *pinfo, yj_frame_t *fr, yj_dir_t *y, yj_dir_t *peer, guint16 ack,
@@ -578,6 +596,7 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
     fr->have_header = yj_find_reliable_header(pinfo, tvb, &seq, &ack, &ack_bits, &have_ack);
     if (fr->have_header) {
         fr->seq = seq;
+        note_gap(pinfo, y, peer, seq);
         take_acks(pinfo, fr, y, peer, ack, ack_bits, have_ack);
     }
     if (!n_items)
@@ -680,6 +699,12 @@ char *yj_diagnosis(wmem_allocator_t *scope, const yj_msg_t *m)
 
     /* Without reliable headers on either side there are no acks to judge by. */
     if (c->dir[m->dir].packets == 0 && peer->packets == 0)
+        return NULL;
+    /* Packets of the peer the capture does not hold, after the last send
+     * and before its acks moved 32 past the first: one of them may have
+     * acked it. */
+    if (!m->acked_frame && peer->gap_frame > m->last_frame && m->first_ext_seq &&
+        peer->gap_peer_acked_ext < m->first_ext_seq + 32)
         return NULL;
     if (m->acked_frame && (!m->is_block || m->frags_acked == m->num_fragments)) {
         double stall = m->is_block ? (double)m->max_stall_ns / 1e9 : 0.0;

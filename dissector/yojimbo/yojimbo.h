@@ -158,6 +158,10 @@ typedef struct yj_dir {
     guint32 last_ack_frame;         /* last packet of this direction that acked something new */
     nstime_t last_ack_time;         /* and its time */
     guint32 max_acked_ext;          /* the newest sequence of this direction the peer acked, unwrapped; 0: none */
+    gboolean have_header_seq;
+    guint16 header_seq;             /* the newest sequence of a header of this direction */
+    guint32 gap_frame;              /* the last packet after sequences the capture does not hold; 0: none */
+    guint32 gap_peer_acked_ext;     /* the peer's max_acked_ext then */
 } yj_dir_t;
 
 typedef struct yj_conv {

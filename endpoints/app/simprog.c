@@ -26,6 +26,7 @@ void simprog_init(simprog_t *sp, const char *program, const char *side_a, const 
     sp->side_names[SIMPROG_SIDE_B] = side_b;
     netsim_default_config(&sp->sim);
     sp->capture_side = SIMPROG_SIDE_A;
+    sp->capture_from = 1;
     sp->time_limit = 60;
     sp->tick = 0.001;
     pcapout_addr_ipv4(&sp->addr[SIMPROG_SIDE_A], 10, 0, 0, 1, port_a);
@@ -35,11 +36,14 @@ void simprog_init(simprog_t *sp, const char *program, const char *side_a, const 
 }
 
 /* getopt_long values of the common options. */
-enum { SIMPROG_OPT_CAPTURE_AT = 800, SIMPROG_OPT_TRUTH, SIMPROG_OPT_TIME_LIMIT, SIMPROG_OPT_TICK };
+enum {
+    SIMPROG_OPT_CAPTURE_AT = 800, SIMPROG_OPT_TRUTH, SIMPROG_OPT_TIME_LIMIT, SIMPROG_OPT_TICK, SIMPROG_OPT_CAPTURE_FROM,
+    SIMPROG_OPT_CAPTURE_DROP
+};
 /* Their short options, for getopt_long's option string. */
 #define SIMPROG_SHORT_OPTIONS "w:qv"
 /* Entries add_common_options appends to a getopt_long table. */
-#define SIMPROG_OPTION_COUNT (7 + LINKOPT_COUNT)
+#define SIMPROG_OPTION_COUNT (9 + LINKOPT_COUNT)
 
 /* Appends the common options (see simprog.h) to a getopt_long table of count
  * entries with room for SIMPROG_OPTION_COUNT more and the terminating zero
@@ -54,11 +58,43 @@ static int add_common_options(struct option *options, int count)
         {"verbose", no_argument, 0, 'v'},
         {"time-limit", required_argument, 0, SIMPROG_OPT_TIME_LIMIT},
         {"tick", required_argument, 0, SIMPROG_OPT_TICK},
+        {"capture-from", required_argument, 0, SIMPROG_OPT_CAPTURE_FROM},
+        {"capture-drop", required_argument, 0, SIMPROG_OPT_CAPTURE_DROP},
     };
     _Static_assert(sizeof common / sizeof common[0] + LINKOPT_COUNT == SIMPROG_OPTION_COUNT,
                    "SIMPROG_OPTION_COUNT counts every option");
     for (size_t i = 0; i < sizeof common / sizeof common[0]; i++) options[count++] = common[i];
     return linkopt_add(options, count);
+}
+
+/* Largest datagram number --capture-from and --capture-drop take. */
+#define SIMPROG_MAX_DATAGRAM_NUMBER 1000000000000LL
+
+/* --capture-drop START:COUNT[:DIR], DIR ab, ba or both (the default). */
+static void capture_drop_option(simprog_t *sp, const char *text)
+{
+    char buf[96], *count, *dir;
+    long long start, n;
+    if (sp->drop_count == SIMPROG_MAX_CAPTURE_DROPS)
+        app_bad_argument(sp->program, "at most %d --capture-drop options", SIMPROG_MAX_CAPTURE_DROPS);
+    snprintf(buf, sizeof buf, "%s", text);
+    count = strchr(buf, ':');
+    if (count) *count++ = 0;
+    dir = count ? strchr(count, ':') : NULL;
+    if (dir) *dir++ = 0;
+    if (!count || platform_parse_int(buf, 1, SIMPROG_MAX_DATAGRAM_NUMBER, &start) != 0 ||
+        platform_parse_int(count, 1, SIMPROG_MAX_DATAGRAM_NUMBER, &n) != 0)
+        app_bad_argument(sp->program, "bad --capture-drop '%s': expected START:COUNT[:DIR], START and COUNT from 1",
+                         text);
+    simprog_capture_drop_t *d = &sp->drops[sp->drop_count];
+    memset(d, 0, sizeof *d);
+    d->start = (uint64_t)start;
+    d->count = (uint64_t)n;
+    if (!dir || strcmp(dir, "both") == 0) d->link = -1;
+    else if (strcmp(dir, "ab") == 0) d->link = 0;
+    else if (strcmp(dir, "ba") == 0) d->link = 1;
+    else app_bad_argument(sp->program, "bad --capture-drop '%s': DIR is ab, ba or both", text);
+    sp->drop_count++;
 }
 
 /* Applies getopt_long's result opt (with optarg text) when it is a common
@@ -78,6 +114,14 @@ static int common_option(simprog_t *sp, int opt, const char *text)
         sp->tick = app_seconds_option(sp->program, "tick", text, SIMPROG_MAX_TICK);
         if (sp->tick <= 0) app_bad_argument(sp->program, "--tick must be above 0");
         return 1;
+    case SIMPROG_OPT_CAPTURE_FROM: {
+        long long from;
+        if (platform_parse_int(text, 1, SIMPROG_MAX_DATAGRAM_NUMBER, &from) != 0)
+            app_bad_argument(sp->program, "bad --capture-from '%s': expected a datagram number from 1", text);
+        sp->capture_from = (uint64_t)from;
+        return 1;
+    }
+    case SIMPROG_OPT_CAPTURE_DROP: capture_drop_option(sp, text); return 1;
     case SIMPROG_OPT_CAPTURE_AT:
         for (int side = 0; side < 2; side++)
             if (strcmp(text, sp->side_names[side]) == 0 || strcmp(text, side == 0 ? "a" : "b") == 0) {
@@ -122,6 +166,13 @@ void simprog_print_help_output(FILE *out, const char *capture_help, const char *
             "Output:\n"
             "  -w, --pcap FILE          write a pcap of the traffic seen at the capture point\n"
             "      --capture-at WHERE   %s\n"
+            "      --capture-from N     leave the first N-1 datagrams at the capture point out of\n"
+            "                           the pcap: a capture begun mid-session (datagrams count\n"
+            "                           from 1 over both directions, written or not)\n"
+            "      --capture-drop START:COUNT[:DIR]  leave COUNT consecutive datagrams out of\n"
+            "                           the pcap from the START-th on, of DIR: ab (A->B), ba\n"
+            "                           (B->A) or both (default), as a capture's kernel drops:\n"
+            "                           the endpoints still get them (up to 8 times)\n"
             "      --truth FILE         write the %s JSON account (docs/truth.md)\n"
             "  -q, --quiet              no summary on stdout\n"
             "  -v, --verbose            endpoint debug log on stderr\n",
@@ -154,9 +205,29 @@ int simprog_start(simprog_t *sp)
     return 0;
 }
 
+/* 1 when the datagram numbered seen (from 1) on link is left out of the
+ * pcap: before --capture-from, or in a --capture-drop. */
+static int capture_leaves_out(simprog_t *sp, uint64_t seen, int link)
+{
+    int out = seen < sp->capture_from;
+    for (int i = 0; i < sp->drop_count; i++) {
+        simprog_capture_drop_t *d = &sp->drops[i];
+        if (seen < d->start || d->dropped == d->count || (d->link >= 0 && d->link != link)) continue;
+        if (d->dropped++ == 0) d->last_before = sp->frames;
+        out = 1;
+    }
+    return out;
+}
+
 uint32_t simprog_record(simprog_t *sp, int side, int link, double now, const uint8_t *packet, int bytes)
 {
     if (!sp->pcap || side != sp->capture_side) return 0;
+    if (capture_leaves_out(sp, ++sp->seen, link)) {
+        sp->not_captured++;
+        return 0;
+    }
+    for (int i = 0; i < sp->drop_count; i++)
+        if (sp->drops[i].dropped == sp->drops[i].count && !sp->drops[i].first_after) sp->drops[i].first_after = sp->frames + 1;
     if (pcapout_write_udp(sp->pcap, now, &sp->addr[link], &sp->addr[1 - link], packet, bytes) != 0)
         sp->io_error = 1;
     return ++sp->frames;
@@ -339,6 +410,21 @@ void simprog_truth_capture(FILE *out, const simprog_t *sp, int with_host)
             simprog_side_name(sp->capture_side));
     if (with_host) fprintf(out, "\"host\": \"%s\", ", sp->host[sp->capture_side]);
     fprintf(out, "\"frames\": %u", sp->frames);
+    if (sp->capture_from <= 1 && sp->drop_count == 0) return;
+    fprintf(out, ", \"datagrams\": %llu, \"not_captured\": %llu, \"capture_from\": %llu, \"capture_drops\": [",
+            (unsigned long long)sp->seen, (unsigned long long)sp->not_captured,
+            (unsigned long long)sp->capture_from);
+    for (int i = 0; i < sp->drop_count; i++) {
+        const simprog_capture_drop_t *d = &sp->drops[i];
+        fprintf(out, "%s{\"start\": %llu, \"count\": %llu, \"link\": \"%s\", \"dropped\": %llu, ", i ? ", " : "",
+                (unsigned long long)d->start, (unsigned long long)d->count,
+                d->link < 0 ? "both" : simprog_link_name(d->link), (unsigned long long)d->dropped);
+        truth_frame_or_null(out, "last_frame_before", d->last_before);
+        fprintf(out, ", ");
+        truth_frame_or_null(out, "first_frame_after", d->first_after);
+        fprintf(out, "}");
+    }
+    fprintf(out, "]");
 }
 
 void simprog_truth_capture_result(FILE *out, const simprog_t *sp, int with_host, double end_time, int exit_code)

@@ -1,9 +1,9 @@
 /* simprog.h: what every simulator program (chunk-sim, frag-sim,
  * netgame-sim, netcode-sim, reliable-sim, yojimbo-sim) needs around its
  * endpoints: two hosts A (10.0.0.1) and B (10.0.0.2) joined by netsim in
- * virtual time; the common options (-w pcap, --capture-at, --truth,
- * --time-limit, --tick, -q, -v, and the link options and --seed of
- * linkopt.h); the pcap seen at one host; a datagram's fate; the step loop;
+ * virtual time; the common options (-w pcap, --capture-at, --capture-from,
+ * --capture-drop, --truth, --time-limit, --tick, -q, -v, and the link
+ * options and --seed of linkopt.h); the pcap seen at one host; a datagram's fate; the step loop;
  * the progress line; the truth file's opening, closing and shared parts;
  * and the summary's link lines. A program keeps its endpoints, its own
  * options, what a step does and what its truth file says about its
@@ -25,12 +25,31 @@
 
 enum { SIMPROG_SIDE_A = 0, SIMPROG_SIDE_B = 1 };
 
+/* Most --capture-drop options a run takes. */
+#define SIMPROG_MAX_CAPTURE_DROPS 8
+
+/* A --capture-drop START:COUNT[:DIR]: from the START-th datagram at the
+ * capture point on (counted from 1 over both links, whether written or not),
+ * the next COUNT datagrams of link (0 A to B, 1 B to A, -1 either) are left
+ * out of the pcap, as a capture's kernel drops would: the endpoints still
+ * get them. */
+typedef struct simprog_capture_drop_t {
+    uint64_t start, count;
+    int link;
+    uint64_t dropped;          /* left out so far */
+    uint32_t last_before;      /* the last frame written before the first left out, 0: none */
+    uint32_t first_after;      /* the first frame written after all COUNT were left out, 0: none */
+} simprog_capture_drop_t;
+
 typedef struct simprog_t {
     const char *program;       /* for messages: "PROGRAM: ..." */
     const char *side_names[2]; /* what --capture-at takes besides a and b, e.g. "sender", "receiver" */
     /* options */
     netsim_config_t sim;       /* link options and --seed */
     int capture_side;          /* SIMPROG_SIDE_A (default) or SIMPROG_SIDE_B */
+    uint64_t capture_from;     /* --capture-from: the first datagram written (1, the default: all) */
+    simprog_capture_drop_t drops[SIMPROG_MAX_CAPTURE_DROPS]; /* --capture-drop */
+    int drop_count;
     const char *pcap_path;     /* -w, or NULL */
     const char *truth_path;    /* --truth, or NULL */
     double time_limit;         /* --time-limit: virtual seconds, default 60 */
@@ -42,6 +61,8 @@ typedef struct simprog_t {
     pcapout_addr_t addr[2];    /* host A and host B */
     char host[2][24];          /* the same as text: "10.0.0.1:50000" */
     uint32_t frames;           /* records written to the pcap */
+    uint64_t seen;             /* datagrams at the capture point, written or not */
+    uint64_t not_captured;     /* of them left out by --capture-from and --capture-drop */
     int io_error;              /* a pcap record or the close failed */
     double wall_start, wall_last;
     int tty, progress_shown;
@@ -78,8 +99,9 @@ int simprog_start(simprog_t *sp);
 
 /* Records a datagram travelling on link (0 A to B, 1 B to A) as seen at side
  * (it left or reached side) at virtual time now, when side is the capture
- * point. Returns its frame number (1, 2, ...), or 0 when not recorded. A
- * failed write sets io_error. */
+ * point and neither --capture-from nor a --capture-drop leaves it out.
+ * Returns its frame number (1, 2, ...), or 0 when not recorded. A failed
+ * write sets io_error. */
 uint32_t simprog_record(simprog_t *sp, int side, int link, double now, const uint8_t *packet, int bytes);
 
 /* What became of a datagram handed to the simulator. */
@@ -174,7 +196,9 @@ FILE *simprog_truth_begin(const simprog_t *sp);
 void simprog_truth_config_links(FILE *out, const simprog_t *sp);
 
 /* The opening of the "capture" object: "file", "at" (a or b), "host" (only
- * when with_host) and "frames"; the caller adds its own counts and "},\n". */
+ * when with_host) and "frames"; with --capture-from or --capture-drop also
+ * "datagrams" (seen at the capture point), "not_captured", "capture_from"
+ * and "capture_drops"; the caller adds its own counts and "},\n". */
 void simprog_truth_capture(FILE *out, const simprog_t *sp, int with_host);
 
 /* The whole "capture" object (simprog_truth_capture) and a "result" object

@@ -133,7 +133,8 @@ def cases(d):
     check_fields(fails, "payload_too_large", rows[0], {"expert": "above the receiver's 100"})
     check_fields(fails, "datagram_too_large", rows[1], {"expert": "above what the receiver takes", "reliable.reassembled.length": []})
 
-    # Analysis: acks of a sequence never sent, contradicting ack bits, ack going back.
+    # Analysis: acks of a sequence the capture does not hold (packets not
+    # captured), contradicting ack bits, ack going back.
     hdr = lambda s, a, bits: bytes(rt_encode(s, a, bits))
     p = os.path.join(d, "acks.pcap")
     rt.write_pcap(p, [hdr(0, 65535, 0), hdr(1, 65535, 0), hdr(2, 65535, 0),
@@ -142,7 +143,38 @@ def cases(d):
     check_fields(fails, "acks_first", rows[3], {"reliable.analysis.acks": ["2", "1"]})
     check_fields(fails, "ack_bits_inconsistent", rows[4], {"expert": "sequence 1 was acknowledged by an earlier"})
     check_fields(fails, "ack_back", rows[5], {"expert": "Ack went back from 2"})
-    check_fields(fails, "ack_unsent", rows[6], {"expert": "Acknowledges sequence 9"})
+    check_fields(fails, "not_captured", rows[6], {"expert": "Packets not captured"})
+    not_captured = rt.fields(p, ["reliable.analysis.not_captured"])
+    fails.check([r["reliable.analysis.not_captured"] for r in not_captured] == [[]] * 6 + [["7"]],
+                "not_captured: %s, want 7 (sequences 3-9) in the last frame only"
+                % [r["reliable.analysis.not_captured"] for r in not_captured])
+
+    # A reconnect on the same ports: A and B exchange 100 packets, then A
+    # starts again (sequence 0, ack 65535, no ack bits) while B's old packet
+    # 100 is still on the way, and B starts again answering A's new packet 0.
+    # Each start is a note, the new sequences are no duplicates of the old,
+    # B's old packet acks nothing of A's new ones, and the new packets ack
+    # each other.
+    p = os.path.join(d, "restart.pcap")
+    full = lambda n: (1 << min(n, 32)) - 1
+    pk = []
+    for i in range(140):
+        s = i % 100
+        pk.append(hdr(s, 65535 if s == 0 else s - 1, 0 if s == 0 else full(s)))
+        if i == 100:
+            pk.append((hdr(100, 99, full(32)), "b"))
+        pk.append((hdr(s, s, full(s + 1)), "b"))
+    rt.write_pcap(p, pk)
+    rows = rt.fields(p, ["_ws.expert.message", "reliable.analysis.extended_sequence", "reliable.analysis.acks"])
+    experts = [(i + 1, m) for i, r in enumerate(rows) for m in r["_ws.expert.message"]]
+    fails.check(experts == [(201, "Endpoint started again: sequences start over"),
+                            (203, "Endpoint started again: sequences start over")],
+                "restart: experts %s" % experts[:4])
+    fails.check(rows[201]["reliable.analysis.acks"] == [], "restart: B's old packet acks %s" % rows[201]["reliable.analysis.acks"])
+    fails.check(rows[202]["reliable.analysis.acks"] == ["201"] and rows[203]["reliable.analysis.acks"] == ["203"],
+                "restart: the new packets ack %s %s" % (rows[202]["reliable.analysis.acks"], rows[203]["reliable.analysis.acks"]))
+    fails.check(int(rows[200]["reliable.analysis.extended_sequence"][0]) > int(rows[199]["reliable.analysis.extended_sequence"][0]),
+                "restart: the new sequences come after the old")
 
     # Hostile: every truncation of every case, random datagrams, random
     # fragment counts; the UDP heuristic on as well. A dissector bug aborts tshark.

@@ -41,7 +41,9 @@ def check(name, fails):
     n_acked = n_rtt = n_lost = n_reasm = 0
     for p in t["packets"]:
         frames = p["frames"]
-        first = frames[0][0] if frames and frames[0] else None
+        # The packet's first frame in the capture (the analysis's send):
+        # a fragmented packet's earliest fragment, not always fragment 0.
+        first = min(f[0] for f in frames if f) if frames and frames[0] else None
         if first is None:
             continue
         row = rows[first - 1]
