@@ -306,8 +306,7 @@ static void keylog_process_line(char *s, guint32 line)
         }
         g_free(t);
     } else {
-        keylog_problem(line, "unknown label (NETCODE_PRIVATE_KEY, NETCODE_CONNECTION_KEYS or "
-                       "NETCODE_CONNECT_TOKEN expected)", s);
+        keylog_problem(line, "unknown label (NETCODE_PRIVATE_KEY, _CONNECTION_KEYS, _CONNECT_TOKEN)", s);
     }
     for (guint i = 0; i < n; i++)
         g_free(tok[i]);
