@@ -78,7 +78,6 @@ static nc_keypair_t *pair_new(const guint8 *c2s, const guint8 *s2c, guint32 line
     kp->aead[NC_C2S] = nc_aead_new(c2s);
     kp->aead[NC_S2C] = nc_aead_new(s2c);
     kp->line = line;
-    keys_gen++;
     return kp;
 }
 
@@ -289,6 +288,7 @@ static void keylog_process_line(char *s, guint32 line)
                 nc_keypair_t *kp = pair_new(c2s, s2c, line);
                 kp->source = NC_KEYS_FROM_LOG;
                 g_ptr_array_add(log_pairs, kp);
+                keys_gen++;
             }
         }
     } else if (!strcmp(tok[0], "NETCODE_CONNECT_TOKEN")) {
@@ -303,6 +303,7 @@ static void keylog_process_line(char *s, guint32 line)
             keylog_problem(line, why, s);
         } else if (!pair_in(log_pairs, t + koff, t + koff + NC_KEY_BYTES)) {
             g_ptr_array_add(log_pairs, token_pair(t, naddr, koff, NC_KEYS_FROM_LOG_TOKEN, line));
+            keys_gen++;
         }
         g_free(t);
     } else {
@@ -469,6 +470,7 @@ static void token_file_add(const guint8 *t, gsize len, guint no, GString *proble
         g_string_append_printf(problems, "token %u: %s", no, why);
     } else if (!pair_in(file_pairs, t + koff, t + koff + NC_KEY_BYTES)) {
         g_ptr_array_add(file_pairs, token_pair(t, naddr, koff, NC_KEYS_FROM_TOKEN_FILE, no));
+        keys_gen++;
     }
 }
 
