@@ -350,6 +350,32 @@ static gboolean try_pair(tvbuff_t *tvb, const nc_shape_t *s, const nc_conn_t *co
     return FALSE;
 }
 
+/* The connection seen from the other side: its first packet did not say
+ * which side is the server, and the guess was wrong (a key verified the
+ * packet as sent the other way). */
+static void conn_swap(nc_conn_t *c)
+{
+    address a = c->client;
+    guint32 port = c->client_port;
+    nc_dir_t dir = c->dir[0];
+    gboolean have = c->cand_have[0];
+    guint64 seq = c->cand_seq[0];
+    guint32 n = c->n_disconnect[0];
+
+    c->client = c->server;
+    c->server = a;
+    c->client_port = c->server_port;
+    c->server_port = port;
+    c->dir[0] = c->dir[1];
+    c->dir[1] = dir;
+    c->cand_have[0] = c->cand_have[1];
+    c->cand_have[1] = have;
+    c->cand_seq[0] = c->cand_seq[1];
+    c->cand_seq[1] = seq;
+    c->n_disconnect[0] = c->n_disconnect[1];
+    c->n_disconnect[1] = n;
+}
+
 /* What a failed search is remembered against: it changes when a key pair,
  * a private key, a request's protocol id or the games table is added. */
 static guint search_generation(void)
@@ -360,7 +386,9 @@ static guint search_generation(void)
 /* First pass: finds the keys of an encrypted packet of conn in direction
  * dir. The connection's own pair first; then, on at most
  * NC_SEARCH_PACKETS packets until something is added, every pair: the
- * connect tokens that name the connection's server, then the others. */
+ * connect tokens that name the connection's server, then the others. A
+ * connection whose server side was guessed is also tried the other way
+ * round, and turned round when that verifies. */
 static nc_keypair_t *find_packet_keys(tvbuff_t *tvb, const nc_shape_t *s, nc_conn_t *conn, guint dir,
                                       guint8 *out, guint64 *pid_out)
 {
@@ -392,6 +420,13 @@ static nc_keypair_t *find_packet_keys(tvbuff_t *tvb, const nc_shape_t *s, nc_con
                 continue;
             if (try_pair(tvb, s, conn, kp, dir, pids, npids, out, pid_out)) {
                 conn->search_tries = 0;
+                conn->dir_guessed = FALSE;
+                return kp;
+            }
+            if (conn->dir_guessed && try_pair(tvb, s, conn, kp, dir ^ 1, pids, npids, out, pid_out)) {
+                conn_swap(conn);
+                conn->search_tries = 0;
+                conn->dir_guessed = FALSE;
                 return kp;
             }
         }
@@ -812,6 +847,10 @@ static void decrypt_packet(nc_dissection_t *d)
             kp = find_packet_keys(d->tvb, &d->s, conn, d->dir, d->plain, &pid);
         d->pkt.keys_known = conn->keys != NULL;
         if (kp) {
+            /* the connection may have been turned round */
+            d->dir = conn_dir(conn, d->pinfo);
+            d->pkt.dir = (guint8)d->dir;
+            rec->dir = (guint8)d->dir;
             rec->keys = kp;
             rec->protocol_id = pid;
             d->decrypted = TRUE;
@@ -1062,10 +1101,10 @@ static void show_missing(nc_dissection_t *d, proto_item *di)
         guint64 pids[NC_MAX_TRY_IDS];
         guint npids = protocol_ids_for(NULL, pids);
         proto_item_append_text(di, " (keys given but the protocol id is unknown: the connection's request is not "
-                               "in the capture, and none of the %u protocol id(s) tried (0, the requests', "
-                               "connect tokens', netcode.protocol_ids', the games table's) verifies with the "
+                               "in the capture, and none of the %u protocol id(s) tried, 0 and those of the "
+                               "requests, connect tokens, netcode.protocol_ids and games table, verifies with the "
                                "%u connection key pair(s) given: set netcode.protocol_ids or a chunkshark_games "
-                               "row, or give the connect token)", npids, pairs);
+                               "row, or give the client's connect token)", npids, pairs);
         expert_add_info(d->pinfo, di, &ei_netcode_no_protocol_id);
         return;
     }

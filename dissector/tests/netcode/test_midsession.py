@@ -11,6 +11,9 @@ tokens").
   the protocol id is unknown: set netcode.protocol_ids"; with the private key
   alone "No key for this connection" (a private key opens only a request's
   token); never the old advice to set what is set;
+- Decode As on a port that does not say which side is the server: the
+  connection is turned round when a key verifies its first packet the other
+  way;
 - a connection without keys is searched on a few packets, not on every one:
   3000 key log pairs that fit nothing cost about what no key costs;
 - captures/netcode-token.pcap (netcode-token, netcode-server and
@@ -100,6 +103,22 @@ def main():
             "frames not decrypted" % (len(bad), len(rows)))
     F.check(not summary_lines(ymid, ["-o", "netcode.keylog_file:" + ykeys]).get("No key for this connection"),
             "real-yojimbo-cs mid-session: a no-key note although it decrypts")
+
+    # ---- Decode As on a port that does not say which side is the server:
+    # the first packet (the server's) is taken for the client's until a key
+    # verifies it the other way round ----
+    nmid0 = cut(tmp, "netcode-mid0.pcapng", os.path.join(CAP, "real-netcode-cs.pcapng"), 4)
+    opts = ["-d", "udp.port==40000,netcode", "-o", "netcode.udp.port:1",
+            "-o", "netcode.keylog_file:" + conn_keys(tmp, "real-netcode-cs"),
+            "-o", "netcode.protocol_ids:1122334455667788"]
+    rows = fields(nmid0, opts, ["udp.srcport", "netcode.direction", "netcode.decrypted"])
+    F.check(rows and rows[0][0] == "40000", "real-netcode-cs from frame 4 does not start with the server's packet")
+    bad = [r for r in rows if not truthy(r[2])]
+    F.check(rows and not bad, "Decode As mid-session, server side guessed: %d of %d frames not decrypted" %
+            (len(bad), len(rows)))
+    dirs = {(r[0] == "40000", r[1]) for r in rows}
+    F.check(len(dirs) == 2 and len({d for _, d in dirs}) == 2,
+            "Decode As mid-session: the directions do not follow the server's port: %s" % sorted(dirs))
 
     # ---- what is missing, named ----
     nmid = cut(tmp, "netcode-mid.pcapng", os.path.join(CAP, "real-netcode-cs.pcapng"), 4)
