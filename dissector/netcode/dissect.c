@@ -36,6 +36,12 @@
 #define NC_CANDIDATE_SPAN 64
 /* The key log is looked at again at most this often (microseconds). */
 #define NC_KEYLOG_RECHECK_US 200000
+/* A connection without keys (or whose keys fail) is searched for keys on
+ * at most this many packets, then again only once a key, a token or a
+ * protocol id is added. */
+#define NC_SEARCH_PACKETS 4
+/* Protocol ids tried on a connection whose request is not in the capture. */
+#define NC_MAX_TRY_IDS 64
 
 const guint8 nc_version_info[NC_VERSION_BYTES] = "NETCODE 1.02";
 
@@ -83,6 +89,8 @@ static expert_field ei_netcode_size = EI_INIT;
 static expert_field ei_netcode_not_netcode = EI_INIT;
 static expert_field ei_netcode_seq_encoding = EI_INIT;
 static expert_field ei_netcode_no_key = EI_INIT;
+static expert_field ei_netcode_no_protocol_id = EI_INIT;
+static expert_field ei_netcode_token_file = EI_INIT;
 static expert_field ei_netcode_decrypt_failed = EI_INIT;
 static expert_field ei_netcode_token_failed = EI_INIT;
 static expert_field ei_netcode_token_bad = EI_INIT;
@@ -95,6 +103,9 @@ static range_t *pref_ports;
 static const char *pref_private_key = "";
 static const char *pref_keylog_file = "";
 static const char *pref_protocol_ids = "";
+static const char *pref_connect_token_file = "";
+static char *token_file_error;
+static guint32 token_file_error_frame;
 static ws_cb_bool pref_single_pass = TRUE;   /* netcode.single_pass (common/single-pass.h) */
 static char *private_key_pref_error;
 static guint64 cfg_protocol_ids[NC_MAX_PROTOCOL_IDS];
@@ -142,7 +153,7 @@ static void put_le64(guint8 *p, guint64 v)
 
 static gboolean port_in_prefs(guint32 port)
 {
-    return pref_ports && value_is_in_range(pref_ports, port);
+    return (pref_ports && value_is_in_range(pref_ports, port)) || nc_games_port(port);
 }
 
 static void parse_protocol_ids(void)
@@ -171,26 +182,44 @@ static void remember_protocol_id(guint64 id)
         seen_protocol_ids[n_seen_protocol_ids++] = id;
 }
 
-/* The protocol ids to try for conn: its own when known, else every id seen
- * in a request and every configured one. Returns the count. */
+static guint add_id(guint64 *out, guint n, guint64 id)
+{
+    for (guint k = 0; k < n; k++)
+        if (out[k] == id)
+            return n;
+    if (n < NC_MAX_TRY_IDS)
+        out[n++] = id;
+    return n;
+}
+
+/* The protocol ids to try for conn: its own when known, else the id of the
+ * games table's row for its server port, every id seen in a request, in a
+ * connect token, in netcode.protocol_ids and in the games table, and 0
+ * (yojimbo's examples). Returns the count (at most NC_MAX_TRY_IDS). */
 static guint protocol_ids_for(const nc_conn_t *conn, guint64 *out)
 {
     guint n = 0;
+    gint game;
 
     if (conn && conn->have_protocol_id) {
         out[n++] = conn->protocol_id;
         return n;
     }
+    game = conn ? nc_games_match(FALSE, 0, conn->server_port) : -1;
+    if (game >= 0)
+        n = add_id(out, n, netcode_game((guint)game)->protocol_id);
     for (guint i = 0; i < n_seen_protocol_ids; i++)
-        out[n++] = seen_protocol_ids[i];
-    for (guint i = 0; i < cfg_n_protocol_ids && n < 2 * NC_MAX_PROTOCOL_IDS; i++) {
-        gboolean dup = FALSE;
-        for (guint k = 0; k < n; k++)
-            dup = dup || out[k] == cfg_protocol_ids[i];
-        if (!dup)
-            out[n++] = cfg_protocol_ids[i];
+        n = add_id(out, n, seen_protocol_ids[i]);
+    for (guint i = 0; i < nc_keys_pair_count(); i++) {
+        const nc_keypair_t *kp = nc_keys_pair(i);
+        if (kp->have_protocol_id)
+            n = add_id(out, n, kp->protocol_id);
     }
-    return n;
+    for (guint i = 0; i < cfg_n_protocol_ids; i++)
+        n = add_id(out, n, cfg_protocol_ids[i]);
+    for (guint i = 0; i < netcode_games_count(); i++)
+        n = add_id(out, n, netcode_game(i)->protocol_id);
+    return add_id(out, n, 0);
 }
 
 static void keylog_maybe_read(gboolean force)
@@ -300,38 +329,106 @@ static gboolean try_packet(tvbuff_t *tvb, const nc_shape_t *s, nc_keypair_t *kp,
                            s->enc_len, out) != 0;
 }
 
+/* A pair on a packet: a connect token's with its own protocol id (unless
+ * the connection has another), other pairs with each id of pids. */
+static gboolean try_pair(tvbuff_t *tvb, const nc_shape_t *s, const nc_conn_t *conn, nc_keypair_t *kp, guint dir,
+                         const guint64 *pids, guint npids, guint8 *out, guint64 *pid_out)
+{
+    if (kp->have_protocol_id) {
+        if (conn->have_protocol_id && conn->protocol_id != kp->protocol_id)
+            return FALSE;
+        if (!try_packet(tvb, s, kp, dir, kp->protocol_id, out))
+            return FALSE;
+        *pid_out = kp->protocol_id;
+        return TRUE;
+    }
+    for (guint p = 0; p < npids; p++)
+        if (try_packet(tvb, s, kp, dir, pids[p], out)) {
+            *pid_out = pids[p];
+            return TRUE;
+        }
+    return FALSE;
+}
+
+/* The connection seen from the other side: its first packet did not say
+ * which side is the server, and the guess was wrong (a key verified the
+ * packet as sent the other way). */
+static void conn_swap(nc_conn_t *c)
+{
+    address a = c->client;
+    guint32 port = c->client_port;
+    nc_dir_t dir = c->dir[0];
+    gboolean have = c->cand_have[0];
+    guint64 seq = c->cand_seq[0];
+    guint32 n = c->n_disconnect[0];
+
+    c->client = c->server;
+    c->server = a;
+    c->client_port = c->server_port;
+    c->server_port = port;
+    c->dir[0] = c->dir[1];
+    c->dir[1] = dir;
+    c->cand_have[0] = c->cand_have[1];
+    c->cand_have[1] = have;
+    c->cand_seq[0] = c->cand_seq[1];
+    c->cand_seq[1] = seq;
+    c->n_disconnect[0] = c->n_disconnect[1];
+    c->n_disconnect[1] = n;
+}
+
+/* What a failed search is remembered against: it changes when a key pair,
+ * a private key, a request's protocol id or the games table is added. */
+static guint search_generation(void)
+{
+    return nc_keys_generation() + n_seen_protocol_ids + netcode_games_generation();
+}
+
 /* First pass: finds the keys of an encrypted packet of conn in direction
- * dir. The connection's own pair first, then the key log's. */
+ * dir. The connection's own pair first; then, on at most
+ * NC_SEARCH_PACKETS packets until something is added, every pair: the
+ * connect tokens that name the connection's server, then the others. A
+ * connection whose server side was guessed is also tried the other way
+ * round, and turned round when that verifies. */
 static nc_keypair_t *find_packet_keys(tvbuff_t *tvb, const nc_shape_t *s, nc_conn_t *conn, guint dir,
                                       guint8 *out, guint64 *pid_out)
 {
-    guint64 pids[2 * NC_MAX_PROTOCOL_IDS];
-    guint npids = protocol_ids_for(conn, pids);
+    guint64 pids[NC_MAX_TRY_IDS];
+    guint npids, gen;
 
+    if (conn->keys) {
+        npids = protocol_ids_for(conn, pids);
+        if (try_pair(tvb, s, conn, conn->keys, dir, pids, npids, out, pid_out))
+            return conn->keys;
+    }
+    /* maybe the key log has grown since */
+    if (pref_keylog_file && *pref_keylog_file)
+        keylog_maybe_read(FALSE);
+    gen = search_generation();
+    if (conn->search_gen != gen) {
+        conn->search_gen = gen;
+        conn->search_tries = 0;
+    }
+    if (conn->search_tries >= NC_SEARCH_PACKETS)
+        return NULL;
+    conn->search_tries++;
+    npids = protocol_ids_for(conn, pids);
     for (int round = 0; round < 2; round++) {
-        if (conn && conn->keys) {
-            for (guint p = 0; p < npids; p++)
-                if (try_packet(tvb, s, conn->keys, dir, pids[p], out)) {
-                    *pid_out = pids[p];
-                    return conn->keys;
-                }
-        }
         for (guint i = 0; i < nc_keys_pair_count(); i++) {
             nc_keypair_t *kp = nc_keys_pair(i);
-            if (conn && kp == conn->keys)
+            gboolean named = kp->naddr && nc_keys_token_has_server(kp, &conn->server, conn->server_port);
+            if (kp == conn->keys || named != (round == 0))
                 continue;
-            for (guint p = 0; p < npids; p++)
-                if (try_packet(tvb, s, kp, dir, pids[p], out)) {
-                    *pid_out = pids[p];
-                    return kp;
-                }
-        }
-        if (round == 0) {
-            /* maybe the key log has grown since */
-            guint before = nc_keys_pair_count();
-            keylog_maybe_read(FALSE);
-            if (nc_keys_pair_count() == before)
-                break;
+            if (try_pair(tvb, s, conn, kp, dir, pids, npids, out, pid_out)) {
+                conn->search_tries = 0;
+                conn->dir_guessed = FALSE;
+                return kp;
+            }
+            if (conn->dir_guessed && try_pair(tvb, s, conn, kp, dir ^ 1, pids, npids, out, pid_out)) {
+                conn_swap(conn);
+                conn->search_tries = 0;
+                conn->dir_guessed = FALSE;
+                return kp;
+            }
         }
     }
     return NULL;
@@ -678,6 +775,8 @@ static void note_key_problems(nc_dissection_t *d)
     }
     if (private_key_pref_error && !pref_error_frame)
         pref_error_frame = d->pinfo->num;
+    if (token_file_error && !token_file_error_frame)
+        token_file_error_frame = d->pinfo->num;
 }
 
 /* A request's connect token, decrypted with the private key that opens it
@@ -748,6 +847,10 @@ static void decrypt_packet(nc_dissection_t *d)
             kp = find_packet_keys(d->tvb, &d->s, conn, d->dir, d->plain, &pid);
         d->pkt.keys_known = conn->keys != NULL;
         if (kp) {
+            /* the connection may have been turned round */
+            d->dir = conn_dir(conn, d->pinfo);
+            d->pkt.dir = (guint8)d->dir;
+            rec->dir = (guint8)d->dir;
             rec->keys = kp;
             rec->protocol_id = pid;
             d->decrypted = TRUE;
@@ -755,6 +858,8 @@ static void decrypt_packet(nc_dissection_t *d)
                 conn->keys = kp;
                 conn->keys_frame = d->pinfo->num;
             }
+            if (!kp->bound)
+                kp->bound = conn->index + 1;
             if (!conn->have_protocol_id) {
                 conn->have_protocol_id = TRUE;
                 conn->protocol_id = pid;
@@ -764,6 +869,21 @@ static void decrypt_packet(nc_dissection_t *d)
         d->decrypted = try_packet(d->tvb, &d->s, rec->keys, d->dir, rec->protocol_id, d->plain);
     }
     d->pkt.decrypted = d->decrypted;
+}
+
+/* The key log's connection keys (without a protocol id of their own) that
+ * have not decrypted another connection: given, and maybe this
+ * connection's if its protocol id were known. */
+static guint free_log_pairs(const nc_conn_t *conn)
+{
+    guint n = 0;
+
+    for (guint i = 0; i < nc_keys_pair_count(); i++) {
+        const nc_keypair_t *kp = nc_keys_pair(i);
+        if (!kp->have_protocol_id && (!kp->bound || kp->bound == conn->index + 1))
+            n++;
+    }
+    return n;
 }
 
 /* First pass: the analysis, from authenticated packets or from any when the
@@ -792,12 +912,15 @@ static void analyse(nc_dissection_t *d)
             rec->undecrypted = NC_UNDEC_FAILED;
         } else if (!conn->no_key_noted && (!d->s.request || !nc_keys_private_count())) {
             conn->no_key_noted = TRUE;
-            rec->undecrypted = NC_UNDEC_NO_KEY_NOTE;
+            rec->undecrypted = !d->s.request && !conn->have_protocol_id && free_log_pairs(conn) ?
+                               NC_UNDEC_NO_ID_NOTE : NC_UNDEC_NO_KEY_NOTE;
         } else if (!d->s.request) {
             rec->undecrypted = NC_UNDEC_NO_KEY;
         }
     }
     rec->type = pkt->type;
+    if (d->first && conn && netcode_games_count())
+        rec->game = (gint16)(nc_games_match(conn->have_protocol_id, conn->protocol_id, conn->server_port) + 1);
 }
 
 /* The request's expire timestamp, with the time it names and how far from
@@ -924,8 +1047,20 @@ static gboolean show_decrypted(nc_dissection_t *d, proto_item *di)
     guint32 plain_len = d->plain_len;
     tvbuff_t *ptvb = NULL;
 
-    proto_item_append_text(di, rec->keys && rec->keys->line ? " (key log line %u)" : " (keys from the connect token)",
-                           rec->keys ? rec->keys->line : 0);
+    switch (rec->keys ? rec->keys->source : NC_KEYS_FROM_REQUEST) {
+    case NC_KEYS_FROM_LOG:
+        proto_item_append_text(di, " (key log line %u)", rec->keys->line);
+        break;
+    case NC_KEYS_FROM_LOG_TOKEN:
+        proto_item_append_text(di, " (connect token of key log line %u)", rec->keys->line);
+        break;
+    case NC_KEYS_FROM_TOKEN_FILE:
+        proto_item_append_text(di, " (connect token %u of netcode.connect_token_file)", rec->keys->line);
+        break;
+    default:
+        proto_item_append_text(di, " (keys from the connect token)");
+        break;
+    }
     if (plain_len) {
         ptvb = tvb_new_child_real_data(d->tvb, d->plain, plain_len, plain_len);
         add_new_data_source(d->pinfo, ptvb, "Decrypted netcode payload");
@@ -949,8 +1084,45 @@ static gboolean show_decrypted(nc_dissection_t *d, proto_item *di)
     if (s->type != NC_PAYLOAD || !ptvb)
         return FALSE;
     nc_analysis_show(d->tvb, d->pinfo, d->nt, d->ti, rec);
+    nc_games_set_packet(d->pinfo, rec->game - 1);
     cs_call_payload(payload_table, payload_heur, ptvb, d->pinfo, d->tree);
     return TRUE;
+}
+
+/* What is missing to decrypt a connection, on its first packet left
+ * encrypted: the expert's summary is fixed per case, the item says what
+ * was tried and what to set. */
+static void show_missing(nc_dissection_t *d, proto_item *di)
+{
+    guint pairs = nc_keys_pair_count(), privs = nc_keys_private_count();
+    const nc_conn_t *conn = d->conn;
+
+    if (d->rec->undecrypted == NC_UNDEC_NO_ID_NOTE) {
+        guint64 pids[NC_MAX_TRY_IDS];
+        guint npids = protocol_ids_for(NULL, pids);
+        proto_item_append_text(di, " (keys given but the protocol id is unknown: the connection's request is not "
+                               "in the capture, and none of the %u protocol id(s) tried, 0 and those of the "
+                               "requests, connect tokens, netcode.protocol_ids and games table, verifies with the "
+                               "%u connection key pair(s) given: set netcode.protocol_ids or a chunkshark_games "
+                               "row, or give the client's connect token)", npids, pairs);
+        expert_add_info(d->pinfo, di, &ei_netcode_no_protocol_id);
+        return;
+    }
+    if (!pairs && !privs)
+        proto_item_append_text(di, " (no key for this connection: no key is set; set netcode.private_key (with "
+                               "the connection's request in the capture), netcode.keylog_file, "
+                               "netcode.connect_token_file or a chunkshark_games row)");
+    else if (!pairs)
+        proto_item_append_text(di, " (no key for this connection: a private key decrypts only a connection "
+                               "request's token, and %s; give this connection's keys: a NETCODE_CONNECTION_KEYS "
+                               "or NETCODE_CONNECT_TOKEN line in netcode.keylog_file, or netcode.connect_token_file)",
+                               conn && conn->have_token ? "this connection's token does not decrypt with them" :
+                               "this connection's request is not in the capture");
+    else
+        proto_item_append_text(di, " (no key for this connection: none of the %u connection key pair(s) given "
+                               "verifies%s)", pairs, conn && conn->have_protocol_id ?
+                               " with its protocol id" : "");
+    expert_add_info(d->pinfo, di, &ei_netcode_no_key);
 }
 
 /* An encrypted packet's tree and columns; TRUE when its payload was handed
@@ -965,10 +1137,8 @@ static gboolean show_packet(nc_dissection_t *d)
         expert_add_info_format(d->pinfo, di, &ei_netcode_decrypt_failed,
                                "Does not decrypt with the connection's keys: forged, corrupted, or sent with "
                                "other keys; the receiver drops it (the analysis ignores it)");
-    else if (d->rec->undecrypted == NC_UNDEC_NO_KEY_NOTE)
-        expert_add_info_format(d->pinfo, di, &ei_netcode_no_key,
-                               "Encrypted, no key for this connection: set netcode.private_key (the request's "
-                               "token gives the keys) or netcode.keylog_file");
+    else if (d->rec->undecrypted == NC_UNDEC_NO_KEY_NOTE || d->rec->undecrypted == NC_UNDEC_NO_ID_NOTE)
+        show_missing(d, di);
     info_packet(d->pinfo, &d->s, TRUE, d->s.enc_len - NC_MAC_BYTES, TRUE);
     proto_item_append_text(d->ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[d->s.type], d->s.seq);
     nc_analysis_info(d->pinfo, d->rec);
@@ -986,6 +1156,10 @@ static void finish_packet(nc_dissection_t *d)
                                nc_keys_keylog_problem());
     if (pref_error_frame == pinfo->num && private_key_pref_error)
         expert_add_info_format(pinfo, d->ti, &ei_netcode_private_key_pref, "%s", private_key_pref_error);
+    if (token_file_error_frame == pinfo->num && token_file_error) {
+        proto_item *ti = proto_tree_add_expert(d->nt, pinfo, &ei_netcode_token_file, d->tvb, 0, 0);
+        proto_item_append_text(ti, ": %s", token_file_error);
+    }
     if (d->conn && d->conn->confirmed_frame && !pinfo->flags.in_error_pkt && have_tap_listener(netcode_tap)) {
         nc_tap_info_t *tap = wmem_new(pinfo->pool, nc_tap_info_t);
         tap->conn = d->conn;
@@ -1095,7 +1269,12 @@ static void netcode_init(void)
     conv_cache_clear();
     n_seen_protocol_ids = 0;
     next_conn_index = 0;
+    /* the token file again: it may have changed since */
+    g_free(token_file_error);
+    token_file_error = NULL;
+    nc_keys_token_file_read(pref_connect_token_file, &token_file_error);
     pref_error_frame = 0;
+    token_file_error_frame = 0;
     keylog_shown_gen = 0;
     keylog_problem_frame = 0;
     keylog_checked_once = FALSE;
@@ -1113,8 +1292,11 @@ static void netcode_cleanup(void)
 static void netcode_shutdown(void)
 {
     nc_keys_shutdown();
+    nc_games_shutdown();
     g_free(private_key_pref_error);
     private_key_pref_error = NULL;
+    g_free(token_file_error);
+    token_file_error = NULL;
 }
 
 static void netcode_prefs_apply(void)
@@ -1126,6 +1308,11 @@ static void netcode_prefs_apply(void)
         ws_warning("%s", private_key_pref_error);
     parse_protocol_ids();
     keylog_checked_once = FALSE;
+    g_free(token_file_error);
+    token_file_error = NULL;
+    nc_keys_token_file_read(pref_connect_token_file, &token_file_error);
+    if (token_file_error)
+        ws_warning("%s", token_file_error);
 }
 
 void proto_register_netcode(void)
@@ -1198,7 +1385,11 @@ void proto_register_netcode(void)
         { &ei_netcode_seq_encoding, { "netcode.sequence.not_minimal", PI_PROTOCOL, PI_NOTE,
             "Sequence written with a high zero byte (the library writes the fewest bytes; it reads either)", EXPFILL } },
         { &ei_netcode_no_key, { "netcode.no_key", PI_UNDECODED, PI_NOTE,
-            "Encrypted, no key known for this connection", EXPFILL } },
+            "No key for this connection", EXPFILL } },
+        { &ei_netcode_no_protocol_id, { "netcode.protocol_id_unknown", PI_UNDECODED, PI_NOTE,
+            "Keys given but the protocol id is unknown: set netcode.protocol_ids", EXPFILL } },
+        { &ei_netcode_token_file, { "netcode.connect_token_file.malformed", PI_MALFORMED, PI_WARN,
+            "The connect token file does not read or holds something that is not a connect token", EXPFILL } },
         { &ei_netcode_decrypt_failed, { "netcode.decrypt_failed", PI_SECURITY, PI_WARN,
             "Does not decrypt with the connection's keys", EXPFILL } },
         { &ei_netcode_token_failed, { "netcode.token.decrypt_failed", PI_SECURITY, PI_WARN,
@@ -1229,12 +1420,20 @@ void proto_register_netcode(void)
         "private connect token is decrypted with them, which gives the connection's two packet keys.",
         &pref_private_key);
     prefs_register_filename_preference(module, "keylog_file", "Key log file",
-        "A text file of lines NETCODE_PRIVATE_KEY <64 hex> and NETCODE_CONNECTION_KEYS <64 hex client-to-server "
-        "key> <64 hex server-to-client key> ('#' comments). Read again whenever it changes.",
+        "A text file of lines NETCODE_PRIVATE_KEY <64 hex>, NETCODE_CONNECTION_KEYS <64 hex client-to-server "
+        "key> <64 hex server-to-client key> and NETCODE_CONNECT_TOKEN <4096 hex: a public connect token> "
+        "('#' comments). Read again whenever it changes.",
         &pref_keylog_file, FALSE);
     prefs_register_string_preference(module, "protocol_ids", "Protocol ids (hex)",
         "Protocol ids to try when a connection's request is not in the capture (the packets' associated data "
-        "holds the id): comma-separated hex. The ids of every request seen are tried too.", &pref_protocol_ids);
+        "holds the id): comma-separated hex. 0 and the ids of every request and connect token seen and of the "
+        "games table are tried too.", &pref_protocol_ids);
+    prefs_register_filename_preference(module, "connect_token_file", "Connect token file",
+        "A file of public connect tokens, the 2048 bytes a client is given to connect: binary tokens one after "
+        "the other, or one token a line in hex. Each gives its connection's packet keys and protocol id (no "
+        "private key needed). Read when the preferences change and when a capture is opened.",
+        &pref_connect_token_file, FALSE);
+    nc_games_register(proto_netcode, module);
     cs_sp_register_pref(module, &pref_single_pass);
 
     netcode_handle = register_dissector("netcode", dissect_netcode, proto_netcode);

@@ -53,11 +53,28 @@ enum { NC_C2S = 0, NC_S2C = 1 };
 
 /* ---- Keys (keys.c) ---------------------------------------------------- */
 
+/* Where a key pair came from. */
+enum {
+    NC_KEYS_FROM_REQUEST = 0,      /* a request's token, decrypted with a private key */
+    NC_KEYS_FROM_LOG,              /* a NETCODE_CONNECTION_KEYS line */
+    NC_KEYS_FROM_LOG_TOKEN,        /* a NETCODE_CONNECT_TOKEN line */
+    NC_KEYS_FROM_TOKEN_FILE        /* a token of netcode.connect_token_file */
+};
+
 /* A connection's two packet keys, prepared for decryption. */
 typedef struct nc_keypair {
     guint8 key[2][NC_KEY_BYTES];   /* [NC_C2S], [NC_S2C] */
     nc_aead_t *aead[2];
-    guint32 line;                  /* key log line, 0 when learnt from a token */
+    guint32 line;                  /* key log line or token number in the token file; 0: from a request */
+    guint8 source;                 /* NC_KEYS_FROM_* */
+    /* A public connect token's (docs/netcode.md, "Connect tokens"): its
+     * protocol id and server addresses (type byte, address, port, as in
+     * the token: 7 or 19 bytes each). */
+    gboolean have_protocol_id;
+    guint64 protocol_id;
+    guint32 naddr;
+    guint8 *addrs;
+    guint32 bound;                 /* the connection (index + 1) it decrypted, this file; 0: none yet */
 } nc_keypair_t;
 
 /* Parses the netcode.private_key preference; FALSE (with *err, g_free it)
@@ -69,21 +86,48 @@ void nc_keys_keylog_read(const char *path);
 /* Private keys from the preference and the key log, in that order. */
 guint nc_keys_private_count(void);
 const guint8 *nc_keys_private(guint i);
-/* Connection key pairs from the key log. */
+/* Connection key pairs from the key log (its NETCODE_CONNECTION_KEYS and
+ * NETCODE_CONNECT_TOKEN lines) and from netcode.connect_token_file. */
 guint nc_keys_pair_count(void);
 nc_keypair_t *nc_keys_pair(guint i);
+/* Reads netcode.connect_token_file (path NULL or "": none); FALSE with
+ * *err (g_free it) when the file does not read or holds something that is
+ * not a connect token (the good tokens are kept). */
+gboolean nc_keys_token_file_read(const char *path, char **err);
+/* The games table's private keys (chunkshark_games). */
+void nc_keys_set_game_keys(const guint8 (*keys)[NC_KEY_BYTES], guint n);
+/* A counter that changes whenever a key pair or a private key is added or
+ * forgotten: a connection's failed key search is tried again then. */
+guint nc_keys_generation(void);
+/* Whether the server address of a connection (addr, port) is one of the
+ * token's. */
+gboolean nc_keys_token_has_server(const nc_keypair_t *kp, const address *addr, guint32 port);
 /* A key pair learnt from a decrypted connect token (freed with the file). */
 nc_keypair_t *nc_keys_learn_pair(const guint8 *c2s, const guint8 *s2c);
 /* The key log's malformed lines, as one message (NULL: none), and a counter
  * that changes whenever the file is read again from its start. */
 const char *nc_keys_keylog_problem(void);
 guint nc_keys_keylog_generation(void);
-/* Frees the learnt pairs (end of a file). */
+/* Frees the learnt pairs and forgets which connection each pair
+ * decrypted (end of a file). */
 void nc_keys_file_cleanup(void);
 /* Frees everything (exit). */
 void nc_keys_shutdown(void);
 /* Parses 64 hex digits; FALSE when s is not that. */
 gboolean nc_hex32(const char *s, size_t len, guint8 *out);
+
+/* ---- The games table (games.c) ------------------------------------------ */
+
+/* Registers the chunkshark_games table in netcode's preferences. */
+void nc_games_register(int proto, module_t *module);
+void nc_games_shutdown(void);
+/* The row (index for netcode_game) of a connection: by its protocol id when
+ * known, else by its server port; -1: none. */
+gint nc_games_match(gboolean have_protocol_id, guint64 protocol_id, guint32 server_port);
+/* Whether a row names port as a server port. */
+gboolean nc_games_port(guint32 port);
+/* Keeps the row (index, -1 none) with the packet for netcode_game_of_packet. */
+void nc_games_set_packet(packet_info *pinfo, gint game);
 
 /* ---- Packets and connections ------------------------------------------- */
 
@@ -182,6 +226,10 @@ typedef struct nc_conn {
     /* keys */
     nc_keypair_t *keys;            /* bound: decrypted a packet or came from the token */
     guint32 keys_frame;
+    /* the search for keys (and protocol id) of a connection they are not
+     * known for: packets tried since the keys and ids last changed */
+    guint32 search_gen;
+    guint32 search_tries;
     guint32 decrypt_failed;
     guint32 n_disconnect[2];
     gboolean no_key_noted;
@@ -207,6 +255,7 @@ typedef struct nc_frame {
     guint32 nth;                   /* the nth request / response / disconnect */
     guint32 keylog_gen;            /* key log problem shown on this frame */
     gint16 private_key;            /* request: the private key index that decrypted its token, -1 none */
+    gint16 game;                   /* the chunkshark_games row of its connection (index + 1), 0 none */
     guint8 dir;
     guint8 analysed;               /* analysis state changed (authenticated or no keys) */
     guint8 state_after;
@@ -214,7 +263,7 @@ typedef struct nc_frame {
     guint8 type;
 } nc_frame_t;
 
-enum { NC_UNDEC_NONE = 0, NC_UNDEC_NO_KEY_NOTE, NC_UNDEC_NO_KEY, NC_UNDEC_FAILED };
+enum { NC_UNDEC_NONE = 0, NC_UNDEC_NO_KEY_NOTE, NC_UNDEC_NO_KEY, NC_UNDEC_FAILED, NC_UNDEC_NO_ID_NOTE };
 
 /* Queued on the "netcode" tap for every analysed packet. */
 typedef struct nc_tap_info {

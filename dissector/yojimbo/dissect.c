@@ -24,6 +24,7 @@
 #include <wsutil/str_util.h>
 
 #include "yojimbo.h"
+#include "netcode/netcode.h"
 #include "common/single-pass.h"
 #include "common/ws-compat.h"
 #include "common/stats-util.h"
@@ -110,11 +111,25 @@ static ws_cb_bool pref_reassemble = TRUE;
 static ws_cb_bool pref_plain = FALSE;
 static guint pref_stall_ms = 1000;
 
-static yj_channel_cfg_t cfg_ch[YJ_MAX_CHANNELS];
-static int cfg_n_ch = 2;
-static char *cfg_error;             /* the channel list is invalid: why */
-static yj_schema_t *cfg_schema;
-static char *cfg_schema_error;
+/* A configuration as used: the preferences', or a chunkshark_games row's
+ * (netcode.h) for the connections it applies to. */
+typedef struct yj_cfg {
+    yj_channel_cfg_t ch[YJ_MAX_CHANNELS];
+    int n_ch;
+    guint types;
+    char *error;                    /* the channel list is invalid: why */
+    yj_schema_t *schema;
+    char *schema_error;
+    gboolean own_schema;            /* schema is this configuration's (not the preference's) */
+} yj_cfg_t;
+
+static yj_cfg_t pref_cfg = { .n_ch = 2, .types = YJ_DEFAULT_TYPES };
+/* The games table's rows, as configurations (netcode_game(i) is games_cfg[i]),
+ * made again when the table or the preferences change. */
+static yj_cfg_t *games_cfg;
+static guint n_games_cfg;
+static guint games_cfg_gen;
+static gboolean games_cfg_valid;
 
 /* ---- Configuration ------------------------------------------------------ */
 
@@ -211,36 +226,131 @@ static guint32 max_fragments(const yj_channel_cfg_t *c)
     return (c->max_block_size + c->fragment_size - 1) / c->fragment_size;
 }
 
+static void cfg_clear(yj_cfg_t *c)
+{
+    g_free(c->error);
+    c->error = NULL;
+    if (c->own_schema)
+        yj_schema_free(c->schema);
+    c->schema = NULL;
+    c->own_schema = FALSE;
+    g_free(c->schema_error);
+    c->schema_error = NULL;
+}
+
+static void games_cfg_free(void)
+{
+    for (guint i = 0; i < n_games_cfg; i++)
+        cfg_clear(&games_cfg[i]);
+    g_free(games_cfg);
+    games_cfg = NULL;
+    n_games_cfg = 0;
+    games_cfg_valid = FALSE;
+}
+
 static void apply_prefs(void)
 {
     yj_channel_cfg_t ch[YJ_MAX_CHANNELS];
     int n = 0;
     char *err = NULL;
 
-    g_free(cfg_error);
-    cfg_error = NULL;
+    cfg_clear(&pref_cfg);
     if (yj_parse_channels(pref_channels, ch, &n, &err)) {
-        memcpy(cfg_ch, ch, sizeof ch);
-        cfg_n_ch = n;
+        memcpy(pref_cfg.ch, ch, sizeof ch);
+        pref_cfg.n_ch = n;
     } else {
-        cfg_error = g_strdup_printf("yojimbo.channels '%s': %s", pref_channels, err);
+        pref_cfg.error = g_strdup_printf("yojimbo.channels '%s': %s", pref_channels, err);
         g_free(err);
-        report_failure("%s", cfg_error);
+        report_failure("%s", pref_cfg.error);
     }
     if (pref_types < 1)
         pref_types = 1;
-    yj_schema_free(cfg_schema);
-    cfg_schema = NULL;
-    g_free(cfg_schema_error);
-    cfg_schema_error = NULL;
+    pref_cfg.types = pref_types;
     if (pref_schema && *pref_schema) {
-        cfg_schema = yj_schema_load(pref_schema, &err);
-        if (!cfg_schema) {
-            cfg_schema_error = err;
+        pref_cfg.schema = yj_schema_load(pref_schema, &err);
+        pref_cfg.own_schema = pref_cfg.schema != NULL;
+        if (!pref_cfg.schema) {
+            pref_cfg.schema_error = err;
             report_failure("yojimbo.schema_file: %s", err);
         }
     }
     yj_analysis_set_stall(pref_stall_ms / 1000.0);
+    games_cfg_free();   /* a row's empty column is the preference's */
+}
+
+/* A chunkshark_games row's yojimbo columns: the channel list must parse and
+ * the schema file load (netcode's table rejects the row otherwise). */
+static gboolean games_check(const char *channels, const char *schema_file, char **err)
+{
+    yj_channel_cfg_t ch[YJ_MAX_CHANNELS];
+    int n = 0;
+    char *why = NULL;
+
+    if (channels && *channels && !yj_parse_channels(channels, ch, &n, &why)) {
+        *err = g_strdup_printf("Channels \"%s\": %s (the syntax of yojimbo.channels, e.g. ro,ro or "
+                               "uu:8192,ro:10240:1024)", channels, why);
+        g_free(why);
+        return FALSE;
+    }
+    if (schema_file && *schema_file) {
+        yj_schema_t *sc = yj_schema_load(schema_file, &why);
+        if (!sc) {
+            *err = g_strdup_printf("Schema file: %s", why);
+            g_free(why);
+            return FALSE;
+        }
+        yj_schema_free(sc);
+    }
+    return TRUE;
+}
+
+/* The configuration of the packet's connection: its games row's, or the
+ * preferences'. */
+static const yj_cfg_t *packet_cfg(packet_info *pinfo)
+{
+    const netcode_game_t *g = netcode_game_of_packet(pinfo);
+
+    if (!g)
+        return &pref_cfg;
+    if (!games_cfg_valid || games_cfg_gen != netcode_games_generation()) {
+        games_cfg_free();
+        n_games_cfg = netcode_games_count();
+        games_cfg = g_new0(yj_cfg_t, n_games_cfg ? n_games_cfg : 1);
+        for (guint i = 0; i < n_games_cfg; i++) {
+            const netcode_game_t *r = netcode_game(i);
+            yj_cfg_t *c = &games_cfg[i];
+            char *err = NULL;
+            *c = pref_cfg;
+            c->error = NULL;
+            c->schema_error = NULL;
+            c->own_schema = FALSE;
+            if (pref_cfg.error)
+                c->error = g_strdup(pref_cfg.error);
+            if (pref_cfg.schema_error)
+                c->schema_error = g_strdup(pref_cfg.schema_error);
+            if (*r->channels) {
+                g_free(c->error);
+                c->error = NULL;
+                if (!yj_parse_channels(r->channels, c->ch, &c->n_ch, &err)) {
+                    c->error = g_strdup_printf("chunkshark_games row %u, channels '%s': %s", r->row, r->channels, err);
+                    g_free(err);
+                }
+            }
+            if (r->message_types)
+                c->types = r->message_types;
+            if (*r->schema_file) {
+                g_free(c->schema_error);
+                c->schema_error = NULL;
+                c->schema = yj_schema_load(r->schema_file, &err);
+                c->own_schema = c->schema != NULL;
+                if (!c->schema)
+                    c->schema_error = err;
+            }
+        }
+        games_cfg_gen = netcode_games_generation();
+        games_cfg_valid = TRUE;
+    }
+    return g->row && (guint)(g - netcode_game(0)) < n_games_cfg ? &games_cfg[g - netcode_game(0)] : &pref_cfg;
 }
 
 /* ---- Export Objects ----------------------------------------------------- */
@@ -275,6 +385,7 @@ typedef struct ctx {
     gboolean error;
     wmem_array_t *items;            /* yj_pending_item_t */
     wmem_strbuf_t *info;
+    const yj_cfg_t *cfg;            /* the connection's configuration */
     guint n_done;                   /* blocks reassembled in this packet (first pass) */
     guint32 done[YJ_MAX_CHANNELS];  /* (channel << 16) | message id */
 } ctx_t;
@@ -354,14 +465,14 @@ static gboolean read_flag(ctx_t *c, proto_tree *tree, int hf, gboolean *v, const
 
 static const char *type_str(ctx_t *c, guint32 type)
 {
-    const char *n = yj_schema_type_name(cfg_schema, type);
+    const char *n = yj_schema_type_name(c->cfg->schema, type);
     return n ? n : wmem_strdup_printf(c->pinfo->pool, "type %u", type);
 }
 
 /* The message type (omitted on the wire with one registered type). */
 static gboolean read_type(ctx_t *c, proto_tree *tree, guint32 *type)
 {
-    if (!read_int(c, tree, hf_message_type, 0, pref_types - 1, type, "the message type", "yojimbo.message_types"))
+    if (!read_int(c, tree, hf_message_type, 0, c->cfg->types - 1, type, "the message type", "yojimbo.message_types"))
         return FALSE;
     return TRUE;
 }
@@ -381,7 +492,7 @@ static gboolean read_body(ctx_t *c, proto_tree *tree, guint32 type)
     hf.fvalue = hf_body_float;
     bt = proto_tree_add_subtree_format(tree, c->tvb, (gint)(start >> 3), 0, ett_body, &bi, "Body (%s)",
                                        type_str(c, type));
-    r = yj_schema_run(cfg_schema, type, &c->b, c->tvb, bt, &hf, c->pinfo->pool, &err);
+    r = yj_schema_run(c->cfg->schema, type, &c->b, c->tvb, bt, &hf, c->pinfo->pool, &err);
     if (r == YJ_BODY_OK) {
         gint off, len;
         yj_bit_range(start, c->b.pos, &off, &len);
@@ -392,10 +503,10 @@ static gboolean read_body(ctx_t *c, proto_tree *tree, guint32 type)
     if (r == YJ_BODY_UNKNOWN) {
         gint off = (gint)(start >> 3);
         gint len = tvb_reported_length_remaining(c->tvb, off);
-        if (cfg_schema_error)
+        if (c->cfg->schema_error)
             expert_add_info_format(c->pinfo, bi, &ei_body_unknown,
-                                   "The schema file did not load (%s): the rest of the packet is not decoded", cfg_schema_error);
-        else if (!cfg_schema)
+                                   "The schema file did not load (%s): the rest of the packet is not decoded", c->cfg->schema_error);
+        else if (!c->cfg->schema)
             expert_add_info_format(c->pinfo, bi, &ei_body_unknown,
                                    "Message bodies are the application's own: set yojimbo.schema_file to decode past this %s body",
                                    type_str(c, type));
@@ -482,7 +593,7 @@ static void ordered_messages(ctx_t *c, proto_tree *et, guint ch, guint32 count)
             return;
         proto_item_append_text(mi, ", %s", type_str(c, type));
         ((yj_pending_item_t *)wmem_array_index(c->items, wmem_array_get_count(c->items) - count + i))->type = (gint32)type;
-        if (cfg_schema && yj_schema_has_type(cfg_schema, type) && yj_schema_is_block(cfg_schema, type))
+        if (c->cfg->schema && yj_schema_has_type(c->cfg->schema, type) && yj_schema_is_block(c->cfg->schema, type))
             expert_add_info_format(c->pinfo, mi, &ei_not_block,
                                    "%s is a block message: on a reliable-ordered channel it travels as block fragments, not in a message list (check yojimbo.schema_file)",
                                    type_str(c, type));
@@ -507,7 +618,7 @@ static void unordered_messages(ctx_t *c, proto_tree *et, guint ch, const yj_chan
         proto_item_append_text(mi, ": %s", type_str(c, type));
         if (!read_body(c, mt, type))
             return;
-        if (yj_schema_is_block(cfg_schema, type)) {
+        if (yj_schema_is_block(c->cfg->schema, type)) {
             guint32 size, pad;
             guint64 s;
             if (!read_int(c, mt, hf_message_block_size, 1, cc->max_block_size, &size, "the message block size",
@@ -600,7 +711,7 @@ static void block_message(ctx_t *c, proto_tree *et)
         return;
     ((yj_pending_item_t *)wmem_array_index(c->items, wmem_array_get_count(c->items) - 1))->type = (gint32)type;
     proto_item_append_text(mi, ": %s", type_str(c, type));
-    if (cfg_schema && yj_schema_has_type(cfg_schema, type) && !yj_schema_is_block(cfg_schema, type)) {
+    if (c->cfg->schema && yj_schema_has_type(c->cfg->schema, type) && !yj_schema_is_block(c->cfg->schema, type)) {
         expert_add_info_format(c->pinfo, mi, &ei_not_block,
                                "Fragment 0 names %s, which yojimbo.schema_file does not mark as a block message: yojimbo rejects this packet",
                                type_str(c, type));
@@ -753,7 +864,7 @@ static gboolean channel_entry(ctx_t *c, guint32 e, guint32 entries, int *last_ch
     gint off, len;
     const yj_channel_cfg_t *cc;
 
-    if (!read_int(c, et, hf_channel, 0, (guint32)cfg_n_ch - 1, &ch, "the channel index",
+    if (!read_int(c, et, hf_channel, 0, (guint32)c->cfg->n_ch - 1, &ch, "the channel index",
                   "yojimbo.channels (the number of channels)"))
         return FALSE;
     if ((int)ch <= *last_ch)
@@ -761,7 +872,7 @@ static gboolean channel_entry(ctx_t *c, guint32 e, guint32 entries, int *last_ch
                                "Channel %u after channel %d: yojimbo writes entries in ascending channel order", ch,
                                *last_ch);
     *last_ch = (int)ch;
-    cc = &cfg_ch[ch];
+    cc = &c->cfg->ch[ch];
     proto_item_append_text(ei, ": channel %u (%s)", ch, cc->type == YJ_CHANNEL_RO ? "reliable-ordered" : "unreliable-unordered");
     if (!read_flag(c, et, hf_block_message, &block, "the block flag"))
         return FALSE;
@@ -816,17 +927,18 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     c.b.end = (guint64)tvb_reported_length(tvb) * 8;
     c.items = wmem_array_new(pinfo->pool, sizeof(yj_pending_item_t));
     c.info = wmem_strbuf_new(pinfo->pool, "");
+    c.cfg = packet_cfg(pinfo);
 
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "yojimbo");
     c.top = proto_tree_add_item(tree, proto_yojimbo, tvb, 0, -1, ENC_NA);
     c.tree = proto_item_add_subtree(c.top, ett_yojimbo);
 
-    if (cfg_error) {
-        expert_add_info_format(pinfo, c.top, &ei_config, "%s: not decoded", cfg_error);
+    if (c.cfg->error) {
+        expert_add_info_format(pinfo, c.top, &ei_config, "%s: not decoded", c.cfg->error);
         col_set_str(pinfo->cinfo, COL_INFO, "yojimbo (invalid yojimbo.channels)");
         return tvb_captured_length(tvb);
     }
-    if (read_int(&c, c.tree, hf_channel_entries, 0, (guint32)cfg_n_ch, &entries, "the channel entry count",
+    if (read_int(&c, c.tree, hf_channel_entries, 0, (guint32)c.cfg->n_ch, &entries, "the channel entry count",
                  "yojimbo.channels (the number of channels)")) {
         if (entries == 0)
             wmem_strbuf_append(c.info, " no messages");
@@ -914,27 +1026,31 @@ static ws_cb_bool dissect_yojimbo_heur(tvbuff_t *tvb, packet_info *pinfo, proto_
     yj_bits_t b;
     guint32 entries, ch = 0, flag;
     guint len = tvb_captured_length(tvb);
+    const yj_cfg_t *cfg;
 
-    if (cfg_error || len == 0 || len != tvb_reported_length(tvb))
+    if (len == 0 || len != tvb_reported_length(tvb))
         return FALSE;
     /* yojimbo runs reliable over netcode: a reliable payload elsewhere (a
      * game using reliable alone) is not taken for a connection packet. */
     if (!proto_is_frame_protocol(pinfo->layers, "netcode"))
         return FALSE;
+    cfg = packet_cfg(pinfo);
+    if (cfg->error)
+        return FALSE;
     b.tvb = tvb;
     b.pos = 0;
     b.end = (guint64)len * 8;
-    if (!yj_read_bits(&b, yj_bits_required(0, (guint32)cfg_n_ch), &entries) || entries > (guint32)cfg_n_ch)
+    if (!yj_read_bits(&b, yj_bits_required(0, (guint32)cfg->n_ch), &entries) || entries > (guint32)cfg->n_ch)
         return FALSE;
     if (entries == 0) {
         if (len != 1 || yj_u8(tvb, 0) >> b.pos)
             return FALSE;
     } else {
-        if (!yj_read_bits(&b, yj_bits_required(0, (guint32)cfg_n_ch - 1), &ch) || ch >= (guint32)cfg_n_ch)
+        if (!yj_read_bits(&b, yj_bits_required(0, (guint32)cfg->n_ch - 1), &ch) || ch >= (guint32)cfg->n_ch)
             return FALSE;
         if (!yj_read_bits(&b, 1, &flag))
             return FALSE;
-        if (flag && cfg_ch[ch].disable_blocks)
+        if (flag && cfg->ch[ch].disable_blocks)
             return FALSE;
         if (!flag && (!yj_read_bits(&b, 1, &flag) || !flag))
             return FALSE;   /* an entry is only written when it has something */
@@ -1073,6 +1189,7 @@ void proto_register_yojimbo(void)
     register_init_routine(yj_init);
     register_cleanup_routine(yj_cleanup);
     yj_stats_register();
+    netcode_games_set_check(games_check);
     apply_prefs();
 }
 
