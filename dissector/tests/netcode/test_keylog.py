@@ -11,6 +11,7 @@ packets the test changes the key log:
   frame 4  a fourth client's request with key 1: not decrypted (forgotten)
 """
 import os
+import select
 import struct
 import subprocess
 import tempfile
@@ -20,6 +21,9 @@ import nctest as nc
 
 KEY1 = bytes([0xA1] * 32)
 KEY2 = bytes([0xB2] * 32)
+# The dissector looks at the key log again at most every 200 ms
+# (NC_KEYLOG_RECHECK_US): a change is seen by a frame that comes later than that.
+RECHECK = 0.5
 
 
 def frame_bytes(f):
@@ -47,31 +51,48 @@ def main():
                           "-e", "netcode.decrypted", "-o", "netcode.keylog_file:" + keylog] + nc.CHUNK_OFF,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
-    def send(data, wait=0.8):
+    got = {}
+
+    def record(line):
+        parts = line.decode().rstrip("\n").split("\t")
+        if len(parts) >= 2 and parts[0].isdigit():
+            got[int(parts[0])] = parts[1] in ("1", "True")
+
+    def send(data, frame):
+        """Writes DATA (frame FRAME) and waits until tshark has printed that
+        frame, so that the key log changes between two frames whatever the
+        machine's load (a fixed sleep raced with a slow tshark start)."""
         p.stdin.write(data)
         p.stdin.flush()
-        time.sleep(wait)
+        deadline = time.monotonic() + 120
+        while frame not in got and time.monotonic() < deadline:
+            if not select.select([p.stdout], [], [], 1)[0]:
+                if p.poll() is not None:
+                    break
+                continue
+            line = p.stdout.readline()
+            if not line:
+                break
+            record(line)
+        F.check(frame in got, "tshark did not print frame %d" % frame)
 
-    send(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1) + frames[0], 1.5)
+    send(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1) + frames[0], 1)
     with open(keylog, "a") as f:
         f.write("NETCODE_PRIVATE_KEY %s\n" % KEY1.hex())
-    time.sleep(0.5)
-    send(frames[1])
+    time.sleep(RECHECK)
+    send(frames[1], 2)
     new = keylog + ".new"
     with open(new, "w") as f:
         f.write("# replaced\nNETCODE_PRIVATE_KEY %s\n" % KEY2.hex())
     os.chmod(new, 0o644)
     os.rename(new, keylog)
-    time.sleep(0.5)
-    send(frames[2])
-    send(frames[3], 0.1)
+    time.sleep(RECHECK)
+    send(frames[2], 3)
+    p.stdin.write(frames[3])
     out, err = p.communicate(timeout=60)
+    for line in out.splitlines(keepends=True):
+        record(line)
     F.check(p.returncode == 0, "tshark failed: %s" % err.decode(errors="replace"))
-    got = {}
-    for line in out.decode().splitlines():
-        parts = line.split("\t")
-        if len(parts) >= 2:
-            got[int(parts[0])] = parts[1] in ("1", "True")
     want = {1: False, 2: True, 3: True, 4: False}
     F.check(got == want, "decrypted per frame %s, want %s" % (got, want))
     F.finish("netcode.keylog")
