@@ -127,6 +127,11 @@ static const char *const type_short[NC_NUM_TYPES] = {
     "Request", "Denied", "Challenge", "Response", "Keep-alive", "Payload", "Disconnect"
 };
 
+const char *nc_type_short_name(guint type)
+{
+    return type < NC_NUM_TYPES ? type_short[type] : "?";
+}
+
 /* Plaintext bytes each encrypted type carries; -1: payload (1 to 1200). */
 static const int type_plain_len[NC_NUM_TYPES] = { -1, 0, 8 + NC_CHALLENGE_BYTES, 8 + NC_CHALLENGE_BYTES, 8, -1, 0 };
 
@@ -990,6 +995,10 @@ static void finish_packet(nc_dissection_t *d)
         nc_tap_info_t *tap = wmem_new(pinfo->pool, nc_tap_info_t);
         tap->conn = d->conn;
         tap->rec = d->rec;
+        tap->seq = d->s.seq;
+        tap->data_len = d->s.enc_len >= NC_MAC_BYTES ? d->s.enc_len - NC_MAC_BYTES : 0;
+        tap->type = d->s.type;
+        tap->decrypted = d->decrypted;
         tap_queue_packet(netcode_tap, pinfo, tap);
     }
     if (!d->first)
@@ -1249,6 +1258,7 @@ void proto_register_netcode(void)
     register_shutdown_routine(netcode_shutdown);
     nc_analysis_register(proto_netcode);
     nc_stats_register();
+    nc_flow_register(proto_netcode);
     cs_sp_register();
 }
 
