@@ -1019,6 +1019,11 @@ char *netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         tinfo->conn = rec->conn;
         tinfo->dir = rec->dir;
         tinfo->rec = rec;
+        tinfo->seq = pkt->seq;
+        tinfo->ack = pkt->ack;
+        tinfo->ack_bits = pkt->ack_bits;
+        tinfo->payload_len = pkt->payload_len;
+        tinfo->flags = flags;
         tap_queue_packet(ng_tap, pinfo, tinfo);
     }
     return info;

@@ -1073,6 +1073,7 @@ void proto_register_yojimbo(void)
     register_init_routine(yj_init);
     register_cleanup_routine(yj_cleanup);
     yj_stats_register();
+    yj_flow_register(proto_yojimbo);
     apply_prefs();
 }
 
