@@ -1,0 +1,66 @@
+"""Helpers for the Flow Graph and Conversations/Endpoints tests: tshark's
+-z flow,<name>,network, -z conv,<proto> and -z endpoints,<proto> output
+read back as Python values.
+
+- flow(pcap, name, extra): the arrows, in order, each a dict with conv (the
+  Conv. column tshark prints when there are several, else 0), time (str,
+  as printed), dir ("->" from the first node to the second, "<-" back),
+  label (as tshark prints it: cut to its cell) and comment (whole);
+- conv(pcap, proto, extra): {(A, B): (frames B->A, frames A->B, total)}
+  of the Conversations table (A, B: the row's end names);
+- endpoints(pcap, proto, extra): {name: (packets, tx packets, rx packets)}.
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chunktest as ct  # noqa: E402
+
+REPO = ct.REPO
+Failures = ct.Failures
+
+_SIZE = r" [\d.]+ (?:bytes|kB|MB|GB)"
+_CONV_ROW = re.compile(r"^(.+?)\s+<->\s+(.+?)\s+(\d+)" + _SIZE + r"\s+(\d+)" + _SIZE + r"\s+(\d+)" + _SIZE)
+_EP_ROW = re.compile(r"^(.+?)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
+
+
+def flow(pcap, name, extra=()):
+    out = ct.tshark(["-r", pcap, "-q", "-z", "flow,%s,network" % name] + list(extra))
+    arrows = []
+    pending = None
+    for line in out.splitlines():
+        m = re.match(r"^(\d+)?\s*\|(\d+\.\d+)\s*\|", line)
+        if m:
+            cells = line.split("|")
+            pending = {"conv": int(m.group(1) or 0), "time": m.group(2), "label": cells[2].strip(),
+                       "comment": cells[-1]}
+        elif pending is not None and ("-->" in line or "<--" in line):
+            pending["dir"] = "->" if "-->" in line else "<-"
+            arrows.append(pending)
+            pending = None
+    return arrows
+
+
+def conv(pcap, proto, extra=()):
+    out = ct.tshark(["-r", pcap, "-q", "-z", "conv,%s" % proto] + list(extra))
+    rows = {}
+    for line in out.splitlines():
+        m = _CONV_ROW.match(line)
+        if m:
+            rows[(m.group(1), m.group(2))] = (int(m.group(3)), int(m.group(4)), int(m.group(5)))
+    return rows
+
+
+def endpoints(pcap, proto, extra=()):
+    out = ct.tshark(["-r", pcap, "-q", "-z", "endpoints,%s" % proto] + list(extra))
+    rows = {}
+    for line in out.splitlines():
+        m = _EP_ROW.match(line)
+        if m and not line.startswith(" "):
+            rows[m.group(1).strip()] = (int(m.group(2)), int(m.group(4)), int(m.group(6)))
+    return rows
+
+
+def capture(name):
+    return os.path.join(REPO, "captures", name)
