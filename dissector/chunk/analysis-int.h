@@ -140,6 +140,10 @@ typedef struct chunk_flow_tap_info {
 /* Registers the Flow Graph and the Conversations and Endpoints tabs
  * (chunk/flow.c); they listen to the "chunk" tap. */
 void chunk_flow_register(int proto_chunk);
+/* The hidden fields chunk.end, src_end and dst_end of a slice or ack of
+ * flow, when a filter or the tree wants them. */
+void chunk_flow_end_fields(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const chunk_flow_t *flow,
+                           gboolean is_ack);
 
 /* Queued on the export-object tap at the frame that completes a chunk. */
 typedef struct chunk_eo {

@@ -1483,6 +1483,8 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
         reassemble(tvb, pinfo, chunk_tree, slice, fr);
     if (have_tap_listener(chunk_flow_tap))
         queue_flow_slice(pinfo, fr, slice);
+    if (chunk_tree && fr->flow)
+        chunk_flow_end_fields(chunk_tree, tvb, pinfo, fr->flow, FALSE);
     chunk_tap_info_t *ti = tap_info(pinfo, fr, FALSE);
     if (ti) {
         ti->resend = fr->resend;
@@ -1508,6 +1510,8 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
     info_marks(pinfo, fr, TRUE);
     if (have_tap_listener(chunk_flow_tap))
         queue_flow_ack(pinfo, fr, ack);
+    if (chunk_tree && fr->flow)
+        chunk_flow_end_fields(chunk_tree, tvb, pinfo, fr->flow, TRUE);
     chunk_tap_info_t *ti = tap_info(pinfo, fr, TRUE);
     if (ti) {
         ti->newly = fr->newly;

@@ -16,6 +16,9 @@
 #include "common/flow-conv.h"
 #include "analysis-int.h"
 
+static int proto_chunk_flow = -1;   /* chunk's, for its Conversations rows */
+static fc_end_fields_t end_fields;
+
 static tap_packet_status flow_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
                                      const void *data, tap_flags_t flags _U_)
 {
@@ -51,8 +54,8 @@ static tap_packet_status conv_packet(void *tapdata, packet_info *pinfo, epan_dis
 
     stream_ends(pinfo, fi->flow, &sender, &receiver);
     if (fi->is_ack)
-        return fc_conv_add(tapdata, pinfo, flags, receiver, sender, fi->flow->stream);
-    return fc_conv_add(tapdata, pinfo, flags, sender, receiver, fi->flow->stream);
+        return fc_conv_add(tapdata, pinfo, flags, proto_chunk_flow, receiver, sender, fi->flow->stream);
+    return fc_conv_add(tapdata, pinfo, flags, proto_chunk_flow, sender, receiver, fi->flow->stream);
 }
 
 static tap_packet_status endpoint_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
@@ -63,12 +66,27 @@ static tap_packet_status endpoint_packet(void *tapdata, packet_info *pinfo, epan
 
     stream_ends(pinfo, fi->flow, &sender, &receiver);
     if (fi->is_ack)
-        return fc_endpoint_add(tapdata, pinfo, flags, receiver, sender);
-    return fc_endpoint_add(tapdata, pinfo, flags, sender, receiver);
+        return fc_endpoint_add(tapdata, pinfo, flags, proto_chunk_flow, receiver, sender);
+    return fc_endpoint_add(tapdata, pinfo, flags, proto_chunk_flow, sender, receiver);
+}
+
+void chunk_flow_end_fields(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const chunk_flow_t *flow,
+                           gboolean is_ack)
+{
+    char *sender, *receiver;
+
+    if (!fc_end_fields_wanted(tree, &end_fields))
+        return;
+    stream_ends(pinfo, flow, &sender, &receiver);
+    if (is_ack)
+        fc_add_end_fields(tree, tvb, &end_fields, receiver, sender);
+    else
+        fc_add_end_fields(tree, tvb, &end_fields, sender, receiver);
 }
 
 void chunk_flow_register(int proto_chunk)
 {
+    proto_chunk_flow = proto_chunk;
     fc_flow_register("chunk", "Chunk Flows", proto_chunk, "chunk", flow_packet);
-    fc_conv_register(proto_chunk, conv_packet, endpoint_packet);
+    fc_conv_register(proto_chunk, conv_packet, endpoint_packet, &end_fields);
 }

@@ -51,26 +51,95 @@ char *fc_marks(wmem_allocator_t *scope, guint64 bits, const au_info_mark_t *tabl
     return wmem_strbuf_finalize(b);
 }
 
-/* The rows' ends are names, not addresses with a field to filter on:
- * Apply as Filter offers nothing for them (filter on the protocol's own
- * fields instead, netcode.client_id, chunk.stream...). */
-static const char *conv_filter_type(conv_item_t *item _U_, conv_filter_type_e filter _U_)
+/* A protocol's conversation and endpoint filters: Wireshark hands the
+ * callbacks the row, whose dissector_info is the first member of this. */
+typedef struct fc_filters {
+    ct_dissector_info_t conv;
+    et_dissector_info_t endpoint;
+    char *end, *src_end, *dst_end;   /* the field names */
+} fc_filters_t;
+
+static const char *filter_name(const fc_filters_t *f, conv_filter_type_e filter)
 {
-    return CONV_FILTER_INVALID;
+    switch (filter) {
+    case CONV_FT_SRC_ADDRESS: return f->src_end;
+    case CONV_FT_DST_ADDRESS: return f->dst_end;
+    case CONV_FT_ANY_ADDRESS: return f->end;
+    default: return CONV_FILTER_INVALID;   /* no ports: they are in the names */
+    }
 }
 
-static const char *endpoint_filter_type(endpoint_item_t *item _U_, conv_filter_type_e filter _U_)
+static const char *conv_filter_type(conv_item_t *item, conv_filter_type_e filter)
 {
-    return CONV_FILTER_INVALID;
+    return filter_name((const fc_filters_t *)item->dissector_info, filter);
 }
 
-static ct_dissector_info_t conv_info = { &conv_filter_type };
-static et_dissector_info_t endpoint_info = { &endpoint_filter_type };
-
-void fc_conv_register(int proto, tap_packet_cb conv_func, tap_packet_cb endpoint_func)
+static const char *endpoint_filter_type(endpoint_item_t *item, conv_filter_type_e filter)
 {
+    const fc_filters_t *f = (const fc_filters_t *)((const char *)item->dissector_info -
+                                                   G_STRUCT_OFFSET(fc_filters_t, endpoint));
+    return filter_name(f, filter);
+}
+
+/* A protocol's filters, by protocol id (registration time only). */
+static GHashTable *filters_by_proto;
+
+static const fc_filters_t *proto_filters(int proto)
+{
+    return (const fc_filters_t *)g_hash_table_lookup(filters_by_proto, GINT_TO_POINTER(proto));
+}
+
+void fc_conv_register(int proto, tap_packet_cb conv_func, tap_packet_cb endpoint_func, fc_end_fields_t *fields)
+{
+    const char *abbrev = proto_get_protocol_filter_name(proto);
+    fc_filters_t *f = g_new0(fc_filters_t, 1);
+    hf_register_info *hf = g_new0(hf_register_info, 3);
+
+    /* Lives as long as the registration (the rows point at it). */
+    f->conv.get_filter_type = conv_filter_type;
+    f->endpoint.get_filter_type = endpoint_filter_type;
+    f->end = g_strdup_printf("%s.end", abbrev);
+    f->src_end = g_strdup_printf("%s.src_end", abbrev);
+    f->dst_end = g_strdup_printf("%s.dst_end", abbrev);
+    if (!filters_by_proto)
+        filters_by_proto = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_hash_table_insert(filters_by_proto, GINT_TO_POINTER(proto), f);
+
+    fields->end = fields->src_end = fields->dst_end = -1;
+    hf[0] = (hf_register_info){ &fields->end, { "Either end", f->end, FT_STRING, BASE_NONE, NULL, 0x0,
+        "Source or destination as the Conversations and Endpoints tabs name it", HFILL } };
+    hf[1] = (hf_register_info){ &fields->src_end, { "Source end", f->src_end, FT_STRING, BASE_NONE, NULL, 0x0,
+        "The source as the Conversations and Endpoints tabs name it", HFILL } };
+    hf[2] = (hf_register_info){ &fields->dst_end, { "Destination end", f->dst_end, FT_STRING, BASE_NONE, NULL,
+        0x0, "The destination as the Conversations and Endpoints tabs name it", HFILL } };
+    proto_register_field_array(proto, hf, 3);
     /* the ports are in the names: no port columns */
     register_conversation_table(proto, TRUE, conv_func, endpoint_func);
+}
+
+gboolean fc_end_fields_wanted(proto_tree *tree, const fc_end_fields_t *fields)
+{
+    return tree && (proto_field_is_referenced(tree, fields->end) || proto_field_is_referenced(tree, fields->src_end) ||
+                    proto_field_is_referenced(tree, fields->dst_end));
+}
+
+void fc_add_end_fields(proto_tree *tree, tvbuff_t *tvb, const fc_end_fields_t *fields, const char *src,
+                       const char *dst)
+{
+    proto_item *ti;
+
+    ti = proto_tree_add_string(tree, fields->src_end, tvb, 0, 0, src);
+    proto_item_set_hidden(ti);
+    proto_item_set_generated(ti);
+    ti = proto_tree_add_string(tree, fields->dst_end, tvb, 0, 0, dst);
+    proto_item_set_hidden(ti);
+    proto_item_set_generated(ti);
+    ti = proto_tree_add_string(tree, fields->end, tvb, 0, 0, src);
+    proto_item_set_hidden(ti);
+    proto_item_set_generated(ti);
+    ti = proto_tree_add_string(tree, fields->end, tvb, 0, 0, dst);
+    proto_item_set_hidden(ti);
+    proto_item_set_generated(ti);
 }
 
 char *fc_end_name(wmem_allocator_t *scope, const address *addr, guint32 port)
@@ -99,30 +168,32 @@ static void name_address(address *a, const char *name)
     set_address(a, AT_STRINGZ, (int)strlen(name) + 1, name);
 }
 
-tap_packet_status fc_conv_add(void *tapdata, packet_info *pinfo, tap_flags_t flags, const char *src,
+tap_packet_status fc_conv_add(void *tapdata, packet_info *pinfo, tap_flags_t flags, int proto, const char *src,
                               const char *dst, guint32 id)
 {
     conv_hash_t *hash = (conv_hash_t *)tapdata;
+    const fc_filters_t *f = proto_filters(proto);
     address a, b;
 
     hash->flags = flags;
     name_address(&a, src);
     name_address(&b, dst);
     add_conversation_table_data_with_conv_id(hash, &a, &b, 0, 0, (conv_id_t)id, 1, pinfo->fd->pkt_len,
-                                             &pinfo->rel_ts, &pinfo->abs_ts, &conv_info, CONVERSATION_NONE);
+                                             &pinfo->rel_ts, &pinfo->abs_ts, (ct_dissector_info_t *)&f->conv, CONVERSATION_NONE);
     return TAP_PACKET_REDRAW;
 }
 
-tap_packet_status fc_endpoint_add(void *tapdata, packet_info *pinfo, tap_flags_t flags, const char *src,
+tap_packet_status fc_endpoint_add(void *tapdata, packet_info *pinfo, tap_flags_t flags, int proto, const char *src,
                                   const char *dst)
 {
     conv_hash_t *hash = (conv_hash_t *)tapdata;
+    const fc_filters_t *f = proto_filters(proto);
     address a, b;
 
     hash->flags = flags;
     name_address(&a, src);
     name_address(&b, dst);
-    add_endpoint_table_data(hash, &a, 0, TRUE, 1, pinfo->fd->pkt_len, &endpoint_info, ENDPOINT_NONE);
-    add_endpoint_table_data(hash, &b, 0, FALSE, 1, pinfo->fd->pkt_len, &endpoint_info, ENDPOINT_NONE);
+    add_endpoint_table_data(hash, &a, 0, TRUE, 1, pinfo->fd->pkt_len, (et_dissector_info_t *)&f->endpoint, ENDPOINT_NONE);
+    add_endpoint_table_data(hash, &b, 0, FALSE, 1, pinfo->fd->pkt_len, (et_dissector_info_t *)&f->endpoint, ENDPOINT_NONE);
     return TAP_PACKET_REDRAW;
 }

@@ -9,7 +9,10 @@
  *   -z conv,<proto> and -z endpoints,<proto>): one row per connection or
  *   stream, its ends named "10.0.0.1:40000" (and what else names them, a
  *   netcode client id), so that tshark, which prints no port column for a
- *   protocol other than TCP, UDP and SCTP, shows the ports too.
+ *   protocol other than TCP, UDP and SCTP, shows the ports too. Apply as
+ *   Filter on a row filters on hidden string fields holding the same names
+ *   (<proto>.end, .src_end, .dst_end), which a dissector adds only when
+ *   fc_end_fields_wanted() says a filter, a column or a shown tree wants them.
  *
  * Both run only while a Flow Graph or Conversations window (or tshark's -z)
  * listens to the tap: the protocols queue their tap records only when
@@ -42,9 +45,25 @@ tap_packet_status fc_flow_add(void *tapdata, packet_info *pinfo, guint conv, con
  * them to the Info column (" [Connected] [Gap]"), in scope; "" when none. */
 char *fc_marks(wmem_allocator_t *scope, guint64 bits, const au_info_mark_t *table, size_t n);
 
+/* The hidden fields that make a row's ends filterable (the Conversations
+ * and Endpoints tabs' Apply as Filter): <abbrev>.end, either end of the
+ * packet, and <abbrev>.src_end / <abbrev>.dst_end, named as in the rows. */
+typedef struct fc_end_fields {
+    int end, src_end, dst_end;
+} fc_end_fields_t;
+
 /* Registers proto's Conversations and Endpoints tabs; they listen to the tap
- * named after the protocol's filter name ("netcode"). */
-void fc_conv_register(int proto, tap_packet_cb conv_func, tap_packet_cb endpoint_func);
+ * named after the protocol's filter name ("netcode"). Registers the end
+ * fields too, under the protocol's filter name. */
+void fc_conv_register(int proto, tap_packet_cb conv_func, tap_packet_cb endpoint_func, fc_end_fields_t *fields);
+
+/* Whether the end fields are wanted in tree (a filter or a column names one,
+ * or the tree is shown): only then does a dissector compute the names. */
+gboolean fc_end_fields_wanted(proto_tree *tree, const fc_end_fields_t *fields);
+
+/* Adds the end fields of a packet from src to dst (end names) to tree. */
+void fc_add_end_fields(proto_tree *tree, tvbuff_t *tvb, const fc_end_fields_t *fields, const char *src,
+                       const char *dst);
 
 /* "10.0.0.1:40000" ("[2001:db8::1]:40000" for IPv6), in scope. */
 char *fc_end_name(wmem_allocator_t *scope, const address *addr, guint32 port);
@@ -54,14 +73,14 @@ char *fc_src_name(packet_info *pinfo);
 char *fc_dst_name(packet_info *pinfo);
 
 /* Counts pinfo's packet, sent by src to dst (end names), in the row of
- * conversation id of the Conversations table tapdata (a conversation
- * packet function's first argument); flags: the function's. */
-tap_packet_status fc_conv_add(void *tapdata, packet_info *pinfo, tap_flags_t flags, const char *src,
+ * conversation id of protocol proto's Conversations table tapdata (a
+ * conversation packet function's first argument); flags: the function's. */
+tap_packet_status fc_conv_add(void *tapdata, packet_info *pinfo, tap_flags_t flags, int proto, const char *src,
                               const char *dst, guint32 id);
 
-/* Counts pinfo's packet for its sender src and its receiver dst in the
- * Endpoints table tapdata. */
-tap_packet_status fc_endpoint_add(void *tapdata, packet_info *pinfo, tap_flags_t flags, const char *src,
+/* Counts pinfo's packet for its sender src and its receiver dst in protocol
+ * proto's Endpoints table tapdata. */
+tap_packet_status fc_endpoint_add(void *tapdata, packet_info *pinfo, tap_flags_t flags, int proto, const char *src,
                                   const char *dst);
 
 #endif /* FLOW_CONV_H */

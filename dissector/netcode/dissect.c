@@ -991,6 +991,8 @@ static void finish_packet(nc_dissection_t *d)
                                nc_keys_keylog_problem());
     if (pref_error_frame == pinfo->num && private_key_pref_error)
         expert_add_info_format(pinfo, d->ti, &ei_netcode_private_key_pref, "%s", private_key_pref_error);
+    if (d->conn && d->conn->confirmed_frame && d->nt)
+        nc_flow_end_fields(d->nt, d->tvb, pinfo, d->conn, d->dir);
     if (d->conn && d->conn->confirmed_frame && !pinfo->flags.in_error_pkt && have_tap_listener(netcode_tap)) {
         nc_tap_info_t *tap = wmem_new(pinfo->pool, nc_tap_info_t);
         tap->conn = d->conn;

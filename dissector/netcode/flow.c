@@ -18,6 +18,9 @@
 #include "netcode-int.h"
 #include "flow-conv.h"
 
+static int proto_netcode_flow = -1;   /* netcode's, for its Conversations rows */
+static fc_end_fields_t end_fields;
+
 /* The sequence as the Info column shows it: a server's challenge and
  * denial count from 2^63. */
 static char *seq_str(wmem_allocator_t *scope, guint8 type, guint64 seq)
@@ -92,8 +95,8 @@ static tap_packet_status conv_packet(void *tapdata, packet_info *pinfo, epan_dis
     char *server = fc_end_name(pinfo->pool, &c->server, c->server_port);
 
     if (t->rec->dir == NC_C2S)
-        return fc_conv_add(tapdata, pinfo, flags, client, server, c->index);
-    return fc_conv_add(tapdata, pinfo, flags, server, client, c->index);
+        return fc_conv_add(tapdata, pinfo, flags, proto_netcode_flow, client, server, c->index);
+    return fc_conv_add(tapdata, pinfo, flags, proto_netcode_flow, server, client, c->index);
 }
 
 static tap_packet_status endpoint_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
@@ -105,12 +108,27 @@ static tap_packet_status endpoint_packet(void *tapdata, packet_info *pinfo, epan
     char *server = fc_end_name(pinfo->pool, &c->server, c->server_port);
 
     if (t->rec->dir == NC_C2S)
-        return fc_endpoint_add(tapdata, pinfo, flags, client, server);
-    return fc_endpoint_add(tapdata, pinfo, flags, server, client);
+        return fc_endpoint_add(tapdata, pinfo, flags, proto_netcode_flow, client, server);
+    return fc_endpoint_add(tapdata, pinfo, flags, proto_netcode_flow, server, client);
+}
+
+void nc_flow_end_fields(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const nc_conn_t *c, guint dir)
+{
+    char *client, *server;
+
+    if (!fc_end_fields_wanted(tree, &end_fields))
+        return;
+    client = client_name(pinfo->pool, c);
+    server = fc_end_name(pinfo->pool, &c->server, c->server_port);
+    if (dir == NC_C2S)
+        fc_add_end_fields(tree, tvb, &end_fields, client, server);
+    else
+        fc_add_end_fields(tree, tvb, &end_fields, server, client);
 }
 
 void nc_flow_register(int proto)
 {
+    proto_netcode_flow = proto;
     fc_flow_register("netcode", "netcode Flows", proto, "netcode", flow_packet);
-    fc_conv_register(proto, conv_packet, endpoint_packet);
+    fc_conv_register(proto, conv_packet, endpoint_packet, &end_fields);
 }

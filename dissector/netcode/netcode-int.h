@@ -253,5 +253,8 @@ char *nc_analysis_marks(wmem_allocator_t *scope, const nc_frame_t *rec);
 void nc_stats_register(void);
 /* The Flow Graph and the Conversations and Endpoints tabs (flow.c). */
 void nc_flow_register(int proto);
+/* The hidden fields netcode.end, src_end and dst_end of a packet of
+ * connection c in direction dir, when a filter or the tree wants them. */
+void nc_flow_end_fields(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const nc_conn_t *c, guint dir);
 
 #endif /* NETCODE_INT_H */

@@ -15,6 +15,9 @@
 #include "common/flow-conv.h"
 #include "netgame-int.h"
 
+static int proto_netgame_flow = -1;   /* netgame's, for its Conversations rows */
+static fc_end_fields_t end_fields;
+
 static tap_packet_status flow_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
                                      const void *data, tap_flags_t flags _U_)
 {
@@ -43,17 +46,24 @@ static tap_packet_status conv_packet(void *tapdata, packet_info *pinfo, epan_dis
 {
     const ng_tap_info_t *t = (const ng_tap_info_t *)data;
 
-    return fc_conv_add(tapdata, pinfo, flags, fc_src_name(pinfo), fc_dst_name(pinfo), t->conn->index);
+    return fc_conv_add(tapdata, pinfo, flags, proto_netgame_flow, fc_src_name(pinfo), fc_dst_name(pinfo), t->conn->index);
 }
 
 static tap_packet_status endpoint_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
                                          const void *data _U_, tap_flags_t flags)
 {
-    return fc_endpoint_add(tapdata, pinfo, flags, fc_src_name(pinfo), fc_dst_name(pinfo));
+    return fc_endpoint_add(tapdata, pinfo, flags, proto_netgame_flow, fc_src_name(pinfo), fc_dst_name(pinfo));
+}
+
+void netgame_flow_end_fields(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo)
+{
+    if (fc_end_fields_wanted(tree, &end_fields))
+        fc_add_end_fields(tree, tvb, &end_fields, fc_src_name(pinfo), fc_dst_name(pinfo));
 }
 
 void netgame_flow_register(int proto)
 {
+    proto_netgame_flow = proto;
     fc_flow_register("netgame", "Netgame Flows", proto, "netgame", flow_packet);
-    fc_conv_register(proto, conv_packet, endpoint_packet);
+    fc_conv_register(proto, conv_packet, endpoint_packet, &end_fields);
 }

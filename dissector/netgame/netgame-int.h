@@ -202,5 +202,8 @@ const char *netgame_flag_name(guint32 flag);
 void netgame_stats_register(void);
 /* The Flow Graph and the Conversations and Endpoints tabs (netgame/flow.c). */
 void netgame_flow_register(int proto);
+/* The hidden fields netgame.end, src_end and dst_end of an analysed packet,
+ * when a filter or the tree wants them. */
+void netgame_flow_end_fields(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo);
 
 #endif /* NETGAME_INT_H */

@@ -8,7 +8,9 @@ read back as Python values.
   label (as tshark prints it: cut to its cell) and comment (whole);
 - conv(pcap, proto, extra): {(A, B): (frames B->A, frames A->B, total)}
   of the Conversations table (A, B: the row's end names);
-- endpoints(pcap, proto, extra): {name: (packets, tx packets, rx packets)}.
+- endpoints(pcap, proto, extra): {name: (packets, tx packets, rx packets)};
+- row_filters(F, what, pcap, proto, rows, extra): the rows' filters match
+  their packets.
 """
 import os
 import re
@@ -60,6 +62,18 @@ def endpoints(pcap, proto, extra=()):
         if m and not line.startswith(" "):
             rows[m.group(1).strip()] = (int(m.group(2)), int(m.group(4)), int(m.group(6)))
     return rows
+
+
+def row_filters(F, what, pcap, proto, rows, extra=()):
+    """Checks that each conversation row's filters (the hidden fields
+    <proto>.end, src_end, dst_end Apply as Filter uses) match its packets:
+    both ends, and each direction."""
+    for (a, b), (b_to_a, a_to_b, total) in rows.items():
+        for filt, want in (('%s.end == "%s" && %s.end == "%s"' % (proto, a, proto, b), total),
+                           ('%s.src_end == "%s" && %s.dst_end == "%s"' % (proto, a, proto, b), a_to_b),
+                           ('%s.src_end == "%s" && %s.dst_end == "%s"' % (proto, b, proto, a), b_to_a)):
+            got = len(ct.tshark(["-r", pcap, "-Y", filt] + list(extra)).splitlines())
+            F.check(got == want, "%s: %s matches %d packets, the row says %d" % (what, filt, got, want))
 
 
 def capture(name):

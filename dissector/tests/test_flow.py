@@ -9,7 +9,8 @@ against the chunk-sim truth files:
   the three acks back, as hand-checked against the capture: 1/8 acked
   missing 1-7, 7/8 missing 3, and the same again marked [Duplicate ack];
   the stall on the 13th send of slice 3; one conversation row with the
-  capture's slice and ack frames, and the same counts as endpoints;
+  capture's slice and ack frames, the same counts as endpoints, and the
+  row's filters (chunk.end, src_end, dst_end: Apply as Filter) matching them;
 - duplex.pcap (a stream each way): two rows with the same two ends, each
   with its sender's slices and the acks it got, from the truth's counters
   (captured at a: a's slices sent and acks received, b's slices received
@@ -59,6 +60,7 @@ def check_drop_slice(F):
     n_s, n_a = t["capture"]["slice_frames"], t["capture"]["ack_frames"]
     rows = ft.conv(pcap, "chunk")
     F.check(rows == {(A, B): (n_a, n_s, n_s + n_a)}, "drop-slice: conversations %r" % rows)
+    ft.row_filters(F, "drop-slice", pcap, "chunk", rows)
     eps = ft.endpoints(pcap, "chunk")
     F.check(eps == {A: (n_s + n_a, n_s, n_a), B: (n_s + n_a, n_a, n_s)}, "drop-slice: endpoints %r" % eps)
 

@@ -13,7 +13,9 @@ against the netcode-sim truth files:
   with the truth's packet count each way, and the same counts as
   endpoints;
 - netcode-server-full.pcap with its key log: three connections, three rows
-  (the third client denied), each client with its own id and counts;
+  (the third client denied), each client with its own id and counts, and
+  each row's filters (netcode.end, src_end, dst_end: Apply as Filter)
+  matching its packets;
 - netcode-clean.pcap without keys: the client is named by its address
   alone, and the encrypted packets say so.
 """
@@ -112,6 +114,7 @@ def check_server_full(F):
         want[k] = (b_to_a, a_to_b, total + 1)
     rows = ft.conv(pcap, "netcode", keys("netcode-server-full"))
     F.check(len(want) == 3 and rows == want, "server-full: conversations %r, truth %r" % (rows, want))
+    ft.row_filters(F, "server-full", pcap, "netcode", rows, keys("netcode-server-full"))
     arrows = ft.flow(pcap, "netcode", keys("netcode-server-full"))
     denied = [a for a in arrows if a["comment"].startswith("Connection denied")]
     F.check(len(denied) == 1 and denied[0]["dir"] == "<-", "server-full: denied arrows %r" % denied)

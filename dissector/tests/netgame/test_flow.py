@@ -6,7 +6,8 @@ netgame-loss-10.pcap: one arrow per captured packet, in frame order, in
 its direction (10.0.0.1 to 10.0.0.2 is "->"), saying the packet's
 sequence, ack, ack bits and payload bytes as the truth file has them; one
 conversation row with the capturing side's packets sent and received each
-way, and the same counts as endpoints.
+way, the same counts as endpoints, and the row's filters (netgame.end,
+src_end, dst_end: Apply as Filter) matching its packets.
 """
 import json
 import os
@@ -37,6 +38,7 @@ def check(F, name):
     rows = ft.conv(pcap, "netgame")
     F.check(rows == {(a_end, b_end): (recv, sent, sent + recv)}, "%s: conversations %r (sent %d, received %d)"
             % (name, rows, sent, recv))
+    ft.row_filters(F, name, pcap, "netgame", rows)
     eps = ft.endpoints(pcap, "netgame")
     F.check(eps == {a_end: (sent + recv, sent, recv), b_end: (sent + recv, recv, sent)},
             "%s: endpoints %r" % (name, eps))
