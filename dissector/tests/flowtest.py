@@ -24,7 +24,9 @@ Failures = ct.Failures
 
 _SIZE = r" [\d.]+ (?:bytes|kB|MB|GB)"
 _CONV_ROW = re.compile(r"^(.+?)\s+<->\s+(.+?)\s+(\d+)" + _SIZE + r"\s+(\d+)" + _SIZE + r"\s+(\d+)" + _SIZE)
-_EP_ROW = re.compile(r"^(.+?)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
+# packets, then bytes: a number (4.0, 4.4) or a size with its unit (4.6)
+_EP_COUNT = r"\s+(\d+)\s+[\d.]+(?: (?:bytes|kB|MB|GB))?"
+_EP_ROW = re.compile(r"^(.+?)" + _EP_COUNT * 3 + r"\s*$")
 
 
 def flow(pcap, name, extra=()):
@@ -60,7 +62,7 @@ def endpoints(pcap, proto, extra=()):
     for line in out.splitlines():
         m = _EP_ROW.match(line)
         if m and not line.startswith(" "):
-            rows[m.group(1).strip()] = (int(m.group(2)), int(m.group(4)), int(m.group(6)))
+            rows[m.group(1).strip()] = (int(m.group(2)), int(m.group(3)), int(m.group(4)))
     return rows
 
 
