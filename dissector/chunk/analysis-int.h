@@ -123,6 +123,28 @@ typedef struct chunk_tap_info {
     gboolean dup, stale_ack, complete;
 } chunk_tap_info_t;
 
+/* Queued on the "chunk" tap (the Flow Graph and the Conversations and
+ * Endpoints tabs, chunk/flow.c) for every analysed packet, when one listens. */
+typedef struct chunk_flow_tap_info {
+    const chunk_flow_t *flow;  /* its slices' direction */
+    gboolean is_ack;
+    guint16 chunk_id;
+    guint32 slice_id;          /* slice */
+    guint32 num_slices;
+    guint32 resend;            /* slice: n-th resend, 0 first send */
+    guint32 acked_count;       /* ack: slices it shows acked */
+    const char *missing;       /* ack: the others, as ranges "3-5,17"; "" none */
+    const char *marks;         /* the Info column's analysis marks, " [Stall]" */
+} chunk_flow_tap_info_t;
+
+/* Registers the Flow Graph and the Conversations and Endpoints tabs
+ * (chunk/flow.c); they listen to the "chunk" tap. */
+void chunk_flow_register(int proto_chunk);
+/* The hidden fields chunk.end, src_end and dst_end of a slice or ack of
+ * flow, when a filter or the tree wants them. */
+void chunk_flow_end_fields(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const chunk_flow_t *flow,
+                           gboolean is_ack);
+
 /* Queued on the export-object tap at the frame that completes a chunk. */
 typedef struct chunk_eo {
     chunk_transfer_t *t;

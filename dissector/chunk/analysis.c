@@ -22,6 +22,7 @@
 
 #include "common/ws-compat.h"
 #include "common/analysis-util.h"
+#include "common/flow-conv.h"
 
 #include "chunk-int.h"
 #include "analysis-int.h"
@@ -158,6 +159,7 @@ static const fragment_items chunk_frag_items = {
 static reassembly_table chunk_reassembly_table;
 static int chunk_tap = -1;
 static int chunk_eo_tap = -1;
+static int chunk_flow_tap = -1;   /* "chunk": Flow Graph, Conversations, Endpoints */
 
 /* All transfers of the file, in order of their first slice. */
 static wmem_array_t *all_transfers;
@@ -1322,14 +1324,21 @@ static const au_info_mark_t ack_marks[] = {
     { CHUNK_F_INCOMPLETE,        0, " [Incomplete]" },
 };
 
-static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ack)
+/* The bits that select fr's marks. */
+static guint64 mark_bits(packet_info *pinfo, const frame_rec_t *fr)
 {
     guint64 bits = fr->flags | MARK_NOTE(fr->notes);
 
-    if (!pinfo->cinfo)
-        return;
     if (is_last_of_unfinished(pinfo, fr->t))
         bits |= CHUNK_F_INCOMPLETE;
+    return bits;
+}
+
+static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ack)
+{
+    if (!pinfo->cinfo)
+        return;
+    guint64 bits = mark_bits(pinfo, fr);
     /* The marks with a number come first; written without printf, and
      * appended together with the others. */
     char lead[40], *p = lead;
@@ -1418,6 +1427,43 @@ static chunk_tap_info_t *tap_info(packet_info *pinfo, const frame_rec_t *fr, gbo
     return ti;
 }
 
+/* The Flow Graph's and the Conversations tab's record of a slice and of an
+ * ack (only while one of them listens). */
+static void queue_flow_slice(packet_info *pinfo, const frame_rec_t *fr, const chunk_slice_info_t *slice)
+{
+    chunk_flow_tap_info_t *fi = wmem_new0(pinfo->pool, chunk_flow_tap_info_t);
+
+    fi->flow = fr->flow;
+    fi->chunk_id = slice->chunk_id;
+    fi->slice_id = slice->slice_id;
+    fi->num_slices = slice->num_slices;
+    fi->resend = (fr->notes & N_RESEND) ? fr->resend : 0;
+    fi->marks = fc_marks(pinfo->pool, mark_bits(pinfo, fr), slice_marks, array_length(slice_marks));
+    tap_queue_packet(chunk_flow_tap, pinfo, fi);
+}
+
+static void queue_flow_ack(packet_info *pinfo, const frame_rec_t *fr, const chunk_ack_info_t *ack)
+{
+    chunk_flow_tap_info_t *fi = wmem_new0(pinfo->pool, chunk_flow_tap_info_t);
+    const char *marks = fc_marks(pinfo->pool, mark_bits(pinfo, fr), ack_marks, array_length(ack_marks));
+
+    fi->flow = fr->flow;
+    fi->is_ack = TRUE;
+    fi->chunk_id = ack->chunk_id;
+    fi->num_slices = ack->num_slices;
+    fi->acked_count = ack->acked_count;
+    if (ack->acked) {
+        au_idset_t clear = au_idset_zero_bytes(ack->acked, ack->num_slices);
+        fi->missing = au_ranges(pinfo->pool, &clear, 200);
+    } else {
+        fi->missing = "";
+    }
+    fi->marks = (fr->notes & N_COMPLETE) && fr->t
+                    ? wmem_strdup_printf(pinfo->pool, " [Chunk %u complete]%s", fr->t->chunk_id, marks)
+                    : marks;
+    tap_queue_packet(chunk_flow_tap, pinfo, fi);
+}
+
 void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tree,
                           const chunk_slice_info_t *slice)
 {
@@ -1435,6 +1481,10 @@ void chunk_analysis_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_t
     info_marks(pinfo, fr, FALSE);
     if (pref_reassemble)
         reassemble(tvb, pinfo, chunk_tree, slice, fr);
+    if (have_tap_listener(chunk_flow_tap))
+        queue_flow_slice(pinfo, fr, slice);
+    if (chunk_tree && fr->flow)
+        chunk_flow_end_fields(chunk_tree, tvb, pinfo, fr->flow, FALSE);
     chunk_tap_info_t *ti = tap_info(pinfo, fr, FALSE);
     if (ti) {
         ti->resend = fr->resend;
@@ -1458,6 +1508,10 @@ void chunk_analysis_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *chunk_tre
     }
     show_ack(tvb, pinfo, chunk_tree, ack, fr);
     info_marks(pinfo, fr, TRUE);
+    if (have_tap_listener(chunk_flow_tap))
+        queue_flow_ack(pinfo, fr, ack);
+    if (chunk_tree && fr->flow)
+        chunk_flow_end_fields(chunk_tree, tvb, pinfo, fr->flow, TRUE);
     chunk_tap_info_t *ti = tap_info(pinfo, fr, TRUE);
     if (ti) {
         ti->newly = fr->newly;
@@ -1613,6 +1667,8 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module, int eo_tap
     reassembly_table_register(&chunk_reassembly_table, &addresses_ports_reassembly_table_functions);
     register_init_routine(analysis_init);
     chunk_tap = register_tap("chunk_transfers");
+    chunk_flow_tap = register_tap("chunk");
+    chunk_flow_register(proto_chunk);
     cs_sp_register();
     chunk_eo_tap = eo_tap;
 }

@@ -12,6 +12,9 @@
  * plugin_describe() (4.2 on) is in plugin.c, under CS_WS_AT_LEAST(4, 2).
  * A heuristic list has a description from 4.2 on, and the payload table's
  * call is renamed in 4.6: CS_REGISTER_HEUR_LIST and cs_call_payload.
+ * The Flow Graph's (sequence analysis') API is exported by libwireshark but
+ * its header is not installed by libwireshark-dev (4.0, 4.4, 4.6): declared
+ * here, its items' truth values gboolean in 4.0 and bool from 4.4 on.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <ws_version.h>
 #include <epan/packet.h>
+#include <epan/tap.h>
 
 #define CS_WS_AT_LEAST(maj, min) \
     (WIRESHARK_VERSION_MAJOR > (maj) || \
@@ -80,5 +84,53 @@ static inline void cs_call_payload(dissector_table_t table, heur_dissector_list_
         return;
     call_data_dissector(tvb, pinfo, tree);
 }
+
+/* The Flow Graph (Statistics > Flow Graph, tshark -z flow,<name>): what
+ * Wireshark's epan/sequence_analysis.h declares, which libwireshark exports
+ * and libwireshark-dev does not install, in 4.0, 4.4 and 4.6 alike. The
+ * layout is the library's: in 4.0 the truth values are gboolean, from 4.4
+ * on bool (checked against each version's libwireshark: the offsets
+ * sequence_analysis_use_color_filter() writes). Only the fields up to
+ * items of cs_seq_info_t are read; the rest of it is Wireshark's. */
+#if CS_WS_AT_LEAST(4, 4)
+typedef bool cs_seq_bool;
+#else
+typedef gboolean cs_seq_bool;
+#endif
+
+/* One arrow of the graph (Wireshark's seq_analysis_item_t), allocated by
+ * sequence_analysis_create_sai_with_addresses() and freed by Wireshark
+ * (frame_label and comment with g_free). */
+typedef struct cs_seq_item {
+    guint32 frame_number;
+    address src_addr;
+    guint16 port_src;
+    address dst_addr;
+    guint16 port_dst;
+    gchar *frame_label;        /* above the arrow */
+    gchar *time_str;
+    gchar *comment;            /* right of the graph */
+    guint16 conv_num;          /* colours the arrows of one conversation alike */
+    unsigned fg_color, bg_color;
+    cs_seq_bool has_color_filter;
+    cs_seq_bool display;
+    guint src_node, dst_node;
+    guint16 line_style;
+    guint32 info_type;
+    void *info_ptr;
+} cs_seq_item_t;
+
+/* The graph being built (Wireshark's seq_analysis_info_t), its head only. */
+typedef struct cs_seq_info {
+    const char *name;
+    cs_seq_bool any_addr;
+    int nconv;
+    GQueue *items;             /* of cs_seq_item_t */
+} cs_seq_info_t;
+
+WS_DLL_PUBLIC void register_seq_analysis(const char *name, const char *ui_name, const int proto_id,
+                                         const char *tap_listener, guint tap_flags, tap_packet_cb tap_func);
+WS_DLL_PUBLIC cs_seq_item_t *sequence_analysis_create_sai_with_addresses(packet_info *pinfo,
+                                                                         cs_seq_info_t *sainfo);
 
 #endif /* WS_COMPAT_H */

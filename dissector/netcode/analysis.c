@@ -20,6 +20,7 @@
 
 #include "netcode-int.h"
 #include "analysis-util.h"
+#include "flow-conv.h"
 
 nstime_t nc_last_time, nc_first_time;
 gboolean nc_have_first_time;
@@ -387,6 +388,11 @@ void nc_analysis_packet(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec, const
 void nc_analysis_info(packet_info *pinfo, const nc_frame_t *rec)
 {
     au_info_marks(pinfo, NULL, rec->flags, info_marks, array_length(info_marks));
+}
+
+char *nc_analysis_marks(wmem_allocator_t *scope, const nc_frame_t *rec)
+{
+    return fc_marks(scope, rec->flags, info_marks, array_length(info_marks));
 }
 
 static void add_time(proto_tree *tree, int hf, tvbuff_t *tvb, const nstime_t *t)

@@ -138,6 +138,11 @@ static const char *const type_short[NC_NUM_TYPES] = {
     "Request", "Denied", "Challenge", "Response", "Keep-alive", "Payload", "Disconnect"
 };
 
+const char *nc_type_short_name(guint type)
+{
+    return type < NC_NUM_TYPES ? type_short[type] : "?";
+}
+
 /* Plaintext bytes each encrypted type carries; -1: payload (1 to 1200). */
 static const int type_plain_len[NC_NUM_TYPES] = { -1, 0, 8 + NC_CHALLENGE_BYTES, 8 + NC_CHALLENGE_BYTES, 8, -1, 0 };
 
@@ -1160,10 +1165,16 @@ static void finish_packet(nc_dissection_t *d)
         proto_item *ti = proto_tree_add_expert(d->nt, pinfo, &ei_netcode_token_file, d->tvb, 0, 0);
         proto_item_append_text(ti, ": %s", token_file_error);
     }
+    if (d->conn && d->conn->confirmed_frame && d->nt)
+        nc_flow_end_fields(d->nt, d->tvb, pinfo, d->conn, d->dir);
     if (d->conn && d->conn->confirmed_frame && !pinfo->flags.in_error_pkt && have_tap_listener(netcode_tap)) {
         nc_tap_info_t *tap = wmem_new(pinfo->pool, nc_tap_info_t);
         tap->conn = d->conn;
         tap->rec = d->rec;
+        tap->seq = d->s.seq;
+        tap->data_len = d->s.enc_len >= NC_MAC_BYTES ? d->s.enc_len - NC_MAC_BYTES : 0;
+        tap->type = d->s.type;
+        tap->decrypted = d->decrypted;
         tap_queue_packet(netcode_tap, pinfo, tap);
     }
     if (!d->first)
@@ -1448,6 +1459,7 @@ void proto_register_netcode(void)
     register_shutdown_routine(netcode_shutdown);
     nc_analysis_register(proto_netcode);
     nc_stats_register();
+    nc_flow_register(proto_netcode);
     cs_sp_register();
 }
 

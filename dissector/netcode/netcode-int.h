@@ -265,10 +265,15 @@ typedef struct nc_frame {
 
 enum { NC_UNDEC_NONE = 0, NC_UNDEC_NO_KEY_NOTE, NC_UNDEC_NO_KEY, NC_UNDEC_FAILED, NC_UNDEC_NO_ID_NOTE };
 
-/* Queued on the "netcode" tap for every analysed packet. */
+/* Queued on the "netcode" tap for every analysed packet (the statistics,
+ * the Flow Graph and the Conversations tab read it). */
 typedef struct nc_tap_info {
     nc_conn_t *conn;
     const nc_frame_t *rec;
+    guint64 seq;                   /* the packet's sequence (not a request's) */
+    guint32 data_len;              /* encrypted packet: its plaintext bytes */
+    guint8 type;
+    gboolean decrypted;
 } nc_tap_info_t;
 
 /* The analysis (analysis.c). */
@@ -288,7 +293,17 @@ const char *nc_end_name(const nc_conn_t *c);
 extern nstime_t nc_last_time, nc_first_time;
 extern gboolean nc_have_first_time;
 
+/* Short name of a packet type ("Keep-alive"; dissect.c). */
+const char *nc_type_short_name(guint type);
+/* The analysis marks of rec, " [Connected] [Gap]" ("" when none). */
+char *nc_analysis_marks(wmem_allocator_t *scope, const nc_frame_t *rec);
+
 /* The statistics (stats.c). */
 void nc_stats_register(void);
+/* The Flow Graph and the Conversations and Endpoints tabs (flow.c). */
+void nc_flow_register(int proto);
+/* The hidden fields netcode.end, src_end and dst_end of a packet of
+ * connection c in direction dir, when a filter or the tree wants them. */
+void nc_flow_end_fields(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const nc_conn_t *c, guint dir);
 
 #endif /* NETCODE_INT_H */

@@ -1014,11 +1014,18 @@ char *netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (flags)
         info = show_flags(tvb, at, flags, info);
 
+    if (tree)
+        netgame_flow_end_fields(tree, tvb, pinfo);
     if (have_tap_listener(ng_tap)) {
         ng_tap_info_t *tinfo = wmem_new0(pinfo->pool, ng_tap_info_t);
         tinfo->conn = rec->conn;
         tinfo->dir = rec->dir;
         tinfo->rec = rec;
+        tinfo->seq = pkt->seq;
+        tinfo->ack = pkt->ack;
+        tinfo->ack_bits = pkt->ack_bits;
+        tinfo->payload_len = pkt->payload_len;
+        tinfo->flags = flags;
         tap_queue_packet(ng_tap, pinfo, tinfo);
     }
     return info;

@@ -486,6 +486,7 @@ void proto_register_netgame(void)
     netgame_prefs_apply();
     netgame_analysis_register(proto_netgame, module);
     netgame_stats_register();
+    netgame_flow_register(proto_netgame);
 }
 
 /* Offers for the payload whatever Decode As offers for a UDP port. */

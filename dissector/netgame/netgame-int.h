@@ -167,11 +167,14 @@ typedef struct ng_frame {
     gint64 rtt_ns;
 } ng_frame_t;
 
-/* Queued on the "netgame" tap for every analysed packet. */
+/* Queued on the "netgame" tap for every analysed packet (the statistics,
+ * the Flow Graph and the Conversations tab read it). */
 typedef struct ng_tap_info {
     ng_conn_t *conn;
     guint8 dir;
     const ng_frame_t *rec;
+    guint32 seq, ack, ack_bits, payload_len;
+    guint32 flags;                /* NG_F_* as shown, forward-looking loss included */
 } ng_tap_info_t;
 
 /* The analysis (netgame/analysis.c). */
@@ -197,5 +200,10 @@ const char *netgame_flag_name(guint32 flag);
 
 /* The statistics (netgame/stats.c). */
 void netgame_stats_register(void);
+/* The Flow Graph and the Conversations and Endpoints tabs (netgame/flow.c). */
+void netgame_flow_register(int proto);
+/* The hidden fields netgame.end, src_end and dst_end of an analysed packet,
+ * when a filter or the tree wants them. */
+void netgame_flow_end_fields(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo);
 
 #endif /* NETGAME_INT_H */

@@ -1190,6 +1190,7 @@ void proto_register_yojimbo(void)
     register_cleanup_routine(yj_cleanup);
     yj_stats_register();
     netcode_games_set_check(games_check);
+    yj_flow_register(proto_yojimbo);
     apply_prefs();
 }
 

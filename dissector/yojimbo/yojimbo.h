@@ -255,5 +255,7 @@ typedef struct yj_tap {
 } yj_tap_t;
 
 void yj_stats_register(void);
+/* The Flow Graph of blocks (flow.c). */
+void yj_flow_register(int proto);
 
 #endif /* YOJIMBO_H */
