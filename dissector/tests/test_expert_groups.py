@@ -18,7 +18,8 @@ protocol's tests use), in one pass and with -2:
   numbers (digits, hex ids);
 
 and across all captures, every protocol of the plugin has rows (the check
-looked at each). Before the fixed summaries (commit "expert infos: a fixed
+looked at each). The netgame id not in netgame.protocol_ids is one row, and
+its detail names the id and the preference to add it to. Before the fixed summaries (commit "expert infos: a fixed
 summary per kind ...") rows such as "Resend 1 of slice 3 of chunk 0
 (previous send frame 4)." failed both checks.
 """
@@ -99,6 +100,21 @@ def expert_rows(out):
     return rows
 
 
+def netgame_unexpected_id(F):
+    """An id not in netgame.protocol_ids (Decode As of netgame-other-id.pcap):
+    one row for every frame, and each frame's detail names the id and the
+    preference to add it to."""
+    cap = os.path.join(ct.REPO, "captures", "netgame-other-id.pcap")
+    da = ["-d", "udp.port==30000,netgame"]
+    rows = expert_rows(ct.tshark(["-r", cap, "-q", "-z", "expert"] + da))
+    mine = [r for r in rows if r[3] == "Protocol id not in the netgame.protocol_ids preference"]
+    F.check(len(mine) == 1 and mine[0][:3] == ("Warns", "Protocol", "Netgame"), "netgame-other-id: rows %s" % rows)
+    details = ct.tshark(["-r", cap, "-T", "fields", "-e", "netgame.expert.detail"] + da).splitlines()
+    want = ("Protocol id 0x11112222 is not in the netgame.protocol_ids preference: add 0x11112222 there if it is "
+            "this game's")
+    F.check(details and all(want in d for d in details), "netgame-other-id: details %s" % sorted(set(details))[:3])
+
+
 def main():
     F = ct.Failures()
     summaries = registered()
@@ -124,6 +140,7 @@ def main():
                 F.check(len(texts) == 1, "%s: %s %s %s: %d rows differ only in numbers, e.g. %s"
                         % (label, section, group, filt, len(texts), sorted(texts)[:3]))
     F.check(seen == set(PROTOCOLS), "no expert rows for %s in any capture" % sorted(set(PROTOCOLS) - seen))
+    netgame_unexpected_id(F)
     F.finish("test_expert_groups")
 
 
