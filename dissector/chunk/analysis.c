@@ -1014,8 +1014,9 @@ static void show_end_of_capture(tvbuff_t *tvb, packet_info *pinfo, proto_tree *a
         return;
     proto_item *ti = proto_tree_add_string(at, hf_chunk_diagnosis, tvb, 0, 0, d.what);
     proto_item_set_generated(ti);
-    /* The short part only: an expert message is cut at 240 characters. */
-    AU_EXPERT(pinfo, ti, &ei_chunk_incomplete, "%s", d.what);
+    /* The diagnosis item shows what is incomplete: the expert info, with its
+     * fixed summary, hangs on it. */
+    au_expert_add_info(pinfo, ti, &ei_chunk_incomplete);
     proto_item_set_generated(proto_tree_add_string(at, hf_chunk_check, tvb, 0, 0, d.check));
 }
 

@@ -267,3 +267,80 @@ void au_expert_add(packet_info *pinfo, expert_field *ei)
         au_raised[slot].highest = expert_get_highest_severity();
     }
 }
+
+/* Each protocol's detail field, <proto>.expert.detail, by protocol id; and
+ * the subtree of an item that had none before its detail. */
+#define AU_DETAIL_PROTOCOLS 16
+static struct {
+    int proto;
+    int hf;
+} au_detail[AU_DETAIL_PROTOCOLS];
+static guint au_n_detail;
+static gint au_ett_detail = -1;
+
+void au_expert_detail_register(int proto)
+{
+    static hf_register_info hf[AU_DETAIL_PROTOCOLS];
+    static gint *ett[] = { &au_ett_detail };
+    guint i;
+
+    for (i = 0; i < au_n_detail; i++)
+        if (au_detail[i].proto == proto)
+            return;
+    DISSECTOR_ASSERT(au_n_detail < AU_DETAIL_PROTOCOLS);
+    if (au_ett_detail < 0)
+        proto_register_subtree_array(ett, array_length(ett));
+    i = au_n_detail++;
+    au_detail[i].proto = proto;
+    au_detail[i].hf = -1;
+    hf[i].p_id = &au_detail[i].hf;
+    hf[i].hfinfo.name = "Expert detail";
+    hf[i].hfinfo.abbrev = g_strdup_printf("%s.expert.detail", proto_get_protocol_filter_name(proto));
+    hf[i].hfinfo.type = FT_STRING;
+    hf[i].hfinfo.display = BASE_NONE;
+    hf[i].hfinfo.strings = NULL;
+    hf[i].hfinfo.bitmask = 0;
+    hf[i].hfinfo.blurb = "What this packet's expert info is about, with its numbers (the expert info's summary "
+                         "is one text per kind)";
+    HFILL_INIT(hf[i]);
+    proto_register_field_array(proto, &hf[i], 1);
+}
+
+/* The detail field of the protocol that registered ei, -1 if none. */
+static int au_detail_hf(const expert_field *ei)
+{
+    int proto = proto_registrar_get_parent(ei->hf);
+
+    for (guint i = 0; i < au_n_detail; i++)
+        if (au_detail[i].proto == proto)
+            return au_detail[i].hf;
+    return -1;
+}
+
+void au_expert_detail(packet_info *pinfo, proto_item *ti, expert_field *ei, const char *format, ...)
+{
+    proto_tree *tree;
+    proto_item *di;
+    int hf;
+    char *detail;
+    va_list ap;
+
+    if (!ti) {
+        au_expert_add(pinfo, ei);
+        return;
+    }
+    hf = au_detail_hf(ei);
+    if (hf < 0 || !proto_field_is_referenced((proto_tree *)ti, hf)) {
+        expert_add_info(pinfo, ti, ei);
+        return;
+    }
+    va_start(ap, format);
+    detail = wmem_strdup_vprintf(pinfo->pool, format, ap);
+    va_end(ap);
+    tree = proto_item_get_subtree(ti);
+    if (!tree)
+        tree = proto_item_add_subtree(ti, au_ett_detail);
+    di = proto_tree_add_string_format(tree, hf, NULL, 0, 0, detail, "%s", detail);
+    proto_item_set_generated(di);
+    expert_add_info(pinfo, di, ei);
+}

@@ -8,7 +8,8 @@
  *   optionally cut after so many characters;
  * - Info column marks, " [Stall]", from a table of problem bits;
  * - a direction's endpoints, copied from the packet's;
- * - expert infos that skip their printf when the text goes nowhere.
+ * - expert infos with a fixed summary, their numbers in a detail item
+ *   (formatted only when the tree shows it).
  *
  * Prefix au_ (analysis utilities). No state but the expert tap's id: every
  * function works on what it is given.
@@ -211,19 +212,26 @@ static inline void au_expert_add_info(packet_info *pinfo, proto_item *ti, expert
         au_expert_add(pinfo, ei);
 }
 
-/* expert_add_info_format, without the printf when its text goes nowhere: no
- * item to hang it on (no tree: first pass, packet list) and nothing on the
- * expert tap. Then the expert info is still added, with its registered
- * summary (same severity, group and Expert column), as Wireshark would drop
- * the formatted text, or skipped when nothing would show it
+/* An expert info with a fixed summary and its detail in the tree. The
+ * summary is always ei's registered text, one text per kind (as TCP's
+ * "Previous segment not captured"): tshark -z expert and the GUI's Expert
+ * Information group by summary, so a summary with frame or sequence numbers
+ * in it made one group per packet. The numbers (format and what follows, as
+ * printf) go into the tree instead: a generated text item of the protocol's
+ * field <proto>.expert.detail under ti, whose text is the detail and which
+ * carries the expert info. The text is only formatted when something can
+ * read it (a visible tree, or a filter or column on the detail field);
+ * otherwise the expert info is hung on ti as it is. Without an item (no
+ * tree: first pass, packet list, taps) the expert info alone, with its
+ * summary, severity and group, or nothing when nothing would show it
  * (au_expert_unseen). ti is evaluated once. */
-#define AU_EXPERT(pinfo, ti, ei, ...)                                            \
-    do {                                                                         \
-        proto_item *au_ti_ = (ti);                                               \
-        if (au_ti_ || au_expert_tapped())                                        \
-            expert_add_info_format((pinfo), au_ti_, (ei), __VA_ARGS__);          \
-        else                                                                     \
-            au_expert_add((pinfo), (ei));                                        \
-    } while (0)
+void au_expert_detail(packet_info *pinfo, proto_item *ti, expert_field *ei, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
+#define AU_EXPERT(pinfo, ti, ei, ...) au_expert_detail((pinfo), (ti), (ei), __VA_ARGS__)
+
+/* Registers protocol proto's detail field, <proto>.expert.detail, once
+ * (later calls for the same protocol do nothing): CS_REGISTER_ARRAYS calls
+ * it for every protocol of the plugin. */
+void au_expert_detail_register(int proto);
 
 #endif /* ANALYSIS_UTIL_H */

@@ -12,6 +12,7 @@
 #include <epan/packet.h>
 #include <epan/expert.h>
 
+#include "analysis-util.h"
 #include "reassembly-fields.h"
 
 /* Registers the fields hf, the subtrees ett and the expert infos ei (arrays:
@@ -40,6 +41,7 @@ static inline expert_module_t *cs_register_arrays(int proto, hf_register_info *h
     if (reasm)
         cs_reassembly_fields_register(proto, reasm, names);
     proto_register_subtree_array(ett, n_ett);
+    au_expert_detail_register(proto);
     em = expert_register_protocol(proto);
     expert_register_field_array(em, ei, n_ei);
     return em;

@@ -408,31 +408,31 @@ static void show_request_notes(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at
 
     if (rec->flags & NC_F_REQUEST) {
         if (c->have_token)
-            expert_add_info_format(pinfo, top, &ei_netcode_request,
-                                   "Connection request from the client (client id %" G_GUINT64_FORMAT
-                                   ", timeout %d s)", c->client_id, c->timeout_s);
+            AU_EXPERT(pinfo, top, &ei_netcode_request,
+                      "Connection request from the client (client id %" G_GUINT64_FORMAT
+                      ", timeout %d s)", c->client_id, c->timeout_s);
         else
             expert_add_info(pinfo, top, &ei_netcode_request);
     }
     if (rec->flags & NC_F_REQUEST_REPEATED) {
         proto_item_set_generated(proto_tree_add_uint(at, hf_request_frame, tvb, 0, 0, rec->ref_frame));
         add_time(at, hf_step_time, tvb, &rec->delta);
-        expert_add_info_format(pinfo, top, &ei_netcode_request_repeated,
-                               "Request sent again (%u. request; first in frame %u, %.3f s ago): no challenge has "
-                               "come back yet", rec->nth, rec->ref_frame, nstime_to_sec(&rec->delta));
+        AU_EXPERT(pinfo, top, &ei_netcode_request_repeated,
+                  "Request sent again (%u. request; first in frame %u, %.3f s ago): no challenge has "
+                  "come back yet", rec->nth, rec->ref_frame, nstime_to_sec(&rec->delta));
     }
     if (rec->flags & NC_F_REQUEST_AFTER_CHALLENGE) {
         proto_item_set_generated(proto_tree_add_uint(at, hf_challenge_frame, tvb, 0, 0, rec->ref_frame));
-        expert_add_info_format(pinfo, top, &ei_netcode_request_after_challenge,
-                               "Request sent again %.3f s after the server's challenge in frame %u: the client did "
-                               "not get the challenge (lost on the way back?)", nstime_to_sec(&rec->delta),
-                               rec->ref_frame);
+        AU_EXPERT(pinfo, top, &ei_netcode_request_after_challenge,
+                  "Request sent again %.3f s after the server's challenge in frame %u: the client did "
+                  "not get the challenge (lost on the way back?)", nstime_to_sec(&rec->delta),
+                  rec->ref_frame);
     }
     if (rec->flags & NC_F_TOKEN_EXPIRED)
-        expert_add_info_format(pinfo, top, &ei_netcode_token_expired,
-                               "The connect token expired at %" G_GUINT64_FORMAT " (Unix time), before this "
-                               "request: the server ignores it. A fresh token is needed (or a clock is wrong)",
-                               c->expire_ts);
+        AU_EXPERT(pinfo, top, &ei_netcode_token_expired,
+                  "The connect token expired at %" G_GUINT64_FORMAT " (Unix time), before this "
+                  "request: the server ignores it. A fresh token is needed (or a clock is wrong)",
+                  c->expire_ts);
 }
 
 /* The rest of the handshake: challenge, response, connected, denied. */
@@ -445,9 +445,9 @@ static void show_handshake_notes(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
             proto_item_set_generated(proto_tree_add_uint(at, hf_request_frame, tvb, 0, 0, rec->ref_frame));
             add_time(at, hf_step_time, tvb, &rec->delta);
         }
-        expert_add_info_format(pinfo, top, &ei_netcode_challenge,
-                               "Challenge from the server%s",
-                               rec->ref_frame ? wmem_strdup_printf(pinfo->pool, ", %.3f ms after the request in frame %u",
+        AU_EXPERT(pinfo, top, &ei_netcode_challenge,
+                  "Challenge from the server%s",
+                  rec->ref_frame ? wmem_strdup_printf(pinfo->pool, ", %.3f ms after the request in frame %u",
                                                                   nstime_to_msec(&rec->delta), rec->ref_frame) : "");
     }
     if (rec->flags & NC_F_RESPONSE) {
@@ -455,27 +455,27 @@ static void show_handshake_notes(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
             proto_item_set_generated(proto_tree_add_uint(at, hf_challenge_frame, tvb, 0, 0, rec->ref_frame));
             add_time(at, hf_step_time, tvb, &rec->delta);
         }
-        expert_add_info_format(pinfo, top, &ei_netcode_response, "Challenge response from the client%s",
-                               rec->ref_frame ? wmem_strdup_printf(pinfo->pool, ", %.3f ms after the challenge in frame %u",
+        AU_EXPERT(pinfo, top, &ei_netcode_response, "Challenge response from the client%s",
+                  rec->ref_frame ? wmem_strdup_printf(pinfo->pool, ", %.3f ms after the challenge in frame %u",
                                                                   nstime_to_msec(&rec->delta), rec->ref_frame) : "");
     }
     if (rec->flags & NC_F_RESPONSE_REPEATED) {
         proto_item_set_generated(proto_tree_add_uint(at, hf_response_frame, tvb, 0, 0, rec->ref_frame));
-        expert_add_info_format(pinfo, top, &ei_netcode_response_repeated,
-                               "Response sent again (%u.; first in frame %u, %.3f s ago): no keep-alive from the "
-                               "server yet", rec->nth, rec->ref_frame, nstime_to_sec(&rec->delta));
+        AU_EXPERT(pinfo, top, &ei_netcode_response_repeated,
+                  "Response sent again (%u.; first in frame %u, %.3f s ago): no keep-alive from the "
+                  "server yet", rec->nth, rec->ref_frame, nstime_to_sec(&rec->delta));
     }
     if (rec->flags & NC_F_CONNECTED) {
         proto_item_set_generated(proto_tree_add_uint(at, hf_request_frame, tvb, 0, 0, rec->ref_frame));
         add_time(at, hf_handshake_time, tvb, &rec->delta);
-        expert_add_info_format(pinfo, top, &ei_netcode_connected,
-                               "Connected: the server's first keep-alive, %.3f ms after the request in frame %u",
-                               nstime_to_msec(&rec->delta), rec->ref_frame);
+        AU_EXPERT(pinfo, top, &ei_netcode_connected,
+                  "Connected: the server's first keep-alive, %.3f ms after the request in frame %u",
+                  nstime_to_msec(&rec->delta), rec->ref_frame);
     }
     if (rec->flags & NC_F_DENIED)
-        expert_add_info_format(pinfo, top, &ei_netcode_denied,
-                               "Connection denied: the server is full (all its client slots are taken)%s",
-                               rec->ref_frame ? wmem_strdup_printf(pinfo->pool, "; request in frame %u", rec->ref_frame) : "");
+        AU_EXPERT(pinfo, top, &ei_netcode_denied,
+                  "Connection denied: the server is full (all its client slots are taken)%s",
+                  rec->ref_frame ? wmem_strdup_printf(pinfo->pool, "; request in frame %u", rec->ref_frame) : "");
 }
 
 /* Disconnects, and what the sequence numbers and the silences show. */
@@ -486,39 +486,39 @@ static void show_sequence_notes(tvbuff_t *tvb, packet_info *pinfo, proto_tree *a
     const char *side = rec->dir == NC_C2S ? "client" : "server";
 
     if (rec->flags & NC_F_DISCONNECT)
-        expert_add_info_format(pinfo, top, &ei_netcode_disconnect,
-                               "Disconnect from the %s (netcode sends 10 in a row)", side);
+        AU_EXPERT(pinfo, top, &ei_netcode_disconnect,
+                  "Disconnect from the %s (netcode sends 10 in a row)", side);
     if (rec->flags & NC_F_AFTER_DISCONNECT)
-        expert_add_info_format(pinfo, top, &ei_netcode_after_disconnect,
-                               "Packet after the connection's disconnect in frame %u", c->end_frame);
+        AU_EXPERT(pinfo, top, &ei_netcode_after_disconnect,
+                  "Packet after the connection's disconnect in frame %u", c->end_frame);
     if (rec->flags & NC_F_GAP) {
         proto_item_set_generated(proto_tree_add_uint64(at, hf_gap, tvb, 0, 0, rec->gap));
-        expert_add_info_format(pinfo, top, &ei_netcode_gap,
-                               "%" G_GUINT64_FORMAT " sequence number(s) skipped from the %s: lost before this "
-                               "capture point (or still to come, out of order)", rec->gap, side);
+        AU_EXPERT(pinfo, top, &ei_netcode_gap,
+                  "%" G_GUINT64_FORMAT " sequence number(s) skipped from the %s: lost before this "
+                  "capture point (or still to come, out of order)", rec->gap, side);
     }
     if (rec->flags & NC_F_DUPLICATE) {
         if (rec->dup_frame)
             proto_item_set_generated(proto_tree_add_uint(at, hf_dup_frame, tvb, 0, 0, rec->dup_frame));
-        expert_add_info_format(pinfo, top, &ei_netcode_duplicate,
-                               "Duplicate of frame %u (same sequence): the receiver's replay protection drops it",
-                               rec->dup_frame);
+        AU_EXPERT(pinfo, top, &ei_netcode_duplicate,
+                  "Duplicate of frame %u (same sequence): the receiver's replay protection drops it",
+                  rec->dup_frame);
     }
     if (rec->flags & NC_F_REPLAY)
-        expert_add_info_format(pinfo, top, &ei_netcode_replay,
-                               "Sequence %" G_GUINT64_FORMAT " behind the newest of the %s: outside the 256-packet "
-                               "replay window, the receiver drops it as a replay", rec->gap, side);
+        AU_EXPERT(pinfo, top, &ei_netcode_replay,
+                  "Sequence %" G_GUINT64_FORMAT " behind the newest of the %s: outside the 256-packet "
+                  "replay window, the receiver drops it as a replay", rec->gap, side);
     if (rec->flags & NC_F_OUT_OF_ORDER)
-        expert_add_info_format(pinfo, top, &ei_netcode_out_of_order,
-                               "Out of order: %" G_GUINT64_FORMAT " behind the newest sequence of the %s (inside the "
-                               "replay window: accepted)", rec->gap, side);
+        AU_EXPERT(pinfo, top, &ei_netcode_out_of_order,
+                  "Out of order: %" G_GUINT64_FORMAT " behind the newest sequence of the %s (inside the "
+                  "replay window: accepted)", rec->gap, side);
     if (rec->flags & NC_F_TIMED_OUT) {
         add_time(at, hf_silence, tvb, &rec->silence);
-        expert_add_info_format(pinfo, top, &ei_netcode_timed_out,
-                               "%.3f s of silence from the %s since frame %u, longer than the token's timeout of "
-                               "%d s: the %s has timed out the connection and drops this packet",
-                               nstime_to_sec(&rec->silence), side, rec->ref_frame, c->timeout_s,
-                               rec->dir == NC_C2S ? "server" : "client");
+        AU_EXPERT(pinfo, top, &ei_netcode_timed_out,
+                  "%.3f s of silence from the %s since frame %u, longer than the token's timeout of "
+                  "%d s: the %s has timed out the connection and drops this packet",
+                  nstime_to_sec(&rec->silence), side, rec->ref_frame, c->timeout_s,
+                  rec->dir == NC_C2S ? "server" : "client");
     }
 }
 

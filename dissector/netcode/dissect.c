@@ -738,11 +738,11 @@ static void show_not_netcode(nc_dissection_t *d)
 
     if (s->len)
         proto_tree_add_item(d->nt, hf_netcode_prefix, d->tvb, 0, 1, ENC_NA);
-    expert_add_info_format(d->pinfo, d->ti, &ei_netcode_not_netcode,
-                           "Not a netcode packet (%u bytes, prefix byte 0x%02x): %s", s->len, s->prefix,
-                           s->len == 0 ? "empty" :
-                           s->prefix == 0 ? "a request is 1078 bytes with \"NETCODE 1.02\"" :
-                           "type must be 1-6, sequence bytes 1-8, and room for the 16-byte MAC");
+    AU_EXPERT(d->pinfo, d->ti, &ei_netcode_not_netcode,
+              "Not a netcode packet (%u bytes, prefix byte 0x%02x): %s", s->len, s->prefix,
+              s->len == 0 ? "empty" :
+              s->prefix == 0 ? "a request is 1078 bytes with \"NETCODE 1.02\"" :
+              "type must be 1-6, sequence bytes 1-8, and room for the 16-byte MAC");
     col_add_fstr(d->pinfo->cinfo, COL_INFO, "Not netcode (%u bytes)", s->len);
 }
 
@@ -962,20 +962,20 @@ static void show_token(nc_dissection_t *d, proto_tree *tt, proto_item *pi)
                                     "Private connect token (decrypted)");
         add_token_tree(pinfo, dt, ptvb, d->plain, naddr, koff);
         if (d->pkt.token_bad)
-            expert_add_info_format(pinfo, pi, &ei_netcode_token_bad,
-                                   "The private connect token decrypts but is malformed (%u server addresses, "
-                                   "or an address type other than 1 or 2): the server ignores the request", naddr);
+            AU_EXPERT(pinfo, pi, &ei_netcode_token_bad,
+                      "The private connect token decrypts but is malformed (%u server addresses, "
+                      "or an address type other than 1 or 2): the server ignores the request", naddr);
         else if (!d->pkt.server_in_token && (pinfo->dst.type == AT_IPv4 || pinfo->dst.type == AT_IPv6))
             expert_add_info(pinfo, pi, &ei_netcode_server_not_in_token);
     } else if (d->rec->private_key < 0 && nc_keys_private_count() > 0) {
-        expert_add_info_format(pinfo, pi, &ei_netcode_token_failed,
-                               "The private connect token does not decrypt with any of the %u private key(s) "
-                               "configured: the server has another key (or the protocol id or expire "
-                               "timestamp were altered), and ignores the request", nc_keys_private_count());
+        AU_EXPERT(pinfo, pi, &ei_netcode_token_failed,
+                  "The private connect token does not decrypt with any of the %u private key(s) "
+                  "configured: the server has another key (or the protocol id or expire "
+                  "timestamp were altered), and ignores the request", nc_keys_private_count());
     } else if (d->rec->undecrypted == NC_UNDEC_NO_KEY_NOTE) {
-        expert_add_info_format(pinfo, pi, &ei_netcode_no_key,
-                               "Connect token not decrypted: no private key (netcode.private_key, or a "
-                               "NETCODE_PRIVATE_KEY line in netcode.keylog_file)");
+        AU_EXPERT(pinfo, pi, &ei_netcode_no_key,
+                  "Connect token not decrypted: no private key (netcode.private_key, or a "
+                  "NETCODE_PRIVATE_KEY line in netcode.keylog_file)");
     }
 }
 
@@ -1031,14 +1031,14 @@ static proto_item *show_packet_header(nc_dissection_t *d)
     if (!s->size_ok) {
         int want = type_plain_len[s->type];
         if (want >= 0)
-            expert_add_info_format(d->pinfo, d->ti, &ei_netcode_size,
-                                   "%s of %u bytes: %u encrypted bytes where the type has %d (and a 16-byte MAC): "
-                                   "the receiver ignores it", type_short[s->type], s->len, s->enc_len - NC_MAC_BYTES,
-                                   want);
+            AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
+                      "%s of %u bytes: %u encrypted bytes where the type has %d (and a 16-byte MAC): "
+                      "the receiver ignores it", type_short[s->type], s->len, s->enc_len - NC_MAC_BYTES,
+                      want);
         else
-            expert_add_info_format(d->pinfo, d->ti, &ei_netcode_size,
-                                   "Payload of %u bytes: the payload must be 1 to 1200 bytes; the receiver ignores it",
-                                   s->enc_len - NC_MAC_BYTES);
+            AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
+                      "Payload of %u bytes: the payload must be 1 to 1200 bytes; the receiver ignores it",
+                      s->enc_len - NC_MAC_BYTES);
     }
     return di;
 }
@@ -1139,9 +1139,9 @@ static gboolean show_packet(nc_dissection_t *d)
     if (d->decrypted)
         return show_decrypted(d, di);
     if (d->rec->undecrypted == NC_UNDEC_FAILED)
-        expert_add_info_format(d->pinfo, di, &ei_netcode_decrypt_failed,
-                               "Does not decrypt with the connection's keys: forged, corrupted, or sent with "
-                               "other keys; the receiver drops it (the analysis ignores it)");
+        AU_EXPERT(d->pinfo, di, &ei_netcode_decrypt_failed,
+                  "Does not decrypt with the connection's keys: forged, corrupted, or sent with "
+                  "other keys; the receiver drops it (the analysis ignores it)");
     else if (d->rec->undecrypted == NC_UNDEC_NO_KEY_NOTE || d->rec->undecrypted == NC_UNDEC_NO_ID_NOTE)
         show_missing(d, di);
     info_packet(d->pinfo, &d->s, TRUE, d->s.enc_len - NC_MAC_BYTES, TRUE);
@@ -1157,10 +1157,10 @@ static void finish_packet(nc_dissection_t *d)
     packet_info *pinfo = d->pinfo;
 
     if (d->rec->keylog_gen && nc_keys_keylog_problem())
-        expert_add_info_format(pinfo, d->ti, &ei_netcode_keylog, "Key log file %s: %s", pref_keylog_file,
-                               nc_keys_keylog_problem());
+        AU_EXPERT(pinfo, d->ti, &ei_netcode_keylog, "Key log file %s: %s", pref_keylog_file,
+                  nc_keys_keylog_problem());
     if (pref_error_frame == pinfo->num && private_key_pref_error)
-        expert_add_info_format(pinfo, d->ti, &ei_netcode_private_key_pref, "%s", private_key_pref_error);
+        AU_EXPERT(pinfo, d->ti, &ei_netcode_private_key_pref, "%s", private_key_pref_error);
     if (token_file_error_frame == pinfo->num && token_file_error) {
         proto_item *ti = proto_tree_add_expert(d->nt, pinfo, &ei_netcode_token_file, d->tvb, 0, 0);
         proto_item_append_text(ti, ": %s", token_file_error);

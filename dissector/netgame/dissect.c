@@ -278,7 +278,8 @@ static void show_header(tvbuff_t *tvb, packet_info *pinfo, proto_tree *nt, proto
                   "the original receiver drops it", p->protocol_id, nc->id, nc->id_frame);
     else if (!id_configured(p->protocol_id))
         AU_EXPERT(pinfo, idi, &ei_netgame_id_unexpected,
-                  "Protocol id 0x%08x is not in the netgame.protocol_ids preference", p->protocol_id);
+                  "Protocol id 0x%08x is not in the netgame.protocol_ids preference: add 0x%08x there "
+                  "if it is this game's", p->protocol_id, p->protocol_id);
     if (nt) {
         proto_tree_add_item(nt, hf_netgame_sequence, tvb, 4, 4, ENC_BIG_ENDIAN);
         proto_tree_add_item(nt, hf_netgame_ack, tvb, 8, 4, ENC_BIG_ENDIAN);

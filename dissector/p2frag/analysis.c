@@ -19,6 +19,7 @@
 
 #include "p2frag-int.h"
 #include "common/protocol2.h"
+#include "common/analysis-util.h"
 #include "common/single-pass.h"
 #include "common/ws-compat.h"
 
@@ -471,34 +472,34 @@ void p2frag_analysis_show(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, c
     proto_item_set_generated(ai);
     at = proto_item_add_subtree(ai, ett_p2frag_analysis);
     if (ff->flags & P2FRAG_FF_TOO_OLD)
-        expert_add_info_format(pinfo, ai, &ei_p2frag_too_old,
-                               "Sequence %u is more than %u behind the newest %u: a receiver drops it",
-                               b->seq, P2FRAG_WINDOW, ff->newest_seq);
+        AU_EXPERT(pinfo, ai, &ei_p2frag_too_old,
+                  "Sequence %u is more than %u behind the newest %u: a receiver drops it",
+                  b->seq, P2FRAG_WINDOW, ff->newest_seq);
     if (ff->flags & P2FRAG_FF_CONFLICT)
-        expert_add_info_format(pinfo, ai, &ei_p2frag_count_conflict,
-                               "Fragment count %u disagrees with the %u of earlier fragments of sequence %u "
-                               "(frame %u): a receiver drops it", b->num_fragments, ff->other_count, b->seq,
-                               ff->other_frame);
+        AU_EXPERT(pinfo, ai, &ei_p2frag_count_conflict,
+                  "Fragment count %u disagrees with the %u of earlier fragments of sequence %u "
+                  "(frame %u): a receiver drops it", b->num_fragments, ff->other_count, b->seq,
+                  ff->other_frame);
     if (ff->flags & P2FRAG_FF_DUP)
-        expert_add_info_format(pinfo, ai, &ei_p2frag_duplicate,
-                               "Duplicate of fragment %u of packet %u (first in frame %u): a receiver drops it",
-                               b->fragment_id, b->seq, ff->other_frame);
+        AU_EXPERT(pinfo, ai, &ei_p2frag_duplicate,
+                  "Duplicate of fragment %u of packet %u (first in frame %u): a receiver drops it",
+                  b->fragment_id, b->seq, ff->other_frame);
     for (guint32 i = 0; i < ff->n_lost; i++) {
         const p2frag_pkt_t *lp = ff->lost[i];
-        expert_add_info_format(pinfo, ai, &ei_p2frag_lost,
-                               "Packet %u lost: %u of its %u fragments arrived (missing %s); sequence %u "
-                               "moves it out of the %u-packet window",
-                               lp->seq, lp->seen, lp->num_fragments,
-                               p2frag_missing_str(pinfo->pool, lp), (guint16)lp->lost_by, P2FRAG_WINDOW);
+        AU_EXPERT(pinfo, ai, &ei_p2frag_lost,
+                  "Packet %u lost: %u of its %u fragments arrived (missing %s); sequence %u "
+                  "moves it out of the %u-packet window",
+                  lp->seq, lp->seen, lp->num_fragments,
+                  p2frag_missing_str(pinfo->pool, lp), (guint16)lp->lost_by, P2FRAG_WINDOW);
     }
     if (original_notes && !(ff->flags & P2FRAG_FF_TOO_OLD)) {
         gboolean delivered = pkt ? (ff->flags & P2FRAG_FF_COMPLETES) && !pkt->lost_frame : TRUE;
         if (delivered && pkt && pkt->interleave_frame && pkt->interleave_frame < pinfo->num)
-            expert_add_info_format(pinfo, ai, &ei_p2frag_orig_interleaved,
-                                   "The original example's receiver would have lost this packet: sequence %u "
-                                   "(frame %u) arrived before it was complete, and that receiver discards every "
-                                   "partial packet on a newer sequence (original bug 4)",
-                                   pkt->interleave_seq, pkt->interleave_frame);
+            AU_EXPERT(pinfo, ai, &ei_p2frag_orig_interleaved,
+                      "The original example's receiver would have lost this packet: sequence %u "
+                      "(frame %u) arrived before it was complete, and that receiver discards every "
+                      "partial packet on a newer sequence (original bug 4)",
+                      pkt->interleave_seq, pkt->interleave_frame);
         if (delivered && b->seq >= P2FRAG_ORIGINAL_SEQ_LIMIT)
             expert_add_info(pinfo, ai, &ei_p2frag_orig_seq256);
     }

@@ -375,9 +375,9 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
                 break;
             ti = p2frag_add_sint(tree, *f[i].hf, tvb, bit, nbits, f[i].min);
             if (experts && tvb_get_bits32(tvb, bit, nbits, ENC_LITTLE_ENDIAN) > (guint32)(f[i].max - f[i].min))
-                expert_add_info_format(pinfo, ti, &ei_p2frag_value_range,
-                                       "Value above its maximum %d (int(%d, %d)): a reader drops the packet",
-                                       f[i].max, f[i].min, f[i].max);
+                AU_EXPERT(pinfo, ti, &ei_p2frag_value_range,
+                          "Value above its maximum %d (int(%d, %d)): a reader drops the packet",
+                          f[i].max, f[i].min, f[i].max);
             bit += nbits;
         }
         if (b->nfields >= PF_BODY)
@@ -395,9 +395,9 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
         ti = dp2_add_bits(tree, hf_p2frag_num_items, tvb, b->body_bit, nb, 0);
         if (b->num_items > P2FRAG_MAX_ITEMS) {
             if (experts)
-                expert_add_info_format(pinfo, ti, &ei_p2frag_value_range,
-                                       "Item count %u above its maximum %u: a reader drops the packet",
-                                       b->num_items, P2FRAG_MAX_ITEMS);
+                AU_EXPERT(pinfo, ti, &ei_p2frag_value_range,
+                          "Item count %u above its maximum %u: a reader drops the packet",
+                          b->num_items, P2FRAG_MAX_ITEMS);
             return "";
         }
         it = proto_tree_add_subtree_format(tree, tvb, b->items_bit / 8,
@@ -419,9 +419,9 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
                                           "Items %u-%u: not listed one per line (p2frag.item has them)",
                                           P2FRAG_ITEMS_SHOWN, b->items_read - 1);
         if (bad && experts)
-            expert_add_info_format(pinfo, ti, &ei_p2frag_value_range,
-                                   "%u item%s above the maximum %d: a reader drops the packet", bad,
-                                   plurality(bad, "", "s"), P2FRAG_ITEM_MAX);
+            AU_EXPERT(pinfo, ti, &ei_p2frag_value_range,
+                      "%u item%s above the maximum %d: a reader drops the packet", bad,
+                      plurality(bad, "", "s"), P2FRAG_ITEM_MAX);
         {
             char *buf = (char *)wmem_alloc(pinfo->pool, 24), *p = au_put_uint(buf, b->num_items);
             p = au_put_str(p, b->num_items == 1 ? " item" : " items");
@@ -453,9 +453,9 @@ static const char *p2frag_show_body(proto_tree *tree, tvbuff_t *tvb, packet_info
 static void p2frag_show_problems(proto_item *pi, packet_info *pinfo, tvbuff_t *tvb, const p2frag_body_t *b)
 {
     if (b->errors & DP2_ERR_TRUNCATED)
-        expert_add_info_format(pinfo, pi, &ei_p2frag_truncated,
-                               "Truncated: the fields need at least %u bytes, the packet has %u",
-                               b->r.need_bytes, tvb_captured_length(tvb));
+        AU_EXPERT(pinfo, pi, &ei_p2frag_truncated,
+                  "Truncated: the fields need at least %u bytes, the packet has %u",
+                  b->r.need_bytes, tvb_captured_length(tvb));
 }
 
 /* "Fragment %u/%u of packet %u, %u byte%s", written here rather than by
@@ -497,9 +497,9 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
     proto_item_append_text(ti, " (%s)", p2frag_type_name(b->type));
     if (b->type >= cfg_num_types) {
         if (experts)
-            expert_add_info_format(pinfo, ti, &ei_p2frag_value_range,
-                                   "Packet type %u above its maximum %u (p2frag.num_types is %u)",
-                                   b->type, cfg_num_types - 1, cfg_num_types);
+            AU_EXPERT(pinfo, ti, &ei_p2frag_value_range,
+                      "Packet type %u above its maximum %u (p2frag.num_types is %u)",
+                      b->type, cfg_num_types - 1, cfg_num_types);
         return wmem_strdup_printf(pinfo->pool, "Packet %u, type %u", b->seq, b->type);
     }
     if (b->type == P2FRAG_TYPE_FRAGMENT) {
@@ -511,21 +511,21 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
         }
         ti = dp2_add_bits(tree, hf_p2frag_fragment_id, tvb, bit, 8, 0);
         if (experts && (b->errors & P2FRAG_ERR_ID_RANGE))
-            expert_add_info_format(pinfo, ti, &ei_p2frag_id_range,
-                                   "Fragment id %u >= fragment count %u: a receiver drops it",
-                                   b->fragment_id, b->num_fragments);
+            AU_EXPERT(pinfo, ti, &ei_p2frag_id_range,
+                      "Fragment id %u >= fragment count %u: a receiver drops it",
+                      b->fragment_id, b->num_fragments);
         ti = dp2_add_bits(tree, hf_p2frag_num_fragments, tvb, bit + 8, 8, 0);
         if (b->num_fragments == 0) {
             proto_item_append_text(ti, " (invalid: 256 fragments would be written as 0)");
             if (experts) {
                 if (pref_original_notes)
-                    expert_add_info_format(pinfo, ti, &ei_p2frag_count_zero,
-                                           "Fragment count 0: the original program writes the raw count in "
-                                           "8 bits, so a 256-fragment packet is sent as 0 and no receiver "
-                                           "can take it (original bug 5: 256 fragments cannot be sent)");
+                    AU_EXPERT(pinfo, ti, &ei_p2frag_count_zero,
+                              "Fragment count 0: the original program writes the raw count in "
+                              "8 bits, so a 256-fragment packet is sent as 0 and no receiver "
+                              "can take it (original bug 5: 256 fragments cannot be sent)");
                 else
-                    expert_add_info_format(pinfo, ti, &ei_p2frag_count_zero,
-                                           "Fragment count 0 (256 fragments cannot be represented): a receiver drops it");
+                    AU_EXPERT(pinfo, ti, &ei_p2frag_count_zero,
+                              "Fragment count 0 (256 fragments cannot be represented): a receiver drops it");
             }
         }
         if (b->num_fragments) {
@@ -538,13 +538,13 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
         proto_item_append_text(ti, " (not sent: the datagram's length - %u)", b->data_offset);
         proto_item_set_generated(ti);
         if (experts && (b->errors & P2FRAG_ERR_SIZE_RANGE))
-            expert_add_info_format(pinfo, ti, &ei_p2frag_size_range,
-                                   "Fragment carries %u bytes, not 1..%u: a receiver drops it",
-                                   b->data_len, P2FRAG_FRAGMENT_SIZE);
+            AU_EXPERT(pinfo, ti, &ei_p2frag_size_range,
+                      "Fragment carries %u bytes, not 1..%u: a receiver drops it",
+                      b->data_len, P2FRAG_FRAGMENT_SIZE);
         if (experts && (b->errors & P2FRAG_ERR_SIZE_SHORT))
-            expert_add_info_format(pinfo, ti, &ei_p2frag_size_short,
-                                   "Fragment %u of %u is not the last, so it must carry %u bytes; it carries %u",
-                                   b->fragment_id, b->num_fragments, P2FRAG_FRAGMENT_SIZE, b->data_len);
+            AU_EXPERT(pinfo, ti, &ei_p2frag_size_short,
+                      "Fragment %u of %u is not the last, so it must carry %u bytes; it carries %u",
+                      b->fragment_id, b->num_fragments, P2FRAG_FRAGMENT_SIZE, b->data_len);
         if (tree) {
             gint have = tvb_captured_length_remaining(tvb, b->data_offset);
             proto_tree_add_item(tree, hf_p2frag_fragment_data, tvb, b->data_offset,
@@ -556,9 +556,9 @@ static const char *p2frag_show_fields(proto_tree *tree, proto_item *pi, tvbuff_t
         dp2_add_padding(tree, pinfo, &p2frag_p2d, &b->r, &next_pad, experts);
         dp2_add_end_check(tree, pinfo, &p2frag_p2d, &b->r, experts);
         if (experts && (b->errors & P2FRAG_ERR_TOO_LONG))
-            expert_add_info_format(pinfo, pi, &ei_p2frag_too_long,
-                                   "Regular packet of %u bytes: one larger than %u bytes must be sent as "
-                                   "fragments, a receiver drops it", tvb_reported_length(tvb), P2FRAG_MAX_REGULAR);
+            AU_EXPERT(pinfo, pi, &ei_p2frag_too_long,
+                      "Regular packet of %u bytes: one larger than %u bytes must be sent as "
+                      "fragments, a receiver drops it", tvb_reported_length(tvb), P2FRAG_MAX_REGULAR);
         /* "Packet %u, type %s[: %s]" (every regular and reassembled packet). */
         char *buf = (char *)wmem_alloc(pinfo->pool, 40 + strlen(body)), *p = buf;
         p = au_put_str(p, "Packet ");
@@ -609,17 +609,17 @@ static void p2frag_show_inner(tvbuff_t *inner, packet_info *pinfo, proto_tree *t
     if (!crc_good) {
         /* Not a packet written whole (e.g. a game fragmenting raw data):
          * its fields are shown, its problems are not raised one by one. */
-        expert_add_info_format(pinfo, ri, &ei_p2frag_inner_crc,
-                               "The reassembled %u bytes fail their own CRC for protocol id 0x%08x "
-                               "(stored 0x%08x, computed 0x%08x): not a packet written whole", len, id,
-                               stored, computed);
+        AU_EXPERT(pinfo, ri, &ei_p2frag_inner_crc,
+                  "The reassembled %u bytes fail their own CRC for protocol id 0x%08x "
+                  "(stored 0x%08x, computed 0x%08x): not a packet written whole", len, id,
+                  stored, computed);
     }
     info = p2frag_show_fields(rt, ri, inner, pinfo, &b, crc_good);
     proto_item_append_text(ri, ": %u bytes, %s", len, info);
     if (b.nfields >= PF_SEQ && b.seq != outer_seq && crc_good) {
-        expert_add_info_format(pinfo, ri, &ei_p2frag_inner_seq,
-                               "The reassembled packet's own sequence %u differs from its fragments' %u",
-                               b.seq, outer_seq);
+        AU_EXPERT(pinfo, ri, &ei_p2frag_inner_seq,
+                  "The reassembled packet's own sequence %u differs from its fragments' %u",
+                  b.seq, outer_seq);
     }
     if (pinfo->cinfo) {
         /* " [Reassembled %u bytes: %s]" */

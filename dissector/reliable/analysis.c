@@ -789,21 +789,21 @@ void reliable_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (rec->flags & RLA_DUPLICATE) {
         it = proto_tree_add_uint(at, hf_reliable_duplicate_of, tvb, 0, 0, rec->dup_of);
         proto_item_set_generated(it);
-        expert_add_info_format(pinfo, ti, &ei_reliable_duplicate,
-                               "Duplicate of frame %u: the receiver ignores it", rec->dup_of);
+        AU_EXPERT(pinfo, ti, &ei_reliable_duplicate,
+                  "Duplicate of frame %u: the receiver ignores it", rec->dup_of);
     }
     if (rec->flags & RLA_OUT_OF_ORDER)
-        expert_add_info_format(pinfo, ti, &ei_reliable_out_of_order,
-                               "Out of order: older than the newest sequence of this direction");
+        AU_EXPERT(pinfo, ti, &ei_reliable_out_of_order,
+                  "Out of order: older than the newest sequence of this direction");
     if (rec->flags & RLA_GAP) {
         proto_item_set_generated(proto_tree_add_uint(at, hf_reliable_gap, tvb, 0, 0, rec->gap));
-        expert_add_info_format(pinfo, ti, &ei_reliable_gap,
-                               "%u sequence%s before this one not seen (lost before the capture point, or late)",
-                               rec->gap, rec->gap == 1 ? "" : "s");
+        AU_EXPERT(pinfo, ti, &ei_reliable_gap,
+                  "%u sequence%s before this one not seen (lost before the capture point, or late)",
+                  rec->gap, rec->gap == 1 ? "" : "s");
     }
     if (rec->flags & RLA_ACK_BACK)
-        expert_add_info_format(pinfo, ti, &ei_reliable_ack_back,
-                               "Ack went back from %u while the sequence went forward", rec->prev_ack);
+        AU_EXPERT(pinfo, ti, &ei_reliable_ack_back,
+                  "Ack went back from %u while the sequence went forward", rec->prev_ack);
     if (rec->flags & RLA_RESTART)
         expert_add_info(pinfo, ti, &ei_reliable_restart);
     if (rec->flags & RLA_NOT_CAPTURED) {
@@ -814,34 +814,34 @@ void reliable_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         expert_add_info(pinfo, it, &ei_reliable_not_captured);
     }
     if (rec->flags & RLA_ACK_UNDONE)
-        expert_add_info_format(pinfo, ti, &ei_reliable_ack_undone,
-                               "Ack bits inconsistent: sequence %u was acknowledged by an earlier packet of this "
-                               "side and is not here", rec->undone_seq);
+        AU_EXPERT(pinfo, ti, &ei_reliable_ack_undone,
+                  "Ack bits inconsistent: sequence %u was acknowledged by an earlier packet of this "
+                  "side and is not here", rec->undone_seq);
     if (rec->flags & RLA_ACK_STALLED)
-        expert_add_info_format(pinfo, ti, &ei_reliable_ack_stalled,
-                               "The peer's ack is stuck at %u, %u sequences behind: nothing newer can be "
-                               "acknowledged (a receiver that stopped acking, or its packets are lost)",
-                               rec->prev_ack, rec->stalled_packets);
+        AU_EXPERT(pinfo, ti, &ei_reliable_ack_stalled,
+                  "The peer's ack is stuck at %u, %u sequences behind: nothing newer can be "
+                  "acknowledged (a receiver that stopped acking, or its packets are lost)",
+                  rec->prev_ack, rec->stalled_packets);
     if (rec->flags & RLA_FRAG_COUNT)
-        expert_add_info_format(pinfo, ti, &ei_reliable_frag_count,
-                               "Fragment count differs from the packet's first fragment (%u): the receiver "
-                               "drops it", rec->first_count);
+        AU_EXPERT(pinfo, ti, &ei_reliable_frag_count,
+                  "Fragment count differs from the packet's first fragment (%u): the receiver "
+                  "drops it", rec->first_count);
     for (guint i = 0; i < rec->n_lost; i++) {
         it = proto_tree_add_uint(at, hf_reliable_lost, tvb, 0, 0, rec->lost_seqs[i]);
         proto_item_set_generated(it);
         proto_item_set_generated(proto_tree_add_uint(at, hf_reliable_lost_frame, tvb, 0, 0, rec->lost_frames[i]));
-        expert_add_info_format(pinfo, it, &ei_reliable_lost,
-                               "Sequence %u (frame %u) lost: this ack moved 32 past it without acknowledging it",
-                               rec->lost_seqs[i], rec->lost_frames[i]);
+        AU_EXPERT(pinfo, it, &ei_reliable_lost,
+                  "Sequence %u (frame %u) lost: this ack moved 32 past it without acknowledging it",
+                  rec->lost_seqs[i], rec->lost_frames[i]);
     }
     for (guint i = 0; i < rec->n_incomplete; i++) {
         it = proto_tree_add_uint(at, hf_reliable_incomplete, tvb, 0, 0, rec->incomplete_seqs[i]);
         proto_item_set_generated(it);
-        expert_add_info_format(pinfo, it, &ei_reliable_incomplete,
-                               "Packet %u (first fragment frame %u) never completed: %u fragment%s missing when it "
-                               "left the 64-packet reassembly window", rec->incomplete_seqs[i],
-                               rec->incomplete_frames[i], rec->incomplete_missing[i],
-                               rec->incomplete_missing[i] == 1 ? "" : "s");
+        AU_EXPERT(pinfo, it, &ei_reliable_incomplete,
+                  "Packet %u (first fragment frame %u) never completed: %u fragment%s missing when it "
+                  "left the 64-packet reassembly window", rec->incomplete_seqs[i],
+                  rec->incomplete_frames[i], rec->incomplete_missing[i],
+                  rec->incomplete_missing[i] == 1 ? "" : "s");
     }
     if (rec->flags & (RLA_DUPLICATE | RLA_OUT_OF_ORDER | RLA_GAP) || rec->n_lost || rec->n_incomplete ||
         rec->flags & (RLA_ACK_STALLED | RLA_ACK_UNDONE | RLA_NOT_CAPTURED)) {

@@ -23,6 +23,7 @@
 #include <epan/proto_data.h>
 
 #include "reliable-int.h"
+#include "analysis-util.h"
 #include "single-pass.h"
 #include "ws-compat.h"
 
@@ -255,9 +256,9 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
 
     if (!read_header(tvb, 0, &h)) {
         proto_tree_add_item(rt, hf_reliable_prefix, tvb, 0, 1, ENC_NA);
-        expert_add_info_format(pinfo, ti, &ei_reliable_short,
-                               "Datagram of %u bytes, shorter than the %u-byte header its prefix announces: "
-                               "the receiver drops it", len, h.len);
+        AU_EXPERT(pinfo, ti, &ei_reliable_short,
+                  "Datagram of %u bytes, shorter than the %u-byte header its prefix announces: "
+                  "the receiver drops it", len, h.len);
         col_add_fstr(pinfo->cinfo, COL_INFO, "Short packet (%u bytes, header needs %u)", len, h.len);
         return len;
     }
@@ -265,10 +266,10 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
     if (h.prefix & 0xC0)
         expert_add_info(pinfo, ti, &ei_reliable_reserved);
     if (!h.canonical)
-        expert_add_info_format(pinfo, ti, &ei_reliable_not_canonical,
-                               "Header not canonically encoded (an ack-bits byte of 0xFF sent, a 16-bit ack where "
-                               "the difference fits a byte, or bits 6-7 set): the library reads it here, but "
-                               "rejects such a header inside a fragment");
+        AU_EXPERT(pinfo, ti, &ei_reliable_not_canonical,
+                  "Header not canonically encoded (an ack-bits byte of 0xFF sent, a 16-bit ack where "
+                  "the difference fits a byte, or bits 6-7 set): the library reads it here, but "
+                  "rejects such a header inside a fragment");
     proto_item_set_generated(proto_tree_add_uint(rt, hf_reliable_payload_len, tvb, h.len, 0, len - h.len));
     col_add_fstr(pinfo->cinfo, COL_INFO, "Seq=%u Ack=%u AckBits=0x%08x Len=%u", h.seq, h.ack, h.ack_bits,
                  len - h.len);
@@ -281,9 +282,9 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
     pkt.ack_bits = h.ack_bits;
     pkt.valid = len - h.len <= pref_max_packet;
     if (!pkt.valid && !too_large)
-        expert_add_info_format(pinfo, ti, &ei_reliable_too_large,
-                               "Payload of %u bytes, above the receiver's %u (reliable.max_packet_size): dropped",
-                               len - h.len, pref_max_packet);
+        AU_EXPERT(pinfo, ti, &ei_reliable_too_large,
+                  "Payload of %u bytes, above the receiver's %u (reliable.max_packet_size): dropped",
+                  len - h.len, pref_max_packet);
     pkt.valid = pkt.valid && !too_large;
     if (!pinfo->flags.in_error_pkt)
         rec = reliable_analysis_packet(pinfo, &pkt, len, &transient);
@@ -307,8 +308,8 @@ static gboolean fragment0_header(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     hdr_t h;
 
     if (!read_header(tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h) || (h.prefix & 1)) {
-        expert_add_info_format(pinfo, pi, &ei_reliable_short,
-                               "Fragment 0 has no readable packet header: the receiver drops it");
+        AU_EXPERT(pinfo, pi, &ei_reliable_short,
+                  "Fragment 0 has no readable packet header: the receiver drops it");
         return FALSE;
     }
     proto_item_set_len(pi, h.len);
@@ -318,9 +319,9 @@ static gboolean fragment0_header(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     pkt->ack_bits = h.ack_bits;
     *data_off += h.len;
     if (h.seq != pkt->seq) {
-        expert_add_info_format(pinfo, pi, &ei_reliable_sequence_mismatch,
-                               "Packet header's sequence %u differs from the fragment's %u: the receiver "
-                               "drops it", h.seq, pkt->seq);
+        AU_EXPERT(pinfo, pi, &ei_reliable_sequence_mismatch,
+                  "Packet header's sequence %u differs from the fragment's %u: the receiver "
+                  "drops it", h.seq, pkt->seq);
         valid = FALSE;
     }
     if (!h.canonical) {
@@ -340,16 +341,16 @@ static gboolean fragment_size_ok(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
                                          data_len, data_len);
 
     if (valid && data_len > pref_fragment_size) {
-        expert_add_info_format(pinfo, pi, &ei_reliable_fragment_too_big,
-                               "%u bytes of fragment data, above the fragment size %u (reliable.fragment_size): "
-                               "dropped", data_len, pref_fragment_size);
+        AU_EXPERT(pinfo, pi, &ei_reliable_fragment_too_big,
+                  "%u bytes of fragment data, above the fragment size %u (reliable.fragment_size): "
+                  "dropped", data_len, pref_fragment_size);
         return FALSE;
     }
     if (valid && pkt->fragment_id != pkt->num_fragments - 1 && data_len != pref_fragment_size) {
-        expert_add_info_format(pinfo, pi, &ei_reliable_fragment_size,
-                               "Fragment %u of %u carries %u bytes; every fragment but the last carries exactly "
-                               "%u (reliable.fragment_size): dropped", pkt->fragment_id, pkt->num_fragments, data_len,
-                               pref_fragment_size);
+        AU_EXPERT(pinfo, pi, &ei_reliable_fragment_size,
+                  "Fragment %u of %u carries %u bytes; every fragment but the last carries exactly "
+                  "%u (reliable.fragment_size): dropped", pkt->fragment_id, pkt->num_fragments, data_len,
+                  pref_fragment_size);
         return FALSE;
     }
     return valid;
@@ -391,9 +392,9 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
 
     if (len < RELIABLE_FRAGMENT_HEADER_LEN) {
         proto_tree_add_item(rt, hf_reliable_prefix, tvb, 0, 1, ENC_NA);
-        expert_add_info_format(pinfo, ti, &ei_reliable_short,
-                               "Fragment of %u bytes, shorter than the 5-byte fragment header: the receiver "
-                               "drops it", len);
+        AU_EXPERT(pinfo, ti, &ei_reliable_short,
+                  "Fragment of %u bytes, shorter than the 5-byte fragment header: the receiver "
+                  "drops it", len);
         col_add_fstr(pinfo->cinfo, COL_INFO, "Short fragment (%u bytes)", len);
         return len;
     }
@@ -411,17 +412,17 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
     proto_tree_add_item(rt, hf_reliable_sequence, tvb, 1, 2, ENC_LITTLE_ENDIAN);
     pi = proto_tree_add_item(rt, hf_reliable_fragment_id, tvb, 3, 1, ENC_NA);
     if (pkt.fragment_id >= pkt.num_fragments) {
-        expert_add_info_format(pinfo, pi, &ei_reliable_fragment_id_range,
-                               "Fragment id %u is not below the count %u: the receiver drops it",
-                               pkt.fragment_id, pkt.num_fragments);
+        AU_EXPERT(pinfo, pi, &ei_reliable_fragment_id_range,
+                  "Fragment id %u is not below the count %u: the receiver drops it",
+                  pkt.fragment_id, pkt.num_fragments);
         valid = FALSE;
     }
     pi = proto_tree_add_uint(rt, hf_reliable_num_fragments, tvb, 4, 1, pkt.num_fragments);
     proto_item_append_text(pi, " (stored as %u)", pkt.num_fragments - 1);
     if (pkt.num_fragments > pref_max_fragments) {
-        expert_add_info_format(pinfo, pi, &ei_reliable_too_many_fragments,
-                               "%u fragments, above the receiver's %u (reliable.max_fragments): dropped",
-                               pkt.num_fragments, pref_max_fragments);
+        AU_EXPERT(pinfo, pi, &ei_reliable_too_many_fragments,
+                  "%u fragments, above the receiver's %u (reliable.max_fragments): dropped",
+                  pkt.num_fragments, pref_max_fragments);
         valid = FALSE;
     }
     if (pkt.fragment_id == 0)
@@ -459,9 +460,9 @@ static int dissect_reliable(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     rt = proto_item_add_subtree(ti, ett_reliable);
     too_large = tvb_reported_length(tvb) > pref_max_packet + RELIABLE_MAX_HEADER_LEN + RELIABLE_FRAGMENT_HEADER_LEN;
     if (too_large)
-        expert_add_info_format(pinfo, ti, &ei_reliable_too_large,
-                               "Datagram of %u bytes, above what the receiver takes (%u + 14, "
-                               "reliable.max_packet_size): dropped", tvb_reported_length(tvb), pref_max_packet);
+        AU_EXPERT(pinfo, ti, &ei_reliable_too_large,
+                  "Datagram of %u bytes, above what the receiver takes (%u + 14, "
+                  "reliable.max_packet_size): dropped", tvb_reported_length(tvb), pref_max_packet);
     if (rl_get_u8(tvb, 0) & 1)
         return dissect_fragment(tvb, pinfo, rt, ti, tree, too_large);
     return dissect_regular(tvb, pinfo, rt, ti, tree, too_large);

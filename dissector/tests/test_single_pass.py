@@ -60,8 +60,9 @@ AGREE = {
                  ["reliable,conns", "yojimbo,messages", "yojimbo,blocks"], RL_FIRST_PASS + YJ_FIRST_PASS)
                 for name in ("yojimbo-block-lost-fragment", "yojimbo-loss-dup")],
 }
-# What only the passes after the first show: yojimbo's diagnoses.
-LATER_PASSES = re.compile(r"^(Message|Block) \d+ on channel \d+ (was sent|never completed|completed, but stalled)")
+# What only the passes after the first show: yojimbo's diagnoses (their
+# expert info's fixed summary; the diagnosis is the tree's text).
+LATER_PASSES = re.compile(r"^Never acknowledged$")
 
 
 def counts(cap, extra):

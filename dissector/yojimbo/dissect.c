@@ -25,6 +25,7 @@
 
 #include "yojimbo.h"
 #include "netcode/netcode.h"
+#include "common/analysis-util.h"
 #include "common/single-pass.h"
 #include "common/ws-compat.h"
 #include "common/stats-util.h"
@@ -409,7 +410,7 @@ static void stop_error(ctx_t *c, expert_field *ei, guint64 from, const char *fmt
         off = 0;
         len = 0;
     }
-    expert_add_info_format(c->pinfo, c->top, ei, "%s", msg);
+    AU_EXPERT(c->pinfo, c->top, ei, "%s", msg);
     if (len > 0)
         proto_tree_add_item(c->tree, hf_undecoded, c->tvb, off, len, ENC_NA);
     wmem_strbuf_append(c->info, " [error]");
@@ -504,21 +505,21 @@ static gboolean read_body(ctx_t *c, proto_tree *tree, guint32 type)
         gint off = (gint)(start >> 3);
         gint len = tvb_reported_length_remaining(c->tvb, off);
         if (c->cfg->schema_error)
-            expert_add_info_format(c->pinfo, bi, &ei_body_unknown,
-                                   "The schema file did not load (%s): the rest of the packet is not decoded", c->cfg->schema_error);
+            AU_EXPERT(c->pinfo, bi, &ei_body_unknown,
+                      "The schema file did not load (%s): the rest of the packet is not decoded", c->cfg->schema_error);
         else if (!c->cfg->schema)
-            expert_add_info_format(c->pinfo, bi, &ei_body_unknown,
-                                   "Message bodies are the application's own: set yojimbo.schema_file to decode past this %s body",
-                                   type_str(c, type));
+            AU_EXPERT(c->pinfo, bi, &ei_body_unknown,
+                      "Message bodies are the application's own: set yojimbo.schema_file to decode past this %s body",
+                      type_str(c, type));
         else
-            expert_add_info_format(c->pinfo, bi, &ei_body_unknown,
-                                   "The schema has no message type %u: the rest of the packet is not decoded", type);
+            AU_EXPERT(c->pinfo, bi, &ei_body_unknown,
+                      "The schema has no message type %u: the rest of the packet is not decoded", type);
         if (len > 0)
             proto_tree_add_item(bt, hf_undecoded, c->tvb, off, len, ENC_NA);
         c->stopped = TRUE;
         return FALSE;
     }
-    expert_add_info_format(c->pinfo, bi, &ei_body_failed, "Body does not read: %s: check yojimbo.schema_file", err);
+    AU_EXPERT(c->pinfo, bi, &ei_body_failed, "Body does not read: %s: check yojimbo.schema_file", err);
     {
         gint off = (gint)(start >> 3);
         gint len = tvb_reported_length_remaining(c->tvb, off);
@@ -594,9 +595,9 @@ static void ordered_messages(ctx_t *c, proto_tree *et, guint ch, guint32 count)
         proto_item_append_text(mi, ", %s", type_str(c, type));
         ((yj_pending_item_t *)wmem_array_index(c->items, wmem_array_get_count(c->items) - count + i))->type = (gint32)type;
         if (c->cfg->schema && yj_schema_has_type(c->cfg->schema, type) && yj_schema_is_block(c->cfg->schema, type))
-            expert_add_info_format(c->pinfo, mi, &ei_not_block,
-                                   "%s is a block message: on a reliable-ordered channel it travels as block fragments, not in a message list (check yojimbo.schema_file)",
-                                   type_str(c, type));
+            AU_EXPERT(c->pinfo, mi, &ei_not_block,
+                      "%s is a block message: on a reliable-ordered channel it travels as block fragments, not in a message list (check yojimbo.schema_file)",
+                      type_str(c, type));
         read_body(c, mt, type);
         yj_bit_range(ms, c->b.pos, &off, &len);
         proto_item_set_len(mi, len);
@@ -712,9 +713,9 @@ static void block_message(ctx_t *c, proto_tree *et)
     ((yj_pending_item_t *)wmem_array_index(c->items, wmem_array_get_count(c->items) - 1))->type = (gint32)type;
     proto_item_append_text(mi, ": %s", type_str(c, type));
     if (c->cfg->schema && yj_schema_has_type(c->cfg->schema, type) && !yj_schema_is_block(c->cfg->schema, type)) {
-        expert_add_info_format(c->pinfo, mi, &ei_not_block,
-                               "Fragment 0 names %s, which yojimbo.schema_file does not mark as a block message: yojimbo rejects this packet",
-                               type_str(c, type));
+        AU_EXPERT(c->pinfo, mi, &ei_not_block,
+                  "Fragment 0 names %s, which yojimbo.schema_file does not mark as a block message: yojimbo rejects this packet",
+                  type_str(c, type));
     }
     read_body(c, mt, type);
     yj_bit_range(ms, c->b.pos, &off, &len);
@@ -833,23 +834,23 @@ static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
             if (diag) {
                 proto_item *di = proto_tree_add_string(t, hf_an_diagnosis, c->tvb, 0, 0, diag);
                 proto_item_set_generated(di);
-                expert_add_info_format(c->pinfo, di, &ei_never, "%s", diag);
+                expert_add_info(c->pinfo, di, &ei_never);   /* the diagnosis item shows it */
             }
         }
     }
     /* One expert info a packet (a summary per message would make thousands of
      * distinct lines in Expert Information). */
     if (fr->limited)
-        expert_add_info_format(c->pinfo, ai, &ei_limit,
-                               "Not followed: the analysis keeps at most %u message ids and %u block fragments a file",
-                               YJ_MAX_TRACKED_MSGS, YJ_MAX_TRACKED_FRAGMENTS);
+        AU_EXPERT(c->pinfo, ai, &ei_limit,
+                  "Not followed: the analysis keeps at most %u message ids and %u block fragments a file",
+                  YJ_MAX_TRACKED_MSGS, YJ_MAX_TRACKED_FRAGMENTS);
     if (n_resent)
-        expert_add_info_format(c->pinfo, ai, &ei_resend, "Resends: %u message%s or fragment%s sent before", n_resent,
-                               n_resent == 1 ? "" : "s", n_resent == 1 ? "" : "s");
+        AU_EXPERT(c->pinfo, ai, &ei_resend, "Resends: %u message%s or fragment%s sent before", n_resent,
+                  n_resent == 1 ? "" : "s", n_resent == 1 ? "" : "s");
     if (n_after_ack)
-        expert_add_info_format(c->pinfo, ai, &ei_after_ack,
-                               "Sent after their ack went by at this capture point: %u message%s or fragment%s (wasted, or the ack was lost after the capture point)",
-                               n_after_ack, n_after_ack == 1 ? "" : "s", n_after_ack == 1 ? "" : "s");
+        AU_EXPERT(c->pinfo, ai, &ei_after_ack,
+                  "Sent after their ack went by at this capture point: %u message%s or fragment%s (wasted, or the ack was lost after the capture point)",
+                  n_after_ack, n_after_ack == 1 ? "" : "s", n_after_ack == 1 ? "" : "s");
 }
 
 /* Channel entry e (of entries): FALSE when the packet stops reading there. */
@@ -868,9 +869,9 @@ static gboolean channel_entry(ctx_t *c, guint32 e, guint32 entries, int *last_ch
                   "yojimbo.channels (the number of channels)"))
         return FALSE;
     if ((int)ch <= *last_ch)
-        expert_add_info_format(c->pinfo, ei, &ei_range,
-                               "Channel %u after channel %d: yojimbo writes entries in ascending channel order", ch,
-                               *last_ch);
+        AU_EXPERT(c->pinfo, ei, &ei_range,
+                  "Channel %u after channel %d: yojimbo writes entries in ascending channel order", ch,
+                  *last_ch);
     *last_ch = (int)ch;
     cc = &c->cfg->ch[ch];
     proto_item_append_text(ei, ": channel %u (%s)", ch, cc->type == YJ_CHANNEL_RO ? "reliable-ordered" : "unreliable-unordered");
@@ -900,9 +901,9 @@ static gboolean channel_entry(ctx_t *c, guint32 e, guint32 entries, int *last_ch
     } else if (cc->type != YJ_CHANNEL_RO) {
         /* yojimbo's unreliable channel never sends fragments; its
          * reader would still parse one. */
-        expert_add_info_format(c->pinfo, ei, &ei_range,
-                               "A block fragment on unreliable-unordered channel %u: yojimbo sends fragments only on reliable-ordered channels (check yojimbo.channels)",
-                               ch);
+        AU_EXPERT(c->pinfo, ei, &ei_range,
+                  "A block fragment on unreliable-unordered channel %u: yojimbo sends fragments only on reliable-ordered channels (check yojimbo.channels)",
+                  ch);
         block_fragment(c, et, ch, cc);
     } else {
         block_fragment(c, et, ch, cc);
@@ -934,7 +935,7 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     c.tree = proto_item_add_subtree(c.top, ett_yojimbo);
 
     if (c.cfg->error) {
-        expert_add_info_format(pinfo, c.top, &ei_config, "%s: not decoded", c.cfg->error);
+        AU_EXPERT(pinfo, c.top, &ei_config, "%s: not decoded", c.cfg->error);
         col_set_str(pinfo->cinfo, COL_INFO, "yojimbo (invalid yojimbo.channels)");
         return tvb_captured_length(tvb);
     }
@@ -950,9 +951,9 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         guint64 rest = c.b.end - c.b.pos;
         if (rest >= 8) {
             gint off = (gint)((c.b.pos + 7) >> 3);
-            expert_add_info_format(pinfo, c.top, &ei_trailing,
-                                   "%u bytes after the connection packet's last entry: check yojimbo.channels, yojimbo.message_types and yojimbo.schema_file",
-                                   tvb_reported_length_remaining(tvb, off));
+            AU_EXPERT(pinfo, c.top, &ei_trailing,
+                      "%u bytes after the connection packet's last entry: check yojimbo.channels, yojimbo.message_types and yojimbo.schema_file",
+                      tvb_reported_length_remaining(tvb, off));
             proto_tree_add_item(c.tree, hf_undecoded, tvb, off, -1, ENC_NA);
         }
     }

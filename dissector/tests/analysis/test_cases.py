@@ -225,9 +225,9 @@ def main():
         one = read(pcap, False)
         # Whole sentences, well under Wireshark's 240-character label limit.
         for line in ct.tshark(["-2", "-r", pcap, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|",
-                               "-e", "_ws.expert.message"]).splitlines():
+                               "-e", "chunk.expert.detail"]).splitlines():
             for m in filter(None, line.split("|")):
-                fail.check(m.endswith(".") and len(m) <= 200, "%s: expert message %r" % (name, m))
+                fail.check(m.endswith(".") and len(m) <= 200, "%s: expert detail %r" % (name, m))
         fail.check(len(two) == len(packets), "%s: %d frames" % (name, len(two)))
         for n, row in enumerate(two, 1):
             want = expect.get(n, {})

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Every analysis message is whole: nothing cut at Wireshark's item label limit.
 
-Wireshark formats an item label or an expert message into a 240-character
-buffer and silently cuts what does not fit. For every committed capture with chunk traffic, in
+Wireshark formats an item label into a 240-character buffer and silently
+cuts what does not fit. For every committed capture with chunk traffic, in
 one pass and with -2 (PDML):
 
-- every expert info of the analysis (chunk.analysis.*) is a sentence that
-  ends in '.' and is at most MAX_EXPERT characters (well under the limit);
+- the detail of every expert info of the analysis (chunk.analysis.*: the
+  chunk.expert.detail item that carries it, the summary being a fixed text)
+  is a sentence that ends in '.' and is at most MAX_EXPERT characters (well
+  under the limit);
 - the Diagnosis and What to check items show their whole value, end in '.'
   and fit the limit;
 - under `-z chunk,transfers` every diagnosis line ends in '.' and holds the
@@ -28,7 +30,7 @@ DIAG_LINE = re.compile(r"^Stream (\d+) transfer (\d+) \(chunk (\d+)\): (.*)$")
 
 
 def pdml_items(pcap, two_pass):
-    """(expert messages of the analysis, [(field, show, showname)] of the
+    """(expert details of the analysis, [(field, show, showname)] of the
     diagnosis and check items, {transfer: diagnosis})."""
     out = ct.tshark((["-2"] if two_pass else []) + ["-r", pcap, "-T", "pdml"])
     experts, items, diags = [], [], {}
@@ -38,10 +40,10 @@ def pdml_items(pcap, two_pass):
             name = f.get("name", "")
             if name == "chunk.transfer":
                 transfer = int(f.get("show"))
-            if name == "_ws.expert":
-                kids = {k.get("name"): k for k in f}
+            if name == "chunk.expert.detail":
+                kids = [k.get("name", "") for e in f if e.get("name") == "_ws.expert" for k in e]
                 if any(k.startswith("chunk.analysis.") for k in kids):
-                    experts.append(kids["_ws.expert.message"].get("show"))
+                    experts.append(f.get("show"))
             if name in ("chunk.analysis.diagnosis", "chunk.analysis.check"):
                 items.append((name, f.get("show"), f.get("showname")))
                 if name == "chunk.analysis.diagnosis":
@@ -63,8 +65,8 @@ def main():
                 tree_diags = diags
             for m in set(experts):
                 checked += 1
-                fail.check(m.endswith("."), "%s: expert message not a whole sentence: %r" % (tag, m))
-                fail.check(len(m) <= MAX_EXPERT, "%s: expert message of %d characters: %r" % (tag, len(m), m))
+                fail.check(m.endswith("."), "%s: expert detail not a whole sentence: %r" % (tag, m))
+                fail.check(len(m) <= MAX_EXPERT, "%s: expert detail of %d characters: %r" % (tag, len(m), m))
             for field, show, showname in items:
                 checked += 1
                 label = ("Diagnosis: " if field == "chunk.analysis.diagnosis" else "What to check: ") + show

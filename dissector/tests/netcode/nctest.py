@@ -196,5 +196,12 @@ def expert_summary(pcap, opts=(), tree=False):
     return out[out.rfind("\n\n", 0, i) if i > 0 else 0:] if i >= 0 else ""
 
 
+def expert_detail(pcap, opts=()):
+    """The netcode.expert.detail items of every packet (the numbers and
+    names that the expert infos' fixed summaries leave out), one a line."""
+    return tshark(["-r", pcap] + CHUNK_OFF + list(opts) + ["-T", "fields", "-E", "occurrence=a",
+                                                           "-E", "aggregator=\n", "-e", "netcode.expert.detail"])
+
+
 def conns_table(pcap, opts=()):
     return tshark(["-r", pcap, "-q", "-z", "netcode,conns"] + CHUNK_OFF + list(opts))

@@ -31,9 +31,10 @@ def main():
                     F.check(False, "%s seed %d %s: %s" % (cap, seed, " ".join(mode), str(e)[-500:]))
             # every netcode packet either decrypts or says it does not
             rows = nc.tshark(["-r", out, "-Y", "netcode.type > 0", "-T", "fields", "-e", "netcode.decrypted",
-                              "-e", "_ws.expert.message"] + nc.CHUNK_OFF + keys).splitlines()
+                              "-e", "_ws.expert.message", "-e", "netcode.expert.detail"] + nc.CHUNK_OFF +
+                             keys).splitlines()
             for r in rows:
-                dec, _, msg = r.partition("\t")
+                dec, _, msg = r.partition("\t")   # the summaries and their details
                 F.check(dec in ("1", "True") or "decrypt" in msg or "no key" in msg.lower() or "Not" in msg,
                         "%s seed %d: undecrypted packet without a reason: %r" % (cap, seed, r))
     F.finish("netcode.mutate")

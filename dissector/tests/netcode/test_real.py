@@ -98,9 +98,13 @@ def main():
         c = nc.tshark(["-r", pcap, "-2", "-q", "-z", "expert"] + nc.CHUNK_OFF + opts)
         F.check(a.strip() and a.strip() == b.strip(), "%s: expert summary differs with a tree:\n%s\n---\n%s" % (name, a, b))
         F.check(a.strip() in c, "%s: expert summary differs in two passes" % name)
+        for want in ("Connection request", "Connection challenge", "Challenge response", "Connected",
+                     "Disconnect"):
+            F.check(want in a, "%s: expert summary lacks %r" % (name, want))
+        detail = nc.expert_detail(pcap, opts)
         for want in ("Connection request from the client", "Challenge from the server",
                      "Challenge response from the client", "Connected:", "Disconnect from the client"):
-            F.check(want in a, "%s: expert summary lacks %r" % (name, want))
+            F.check(want in detail, "%s: expert details lack %r" % (name, want))
         # tshark's single pass keeps no frame records: the same table and
         # per-frame view as two passes
         t1 = nc.conns_table(pcap, opts)

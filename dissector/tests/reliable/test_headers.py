@@ -15,10 +15,10 @@ import rltest as rt
 B = bytes.fromhex
 F = ["reliable.prefix", "reliable.sequence", "reliable.ack", "reliable.ack_bits", "reliable.acked",
      "reliable.header_len", "reliable.canonical", "reliable.fragment_id", "reliable.num_fragments",
-     "reliable.fragment_bytes", "reliable.reassembled_in", "reliable.reassembled.length", "_ws.expert.message",
+     "reliable.fragment_bytes", "reliable.reassembled_in", "reliable.reassembled.length", "_ws.expert.message", "reliable.expert.detail",
      "_ws.malformed", "reliable.analysis.acks", "_ws.col.Info"]
 
-# (name, datagram, expected fields; "expert": a substring of an expert message, "no_expert": none)
+# (name, datagram, expected fields; "expert": a substring of an expert info's summary or detail, "no_expert": none)
 HEADERS = [
     # seq 0, ack 65535, bits 0: every ack-bits byte sent (bits 1-4), difference 1 fits (bit 5) -> 0x3e
     ("first_packet", B("3e0000" "01" "00000000"),
@@ -82,8 +82,8 @@ def run(pcap, extra=()):
 def check_fields(fails, name, row, want):
     for k, v in want.items():
         if k == "expert":
-            fails.check(any(v in m for m in row["_ws.expert.message"]), "%s: no expert with %r in %s"
-                        % (name, v, row["_ws.expert.message"]))
+            texts = row["_ws.expert.message"] + row["reliable.expert.detail"]   # summaries and details
+            fails.check(any(v in m for m in texts), "%s: no expert with %r in %s" % (name, v, texts))
         elif k == "no_expert":
             fails.check(not row["_ws.expert.message"], "%s: unexpected experts %s" % (name, row["_ws.expert.message"]))
         else:

@@ -97,15 +97,19 @@ def main():
     c.true("blocks table diagnosis", "Conv 1 127.0.0.1:30000 -> 127.0.0.2:40000: " + want in out, out)
     c.true("message 12 row", any(l.split()[5:7] == ["12", "0"] for l in out.splitlines() if l.startswith("1 ")), out)
 
-    # the same expert infos with a tree and without, one pass and two
+    # the same expert infos with a tree and without, one pass and two: the
+    # fixed summaries in both, the numbers in the tree's detail items
     for two in ([], ["-2"]):
         tree = y.tshark(["-r", p, "-V"] + prefs + two).stdout
         notree = y.tshark(["-r", p, "-q", "-z", "expert"] + prefs + two).stdout
         for s in ("Resends: 2 messages or fragments sent before", "Sent after their ack went by"):
             c.true("%s %s with tree" % (s, two), s in tree)
+        for s in ("Message or fragment resent", "Resent after its ack"):
+            c.true("%s %s with tree" % (s, two), "): " + s in tree)
             c.true("%s %s without tree" % (s, two), s in notree)
         if two:
-            c.true("diagnosis expert without tree", "Block 5 on channel 0 never completed" in notree, notree)
+            c.true("diagnosis with tree", "Block 5 on channel 0 never completed" in tree, tree[-2000:])
+            c.true("diagnosis expert without tree", "Never acknowledged" in notree, notree)
     c.done()
 
 

@@ -67,8 +67,10 @@ CASES = [
 
 
 def experts(path, prefs):
-    rows = y.fields(path, ["_ws.expert.message"], prefs)
-    return "\n".join(r[0] for r in rows)
+    """The expert infos' summaries and their details (the numbers, the
+    preference to check)."""
+    rows = y.fields(path, ["_ws.expert.message", "yojimbo.expert.detail"], prefs)
+    return "\n".join(r[0] + "\n" + r[1] for r in rows)
 
 
 def main():

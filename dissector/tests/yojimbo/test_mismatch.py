@@ -77,7 +77,7 @@ def main():
         pk.append(y.reliable_header(i, 0, 0xFFFFFFFF) + w.data())
     p = os.path.join(d, "fragments.pcap")
     y.pcap(pk, p)
-    rows = y.fields(p, ["frame.number", "_ws.expert.message"], ["-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE"] + big,
+    rows = y.fields(p, ["frame.number", "yojimbo.expert.detail"], ["-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE"] + big,
                     decode=False)
     limited = [int(r[0]) for r in rows if "Not followed" in r[1]]
     c.eq("fragment limit: blocks followed before it", limited[:1], [62])   # 61 x 65535 <= 4 000 000 < 62 x 65535
@@ -92,7 +92,7 @@ def main():
     p = os.path.join(d, "ids.pcap")
     y.pcap(pk, p)
     t0 = time.time()
-    rows = y.fields(p, ["frame.number", "_ws.expert.message"], ["-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE",
+    rows = y.fields(p, ["frame.number", "yojimbo.expert.detail"], ["-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE",
                                                                 "-o", "yojimbo.channels:ro"], decode=False)
     limited = [int(r[0]) for r in rows if "Not followed" in r[1]]
     c.true("message id limit reached at 1 000 000 ids (3907 packets of 256)", limited[:1] == [3907], str(limited[:3]))

@@ -37,7 +37,7 @@ def main():
         with open(path, "w") as f:
             f.write(text)
         r = y.tshark(["-r", pkt, "-d", "udp.port==40000,yojimbo", "-o", "yojimbo.schema_file:" + path,
-                      "-T", "fields", "-e", "_ws.expert.message"], check=False)
+                      "-T", "fields", "-e", "yojimbo.expert.detail"], check=False)
         full = "schema %s %s" % (path, want)
         c.true("bad schema %d message on stderr" % i, full in r.stderr, "\n  want: %s\n  got: %s" % (full, r.stderr.strip()))
         c.true("bad schema %d named on the packet" % i, "The schema file did not load" in r.stdout, r.stdout)
@@ -55,7 +55,7 @@ def main():
     rows = y.fields(pkt, ["yojimbo.body.value", "_ws.expert.message"],
                     ["-o", "yojimbo.schema_file:" + os.path.join(y.REPO, "docs", "yojimbo-example.schema")])
     c.eq("example schema decodes", rows[0], ["21", ""])
-    rows = y.fields(pkt, ["_ws.expert.message"], [])
+    rows = y.fields(pkt, ["yojimbo.expert.detail"], [])
     c.true("no schema: the body is not decoded, and the note says which preference",
            "set yojimbo.schema_file" in rows[0][0], rows)
     c.done()
