@@ -26,9 +26,14 @@ scripts/chunk-tshark -r "$capture"
 echo
 echo "== What the analysis flags, frame by frame (tshark -2 -Y chunk.analysis.flags)"
 # Two passes, so the end-of-capture diagnosis shows on the last packet too.
+# Each expert info's detail (chunk.expert.detail: its summary is one fixed
+# text per kind), then the diagnosis where the transfer ends.
 scripts/chunk-tshark -2 -r "$capture" -Y chunk.analysis.flags -T fields \
-    -e frame.number -e _ws.expert.message -E occurrence=a -E aggregator='|' |
-    sed 's/^/frame /; s/|/\n          /g'
+    -e frame.number -e chunk.expert.detail -e chunk.analysis.diagnosis -E occurrence=a -E aggregator='|' |
+    awk -F '\t' '{ line = "frame " $1; sep = "\t"
+                   for (i = 2; i <= NF; i++) if ($i != "") { line = line sep $i; sep = "|" }
+                   print line }' |
+    sed 's/|/\n          /g'
 echo
 echo "== Transfers (tshark -z chunk,transfers)"
 scripts/chunk-tshark -r "$capture" -q -z chunk,transfers
