@@ -245,7 +245,7 @@ int chunk_stats_register(int proto_chunk)
     static stat_tap_table_ui table_ui;
 
     su_register_text_table(&text_table);
-    /* Rows stay (keyed by transfer index) and are refilled by the retap. */
+    /* One row per transfer (keyed by transfer index). */
     su_register_table_ui(&table_ui, "Chunk Transfers", "Chunk transfers",
                          "chunk_transfers", "chunk,transfers_table", table_fill, table_fields, array_length(table_fields));
     stats_tree_register_plugin("chunk_transfers", "chunk", "Chunk/Packets and outcomes", 0,
