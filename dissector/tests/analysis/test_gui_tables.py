@@ -9,7 +9,17 @@ the GUI's table: the same rows and columns):
   every protocol's tables;
 - durations are in seconds, as in the text tables ("Duration (s)");
 - P2frag Packets has the per-direction loss summary the text table prints
-  below its rows, with the same figures.
+  below its rows, with the same figures;
+- one naming scheme: every table names a link "Connection" (yojimbo's too,
+  numbered from 0 like netcode's and reliable's), and its title (the
+  Statistics menu entry) is "<Protocol> <Things>", the protocol's name
+  capitalised;
+- one unit per kind of figure: no table has times in ms beside times in s;
+- what never happened is blank: a yojimbo block never fully acknowledged
+  has no "Fully acked in" and no "Time to ack (s)", a message never
+  acknowledged no "Acked in";
+- a yojimbo block's "Longest stall (s)" is at least the wait its diagnosis
+  names ("no fragment acknowledged in its last N s").
 """
 import os
 import re
@@ -22,11 +32,22 @@ import chunktest as ct  # noqa: E402
 CAP = os.path.join(ct.REPO, "captures")
 
 
+TITLES = {"chunk,transfers_table": "Chunk Transfers", "p2frag,packets_table": "P2frag Packets",
+          "netgame,conns_table": "Netgame Connections", "netcode,conns_table": "Netcode Connections",
+          "reliable,conns_table": "Reliable Connections", "yojimbo,blocks_table": "Yojimbo Blocks",
+          "yojimbo,messages_table": "Yojimbo Messages"}
+titles = {}
+
+
 def table(pcap, name, opts=()):
-    """(header cells, rows of cells) of tshark's print of a GUI table."""
+    """(header cells, rows of cells) of tshark's print of a GUI table; its
+    title (the menu entry's, the line before "Filter for statistics:") in
+    titles[name]."""
     out = ct.tshark(["-r", os.path.join(CAP, pcap), "-q", "-z", name] + list(opts)).splitlines()
     header, rows = None, []
-    for line in out:
+    for i, line in enumerate(out):
+        if line.startswith("Filter for statistics:") and i:
+            titles[name] = out[i - 1].rstrip(":")
         if "|" not in line:
             continue
         cells = [c.strip() for c in line.split("|")][:-1]
@@ -66,11 +87,39 @@ def main():
             ("netcode-clean.pcap", ["-o", "netcode.keylog_file:" + os.path.join(CAP, "netcode-clean.keys")],
              "netcode,conns_table", "Connection"),
             ("reliable-clean.pcap", ["-d", "udp.port==50000,reliable"], "reliable,conns_table", "Connection"),
-            (yj + ".pcap", yj_opts, "yojimbo,blocks_table", "Conversation"),
-            (yj + ".pcap", yj_opts, "yojimbo,messages_table", "Conversation")]:
+            (yj + ".pcap", yj_opts, "yojimbo,blocks_table", "Connection"),
+            (yj + ".pcap", yj_opts, "yojimbo,messages_table", "Connection")]:
         header, rows = table(pcap, name, opts)
         if F.check(header and rows, "%s: no table" % name):
             F.check(header[0].startswith(first + "   "), "%s: first header %r not padded" % (name, header[0]))
+            names = [h.strip() for h in header]
+            F.check(not (any("(ms)" in h for h in names) and any("(s)" in h for h in names)),
+                    "%s: times in ms beside times in s: %s" % (name, names))
+            if name == "yojimbo,blocks_table":
+                col = {n: i for i, n in enumerate(names)}
+                unfinished = [r for r in rows if r[col["Fragments acked"]] != r[col["Fragments"]]]
+                F.check(unfinished, "%s: no block never fully acknowledged in %s" % (name, pcap))
+                for r in unfinished:
+                    F.check(r[col["Fully acked in"]] == "" and r[col["Time to ack (s)"]] == "",
+                            "%s: a block never fully acked shows %r, %r" % (name, r[col["Fully acked in"]],
+                                                                            r[col["Time to ack (s)"]]))
+                    m = re.search(r"in its last ([\d.]+) s", r[col["Diagnosis"]])
+                    if m:
+                        F.check(float(r[col["Longest stall (s)"]]) >= float(m.group(1)),
+                                "%s: longest stall %s s, the diagnosis says %s s" % (
+                                    name, r[col["Longest stall (s)"]], m.group(1)))
+                    print("%s: unfinished block: fully acked in %r, time to ack %r, longest stall %s, %s" % (
+                        name, r[col["Fully acked in"]], r[col["Time to ack (s)"]], r[col["Longest stall (s)"]],
+                        m.group(0) if m else "no idle wait in its diagnosis"))
+            if name == "yojimbo,messages_table":
+                col = {n: i for i, n in enumerate(names)}
+                for r in rows:
+                    if "never acknowledged" in r[col["Diagnosis"]]:
+                        F.check(r[col["Acked in"]] == "" and r[col["Time to ack (s)"]] == "",
+                                "%s: a message never acked shows %r, %r" % (name, r[col["Acked in"]],
+                                                                             r[col["Time to ack (s)"]]))
+    for name, want in sorted(TITLES.items()):
+        F.check(titles.get(name) == want, "%s: title %r, want %r" % (name, titles.get(name), want))
 
     # The p2frag summary row against the text table's summary line.
     header, rows = table("frag-loss-10.pcap", "p2frag,packets_table")
