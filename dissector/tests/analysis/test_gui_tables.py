@@ -19,7 +19,10 @@ the GUI's table: the same rows and columns):
   has no "Fully acked in" and no "Time to ack (s)", a message never
   acknowledged no "Acked in";
 - a yojimbo block's "Longest stall (s)" is at least the wait its diagnosis
-  names ("no fragment acknowledged in its last N s").
+  names ("no fragment acknowledged in its last N s");
+- a yojimbo diagnosis is never only cut: under its item (cut at 240
+  characters by Wireshark) its lines (yojimbo.analysis.diagnosis.line) hold
+  it whole, each shorter than the cut.
 """
 import os
 import re
@@ -118,6 +121,17 @@ def main():
                         F.check(r[col["Acked in"]] == "" and r[col["Time to ack (s)"]] == "",
                                 "%s: a message never acked shows %r, %r" % (name, r[col["Acked in"]],
                                                                              r[col["Time to ack (s)"]]))
+    out = ct.tshark(["-2", "-r", os.path.join(CAP, yj + ".pcap"), "-Y", "yojimbo.analysis.diagnosis", "-T",
+                     "fields", "-E", "occurrence=a", "-E", "aggregator=\x01", "-e", "yojimbo.analysis.diagnosis",
+                     "-e", "yojimbo.analysis.diagnosis.line"] + yj_opts)
+    rows = [line.split("\t") for line in out.splitlines() if line]
+    F.check(rows, "no yojimbo diagnosis in %s" % yj)
+    for diag, lines in rows:
+        lines = lines.split("\x01") if lines else []
+        F.check(lines and all(len(x) < 240 for x in lines), "diagnosis lines %s" % lines)
+        F.check(re.sub(r"(; |: )", "", diag) == re.sub(r"(; |: )", "", "".join(lines)), "diagnosis lines %s do not make %r" % (lines, diag))
+    if rows:
+        print("yojimbo diagnosis: %d characters, %d lines" % (len(rows[0][0]), len(rows[0][1].split("\x01"))))
     for name, want in sorted(TITLES.items()):
         F.check(titles.get(name) == want, "%s: title %r, want %r" % (name, titles.get(name), want))
 
