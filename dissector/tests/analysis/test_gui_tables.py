@@ -20,6 +20,10 @@ the GUI's table: the same rows and columns):
   acknowledged no "Acked in";
 - a yojimbo block's "Longest stall (s)" is at least the wait its diagnosis
   names ("no fragment acknowledged in its last N s");
+- Statistics > Chunk > Packets and outcomes counts, under "With problems",
+  as many problems as Expert Information has chunk warnings and errors,
+  with the whole capture read (-2, as the GUI): the end-of-capture
+  diagnosis of an unfinished transfer included;
 - a yojimbo diagnosis is never only cut: under its item (cut at 240
   characters by Wireshark) its lines (yojimbo.analysis.diagnosis.line) hold
   it whole, each shorter than the cut.
@@ -132,6 +136,26 @@ def main():
         F.check(re.sub(r"(; |: )", "", diag) == re.sub(r"(; |: )", "", "".join(lines)), "diagnosis lines %s do not make %r" % (lines, diag))
     if rows:
         print("yojimbo diagnosis: %d characters, %d lines" % (len(rows[0][0]), len(rows[0][1].split("\x01"))))
+    for pcap in ("fault-drop-slice.pcap", "fault-never-pops.pcap", "fault-drop-acks.pcap",
+                 "fault-ignores-acks.pcap"):
+        lines = ct.tshark(["-2", "-r", os.path.join(CAP, pcap), "-q", "-z", "chunk,tree"]).splitlines()
+        problems, under = 0, False
+        for line in lines:
+            m = re.match(r"^( *)(\S.*?)\s{2,}(\d+)\s", line)
+            if not m:
+                continue
+            if m.group(2) == "With problems":
+                under = True
+            elif under and len(m.group(1)) == 2:
+                problems += int(m.group(3))
+            elif under:
+                under = False
+        ex = ct.tshark(["-2", "-r", os.path.join(CAP, pcap), "-q", "-z", "expert"])
+        warns = sum(int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\S+\s+Chunk\s", ex.split("Notes (")[0],
+                                                          re.M))
+        F.check(problems == warns, "%s: Packets and outcomes counts %d problems, Expert Information %d chunk "
+                "warnings and errors" % (pcap, problems, warns))
+        print("%s: %d problems, %d warnings and errors" % (pcap, problems, warns))
     for name, want in sorted(TITLES.items()):
         F.check(titles.get(name) == want, "%s: title %r, want %r" % (name, titles.get(name), want))
 
