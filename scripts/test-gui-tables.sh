@@ -18,6 +18,7 @@
 #
 #   scripts/test-gui-tables.sh [-b BUILD] [--display N] [--menu-down N] [--keep-tmp]
 #       [--first CAPTURE --second CAPTURE --table Z_TABLE --title TITLE --text Z_TEXT]
+#       [--shoot PNG]   (a picture of the dialog after File > Open, for docs/gui.md)
 # (another table: e.g. --first captures/netcode-server-full.pcap --second
 # captures/netcode-clean.pcap --table netcode,conns_table --title 'Netcode
 # Connections' --text netcode,conns --menu-down N)
@@ -40,6 +41,7 @@ table_cli=chunk,transfers_table
 title='Chunk Transfers'
 text_cli=chunk,transfers
 keep=0
+shoot=""
 gui_name=test-gui-tables
 
 while [ $# -gt 0 ]; do
@@ -58,6 +60,7 @@ while [ $# -gt 0 ]; do
         esac
         shift ;;
     --keep-tmp) keep=1 ;;
+    --shoot) [ $# -ge 2 ] || { echo "$gui_name: $1 needs a value" >&2; exit 2; }; shoot=$2; shift ;;
     -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "$gui_name: unknown option $1" >&2; exit 2 ;;
     esac
@@ -112,6 +115,10 @@ shown() {
     xdotool mousemove $((X + WIDTH - 236)) $((Y + HEIGHT - 24)) click 1
     sleep 1
     xclip -o -selection clipboard > "$gui_tmp/table.txt" 2> /dev/null || true
+    if [ -n "$shoot" ] && [ -n "${SHOOT_NOW:-}" ]; then
+        xdotool mousemove $((gui_W - 1)) $((gui_H - 1))
+        gui_shoot_window "$dlg" "$shoot"
+    fi
     if [ "${1:-}" != keep ]; then   # Close
         xdotool mousemove $((X + WIDTH - 51)) $((Y + HEIGHT - 24)) click 1
         sleep 1
@@ -172,7 +179,7 @@ xdotool type --window "$od" "$gui_tmp/second.pcap"
 xdotool key --window "$od" Return
 sleep 3
 open_table
-check "after File > Open" "$second" "$old"
+SHOOT_NOW=1 check "after File > Open" "$second" "$old"
 
 # The file open changes on disk; File > Reload reads it again.
 cp "$first" "$gui_tmp/second.pcap"
