@@ -163,29 +163,30 @@ static const su_text_table_t block_text = {
 /* ---- GUI tables ------------------------------------------------------------ */
 
 /* Both tables start with the columns that name the message or block (ID_*),
- * filled alike, and end with its diagnosis. The link is "Connection N",
+ * filled alike, its diagnosis right after the direction, where a dialog
+ * opened about 600 pixels wide shows it (as Chunk Transfers and Netgame
+ * Connections have theirs). The link is "Connection N",
  * numbered from 0 in order of first sight as netcode's and reliable's
  * tables number theirs. Times are in seconds, as every other table's;
  * what never happened (no ack) is blank, not 0. */
-enum { ID_CONV, ID_DIR, ID_CH, ID_ID, ID_TYPE, ID_N };
+enum { ID_CONV, ID_DIR, ID_DIAG, ID_CH, ID_ID, ID_TYPE, ID_N };
 #define ID_FIELDS \
-    SU_FIRST_UINT_FIELD("Connection"), SU_COL_TEXT("Direction"), SU_COL_UINT("Channel"), \
+    SU_FIRST_UINT_FIELD("Connection"), SU_COL_TEXT("Direction"), SU_COL_TEXT("Diagnosis"), SU_COL_UINT("Channel"), \
     SU_COL_UINT("Message id"), SU_COL_FIGURE("Type")
 
-enum { M_SENDS = ID_N, M_FIRST, M_LAST, M_ACKED, M_ACKMS, M_WASTED, M_DIAG };
+enum { M_SENDS = ID_N, M_FIRST, M_LAST, M_ACKED, M_ACKMS, M_WASTED };
 
 static stat_tap_table_item msg_fields[] = {
     ID_FIELDS, SU_COL_UINT("Sends"), SU_COL_UINT("First frame"), SU_COL_UINT("Last frame"), SU_COL_FIGURE("Acked in"),
-    SU_COL_FIGURE("Time to ack (s)"), SU_COL_UINT("Sent after ack"), SU_COL_TEXT("Diagnosis"),
+    SU_COL_FIGURE("Time to ack (s)"), SU_COL_UINT("Sent after ack"),
 };
 
-enum { B_FRAGS = ID_N, B_BYTES, B_SENDS, B_RESENDS, B_WASTED, B_ACKED, B_FIRST, B_DONE, B_ACKMS, B_STALL, B_DIAG };
+enum { B_FRAGS = ID_N, B_BYTES, B_SENDS, B_RESENDS, B_WASTED, B_ACKED, B_FIRST, B_DONE, B_ACKMS, B_STALL };
 
 static stat_tap_table_item block_fields[] = {
     ID_FIELDS, SU_COL_UINT("Fragments"), SU_COL_UINT("Bytes seen"), SU_COL_UINT("Fragment sends"),
     SU_COL_UINT("Resends"), SU_COL_UINT("Sent after ack"), SU_COL_UINT("Fragments acked"), SU_COL_UINT("First frame"),
     SU_COL_FIGURE("Fully acked in"), SU_COL_FIGURE("Time to ack (s)"), SU_COL_FIGURE("Longest stall (s)"),
-    SU_COL_TEXT("Diagnosis"),
 };
 
 /* A frame number in a figure column: blank for none. */
@@ -241,7 +242,7 @@ static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet
                 su_set_string(table, row, B_ACKMS, "");
             su_set_decimal(table, row, B_STALL, longest_stall_s(m), 2);
         }
-        su_set_string(table, row, blocks ? B_DIAG : M_DIAG, yj_diagnosis(pinfo->pool, m));
+        su_set_string(table, row, ID_DIAG, yj_diagnosis(pinfo->pool, m));
     }
     return TAP_PACKET_REDRAW;
 }

@@ -4,7 +4,8 @@ the GUI's table: the same rows and columns):
 
 - the columns that matter come right after Direction, where a dialog opened
   about 600 pixels wide shows them: Status (and Diagnosis) for Chunk
-  Transfers, Status for P2frag Packets, Diagnosis for Netgame Connections;
+  Transfers, Status for P2frag Packets, Diagnosis for Netgame Connections
+  and Yojimbo Blocks and Messages;
 - the first header is padded (the sort arrow cut "Stream" to "Strear"), in
   every protocol's tables;
 - durations are in seconds, as in the text tables ("Duration (s)");
@@ -37,6 +38,8 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 import chunktest as ct  # noqa: E402
 
 CAP = os.path.join(ct.REPO, "captures")
+YJ_OPTS = ["-o", "netcode.keylog_file:" + os.path.join(CAP, "yojimbo-block-lost-fragment.keys"), "-o",
+           "yojimbo.channels:ro,ro", "--disable-protocol", "chunk"]
 
 
 TITLES = {"chunk,transfers_table": "Chunk Transfers", "p2frag,packets_table": "P2frag Packets",
@@ -70,8 +73,10 @@ def main():
     for pcap, name, first, after_dir in [
             ("fault-never-pops.pcap", "chunk,transfers_table", "Stream", ["Status", "Diagnosis"]),
             ("frag-loss-10.pcap", "p2frag,packets_table", "Stream", ["Status"]),
-            ("netgame-loss-10.pcap", "netgame,conns_table", "Connection", ["Diagnosis"])]:
-        header, rows = table(pcap, name)
+            ("netgame-loss-10.pcap", "netgame,conns_table", "Connection", ["Diagnosis"]),
+            ("yojimbo-block-lost-fragment.pcap", "yojimbo,blocks_table", "Connection", ["Diagnosis"]),
+            ("yojimbo-block-lost-fragment.pcap", "yojimbo,messages_table", "Connection", ["Diagnosis"])]:
+        header, rows = table(pcap, name, YJ_OPTS if name.startswith("yojimbo") else ())
         if not F.check(header and rows, "%s: no table" % name):
             continue
         names = [h.strip() for h in header]
@@ -88,8 +93,7 @@ def main():
 
     # The other protocols' tables: their first header is padded too.
     yj = "yojimbo-block-lost-fragment"
-    yj_opts = ["-o", "netcode.keylog_file:" + os.path.join(CAP, yj + ".keys"), "-o", "yojimbo.channels:ro,ro",
-               "--disable-protocol", "chunk"]
+    yj_opts = YJ_OPTS
     for pcap, opts, name, first in [
             ("netcode-clean.pcap", ["-o", "netcode.keylog_file:" + os.path.join(CAP, "netcode-clean.keys")],
              "netcode,conns_table", "Connection"),
