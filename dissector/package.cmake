@@ -8,7 +8,9 @@
 # "plugin" (chunk.so in Wireshark's global plugin folder, <plugindir>/epan,
 # e.g. /usr/lib/x86_64-linux-gnu/wireshark/plugins/4.0/epan) and "plugin-doc"
 # (/usr/share/doc/chunkshark-wireshark-plugin: copyright, README.md.gz,
-# changelog.gz), never the endpoints. Depends is what dpkg-shlibdeps
+# changelog.gz) and "profile" (the chunkshark configuration profile as a
+# global profile: /usr/share/wireshark/profiles/chunkshark), never the
+# endpoints. Depends is what dpkg-shlibdeps
 # (dpkg-dev; cpack finds the ELF files to give it with `file`) finds the
 # plugin linked to: on Debian 12 libwireshark16, libwsutil14, libglib2.0-0,
 # zlib1g, libc6.
@@ -101,10 +103,11 @@ set(CPACK_PACKAGE_CONTACT "${CHUNK_PACKAGE_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
   "Wireshark dissector for Glenn Fiedler's game network protocols")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/COPYING)
-# Only the plugin and its Debian docs: one package, not one per component.
+# Only the plugin, its Debian docs and the profile: one package, not one per component.
 set(CPACK_INSTALL_CMAKE_PROJECTS
   "${CMAKE_BINARY_DIR};${PROJECT_NAME};plugin;/"
-  "${CMAKE_BINARY_DIR};${PROJECT_NAME};plugin-doc;/")
+  "${CMAKE_BINARY_DIR};${PROJECT_NAME};plugin-doc;/"
+  "${CMAKE_BINARY_DIR};${PROJECT_NAME};profile;/")
 # The plugin folder is an absolute path (Wireshark's, from pkg-config).
 set(CPACK_SET_DESTDIR ON)
 set(CPACK_INSTALL_PREFIX /usr)

@@ -47,9 +47,9 @@ yojimbo.message_types: 4
 yojimbo.schema_file: $gui_tmp/schema
 EOF
 gui_start "$cap.pcap" --disable-protocol chunk -Y "yojimbo.block.message_id" -g "$frame" -z yojimbo,blocks_table
-# Statistics > yojimbo Blocks, opened with -z as the menu does: moved to the
+# Statistics > Yojimbo Blocks, opened with -z as the menu does: moved to the
 # bottom of the screen, over the bytes pane.
-dlg=$(gui_dialog 'yojimbo Blocks')
+dlg=$(gui_dialog 'Yojimbo Blocks')
 if [ -n "$dlg" ]; then
     xdotool windowsize "$dlg" "$gui_W" 250
     xdotool windowmove "$dlg" 0 $((gui_H - 250))

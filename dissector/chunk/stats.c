@@ -199,7 +199,7 @@ static void tree_init(stats_tree *st)
     st_node_problems = stats_tree_create_node(st, "With problems", st_node_packets, STAT_DT_INT, TRUE);
 }
 
-static tap_packet_status tree_packet(stats_tree *st, packet_info *pinfo _U_, epan_dissect_t *edt _U_,
+static tap_packet_status tree_packet(stats_tree *st, packet_info *pinfo, epan_dissect_t *edt _U_,
                                      const void *data, tap_flags_t flags _U_)
 {
     const chunk_tap_info_t *ti = (const chunk_tap_info_t *)data;
@@ -231,11 +231,19 @@ static tap_packet_status tree_packet(stats_tree *st, packet_info *pinfo _U_, epa
         else
             tick_stat_node(st, "With newly acked slices", st_node_acks, FALSE);
     }
-    if (ti->flags) {
+    /* The end-of-capture diagnosis: the warning that the last frame of an
+     * unfinished transfer carries once the whole capture is read (the
+     * second pass, the GUI), so that the problems here are the warnings of
+     * Expert Information, one for one. */
+    gboolean unfinished = ti->t && PINFO_FD_VISITED(pinfo) && ti->t->last_frame == pinfo->num &&
+                          !ti->t->complete_frame && chunk_analysis_diagnosis(pinfo->pool, ti->t);
+    if (ti->flags || unfinished) {
         tick_stat_node(st, "With problems", st_node_packets, TRUE);
         for (guint i = 0; i < CHUNK_F_COUNT; i++)
             if (ti->flags & (1u << i))
                 tick_stat_node(st, chunk_analysis_flag_name(1u << i), st_node_problems, FALSE);
+        if (unfinished)
+            tick_stat_node(st, "unfinished at the end of the capture", st_node_problems, FALSE);
     }
     return TAP_PACKET_REDRAW;
 }
@@ -245,7 +253,7 @@ int chunk_stats_register(int proto_chunk)
     static stat_tap_table_ui table_ui;
 
     su_register_text_table(&text_table);
-    /* Rows stay (keyed by transfer index) and are refilled by the retap. */
+    /* One row per transfer (keyed by transfer index). */
     su_register_table_ui(&table_ui, "Chunk Transfers", "Chunk transfers",
                          "chunk_transfers", "chunk,transfers_table", table_fill, table_fields, array_length(table_fields));
     stats_tree_register_plugin("chunk_transfers", "chunk", "Chunk/Packets and outcomes", 0,

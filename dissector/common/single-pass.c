@@ -231,10 +231,13 @@ void cs_sp_register(void)
 
 void cs_sp_register_pref(module_t *m, ws_cb_bool *var)
 {
-    prefs_register_bool_preference(m, "single_pass", "Save memory in tshark's single pass",
-        "In tshark's single pass (tshark -r without -2) keep no analysis record per frame and reassemble "
-        "in buffers freed as soon as a packet is complete; the output is the same either way. Off: keep "
-        "everything for the whole file, as Wireshark and tshark -2 do", var);
+    /* Labelled as what it is in the GUI's preference page, where it does
+     * nothing: Wireshark always keeps the records it reads back. */
+    prefs_register_bool_preference(m, "single_pass", "tshark only: save memory in its single pass (no effect in Wireshark)",
+        "tshark only, no effect in Wireshark: in tshark's single pass (tshark -r without -2) keep no "
+        "analysis record per frame and reassemble in buffers freed as soon as a packet is complete; the "
+        "output is the same either way. Off: keep everything for the whole file, as Wireshark and tshark -2 do",
+        var);
 }
 
 void cs_sp_handoff(void)

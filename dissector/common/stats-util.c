@@ -204,38 +204,87 @@ typedef struct table_state {
 /* stat_tap_table_ui -> table_state_t, one per registered GUI table. */
 static GHashTable *table_states;
 
-/* stat_tap_table -> its rows by key (key -> row + 1). Wireshark makes a new,
- * empty table each time a Statistics dialog opens (and frees it when the
- * dialog closes), so the rows belong to the table, not to the ui: a map kept
- * per ui would hand a reopened dialog row numbers of the closed one's table.
- * A map is replaced when a new table takes a freed one's address. */
+/* What a GUI table holds beyond Wireshark's struct: its rows by key (key ->
+ * row + 1), and the rows a retap took out of it.
+ *
+ * A retap (another file opened, the file reloaded, a preference changed,
+ * Apply) starts the table empty: su_table_reset takes every row out, and
+ * the packets of the file open now add theirs again. Rows that only had
+ * their numbers zeroed would keep another file's objects (their addresses,
+ * their texts) in the table.
+ *
+ * Wireshark keeps the tables in the ui, not in the dialog, and a dialog
+ * left open holds pointers into the rows it drew (for sorting and Copy):
+ * a second dialog of the same table, opened while the first is still there
+ * (behind the main window after File > Open), retaps the one table both
+ * share. So the rows taken out are kept, whole, until Wireshark frees the
+ * table, which it does once no dialog of it is left; the next table_init of
+ * the ui then frees them. */
+typedef struct table_rows {
+    const stat_tap_table_ui *ui;
+    GHashTable *by_key;
+    GPtrArray *retired;     /* stat_tap_table_item_type[num_fields] */
+    guint num_fields;
+} table_rows_t;
+
+/* stat_tap_table -> table_rows_t. */
 static GHashTable *table_rows;
+
+static void table_rows_free(table_rows_t *tr)
+{
+    for (guint i = 0; i < tr->retired->len; i++) {
+        stat_tap_table_item_type *items = (stat_tap_table_item_type *)g_ptr_array_index(tr->retired, i);
+        for (guint c = 0; c < tr->num_fields; c++)
+            if (items[c].type == TABLE_ITEM_STRING)
+                g_free((char *)items[c].value.string_value);
+        g_free(items);
+    }
+    g_ptr_array_free(tr->retired, TRUE);
+    g_hash_table_destroy(tr->by_key);
+    g_free(tr);
+}
+
+static table_rows_t *rows_of(stat_tap_table *table)
+{
+    return (table_rows_t *)g_hash_table_lookup(table_rows, table);
+}
 
 static table_state_t *table_state(const stat_tap_table_ui *ui)
 {
     return (table_state_t *)g_hash_table_lookup(table_states, ui);
 }
 
+static gboolean is_of_ui(gpointer key _U_, gpointer value, gpointer ui)
+{
+    return ((table_rows_t *)value)->ui == ui;
+}
+
 /* Wireshark keeps the tables in the ui, not in the dialog: a second dialog
  * open at the same time calls this again with the first one's table still
  * there. Both then show that one table (its values are set from the
  * analysis, not added up, so two listeners filling it agree); a second
- * table would show up in both dialogs, empty. */
+ * table would show up in both dialogs, empty. When the ui has no table,
+ * Wireshark freed the last one (free_stat_tables, its last dialog
+ * closed): what was kept of it goes too. */
 static void table_init(stat_tap_table_ui *ui)
 {
     table_state_t *ts = table_state(ui);
     stat_tap_table *table = stat_tap_find_table(ui, ts->title);
+    table_rows_t *tr;
 
     if (!table_rows)
-        table_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
-                                           (GDestroyNotify)g_hash_table_destroy);
-    if (table && g_hash_table_contains(table_rows, table))
+        table_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)table_rows_free);
+    if (table)
         return;
-    if (!table) {
-        table = stat_tap_init_table(ts->title, (int)ui->nfields, 0, NULL);
-        stat_tap_add_table(ui, table);
-    }
-    g_hash_table_replace(table_rows, table, g_hash_table_new(g_direct_hash, g_direct_equal));
+    g_hash_table_foreach_remove(table_rows, is_of_ui, ui);
+    table = stat_tap_init_table(ts->title, (int)ui->nfields, 0, NULL);
+    stat_tap_add_table(ui, table);
+    tr = g_new0(table_rows_t, 1);
+    tr->ui = ui;
+    tr->by_key = g_hash_table_new(g_direct_hash, g_direct_equal);
+    tr->retired = g_ptr_array_new();
+    tr->num_fields = (guint)ui->nfields;
+    g_hash_table_insert(table_rows, table, tr);
 }
 
 /* Every GUI table's packet callback: the protocol's fill, when there is a
@@ -283,14 +332,12 @@ guint su_table_row(void *tapdata, guint key, gboolean *created)
 {
     const stat_tap_table_ui *ui = ((stat_data_t *)tapdata)->stat_tap_data;
     stat_tap_table *table = su_table(tapdata);
-    GHashTable *rows = (GHashTable *)g_hash_table_lookup(table_rows, table);
+    table_rows_t *tr = rows_of(table);
     guint row;
 
-    if (!rows) {
-        rows = g_hash_table_new(g_direct_hash, g_direct_equal);
-        g_hash_table_insert(table_rows, table, rows);
-    }
-    row = GPOINTER_TO_UINT(g_hash_table_lookup(rows, GUINT_TO_POINTER(key)));
+    /* Every table is made by table_init, which gives it its rows. */
+    g_assert(tr);
+    row = GPOINTER_TO_UINT(g_hash_table_lookup(tr->by_key, GUINT_TO_POINTER(key)));
 
     *created = !row;
     if (!row) {
@@ -303,7 +350,7 @@ guint su_table_row(void *tapdata, guint key, gboolean *created)
         row = table->num_elements + 1;
         stat_tap_init_table_row(table, row - 1, (guint)ui->nfields, items);
         g_free(items);
-        g_hash_table_insert(rows, GUINT_TO_POINTER(key), GUINT_TO_POINTER(row));
+        g_hash_table_insert(tr->by_key, GUINT_TO_POINTER(key), GUINT_TO_POINTER(row));
     }
     return row - 1;
 }
@@ -350,14 +397,18 @@ void su_set_decimal(stat_tap_table *table, guint row, guint col, double v, int d
 
 void su_table_reset(stat_tap_table *table)
 {
-    for (guint r = 0; r < table->num_elements; r++)
-        for (guint c = 0; c < table->num_fields; c++) {
-            stat_tap_table_item_type *it = stat_tap_get_field_data(table, r, c);
-            if (it->type == TABLE_ITEM_UINT)
-                it->value.uint_value = 0;
-            else if (it->type == TABLE_ITEM_FLOAT)
-                it->value.float_value = 0.0;
-        }
+    table_rows_t *tr = table_rows ? rows_of(table) : NULL;
+
+    if (!tr)
+        return;
+    /* The rows go to the kept ones (see table_rows_t); the table keeps its
+     * array of row pointers, which stat_tap_init_table_row reallocates. */
+    for (guint r = 0; r < table->num_elements; r++) {
+        g_ptr_array_add(tr->retired, table->elements[r]);
+        table->elements[r] = NULL;
+    }
+    table->num_elements = 0;
+    g_hash_table_remove_all(tr->by_key);
 }
 
 void su_table_free_item(stat_tap_table *table _U_, guint row _U_, guint column _U_,

@@ -7,8 +7,9 @@
  *   the objects the tap saw, once each, in order of first sight; the tap
  *   listener registered with the filter from the -z argument;
  * - the same rows as a GUI table (Statistics menu, and
- *   tshark -z <proto>,<name>_table): one row per object, found by a key,
- *   numbers zeroed and strings kept on a retap, strings freed with the table;
+ *   tshark -z <proto>,<name>_table): one row per object, found by a key;
+ *   a retap starts the table empty (another file, a reload, a preference
+ *   change), the strings are freed with the table;
  * - a flow's direction as text, "10.0.0.1:40000 -> 10.0.0.2:30000".
  *
  * What the rows hold, and how the text table is printed, stays with each
@@ -138,8 +139,9 @@ stat_tap_table *su_table(void *tapdata);   /* NULL: no table now (see common/sta
 
 /* The row of key (any number naming the object of the row) in the table of
  * tapdata: when the table has none, a new row at the end, every field of
- * the type of the ui's field (strings ""), and *created TRUE. Rows stay
- * (keyed) across retaps, which refill them. */
+ * the type of the ui's field (strings ""), and *created TRUE. A retap
+ * empties the table first (su_table_reset): the rows are those of the
+ * packets tapped since. */
 guint su_table_row(void *tapdata, guint key, gboolean *created);
 
 /* su_table_row for the row of one direction of a flow: a new row gets
@@ -157,9 +159,9 @@ void su_set_string(stat_tap_table *table, guint row, guint col, const char *v);
 #define SU_DECIMAL_WIDTH 12
 void su_set_decimal(stat_tap_table *table, guint row, guint col, double v, int decimals);
 
-/* The reset and free callbacks su_register_table_ui sets: a retap zeroes
- * every number (the strings stay until the packets set them again); the
- * strings are freed with the table. */
+/* The reset and free callbacks su_register_table_ui sets: a retap takes
+ * every row out of the table (kept, unseen, while a dialog may still point
+ * at them: see common/stats-util.c); the strings are freed with the table. */
 void su_table_reset(stat_tap_table *table);
 void su_table_free_item(stat_tap_table *table, guint row, guint column, stat_tap_table_item_type *field);
 

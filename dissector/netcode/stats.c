@@ -150,6 +150,6 @@ void nc_stats_register(void)
     static stat_tap_table_ui table_ui;
 
     su_register_text_table(&text_table);
-    su_register_table_ui(&table_ui, "netcode Connections", "netcode connections", "netcode",
+    su_register_table_ui(&table_ui, "Netcode Connections", "Netcode connections", "netcode",
                          "netcode,conns_table", table_fill, table_fields, array_length(table_fields));
 }

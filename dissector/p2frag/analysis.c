@@ -38,6 +38,7 @@ static int hf_p2frag_an_duplicate_of = -1;
 static int hf_p2frag_an_frag_loss = -1;
 static int hf_p2frag_an_pkt_loss = -1;
 static int hf_p2frag_an_predicted = -1;
+static int hf_p2frag_an_lost_packet = -1;
 
 static gint ett_p2frag_analysis = -1;
 
@@ -45,6 +46,7 @@ static expert_field ei_p2frag_count_conflict = EI_INIT;
 static expert_field ei_p2frag_duplicate = EI_INIT;
 static expert_field ei_p2frag_too_old = EI_INIT;
 static expert_field ei_p2frag_lost = EI_INIT;
+static expert_field ei_p2frag_missing = EI_INIT;
 static expert_field ei_p2frag_orig_interleaved = EI_INIT;
 static expert_field ei_p2frag_orig_seq256 = EI_INIT;
 
@@ -378,6 +380,25 @@ static void p2frag_advance(p2frag_dir_t *dir, p2frag_frame_t *ff, guint32 frame,
         p2frag_sp_expire();
 }
 
+/* pkt completed in `frame`: the older packets of its direction still
+ * incomplete then are lost unless their missing fragments come late (a
+ * receiver delivers in sequence order only what completes); their loss
+ * shows in this frame, once per packet. */
+static void p2frag_overtake(p2frag_dir_t *dir, p2frag_frame_t *ff, const p2frag_pkt_t *pkt, guint32 frame)
+{
+    for (wmem_list_frame_t *it = wmem_list_head(dir->in_progress); it; it = wmem_list_frame_next(it)) {
+        p2frag_pkt_t *old = (p2frag_pkt_t *)wmem_list_frame_data(it);
+
+        if (old->ext >= pkt->ext || old->overtaken_frame || old->complete_frame)
+            continue;
+        old->overtaken_frame = frame;
+        old->overtaken_by = pkt->seq;
+        ff->overtaken = (p2frag_pkt_t **)wmem_realloc(rec_scope, ff->overtaken,
+                                                      (ff->n_overtaken + 1) * sizeof *ff->overtaken);
+        ff->overtaken[ff->n_overtaken++] = old;
+    }
+}
+
 /* First pass: the analysis of a datagram that a receiver would not drop on
  * its own (clean parse, the configured id). */
 static p2frag_frame_t *p2frag_analyse(packet_info *pinfo, const p2frag_body_t *b)
@@ -444,6 +465,7 @@ static p2frag_frame_t *p2frag_analyse(packet_info *pinfo, const p2frag_body_t *b
                 pkt->complete_ts = pinfo->abs_ts;
                 ff->flags |= P2FRAG_FF_COMPLETES;
                 dir->frag_pkts_complete++;
+                p2frag_overtake(dir, ff, pkt, pinfo->num);
                 if (!pkt->lost_frame) {
                     wmem_list_frame_t *it;
                     for (it = wmem_list_head(dir->in_progress); it; it = wmem_list_frame_next(it))
@@ -458,6 +480,25 @@ static p2frag_frame_t *p2frag_analyse(packet_info *pinfo, const p2frag_body_t *b
     if (!dir->have_newest || ext > dir->newest)
         p2frag_advance(dir, ff, pinfo->num, ext);
     return ff;
+}
+
+/* A packet lost for fragments missing: its item (the numbers) and the
+ * warning (a fixed summary, so Expert Information groups them). */
+static void p2frag_missing_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at, const p2frag_pkt_t *lp)
+{
+    proto_item *ti = proto_tree_add_uint(at, hf_p2frag_an_lost_packet, tvb, 0, 0, lp->seq);
+
+    proto_item_set_generated(ti);
+    if (at) {
+        proto_item_append_text(ti, ", %u of its %u fragments arrived, missing %s; ", lp->seen, lp->num_fragments,
+                               p2frag_missing_str(pinfo->pool, lp));
+        if (lp->overtaken_frame)
+            proto_item_append_text(ti, "newer packet %u complete in frame %u", lp->overtaken_by,
+                                   lp->overtaken_frame);
+        else
+            proto_item_append_text(ti, "incomplete at the end of the capture");
+    }
+    expert_add_info(pinfo, ti, &ei_p2frag_missing);
 }
 
 void p2frag_analysis_show(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const p2frag_body_t *b,
@@ -492,6 +533,17 @@ void p2frag_analysis_show(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, c
                   lp->seq, lp->seen, lp->num_fragments,
                   p2frag_missing_str(pinfo->pool, lp), (guint16)lp->lost_by, P2FRAG_WINDOW);
     }
+    /* Loss at once: in the frame that completed a newer packet of the
+     * direction; for a packet no newer one overtook, in its own last frame
+     * once the capture is read (the second pass, the GUI). The first pass
+     * knows only what came so far; later passes show only the packets that
+     * never completed (missing fragments that came late were not lost). */
+    for (guint32 i = 0; i < ff->n_overtaken; i++)
+        if (!ff->overtaken[i]->complete_frame)
+            p2frag_missing_show(tvb, pinfo, at, ff->overtaken[i]);
+    if (pkt && PINFO_FD_VISITED(pinfo) && pinfo->num == pkt->last_frame && !pkt->complete_frame &&
+        !pkt->overtaken_frame)
+        p2frag_missing_show(tvb, pinfo, at, pkt);
     if (original_notes && !(ff->flags & P2FRAG_FF_TOO_OLD)) {
         gboolean delivered = pkt ? (ff->flags & P2FRAG_FF_COMPLETES) && !pkt->lost_frame : TRUE;
         if (delivered && pkt && pkt->interleave_frame && pkt->interleave_frame < pinfo->num)
@@ -601,6 +653,9 @@ void p2frag_analysis_register(int proto, module_t *module, const dp2_protocol_t 
             BASE_NONE, NULL, 0x0, "Fragmented packets not complete / fragmented packets seen", HFILL } },
         { &hf_p2frag_an_predicted, { "Direction: predicted packet loss (%)", "p2frag.analysis.predicted_loss",
             FT_DOUBLE, BASE_NONE, NULL, 0x0, "Mean over the fragmented packets seen of 1 - (1 - fragment loss)^n, n the packet's fragment count", HFILL } },
+        { &hf_p2frag_an_lost_packet, { "Lost packet", "p2frag.analysis.lost_packet", FT_UINT16, BASE_DEC, NULL,
+            0x0, "Sequence of an older fragmented packet still incomplete when a newer one of its direction "
+            "completed (or at the end of the capture), that never completed", HFILL } },
     };
 
     static gint *ett[] = { &ett_p2frag_analysis };
@@ -614,6 +669,8 @@ void p2frag_analysis_register(int proto, module_t *module, const dp2_protocol_t 
             "Sequence more than 256 behind the newest", EXPFILL } },
         { &ei_p2frag_lost, { "p2frag.analysis.lost", PI_SEQUENCE, PI_WARN,
             "Fragmented packet lost", EXPFILL } },
+        { &ei_p2frag_missing, { "p2frag.analysis.fragments_missing", PI_SEQUENCE, PI_WARN,
+            "Packet lost: fragments missing", EXPFILL } },
         { &ei_p2frag_orig_interleaved, { "p2frag.original.interleaved", PI_PROTOCOL, PI_NOTE,
             "The original example's receiver would have lost this packet (bug 4: interleaved packets)", EXPFILL } },
         { &ei_p2frag_orig_seq256, { "p2frag.original.sequence_256", PI_PROTOCOL, PI_NOTE,

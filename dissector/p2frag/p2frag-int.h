@@ -64,6 +64,9 @@ typedef struct p2frag_pkt {
     gint64 lost_by;            /* the sequence that did (unwrapped) */
     guint32 interleave_frame;  /* first frame of a newer sequence before completion */
     guint16 interleave_seq;
+    guint32 overtaken_frame;   /* frame in which a newer packet of its direction completed while
+                                  it was incomplete (its loss shows there), 0 if none did */
+    guint16 overtaken_by;      /* that newer packet's sequence */
     /* Reassembly in tshark's single pass: each fragment's data as it came,
      * beside frag_ids (sp_data[i] for fragment frag_ids[i]; NULL when not
      * held; the array NULL when the packet holds nothing), sp_have of them,
@@ -144,6 +147,8 @@ typedef struct p2frag_frame {
     guint16 newest_seq;       /* TOO_OLD: the newest sequence at the time */
     guint32 n_lost;           /* packets this frame moved out of the window unfinished */
     p2frag_pkt_t **lost;
+    guint32 n_overtaken;      /* older packets still incomplete when this frame completed its packet */
+    p2frag_pkt_t **overtaken;
 } p2frag_frame_t;
 
 /* ---- p2frag/analysis.c -------------------------------------------------- */

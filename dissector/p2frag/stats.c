@@ -261,7 +261,7 @@ void p2frag_stats_register(void)
     static stat_tap_table_ui table_ui;
 
     su_register_text_ui(&text_ui, "P2frag fragmented packets", "p2frag,packets", text_init);
-    /* Rows stay (keyed by packet index) and are refilled by the retap. */
+    /* One row per fragmented packet (keyed by packet index). */
     su_register_table_ui(&table_ui, "P2frag Packets", "P2frag fragmented packets",
                          "p2frag", "p2frag,packets_table", table_fill, table_fields, array_length(table_fields));
 }

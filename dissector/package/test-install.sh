@@ -128,9 +128,11 @@ else
         if [ -f "$deb" ]; then
             name=$(get name "$po")
             doc=usr/share/doc/$name
-            want=$(printf '%s\n' "$plugdir_rel/chunk.so" "$doc/README.md.gz" "$doc/changelog.gz" "$doc/copyright" | sort)
+            prof=usr/share/wireshark/profiles/chunkshark
+            want=$(printf '%s\n' "$plugdir_rel/chunk.so" "$doc/README.md.gz" "$doc/changelog.gz" "$doc/copyright" \
+                "$prof/colorfilters" "$prof/io_graphs" "$prof/preferences" "$prof/recent" | sort)
             got=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\./||' | sort)
-            [ "$got" = "$want" ] && ok "package holds chunk.so and $doc/{README.md.gz,changelog.gz,copyright}" ||
+            [ "$got" = "$want" ] && ok "package holds chunk.so, $doc/{README.md.gz,changelog.gz,copyright} and $prof/{colorfilters,io_graphs,preferences,recent}" ||
                 bad "package files: $(echo $got)"
             libws=$(get libwireshark "$po")
             dep=$(dpkg-deb -f "$deb" Depends)

@@ -12,6 +12,10 @@
   p2frag.sequence.too_old;
 - tshark -q -z expert (no tree) counts as many p2frag expert infos as the
   tree has, one pass and -2;
+- loss at once: with -2 the packets flagged "Packet lost: fragments missing"
+  (p2frag.analysis.lost_packet) are exactly those with fragments missing;
+  in one pass each of them is flagged too (one pass may also flag a packet
+  whose missing fragments come late: reordering);
 - -z p2frag,packets counts the same packets, fragments and missing
   fragments as the truth over the packets the capture shows (a packet none
   of whose fragments arrived is not in a capture).
@@ -23,6 +27,7 @@ import json
 import os
 import re
 import sys
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
@@ -30,7 +35,18 @@ import p2fragtest as pt  # noqa: E402
 
 FIELDS = ["frame.number", "frame.protocols", "p2frag.sequence", "p2frag.fragment_id",
           "p2frag.analysis.complete_in", "p2frag.analysis.lost_in", "p2frag.analysis.missing",
-          "p2frag.reassembled.data", "p2frag.fragment_data"]
+          "p2frag.reassembled.data", "p2frag.fragment_data", "p2frag.analysis.lost_packet"]
+
+
+def expert_count(cap, extra):
+    """The p2frag expert infos in the tree of every frame (a frame may have
+    several of one kind: pt.experts gives sets)."""
+    xml = ct.tshark(["-r", cap, "-T", "pdml"] + list(extra))
+    n = 0
+    for f in ET.fromstring(xml).iter("field"):
+        if f.get("name") == "_ws.expert":
+            n += sum(1 for sub in f.iter("field") if (sub.get("name") or "").startswith("p2frag."))
+    return n
 
 
 def check(F, cap):
@@ -80,8 +96,20 @@ def check(F, cap):
             data = last["p2frag.reassembled.data"] or last["p2frag.fragment_data"]
             got = hashlib.sha256(bytes.fromhex(pt.as_hex(data[0]))).hexdigest() if data else None
             F.check(got == p["sha256_delivered"], w + ": reassembled bytes differ from the delivered ones")
+    lost = sorted(p["sequence"] & 0xFFFF for p in truth["packets"]
+                  if p["fragmented"] and p["missing_fragments"] and any(d["frames"] for d in p["datagrams"]))
+    flagged = sorted(int(v) for fr in frames for v in fr["p2frag.analysis.lost_packet"])
+    F.check(flagged == lost, "%s -2: packets flagged lost %s, truth (fragments missing) %s" % (name, flagged, lost))
+    one = pt.fields(cap, ["p2frag.analysis.lost_packet"], None, [])
+    flagged1 = sorted(int(v) for fr in one for v in fr["p2frag.analysis.lost_packet"])
+    F.check(set(lost) <= set(flagged1), "%s one pass: packets flagged lost %s, truth (fragments missing) %s"
+            % (name, flagged1, lost))
+    zex = ct.tshark(["-r", cap, "-2", "-q", "-z", "expert"])
+    m = re.search(r"^\s+(\d+)\s+Sequence\s+P2frag\s+Packet lost: fragments missing$", zex, re.M)
+    F.check((int(m.group(1)) if m else 0) == len(lost), "%s -2 -z expert: %s 'Packet lost: fragments missing', "
+            "truth %d packets with fragments missing" % (name, m.group(1) if m else "no", len(lost)))
     for two in ([], ["-2"]):
-        tree = sum(len(e["experts"]) for e in (pt.experts(cap, None, two) if not two else ex))
+        tree = expert_count(cap, two)
         zex = ct.tshark(["-r", cap, "-q", "-z", "expert"] + two)
         nz = sum(int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\S+\s+P2frag\s", zex, re.M))
         F.check(nz == tree, "%s%s: -z expert has %d p2frag expert infos, the tree %d"

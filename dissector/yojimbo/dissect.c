@@ -80,6 +80,7 @@ static int hf_an_block_acked_in = -1;
 static int hf_an_confirms = -1;
 static int hf_an_reliable_seq = -1;
 static int hf_an_diagnosis = -1;
+static int hf_an_diagnosis_line = -1;
 
 static gint ett_yojimbo = -1;
 static gint ett_entry = -1;
@@ -87,6 +88,7 @@ static gint ett_message = -1;
 static gint ett_body = -1;
 static gint ett_analysis = -1;
 static gint ett_an_item = -1;
+static gint ett_an_diagnosis = -1;
 
 static expert_field ei_range = EI_INIT;
 static expert_field ei_short = EI_INIT;
@@ -771,6 +773,29 @@ static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_
         block_message(c, et);
 }
 
+/* A diagnosis in full under its item (which Wireshark cuts at 240
+ * characters): a line per clause, split after each "; " (the facts: "sent
+ * but never acknowledged: fragment 2"), the last clause also after each
+ * ": " (the fact, then the explanation). */
+static void diagnosis_lines(ctx_t *c, proto_item *di, const char *diag)
+{
+    proto_tree *dt = proto_item_add_subtree(di, ett_an_diagnosis);
+    const char *p = diag;
+
+    if (!dt)
+        return;
+    while (*p) {
+        const char *end = strstr(p, "; ");
+        if (!end)
+            end = strstr(p, ": ");
+        if (!end)
+            end = p + strlen(p);
+        proto_item_set_generated(proto_tree_add_string(dt, hf_an_diagnosis_line, c->tvb, 0, 0,
+                                                       wmem_strndup(c->pinfo->pool, p, (size_t)(end - p))));
+        p = *end ? end + 2 : end;
+    }
+}
+
 static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
 {
     proto_tree *at;
@@ -834,6 +859,7 @@ static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
             if (diag) {
                 proto_item *di = proto_tree_add_string(t, hf_an_diagnosis, c->tvb, 0, 0, diag);
                 proto_item_set_generated(di);
+                diagnosis_lines(c, di, diag);
                 expert_add_info(c->pinfo, di, &ei_never);   /* the diagnosis item shows it */
             }
         }
@@ -1131,8 +1157,11 @@ void proto_register_yojimbo(void)
         { &hf_an_reliable_seq, { "Reliable sequence", "yojimbo.analysis.reliable_sequence", FT_UINT16, BASE_DEC, NULL, 0x0,
           "The sequence of reliable's header in front of this payload", HFILL } },
         { &hf_an_diagnosis, { "Diagnosis", "yojimbo.analysis.diagnosis", FT_STRING, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_an_diagnosis_line, { "Line", "yojimbo.analysis.diagnosis.line", FT_STRING, BASE_NONE, NULL, 0x0,
+            "One clause of the diagnosis, whole (the Diagnosis line is cut at 240 characters)", HFILL } },
     };
-    static gint *ett[] = { &ett_yojimbo, &ett_entry, &ett_message, &ett_body, &ett_analysis, &ett_an_item };
+    static gint *ett[] = { &ett_yojimbo, &ett_entry, &ett_message, &ett_body, &ett_analysis, &ett_an_item,
+                           &ett_an_diagnosis };
     static ei_register_info ei[] = {
         { &ei_range, { "yojimbo.range", PI_MALFORMED, PI_ERROR, "A field is out of the range the configuration allows", EXPFILL } },
         { &ei_short, { "yojimbo.short", PI_MALFORMED, PI_ERROR, "The packet ends inside a field", EXPFILL } },

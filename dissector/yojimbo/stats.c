@@ -24,6 +24,32 @@ static char *dir_str(wmem_allocator_t *scope, const yj_msg_t *m)
     return su_direction_str(scope, &d->src, d->sport, &d->dst, d->dport);
 }
 
+/* Seconds from the first send to the ack (a block's: of its last
+ * fragment); the GUI tables' figure. */
+static double ack_s(const yj_msg_t *m)
+{
+    nstime_t d;
+    nstime_delta(&d, &m->acked_time, &m->first_time);
+    return nstime_to_sec(&d);
+}
+
+/* A block's longest time without a new fragment acknowledged: between two
+ * acks, and for a block never completed also from its last ack (or first
+ * send) to the end of the capture, the wait its diagnosis words as "no
+ * fragment acknowledged in its last N s". */
+static double longest_stall_s(const yj_msg_t *m)
+{
+    double stall = (double)m->max_stall_ns / 1e9;
+
+    if (m->frags_acked < m->num_fragments) {
+        nstime_t end = yj_capture_end(), idle;
+        nstime_delta(&idle, &end, &m->last_progress);
+        if (nstime_to_sec(&idle) > stall)
+            stall = nstime_to_sec(&idle);
+    }
+    return stall;
+}
+
 static double ack_ms(const yj_msg_t *m)
 {
     nstime_t d;
@@ -137,27 +163,41 @@ static const su_text_table_t block_text = {
 /* ---- GUI tables ------------------------------------------------------------ */
 
 /* Both tables start with the columns that name the message or block (ID_*),
- * filled alike, and end with its diagnosis. */
-enum { ID_CONV, ID_DIR, ID_CH, ID_ID, ID_TYPE, ID_N };
+ * filled alike, its diagnosis right after the direction, where a dialog
+ * opened about 600 pixels wide shows it (as Chunk Transfers and Netgame
+ * Connections have theirs). The link is "Connection N",
+ * numbered from 0 in order of first sight as netcode's and reliable's
+ * tables number theirs. Times are in seconds, as every other table's;
+ * what never happened (no ack) is blank, not 0. */
+enum { ID_CONV, ID_DIR, ID_DIAG, ID_CH, ID_ID, ID_TYPE, ID_N };
 #define ID_FIELDS \
-    SU_FIRST_UINT_FIELD("Conversation"), SU_COL_TEXT("Direction"), SU_COL_UINT("Channel"), \
+    SU_FIRST_UINT_FIELD("Connection"), SU_COL_TEXT("Direction"), SU_COL_TEXT("Diagnosis"), SU_COL_UINT("Channel"), \
     SU_COL_UINT("Message id"), SU_COL_FIGURE("Type")
 
-enum { M_SENDS = ID_N, M_FIRST, M_LAST, M_ACKED, M_ACKMS, M_WASTED, M_DIAG };
+enum { M_SENDS = ID_N, M_FIRST, M_LAST, M_ACKED, M_ACKMS, M_WASTED };
 
 static stat_tap_table_item msg_fields[] = {
-    ID_FIELDS, SU_COL_UINT("Sends"), SU_COL_UINT("First frame"), SU_COL_UINT("Last frame"), SU_COL_UINT("Acked in"),
-    SU_COL_FIGURE("Time to ack (ms)"), SU_COL_UINT("Sent after ack"), SU_COL_TEXT("Diagnosis"),
+    ID_FIELDS, SU_COL_UINT("Sends"), SU_COL_UINT("First frame"), SU_COL_UINT("Last frame"), SU_COL_FIGURE("Acked in"),
+    SU_COL_FIGURE("Time to ack (s)"), SU_COL_UINT("Sent after ack"),
 };
 
-enum { B_FRAGS = ID_N, B_BYTES, B_SENDS, B_RESENDS, B_WASTED, B_ACKED, B_FIRST, B_DONE, B_ACKMS, B_STALL, B_DIAG };
+enum { B_FRAGS = ID_N, B_BYTES, B_SENDS, B_RESENDS, B_WASTED, B_ACKED, B_FIRST, B_DONE, B_ACKMS, B_STALL };
 
 static stat_tap_table_item block_fields[] = {
     ID_FIELDS, SU_COL_UINT("Fragments"), SU_COL_UINT("Bytes seen"), SU_COL_UINT("Fragment sends"),
     SU_COL_UINT("Resends"), SU_COL_UINT("Sent after ack"), SU_COL_UINT("Fragments acked"), SU_COL_UINT("First frame"),
-    SU_COL_UINT("Fully acked in"), SU_COL_FIGURE("Time to ack (ms)"), SU_COL_FIGURE("Longest stall (s)"),
-    SU_COL_TEXT("Diagnosis"),
+    SU_COL_FIGURE("Fully acked in"), SU_COL_FIGURE("Time to ack (s)"), SU_COL_FIGURE("Longest stall (s)"),
 };
+
+/* A frame number in a figure column: blank for none. */
+static void set_frame(stat_tap_table *table, guint row, guint col, guint32 frame)
+{
+    char text[16] = "";
+
+    if (frame)
+        snprintf(text, sizeof text, "%*u", SU_DECIMAL_WIDTH, frame);
+    su_set_string(table, row, col, text);
+}
 
 static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet_info *pinfo, const void *data,
                                     gboolean blocks)
@@ -171,7 +211,7 @@ static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet
         if (m->is_block != blocks)
             continue;
         row = su_table_dir_row(tapdata, m->index, ID_DIR, &d->src, d->sport, &d->dst, d->dport);
-        su_set_uint(table, row, ID_CONV, m->conv->index);
+        su_set_uint(table, row, ID_CONV, m->conv->index - 1);
         su_set_uint(table, row, ID_CH, m->channel);
         su_set_uint(table, row, ID_ID, m->id);
         su_set_string(table, row, ID_TYPE, type_text(pinfo->pool, m));
@@ -179,8 +219,11 @@ static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet
             su_set_uint(table, row, M_SENDS, m->sends);
             su_set_uint(table, row, M_FIRST, m->first_frame);
             su_set_uint(table, row, M_LAST, m->last_frame);
-            su_set_uint(table, row, M_ACKED, m->acked_frame);
-            su_set_decimal(table, row, M_ACKMS, ack_ms(m), 1);
+            set_frame(table, row, M_ACKED, m->acked_frame);
+            if (m->acked_frame)
+                su_set_decimal(table, row, M_ACKMS, ack_s(m), 3);
+            else
+                su_set_string(table, row, M_ACKMS, "");
             su_set_uint(table, row, M_WASTED, m->sends_after_ack);
         } else {
             guint32 resends, wasted, sends = frag_sends(m, &resends, &wasted);
@@ -191,11 +234,15 @@ static tap_packet_status table_fill(stat_tap_table *table, void *tapdata, packet
             su_set_uint(table, row, B_WASTED, wasted);
             su_set_uint(table, row, B_ACKED, m->frags_acked);
             su_set_uint(table, row, B_FIRST, m->first_frame);
-            su_set_uint(table, row, B_DONE, m->frags_acked == m->num_fragments ? m->acked_frame : 0);
-            su_set_decimal(table, row, B_ACKMS, ack_ms(m), 1);
-            su_set_decimal(table, row, B_STALL, (double)m->max_stall_ns / 1e9, 2);
+            gboolean done = m->frags_acked == m->num_fragments && m->acked_frame;
+            set_frame(table, row, B_DONE, done ? m->acked_frame : 0);
+            if (done)
+                su_set_decimal(table, row, B_ACKMS, ack_s(m), 3);
+            else
+                su_set_string(table, row, B_ACKMS, "");
+            su_set_decimal(table, row, B_STALL, longest_stall_s(m), 2);
         }
-        su_set_string(table, row, blocks ? B_DIAG : M_DIAG, yj_diagnosis(pinfo->pool, m));
+        su_set_string(table, row, ID_DIAG, yj_diagnosis(pinfo->pool, m));
     }
     return TAP_PACKET_REDRAW;
 }
@@ -216,8 +263,8 @@ void yj_stats_register(void)
 
     su_register_text_table(&msg_text);
     su_register_text_table(&block_text);
-    su_register_table_ui(&msg_table, "yojimbo Messages", "yojimbo messages", "yojimbo_stats",
+    su_register_table_ui(&msg_table, "Yojimbo Messages", "Yojimbo messages", "yojimbo_stats",
                          "yojimbo,messages_table", msg_table_fill, msg_fields, array_length(msg_fields));
-    su_register_table_ui(&block_table, "yojimbo Blocks", "yojimbo blocks", "yojimbo_stats", "yojimbo,blocks_table",
+    su_register_table_ui(&block_table, "Yojimbo Blocks", "Yojimbo blocks", "yojimbo_stats", "yojimbo,blocks_table",
                          block_table_fill, block_fields, array_length(block_fields));
 }

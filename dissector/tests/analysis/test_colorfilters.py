@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""docs/chunkshark.colorfilters (chunk, p2frag and netgame in one file): every
+"""docs/chunkshark.colorfilters (the six protocols in one file): every
 rule is in the format Wireshark's View > Coloring Rules > Import reads
 (@name@filter@[background][foreground], 16-bit RGB, '#' comments), its filter
 compiles (tshark -Y) and matches the packets it is for: each rule colours at
@@ -18,6 +18,8 @@ import p2fragtest as pt  # noqa: E402
 RULE = re.compile(r"^@([^@]+)@([^@]+)@\[(\d+),(\d+),(\d+)\]\[(\d+),(\d+),(\d+)\]$")
 FILE = os.path.join(ct.REPO, "docs", "chunkshark.colorfilters")
 CAP = os.path.join(ct.REPO, "captures")
+KEYS = os.path.join(CAP, "%s.keys")
+RELIABLE = ["-d", "udp.port==50000,reliable"]   # captures/captures.txt: reliable-sim's port
 # Rule name -> (capture, frames the rule must be the first to match, at
 # least, extra tshark arguments).
 WANT = {
@@ -33,6 +35,20 @@ WANT = {
     "Netgame lost packet": ("netgame-loss-10.pcap", 20, []),
     "Netgame duplicate or reordered": ("netgame-dup-reorder.pcap", 50, []),
     "Netgame mode switch": ("netgame-high-rtt.pcap", 5, []),
+    "Netcode broken or undecryptable packet": ("netcode-wrong-key.pcap", 20,
+                                               ["-o", "netcode.keylog_file:" + KEYS % "netcode-wrong-key"]),
+    "Reliable broken packet": ("reliable-clean.pcap", 0, RELIABLE),
+    "Reliable lost or stalled": ("reliable-loss-10.pcap", 20, RELIABLE),
+    "Reliable duplicate or reordered": ("reliable-dup-reorder.pcap", 50, RELIABLE),
+    "Yojimbo broken packet": ("yojimbo-block.pcap", 0, ["-o", "netcode.keylog_file:" + KEYS % "yojimbo-block"]),
+    "Yojimbo block never completed": ("yojimbo-stops-acking.pcap", 5,
+                                      ["-o", "netcode.keylog_file:" + KEYS % "yojimbo-stops-acking"]),
+    "Yojimbo resend": ("yojimbo-loss-dup.pcap", 10, ["-o", "netcode.keylog_file:" + KEYS % "yojimbo-loss-dup"]),
+    "Netcode refused or timed out": ("netcode-expired-token.pcap", 20,
+                                     ["-o", "netcode.keylog_file:" + KEYS % "netcode-expired-token"]),
+    "Netcode duplicate or replay": ("netcode-loss-dup.pcap", 2,
+                                    ["-o", "netcode.keylog_file:" + KEYS % "netcode-loss-dup"]),
+    "Netcode handshake": ("netcode-clean.pcap", 4, ["-o", "netcode.keylog_file:" + KEYS % "netcode-clean"]),
 }
 
 
