@@ -15,7 +15,9 @@ if [ "${1:-}" = "--test" ]; then
     # time: /usr/bin/time measures peak memory in the hostile-capture tests.
     # dpkg-dev, file: dpkg-shlibdeps finds the Debian package's Depends in the ELF
     # files that cpack -G DEB finds with file.
-    pkgs+=(clang libclang-rt-14-dev time dpkg-dev file)
+    # wireshark-qt, xvfb, xdotool, xclip, imagemagick: the GUI tests (label gui)
+    # drive the real Wireshark under Xvfb and read its tables and pictures.
+    pkgs+=(clang libclang-rt-14-dev time dpkg-dev file wireshark-qt xvfb xdotool xclip imagemagick)
 fi
 
 missing=()
