@@ -20,7 +20,7 @@
 #      libwireshark package (and every library the plugin needs: ldd finds
 #      them all) through Depends alone; then tshark is installed and run as
 #      the user nobody (tshark run as root ignores plugins), without any
-#      build tree: `tshark -G protocols` lists chunk, p2frag and netgame, and
+#      build tree: `tshark -G protocols` lists every protocol of dissector/protocols.txt, and
 #      it decodes committed captures of each; `apt-get remove` takes chunk.so
 #      away again and tshark no longer knows the protocols.
 # The overlay, its mounts and the package copies are removed on exit. This
@@ -157,10 +157,10 @@ package_checks() {
 tshark_checks() {
     local phase=$1 info=$2 capdir=$3 protos n so
     so=$(get plugin_dir "$info")/chunk.so
-    protos=$(as_nobody tshark -G protocols 2>/dev/null | cut -f3 | grep -xE 'chunk|p2frag|netgame' | sort | tr '\n' ' ' || true)
+    protos=$(as_nobody tshark -G protocols 2>/dev/null | cut -f3 | grep -xF -f "$work/protocols" | sort | tr '\n' ' ' || true)
     if [ "$phase" = installed ]; then
-        [ "$protos" = "chunk netgame p2frag " ] && ok "tshark as nobody lists the protocols: $protos" ||
-            bad "tshark as nobody lists '$protos', not chunk netgame p2frag"
+        [ "$protos" = "$(sort "$work/protocols" | tr '\n' ' ')" ] && ok "tshark as nobody lists the protocols: $protos" ||
+            bad "tshark as nobody lists '$protos', not every protocol of dissector/protocols.txt"
         as_nobody tshark -G plugins 2>/dev/null | grep -qE "^chunk\.so[[:space:]].*[[:space:]]$so\$" &&
             ok "tshark -G plugins: chunk.so from $so" || bad "tshark -G plugins does not show chunk.so from $so"
         local cap filter
@@ -205,6 +205,8 @@ test_in_clean() {
     mount_system "$r"
     cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
     mkdir -p "$r/tmp/pkg" "$r/tmp/captures" "$r/tmp/nobody"
+    # The plugin's protocols (dissector/protocols.txt: one a line, # comments).
+    grep -E '^[a-z0-9]+$' "$repo/dissector/protocols.txt" > "$work/protocols"
     cp "$deb" "$r/tmp/pkg/"
     cp "$repo"/captures/clean.pcap "$repo"/captures/frag-clean.pcap "$repo"/captures/netgame-clean.pcap "$r/tmp/captures/"
     chmod -R a+rX "$r/tmp/captures"

@@ -1,7 +1,8 @@
 /* common/single-pass.h
  * Memory in tshark's single pass, shared by every protocol's analysis that
- * keeps per-frame records (chunk, p2frag, netgame): tells the single pass from
- * Wireshark's passes, drops reassembled data once its frame is done, and
+ * keeps per-frame records (all six: chunk, p2frag, netgame, netcode,
+ * reliable, yojimbo): tells the single pass from Wireshark's passes, drops
+ * reassembled data once its frame is done, and
  * shows a reassembly made outside Wireshark's table as the table would.
  * Why and how: common/single-pass.c and docs/architecture.md.
  *
