@@ -109,11 +109,17 @@ for cap in "$repo"/captures/*.pcap "$repo"/captures/*.pcapng; do
     name=${name%.*}
     opts=(-r "$cap" -V -O "$protos")
     [ -f "$repo/captures/$name.keys" ] && opts+=(-o "netcode.keylog_file:$repo/captures/$name.keys")
-    CHUNK_BUILD_DIR=$regular "$repo/scripts/chunk-tshark" "${opts[@]}" > "$out/regular/$name.txt" 2>&1 || true
+    # Standard output compared; messages apart (run from its build tree, the
+    # in-tree tshark also sees its own copy of chunk.so and may say so).
+    CHUNK_BUILD_DIR=$regular "$repo/scripts/chunk-tshark" "${opts[@]}" \
+        > "$out/regular/$name.txt" 2> "$out/regular/$name.err" || true
     TSHARK=$tshark_bin CHUNK_PLUGIN_DIR=$plugin_dir "$repo/scripts/chunk-tshark" "${opts[@]}" \
-        > "$out/in-tree/$name.txt" 2>&1 || true
+        > "$out/in-tree/$name.txt" 2> "$out/in-tree/$name.err" || true
     n=$((n + 1))
-    if ! cmp -s "$out/regular/$name.txt" "$out/in-tree/$name.txt"; then
+    if [ ! -s "$out/regular/$name.txt" ]; then
+        say "no decode of $name by the regular build: $(head -c 300 "$out/regular/$name.err")"
+        fail=1
+    elif ! cmp -s "$out/regular/$name.txt" "$out/in-tree/$name.txt"; then
         say "DIFFERENT: $name"
         diff -u "$out/regular/$name.txt" "$out/in-tree/$name.txt" | head -n 20 >&2
         fail=1
