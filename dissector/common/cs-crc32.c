@@ -30,9 +30,29 @@
 
 #include "cs-crc32.h"
 
+/* Which compilers build the fast paths (docs/install.md, "Windows"):
+ *   GCC and clang on x86-64 (Linux, macOS, MinGW-w64): both, each function
+ *     compiled for its instructions with a target attribute (CS_CLMUL,
+ *     CS_CLMUL512), the processor asked with __builtin_cpu_supports (which
+ *     also checks that the system saves AVX-512 state).
+ *   MSVC on x64: the PCLMULQDQ path. MSVC compiles any intrinsic without a
+ *     target attribute or /arch switch, so CS_CLMUL is empty; the processor
+ *     is asked with Wireshark's ws_cpuid() (wsutil/ws_cpuid.h), as
+ *     Wireshark's own SSE 4.2 code does. The AVX-512 path is left out there:
+ *     it would also need the system's ZMM state (xgetbv).
+ *   Anything else: zlib. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define CS_CRC32_CLMUL 1
+#define CS_CRC32_CLMUL512 1
+#define CS_CLMUL __attribute__((target("pclmul,sse4.1")))
+#define CS_CLMUL512 __attribute__((target("avx512f,avx512bw,vpclmulqdq,pclmul,sse4.1")))
+#elif defined(_MSC_VER) && defined(_M_X64)
+#include <intrin.h>
+#include <glib.h>
+#include <wsutil/ws_cpuid.h>
+#define CS_CRC32_CLMUL 1
+#define CS_CLMUL
 #endif
 
 #ifdef CS_CRC32_CLMUL
@@ -49,8 +69,6 @@
 #define CS_K_64     0x163cd6124ULL
 #define CS_POLY     0x1db710641ULL
 #define CS_MU       0x1f7011641ULL
-
-#define CS_CLMUL __attribute__((target("pclmul,sse4.1")))
 
 /* x moved `k`'s distance ahead (either half multiplied by its constant). */
 CS_CLMUL static inline __m128i cs_fold(__m128i x, __m128i k)
@@ -123,6 +141,7 @@ CS_CLMUL static uint32_t cs_crc32_clmul(uint32_t crc, const uint8_t *p, size_t l
     return cs_finish(x0, x1, x2, x3, p, len);
 }
 
+#ifdef CS_CRC32_CLMUL512
 /* The same with the four lanes in one 512-bit register (VPCLMULQDQ): one
  * load, two multiplications and one three-way XOR per 64 bytes instead of
  * four, eight and eight; two such registers 128 bytes apart, each folded
@@ -130,7 +149,6 @@ CS_CLMUL static uint32_t cs_crc32_clmul(uint32_t crc, const uint8_t *p, size_t l
  * other's. The head is one masked load (AVX-512BW), not a copy. */
 #define CS_K_1024_LO 0x1e88ef372ULL   /* x^(1024+32) mod P, as the others */
 #define CS_K_1024_HI 0x14a7fe880ULL   /* x^(1024-32) mod P */
-#define CS_CLMUL512 __attribute__((target("avx512f,avx512bw,vpclmulqdq,pclmul,sse4.1")))
 
 CS_CLMUL512 static inline __m512i cs_fold512(__m512i x, __m512i k, __m512i next)
 {
@@ -172,6 +190,7 @@ CS_CLMUL512 static uint32_t cs_crc32_clmul512(uint32_t crc, const uint8_t *p, si
     return cs_finish(_mm512_extracti32x4_epi32(x0, 0), _mm512_extracti32x4_epi32(x0, 1),
                      _mm512_extracti32x4_epi32(x0, 2), _mm512_extracti32x4_epi32(x0, 3), p, len);
 }
+#endif
 
 static int cs_fast = -1;     /* the path this processor has: CS_CRC32_* */
 static int cs_limit = CS_CRC32_VPCLMUL512;
@@ -179,6 +198,7 @@ static int cs_limit = CS_CRC32_VPCLMUL512;
 static int cs_level(void)
 {
     if (cs_fast < 0) {
+#ifdef CS_CRC32_CLMUL512
         __builtin_cpu_init();
         if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1"))
             cs_fast = CS_CRC32_ZLIB;
@@ -187,6 +207,14 @@ static int cs_level(void)
             cs_fast = CS_CRC32_VPCLMUL512;
         else
             cs_fast = CS_CRC32_PCLMUL;
+#else
+        /* CPUID leaf 1, ECX: bit 1 PCLMULQDQ, bit 19 SSE4.1. */
+        uint32_t info[4];
+        if (ws_cpuid(info, 1) && (info[2] & (1u << 1)) && (info[2] & (1u << 19)))
+            cs_fast = CS_CRC32_PCLMUL;
+        else
+            cs_fast = CS_CRC32_ZLIB;
+#endif
     }
     return cs_fast < cs_limit ? cs_fast : cs_limit;
 }
@@ -209,8 +237,10 @@ uint32_t cs_crc32(uint32_t crc, const uint8_t *data, size_t len)
 #ifdef CS_CRC32_CLMUL
     if (len >= 64) {
         int level = cs_level();
+#ifdef CS_CRC32_CLMUL512
         if (level == CS_CRC32_VPCLMUL512)
             return cs_crc32_clmul512(crc, data, len);
+#endif
         if (level == CS_CRC32_PCLMUL)
             return cs_crc32_clmul(crc, data, len);
     }

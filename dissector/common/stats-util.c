@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <epan/to_str.h>
+#include <wsutil/wslog.h>
 
 #include "stats-util.h"
 #include "ws-compat.h"
@@ -187,7 +188,8 @@ void su_register_text_table(const su_text_table_t *t)
                       filter_param };
     stat_tap_ui *ui;
 
-    g_assert(n_text_table_uis < SU_MAX_TEXT_TABLES);
+    if (n_text_table_uis >= SU_MAX_TEXT_TABLES)
+        ws_error("more than %d text tables: raise SU_MAX_TEXT_TABLES", SU_MAX_TEXT_TABLES);
     ui = &text_table_uis[n_text_table_uis++];
     *ui = u;
     register_stat_tap_ui(ui, (void *)t);

@@ -27,6 +27,25 @@
 #include <epan/packet.h>
 #include <epan/tap.h>
 
+/* ws_fopen() and ws_fileno() (wsutil/file_util.h): the C library's on
+ * Linux and macOS, UTF-8 file names on Windows, as Wireshark asks of its
+ * code. Every Wireshark source tree (the Windows and macOS builds) has the
+ * header, but Debian's libwireshark-dev installs it only from 4.6 on:
+ * without it, the C library's, which is what the header gives there. */
+#if defined(__has_include)
+#if __has_include(<wsutil/file_util.h>)
+#include <wsutil/file_util.h>
+#define CS_HAVE_WS_FILE_UTIL 1
+#endif
+#endif
+#ifndef CS_HAVE_WS_FILE_UTIL
+#ifdef _WIN32
+#error "wsutil/file_util.h not found: on Windows, build the plugin in Wireshark's source tree (docs/install.md)"
+#endif
+#define ws_fopen fopen
+#define ws_fileno fileno
+#endif
+
 #define CS_WS_AT_LEAST(maj, min) \
     (WIRESHARK_VERSION_MAJOR > (maj) || \
      (WIRESHARK_VERSION_MAJOR == (maj) && WIRESHARK_VERSION_MINOR >= (min)))

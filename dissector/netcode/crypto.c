@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include <gcrypt.h>
+#include <wsutil/wsgcrypt.h>
 
 #include "crypto.h"
 
@@ -18,7 +18,7 @@ struct nc_aead {
 
 nc_aead_t *nc_aead_new(const uint8_t key[NC_KEY_BYTES])
 {
-    nc_aead_t *a = (nc_aead_t *)calloc(1, sizeof *a);
+    nc_aead_t *a = g_new0(nc_aead_t, 1);
 
     if (!a)
         return NULL;
@@ -26,7 +26,7 @@ nc_aead_t *nc_aead_new(const uint8_t key[NC_KEY_BYTES])
         gcry_cipher_setkey(a->hd, key, NC_KEY_BYTES)) {
         if (a->hd)
             gcry_cipher_close(a->hd);
-        free(a);
+        g_free(a);
         return NULL;
     }
     return a;
@@ -37,7 +37,7 @@ void nc_aead_free(nc_aead_t *a)
     if (!a)
         return;
     gcry_cipher_close(a->hd);
-    free(a);
+    g_free(a);
 }
 
 int nc_aead_decrypt(nc_aead_t *a, const uint8_t nonce[12], const uint8_t *ad, size_t ad_len,

@@ -18,6 +18,7 @@
 #include <wsutil/filesystem.h>
 
 #include "netcode-int.h"
+#include "common/ws-compat.h"
 
 #define KEYLOG_MAX_PROBLEMS 8
 /* The longest line kept: a NETCODE_CONNECT_TOKEN line is 4118 characters. */
@@ -355,11 +356,11 @@ void nc_keys_keylog_read(const char *path)
         keylog_reset();
         g_free(keylog_path);
         keylog_path = g_strdup(path);
-    } else if (keylog && file_needs_reopen(fileno(keylog), keylog_path)) {
+    } else if (keylog && file_needs_reopen(ws_fileno(keylog), keylog_path)) {
         keylog_reset();
     }
     if (!keylog) {
-        keylog = fopen(keylog_path, "r");
+        keylog = ws_fopen(keylog_path, "r");
         if (!keylog)
             return;   /* not there (yet): tried again at the next packet */
     }

@@ -47,14 +47,12 @@ static int yj_eo_tap = -1;
 static int yj_stats_tap = -1;
 
 static int hf_channel_entries = -1;
-static int hf_entry = -1;
 static int hf_channel = -1;
 static int hf_block_message = -1;
 static int hf_has_messages = -1;
 static int hf_message_count = -1;
 static int hf_message_id = -1;
 static int hf_message_type = -1;
-static int hf_message = -1;
 static int hf_body_field = -1;
 static int hf_body_bytes = -1;
 static int hf_body_float = -1;
@@ -68,7 +66,6 @@ static int hf_block_fragment_size = -1;
 static int hf_block_fragment_data = -1;
 static int hf_block_data = -1;
 /* analysis */
-static int hf_an = -1;
 static int hf_an_send_no = -1;
 static int hf_an_first_sent = -1;
 static int hf_an_prev_sent = -1;
@@ -1108,7 +1105,6 @@ void proto_register_yojimbo(void)
     static hf_register_info hf[] = {
         { &hf_channel_entries, { "Channel entries", "yojimbo.channel_entries", FT_UINT32, BASE_DEC, NULL, 0x0,
           "Number of channel entries (serialize_int 0..channels)", HFILL } },
-        { &hf_entry, { "Channel entry", "yojimbo.entry", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
         { &hf_channel, { "Channel", "yojimbo.channel", FT_UINT32, BASE_DEC, NULL, 0x0,
           "Channel index (absent on the wire with one channel)", HFILL } },
         { &hf_block_message, { "Block message", "yojimbo.block_message", FT_BOOLEAN, BASE_NONE, NULL, 0x0,
@@ -1119,7 +1115,6 @@ void proto_register_yojimbo(void)
           "Message id (the first 16 bits, the others relative to the previous)", HFILL } },
         { &hf_message_type, { "Message type", "yojimbo.message_type", FT_UINT32, BASE_DEC, NULL, 0x0,
           "Index into the message factory (absent with one type)", HFILL } },
-        { &hf_message, { "Message", "yojimbo.message", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
         { &hf_body_field, { "Body value", "yojimbo.body.value", FT_INT64, BASE_DEC, NULL, 0x0,
           "A number read by the schema", HFILL } },
         { &hf_body_bytes, { "Body bytes", "yojimbo.body.bytes", FT_BYTES, BASE_NONE, NULL, 0x0,
@@ -1140,7 +1135,6 @@ void proto_register_yojimbo(void)
     };
     /* After the reassembly fields (cs_reassembly_fields_register). */
     static hf_register_info hf_analysis[] = {
-        { &hf_an, { "Analysis", "yojimbo.analysis", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
         { &hf_an_send_no, { "Send number", "yojimbo.analysis.send", FT_UINT32, BASE_DEC, NULL, 0x0,
           "How many packets have carried this message or fragment so far (1: first send)", HFILL } },
         { &hf_an_first_sent, { "First sent in", "yojimbo.analysis.first_sent_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
