@@ -7,9 +7,10 @@
 #                                  (no sanitizer or fuzz build, no chroot)
 #
 # The full run, in this order:
-#   0. the chroots of steps 4 and 5 are made in the background (debootstrap
-#      and apt-get: the network, hardly the CPU) while steps 1-3 run; made
-#      once, they are reused by every later run (CHUNK_CHROOTS);
+#   0. the chroots of steps 4 and 5, and Wireshark's source package (for the
+#      portability tests), are made in the background (debootstrap and
+#      apt-get: the network, hardly the CPU) while steps 1-3 run; made once,
+#      they are reused by every later run (CHUNK_CHROOTS);
 #   1. endpoints under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/);
 #   2. the fuzzers (build-fuzz/, clang): bounded libFuzzer runs side by side,
 #      and the mutation fuzzer on the ASan/UBSan build of the plugin;
@@ -98,6 +99,13 @@ if [ "${CHUNK_SKIP_WIRESHARK:-0}" != 1 ]; then
 fi
 if [ "${CHUNK_SKIP_PACKAGE:-0}" != 1 ]; then
     setsid bash scripts/test-package.sh --prepare "${pkg_versions[@]}" > build/chroots-package.log 2>&1 &
+    prep_pids+=($!)
+fi
+# Wireshark's source package (its checkers and headers, for the portability
+# tests), fetched once from this machine's mirror and cached.
+ws_mm=$(pkg-config --modversion wireshark 2>/dev/null | cut -d. -f1,2 || true)
+if [ -n "$ws_mm" ]; then
+    setsid bash scripts/wireshark-source.sh "$ws_mm" > build/wireshark-source.log 2>&1 &
     prep_pids+=($!)
 fi
 stop_prep() {
