@@ -58,8 +58,9 @@ def check_loads(F, conf, what):
     p = tshark_profile(conf, ["-r", os.path.join(ct.REPO, "captures", "fault-drop-slice.pcap")])
     F.check(p.returncode == 0 and not p.stderr.strip(), "%s: tshark -C chunkshark: %d %s"
             % (what, p.returncode, p.stderr.strip()[:400]))
-    # A resent slice's line ends with the Problem column: its expert message.
-    F.check(any(" Resend" in line.split("bytes", 1)[-1] for line in p.stdout.splitlines()),
+    # A resent slice's line ends with the Problem column: its expert
+    # message, the fixed summary of its kind.
+    F.check(any(" Slice resent" in line.split("bytes", 1)[-1] for line in p.stdout.splitlines()),
             "%s: no packet line with a Problem column:\n%s" % (what, p.stdout[:600]))
 
 
