@@ -51,10 +51,10 @@ def problems(rows):
     return sorted((k, v) for k, v in rows.items() if k[0] in ("Errors", "Warns"))
 
 
-def field_frames(args, field, extra=()):
+def field_frames(args, field, extra=(), where=None):
     """[(frame number, value of field, values of extra...)] of the frames
-    that carry field."""
-    out = ct.tshark(list(args) + ["-Y", field, "-T", "fields", "-E", "separator=/t", "-e", "frame.number",
+    that carry field (or match the display filter where)."""
+    out = ct.tshark(list(args) + ["-Y", where or field, "-T", "fields", "-E", "separator=/t", "-e", "frame.number",
                                   "-e", field] + [a for e in extra for a in ("-e", e)])
     rows = []
     for line in out.splitlines():
