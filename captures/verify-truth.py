@@ -525,6 +525,10 @@ def verify_netgame(name):
     at = truth['capture']['at']
     sent_from_capture_host = 0
     arrived_at_capture_host = 0
+    # --capture-drop / --capture-from: datagrams left out of the pcap; a
+    # packet then has fewer frames, and all of them together not_captured fewer.
+    partial = truth['capture'].get('not_captured', 0) > 0
+    left_out = 0
     for packet in truth['packets']:
         label = '%s packet %d (sequence %d)' % (packet['from'], packet['index'], packet['sequence'])
         header = (packet['sequence'], packet['ack'], packet['ack_bits'])
@@ -538,11 +542,13 @@ def verify_netgame(name):
                 problems.append('%s: frame %d holds %s' % (label, frame, got))
         if packet['from'] == at:
             sent_from_capture_host += 1
-            if len(packet['frames']) != 1:
+            left_out += 1 - len(packet['frames'])
+            if len(packet['frames']) != 1 and not (partial and not packet['frames']):
                 problems.append('%s: sent from the capture host, %d frames' % (label, len(packet['frames'])))
         else:
             arrived_at_capture_host += packet['deliveries']
-            if len(packet['frames']) != packet['deliveries']:
+            left_out += packet['deliveries'] - len(packet['frames'])
+            if len(packet['frames']) != packet['deliveries'] and not (partial and len(packet['frames']) < packet['deliveries']):
                 problems.append('%s: %d deliveries, %d frames' % (label, packet['deliveries'], len(packet['frames'])))
         acking = [packet['acked_in']] if packet['acked_in'] is not None else []
         if packet['acked'] is not None and packet['acked']['by_frame'] is not None:
@@ -567,9 +573,12 @@ def verify_netgame(name):
     unowned = sorted(set(capture) - set(owner))
     if unowned:
         problems.append('frames %s belong to no packet of the truth file' % unowned[:10])
-    if sent_from_capture_host + arrived_at_capture_host != len(capture):
+    if sent_from_capture_host + arrived_at_capture_host - (left_out if partial else 0) != len(capture):
         problems.append('%d sent and %d arrived at the capture host, %d frames'
                         % (sent_from_capture_host, arrived_at_capture_host, len(capture)))
+    if partial and left_out != truth['capture']['not_captured']:
+        problems.append('%d datagrams left out of the capture, the truth file says %d'
+                        % (left_out, truth['capture']['not_captured']))
     for p in problems[:50]:
         print('%s: %s' % (name, p))
     if not problems:

@@ -50,6 +50,8 @@ typedef struct chunk_flow {
     guint32 sport, dport;
     struct chunk_transfer *cur;   /* newest chunk the sender sends */
     guint32 acks, completed;
+    gboolean nc_open;         /* "Packets not captured" of slices shown, and no slice captured since */
+    gboolean nc_acks_open;    /* "Packets not captured" of acks shown, and no ack captured since */
     guint32 last_done_frame;  /* the latest completing ack, and its chunk */
     guint16 last_done_chunk;
     gint64 last_done_ns;
@@ -80,6 +82,7 @@ typedef struct chunk_transfer {
     chunk_flow_t *flow;
     guint16 chunk_id;
     gboolean keyed;           /* in the analysis' map of transfers (until its id wraps) */
+    gboolean done_unseen;     /* the sender moved on after acks the capture missed: complete */
     gboolean size_known;
     guint32 num_slices, max_slices, slice_size, last_bytes, size;
     chunk_slice_state_t *slices;

@@ -130,6 +130,8 @@ static expert_field ei_chunk_already_acked = EI_INIT;
 static expert_field ei_chunk_not_listening = EI_INIT;
 static expert_field ei_chunk_stale = EI_INIT;
 static expert_field ei_chunk_early = EI_INIT;
+static expert_field ei_chunk_not_captured = EI_INIT;
+static int hf_chunk_not_captured = -1;
 static expert_field ei_chunk_count_mismatch = EI_INIT;
 static expert_field ei_chunk_size_mismatch = EI_INIT;
 static expert_field ei_chunk_stall = EI_INIT;
@@ -248,7 +250,8 @@ typedef struct frame_rec {
     guint32 flags;         /* CHUNK_F_* raised here (backward-looking) */
     guint32 notes;         /* N_* */
     guint32 ref_frame;     /* slice: previous send; ack: previous ack */
-    guint32 info_frame;    /* stale: completed in; early: previous chunk's first frame */
+    guint32 info_frame;    /* stale: completed in; early: previous chunk's first frame;
+                            * not captured: how many packets at least */
     gint64 delta_ns;       /* slice: since last sent; ack: since previous ack */
     guint32 slice_id;
     guint16 resend;        /* slice: n on the n-th resend */
@@ -269,6 +272,8 @@ enum {
     N_REGRESSED     = 1u << 8,
     N_CAPPED        = 1u << 9,   /* transfer over the state cap: not analysed */
     N_ACK_BEFORE_SLICES = 1u << 10, /* ack of an unknown chunk before any slice of the stream */
+    N_NOT_CAPTURED  = 1u << 11,  /* the capture missed packets here (count in info_frame) */
+    N_IN_GAP        = 1u << 12,  /* ack of a chunk the capture missed, the gap already shown */
 };
 
 /* Wrap-aware "a is newer than b": chunk ids wrap 65535 -> 0
@@ -530,6 +535,38 @@ static void check_stall(packet_info *pinfo, chunk_transfer_t *t, frame_rec_t *fr
                      GUINT_TO_POINTER(t->progress_frame));
 }
 
+/* A new chunk t while the flow's current one is not fully acked in the
+ * capture: the sender moves on only once it is (one chunk in flight), so
+ * this is packets the capture missed (a kernel's drops), not an early
+ * start, when the capture shows it missed some: chunk ids skipped (whole
+ * chunks missed), a slice of the current chunk never seen sent (the sender
+ * sends every slice), or no ack of the receiver for more than two ack
+ * intervals (it acks at that pace while a chunk is in flight) or for much
+ * longer than the sender takes to move on after a completing ack (the
+ * completing ack is missing: *acks_only). Returns how many packets were
+ * missed at least, 0 when none is known. */
+#define REACT_SLACK_NS (20 * 1000000LL)
+
+static guint32 early_not_captured(const chunk_flow_t *fl, const chunk_transfer_t *t, gint64 now,
+                                  gboolean *acks_only)
+{
+    const chunk_transfer_t *c = fl->cur;
+    guint32 missed = (guint16)(t->chunk_id - c->chunk_id) - 1u, unseen = 0;
+
+    for (guint32 i = 0; i < c->num_slices; i++)
+        if (!c->slices[i].sends)
+            unseen++;
+    missed += unseen;
+    *acks_only = FALSE;
+    if (!missed && fl->has_last_ack &&
+        (now - fl->last_ack_ns > 2 * ms_to_ns(pref_ack_interval_ms) ||
+         (fl->react_ns >= 0 && now - fl->last_ack_ns > MAX(2 * fl->react_ns, fl->react_ns + REACT_SLACK_NS)))) {
+        missed = 1;         /* the ack that completed it */
+        *acks_only = TRUE;
+    }
+    return missed;
+}
+
 static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk_slice_info_t *slice,
                                   frame_rec_t *fr)
 {
@@ -547,11 +584,26 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
         t = new_transfer(fl, pinfo, slice);
         if (fl->cur && fl->cur != t && chunk_newer(t->chunk_id, fl->cur->chunk_id) &&
             fl->cur->slices && fl->cur->acked_count < fl->cur->num_slices) {
-            /* One chunk in flight: the previous one was not fully acked. */
-            fr->flags |= CHUNK_F_EARLY;
-            fr->info_frame = fl->cur->first_frame;
+            gboolean acks_only;
+            guint32 missed = early_not_captured(fl, t, now, &acks_only);
+            if (missed) {
+                /* The acks that completed it are among packets the capture
+                 * missed: shown once a run (slices or acks missing). */
+                gboolean *open = acks_only ? &fl->nc_acks_open : &fl->nc_open;
+                if (!*open) {
+                    fr->notes |= N_NOT_CAPTURED;
+                    fr->info_frame = missed;
+                }
+                fl->nc_acks_open = acks_only;
+                fl->cur->done_unseen = TRUE;
+            } else {
+                /* One chunk in flight: the previous one was not fully acked. */
+                fr->flags |= CHUNK_F_EARLY;
+                fr->info_frame = fl->cur->first_frame;
+            }
         }
     }
+    fl->nc_open = FALSE;    /* a slice of the flow captured again */
     if (!fl->cur || chunk_newer(t->chunk_id, fl->cur->chunk_id))
         fl->cur = t;
     fr->t = t;
@@ -761,6 +813,7 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
     gint64 now = au_ns(&pinfo->abs_ts);
     fr->flow = fl;
     fl->acks++;
+    fl->nc_acks_open = FALSE;   /* an ack of the flow captured again */
     if (now > capture_last_ns)
         capture_last_ns = now;
 
@@ -771,10 +824,26 @@ static frame_rec_t *analyse_ack(tvbuff_t *tvb, packet_info *pinfo, const chunk_a
         /* Before any slice of the stream this is most likely a capture
          * that started mid-transfer: a note. Once the sender is seen
          * sending, an ack for a chunk it never sent is a problem. */
-        if (fl->cur)
+        if (fl->cur && ack->acked_count && chunk_newer((guint16)ack->chunk_id, fl->cur->chunk_id) &&
+            ((guint16)(ack->chunk_id - fl->cur->chunk_id) == 1 || fl->nc_open ||
+             now - MAX(fl->cur->last_ns, fl->has_last_ack ? fl->last_ack_ns : G_MININT64) >
+                 2 * ms_to_ns(pref_ack_interval_ms))) {
+            /* The receiver holds slices of the next chunk, which the
+             * capture never saw (or of a later one, after such an ack, or
+             * after a silence of the stream longer than two ack intervals):
+             * slices the capture missed, not a chunk never sent. */
+            if (!fl->nc_open) {
+                fr->notes |= N_NOT_CAPTURED;
+                fr->info_frame = ack->acked_count;
+                fl->nc_open = TRUE;
+            } else {
+                fr->notes |= N_IN_GAP;
+            }
+        } else if (fl->cur) {
             fr->flags |= CHUNK_F_UNKNOWN_CHUNK;
-        else
+        } else {
             fr->notes |= N_ACK_BEFORE_SLICES;
+        }
     } else {
         t->acks++;
         if (fl->cur && fl->cur != t && chunk_newer(fl->cur->chunk_id, t->chunk_id)) {
@@ -897,7 +966,7 @@ gboolean chunk_analysis_diagnose(wmem_allocator_t *scope, const chunk_transfer_t
         d->check = CHECK_NOT_LISTENING;
         return TRUE;
     }
-    if (t->complete_frame)
+    if (t->complete_frame || t->done_unseen)
         return FALSE;
     char *missing = missing_short(scope, t, DIAG_MISSING_MAX_LEN);
     guint32 nmiss = t->num_slices - t->acked_count;
@@ -1060,6 +1129,14 @@ static proto_tree *analysis_tree(proto_tree **at, proto_tree *tree, tvbuff_t *tv
  * has proto_tree **atp, pointing at the one subtree of its packet. */
 #define AT analysis_tree(atp, tree, tvb)
 
+/* The packets the capture missed here: a note with their count. */
+static void show_not_captured(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at, const frame_rec_t *fr)
+{
+    proto_item *ti = proto_tree_add_uint(at, hf_chunk_not_captured, tvb, 0, 0, fr->info_frame);
+    proto_item_set_generated(ti);
+    au_expert_add_info(pinfo, ti, &ei_chunk_not_captured);
+}
+
 static void capped_expert(packet_info *pinfo, proto_item *ti, const chunk_transfer_t *t)
 {
     AU_EXPERT(pinfo, ti, &ei_chunk_capped,
@@ -1164,6 +1241,8 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
             "Stale slice: the receiver completed chunk %u in frame %u (the final ack was lost or ignored).",
             t->chunk_id, fr->info_frame);
     }
+    if (fr->notes & N_NOT_CAPTURED)
+        show_not_captured(tvb, pinfo, AT, fr);
     if (fr->flags & CHUNK_F_EARLY) {
         ti = proto_tree_add_uint(AT, hf_chunk_prev_chunk, tvb, 0, 0, fr->info_frame);
         proto_item_set_generated(ti);
@@ -1223,7 +1302,10 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (t)
         add_gen_uint(tree, hf_chunk_transfer, tvb, t->index);
 
-    if (!t && (fr->notes & N_ACK_BEFORE_SLICES)) {
+    if (!t && (fr->notes & (N_NOT_CAPTURED | N_IN_GAP))) {
+        if (fr->notes & N_NOT_CAPTURED)
+            show_not_captured(tvb, pinfo, AT, fr);
+    } else if (!t && (fr->notes & N_ACK_BEFORE_SLICES)) {
         AU_EXPERT(pinfo, AT, &ei_chunk_ack_before_slices,
             "Ack for chunk %u before any slice of this stream: the capture started mid-transfer, or the acks go to a peer that sends no slices.",
             ack->chunk_id);
@@ -1573,6 +1655,8 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module, int eo_tap
             "Slice of a chunk the receiver already completed", HFILL } },
         { &hf_chunk_completed_in, { "Chunk acked complete in frame", "chunk.analysis.completed_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             "The receiver's first all-ones ack of the chunk (later than chunk.reassembled_in, where the capture first holds every slice)", HFILL } },
+        { &hf_chunk_not_captured, { "Packets not captured", "chunk.analysis.not_captured", FT_UINT32, BASE_DEC,
+            NULL, 0x0, "Packets of this stream the capture missed here, at least (docs/analysis.md)", HFILL } },
         { &hf_chunk_prev_chunk, { "Early: previous chunk not fully acked, started in frame", "chunk.analysis.early", FT_FRAMENUM, BASE_NONE, NULL, 0x0,
             NULL, HFILL } },
         { &hf_chunk_newly_acked, { "Newly acked slices", "chunk.analysis.newly_acked", FT_UINT32, BASE_DEC, NULL, 0x0,
@@ -1622,6 +1706,7 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module, int eo_tap
         { &ei_chunk_already_acked, { "chunk.analysis.already_acked", PI_SEQUENCE, PI_NOTE, "Slice sent although already acked", EXPFILL } },
         { &ei_chunk_not_listening, { "chunk.analysis.sender_not_listening", PI_SEQUENCE, PI_WARN, "Sender keeps resending acked slices: not applying acks", EXPFILL } },
         { &ei_chunk_stale, { "chunk.analysis.stale.expert", PI_SEQUENCE, PI_NOTE, "Slice of a chunk the receiver completed", EXPFILL } },
+        { &ei_chunk_not_captured, { "chunk.analysis.not_captured.expert", PI_SEQUENCE, PI_NOTE, "Packets not captured.", EXPFILL } },
         { &ei_chunk_early, { "chunk.analysis.early.expert", PI_SEQUENCE, PI_WARN, "Chunk started before the previous one was fully acked", EXPFILL } },
         { &ei_chunk_count_mismatch, { "chunk.analysis.slice_count_mismatch", PI_MALFORMED, PI_WARN, "Slice count differs from the chunk's first slice", EXPFILL } },
         { &ei_chunk_size_mismatch, { "chunk.analysis.slice_size_mismatch", PI_MALFORMED, PI_WARN, "Slice size differs from earlier slices of the chunk", EXPFILL } },

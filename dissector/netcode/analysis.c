@@ -38,6 +38,7 @@ static int hf_nth = -1;
 static int hf_gap = -1;
 static int hf_dup_frame = -1;
 static int hf_silence = -1;
+static int hf_not_captured = -1;
 static int hf_client_id = -1;
 static int ett_analysis = -1;
 
@@ -56,6 +57,7 @@ static expert_field ei_netcode_duplicate = EI_INIT;
 static expert_field ei_netcode_replay = EI_INIT;
 static expert_field ei_netcode_out_of_order = EI_INIT;
 static expert_field ei_netcode_timed_out = EI_INIT;
+static expert_field ei_netcode_not_captured = EI_INIT;
 static expert_field ei_netcode_after_disconnect = EI_INIT;
 
 static const char *const dir_names[2] = { "client to server", "server to client" };
@@ -71,6 +73,7 @@ static const au_info_mark_t info_marks[] = {
     { NC_F_REPLAY, 0, " [Replay]" },
     { NC_F_OUT_OF_ORDER, 0, " [Out of order]" },
     { NC_F_TIMED_OUT, 0, " [Timed out]" },
+    { NC_F_NOT_CAPTURED, 0, " [Packets not captured]" },
 };
 
 const char *nc_state_name(guint state)
@@ -150,7 +153,9 @@ static void track_sequence(nc_dir_t *d, nc_frame_t *rec, guint64 seq, guint32 fr
         d->most_recent = seq;
     } else if (seq > d->most_recent) {
         guint64 gap = seq - d->most_recent - 1;
-        if (gap) {
+        if (gap && (rec->flags & NC_F_NOT_CAPTURED)) {
+            rec->gap = gap;     /* sent during a silence the capture missed: not lost */
+        } else if (gap) {
             rec->flags |= NC_F_GAP;
             rec->gap = gap;
             d->gaps++;
@@ -194,14 +199,29 @@ static void set_connected(nc_conn_t *c, guint32 frame, const nstime_t *t)
     c->connected_time = *t;
 }
 
+/* Whether the packet carries the direction's sequence (track_sequence). */
+static gboolean has_sequence(guint8 type)
+{
+    return type == NC_RESPONSE || type == NC_KEEP_ALIVE || type == NC_PAYLOAD || type == NC_DISCONNECT;
+}
+
 /* Silence longer than the token's timeout: the other side has dropped the
- * connection by now. */
-static void check_timeout(packet_info *pinfo, nc_conn_t *c, const nc_dir_t *d, nc_frame_t *rec)
+ * connection by now. Unless the packet after it continues the direction's
+ * sequence with a jump: the sender went on sending through the silence
+ * (netcode sends 10 packets a second at least), so the silence is only
+ * packets the capture missed (a kernel's drops), not a timeout. */
+static void check_timeout(packet_info *pinfo, nc_conn_t *c, const nc_dir_t *d, nc_frame_t *rec, const nc_pkt_t *p)
 {
     const nstime_t *t = &pinfo->abs_ts;
 
     if (d->packets && c->have_token && c->timeout_s > 0 && c->state == NC_ST_CONNECTED &&
         c->end == NC_END_NONE && secs_between(&d->last_time, t) > (double)c->timeout_s) {
+        if (has_sequence(p->type) && d->have_seq && p->seq > d->most_recent + 1) {
+            rec->flags |= NC_F_NOT_CAPTURED;
+            nstime_delta(&rec->silence, t, &d->last_time);
+            rec->ref_frame = d->last_frame;
+            return;
+        }
         rec->flags |= NC_F_TIMED_OUT;
         nstime_delta(&rec->silence, t, &d->last_time);
         rec->ref_frame = d->last_frame;
@@ -332,7 +352,7 @@ void nc_analysis_packet(packet_info *pinfo, nc_conn_t *c, nc_frame_t *rec, const
     nc_dir_t *d = &c->dir[dn];
     const nstime_t *t = &pinfo->abs_ts;
 
-    check_timeout(pinfo, c, d, rec);
+    check_timeout(pinfo, c, d, rec, p);
     if (!d->packets) {
         d->first_frame = pinfo->num;
         d->first_time = *t;
@@ -520,6 +540,15 @@ static void show_sequence_notes(tvbuff_t *tvb, packet_info *pinfo, proto_tree *a
                   nstime_to_sec(&rec->silence), side, rec->ref_frame, c->timeout_s,
                   rec->dir == NC_C2S ? "server" : "client");
     }
+    if (rec->flags & NC_F_NOT_CAPTURED) {
+        proto_item *it = proto_tree_add_uint64_format_value(at, hf_not_captured, tvb, 0, 0, rec->gap,
+                                                            "%" G_GUINT64_FORMAT " (sequences of the %s during "
+                                                            "%.3f s after frame %u)", rec->gap, side,
+                                                            nstime_to_sec(&rec->silence), rec->ref_frame);
+        proto_item_set_generated(it);
+        add_time(at, hf_silence, tvb, &rec->silence);
+        expert_add_info(pinfo, it ? it : top, &ei_netcode_not_captured);
+    }
 }
 
 void nc_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *top, const nc_frame_t *rec)
@@ -659,6 +688,9 @@ void nc_analysis_register(int proto)
             NULL, HFILL } },
         { &hf_silence, { "Silence", "netcode.analysis.silence", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
             "Time since the sender's previous packet, over the token's timeout", HFILL } },
+        { &hf_not_captured, { "Packets not captured", "netcode.analysis.not_captured", FT_UINT64, BASE_DEC, NULL,
+            0x0, "Sequences the sender went on with through a silence longer than the timeout: packets the "
+            "capture does not hold (docs/netcode.md)", HFILL } },
         { &hf_client_id, { "Client id", "netcode.analysis.client_id", FT_UINT64, BASE_DEC, NULL, 0x0,
             "From the connection's connect token", HFILL } },
     };
@@ -694,6 +726,8 @@ void nc_analysis_register(int proto)
             "Sequence out of order", EXPFILL } },
         { &ei_netcode_timed_out, { "netcode.timed_out", PI_SEQUENCE, PI_WARN,
             "Silence longer than the token's timeout", EXPFILL } },
+        { &ei_netcode_not_captured, { "netcode.analysis.not_captured.expert", PI_SEQUENCE, PI_NOTE,
+            "Packets not captured", EXPFILL } },
         { &ei_netcode_after_disconnect, { "netcode.after_disconnect", PI_SEQUENCE, PI_NOTE,
             "Packet after a disconnect", EXPFILL } },
     };

@@ -174,6 +174,7 @@ enum {
     NC_F_REQUEST           = 1u << 14,
     NC_F_AFTER_DISCONNECT  = 1u << 15,
     NC_F_PAYLOAD_EARLY     = 1u << 16,
+    NC_F_NOT_CAPTURED      = 1u << 17,
 };
 
 /* Connection states, in the order a handshake reaches them. */
@@ -245,7 +246,7 @@ typedef struct nc_frame {
     nc_conn_t *conn;
     nc_keypair_t *keys;            /* that decrypted it */
     guint64 protocol_id;           /* the associated data's id that verified */
-    guint64 gap;                   /* numbers skipped before this one */
+    guint64 gap;                   /* numbers skipped before this one (not captured: how many) */
     nstime_t delta;                /* time since ref_frame */
     nstime_t silence;              /* timed out: silence before this packet */
     const guint8 *token_key;       /* request: the private key that decrypted its token */

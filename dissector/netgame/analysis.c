@@ -66,6 +66,7 @@ static int hf_netgame_acks_frame = -1;
 static int hf_netgame_ack_rtt = -1;
 static int hf_netgame_lost_frame = -1;
 static int hf_netgame_false_ack0 = -1;
+static int hf_netgame_not_captured = -1;
 
 static gint ett_netgame_analysis = -1;
 static gint ett_netgame_flags = -1;
@@ -78,6 +79,7 @@ static expert_field ei_netgame_ack_unsent = EI_INIT;
 static expert_field ei_netgame_false_ack0 = EI_INIT;
 static expert_field ei_netgame_lost = EI_INIT;
 static expert_field ei_netgame_mode_switch = EI_INIT;
+static expert_field ei_netgame_not_captured = EI_INIT;
 
 static const value_string mode_vals[] = {
     { NG_MODE_GOOD, "Good (30 packets/s)" },
@@ -207,15 +209,28 @@ static guint32 open_scan_from(const ng_dir_t *d)
     return i;
 }
 
+/* Marks s unknown: neither lost nor acked in time (its acks may be in
+ * packets the capture missed). */
+static void set_unknown(ng_sent_t *s)
+{
+    s->decided = 3;
+    if (s->rec)
+        s->rec->unknown = 1;
+}
+
 /* Decides the loss of packets sent more than 1 s before now and drops
- * those older than RETAIN_NS; new losses are listed in rec. */
-static void decide_losses(ng_dir_t *d, gint64 now, ng_frame_t *rec, wmem_allocator_t *scope)
+ * those older than RETAIN_NS; new losses are listed in rec. While the
+ * capture is missing packets of the peer (its acks of d), d's packets are
+ * not lost but unknown. */
+static void decide_losses(ng_dir_t *d, const ng_dir_t *acker, gint64 now, ng_frame_t *rec, wmem_allocator_t *scope)
 {
     while (d->sent_undecided < d->sent_count) {
         ng_sent_t *s = sent_at(d, d->sent_undecided);
         if (now - s->t_ns <= RTT_MAXIMUM)
             break;
-        if (!s->decided) {
+        if (!s->decided && acker->nc_open) {
+            set_unknown(s);
+        } else if (!s->decided) {
             s->decided = 2;
             d->lost++;
             if (s->rec) {
@@ -464,8 +479,10 @@ static gint64 ack_one(ng_dir_t *d, ng_sent_t *s, gint64 now, guint32 frame)
         s->rec->acked_in = frame;
         s->rec->rtt_ns = rtt;
     }
-    if (!s->decided) {
-        /* Within 1 s (decide_losses runs after this): counts. */
+    if (s->rec)
+        s->rec->unknown = 0;
+    if (!s->decided || s->decided == 3) {
+        /* Within 1 s (decide_losses runs after this), or unknown: counts. */
         s->decided = 1;
         d->acked++;
         d->rtt_min_ns = d->acked == 1 ? rtt : MIN(d->rtt_min_ns, rtt);
@@ -552,6 +569,13 @@ static gboolean analyse_sequence(ng_dir_t *d, const netgame_pkt_t *p, gint64 now
             rec->flags |= NG_F_SEQ_GAP;
             d->gaps++;
             d->missing += step - 1;
+            d->have_gap = TRUE;
+            d->gap_lo = netgame_seq_sub(d->hi_seq, max_seq, max_seq);   /* hi_seq + 1 */
+            d->gap_hi = netgame_seq_sub(p->seq, 1, max_seq);
+            /* The rest of a run of this side's packets already shown (the
+             * peer acked up to nc_to) belongs to that run. */
+            if (d->nc_open && netgame_more_recent(d->gap_hi, d->nc_to, max_seq))
+                d->nc_to = d->gap_hi;
         }
         infer_mode(d, now, step, rec);
         mark_seen(d, p->seq, max_seq);
@@ -627,6 +651,65 @@ static void ack_bit_masks(const ng_dir_t *peer, const netgame_pkt_t *p, ng_frame
     }
 }
 
+/* Counts the sequences up to s of peer (missing from the capture) that
+ * are not counted yet; the whole last gap when s is in it. */
+static guint32 count_missing(ng_dir_t *peer, guint32 s, guint32 max_seq)
+{
+    guint32 from = peer->hi_seq, n;
+
+    if (peer->nc_have && !netgame_more_recent(s, peer->nc_to, max_seq))
+        return 0;           /* counted already */
+    if (!netgame_more_recent(s, peer->hi_seq, max_seq)) {
+        /* inside the sequences seen: the gap it is in, or itself */
+        if (peer->have_gap && !netgame_more_recent(peer->gap_lo, s, max_seq) &&
+            !netgame_more_recent(s, peer->gap_hi, max_seq)) {
+            from = netgame_seq_sub(peer->gap_lo, 1, max_seq);
+            s = peer->gap_hi;
+        } else {
+            from = netgame_seq_sub(s, 1, max_seq);
+        }
+    }
+    if (peer->nc_have && netgame_more_recent(peer->nc_to, from, max_seq))
+        from = peer->nc_to;
+    n = netgame_seq_sub(s, from, max_seq);
+    if (!peer->nc_have || netgame_more_recent(s, peer->nc_to, max_seq))
+        peer->nc_to = s;
+    peer->nc_have = TRUE;
+    return n;
+}
+
+/* Acks of the peer's sequences the capture does not hold. A capture at
+ * either endpoint sees every packet sent there and every packet received
+ * there, so an acked sequence inside the peer's sequences seen, or a run
+ * ahead of the peer's newest whose sequence before the ack is acked too
+ * (ack bit 0: a run received), is packets the capture missed (a kernel's
+ * drops, a capture's start), not an ack of something never sent: they
+ * are counted (one note per run while the peer has no captured packet)
+ * instead of flagged. An ack ahead without its bit 0 stays "never sent". */
+static void find_not_captured(ng_dir_t *peer, const netgame_pkt_t *p, ng_frame_t *rec)
+{
+    guint32 max_seq = p->max_seq, n = 0;
+    gboolean ahead = netgame_more_recent(p->ack, peer->hi_seq, max_seq);
+
+    if (!peer->active || rec->false_ack0 || !(rec->ack_unsent || rec->unsent_mask))
+        return;
+    if (ahead && !(p->ack_bits & 1))
+        return;
+    for (guint i = 32; i-- > 0;)
+        if (rec->unsent_mask & (1u << i))
+            n += count_missing(peer, netgame_seq_sub(p->ack, i + 1, max_seq), max_seq);
+    if (rec->ack_unsent)
+        n += count_missing(peer, p->ack, max_seq);
+    rec->ack_unsent = 0;
+    rec->unsent_mask = 0;
+    if (!n || peer->nc_open)
+        return;             /* counted already, or the run already shown goes on */
+    rec->not_captured = n;
+    rec->flags |= NG_F_NOT_CAPTURED;
+    peer->nc_open = TRUE;
+    peer->not_captured += n;
+}
+
 /* Acks, those of a header-only datagram too: the original receiver
  * ignores them (its expert info says so), other implementations, ours
  * among them, do not; the analysis reads what the wire says. */
@@ -653,6 +736,7 @@ static void analyse_acks(ng_dir_t *d, ng_dir_t *peer, const netgame_pkt_t *p, gi
         rec->ack_seen = 2;
     }
     ack_bit_masks(peer, p, rec);
+    find_not_captured(peer, p, rec);
     if (rec->ack_unsent || rec->unsent_mask)
         rec->flags |= NG_F_ACK_UNSENT;
     /* An ack of a sequence never sent is not the reference for "ack
@@ -678,7 +762,7 @@ static ng_frame_t *netgame_analyse(packet_info *pinfo, const netgame_pkt_t *p)
     ng_conn_t *c = get_conn(pinfo, p->conv ? p->conv : find_or_create_conversation(pinfo), &di);
     ng_dir_t *d = &c->dir[di], *peer = &c->dir[di ^ 1];
     ng_frame_t *rec = wmem_new0(rec_scope, ng_frame_t);
-    gboolean dup;
+    gboolean dup, gap_s;
 
     rec->conn = c;
     rec->dir = (guint8)di;
@@ -699,7 +783,9 @@ static ng_frame_t *netgame_analyse(packet_info *pinfo, const netgame_pkt_t *p)
     if (p->header_only)
         rec->flags |= NG_F_HEADER_ONLY;
 
+    gap_s = d->active && d->hi_ns != G_MININT64 && now - d->hi_ns > RTT_MAXIMUM;
     dup = analyse_sequence(d, p, now, rec);
+    d->nc_open = FALSE;     /* a packet of this side captured again */
     rec->srtt_ns = (gint64)(d->srtt * 1e9);
     /* The header-only datagram is counted as sent (the peer will not ack
      * it); a duplicate is not sent again. */
@@ -715,8 +801,20 @@ static ng_frame_t *netgame_analyse(packet_info *pinfo, const netgame_pkt_t *p)
     }
     analyse_acks(d, peer, p, now, pinfo->num, rec);
 
-    decide_losses(peer, now, rec, rec_scope);
-    decide_losses(d, now, rec, rec_scope);
+    /* After more than 1 s of this side missing from the capture, the
+     * peer's packets older than this ack's 33 sequences may have been
+     * acked by the packets the capture missed: unknown. */
+    if (gap_s && rec->seq_gap && !rec->false_ack0) {
+        for (guint32 k = peer->sent_undecided; k < peer->sent_count; k++) {
+            ng_sent_t *s = sent_at(peer, k);
+            if (!s->decided && !s->acked_frame &&
+                (netgame_more_recent(p->ack, s->seq, p->max_seq) &&
+                 netgame_seq_sub(p->ack, s->seq, p->max_seq) > 32))
+                set_unknown(s);
+        }
+    }
+    decide_losses(peer, d, now, rec, rec_scope);
+    decide_losses(d, peer, now, rec, rec_scope);
     if (rec->n_lost_here && transient)
         rec->flags |= NG_F_LOST;   /* single pass: raised where found */
     return rec;
@@ -755,6 +853,7 @@ static const value_string flag_names[] = {
     { NG_F_LOST, "lost" },
     { NG_F_TO_BAD, "switch to Bad mode" },
     { NG_F_HEADER_ONLY, "header only" },
+    { NG_F_NOT_CAPTURED, "packets not captured" },
     { 0, NULL }
 };
 
@@ -770,7 +869,7 @@ static gboolean rec_lost(const ng_frame_t *rec)
 {
     if (rec->lost)
         return TRUE;
-    return rec->pending && !rec->acked_in && capture_last_ns - rec->t_ns > RTT_MAXIMUM;
+    return !rec->unknown && rec->pending && !rec->acked_in && capture_last_ns - rec->t_ns > RTT_MAXIMUM;
 }
 
 static void add_gen_time(proto_tree *tree, int hf, tvbuff_t *tvb, gint64 ns)
@@ -895,6 +994,13 @@ static void show_acks(tvbuff_t *tvb, packet_info *pinfo, proto_tree *at, proto_i
         proto_item_set_generated(ti);
         au_expert_add_info(pinfo, ti, &ei_netgame_false_ack0);
     }
+    if (rec->not_captured) {
+        ti = proto_tree_add_uint_format_value(at, hf_netgame_not_captured, tvb, 8, 8, rec->not_captured,
+                                              "%u (the peer's packets this ack names, which the capture does "
+                                              "not hold)", rec->not_captured);
+        proto_item_set_generated(ti);
+        au_expert_add_info(pinfo, ti ? ti : ng_item, &ei_netgame_not_captured);
+    }
     if (rec->ack_unsent || rec->unsent_mask)
         AU_EXPERT(pinfo, ng_item, &ei_netgame_ack_unsent,
                   "Acks sequence(s) the peer never sent in this capture: %s", unsent_list(pinfo, pkt, rec));
@@ -977,7 +1083,7 @@ static char *show_flags(tvbuff_t *tvb, proto_tree *at, guint32 flags, char *info
         ft = proto_item_add_subtree(ti, ett_netgame_flags);
     }
     if (!info) {
-        char own[256];   /* the nine names take 120 characters */
+        char own[256];   /* the ten names take 142 characters */
         if (ti) {
             end = put_flag_names(own, tvb, ft, flags);
             proto_item_append_text(ti, " (%.*s)", (int)(end - own - 3), own + 2);
@@ -1145,6 +1251,10 @@ void netgame_analysis_register(int proto, module_t *module)
         { &hf_netgame_false_ack0, { "False ack of sequence 0", "netgame.analysis.false_ack0", FT_BOOLEAN,
             BASE_NONE, NULL, 0x0,
             "Ack 0 with no bits before the peer's sequence 0 reached this capture point", HFILL } },
+        { &hf_netgame_not_captured, { "Packets not captured", "netgame.analysis.not_captured", FT_UINT32,
+            BASE_DEC, NULL, 0x0,
+            "Packets of the peer that this ack names as received and the capture does not hold (docs/netgame.md)",
+            HFILL } },
     };
     static gint *ett[] = { &ett_netgame_analysis, &ett_netgame_flags };
     static ei_register_info ei[] = {
@@ -1165,6 +1275,8 @@ void netgame_analysis_register(int proto, module_t *module)
             "Packet lost: not acknowledged within 1 s", EXPFILL } },
         { &ei_netgame_mode_switch, { "netgame.analysis.mode_switch", PI_SEQUENCE, PI_NOTE,
             "Flow-control mode switch", EXPFILL } },
+        { &ei_netgame_not_captured, { "netgame.analysis.not_captured.expert", PI_SEQUENCE, PI_NOTE,
+            "Packets not captured", EXPFILL } },
     };
 
     proto_ng = proto;

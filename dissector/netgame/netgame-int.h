@@ -58,7 +58,8 @@ enum {
     NG_F_LOST        = 1u << 6,
     NG_F_TO_BAD      = 1u << 7,
     NG_F_HEADER_ONLY = 1u << 8,
-    NG_F_COUNT       = 9
+    NG_F_NOT_CAPTURED = 1u << 9,
+    NG_F_COUNT       = 10
 };
 
 /* Inferred flow-control mode, as its packet rate. */
@@ -72,7 +73,8 @@ typedef struct ng_sent {
     gint64 t_ns;
     struct ng_frame *rec;     /* its frame record when kept (not in tshark's single pass) */
     guint32 acked_frame;      /* first acking frame, 0 while none */
-    guint8 decided;           /* loss decided: 1 acked in time, 2 lost */
+    guint8 decided;           /* loss decided: 1 acked in time, 2 lost, 3 unknown (its acks may be in
+                               * packets the capture missed) */
     guint8 superseded;        /* its sequence was sent again since: not ackable */
 } ng_sent_t;
 
@@ -118,6 +120,14 @@ typedef struct ng_dir {
     gint64 mode_since_ns;
     gint64 good_ns, bad_ns;
     guint32 switches, to_bad;
+    /* Packets of this side the capture does not hold, which the peer's
+     * acks reveal (docs/netgame.md, "Packets not captured"). */
+    gboolean nc_have;             /* nc_to is set */
+    gboolean nc_open;             /* a run shown, and no packet of this side captured since */
+    guint32 nc_to;                /* counted up to this sequence */
+    guint32 not_captured;         /* counted in all */
+    gboolean have_gap;
+    guint32 gap_lo, gap_hi;       /* the sequences missing at the last gap */
 } ng_dir_t;
 
 /* One connection: a UDP conversation, both directions. */
@@ -145,8 +155,10 @@ typedef struct ng_frame {
     guint8 lost;                  /* forward: not acked within 1 s */
     guint8 false_ack0;
     guint8 pending;               /* entered the pending packets (not a duplicate) */
+    guint8 unknown;               /* its acks may be in packets the capture missed: neither lost nor acked */
     guint32 flags;
     guint32 seq_gap;
+    guint32 not_captured;         /* packets of the peer this frame's acks reveal the capture lacks */
     guint32 dup_of;               /* duplicate: first frame with this sequence (0: unknown) */
     guint32 send_rate;
     guint32 prev_ack;             /* ack back: the previous (more recent) ack */

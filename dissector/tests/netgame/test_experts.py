@@ -71,7 +71,8 @@ def scenarios():
     i = c.send("B", t + 0.05, ack=c.remote["B"], bits=ng.ack_bits_from(c.remote["B"], c.recv["B"]) | (1 << 31))
     c.exchange(t + 0.1, 2)
     # bit 31 names a sequence 32 back: from before A's first here, so unknown
-    # (not flagged); but a bit for a sequence A skipped is.
+    # (not flagged); a bit for a sequence A skipped names a packet B
+    # received that the capture does not hold: "Packets not captured".
     c2, t2 = healthy()
     c2.next["A"] += 1
     g = c2.send("A", t2)
@@ -79,8 +80,8 @@ def scenarios():
     bits = ng.ack_bits_from(c2.remote["B"], c2.recv["B"] | {missing})
     i2 = c2.send("B", t2 + 0.05, bits=bits)
     c2.exchange(t2 + 0.1, 2)
-    out["ack_unsent_bit"] = (c2.packets, {g: ["netgame.analysis.seq_gap.expert"],
-                                          i2: ["netgame.analysis.ack_unsent"]}, None)
+    out["ack_bit_not_captured"] = (c2.packets, {g: ["netgame.analysis.seq_gap.expert"],
+                                                i2: ["netgame.analysis.not_captured.expert"]}, None)
     out["ack_bit_before_capture"] = (c.packets, {}, None)
 
     c = ng.Conv(fresh=True, seq_a=0, seq_b=0)

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""netcode.gaps: a silence that is only datagrams the capture missed is not
+a timeout.
+
+- Every committed yojimbo-sim capture made with --capture-drop, decoded
+  with its key log, in one pass and with -2: no netcode warning or error
+  (before, the drops of 3 000 and 40 000 datagrams, 15 s and 200 s without
+  a captured packet, raised "silence ... the server has timed out the
+  connection"). Where the silence is longer than the token's timeout, each
+  direction shows one "Packets not captured" (netcode.analysis.not_captured:
+  the sequences the sender went on with, at most the datagrams left out) on
+  its first packet after the gap; nowhere else.
+- Crafted: a keep-alive 6 s after the last, its sequence 60 on (the sender
+  sent through the silence), is "Packets not captured", not a timeout; one
+  that follows its predecessor's sequence after the same silence is still
+  the timeout (the sender was silent: the receiver dropped it).
+"""
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import gaptest as g  # noqa: E402
+import nctest as nc  # noqa: E402
+from nctest import c2s, s2c, C2S_KEY, S2C_KEY  # noqa: E402
+
+PROTOCOL_ID = "0x1122334455667788"
+TIMEOUT_S = 5          # the simulator's connect tokens
+NOTE_WITHIN = 4        # the first frames after the gap, where the notes must be
+
+
+def check_capture(F, name):
+    truth = g.truth(name)
+    cap = truth["capture"]
+    base = os.path.join(g.CAPTURES, name)
+    args = ["-r", base + ".pcap", "-o", "netcode.keylog_file:" + base + ".keys",
+            "-o", "netcode.protocol_ids:" + PROTOCOL_ID] + nc.CHUNK_OFF
+    times = {}
+    for line in nc.tshark(args + ["-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch"]).splitlines():
+        n, t = line.split("\t")
+        times[int(n)] = float(t)
+    for two_pass in (False, True):
+        a = args + (["-2"] if two_pass else [])
+        what = name + (" -2" if two_pass else "")
+        F.check(g.problems(g.experts(a, "netcode")) == [],
+                "%s: netcode warnings %s" % (what, g.problems(g.experts(a, "netcode"))))
+        notes = g.field_frames(a, "netcode.analysis.not_captured", ["ip.src"])
+        want = 0
+        for d in cap["capture_drops"]:
+            before, after = d["last_frame_before"], d["first_frame_after"]
+            if not before or not after or cap.get("capture_from", 1) > 1:
+                continue    # no handshake, no token: no timeout is known
+            if times[after] - times[before] <= TIMEOUT_S:
+                continue
+            near = [n for n in notes if after <= n[0] < after + NOTE_WITHIN]
+            srcs = sorted({n[2] for n in near})
+            want += 2 if d["link"] == "both" else 1
+            F.check(len(near) == (2 if d["link"] == "both" else 1) and len(srcs) == len(near),
+                    "%s: notes after the drop at frame %d: %s" % (what, after, near))
+            for n in near:
+                F.check(0 < int(n[1]) <= d["dropped"], "%s: not captured count %s of %d dropped" %
+                        (what, n[1], d["dropped"]))
+        F.check(len(notes) == want, "%s: %d 'Packets not captured' notes, want %d: %s" %
+                (what, len(notes), want, notes[:6]))
+        print("%s: %d note(s)" % (what, len(notes)))
+    return want
+
+
+def crafted(F, tmp):
+    key = ["-o", "netcode.private_key:" + nc.PRIVATE_KEY.hex()]
+    fr = nc.handshake()
+    fr += [c2s(nc.payload(1, C2S_KEY), 0.10),          # 5
+           s2c(nc.payload(1, S2C_KEY), 0.11),          # 6
+           c2s(nc.keep_alive(61, C2S_KEY), 6.10),      # 7: 6 s later, 59 sequences on: not captured
+           s2c(nc.keep_alive(2, S2C_KEY), 6.20)]       # 8: 6 s later, the next sequence: timed out
+    pcap = os.path.join(tmp, "silences.pcap")
+    nc.write_pcap(pcap, fr)
+    got = nc.decode(pcap, key)
+    F.check("netcode.analysis.not_captured.expert" in got[6]["experts"] and
+            "netcode.timed_out" not in got[6]["experts"],
+            "crafted frame 7: experts %s" % sorted(got[6]["experts"]))
+    F.check(got[6]["fields"].get("netcode.analysis.not_captured") == ["59"],
+            "crafted frame 7: not captured %r" % got[6]["fields"].get("netcode.analysis.not_captured"))
+    F.check("netcode.sequence.gap" not in got[6]["experts"], "crafted frame 7: also a sequence gap")
+    F.check("netcode.timed_out" in got[7]["experts"] and
+            "netcode.analysis.not_captured.expert" not in got[7]["experts"],
+            "crafted frame 8: experts %s" % sorted(got[7]["experts"]))
+
+
+def main():
+    F = nc.Failures()
+    names = g.gap_captures("yojimbo-sim")
+    F.check(len(names) >= 6, "only %d yojimbo-sim --capture-drop captures" % len(names))
+    noted = 0
+    for name in names:
+        noted += check_capture(F, name)
+    F.check(noted >= 4, "only %d notes expected over all captures: no long silence among them" % noted)
+    tmp = tempfile.mkdtemp()
+    os.chmod(tmp, 0o755)
+    crafted(F, tmp)
+    F.finish("netcode.gaps")
+
+
+if __name__ == "__main__":
+    main()
