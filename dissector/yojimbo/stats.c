@@ -50,13 +50,17 @@ static double longest_stall_s(const yj_msg_t *m)
     return stall;
 }
 
-static double ack_ms(const yj_msg_t *m)
+/* The text tables' "AckedIn" and "Ack (s)": "-" for what was never
+ * acknowledged, where the GUI tables leave the cell blank (a frame number 0
+ * or a time 0.000 read as a real ack). */
+static const char *acked_in_text(wmem_allocator_t *scope, guint32 frame)
 {
-    nstime_t d;
-    if (!m->acked_frame)
-        return 0.0;
-    nstime_delta(&d, &m->acked_time, &m->first_time);
-    return nstime_to_msec(&d);
+    return frame ? wmem_strdup_printf(scope, "%u", frame) : "-";
+}
+
+static const char *ack_s_text(wmem_allocator_t *scope, const yj_msg_t *m, gboolean acked)
+{
+    return acked ? wmem_strdup_printf(scope, "%.3f", ack_s(m)) : "-";
 }
 
 static guint32 frag_sends(const yj_msg_t *m, guint32 *resends, guint32 *wasted)
@@ -95,15 +99,15 @@ static guint diagnosis(wmem_allocator_t *scope, const yj_msg_t *m, gboolean prin
     char *diag = yj_diagnosis(scope, m);
 
     if (diag && print)
-        printf("Conv %u %s: %s\n", m->conv->index, dir_str(scope, m), diag);
+        printf("Connection %u %s: %s\n", m->conv->index - 1, dir_str(scope, m), diag);
     return diag != NULL;
 }
 
 static void msg_head(void)
 {
     printf("yojimbo messages (reliable-ordered channels; frames at this capture point)\n");
-    printf("%-4s %-45s %3s %6s %5s %6s %8s %8s %8s %9s %6s\n", "Conv", "Direction", "Ch", "Id", "Type",
-           "Sends", "First", "Last", "AckedIn", "AckMs", "Wasted");
+    printf("%-4s %-45s %3s %6s %5s %6s %8s %8s %8s %9s %6s\n", "Conn", "Direction", "Ch", "Id", "Type",
+           "Sends", "First", "Last", "AckedIn", "Ack (s)", "Wasted");
 }
 
 static void msg_rows(wmem_allocator_t *scope, const void *obj)
@@ -112,9 +116,9 @@ static void msg_rows(wmem_allocator_t *scope, const void *obj)
 
     if (m->is_block)
         return;
-    printf("%-4u %-45s %3u %6u %5s %6u %8u %8u %8u %9.1f %6u\n", m->conv->index, dir_str(scope, m), m->channel,
-           m->id, type_text(scope, m), m->sends, m->first_frame, m->last_frame, m->acked_frame, ack_ms(m),
-           m->sends_after_ack);
+    printf("%-4u %-45s %3u %6u %5s %6u %8u %8u %8s %9s %6u\n", m->conv->index - 1, dir_str(scope, m), m->channel,
+           m->id, type_text(scope, m), m->sends, m->first_frame, m->last_frame, acked_in_text(scope, m->acked_frame),
+           ack_s_text(scope, m, m->acked_frame != 0), m->sends_after_ack);
 }
 
 static guint msg_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean print)
@@ -126,22 +130,24 @@ static guint msg_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean pr
 static void block_head(void)
 {
     printf("yojimbo blocks (frames at this capture point)\n");
-    printf("%-4s %-45s %3s %6s %5s %6s %7s %7s %7s %7s %8s %8s %8s %9s %8s\n", "Conv", "Direction", "Ch", "Id",
-           "Type", "Frags", "Bytes", "Sends", "Resend", "Wasted", "Acked", "First", "AckedIn", "AckMs", "StallS");
+    printf("%-4s %-45s %3s %6s %5s %6s %7s %7s %7s %7s %8s %8s %8s %9s %9s\n", "Conn", "Direction", "Ch", "Id",
+           "Type", "Frags", "Bytes", "Sends", "Resend", "Wasted", "Acked", "First", "AckedIn", "Ack (s)", "Stall (s)");
 }
 
 static void block_rows(wmem_allocator_t *scope, const void *obj)
 {
     const yj_msg_t *m = (const yj_msg_t *)obj;
     guint32 resends, wasted, sends;
+    gboolean complete;
 
     if (!m->is_block)
         return;
     sends = frag_sends(m, &resends, &wasted);
-    printf("%-4u %-45s %3u %6u %5s %6u %7u %7u %7u %7u %4u/%-3u %8u %8u %9.1f %8.2f\n", m->conv->index,
+    complete = m->frags_acked == m->num_fragments && m->acked_frame;
+    printf("%-4u %-45s %3u %6u %5s %6u %7u %7u %7u %7u %4u/%-3u %8u %8s %9s %9.2f\n", m->conv->index - 1,
            dir_str(scope, m), m->channel, m->id, type_text(scope, m), m->num_fragments, m->block_bytes, sends, resends,
-           wasted, m->frags_acked, m->num_fragments, m->first_frame,
-           m->frags_acked == m->num_fragments ? m->acked_frame : 0, ack_ms(m), (double)m->max_stall_ns / 1e9);
+           wasted, m->frags_acked, m->num_fragments, m->first_frame, acked_in_text(scope, complete ? m->acked_frame : 0),
+           ack_s_text(scope, m, complete), longest_stall_s(m));
 }
 
 static guint block_diagnosis(wmem_allocator_t *scope, const void *obj, gboolean print)

@@ -94,8 +94,8 @@ def main():
 
     # stats: one block row, diagnosed
     out = y.tshark(["-r", p, "-q", "-z", "yojimbo,blocks", "-z", "yojimbo,messages"] + prefs).stdout
-    c.true("blocks table diagnosis", "Conv 1 127.0.0.1:30000 -> 127.0.0.2:40000: " + want in out, out)
-    c.true("message 12 row", any(l.split()[5:7] == ["12", "0"] for l in out.splitlines() if l.startswith("1 ")), out)
+    c.true("blocks table diagnosis", "Connection 0 127.0.0.1:30000 -> 127.0.0.2:40000: " + want in out, out)
+    c.true("message 12 row", any(l.split()[5:7] == ["12", "0"] for l in out.splitlines() if l.startswith("0 ")), out)
 
     # the same expert infos with a tree and without, one pass and two: the
     # fixed summaries in both, the numbers in the tree's detail items

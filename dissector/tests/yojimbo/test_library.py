@@ -144,7 +144,8 @@ def main():
         for l in out.splitlines():
             m = re.match(r"^\d+\s+\S+:(\d+) -> \S+:(\d+)\s+(\d+)\s+(\d+)\s+(.*)$", l)
             if m:
-                acked_in = int(m.group(5).split()[4])
+                cell = m.group(5).split()[4]           # "-": never acknowledged
+                acked_in = 0 if cell == "-" else int(cell)
                 if acked_in and read_by_library(acked_in):
                     msgs.add(("to-server" if m.group(2) == "40771" else "to-client", int(m.group(4))))
         c.eq("%s: acknowledged message ids, not in the library's list" % name, sorted(msgs - lib_msgs), [])

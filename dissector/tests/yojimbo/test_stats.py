@@ -45,7 +45,7 @@ def main():
             blocks[(m.group(3), int(m.group(5)))] = int(m.group(7))
         elif m and section == "m":
             msgs[(m.group(3), int(m.group(5)))] = int(m.group(7))
-        elif section in ("bd", "md") and line.startswith("Conv "):
+        elif section in ("bd", "md") and line.startswith("Connection "):
             diag.append(line)
     c.eq("block rows", sorted(blocks), sorted(lib_blocks))
     c.eq("block fragment counts", blocks, lib_blocks)
