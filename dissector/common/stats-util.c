@@ -338,7 +338,8 @@ guint su_table_row(void *tapdata, guint key, gboolean *created)
     guint row;
 
     /* Every table is made by table_init, which gives it its rows. */
-    g_assert(tr);
+    if (!tr)
+        ws_error("a statistics table without its rows: not made by table_init");
     row = GPOINTER_TO_UINT(g_hash_table_lookup(tr->by_key, GUINT_TO_POINTER(key)));
 
     *created = !row;

@@ -14,14 +14,24 @@ protocol id given) the same. A row for one game and the preferences for the
 other work together. Rows that are not valid are refused by tshark with a
 message naming the column (never a crash), and a row that matches nothing
 changes nothing."""
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import yjtest as y
 
-SCHEMA = os.path.join(y.REPO, "docs", "yojimbo-example.schema")
+# A table row's schema file is read by tshark, which runs as nobody when we
+# are root (scripts/chunk-tshark): a copy nobody can read, whatever the
+# clone's folder allows (a mktemp -d clone is root's alone).
+_SCHEMA_DIR = tempfile.mkdtemp(prefix="yjgames-")
+os.chmod(_SCHEMA_DIR, 0o755)
+atexit.register(shutil.rmtree, _SCHEMA_DIR, True)
+SCHEMA = shutil.copy(os.path.join(y.REPO, "docs", "yojimbo-example.schema"), _SCHEMA_DIR)
+os.chmod(SCHEMA, 0o644)
 SOAK_CAP = os.path.join(y.CAPTURES, "real-yojimbo-clean.pcapng")
 SIM_CAP = os.path.join(y.CAPTURES, "yojimbo-unreliable.pcap")
 ZERO_KEY = "00" * 32
