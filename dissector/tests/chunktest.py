@@ -41,6 +41,13 @@ def build_dir():
     return os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build-dissector")
 
 
+def wireshark_minor():
+    """major.minor of the Wireshark the build tree's plugin is for (its
+    plugin-dir.txt: plugins/<major.minor>/epan)."""
+    with open(os.path.join(build_dir(), "plugin-dir.txt")) as f:
+        return f.read().strip().split("/")[1]
+
+
 def plugin_protocols():
     """The plugin's protocols (dissector/protocols.txt, as the build tree
     <build>/protocols.txt has them), in registration order."""

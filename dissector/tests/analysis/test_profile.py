@@ -77,7 +77,10 @@ def main():
     rules = [line.rstrip("\n") for line in open(os.path.join(PROFILE, "colorfilters")) if line[:1] in "@!"]
     F.check(rules[:len(ours)] == ours, "the profile's first %d rules are not docs/chunkshark.colorfilters'"
             % len(ours))
-    if os.path.isfile(DEFAULTS):
+    # The profile carries the default rules of Wireshark 4.0 (Debian 12's,
+    # where scripts/profile.sh colorfilters is run); 4.4 and 4.6 changed one
+    # rule and added one, so the equality holds on 4.0 alone.
+    if os.path.isfile(DEFAULTS) and ct.wireshark_minor() == "4.0":
         defaults = [line.rstrip("\n") for line in open(DEFAULTS) if line[:1] in "@!"]
         F.check(rules[len(ours):] == defaults, "below ours, the profile's rules are not Wireshark's defaults "
                 "(%d rules, %s has %d): scripts/profile.sh colorfilters" % (len(rules) - len(ours), DEFAULTS,
