@@ -1,5 +1,5 @@
 /* flow.c
- * netcode's Flow Graph (Statistics > Flow Graph, "netcode Flows"; tshark
+ * netcode's Flow Graph (Statistics > Flow Graph, "Netcode Flows"; tshark
  * -z flow,netcode,network): an arrow per packet between client and
  * server, the handshake's steps, keep-alives, payloads and disconnects
  * named, with their sequence and the analysis' marks; and its
@@ -129,6 +129,6 @@ void nc_flow_end_fields(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, con
 void nc_flow_register(int proto)
 {
     proto_netcode_flow = proto;
-    fc_flow_register("netcode", "netcode Flows", proto, "netcode", flow_packet);
+    fc_flow_register("netcode", "Netcode Flows", proto, "netcode", flow_packet);
     fc_conv_register(proto, conv_packet, endpoint_packet, &end_fields);
 }

@@ -1,5 +1,5 @@
 /* flow.c
- * yojimbo's Flow Graph of blocks (Statistics > Flow Graph, "yojimbo
+ * yojimbo's Flow Graph of blocks (Statistics > Flow Graph, "Yojimbo
  * Blocks"; tshark -z flow,yojimbo,network): an arrow per packet that
  * carries a block's fragments, saying which fragment of how many and its
  * send, and per packet whose acks confirm block fragments of the peer,
@@ -118,7 +118,7 @@ static tap_packet_status flow_packet(void *tapdata, packet_info *pinfo, epan_dis
 
 void yj_flow_register(int proto)
 {
-    fc_flow_register("yojimbo", "yojimbo Blocks", proto, "yojimbo_stats", flow_packet);
+    fc_flow_register("yojimbo", "Yojimbo Blocks", proto, "yojimbo_stats", flow_packet);
     register_init_routine(flow_init);
     register_cleanup_routine(flow_cleanup);
 }

@@ -2,7 +2,7 @@
  * The yojimbo tables: tshark -z yojimbo,messages (every message id of a
  * reliable-ordered channel) and -z yojimbo,blocks (every block), with the
  * diagnosis of what never completed; the same tables under Statistics >
- * yojimbo Messages / yojimbo Blocks (tshark -z yojimbo,messages_table and
+ * Yojimbo Messages / Yojimbo Blocks (tshark -z yojimbo,messages_table and
  * yojimbo,blocks_table).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
