@@ -196,6 +196,17 @@ def expert_summary(pcap, opts=(), tree=False):
     return out[out.rfind("\n\n", 0, i) if i > 0 else 0:] if i >= 0 else ""
 
 
+def fields(pcap, opts, names):
+    """-T fields rows (lists of strings) of names, chunk off."""
+    out = tshark(["-r", pcap] + CHUNK_OFF + list(opts) + ["-T", "fields"] + sum((["-e", n] for n in names), []))
+    return [line.split("\t") for line in out.splitlines()]
+
+
+def truthy(v):
+    """A boolean field's value as -T fields prints it: 1 on 4.0, True from 4.4."""
+    return v in ("1", "True")
+
+
 def expert_detail(pcap, opts=()):
     """The netcode.expert.detail items of every packet (the numbers and
     names that the expert infos' fixed summaries leave out), one a line."""

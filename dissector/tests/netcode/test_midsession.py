@@ -38,16 +38,6 @@ TOKEN_PORT = "40100"
 TOKEN_PROTOCOL_ID = "00c0ffee00001234"
 
 
-def fields(pcap, opts, names):
-    out = nc.tshark(["-r", pcap] + nc.CHUNK_OFF + list(opts) + ["-T", "fields"] +
-                    sum((["-e", n] for n in names), []))
-    return [line.split("\t") for line in out.splitlines()]
-
-
-def truthy(v):
-    return v in ("1", "True")
-
-
 def cut(tmp, name, src, first):
     out = os.path.join(tmp, name)
     subprocess.run(["editcap", "-r", src, out, "%d-10000000" % first], check=True)
@@ -97,8 +87,8 @@ def main():
     # ---- protocol id 0 without netcode.protocol_ids ----
     ymid = cut(tmp, "yojimbo-mid.pcapng", os.path.join(CAP, "real-yojimbo-cs.pcapng"), 4)
     ykeys = conn_keys(tmp, "real-yojimbo-cs")
-    rows = fields(ymid, ["-o", "netcode.keylog_file:" + ykeys], ["netcode.type", "netcode.decrypted"])
-    bad = [r for r in rows if not r[0] or not truthy(r[1])]
+    rows = nc.fields(ymid, ["-o", "netcode.keylog_file:" + ykeys], ["netcode.type", "netcode.decrypted"])
+    bad = [r for r in rows if not r[0] or not nc.truthy(r[1])]
     F.check(rows and not bad, "real-yojimbo-cs mid-session, connection keys, no protocol id given: %d of %d "
             "frames not decrypted" % (len(bad), len(rows)))
     F.check(not summary_lines(ymid, ["-o", "netcode.keylog_file:" + ykeys]).get("No key for this connection"),
@@ -111,9 +101,9 @@ def main():
     opts = ["-d", "udp.port==40000,netcode", "-o", "netcode.udp.port:1",
             "-o", "netcode.keylog_file:" + conn_keys(tmp, "real-netcode-cs"),
             "-o", "netcode.protocol_ids:1122334455667788"]
-    rows = fields(nmid0, opts, ["udp.srcport", "netcode.direction", "netcode.decrypted"])
+    rows = nc.fields(nmid0, opts, ["udp.srcport", "netcode.direction", "netcode.decrypted"])
     F.check(rows and rows[0][0] == "40000", "real-netcode-cs from frame 4 does not start with the server's packet")
-    bad = [r for r in rows if not truthy(r[2])]
+    bad = [r for r in rows if not nc.truthy(r[2])]
     F.check(rows and not bad, "Decode As mid-session, server side guessed: %d of %d frames not decrypted" %
             (len(bad), len(rows)))
     dirs = {(r[0] == "40000", r[1]) for r in rows}
@@ -132,8 +122,8 @@ def main():
     F.check("protocol id(s) tried" in tree and "set netcode.protocol_ids" in tree,
             "the packet's tree does not say what was tried:\n%s" % tree[-1500:])
     # with the id it decrypts, and the note is gone
-    rows = fields(nmid, opts + ["-o", "netcode.protocol_ids:1122334455667788"], ["netcode.decrypted"])
-    F.check(rows and all(truthy(r[0]) for r in rows), "real-netcode-cs mid-session with the id: not all decrypted")
+    rows = nc.fields(nmid, opts + ["-o", "netcode.protocol_ids:1122334455667788"], ["netcode.decrypted"])
+    F.check(rows and all(nc.truthy(r[0]) for r in rows), "real-netcode-cs mid-session with the id: not all decrypted")
     # a private key alone cannot open a connection whose request is missing
     opts = ["-o", "netcode.private_key:" + NETCODE_KEY]
     s = summary_lines(nmid, opts)
@@ -177,15 +167,15 @@ def main():
             ("key log line", ["-o", "netcode.keylog_file:" + keylog], "connect token of key log line 1")]
     for label, opts, source in ways:
         for pcap, what in ((tpcap, "whole"), (tmid, "mid-session")):
-            rows = fields(pcap, port + opts, ["netcode.type", "netcode.decrypted"])
-            bad = [r for r in rows if r[0] != "0" and (not r[0] or not truthy(r[1]))]
+            rows = nc.fields(pcap, port + opts, ["netcode.type", "netcode.decrypted"])
+            bad = [r for r in rows if r[0] != "0" and (not r[0] or not nc.truthy(r[1]))]
             F.check(len(rows) > 50 and not bad, "netcode-token %s, %s: %d of %d frames not decrypted" %
                     (what, label, len(bad), len(rows)))
         tree = nc.tshark(["-r", tmid, "-V", "-c", "1"] + nc.CHUNK_OFF + port + opts)
         F.check(source in tree, "netcode-token, %s: the decrypted flag does not name %r" % (label, source))
     # without the token: nothing decrypts, the note says no key
-    rows = fields(tmid, port, ["netcode.decrypted"])
-    F.check(rows and not any(truthy(r[0]) for r in rows), "netcode-token without the token: decrypted")
+    rows = nc.fields(tmid, port, ["netcode.decrypted"])
+    F.check(rows and not any(nc.truthy(r[0]) for r in rows), "netcode-token without the token: decrypted")
     # a token file that is not one
     for label, content in (("text", "not a token\n"), ("short binary", tbytes[:1000]),
                            ("bad address type", tbytes[:1093] + b"\x07" + tbytes[1094:])):
@@ -198,10 +188,10 @@ def main():
 
     # ---- a games row's port marks the server port ----
     row = 'uat:chunkshark_games:"%s","%s","","","",""' % (TOKEN_PROTOCOL_ID, TOKEN_PORT)
-    rows = fields(tmid, ["-o", row, "-o", "netcode.connect_token_file:" + token], ["netcode.decrypted"])
-    F.check(rows and all(truthy(r[0]) for r in rows),
+    rows = nc.fields(tmid, ["-o", row, "-o", "netcode.connect_token_file:" + token], ["netcode.decrypted"])
+    F.check(rows and all(nc.truthy(r[0]) for r in rows),
             "netcode-token mid-session, the port from a chunkshark_games row: not all decrypted")
-    rows = fields(tmid, ["-o", "netcode.connect_token_file:" + token], ["netcode.decrypted"])
+    rows = nc.fields(tmid, ["-o", "netcode.connect_token_file:" + token], ["netcode.decrypted"])
     F.check(not any(r[0] for r in rows), "netcode-token mid-session on port %s without the row or "
             "netcode.udp.port: taken as netcode" % TOKEN_PORT)
     F.finish("netcode.midsession")

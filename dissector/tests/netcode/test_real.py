@@ -27,20 +27,10 @@ CAPS = {
 }
 
 
-def fields(pcap, opts, names):
-    out = nc.tshark(["-r", pcap] + nc.CHUNK_OFF + list(opts) + ["-T", "fields"] +
-                    sum((["-e", n] for n in names), []))
-    return [line.split("\t") for line in out.splitlines()]
-
-
-def truthy(v):
-    return v in ("1", "True")
-
-
 def check_decode(F, name, pcap, opts, label, want_decrypted="all"):
     """want_decrypted: "all", True (all but the request), False (none)."""
     spec = CAPS[name]
-    rows = fields(pcap, opts, ["netcode.type", "netcode.decrypted", "netcode.payload_len"])
+    rows = nc.fields(pcap, opts, ["netcode.type", "netcode.decrypted", "netcode.payload_len"])
     counts = {}
     for r in rows:
         F.check(r[0] != "", "%s %s: a frame not decoded as netcode: %r" % (name, label, r))
@@ -49,7 +39,7 @@ def check_decode(F, name, pcap, opts, label, want_decrypted="all"):
         t = int(r[0])
         counts[t] = counts.get(t, 0) + 1
         if t != 0 or want_decrypted == "all":
-            dec = truthy(r[1])
+            dec = nc.truthy(r[1])
             F.check(dec == bool(want_decrypted), "%s %s: type %d decrypted=%s, want %s" % (name, label, t, r[1],
                                                                                      want_decrypted))
     F.check(counts == spec["counts"], "%s %s: type counts %s, want %s" % (name, label, counts, spec["counts"]))
@@ -88,7 +78,7 @@ def main():
                         "%s %s (tree %s): warnings or errors in the expert summary:\n%s" % (name, label, tree, s))
         # the token's contents, from the private key
         opts = ways[0][1]
-        r = fields(pcap, opts, ["netcode.token.client_id", "netcode.token.timeout", "netcode.protocol_id"])[0]
+        r = nc.fields(pcap, opts, ["netcode.token.client_id", "netcode.token.timeout", "netcode.protocol_id"])[0]
         F.check(r[0] == spec["client_id"] and r[1] == spec["timeout"] and
                 int(r[2], 16) == int(spec["protocol_id"], 16),
                 "%s: token client id/timeout/protocol id %r" % (name, r))
@@ -127,14 +117,14 @@ def main():
         mid = os.path.join(tmp, name + "-mid.pcapng")
         subprocess.run(["editcap", "-r", pcap, mid, "4-1000000"], check=True)
         os.chmod(mid, 0o644)
-        rows = fields(mid, ["-o", "netcode.keylog_file:" + conn_only, "-o",
+        rows = nc.fields(mid, ["-o", "netcode.keylog_file:" + conn_only, "-o",
                             "netcode.protocol_ids:" + spec["protocol_id"]], ["netcode.type", "netcode.decrypted"])
-        bad = [r for r in rows if not r[0] or not truthy(r[1])]
+        bad = [r for r in rows if not r[0] or not nc.truthy(r[1])]
         F.check(not bad, "%s mid-connection with connection keys: %d of %d frames not decrypted" %
                 (name, len(bad), len(rows)))
         # without keys mid-connection: the first packet of each direction
         # waits for a second that follows it; the rest is netcode's
-        rows = fields(mid, [], ["netcode.type"])
+        rows = nc.fields(mid, [], ["netcode.type"])
         nots = sum(1 for r in rows if not r[0])
         F.check(nots <= 2, "%s mid-connection without keys: %d frames not netcode's" % (name, nots))
     # the payload's hand-off: a Decode As table and a heuristic list named netcode.payload

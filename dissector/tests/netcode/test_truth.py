@@ -42,10 +42,6 @@ F_DUPLICATE, F_REPLAY, F_REQUEST = 0x400, 0x800, 0x4000
 CLIENT_PORT, SERVER_PORT = 50000, 40000
 
 
-def truthy(v):
-    return v in ("1", "True")
-
-
 def decode(pcap, keys):
     """(frames {number: {field: value}}, table rows {conn: [...]}, diagnoses {conn: text})."""
     args = ["-r", pcap, "-2", "-o", "netcode.keylog_file:" + keys, "-T", "fields", "-E", "separator=|",
@@ -150,7 +146,7 @@ def check_capture(name, truth, pcap, keys):
         if f["netcode.direction"] != want_dir:
             P("%s: direction %r" % (what, f["netcode.direction"]))
         token_fails = wrong_key and p["type"] == "request"
-        if truthy(f["netcode.decrypted"]) == token_fails:
+        if nc.truthy(f["netcode.decrypted"]) == token_fails:
             P("%s: decrypted %r, want %s" % (what, f["netcode.decrypted"], not token_fails))
         if token_fails and not f["netcode.token.decrypt_failed"]:
             P("%s: no netcode.token.decrypt_failed" % what)
