@@ -86,30 +86,34 @@ static char *client_name(wmem_allocator_t *scope, const nc_conn_t *c)
     return wmem_strdup_printf(scope, "%s client id %" G_GUINT64_FORMAT, s, c->client_id);
 }
 
-static tap_packet_status conv_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
-                                     const void *data, tap_flags_t flags)
+/* The packet's two ends, its sender first. */
+static void packet_ends(packet_info *pinfo, const nc_tap_info_t *t, char **src, char **dst)
 {
-    const nc_tap_info_t *t = (const nc_tap_info_t *)data;
     const nc_conn_t *c = t->conn;
     char *client = client_name(pinfo->pool, c);
     char *server = fc_end_name(pinfo->pool, &c->server, c->server_port);
 
-    if (t->rec->dir == NC_C2S)
-        return fc_conv_add(tapdata, pinfo, flags, proto_netcode_flow, client, server, c->index);
-    return fc_conv_add(tapdata, pinfo, flags, proto_netcode_flow, server, client, c->index);
+    *src = t->rec->dir == NC_C2S ? client : server;
+    *dst = t->rec->dir == NC_C2S ? server : client;
+}
+
+static tap_packet_status conv_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
+                                     const void *data, tap_flags_t flags)
+{
+    const nc_tap_info_t *t = (const nc_tap_info_t *)data;
+    char *src, *dst;
+
+    packet_ends(pinfo, t, &src, &dst);
+    return fc_conv_add(tapdata, pinfo, flags, proto_netcode_flow, src, dst, t->conn->index);
 }
 
 static tap_packet_status endpoint_packet(void *tapdata, packet_info *pinfo, epan_dissect_t *edt _U_,
                                          const void *data, tap_flags_t flags)
 {
-    const nc_tap_info_t *t = (const nc_tap_info_t *)data;
-    const nc_conn_t *c = t->conn;
-    char *client = client_name(pinfo->pool, c);
-    char *server = fc_end_name(pinfo->pool, &c->server, c->server_port);
+    char *src, *dst;
 
-    if (t->rec->dir == NC_C2S)
-        return fc_endpoint_add(tapdata, pinfo, flags, proto_netcode_flow, client, server);
-    return fc_endpoint_add(tapdata, pinfo, flags, proto_netcode_flow, server, client);
+    packet_ends(pinfo, (const nc_tap_info_t *)data, &src, &dst);
+    return fc_endpoint_add(tapdata, pinfo, flags, proto_netcode_flow, src, dst);
 }
 
 void nc_flow_end_fields(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const nc_conn_t *c, guint dir)
