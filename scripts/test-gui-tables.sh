@@ -173,10 +173,23 @@ old=$(cat "$gui_tmp/dialog")
 cp "$second" "$gui_tmp/second.pcap"
 chmod a+r "$gui_tmp/second.pcap"
 toolbar 158   # File > Open
-od=$(gui_dialog 'Open Capture File')
-[ -n "$od" ] || { echo "$gui_name: no Open Capture File dialog" >&2; exit 1; }
-xdotool type --window "$od" "$gui_tmp/second.pcap"
-xdotool key --window "$od" Return
+# The file name goes to the dialog by its window id; if that window is
+# gone (BadWindow, under load), the dialog is looked up again and the name
+# typed anew over what was typed (Ctrl+A selects the name field's text).
+typed=0
+for _ in 1 2 3; do
+    od=$(gui_dialog 'Open Capture File')
+    [ -n "$od" ] || break
+    if xdotool key --window "$od" ctrl+a 2> /dev/null &&
+        xdotool type --window "$od" "$gui_tmp/second.pcap" 2> /dev/null &&
+        xdotool key --window "$od" Return 2> /dev/null; then
+        typed=1
+        break
+    fi
+    echo "$gui_name: the Open Capture File window went away; again" >&2
+    sleep 1
+done
+[ "$typed" = 1 ] || { echo "$gui_name: no Open Capture File dialog took the file name" >&2; gui_shoot_root "$gui_tmp/failed.png"; exit 1; }
 sleep 3
 open_table
 SHOOT_NOW=1 check "after File > Open" "$second" "$old"

@@ -139,14 +139,22 @@ gui_start() {
     sleep 3   # the file is read (and the frame of -g selected) after the window maps
 }
 
-gui_dialog() {  # gui_dialog TITLE: its window id, or nothing after 10 s
-    local dlg="" _
+# gui_dialog TITLE: its window id, or nothing after 10 s. Qt may map a
+# window of that title and replace it at once (seen under load: a key sent
+# to the first id failed with BadWindow), so the id counts once the same
+# one is still there 0.6 s later.
+gui_dialog() {
+    local dlg="" prev="" _
     for _ in $(seq 50); do
         dlg=$(xdotool search --onlyvisible --name "$1" 2>/dev/null | head -n 1 || true)
-        [ -n "$dlg" ] && break
-        sleep 0.2
+        if [ -n "$dlg" ] && [ "$dlg" = "$prev" ]; then
+            echo "$dlg"
+            return 0
+        fi
+        prev=$dlg
+        sleep 0.3
     done
-    echo "$dlg"
+    echo "$prev"
 }
 
 # gui_open_last_tree Y: without a window manager nothing has focus: click
