@@ -14,8 +14,8 @@
 #
 #   bench/dissector-instructions.sh --p2frag -b build
 #
-# counts the fragment protocol instead, on bench/frag-capture.sh's capture
-# (bench/work/frag-500k.pcap) with a snapshot of the build's plugin, in
+# counts the fragment protocol instead, on bench/p2frag-capture.sh's capture
+# (bench/work/p2frag-500k.pcap) with a snapshot of the build's plugin, in
 # bench/p2frag.sh's configurations (base is --disable-protocol p2frag).
 #
 #   bench/dissector-instructions.sh --netgame -w WORK -b build
@@ -35,7 +35,7 @@ usage: bench/dissector-instructions.sh [options]
   -b, --build DIR    build tree (default: \$CHUNK_BUILD_DIR, else $repo/build)
   -w, --work DIR     bench/dissector.sh's work folder (default BUILD/bench-dissector)
   -n, --frames N     frames to count over (default 50000)
-      --p2frag       the p2frag dissector on bench/work/frag-500k.pcap (see the script's head)
+      --p2frag       the p2frag dissector on bench/work/p2frag-500k.pcap (see the script's head)
       --netgame      the netgame dissector on WORK/netgame.pcap (see the script's head)
   -c, --configs L    only these configurations (space-separated, base among them)
   -h, --help         this help
@@ -72,8 +72,8 @@ if [ "$netgame" = 1 ]; then
     plugin_snapshot "$build" "$work/plugins-netgame"
 elif [ "$p2frag" = 1 ]; then
     work=${work:-$repo/bench/work}
-    capture=$work/frag-500k.pcap
-    [ -f "$capture" ] || die_usage "no $capture: run bench/frag-capture.sh first"
+    capture=$work/p2frag-500k.pcap
+    [ -f "$capture" ] || die_usage "no $capture: run bench/p2frag-capture.sh first"
     [ -f "$build/plugin-dir.txt" ] || die_usage "no plugin in $build (build first)"
     # A snapshot, so that a rebuild during the count cannot mix two plugins.
     plugin_snapshot "$build" "$work/plugins-p2frag"

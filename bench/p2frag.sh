@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/p2frag.sh: what the p2frag dissector costs tshark, in time and peak
-# memory, on the fragment capture of bench/frag-capture.sh (bench/RESULTS.md),
+# memory, on the fragment capture of bench/p2frag-capture.sh (bench/RESULTS.md),
 # and how its memory grows with the capture.
 #
 #   bench/p2frag.sh [--build DIR] [--capture FILE] [--reps N] [--no-growth]
@@ -25,7 +25,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$repo/bench/common.sh"
 build=${CHUNK_BUILD_DIR:-$repo/build}
-cap=$repo/bench/work/frag-500k.pcap
+cap=$repo/bench/work/p2frag-500k.pcap
 reps=3
 growth=1
 while [ $# -gt 0 ]; do
@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
     *) echo "p2frag.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
 done
-[ -f "$cap" ] || { echo "p2frag.sh: no capture $cap (bench/frag-capture.sh makes it)" >&2; exit 2; }
+[ -f "$cap" ] || { echo "p2frag.sh: no capture $cap (bench/p2frag-capture.sh makes it)" >&2; exit 2; }
 [ -f "$build/plugin-dir.txt" ] || { echo "p2frag.sh: no plugin in $build (build first)" >&2; exit 2; }
 case "$reps" in ''|*[!0-9]*|0) echo "p2frag.sh: --reps needs a positive count" >&2; exit 2 ;; esac
 work=$(dirname "$cap")

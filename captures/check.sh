@@ -45,7 +45,7 @@ tshark)
     expected=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["capture"]["frames"])' "$here/$name.truth.json")
     # The shortest datagram: a chunk ack is 12 bytes, a fragment with one data byte 10.
     min_payload=12
-    if grep -q '"generator": "frag-sim"' "$here/$name.truth.json"; then min_payload=10; fi
+    if grep -q '"generator": "p2frag-sim"' "$here/$name.truth.json"; then min_payload=10; fi
     # netcode: an encrypted packet is at least 18 bytes; its clients use ports 50000 and up.
     any_client_port=0
     if grep -q '"generator": "netcode-sim"' "$here/$name.truth.json"; then min_payload=18; any_client_port=1; fi

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # regenerate.sh: remakes the committed captures (NAME.pcap and NAME.truth.json)
-# from captures.txt with chunk-sim (or the program a line names, frag-sim).
+# from captures.txt with chunk-sim (or the program a line names, p2frag-sim).
 #
 #   captures/regenerate.sh [--bin DIR] [--out DIR] [NAME ...]
 #
-# --bin DIR  folder holding chunk-sim and frag-sim (default: <repo>/build-sim/bin,
+# --bin DIR  folder holding chunk-sim and p2frag-sim (default: <repo>/build-sim/bin,
 #            then <repo>/build/bin)
 # --out DIR  where to write (default: this folder)
 # NAME ...   only these captures (default: all)

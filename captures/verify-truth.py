@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """verify-truth.py: checks a capture's truth file against the capture itself.
 
-For frag-sim captures (generator "frag-sim") it decodes every frame as a
+For p2frag-sim captures (generator "p2frag-sim") it decodes every frame as a
 fragment or regular packet (protocol id from the truth file) or, with --mixed, a
 chunk packet, and checks each datagram's frames, the frame counts, the chunk
 frames, and, captured at the receiver, that the fragments in the capture
@@ -86,7 +86,7 @@ def frames(path):
 
 def verify(name):
     truth = json.load(open(name + '.truth.json'))
-    if truth.get('generator') == 'frag-sim':
+    if truth.get('generator') == 'p2frag-sim':
         return verify_frag(name, truth)
     if truth.get('generator') == 'reliable-sim':
         return verify_reliable(name, truth)
@@ -137,7 +137,7 @@ def verify(name):
     return not problems
 
 
-def frag_decode(payload, protocol_id):
+def p2frag_decode(payload, protocol_id):
     """Returns ('F', sequence, fragment_id, num_fragments, data) or ('R', sequence, type), or None (bad CRC)."""
     if len(payload) < 7:
         return None
@@ -161,7 +161,7 @@ def verify_frag(name, truth):
     count = fragments = regulars = chunks = 0
     for number, source, payload in frames(name + '.pcap'):
         count += 1
-        packet = frag_decode(payload, config['protocol_id'])
+        packet = p2frag_decode(payload, config['protocol_id'])
         if packet is None and config['mixed']:
             chunk = decode(payload, config['chunk_protocol_id'], 256, 1024)
             if chunk is not None:

@@ -37,7 +37,7 @@ shoot() (
     local proto=$1 cap keys="" decode_as="" extra_prefs="" goto="" frame ws_args=() tshark_args=()
     case $proto in
     chunk) cap=fault-drop-slice ;;
-    p2frag) cap=frag-loss-10 ;;
+    p2frag) cap=p2frag-loss-10 ;;
     netgame) cap=netgame-loss-10 ;;
     netcode) cap=netcode-loss-dup; keys=1 ;;
     reliable) cap=reliable-loss-10; decode_as='udp.port,50000,(none),Reliable'

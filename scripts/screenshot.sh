@@ -7,7 +7,7 @@
 #   scripts/screenshot.sh -b build-bench experts     # docs/screenshot-experts.png
 #   scripts/screenshot.sh -b build-bench menu        # docs/screenshot-menu.png
 #   scripts/screenshot.sh -r captures/netgame-loss-10.pcap -o docs/screenshot-colours-netgame.png colours
-#   scripts/screenshot.sh -r captures/frag-loss-10.pcap --table p2frag,packets_table \
+#   scripts/screenshot.sh -r captures/p2frag-loss-10.pcap --table p2frag,packets_table \
 #       --title 'P2frag Packets' -o docs/screenshot-p2frag-table.png table
 #
 # ack: an ack packet with its bitfield expanded.

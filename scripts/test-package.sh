@@ -164,7 +164,7 @@ tshark_checks() {
         as_nobody tshark -G plugins 2>/dev/null | grep -qE "^chunk\.so[[:space:]].*[[:space:]]$so\$" &&
             ok "tshark -G plugins: chunk.so from $so" || bad "tshark -G plugins does not show chunk.so from $so"
         local cap filter
-        for cap in clean.pcap:chunk.type frag-clean.pcap:p2frag netgame-clean.pcap:netgame.analysis.acked_in; do
+        for cap in clean.pcap:chunk.type p2frag-clean.pcap:p2frag netgame-clean.pcap:netgame.analysis.acked_in; do
             filter=${cap#*:}
             cap=${cap%%:*}
             n=$(as_nobody tshark -n -2 -r "$capdir/$cap" -Y "$filter" 2>"$work/tshark.err" | wc -l || true)
@@ -208,7 +208,7 @@ test_in_clean() {
     # The plugin's protocols (dissector/protocols.txt: one a line, # comments).
     grep -E '^[a-z0-9]+$' "$repo/dissector/protocols.txt" > "$work/protocols"
     cp "$deb" "$r/tmp/pkg/"
-    cp "$repo"/captures/clean.pcap "$repo"/captures/frag-clean.pcap "$repo"/captures/netgame-clean.pcap "$r/tmp/captures/"
+    cp "$repo"/captures/clean.pcap "$repo"/captures/p2frag-clean.pcap "$repo"/captures/netgame-clean.pcap "$r/tmp/captures/"
     chmod -R a+rX "$r/tmp/captures"
     chown 65534:65534 "$r/tmp/nobody"
     run() { in_root "$r" "$@"; }

@@ -64,10 +64,10 @@ def plugin_protocols():
 
 def chunk_captures():
     """The committed captures that carry chunk traffic: chunk-sim's, and
-    frag-sim's that mix in chunks (its truth's capture.chunk_frames); the
+    p2frag-sim's that mix in chunks (its truth's capture.chunk_frames); the
     fragment and netgame captures have their own tests. Every simulator
     writes a truth file; a capture without one (the real libraries' and the
-    interoperability captures, netcode's) is not chunk-sim's or frag-sim's."""
+    interoperability captures, netcode's) is not chunk-sim's or p2frag-sim's."""
     import glob
     import json
     out = []

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Every frag-sim capture's analysis agrees with its truth file
-(captures/frag-*.truth.json, docs/truth.md "frag-sim"):
+"""Every p2frag-sim capture's analysis agrees with its truth file
+(captures/p2frag-*.truth.json, docs/truth.md "p2frag-sim"):
 
 - every fragment and regular frame is p2frag, every chunk frame of the
   mixed capture chunk;
@@ -132,8 +132,8 @@ def check(F, cap):
 
 def main():
     F = ct.Failures()
-    caps = sorted(glob.glob(os.path.join(ct.REPO, "captures", "frag-*.pcap")))
-    F.check(caps, "no captures/frag-*.pcap")
+    caps = sorted(glob.glob(os.path.join(ct.REPO, "captures", "p2frag-*.pcap")))
+    F.check(caps, "no captures/p2frag-*.pcap")
     for cap in caps:
         check(F, cap)
     print("%d captures" % len(caps))

@@ -28,7 +28,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
 
-CAPTURES = {"chunk": "loss-1.pcap", "p2frag": "frag-loss-1.pcap", "netgame": "netgame-loss-10.pcap",
+CAPTURES = {"chunk": "loss-1.pcap", "p2frag": "p2frag-loss-1.pcap", "netgame": "netgame-loss-10.pcap",
             "netcode": "netcode-loss-dup.pcap", "reliable": "reliable-fragments.pcap",
             "yojimbo": "real-yojimbo-loss-plain.pcap"}
 # Options a capture needs to be decoded as its protocol (netcode: port 40000

@@ -1,5 +1,5 @@
 /* linkopt.h: the simulator's command-line options, one parser for every
- * program that puts traffic through netsim (chunk-sim, frag-sim,
+ * program that puts traffic through netsim (chunk-sim, p2frag-sim,
  * netgame-sim, chunk-relay):
  *
  *   --loss P  --latency SEC  --jitter SEC  --duplicate P  --reorder P

@@ -1,6 +1,6 @@
 /* sha256.h: SHA-256 (FIPS 180-4) for the truth files, which name what a
  * receiver delivered by its digest. Small and dependency-free; tested
- * against the FIPS examples (tests/test_frag.c). */
+ * against the FIPS examples (tests/test_p2frag.c). */
 #ifndef CS_SHA256_H
 #define CS_SHA256_H
 

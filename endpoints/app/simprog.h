@@ -1,4 +1,4 @@
-/* simprog.h: what every simulator program (chunk-sim, frag-sim,
+/* simprog.h: what every simulator program (chunk-sim, p2frag-sim,
  * netgame-sim, netcode-sim, reliable-sim, yojimbo-sim) needs around its
  * endpoints: two hosts A (10.0.0.1) and B (10.0.0.2) joined by netsim in
  * virtual time; the common options (-w pcap, --capture-at, --capture-from,

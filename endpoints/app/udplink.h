@@ -1,6 +1,6 @@
 /* udplink.h: the endpoints' send callback over one socket to one peer, and
  * dropping (and recording) datagrams from anyone else: chunk-send,
- * chunk-recv, frag-send, frag-recv. */
+ * chunk-recv, p2frag-send, p2frag-recv. */
 #ifndef UDPLINK_H
 #define UDPLINK_H
 

@@ -10,11 +10,11 @@ foreach(mode relay ipv6 cli)
                        LABELS "endpoints;sockets;sanitize")
 endforeach()
 
-# frag-send and frag-recv, directly and through chunk-relay (scripts/test-frag-loopback.sh).
+# p2frag-send and p2frag-recv, directly and through chunk-relay (scripts/test-p2frag-loopback.sh).
 foreach(mode relay cli)
-  add_test(NAME endpoints.frag-sockets.${mode}
-           COMMAND ${PROJECT_SOURCE_DIR}/scripts/test-frag-loopback.sh $<TARGET_FILE_DIR:frag-send> ${mode})
-  set_tests_properties(endpoints.frag-sockets.${mode} PROPERTIES TIMEOUT 90
+  add_test(NAME endpoints.p2frag-sockets.${mode}
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/test-p2frag-loopback.sh $<TARGET_FILE_DIR:p2frag-send> ${mode})
+  set_tests_properties(endpoints.p2frag-sockets.${mode} PROPERTIES TIMEOUT 90
                        LABELS "endpoints;sockets;sanitize")
 endforeach()
 

@@ -36,7 +36,7 @@ the mutant is kept in --crash-dir with a shrunk copy (frames removed while it
 still fails) for dissector/tests/hostile/regressions/.
 
   mutate-fuzz.py --work DIR --min-packets 20000       # ctest dissector.fuzz.mutate
-  mutate-fuzz.py --work DIR --glob 'frag-*.pcap' --min-packets 10000   # ... .mutate.p2frag
+  mutate-fuzz.py --work DIR --glob 'p2frag-*.pcap' --min-packets 10000   # ... .mutate.p2frag
   mutate-fuzz.py --work DIR --hours 4 --start-seed 1000 --jobs 1   # long mode
 
 Exit: 0 no failure, 1 failures (listed), 2 bad arguments or setup.
@@ -564,7 +564,7 @@ def main():
     ap.add_argument("--captures", default=os.path.join(REPO, "captures"),
                     help="folder of .pcap files to mutate (default: captures/)")
     ap.add_argument("--glob", default="*.pcap*",
-                    help="which captures of --captures (default *.pcap* (pcap and pcapng); frag-*.pcap: "
+                    help="which captures of --captures (default *.pcap* (pcap and pcapng); p2frag-*.pcap: "
                          "the fragment protocol's)")
     ap.add_argument("--min-packets", type=int, default=0,
                     help="stop once this many mutated packets were decoded (default 20000 without --hours)")

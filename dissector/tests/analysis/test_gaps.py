@@ -14,8 +14,8 @@ kernel drops: both directions, slices only, acks only), in one pass and with
   never sent" for the acks of slices the capture missed;
 - the analysis recovers: every chunk that starts after the gap completes
   (chunk.analysis.chunk_complete), as the truth's chunk list says.
-Also p2frag: the frag-sim captures made so (none today) would be checked
-by test_p2frag_captures.py; the chunk frames of frag-mixed are not gaps.
+Also p2frag: the p2frag-sim captures made so (none today) would be checked
+by test_p2frag_captures.py; the chunk frames of p2frag-mixed are not gaps.
 Before the fix, capture-drop-40 had one "started before the previous was
 acked", capture-drop-40-ab five "ack for chunk ... no slice seen".
 """

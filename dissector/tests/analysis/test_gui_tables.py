@@ -72,7 +72,7 @@ def main():
     F = ct.Failures()
     for pcap, name, first, after_dir in [
             ("fault-never-pops.pcap", "chunk,transfers_table", "Stream", ["Status", "Diagnosis"]),
-            ("frag-loss-10.pcap", "p2frag,packets_table", "Stream", ["Status"]),
+            ("p2frag-loss-10.pcap", "p2frag,packets_table", "Stream", ["Status"]),
             ("netgame-loss-10.pcap", "netgame,conns_table", "Connection", ["Diagnosis"]),
             ("yojimbo-block-lost-fragment.pcap", "yojimbo,blocks_table", "Connection", ["Diagnosis"]),
             ("yojimbo-block-lost-fragment.pcap", "yojimbo,messages_table", "Connection", ["Diagnosis"])]:
@@ -164,10 +164,10 @@ def main():
         F.check(titles.get(name) == want, "%s: title %r, want %r" % (name, titles.get(name), want))
 
     # The p2frag summary row against the text table's summary line.
-    header, rows = table("frag-loss-10.pcap", "p2frag,packets_table")
+    header, rows = table("p2frag-loss-10.pcap", "p2frag,packets_table")
     status = [h.strip() for h in header].index("Status")
     summary = [r for r in rows if r[status].startswith("Direction:")]
-    text = ct.tshark(["-r", os.path.join(CAP, "frag-loss-10.pcap"), "-q", "-z", "p2frag,packets"])
+    text = ct.tshark(["-r", os.path.join(CAP, "p2frag-loss-10.pcap"), "-q", "-z", "p2frag,packets"])
     m = re.search(r"fragment loss ([\d.]+)% \((\d+) of (\d+) fragments missing\), packet loss ([\d.]+)%.*"
                   r"predicted ([\d.]+)%", text)
     F.check(m, "text table: no summary line")

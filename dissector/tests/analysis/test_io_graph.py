@@ -52,8 +52,8 @@ CASES = [
      ("1", "2"), 0.5),
     ("loss-10-jitter.pcap", "COUNT(chunk.analysis.resend)chunk.analysis.resend", 0.5, ("1", "2"), 0.5),
     ("loss-10-jitter.pcap", "AVG(chunk.analysis.ack_time)chunk.analysis.ack_time", 0.5, ("2",), 0.5),
-    ("frag-loss-10.pcap", "AVG(p2frag.analysis.packet_loss)p2frag.analysis.packet_loss", 0.1, ("1", "2"), 0.5),
-    ("frag-loss-10.pcap", "COUNT(p2frag.analysis.complete_in)p2frag.analysis.complete_in", 0.1, ("1", "2"), 0.5),
+    ("p2frag-loss-10.pcap", "AVG(p2frag.analysis.packet_loss)p2frag.analysis.packet_loss", 0.1, ("1", "2"), 0.5),
+    ("p2frag-loss-10.pcap", "COUNT(p2frag.analysis.complete_in)p2frag.analysis.complete_in", 0.1, ("1", "2"), 0.5),
 ]
 
 

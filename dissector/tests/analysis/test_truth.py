@@ -256,7 +256,7 @@ def check_capture(name, fail):
 
 
 def main():
-    # The chunk analysis against chunk-sim's truth files (frag-sim's are
+    # The chunk analysis against chunk-sim's truth files (p2frag-sim's are
     # test_p2frag_captures.py's).
     names = sys.argv[1:] or sorted(os.path.basename(p)[:-len(".truth.json")]
                                    for p in glob.glob(os.path.join(CAPTURES, "*.truth.json"))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """netcode.foreign: netcode claims no frame of the chunk, p2frag and netgame
 captures, nor of reliable-sim's (captures/*.pcap whose truth file's
-generator is chunk-sim, frag-sim, netgame-sim or reliable-sim; netcode's own
+generator is chunk-sim, p2frag-sim, netgame-sim or reliable-sim; netcode's own
 captures are netcode), neither as the plugin runs by default nor with chunk,
 p2frag and netgame disabled (then every datagram reaches the heuristics,
 netcode's included, on port 40000 of netcode.udp.port), nor with the key log
@@ -14,7 +14,7 @@ import os
 
 import nctest as nc
 
-FOREIGN = ("chunk-sim", "frag-sim", "netgame-sim", "reliable-sim")
+FOREIGN = ("chunk-sim", "p2frag-sim", "netgame-sim", "reliable-sim")
 
 
 def foreign_captures():

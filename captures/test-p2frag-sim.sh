@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# test-frag-sim.sh: ctest checks of frag-sim's command line, exit codes and
-# determinism (the frag-* captures test the rest).
+# test-p2frag-sim.sh: ctest checks of p2frag-sim's command line, exit codes and
+# determinism (the p2frag-* captures test the rest).
 #
-#   captures/test-frag-sim.sh FRAG_SIM WORK_DIR
+#   captures/test-p2frag-sim.sh P2FRAG_SIM WORK_DIR
 #
 # Exit status: 0 all checks passed, 1 a check failed, 2 bad arguments.
 set -uo pipefail
-prog=frag-sim usage_arg=FRAG_SIM
+prog=p2frag-sim usage_arg=P2FRAG_SIM
 . "$(dirname "${BASH_SOURCE[0]}")/sim-cli-common.sh"
 
 expect 0 "--help" -- --help
@@ -23,7 +23,7 @@ expect 4 "unwritable truth file" -- --truth "$work/no-such-folder/x.json"
 
 expect 0 "clean run" -- --packets 10 --truth "$work/clean.json"
 contains "$work/out" "10/10 packets delivered intact" "summary counts the packets"
-contains "$work/clean.json" '"generator": "frag-sim"' "truth file names its generator"
+contains "$work/clean.json" '"generator": "p2frag-sim"' "truth file names its generator"
 
 # Loss loses packets; that is the protocol, not a failure.
 expect 0 "50% loss: packets lost, exit 0" -- --loss 50% --packets 20

@@ -1,5 +1,5 @@
 /*
- * frag_sender.c: the fragmenting sender (docs/p2frag-endpoints.md). Pure:
+ * p2frag_sender.c: the fragmenting sender (docs/p2frag-endpoints.md). Pure:
  * time comes in as an argument, datagrams leave through the config's send
  * callback. Nothing is resent: the protocol has no acks.
  *
@@ -21,44 +21,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frag.h"
+#include "p2frag.h"
 
-typedef struct frag_pending_t {
+typedef struct p2frag_pending_t {
     uint16_t sequence;
     uint8_t *data;
     int bytes;
     int whole;         /* one regular datagram, not fragments */
     int num_datagrams; /* 1 when whole, else the fragment count */
     int next;          /* next datagram (fragment id) to send */
-} frag_pending_t;
+} p2frag_pending_t;
 
-struct frag_sender_t {
-    frag_sender_config_t config;
-    frag_pending_t *queue; /* queue_capacity entries, queue[0..count) in order */
+struct p2frag_sender_t {
+    p2frag_sender_config_t config;
+    p2frag_pending_t *queue; /* queue_capacity entries, queue[0..count) in order */
     int count;
     int cursor; /* the in-progress packet that sends next, 0..interleave-1 */
     uint16_t next_sequence;
     double budget;
     double last_time; /* < 0 before the first update */
-    uint8_t datagram[FRAG_MAX_DATAGRAM_BYTES + 64];
-    uint64_t counters[FRAG_SENDER_COUNTER_COUNT];
+    uint8_t datagram[P2FRAG_MAX_DATAGRAM_BYTES + 64];
+    uint64_t counters[P2FRAG_SENDER_COUNTER_COUNT];
 };
 
-void frag_sender_default_config(frag_sender_config_t *config)
+void p2frag_sender_default_config(p2frag_sender_config_t *config)
 {
     assert(config);
     memset(config, 0, sizeof *config);
-    frag_wire_default_config(&config->wire);
+    p2frag_wire_default_config(&config->wire);
     config->interleave = 1;
     config->queue_capacity = 64;
 }
 
-frag_sender_t *frag_sender_create(const frag_sender_config_t *config)
+p2frag_sender_t *p2frag_sender_create(const p2frag_sender_config_t *config)
 {
     assert(config && config->send);
     assert(config->interleave >= 1 && config->queue_capacity >= 1);
-    assert(config->wire.num_packet_types >= FRAG_DEFAULT_NUM_PACKET_TYPES && config->wire.num_packet_types <= 256);
-    frag_sender_t *sender = calloc(1, sizeof *sender);
+    assert(config->wire.num_packet_types >= P2FRAG_DEFAULT_NUM_PACKET_TYPES && config->wire.num_packet_types <= 256);
+    p2frag_sender_t *sender = calloc(1, sizeof *sender);
     if (!sender) return NULL;
     sender->queue = calloc((size_t)config->queue_capacity, sizeof *sender->queue);
     if (!sender->queue) {
@@ -71,7 +71,7 @@ frag_sender_t *frag_sender_create(const frag_sender_config_t *config)
     return sender;
 }
 
-void frag_sender_destroy(frag_sender_t *sender)
+void p2frag_sender_destroy(p2frag_sender_t *sender)
 {
     if (!sender) return;
     for (int i = 0; i < sender->count; i++) free(sender->queue[i].data);
@@ -80,40 +80,40 @@ void frag_sender_destroy(frag_sender_t *sender)
 }
 
 /* Takes ownership of data (malloc'd). Returns the sequence, or -1 when full. */
-static int enqueue(frag_sender_t *sender, uint16_t sequence, uint8_t *data, int bytes, int whole)
+static int enqueue(p2frag_sender_t *sender, uint16_t sequence, uint8_t *data, int bytes, int whole)
 {
     if (sender->count == sender->config.queue_capacity) {
         free(data);
-        sender->counters[FRAG_SENDER_COUNTER_QUEUE_FULL]++;
+        sender->counters[P2FRAG_SENDER_COUNTER_QUEUE_FULL]++;
         return -1;
     }
-    frag_pending_t *p = &sender->queue[sender->count++];
+    p2frag_pending_t *p = &sender->queue[sender->count++];
     p->sequence = sequence;
     p->data = data;
     p->bytes = bytes;
     p->whole = whole;
-    p->num_datagrams = whole ? 1 : frag_fragment_count(bytes);
+    p->num_datagrams = whole ? 1 : p2frag_fragment_count(bytes);
     p->next = 0;
-    sender->counters[FRAG_SENDER_COUNTER_PACKETS_QUEUED]++;
+    sender->counters[P2FRAG_SENDER_COUNTER_PACKETS_QUEUED]++;
     return sequence;
 }
 
-int frag_sender_queue_test_packet(frag_sender_t *sender, const frag_test_packet_t *packet)
+int p2frag_sender_queue_test_packet(p2frag_sender_t *sender, const p2frag_test_packet_t *packet)
 {
     assert(sender && packet);
     if (sender->count == sender->config.queue_capacity) {
-        sender->counters[FRAG_SENDER_COUNTER_QUEUE_FULL]++;
+        sender->counters[P2FRAG_SENDER_COUNTER_QUEUE_FULL]++;
         return -1;
     }
-    int bytes = frag_test_packet_size(&sender->config.wire, packet);
-    assert(bytes <= FRAG_MAX_PACKET_BYTES);
+    int bytes = p2frag_test_packet_size(&sender->config.wire, packet);
+    assert(bytes <= P2FRAG_MAX_PACKET_BYTES);
     uint8_t *data = malloc((size_t)bytes);
     if (!data) return -1;
     uint16_t sequence = sender->next_sequence;
     /* Written under the sender's sequence: the caller's packet as it is when
      * its sequence already is that, else a copy (16 KiB) with it. */
-    const frag_test_packet_t *source = packet;
-    frag_test_packet_t *copy = NULL;
+    const p2frag_test_packet_t *source = packet;
+    p2frag_test_packet_t *copy = NULL;
     if (packet->sequence != sequence) {
         copy = malloc(sizeof *copy);
         if (!copy) {
@@ -124,21 +124,21 @@ int frag_sender_queue_test_packet(frag_sender_t *sender, const frag_test_packet_
         copy->sequence = sequence;
         source = copy;
     }
-    int written = frag_write_test_packet(&sender->config.wire, source, data, bytes);
+    int written = p2frag_write_test_packet(&sender->config.wire, source, data, bytes);
     assert(written == bytes);
     (void)written;
     free(copy);
-    int result = enqueue(sender, sequence, data, bytes, bytes <= FRAG_MAX_REGULAR_BYTES);
+    int result = enqueue(sender, sequence, data, bytes, bytes <= P2FRAG_MAX_REGULAR_BYTES);
     if (result >= 0) sender->next_sequence++;
     return result;
 }
 
-int frag_sender_queue_raw_at(frag_sender_t *sender, uint16_t sequence, const uint8_t *data, int bytes)
+int p2frag_sender_queue_raw_at(p2frag_sender_t *sender, uint16_t sequence, const uint8_t *data, int bytes)
 {
     assert(sender && data);
-    assert(bytes >= 1 && bytes <= FRAG_MAX_PACKET_BYTES);
+    assert(bytes >= 1 && bytes <= P2FRAG_MAX_PACKET_BYTES);
     if (sender->count == sender->config.queue_capacity) {
-        sender->counters[FRAG_SENDER_COUNTER_QUEUE_FULL]++;
+        sender->counters[P2FRAG_SENDER_COUNTER_QUEUE_FULL]++;
         return -1;
     }
     uint8_t *copy = malloc((size_t)bytes);
@@ -147,66 +147,66 @@ int frag_sender_queue_raw_at(frag_sender_t *sender, uint16_t sequence, const uin
     return enqueue(sender, sequence, copy, bytes, 0);
 }
 
-int frag_sender_queue_raw(frag_sender_t *sender, const uint8_t *data, int bytes)
+int p2frag_sender_queue_raw(p2frag_sender_t *sender, const uint8_t *data, int bytes)
 {
     assert(sender);
-    int result = frag_sender_queue_raw_at(sender, sender->next_sequence, data, bytes);
+    int result = p2frag_sender_queue_raw_at(sender, sender->next_sequence, data, bytes);
     if (result >= 0) sender->next_sequence++;
     return result;
 }
 
-uint16_t frag_sender_next_sequence(const frag_sender_t *sender)
+uint16_t p2frag_sender_next_sequence(const p2frag_sender_t *sender)
 {
     assert(sender);
     return sender->next_sequence;
 }
 
-int frag_sender_queued(const frag_sender_t *sender)
+int p2frag_sender_queued(const p2frag_sender_t *sender)
 {
     assert(sender);
     return sender->count;
 }
 
-int frag_sender_busy(const frag_sender_t *sender)
+int p2frag_sender_busy(const p2frag_sender_t *sender)
 {
     assert(sender);
     return sender->count > 0;
 }
 
 /* Sends the next datagram of queue[index]; returns its length. */
-static int send_next(frag_sender_t *sender, int index)
+static int send_next(p2frag_sender_t *sender, int index)
 {
-    frag_pending_t *p = &sender->queue[index];
+    p2frag_pending_t *p = &sender->queue[index];
     int bytes;
     if (p->whole) {
         sender->config.send(sender->config.context, p->data, p->bytes);
         bytes = p->bytes;
     } else {
-        frag_fragment_t f;
+        p2frag_fragment_t f;
         f.sequence = p->sequence;
         f.fragment_id = p->next;
         f.num_fragments = p->num_datagrams;
-        f.data = p->data + (size_t)p->next * FRAG_FRAGMENT_SIZE;
-        f.fragment_bytes = p->next == p->num_datagrams - 1 ? p->bytes - p->next * FRAG_FRAGMENT_SIZE
-                                                          : FRAG_FRAGMENT_SIZE;
-        bytes = frag_write_fragment(&sender->config.wire, &f, sender->datagram, (int)sizeof sender->datagram);
+        f.data = p->data + (size_t)p->next * P2FRAG_FRAGMENT_SIZE;
+        f.fragment_bytes = p->next == p->num_datagrams - 1 ? p->bytes - p->next * P2FRAG_FRAGMENT_SIZE
+                                                          : P2FRAG_FRAGMENT_SIZE;
+        bytes = p2frag_write_fragment(&sender->config.wire, &f, sender->datagram, (int)sizeof sender->datagram);
         assert(bytes > 0);
         sender->config.send(sender->config.context, sender->datagram, bytes);
-        sender->counters[FRAG_SENDER_COUNTER_FRAGMENTS_SENT]++;
+        sender->counters[P2FRAG_SENDER_COUNTER_FRAGMENTS_SENT]++;
     }
     p->next++;
-    sender->counters[FRAG_SENDER_COUNTER_DATAGRAMS_SENT]++;
-    sender->counters[FRAG_SENDER_COUNTER_BYTES_SENT] += (uint64_t)bytes;
+    sender->counters[P2FRAG_SENDER_COUNTER_DATAGRAMS_SENT]++;
+    sender->counters[P2FRAG_SENDER_COUNTER_BYTES_SENT] += (uint64_t)bytes;
     return bytes;
 }
 
-void frag_sender_update(frag_sender_t *sender, double time)
+void p2frag_sender_update(p2frag_sender_t *sender, double time)
 {
     assert(sender);
     assert(sender->last_time < 0 || time >= sender->last_time);
     double rate = sender->config.rate_bytes_per_second;
     if (rate > 0) {
-        double cap = sender->config.max_burst_bytes > 0 ? sender->config.max_burst_bytes : FRAG_MAX_DATAGRAM_BYTES;
+        double cap = sender->config.max_burst_bytes > 0 ? sender->config.max_burst_bytes : P2FRAG_MAX_DATAGRAM_BYTES;
         if (sender->last_time >= 0) sender->budget += (time - sender->last_time) * rate;
         else sender->budget = cap;
         if (sender->budget > cap) sender->budget = cap;
@@ -218,10 +218,10 @@ void frag_sender_update(frag_sender_t *sender, double time)
         int index = sender->cursor;
         int bytes = send_next(sender, index);
         if (rate > 0) sender->budget -= bytes;
-        frag_pending_t *p = &sender->queue[index];
+        p2frag_pending_t *p = &sender->queue[index];
         if (p->next == p->num_datagrams) {
-            sender->counters[FRAG_SENDER_COUNTER_PACKETS_SENT]++;
-            if (!p->whole) sender->counters[FRAG_SENDER_COUNTER_PACKETS_FRAGMENTED]++;
+            sender->counters[P2FRAG_SENDER_COUNTER_PACKETS_SENT]++;
+            if (!p->whole) sender->counters[P2FRAG_SENDER_COUNTER_PACKETS_FRAGMENTED]++;
             free(p->data);
             memmove(&sender->queue[index], &sender->queue[index + 1],
                     (size_t)(sender->count - index - 1) * sizeof *sender->queue);
@@ -234,18 +234,18 @@ void frag_sender_update(frag_sender_t *sender, double time)
     if (sender->count == 0) sender->cursor = 0;
 }
 
-const uint64_t *frag_sender_counters(const frag_sender_t *sender)
+const uint64_t *p2frag_sender_counters(const p2frag_sender_t *sender)
 {
     assert(sender);
     return sender->counters;
 }
 
-const char *frag_sender_counter_name(int counter)
+const char *p2frag_sender_counter_name(int counter)
 {
-    static const char *const names[FRAG_SENDER_COUNTER_COUNT] = {
+    static const char *const names[P2FRAG_SENDER_COUNTER_COUNT] = {
         "packets queued", "packets sent", "packets fragmented", "datagrams sent",
         "fragments sent", "bytes sent", "queue full",
     };
-    if (counter < 0 || counter >= FRAG_SENDER_COUNTER_COUNT) return "unknown";
+    if (counter < 0 || counter >= P2FRAG_SENDER_COUNTER_COUNT) return "unknown";
     return names[counter];
 }

@@ -1,8 +1,8 @@
-/* frag-send: sends a file over real UDP as fragmented packets with the
- * reference fragmenting sender (frag_sender_*): the file is cut into packets
+/* p2frag-send: sends a file over real UDP as fragmented packets with the
+ * reference fragmenting sender (p2frag_sender_*): the file is cut into packets
  * of --packet-size bytes, each split into fragments of up to 1024 bytes,
  * paced at --rate. Nothing is resent (the protocol has no acks): a lost
- * fragment loses its packet, and frag-recv says which. See --help. */
+ * fragment loses its packet, and p2frag-recv says which. See --help. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -14,22 +14,22 @@
 
 #include "app.h"
 #include "chunk.h"
-#include "frag.h"
-#include "frag-app.h"
+#include "p2frag.h"
+#include "p2frag-app.h"
 #include "platform.h"
 #include "udplink.h"
 #include "util.h"
 
 enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2 };
 
-static const char *program = "frag-send";
+static const char *program = "p2frag-send";
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: frag-send [options] HOST[:PORT] [FILE]\n"
+            "usage: p2frag-send [options] HOST[:PORT] [FILE]\n"
             "\n"
-            "Sends FILE (default: stdin, also '-') to a fragment receiver (frag-recv) at\n"
+            "Sends FILE (default: stdin, also '-') to a fragment receiver (p2frag-recv) at\n"
             "HOST:PORT over UDP: packets of --packet-size bytes of the file, each sent as\n"
             "fragments of up to 1024 bytes (protocol id 0x%08X), paced at --rate. Nothing\n"
             "is resent: a fragment the network loses loses its packet. Exits once every\n"
@@ -54,12 +54,12 @@ static void usage(FILE *out)
             "\n"
             "exit status: 0 every packet sent; 1 I/O error (input, socket, pcap, manifest);\n"
             "2 bad arguments; 128+N interrupted by signal N (SIGINT: 130), after the summary.\n",
-            FRAG_DEFAULT_PROTOCOL_ID, CHUNK_DEFAULT_PORT, FRAG_MAX_PACKET_BYTES, FRAG_DEFAULT_PROTOCOL_ID);
+            P2FRAG_DEFAULT_PROTOCOL_ID, CHUNK_DEFAULT_PORT, P2FRAG_MAX_PACKET_BYTES, P2FRAG_DEFAULT_PROTOCOL_ID);
 }
 
 typedef struct send_t {
     /* options */
-    frag_sender_config_t config;
+    p2frag_sender_config_t config;
     long long packet_size;
     app_common_options_t common; /* -w, -q, -v, -b, -4, -6 */
     const char *host_text, *input_path, *manifest_path;
@@ -69,7 +69,7 @@ typedef struct send_t {
     FILE *manifest;
     uint8_t *packet;   /* packet_size bytes: the packet being read */
     /* state */
-    frag_sender_t *sender;
+    p2frag_sender_t *sender;
     const uint64_t *counters;
     double start, next_progress;
     long long bytes_read, packets;
@@ -81,13 +81,13 @@ typedef struct send_t {
 
 enum { OPT_INTERLEAVE = 256, OPT_FIRST, OPT_PROTOCOL, OPT_MANIFEST };
 
-/* Applies one of frag-send's own options (app_own_option_fn). */
+/* Applies one of p2frag-send's own options (app_own_option_fn). */
 static int own_option(void *context, int opt, const char *text)
 {
     send_t *s = context;
     switch (opt) {
     case 's':
-        s->packet_size = app_bytes_arg(program, "packet-size", text, 1, FRAG_MAX_PACKET_BYTES, "1..261120 bytes");
+        s->packet_size = app_bytes_arg(program, "packet-size", text, 1, P2FRAG_MAX_PACKET_BYTES, "1..261120 bytes");
         break;
     case 'r':
         s->config.rate_bytes_per_second = app_rate_arg(program, "rate", text, "bytes/s, e.g. 125kB or 8Mbit");
@@ -96,7 +96,7 @@ static int own_option(void *context, int opt, const char *text)
     case OPT_FIRST:
         s->config.first_sequence = (uint16_t)app_int_arg(program, "first-sequence", text, 0, 65535, "0..65535");
         break;
-    case OPT_PROTOCOL: s->config.wire.protocol_id = frag_app_protocol_id_option(program, text); break;
+    case OPT_PROTOCOL: s->config.wire.protocol_id = p2frag_app_protocol_id_option(program, text); break;
     case OPT_MANIFEST: s->manifest_path = text; break;
     default: return 0;
     }
@@ -105,7 +105,7 @@ static int own_option(void *context, int opt, const char *text)
 
 static void parse_options(send_t *s, int argc, char **argv)
 {
-    frag_sender_default_config(&s->config);
+    p2frag_sender_default_config(&s->config);
     s->config.rate_bytes_per_second = 1000000;
     s->packet_size = 4096;
     static const struct option options[] = {
@@ -120,12 +120,12 @@ static void parse_options(send_t *s, int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     int first = app_parse_options(program, argc, argv, ":s:r:b:w:46qvh", options, usage, &s->common, own_option, s);
-    if (first >= argc) app_bad_argument(program, "%s", "no receiver given: frag-send HOST[:PORT] [FILE]");
+    if (first >= argc) app_bad_argument(program, "%s", "no receiver given: p2frag-send HOST[:PORT] [FILE]");
     if (argc - first > 2) app_bad_argument(program, "unexpected argument '%s'", argv[first + 2]);
     s->host_text = argv[first];
     s->input_path = first + 1 < argc ? argv[first + 1] : "-";
     app_set_verbosity(s->common.verbosity);
-    cs_log_set_name("frag");
+    cs_log_set_name("p2frag");
 }
 
 /* ---- setting up ---- */
@@ -142,7 +142,7 @@ static int set_up(send_t *s)
                          &bind_address) != 0)
         return EXIT_USAGE;
     if (app_open_input(program, s->input_path, &s->input_fd, &input_size) != 0) return EXIT_IO;
-    if (frag_app_manifest_open(program, s->manifest_path, &s->manifest) != 0) return EXIT_IO;
+    if (p2frag_app_manifest_open(program, s->manifest_path, &s->manifest) != 0) return EXIT_IO;
     if (udp_link_open(&s->link, &bind_address, s->common.pcap_path) != 0) return EXIT_IO;
 
     /* The loop wakes about every millisecond: bank 10 ms of budget, so that
@@ -150,10 +150,10 @@ static int set_up(send_t *s)
     s->config.max_burst_bytes = s->config.rate_bytes_per_second * 0.01;
     s->config.send = udp_link_send;
     s->config.context = &s->link;
-    s->sender = frag_sender_create(&s->config);
+    s->sender = p2frag_sender_create(&s->config);
     s->packet = malloc((size_t)s->packet_size);
     if (!s->sender || !s->packet) return app_out_of_memory(program, EXIT_IO);
-    s->counters = frag_sender_counters(s->sender);
+    s->counters = p2frag_sender_counters(s->sender);
     return 0;
 }
 
@@ -180,7 +180,7 @@ static long read_full(int fd, uint8_t *buffer, long size)
  * pace. Returns 0, or -1 on a read error (printed, exit code set). */
 static int queue_input(send_t *s)
 {
-    while (!s->input_done && frag_sender_queued(s->sender) < s->config.interleave + 1) {
+    while (!s->input_done && p2frag_sender_queued(s->sender) < s->config.interleave + 1) {
         long n = read_full(s->input_fd, s->packet, (long)s->packet_size);
         if (n < 0) {
             fprintf(stderr, "%s: reading %s: %s\n", program, s->input_path, strerror(errno));
@@ -192,8 +192,8 @@ static int queue_input(send_t *s)
             s->input_done = 1;
             break;
         }
-        int sequence = frag_sender_queue_raw(s->sender, s->packet, (int)n);
-        frag_app_manifest_write(s->manifest, (unsigned)sequence, s->packet, (int)n);
+        int sequence = p2frag_sender_queue_raw(s->sender, s->packet, (int)n);
+        p2frag_app_manifest_write(s->manifest, (unsigned)sequence, s->packet, (int)n);
         s->bytes_read += n;
         s->packets++;
         if (n < s->packet_size) s->input_done = 1;
@@ -215,9 +215,9 @@ static void drain_socket(send_t *s)
 static void print_progress(send_t *s, double now)
 {
     char rate[32];
-    app_format_rate(s->counters[FRAG_SENDER_COUNTER_BYTES_SENT] / (now - s->start), rate, sizeof rate);
+    app_format_rate(s->counters[P2FRAG_SENDER_COUNTER_BYTES_SENT] / (now - s->start), rate, sizeof rate);
     fprintf(stderr, "%s: %lld packets (%lld bytes) read, %llu datagrams sent, %s%s", program, s->packets,
-            s->bytes_read, (unsigned long long)s->counters[FRAG_SENDER_COUNTER_DATAGRAMS_SENT], rate,
+            s->bytes_read, (unsigned long long)s->counters[P2FRAG_SENDER_COUNTER_DATAGRAMS_SENT], rate,
             app_progress_end());
     s->progress_shown = 1;
     s->next_progress = now + 1.0;
@@ -231,8 +231,8 @@ static void run(send_t *s)
     for (;;) {
         if (queue_input(s) != 0) return;
         double now = platform_time();
-        frag_sender_update(s->sender, now);
-        if (s->input_done && !frag_sender_busy(s->sender)) {
+        p2frag_sender_update(s->sender, now);
+        if (s->input_done && !p2frag_sender_busy(s->sender)) {
             s->outcome = "done";
             return;
         }
@@ -246,13 +246,13 @@ static void run(send_t *s)
 static void print_summary(const send_t *s, double elapsed)
 {
     char rate[32], text[PLATFORM_ADDRESS_STRING_SIZE];
-    app_format_rate(elapsed > 0 ? s->counters[FRAG_SENDER_COUNTER_BYTES_SENT] / elapsed : 0, rate, sizeof rate);
+    app_format_rate(elapsed > 0 ? s->counters[P2FRAG_SENDER_COUNTER_BYTES_SENT] / elapsed : 0, rate, sizeof rate);
     app_progress_finish(s->progress_shown);
     fprintf(stderr, "%s: %s: %lld bytes in %llu packets to %s in %.3f s (%s)\n", program,
             s->outcome ? s->outcome : "stopped", s->bytes_read,
-            (unsigned long long)s->counters[FRAG_SENDER_COUNTER_PACKETS_SENT],
+            (unsigned long long)s->counters[P2FRAG_SENDER_COUNTER_PACKETS_SENT],
             platform_address_format(&s->link.peer, text, sizeof text), elapsed, rate);
-    udp_link_print_traffic(&s->link, "sender", s->counters, FRAG_SENDER_COUNTER_COUNT, frag_sender_counter_name);
+    udp_link_print_traffic(&s->link, "sender", s->counters, P2FRAG_SENDER_COUNTER_COUNT, p2frag_sender_counter_name);
     app_capture_print(&s->link.capture);
 }
 
@@ -270,10 +270,10 @@ int main(int argc, char **argv)
     run(&frag);
     double elapsed = platform_time() - frag.start;
     frag.exit_code = app_capture_finish(&frag.link.capture, program, frag.exit_code);
-    frag.exit_code = frag_app_manifest_close(program, frag.manifest_path, frag.manifest, frag.exit_code, EXIT_IO);
+    frag.exit_code = p2frag_app_manifest_close(program, frag.manifest_path, frag.manifest, frag.exit_code, EXIT_IO);
     if (!frag.common.quiet || frag.exit_code != EXIT_OK) print_summary(&frag, elapsed);
     if (frag.input_fd != 0) close(frag.input_fd);
-    frag_sender_destroy(frag.sender);
+    p2frag_sender_destroy(frag.sender);
     platform_socket_close(&frag.link.socket);
     free(frag.packet);
     return frag.exit_code;

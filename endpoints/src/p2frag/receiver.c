@@ -1,5 +1,5 @@
 /*
- * frag_receiver.c: the reassembling receiver (docs/p2frag-endpoints.md,
+ * p2frag_receiver.c: the reassembling receiver (docs/p2frag-endpoints.md,
  * "Receive rules"). Pure: time comes in as an argument, packets leave
  * through the config's deliver callback. It follows the rules the original
  * program meant, not its five bugs: fragments are stored from byte 9, every
@@ -35,68 +35,68 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frag.h"
+#include "p2frag.h"
 
-typedef struct frag_slot_t {
+typedef struct p2frag_slot_t {
     int used;
     uint16_t sequence;
     int delivered;
     int num_fragments;
     int received;
     int last_bytes; /* bytes of the last fragment, once it is in */
-    uint8_t have[(FRAG_MAX_FRAGMENTS + 7) / 8];
+    uint8_t have[(P2FRAG_MAX_FRAGMENTS + 7) / 8];
     uint8_t *data;
     int capacity; /* bytes allocated at data */
-} frag_slot_t;
+} p2frag_slot_t;
 
-struct frag_receiver_t {
-    frag_receiver_config_t config;
-    frag_slot_t slots[FRAG_SLOTS];
+struct p2frag_receiver_t {
+    p2frag_receiver_config_t config;
+    p2frag_slot_t slots[P2FRAG_SLOTS];
     int have_newest;
     uint16_t newest;
-    frag_test_packet_t regular; /* scratch for reading regular packets */
-    uint64_t counters[FRAG_RECEIVER_COUNTER_COUNT];
-    uint64_t invalid[FRAG_READ_RESULT_COUNT];
+    p2frag_test_packet_t regular; /* scratch for reading regular packets */
+    uint64_t counters[P2FRAG_RECEIVER_COUNTER_COUNT];
+    uint64_t invalid[P2FRAG_READ_RESULT_COUNT];
 };
 
-void frag_receiver_default_config(frag_receiver_config_t *config)
+void p2frag_receiver_default_config(p2frag_receiver_config_t *config)
 {
     assert(config);
     memset(config, 0, sizeof *config);
-    frag_wire_default_config(&config->wire);
-    config->max_fragments = FRAG_MAX_FRAGMENTS;
+    p2frag_wire_default_config(&config->wire);
+    config->max_fragments = P2FRAG_MAX_FRAGMENTS;
 }
 
-frag_receiver_t *frag_receiver_create(const frag_receiver_config_t *config)
+p2frag_receiver_t *p2frag_receiver_create(const p2frag_receiver_config_t *config)
 {
     assert(config && config->deliver);
-    assert(config->max_fragments >= 1 && config->max_fragments <= FRAG_MAX_FRAGMENTS);
-    assert(config->wire.num_packet_types >= FRAG_DEFAULT_NUM_PACKET_TYPES && config->wire.num_packet_types <= 256);
-    frag_receiver_t *receiver = calloc(1, sizeof *receiver);
+    assert(config->max_fragments >= 1 && config->max_fragments <= P2FRAG_MAX_FRAGMENTS);
+    assert(config->wire.num_packet_types >= P2FRAG_DEFAULT_NUM_PACKET_TYPES && config->wire.num_packet_types <= 256);
+    p2frag_receiver_t *receiver = calloc(1, sizeof *receiver);
     if (!receiver) return NULL;
     receiver->config = *config;
     return receiver;
 }
 
-void frag_receiver_destroy(frag_receiver_t *receiver)
+void p2frag_receiver_destroy(p2frag_receiver_t *receiver)
 {
     if (!receiver) return;
-    for (int i = 0; i < FRAG_SLOTS; i++) free(receiver->slots[i].data);
+    for (int i = 0; i < P2FRAG_SLOTS; i++) free(receiver->slots[i].data);
     free(receiver);
 }
 
-static int has_fragment(const frag_slot_t *slot, int id) { return (slot->have[id >> 3] >> (id & 7)) & 1; }
+static int has_fragment(const p2frag_slot_t *slot, int id) { return (slot->have[id >> 3] >> (id & 7)) & 1; }
 
-static frag_verdict_t count(frag_receiver_t *receiver, int counter, frag_verdict_t verdict)
+static p2frag_verdict_t count(p2frag_receiver_t *receiver, int counter, p2frag_verdict_t verdict)
 {
     receiver->counters[counter]++;
     return verdict;
 }
 
 /* Empties the slot for a new sequence, counting an unfinished packet lost. */
-static void reset_slot(frag_receiver_t *receiver, frag_slot_t *slot, uint16_t sequence)
+static void reset_slot(p2frag_receiver_t *receiver, p2frag_slot_t *slot, uint16_t sequence)
 {
-    if (slot->used && !slot->delivered) receiver->counters[FRAG_RECEIVER_COUNTER_PACKETS_EVICTED]++;
+    if (slot->used && !slot->delivered) receiver->counters[P2FRAG_RECEIVER_COUNTER_PACKETS_EVICTED]++;
     slot->used = 1;
     slot->sequence = sequence;
     slot->delivered = 0;
@@ -106,120 +106,120 @@ static void reset_slot(frag_receiver_t *receiver, frag_slot_t *slot, uint16_t se
     memset(slot->have, 0, sizeof slot->have);
 }
 
-static frag_verdict_t deliver(frag_receiver_t *receiver, frag_slot_t *slot, double time, const uint8_t *packet,
+static p2frag_verdict_t deliver(p2frag_receiver_t *receiver, p2frag_slot_t *slot, double time, const uint8_t *packet,
                               int bytes, int fragmented)
 {
     slot->delivered = 1;
-    receiver->counters[FRAG_RECEIVER_COUNTER_PACKETS_DELIVERED]++;
-    if (fragmented) receiver->counters[FRAG_RECEIVER_COUNTER_PACKETS_REASSEMBLED]++;
+    receiver->counters[P2FRAG_RECEIVER_COUNTER_PACKETS_DELIVERED]++;
+    if (fragmented) receiver->counters[P2FRAG_RECEIVER_COUNTER_PACKETS_REASSEMBLED]++;
     receiver->config.deliver(receiver->config.context, time, slot->sequence, packet, bytes, fragmented);
-    return FRAG_VERDICT_DELIVERED;
+    return P2FRAG_VERDICT_DELIVERED;
 }
 
-static frag_verdict_t receive_fragment(frag_receiver_t *receiver, frag_slot_t *slot, double time,
-                                       const frag_fragment_t *f)
+static p2frag_verdict_t receive_fragment(p2frag_receiver_t *receiver, p2frag_slot_t *slot, double time,
+                                       const p2frag_fragment_t *f)
 {
-    if (slot->delivered) return count(receiver, FRAG_RECEIVER_COUNTER_FRAGMENTS_LATE, FRAG_VERDICT_DUPLICATE);
+    if (slot->delivered) return count(receiver, P2FRAG_RECEIVER_COUNTER_FRAGMENTS_LATE, P2FRAG_VERDICT_DUPLICATE);
     if (slot->num_fragments == 0) {
-        int need = f->num_fragments * FRAG_FRAGMENT_SIZE;
+        int need = f->num_fragments * P2FRAG_FRAGMENT_SIZE;
         if (slot->capacity < need) {
             uint8_t *data = realloc(slot->data, (size_t)need);
-            if (!data) return count(receiver, FRAG_RECEIVER_COUNTER_NO_MEMORY, FRAG_VERDICT_NO_MEMORY);
+            if (!data) return count(receiver, P2FRAG_RECEIVER_COUNTER_NO_MEMORY, P2FRAG_VERDICT_NO_MEMORY);
             slot->data = data;
             slot->capacity = need;
         }
         slot->num_fragments = f->num_fragments;
     } else if (slot->num_fragments != f->num_fragments) {
-        return count(receiver, FRAG_RECEIVER_COUNTER_FRAGMENTS_COUNT_CONFLICT, FRAG_VERDICT_COUNT_CONFLICT);
+        return count(receiver, P2FRAG_RECEIVER_COUNTER_FRAGMENTS_COUNT_CONFLICT, P2FRAG_VERDICT_COUNT_CONFLICT);
     }
     if (has_fragment(slot, f->fragment_id))
-        return count(receiver, FRAG_RECEIVER_COUNTER_FRAGMENTS_DUPLICATE, FRAG_VERDICT_DUPLICATE);
-    memcpy(slot->data + (size_t)f->fragment_id * FRAG_FRAGMENT_SIZE, f->data, (size_t)f->fragment_bytes);
+        return count(receiver, P2FRAG_RECEIVER_COUNTER_FRAGMENTS_DUPLICATE, P2FRAG_VERDICT_DUPLICATE);
+    memcpy(slot->data + (size_t)f->fragment_id * P2FRAG_FRAGMENT_SIZE, f->data, (size_t)f->fragment_bytes);
     slot->have[f->fragment_id >> 3] |= (uint8_t)(1u << (f->fragment_id & 7));
     slot->received++;
     if (f->fragment_id == f->num_fragments - 1) slot->last_bytes = f->fragment_bytes;
-    receiver->counters[FRAG_RECEIVER_COUNTER_FRAGMENTS_ACCEPTED]++;
-    if (slot->received < slot->num_fragments) return FRAG_VERDICT_ACCEPTED;
-    int bytes = (slot->num_fragments - 1) * FRAG_FRAGMENT_SIZE + slot->last_bytes;
+    receiver->counters[P2FRAG_RECEIVER_COUNTER_FRAGMENTS_ACCEPTED]++;
+    if (slot->received < slot->num_fragments) return P2FRAG_VERDICT_ACCEPTED;
+    int bytes = (slot->num_fragments - 1) * P2FRAG_FRAGMENT_SIZE + slot->last_bytes;
     return deliver(receiver, slot, time, slot->data, bytes, 1);
 }
 
-frag_verdict_t frag_receiver_receive_packet(frag_receiver_t *receiver, double time, const uint8_t *datagram,
+p2frag_verdict_t p2frag_receiver_receive_packet(p2frag_receiver_t *receiver, double time, const uint8_t *datagram,
                                             int bytes)
 {
     assert(receiver && bytes >= 0 && (datagram || bytes == 0));
-    receiver->counters[FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED]++;
-    frag_packet_t packet;
+    receiver->counters[P2FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED]++;
+    p2frag_packet_t packet;
     packet.regular = &receiver->regular;
-    frag_read_result_t result = frag_read_packet(&receiver->config.wire, datagram, bytes, &packet);
-    if (result != FRAG_READ_OK) {
+    p2frag_read_result_t result = p2frag_read_packet(&receiver->config.wire, datagram, bytes, &packet);
+    if (result != P2FRAG_READ_OK) {
         receiver->invalid[result]++;
-        return count(receiver, FRAG_RECEIVER_COUNTER_DATAGRAMS_INVALID, FRAG_VERDICT_INVALID);
+        return count(receiver, P2FRAG_RECEIVER_COUNTER_DATAGRAMS_INVALID, P2FRAG_VERDICT_INVALID);
     }
-    if (packet.type == FRAG_PACKET_FRAGMENT && packet.fragment.num_fragments > receiver->config.max_fragments)
-        return count(receiver, FRAG_RECEIVER_COUNTER_FRAGMENTS_TOO_MANY, FRAG_VERDICT_TOO_MANY);
+    if (packet.type == P2FRAG_PACKET_FRAGMENT && packet.fragment.num_fragments > receiver->config.max_fragments)
+        return count(receiver, P2FRAG_RECEIVER_COUNTER_FRAGMENTS_TOO_MANY, P2FRAG_VERDICT_TOO_MANY);
     uint16_t sequence = packet.sequence;
-    if (receiver->have_newest && frag_sequence_newer(receiver->newest, sequence) &&
-        (uint16_t)(receiver->newest - sequence) > FRAG_WINDOW)
-        return count(receiver, FRAG_RECEIVER_COUNTER_TOO_OLD, FRAG_VERDICT_TOO_OLD);
-    frag_slot_t *slot = &receiver->slots[sequence % FRAG_SLOTS];
+    if (receiver->have_newest && p2frag_sequence_newer(receiver->newest, sequence) &&
+        (uint16_t)(receiver->newest - sequence) > P2FRAG_WINDOW)
+        return count(receiver, P2FRAG_RECEIVER_COUNTER_TOO_OLD, P2FRAG_VERDICT_TOO_OLD);
+    p2frag_slot_t *slot = &receiver->slots[sequence % P2FRAG_SLOTS];
     if (slot->used && slot->sequence != sequence) {
-        if (frag_sequence_newer(slot->sequence, sequence))
-            return count(receiver, FRAG_RECEIVER_COUNTER_SUPERSEDED, FRAG_VERDICT_SUPERSEDED);
+        if (p2frag_sequence_newer(slot->sequence, sequence))
+            return count(receiver, P2FRAG_RECEIVER_COUNTER_SUPERSEDED, P2FRAG_VERDICT_SUPERSEDED);
         reset_slot(receiver, slot, sequence);
     } else if (!slot->used) {
         reset_slot(receiver, slot, sequence);
     }
-    if (!receiver->have_newest || frag_sequence_newer(sequence, receiver->newest)) {
+    if (!receiver->have_newest || p2frag_sequence_newer(sequence, receiver->newest)) {
         receiver->newest = sequence;
         receiver->have_newest = 1;
     }
-    if (packet.type != FRAG_PACKET_FRAGMENT) {
+    if (packet.type != P2FRAG_PACKET_FRAGMENT) {
         if (slot->delivered || slot->received > 0)
-            return count(receiver, FRAG_RECEIVER_COUNTER_REGULAR_DUPLICATE, FRAG_VERDICT_DUPLICATE);
+            return count(receiver, P2FRAG_RECEIVER_COUNTER_REGULAR_DUPLICATE, P2FRAG_VERDICT_DUPLICATE);
         return deliver(receiver, slot, time, datagram, bytes, 0);
     }
     return receive_fragment(receiver, slot, time, &packet.fragment);
 }
 
-int frag_receiver_in_progress(const frag_receiver_t *receiver)
+int p2frag_receiver_in_progress(const p2frag_receiver_t *receiver)
 {
     assert(receiver);
     int n = 0;
-    for (int i = 0; i < FRAG_SLOTS; i++) n += receiver->slots[i].used && !receiver->slots[i].delivered;
+    for (int i = 0; i < P2FRAG_SLOTS; i++) n += receiver->slots[i].used && !receiver->slots[i].delivered;
     return n;
 }
 
-const uint64_t *frag_receiver_counters(const frag_receiver_t *receiver)
+const uint64_t *p2frag_receiver_counters(const p2frag_receiver_t *receiver)
 {
     assert(receiver);
     return receiver->counters;
 }
 
-const uint64_t *frag_receiver_invalid_counters(const frag_receiver_t *receiver)
+const uint64_t *p2frag_receiver_invalid_counters(const p2frag_receiver_t *receiver)
 {
     assert(receiver);
     return receiver->invalid;
 }
 
-const char *frag_receiver_counter_name(int counter)
+const char *p2frag_receiver_counter_name(int counter)
 {
-    static const char *const names[FRAG_RECEIVER_COUNTER_COUNT] = {
+    static const char *const names[P2FRAG_RECEIVER_COUNTER_COUNT] = {
         "datagrams received", "datagrams invalid", "too old", "superseded",
         "fragments too many", "fragments count conflict", "fragments duplicate", "fragments late",
         "fragments accepted", "regular duplicate", "no memory", "packets delivered",
         "packets reassembled", "packets evicted",
     };
-    if (counter < 0 || counter >= FRAG_RECEIVER_COUNTER_COUNT) return "unknown";
+    if (counter < 0 || counter >= P2FRAG_RECEIVER_COUNTER_COUNT) return "unknown";
     return names[counter];
 }
 
-const char *frag_verdict_name(frag_verdict_t verdict)
+const char *p2frag_verdict_name(p2frag_verdict_t verdict)
 {
-    static const char *const names[FRAG_VERDICT_COUNT] = {
+    static const char *const names[P2FRAG_VERDICT_COUNT] = {
         "invalid", "too old", "superseded", "too many fragments", "count conflict",
         "duplicate", "accepted", "delivered", "no memory",
     };
-    if ((int)verdict < 0 || verdict >= FRAG_VERDICT_COUNT) return "unknown";
+    if ((int)verdict < 0 || verdict >= P2FRAG_VERDICT_COUNT) return "unknown";
     return names[verdict];
 }

@@ -1,5 +1,5 @@
-/* frag-recv: receives fragmented packets over real UDP with the reference
- * reassembling receiver (frag_receiver_*) and writes every packet it
+/* p2frag-recv: receives fragmented packets over real UDP with the reference
+ * reassembling receiver (p2frag_receiver_*) and writes every packet it
  * delivers, in the order delivered, to a file or stdout. See --help. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -13,22 +13,22 @@
 
 #include "app.h"
 #include "chunk.h"
-#include "frag.h"
-#include "frag-app.h"
+#include "p2frag.h"
+#include "p2frag-app.h"
 #include "platform.h"
 #include "udplink.h"
 #include "util.h"
 
 enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2, EXIT_INCOMPLETE = 3 };
 
-static const char *program = "frag-recv";
+static const char *program = "p2frag-recv";
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: frag-recv [options] [FILE]\n"
+            "usage: p2frag-recv [options] [FILE]\n"
             "\n"
-            "Receives fragmented packets from one sender (frag-send) over UDP, reassembles\n"
+            "Receives fragmented packets from one sender (p2frag-send) over UDP, reassembles\n"
             "them by the rules (any order, duplicates dropped, up to 256 packets in\n"
             "progress, sequences more than 256 behind the newest dropped as too old) and\n"
             "writes each packet delivered, in the order delivered, to FILE (default: stdout,\n"
@@ -60,12 +60,12 @@ static void usage(FILE *out)
             "accepts; datagrams from any other address are then dropped and counted.\n"
             "exit status: 0 done (see above); 1 I/O error (output, socket, pcap, manifest);\n"
             "2 bad arguments; 3 incomplete; 128+N interrupted by signal N, after the summary.\n",
-            CHUNK_DEFAULT_PORT, FRAG_DEFAULT_PROTOCOL_ID);
+            CHUNK_DEFAULT_PORT, P2FRAG_DEFAULT_PROTOCOL_ID);
 }
 
 typedef struct recv_t {
     /* options */
-    frag_receiver_config_t config;
+    p2frag_receiver_config_t config;
     double timeout, idle_timeout;
     long long want_packets; /* -1: not asked for */
     app_common_options_t common; /* -w, -q, -v, -b, -4, -6 */
@@ -76,7 +76,7 @@ typedef struct recv_t {
     int output_fd;
     FILE *manifest;
     /* state */
-    frag_receiver_t *receiver;
+    p2frag_receiver_t *receiver;
     const uint64_t *counters;
     double start, first_heard, last_heard, next_progress;
     long long packets, bytes;
@@ -88,7 +88,7 @@ typedef struct recv_t {
 
 enum { OPT_MAXFRAG = 256, OPT_PROTOCOL, OPT_MANIFEST };
 
-/* Applies one of frag-recv's own options (app_own_option_fn). */
+/* Applies one of p2frag-recv's own options (app_own_option_fn). */
 static int own_option(void *context, int opt, const char *text)
 {
     recv_t *r = context;
@@ -98,9 +98,9 @@ static int own_option(void *context, int opt, const char *text)
     switch (opt) {
     case 'n': r->want_packets = app_int_arg(program, "packets", text, 1, (long long)1 << 48, "a count >= 1"); break;
     case OPT_MAXFRAG:
-        r->config.max_fragments = (int)app_int_arg(program, "max-fragments", text, 1, FRAG_MAX_FRAGMENTS, "1..255");
+        r->config.max_fragments = (int)app_int_arg(program, "max-fragments", text, 1, P2FRAG_MAX_FRAGMENTS, "1..255");
         break;
-    case OPT_PROTOCOL: r->config.wire.protocol_id = frag_app_protocol_id_option(program, text); break;
+    case OPT_PROTOCOL: r->config.wire.protocol_id = p2frag_app_protocol_id_option(program, text); break;
     case OPT_MANIFEST: r->manifest_path = text; break;
     default: return 0;
     }
@@ -109,7 +109,7 @@ static int own_option(void *context, int opt, const char *text)
 
 static void parse_options(recv_t *r, int argc, char **argv)
 {
-    frag_receiver_default_config(&r->config);
+    p2frag_receiver_default_config(&r->config);
     r->idle_timeout = 2;
     r->want_packets = -1;
     r->listen.port = CHUNK_DEFAULT_PORT;
@@ -128,7 +128,7 @@ static void parse_options(recv_t *r, int argc, char **argv)
     if (argc - first > 1) app_bad_argument(program, "unexpected argument '%s'", argv[first + 1]);
     r->output_path = first < argc ? argv[first] : "-";
     app_set_verbosity(r->common.verbosity);
-    cs_log_set_name("frag");
+    cs_log_set_name("p2frag");
 }
 
 /* ---- setting up ---- */
@@ -149,7 +149,7 @@ static void on_deliver(void *context, double time, uint16_t sequence, const uint
         }
         done += (int)n;
     }
-    frag_app_manifest_write(r->manifest, sequence, packet, bytes);
+    p2frag_app_manifest_write(r->manifest, sequence, packet, bytes);
     r->packets++;
     r->bytes += bytes;
 }
@@ -161,14 +161,14 @@ static int set_up(recv_t *r)
     int listening = udp_link_listen(&r->link, program, &r->common, &r->listen);
     if (listening != APP_LISTEN_OK) return listening == APP_LISTEN_USAGE ? EXIT_USAGE : EXIT_IO;
     if (app_open_output(program, r->output_path, &r->output_fd) != 0) return EXIT_IO;
-    if (frag_app_manifest_open(program, r->manifest_path, &r->manifest) != 0) return EXIT_IO;
+    if (p2frag_app_manifest_open(program, r->manifest_path, &r->manifest) != 0) return EXIT_IO;
     if (app_capture_open(&r->link.capture, program, r->common.pcap_path) != 0) return EXIT_IO;
 
     r->config.deliver = on_deliver;
     r->config.context = r;
-    r->receiver = frag_receiver_create(&r->config);
+    r->receiver = p2frag_receiver_create(&r->config);
     if (!r->receiver) return app_out_of_memory(program, EXIT_IO);
-    r->counters = frag_receiver_counters(r->receiver);
+    r->counters = p2frag_receiver_counters(r->receiver);
     udp_link_ready_to_listen(&r->link);
     return 0;
 }
@@ -178,9 +178,9 @@ static int set_up(recv_t *r)
 /* Locks onto the first sender whose datagram the format accepts. */
 static void lock_onto_sender(recv_t *r, const platform_address_t *from, int n, double now)
 {
-    frag_packet_t packet;
+    p2frag_packet_t packet;
     packet.regular = NULL;
-    if (frag_read_packet(&r->config.wire, r->link.datagram, n, &packet) != FRAG_READ_OK) return;
+    if (p2frag_read_packet(&r->config.wire, r->link.datagram, n, &packet) != P2FRAG_READ_OK) return;
     udp_link_lock_on(&r->link, from);
     r->first_heard = now;
 }
@@ -198,17 +198,17 @@ static int receive_fragments(recv_t *r, double now)
                              r->link.peer_known ? "not the sender locked onto" : "not a valid fragment packet"))
             continue;
         r->last_heard = now;
-        frag_verdict_t verdict = frag_receiver_receive_packet(r->receiver, now, r->link.datagram, n);
-        if (verdict != FRAG_VERDICT_ACCEPTED && verdict != FRAG_VERDICT_DELIVERED)
-            cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: dropped %d bytes: %s", program, n, frag_verdict_name(verdict));
+        p2frag_verdict_t verdict = p2frag_receiver_receive_packet(r->receiver, now, r->link.datagram, n);
+        if (verdict != P2FRAG_VERDICT_ACCEPTED && verdict != P2FRAG_VERDICT_DELIVERED)
+            cs_log_message(CS_LOG_LEVEL_DEBUG, "%s: dropped %d bytes: %s", program, n, p2frag_verdict_name(verdict));
     }
 }
 
 static void print_progress(recv_t *r, double now)
 {
     fprintf(stderr, "%s: %lld packets (%lld bytes) delivered, %llu datagrams, %llu fragments accepted%s", program,
-            r->packets, r->bytes, (unsigned long long)r->counters[FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED],
-            (unsigned long long)r->counters[FRAG_RECEIVER_COUNTER_FRAGMENTS_ACCEPTED], app_progress_end());
+            r->packets, r->bytes, (unsigned long long)r->counters[P2FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED],
+            (unsigned long long)r->counters[P2FRAG_RECEIVER_COUNTER_FRAGMENTS_ACCEPTED], app_progress_end());
     r->progress_shown = 1;
     r->next_progress = now + 1.0;
 }
@@ -259,9 +259,9 @@ static void print_summary(const recv_t *r)
     fprintf(stderr, "%s: %s: %lld packets (%lld bytes) delivered from %s in %.3f s; %d unfinished at the end (lost)\n",
             program, r->outcome ? r->outcome : "stopped", r->packets, r->bytes,
             r->link.peer_known ? platform_address_format(&r->link.peer, text, sizeof text) : "nobody", busy,
-            frag_receiver_in_progress(r->receiver));
-    udp_link_print_traffic(&r->link, "receiver", r->counters, FRAG_RECEIVER_COUNTER_COUNT, frag_receiver_counter_name);
-    frag_app_print_invalid(frag_receiver_invalid_counters(r->receiver));
+            p2frag_receiver_in_progress(r->receiver));
+    udp_link_print_traffic(&r->link, "receiver", r->counters, P2FRAG_RECEIVER_COUNTER_COUNT, p2frag_receiver_counter_name);
+    p2frag_app_print_invalid(p2frag_receiver_invalid_counters(r->receiver));
     app_capture_print(&r->link.capture);
 }
 
@@ -274,9 +274,9 @@ int main(int argc, char **argv)
     run(&frag);
     frag.exit_code = app_capture_finish(&frag.link.capture, program, frag.exit_code);
     if (frag.output_fd != 1 && close(frag.output_fd) != 0 && frag.exit_code == EXIT_OK) frag.exit_code = EXIT_IO;
-    frag.exit_code = frag_app_manifest_close(program, frag.manifest_path, frag.manifest, frag.exit_code, EXIT_IO);
+    frag.exit_code = p2frag_app_manifest_close(program, frag.manifest_path, frag.manifest, frag.exit_code, EXIT_IO);
     if (!frag.common.quiet || frag.exit_code != EXIT_OK) print_summary(&frag);
-    frag_receiver_destroy(frag.receiver);
+    p2frag_receiver_destroy(frag.receiver);
     platform_socket_close(&frag.link.socket);
     return frag.exit_code;
 }

@@ -1,5 +1,5 @@
 /*
- * frag-soak: the soak test of the fragment endpoints. Iteration after
+ * p2frag-soak: the soak test of the fragment endpoints. Iteration after
  * iteration, a fragmenting sender and a reassembling receiver exchange
  * packets of random sizes (1 byte to 255 fragments, test packets and raw
  * bytes, some from outside the window) through the simulator with random
@@ -14,7 +14,7 @@
  *     that could still complete.
  *
  * Each iteration draws everything from its own seed: a failure is
- * reproduced with `frag-soak --seed S --only I` as printed.
+ * reproduced with `p2frag-soak --seed S --only I` as printed.
  *
  * Exit codes: 0 all iterations passed; 1 a failure; 2 bad arguments.
  */
@@ -27,7 +27,7 @@
 #include <time.h>
 
 #include "chunk.h"
-#include "frag.h"
+#include "p2frag.h"
 #include "netsim.h"
 #include "util.h"
 
@@ -38,31 +38,31 @@ typedef struct soak_packet_t {
     int bytes;
     uint8_t *data;
     int num_datagrams;
-    int arrived[FRAG_MAX_FRAGMENTS]; /* copies of each datagram that reached the receiver */
+    int arrived[P2FRAG_MAX_FRAGMENTS]; /* copies of each datagram that reached the receiver */
     int out_of_window;
     int delivered;
 } soak_packet_t;
 
 typedef struct soak_t {
     netsim_t *sim;
-    frag_sender_t *sender;
-    frag_receiver_t *receiver;
-    frag_wire_config_t wire;
+    p2frag_sender_t *sender;
+    p2frag_receiver_t *receiver;
+    p2frag_wire_config_t wire;
     soak_packet_t packets[MAX_PACKETS];
     int count;
     int index_of[65536];
     double now;
     int failed;
     int in_window_seen; /* a datagram of an in-window packet was accepted */
-    frag_test_packet_t test;
-    uint8_t buffer[FRAG_MAX_PACKET_BYTES];
+    p2frag_test_packet_t test;
+    uint8_t buffer[P2FRAG_MAX_PACKET_BYTES];
 } soak_t;
 
 static soak_t soak;
 
 static void fail(const char *what, int packet)
 {
-    if (!soak.failed) fprintf(stderr, "frag-soak: %s (packet %d)\n", what, packet);
+    if (!soak.failed) fprintf(stderr, "p2frag-soak: %s (packet %d)\n", what, packet);
     soak.failed = 1;
 }
 
@@ -85,38 +85,38 @@ static void on_deliver(void *context, double time, uint16_t sequence, const uint
 
 static void arrive(const uint8_t *datagram, int bytes)
 {
-    frag_packet_t parsed;
+    p2frag_packet_t parsed;
     parsed.regular = NULL;
     int i = -1;
-    if (frag_read_packet(&soak.wire, datagram, bytes, &parsed) == FRAG_READ_OK) {
+    if (p2frag_read_packet(&soak.wire, datagram, bytes, &parsed) == P2FRAG_READ_OK) {
         i = soak.index_of[parsed.sequence];
         if (i >= 0) {
-            int id = parsed.type == FRAG_PACKET_FRAGMENT ? parsed.fragment.fragment_id : 0;
+            int id = parsed.type == P2FRAG_PACKET_FRAGMENT ? parsed.fragment.fragment_id : 0;
             if (id < soak.packets[i].num_datagrams) soak.packets[i].arrived[id]++;
         }
     } else {
         fail("the sender sent a datagram the codec rejects", -1);
     }
-    frag_verdict_t verdict = frag_receiver_receive_packet(soak.receiver, soak.now, datagram, bytes);
+    p2frag_verdict_t verdict = p2frag_receiver_receive_packet(soak.receiver, soak.now, datagram, bytes);
     if (i < 0) return;
     /* Out-of-window packets go 557 or more behind the newest sequence queued,
      * so at least 497 behind any in-window packet: once one of those has been
      * accepted, they are too old. (Before, a receiver that has seen nothing
      * rightly accepts them.) */
     if (soak.packets[i].out_of_window) {
-        if (soak.in_window_seen && verdict != FRAG_VERDICT_TOO_OLD) fail("an out-of-window datagram was not too old", i);
-    } else if (verdict == FRAG_VERDICT_ACCEPTED || verdict == FRAG_VERDICT_DELIVERED) {
+        if (soak.in_window_seen && verdict != P2FRAG_VERDICT_TOO_OLD) fail("an out-of-window datagram was not too old", i);
+    } else if (verdict == P2FRAG_VERDICT_ACCEPTED || verdict == P2FRAG_VERDICT_DELIVERED) {
         soak.in_window_seen = 1;
     }
 }
 
 static int check_counters(void)
 {
-    const uint64_t *c = frag_receiver_counters(soak.receiver);
-    uint64_t regular = c[FRAG_RECEIVER_COUNTER_PACKETS_DELIVERED] - c[FRAG_RECEIVER_COUNTER_PACKETS_REASSEMBLED];
+    const uint64_t *c = p2frag_receiver_counters(soak.receiver);
+    uint64_t regular = c[P2FRAG_RECEIVER_COUNTER_PACKETS_DELIVERED] - c[P2FRAG_RECEIVER_COUNTER_PACKETS_REASSEMBLED];
     uint64_t sum = regular;
-    for (int k = FRAG_RECEIVER_COUNTER_DATAGRAMS_INVALID; k <= FRAG_RECEIVER_COUNTER_NO_MEMORY; k++) sum += c[k];
-    return sum == c[FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED];
+    for (int k = P2FRAG_RECEIVER_COUNTER_DATAGRAMS_INVALID; k <= P2FRAG_RECEIVER_COUNTER_NO_MEMORY; k++) sum += c[k];
+    return sum == c[P2FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED];
 }
 
 /* Draws from the iteration's generator (a cs_rng_t *rng in scope). */
@@ -130,27 +130,27 @@ static int check_counters(void)
 static int queue_packet(cs_rng_t *rng, int big, int out_every)
 {
     soak_packet_t *p = &soak.packets[soak.count];
-    int max = big ? FRAG_MAX_PACKET_BYTES : 8000;
+    int max = big ? P2FRAG_MAX_PACKET_BYTES : 8000;
     p->bytes = 1 + DRAW(max);
     p->out_of_window = out_every && soak.count % out_every == out_every - 1;
     int sequence;
-    if (!p->out_of_window && DRAW(2) && p->bytes >= 13 && p->bytes <= 13 + FRAG_MAX_B_ITEMS) {
-        soak.test.type = FRAG_PACKET_B;
+    if (!p->out_of_window && DRAW(2) && p->bytes >= 13 && p->bytes <= 13 + P2FRAG_MAX_B_ITEMS) {
+        soak.test.type = P2FRAG_PACKET_B;
         soak.test.num_items = p->bytes - 13;
         for (int k = 0; k < soak.test.num_items; k++) soak.test.items[k] = (int8_t)(DRAW(201) - 100);
-        soak.test.sequence = frag_sender_next_sequence(soak.sender);
-        frag_write_test_packet(&soak.wire, &soak.test, soak.buffer, (int)sizeof soak.buffer);
-        sequence = frag_sender_queue_test_packet(soak.sender, &soak.test);
-        p->num_datagrams = p->bytes <= FRAG_MAX_REGULAR_BYTES ? 1 : frag_fragment_count(p->bytes);
+        soak.test.sequence = p2frag_sender_next_sequence(soak.sender);
+        p2frag_write_test_packet(&soak.wire, &soak.test, soak.buffer, (int)sizeof soak.buffer);
+        sequence = p2frag_sender_queue_test_packet(soak.sender, &soak.test);
+        p->num_datagrams = p->bytes <= P2FRAG_MAX_REGULAR_BYTES ? 1 : p2frag_fragment_count(p->bytes);
     } else {
         for (int k = 0; k < p->bytes; k++) soak.buffer[k] = (uint8_t)DRAW(256);
         if (p->out_of_window)
-            sequence = frag_sender_queue_raw_at(
-                soak.sender, (uint16_t)(frag_sender_next_sequence(soak.sender) - 1 - 557 - DRAW(1000)),
+            sequence = p2frag_sender_queue_raw_at(
+                soak.sender, (uint16_t)(p2frag_sender_next_sequence(soak.sender) - 1 - 557 - DRAW(1000)),
                 soak.buffer, p->bytes);
         else
-            sequence = frag_sender_queue_raw(soak.sender, soak.buffer, p->bytes);
-        p->num_datagrams = frag_fragment_count(p->bytes);
+            sequence = p2frag_sender_queue_raw(soak.sender, soak.buffer, p->bytes);
+        p->num_datagrams = p2frag_fragment_count(p->bytes);
     }
     if (sequence < 0) {
         fail("sender queue full", soak.count);
@@ -186,7 +186,7 @@ static int run_iteration(uint64_t seed, int verbose)
     cs_rng_seed(rng, seed);
     memset(&soak, 0, sizeof soak);
     for (int s = 0; s < 65536; s++) soak.index_of[s] = -1;
-    frag_wire_default_config(&soak.wire);
+    p2frag_wire_default_config(&soak.wire);
 
     netsim_config_t sim;
     netsim_default_config(&sim);
@@ -199,18 +199,18 @@ static int run_iteration(uint64_t seed, int verbose)
     sim.link[0].queue_bytes = 0; /* no bandwidth cap: losses are the drawn ones */
     soak.sim = netsim_create(&sim);
 
-    frag_sender_config_t sc;
-    frag_sender_default_config(&sc);
+    p2frag_sender_config_t sc;
+    p2frag_sender_default_config(&sc);
     sc.interleave = 1 + DRAW(8);
     sc.rate_bytes_per_second = DRAW(2) ? 0 : 50000 + DRAW(500000);
     sc.first_sequence = (uint16_t)(DRAW(2) ? 65536 - DRAW(100) : DRAW(65536));
     sc.queue_capacity = MAX_PACKETS;
     sc.send = on_send;
-    soak.sender = frag_sender_create(&sc);
-    frag_receiver_config_t rc;
-    frag_receiver_default_config(&rc);
+    soak.sender = p2frag_sender_create(&sc);
+    p2frag_receiver_config_t rc;
+    p2frag_receiver_default_config(&rc);
     rc.deliver = on_deliver;
-    soak.receiver = frag_receiver_create(&rc);
+    soak.receiver = p2frag_receiver_create(&rc);
 
     int packets = 1 + DRAW(60);
     int big = DRAW(4) == 0; /* sometimes up to 255 fragments */
@@ -228,20 +228,20 @@ static int run_iteration(uint64_t seed, int verbose)
             if (queue_packet(rng, big, out_every) != 0) break;
             next_queue += interval;
         }
-        frag_sender_update(soak.sender, soak.now);
+        p2frag_sender_update(soak.sender, soak.now);
         uint8_t datagram[NETSIM_MAX_DATAGRAM];
         double at;
         int bytes;
         while ((bytes = netsim_receive(soak.sim, 0, soak.now, datagram, &at)) > 0) arrive(datagram, bytes);
-        if (soak.count == packets && !frag_sender_busy(soak.sender) && netsim_next_delivery(soak.sim) < 0) break;
+        if (soak.count == packets && !p2frag_sender_busy(soak.sender) && netsim_next_delivery(soak.sim) < 0) break;
     }
 
     check_deliveries();
     if (!soak.failed && !check_counters()) fail("receiver counters do not add up", -1);
     if (!soak.failed && soak.count < packets) fail("not every packet was queued in time", -1);
     for (int i = 0; i < soak.count; i++) free(soak.packets[i].data);
-    frag_sender_destroy(soak.sender);
-    frag_receiver_destroy(soak.receiver);
+    p2frag_sender_destroy(soak.sender);
+    p2frag_receiver_destroy(soak.receiver);
     netsim_destroy(soak.sim);
     return soak.failed;
 }
@@ -252,7 +252,7 @@ static int run_iteration(uint64_t seed, int verbose)
 static void usage(FILE *out)
 {
     fprintf(out,
-"usage: frag-soak [options]\n"
+"usage: p2frag-soak [options]\n"
 "Sends packets of random sizes (up to 255 fragments) over random impairments\n"
 "in virtual time and checks the receive rules' promises.\n"
 "  --seed N          seed of the whole run (default 1)\n"
@@ -304,15 +304,15 @@ int main(int argc, char **argv)
         uint64_t iteration_seed = seed * 1000003ull + (uint64_t)i;
         if (verbose) fprintf(stderr, "iteration %lld\n", i);
         if (run_iteration(iteration_seed, verbose)) {
-            fprintf(stderr, "frag-soak: iteration %lld failed; reproduce with: frag-soak --seed %llu --only %lld -v\n", i,
+            fprintf(stderr, "p2frag-soak: iteration %lld failed; reproduce with: p2frag-soak --seed %llu --only %lld -v\n", i,
                     seed, i);
             return 1;
         }
         done++;
     }
-    printf("frag-soak: %lld iterations passed (seed %llu, %.1f s)\n", done, seed, wall_seconds() - start);
+    printf("p2frag-soak: %lld iterations passed (seed %llu, %.1f s)\n", done, seed, wall_seconds() - start);
     return 0;
 bad:
-    fprintf(stderr, "frag-soak: bad arguments (try --help)\n");
+    fprintf(stderr, "p2frag-soak: bad arguments (try --help)\n");
     return 2;
 }

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""make-frag-seeds.py: writes the seed corpus of fuzz_frag.c from the spec's
+"""make-p2frag-seeds.py: writes the seed corpus of fuzz_p2frag.c from the spec's
 fragment vectors (vectors-fragments.txt).
 
-    make-frag-seeds.py SPEC_DIR OUT_DIR
+    make-p2frag-seeds.py SPEC_DIR OUT_DIR
 
-OUT_DIR/frag/   programs for fuzz_frag.c: every vector datagram injected alone
+OUT_DIR/p2frag/ programs for fuzz_p2frag.c: every vector datagram injected alone
                 (P, F, E lines), every group of fragments in order and
                 reversed, and whole packets of several sizes fed in order,
                 reversed, with a fragment missing and twice, at sequences
                 near the 65535 -> 0 wrap. The input format is at the top of
-                fuzz_frag.c; the two change together.
+                fuzz_p2frag.c; the two change together.
 """
 import os
 import struct
@@ -26,7 +26,7 @@ def inject(datagram):
 
 
 def main():
-    spec_dir, out_dir = seed_corpus.command_line('make-frag-seeds.py')
+    spec_dir, out_dir = seed_corpus.command_line('make-p2frag-seeds.py')
     path = os.path.join(spec_dir, 'vectors-fragments.txt')
     singles, groups, group = [], [], None
     with open(path) as f:
@@ -41,7 +41,7 @@ def main():
                 if w[0] == 'F' and group is not None:
                     group.append(datagram)
     if not singles or not groups:
-        sys.stderr.write('make-frag-seeds.py: no vectors in %s\n' % path)
+        sys.stderr.write('make-p2frag-seeds.py: no vectors in %s\n' % path)
         return 1
     seeds = []
     for datagram in singles:
@@ -61,7 +61,7 @@ def main():
                  bytes([FRAGMENT, 0, 1, 2]) + struct.pack('<H', 1024) + bytes([0]) +
                  bytes([BASE]) + struct.pack('<H', 400) + bytes([FRAGMENT, 0, 0, 1]) + struct.pack('<H', 5) + bytes([0]) +
                  bytes([BASE]) + struct.pack('<H', 0) + bytes([FRAGMENT, 0, 2, 3]) + struct.pack('<H', 7) + bytes([0]))
-    seed_corpus.write(os.path.join(out_dir, 'frag'), {'seed-%04d' % i: seed for i, seed in enumerate(seeds)})
+    seed_corpus.write(os.path.join(out_dir, 'p2frag'), {'seed-%04d' % i: seed for i, seed in enumerate(seeds)})
     return 0
 
 

@@ -1,5 +1,5 @@
 /*
- * frag-sim: a fragmenting sender and a reassembling receiver (frag.h)
+ * p2frag-sim: a fragmenting sender and a reassembling receiver (p2frag.h)
  * talking through the network simulator in virtual time, optionally with a
  * chunk sender and receiver sharing the same hosts and ports (--mixed).
  * Writes a pcap of what a capture on one host would see, checks every
@@ -25,7 +25,7 @@
 
 #include "app.h"
 #include "chunk.h"
-#include "frag.h"
+#include "p2frag.h"
 #include "netsim.h"
 #include "platform.h"
 #include "sha256.h"
@@ -37,14 +37,14 @@ enum { EXIT_DELIVERED = 0, EXIT_INCOMPLETE = 1, EXIT_USAGE = SIMPROG_EXIT_USAGE,
 
 #define SIDE_A SIMPROG_SIDE_A
 #define SIDE_B SIMPROG_SIDE_B
-static const char *const program = "frag-sim";
+static const char *const program = "p2frag-sim";
 #define OUT_OF_WINDOW_DISTANCE 300 /* an out-of-window packet goes this far behind the newest sent */
 #define MAX_ARRIVALS 4             /* the simulator delivers a datagram at most twice */
 
 typedef struct options_t {
     simprog_t sp; /* the simulator, the capture, the common options */
-    frag_sender_config_t sender;
-    frag_receiver_config_t receiver;
+    p2frag_sender_config_t sender;
+    p2frag_receiver_config_t receiver;
     long long packets;
     long long size_min, size_max;
     int raw;             /* --content raw */
@@ -95,8 +95,8 @@ typedef struct chunk_rec_t {
 typedef struct run_t {
     options_t *opt;
     simprog_t *sp; /* &opt->sp */
-    frag_sender_t *sender;
-    frag_receiver_t *receiver;
+    p2frag_sender_t *sender;
+    p2frag_receiver_t *receiver;
     chunk_sender_t *chunk_sender;
     chunk_receiver_t *chunk_receiver;
     chunk_wire_config_t chunk_wire;
@@ -112,14 +112,14 @@ typedef struct run_t {
     double now;
     uint32_t fragment_frames, regular_frames, chunk_frames, other_frames;
     int corrupt;
-    frag_test_packet_t test_packet;
-    uint8_t scratch[FRAG_MAX_PACKET_BYTES];
+    p2frag_test_packet_t test_packet;
+    uint8_t scratch[P2FRAG_MAX_PACKET_BYTES];
 } run_t;
 
 static void usage(FILE *out)
 {
     fprintf(out,
-"usage: frag-sim [options]\n"
+"usage: p2frag-sim [options]\n"
 "Runs a fragmenting sender (host A, 10.0.0.1:50000) and a reassembling\n"
 "receiver (host B, 10.0.0.2:40000) over a seeded network simulator in\n"
 "virtual time (packet fragmentation and reassembly, protocol id 0x55667788).\n"
@@ -182,8 +182,8 @@ static void parse_size_range(options_t *opt, const char *text)
     if (n == 0 || n >= sizeof first) app_bad_argument(program, "--packet-size wants BYTES or MIN-MAX, not '%s'", text);
     memcpy(first, text, n);
     first[n] = 0;
-    opt->size_min = app_bytes_option(program, "packet-size", first, FRAG_MAX_PACKET_BYTES);
-    opt->size_max = dash ? app_bytes_option(program, "packet-size", dash + 1, FRAG_MAX_PACKET_BYTES) : opt->size_min;
+    opt->size_min = app_bytes_option(program, "packet-size", first, P2FRAG_MAX_PACKET_BYTES);
+    opt->size_max = dash ? app_bytes_option(program, "packet-size", dash + 1, P2FRAG_MAX_PACKET_BYTES) : opt->size_min;
     if (opt->size_min < 1 || opt->size_max < opt->size_min)
         app_bad_argument(program, "--packet-size wants 1 <= MIN <= MAX <= 261120, not '%s'", text);
 }
@@ -220,7 +220,7 @@ static void own_option(void *context, int c, const char *name, const char *text)
     }
 }
 
-/* frag-sim's own options (simprog_parse_options adds the common ones). */
+/* p2frag-sim's own options (simprog_parse_options adds the common ones). */
 static const struct option own_options[] = {
     {"packets", required_argument, 0, OPT_PACKETS},
     {"packet-size", required_argument, 0, OPT_PACKET_SIZE},
@@ -242,8 +242,8 @@ static void parse_options(options_t *opt, int argc, char **argv)
 {
     simprog_init(&opt->sp, program, "sender", "receiver", 50000, CHUNK_DEFAULT_PORT);
     opt->sp.capture_side = SIDE_B; /* no feedback: loss shows only after the network */
-    frag_sender_default_config(&opt->sender);
-    frag_receiver_default_config(&opt->receiver);
+    p2frag_sender_default_config(&opt->sender);
+    p2frag_receiver_default_config(&opt->receiver);
     opt->packets = 20;
     opt->size_min = 1200;
     opt->size_max = 6000;
@@ -272,36 +272,36 @@ static void queue_next_packet(run_t *run)
     uint64_t span = (uint64_t)(opt->size_max - opt->size_min + 1);
     p->size = (int)(opt->size_min + (long long)(cs_rng_next(&run->plan) % span));
     p->out_of_window = opt->out_of_window && i % opt->out_of_window == opt->out_of_window - 1;
-    int test_size_ok = p->size >= 13 && p->size <= 13 + FRAG_MAX_B_ITEMS;
+    int test_size_ok = p->size >= 13 && p->size <= 13 + P2FRAG_MAX_B_ITEMS;
     p->raw = opt->raw || p->out_of_window || !test_size_ok;
     int sequence;
     if (p->raw) {
         cs_rng_bytes(&run->plan, run->scratch, (size_t)p->size);
         if (p->out_of_window) {
-            uint16_t behind = (uint16_t)(frag_sender_next_sequence(run->sender) - 1 - OUT_OF_WINDOW_DISTANCE);
-            sequence = frag_sender_queue_raw_at(run->sender, behind, run->scratch, p->size);
+            uint16_t behind = (uint16_t)(p2frag_sender_next_sequence(run->sender) - 1 - OUT_OF_WINDOW_DISTANCE);
+            sequence = p2frag_sender_queue_raw_at(run->sender, behind, run->scratch, p->size);
         } else {
-            sequence = frag_sender_queue_raw(run->sender, run->scratch, p->size);
+            sequence = p2frag_sender_queue_raw(run->sender, run->scratch, p->size);
         }
         p->fragmented = 1;
     } else {
-        frag_test_packet_t *t = &run->test_packet;
-        t->type = FRAG_PACKET_B;
+        p2frag_test_packet_t *t = &run->test_packet;
+        t->type = P2FRAG_PACKET_B;
         t->num_items = p->size - 13;
         for (int k = 0; k < t->num_items; k++) t->items[k] = (int8_t)((int)(cs_rng_next(&run->plan) % 201) - 100);
-        t->sequence = frag_sender_next_sequence(run->sender);
-        int written = frag_write_test_packet(&opt->sender.wire, t, run->scratch, (int)sizeof run->scratch);
+        t->sequence = p2frag_sender_next_sequence(run->sender);
+        int written = p2frag_write_test_packet(&opt->sender.wire, t, run->scratch, (int)sizeof run->scratch);
         if (written != p->size) {
-            fprintf(stderr, "frag-sim: internal error: test packet of %d bytes, wanted %d\n", written, p->size);
+            fprintf(stderr, "p2frag-sim: internal error: test packet of %d bytes, wanted %d\n", written, p->size);
             exit(EXIT_IO);
         }
-        sequence = frag_sender_queue_test_packet(run->sender, t);
-        p->fragmented = p->size > FRAG_MAX_REGULAR_BYTES;
+        sequence = p2frag_sender_queue_test_packet(run->sender, t);
+        p->fragmented = p->size > P2FRAG_MAX_REGULAR_BYTES;
     }
     if (sequence < 0) exit(app_out_of_memory(program, EXIT_IO));
     p->sequence = (uint16_t)sequence;
     cs_sha256_hex(run->scratch, (size_t)p->size, p->sha_sent);
-    p->num_datagrams = p->fragmented ? frag_fragment_count(p->size) : 1;
+    p->num_datagrams = p->fragmented ? p2frag_fragment_count(p->size) : 1;
     p->datagrams = xcalloc((size_t)p->num_datagrams, sizeof *p->datagrams);
     run->packet_of_sequence[p->sequence] = i;
     run->queued++;
@@ -340,14 +340,14 @@ static void record_chunk_frame(run_t *run, uint16_t chunk_id, uint32_t frame)
  * for anything else (chunk packets). */
 static datagram_t *find_datagram(run_t *run, const uint8_t *datagram, int bytes, packet_t **packet)
 {
-    frag_packet_t parsed;
+    p2frag_packet_t parsed;
     parsed.regular = NULL;
-    if (frag_read_packet(&run->opt->sender.wire, datagram, bytes, &parsed) != FRAG_READ_OK) return NULL;
+    if (p2frag_read_packet(&run->opt->sender.wire, datagram, bytes, &parsed) != P2FRAG_READ_OK) return NULL;
     int index = run->packet_of_sequence[parsed.sequence];
     if (index < 0) return NULL;
     packet_t *p = &run->packets[index];
-    int id = parsed.type == FRAG_PACKET_FRAGMENT ? parsed.fragment.fragment_id : 0;
-    if (id >= p->num_datagrams || (parsed.type == FRAG_PACKET_FRAGMENT) != p->fragmented) return NULL;
+    int id = parsed.type == P2FRAG_PACKET_FRAGMENT ? parsed.fragment.fragment_id : 0;
+    if (id >= p->num_datagrams || (parsed.type == P2FRAG_PACKET_FRAGMENT) != p->fragmented) return NULL;
     if (packet) *packet = p;
     return &p->datagrams[id];
 }
@@ -413,13 +413,13 @@ static void on_deliver(void *context, double time, uint16_t sequence, const uint
     run_t *run = context;
     int index = run->packet_of_sequence[sequence];
     if (index < 0) {
-        fprintf(stderr, "frag-sim: delivered sequence %u that was never sent\n", sequence);
+        fprintf(stderr, "p2frag-sim: delivered sequence %u that was never sent\n", sequence);
         run->corrupt = 1;
         return;
     }
     packet_t *p = &run->packets[index];
     if (p->delivered) {
-        fprintf(stderr, "frag-sim: packet %d (sequence %u) delivered twice\n", index, sequence);
+        fprintf(stderr, "p2frag-sim: packet %d (sequence %u) delivered twice\n", index, sequence);
         run->corrupt = 1;
         return;
     }
@@ -428,7 +428,7 @@ static void on_deliver(void *context, double time, uint16_t sequence, const uint
     cs_sha256_hex(packet, (size_t)bytes, p->sha_delivered);
     p->intact = bytes == p->size && fragmented == p->fragmented && strcmp(p->sha_delivered, p->sha_sent) == 0;
     if (!p->intact) {
-        fprintf(stderr, "frag-sim: packet %d (sequence %u) delivered with %d bytes that differ from what was sent\n",
+        fprintf(stderr, "p2frag-sim: packet %d (sequence %u) delivered with %d bytes that differ from what was sent\n",
                 index, sequence, bytes);
         run->corrupt = 1;
     }
@@ -457,7 +457,7 @@ static void arrive(run_t *run, int side, const uint8_t *datagram, int bytes)
         if (!run->any_arrived || d->send_index > run->max_send_index_arrived) run->max_send_index_arrived = d->send_index;
         run->any_arrived = 1;
     }
-    frag_verdict_t verdict = frag_receiver_receive_packet(run->receiver, run->now, datagram, bytes);
+    p2frag_verdict_t verdict = p2frag_receiver_receive_packet(run->receiver, run->now, datagram, bytes);
     if (d) {
         if (d->arrivals < MAX_ARRIVALS) d->verdicts[d->arrivals] = (uint8_t)verdict;
         d->arrivals++;
@@ -481,7 +481,7 @@ static void pop_chunks(run_t *run)
         c->time_popped = run->now;
         c->intact = id == c->chunk_id && size == c->size && memcmp(run->pop_buffer, c->data, (size_t)size) == 0;
         if (!c->intact) {
-            fprintf(stderr, "frag-sim: chunk %d delivered corrupt or out of order\n", k);
+            fprintf(stderr, "p2frag-sim: chunk %d delivered corrupt or out of order\n", k);
             run->corrupt = 1;
         }
     }
@@ -497,7 +497,7 @@ static void json_counters(FILE *out, const char *key, const uint64_t *c, int cou
     fprintf(out, ",\n");
 }
 
-static const char *read_result_name(int i) { return frag_read_result_name((frag_read_result_t)i); }
+static const char *read_result_name(int i) { return p2frag_read_result_name((p2frag_read_result_t)i); }
 
 /* Loss figures from the endpoints' view: a datagram is lost when it never
  * arrived at B. */
@@ -568,11 +568,11 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
             (unsigned long long)l.fragmented, (unsigned long long)l.fragmented_delivered,
             (unsigned long long)l.fragmented_all_arrived, (unsigned long long)l.fragments_sent,
             (unsigned long long)l.fragments_lost, l.fragment_loss, l.packet_loss, l.predicted);
-    json_counters(out, "sender_counters", frag_sender_counters(run->sender), FRAG_SENDER_COUNTER_COUNT,
-                  frag_sender_counter_name);
-    json_counters(out, "receiver_counters", frag_receiver_counters(run->receiver), FRAG_RECEIVER_COUNTER_COUNT,
-                  frag_receiver_counter_name);
-    json_counters(out, "receiver_invalid", frag_receiver_invalid_counters(run->receiver), FRAG_READ_RESULT_COUNT,
+    json_counters(out, "sender_counters", p2frag_sender_counters(run->sender), P2FRAG_SENDER_COUNTER_COUNT,
+                  p2frag_sender_counter_name);
+    json_counters(out, "receiver_counters", p2frag_receiver_counters(run->receiver), P2FRAG_RECEIVER_COUNTER_COUNT,
+                  p2frag_receiver_counter_name);
+    json_counters(out, "receiver_invalid", p2frag_receiver_invalid_counters(run->receiver), P2FRAG_READ_RESULT_COUNT,
                   read_result_name);
     fprintf(out, "  \"links\": ");
     simprog_truth_link_counters(out, run->sp);
@@ -609,7 +609,7 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
                     !d->sent ? "unsent" : d->arrivals == 0 ? "lost" : d->arrivals == 1 ? "arrived" : "duplicated",
                     d->arrivals, truth_bool(d->reordered));
             for (int a = 0; a < d->arrivals && a < MAX_ARRIVALS; a++)
-                fprintf(out, "%s\"%s\"", a ? ", " : "", frag_verdict_name((frag_verdict_t)d->verdicts[a]));
+                fprintf(out, "%s\"%s\"", a ? ", " : "", p2frag_verdict_name((p2frag_verdict_t)d->verdicts[a]));
             fprintf(out, "], \"frames\": [");
             for (int f = 0; f < d->frame_count; f++) fprintf(out, "%s%u", f ? ", " : "", d->frames[f]);
             fprintf(out, "]}");
@@ -643,17 +643,17 @@ static void print_summary(const run_t *run, double end_time, int exit_code, int 
     }
     loss_t l;
     compute_loss(run, &l);
-    printf("frag-sim: %d/%d packets delivered intact (%d fragmented, %d out of window) in %.3f s of virtual time\n",
+    printf("p2frag-sim: %d/%d packets delivered intact (%d fragmented, %d out of window) in %.3f s of virtual time\n",
            delivered, run->queued, fragmented, stale, end_time);
     printf("  fragments: %llu sent, %llu lost (%.2f%%); fragmented packets: %llu of %llu delivered "
            "(loss %.2f%%, 1-(1-p)^n predicts %.2f%%)\n",
            (unsigned long long)l.fragments_sent, (unsigned long long)l.fragments_lost, 100 * l.fragment_loss,
            (unsigned long long)l.fragmented_delivered, (unsigned long long)l.fragmented, 100 * l.packet_loss,
            100 * l.predicted);
-    const uint64_t *rc = frag_receiver_counters(run->receiver);
+    const uint64_t *rc = p2frag_receiver_counters(run->receiver);
     printf("  receiver:");
-    for (int i = 0; i < FRAG_RECEIVER_COUNTER_COUNT; i++)
-        if (rc[i]) printf(" %s %llu,", frag_receiver_counter_name(i), (unsigned long long)rc[i]);
+    for (int i = 0; i < P2FRAG_RECEIVER_COUNTER_COUNT; i++)
+        if (rc[i]) printf(" %s %llu,", p2frag_receiver_counter_name(i), (unsigned long long)rc[i]);
     printf("\n");
     if (opt->mixed) printf("  chunks: %d/%lld delivered intact\n", run->chunks_popped, opt->chunks);
     printf("  capture at %s: %u frames (%u fragments, %u regular, %u chunk)%s%s\n", opt->sp.capture_side ? "B" : "A",
@@ -679,8 +679,8 @@ static void free_run(run_t *run)
         }
     free(run->chunks);
     free(run->pop_buffer);
-    frag_sender_destroy(run->sender);
-    frag_receiver_destroy(run->receiver);
+    p2frag_sender_destroy(run->sender);
+    p2frag_receiver_destroy(run->receiver);
     chunk_sender_destroy(run->chunk_sender);
     chunk_receiver_destroy(run->chunk_receiver);
     simprog_free(run->sp);
@@ -689,7 +689,7 @@ static void free_run(run_t *run)
 /* 1 when every packet is queued and sent and (mixed) every chunk popped. */
 static int all_sent(const run_t *run)
 {
-    if (run->queued < run->opt->packets || frag_sender_busy(run->sender)) return 0;
+    if (run->queued < run->opt->packets || p2frag_sender_busy(run->sender)) return 0;
     if (run->opt->mixed && run->chunks_popped < run->opt->chunks) return 0;
     return 1;
 }
@@ -705,9 +705,9 @@ static double run_until_done(run_t *run)
         run->now = (double)step * opt->sp.tick;
         /* A packet waits while the sender's queue is full (a slow --rate). */
         while (run->queued < opt->packets && (double)run->queued / opt->packet_rate <= run->now + 1e-9 &&
-               frag_sender_queued(run->sender) < opt->sender.queue_capacity)
+               p2frag_sender_queued(run->sender) < opt->sender.queue_capacity)
             queue_next_packet(run);
-        frag_sender_update(run->sender, run->now);
+        p2frag_sender_update(run->sender, run->now);
         if (opt->mixed) {
             while (run->chunks_queued < opt->chunks) {
                 chunk_rec_t *c = &run->chunks[run->chunks_queued];
@@ -746,8 +746,8 @@ static int create_endpoints(run_t *run)
     opt->sender.queue_capacity = 256;
     opt->receiver.deliver = on_deliver;
     opt->receiver.context = run;
-    run->sender = frag_sender_create(&opt->sender);
-    run->receiver = frag_receiver_create(&opt->receiver);
+    run->sender = p2frag_sender_create(&opt->sender);
+    run->receiver = p2frag_receiver_create(&opt->receiver);
     if (!run->sender || !run->receiver) return app_out_of_memory(program, EXIT_IO);
     if (!opt->mixed) return 0;
     setup_chunks(run);
@@ -770,7 +770,7 @@ int main(int argc, char **argv)
 {
     static options_t opt;
     parse_options(&opt, argc, argv);
-    cs_log_set_name("frag");
+    cs_log_set_name("p2frag");
 
     static run_t run;
     run.opt = &opt;

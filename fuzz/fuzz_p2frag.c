@@ -1,6 +1,6 @@
 /*
- * fuzz_frag: libFuzzer harness that drives the reassembling receiver
- * (frag_receiver.c, and through it the codec frag_wire.c) with arbitrary
+ * fuzz_p2frag: libFuzzer harness that drives the reassembling receiver
+ * (p2frag_receiver.c, and through it the codec p2frag_wire.c) with arbitrary
  * sequences of fragments, regular packets and junk.
  *
  * Input: a config byte, then operations (one byte, then its arguments; a
@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frag.h"
+#include "p2frag.h"
 #include "protocol2.h"
 #include "harness.h"
 
@@ -46,19 +46,19 @@
 enum { WORK_LIMIT = 20000 };
 
 static struct {
-    frag_wire_config_t wire;
-    frag_receiver_t *receiver;
+    p2frag_wire_config_t wire;
+    p2frag_receiver_t *receiver;
     uint16_t base;
     uint8_t tainted[65536];
     long work;
 } st;
 
 static uint8_t datagram[2048];
-static uint8_t packet_data[FRAG_MAX_PACKET_BYTES];
-static frag_test_packet_t test_packet;
+static uint8_t packet_data[P2FRAG_MAX_PACKET_BYTES];
+static p2frag_test_packet_t test_packet;
 
 
-static uint8_t pattern_table[256 * FRAG_FRAGMENT_SIZE + 1100 + 1024]; /* fragment id 255, 1099 bytes, sequence % 1024 */
+static uint8_t pattern_table[256 * P2FRAG_FRAGMENT_SIZE + 1100 + 1024]; /* fragment id 255, 1099 bytes, sequence % 1024 */
 
 static const uint8_t *pattern(uint16_t sequence, int offset)
 {
@@ -77,10 +77,10 @@ static void make_pattern_table(void)
 static void on_deliver(void *context, double time, uint16_t sequence, const uint8_t *packet, int bytes, int fragmented)
 {
     (void)context, (void)time;
-    REQUIRE(bytes >= 1 && bytes <= FRAG_MAX_PACKET_BYTES);
+    REQUIRE(bytes >= 1 && bytes <= P2FRAG_MAX_PACKET_BYTES);
     if (!fragmented) {
-        REQUIRE(bytes <= FRAG_MAX_REGULAR_BYTES);
-        REQUIRE(frag_read_reassembled(&st.wire, packet, bytes, NULL) == FRAG_READ_OK);
+        REQUIRE(bytes <= P2FRAG_MAX_REGULAR_BYTES);
+        REQUIRE(p2frag_read_reassembled(&st.wire, packet, bytes, NULL) == P2FRAG_READ_OK);
         return;
     }
     if (st.tainted[sequence]) return;
@@ -89,48 +89,48 @@ static void on_deliver(void *context, double time, uint16_t sequence, const uint
 
 static void check_counters(void)
 {
-    const uint64_t *c = frag_receiver_counters(st.receiver);
-    uint64_t regular = c[FRAG_RECEIVER_COUNTER_PACKETS_DELIVERED] - c[FRAG_RECEIVER_COUNTER_PACKETS_REASSEMBLED];
+    const uint64_t *c = p2frag_receiver_counters(st.receiver);
+    uint64_t regular = c[P2FRAG_RECEIVER_COUNTER_PACKETS_DELIVERED] - c[P2FRAG_RECEIVER_COUNTER_PACKETS_REASSEMBLED];
     uint64_t sum = regular;
-    for (int k = FRAG_RECEIVER_COUNTER_DATAGRAMS_INVALID; k <= FRAG_RECEIVER_COUNTER_NO_MEMORY; k++) sum += c[k];
-    REQUIRE(sum == c[FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED]);
+    for (int k = P2FRAG_RECEIVER_COUNTER_DATAGRAMS_INVALID; k <= P2FRAG_RECEIVER_COUNTER_NO_MEMORY; k++) sum += c[k];
+    REQUIRE(sum == c[P2FRAG_RECEIVER_COUNTER_DATAGRAMS_RECEIVED]);
     uint64_t invalid = 0;
-    for (int k = 0; k < FRAG_READ_RESULT_COUNT; k++) invalid += frag_receiver_invalid_counters(st.receiver)[k];
-    REQUIRE(invalid == c[FRAG_RECEIVER_COUNTER_DATAGRAMS_INVALID]);
-    REQUIRE(frag_receiver_invalid_counters(st.receiver)[FRAG_READ_OK] == 0);
+    for (int k = 0; k < P2FRAG_READ_RESULT_COUNT; k++) invalid += p2frag_receiver_invalid_counters(st.receiver)[k];
+    REQUIRE(invalid == c[P2FRAG_RECEIVER_COUNTER_DATAGRAMS_INVALID]);
+    REQUIRE(p2frag_receiver_invalid_counters(st.receiver)[P2FRAG_READ_OK] == 0);
 }
 
 /* Hands a datagram to the receiver; checks that the verdict names the
  * counter that moved. */
 static void feed(const uint8_t *bytes, int length)
 {
-    static const int counter_of[FRAG_VERDICT_COUNT] = {
-        [FRAG_VERDICT_INVALID] = FRAG_RECEIVER_COUNTER_DATAGRAMS_INVALID,
-        [FRAG_VERDICT_TOO_OLD] = FRAG_RECEIVER_COUNTER_TOO_OLD,
-        [FRAG_VERDICT_SUPERSEDED] = FRAG_RECEIVER_COUNTER_SUPERSEDED,
-        [FRAG_VERDICT_TOO_MANY] = FRAG_RECEIVER_COUNTER_FRAGMENTS_TOO_MANY,
-        [FRAG_VERDICT_COUNT_CONFLICT] = FRAG_RECEIVER_COUNTER_FRAGMENTS_COUNT_CONFLICT,
-        [FRAG_VERDICT_DUPLICATE] = -1, /* duplicate, late or regular duplicate */
-        [FRAG_VERDICT_ACCEPTED] = FRAG_RECEIVER_COUNTER_FRAGMENTS_ACCEPTED,
-        [FRAG_VERDICT_DELIVERED] = FRAG_RECEIVER_COUNTER_PACKETS_DELIVERED,
-        [FRAG_VERDICT_NO_MEMORY] = FRAG_RECEIVER_COUNTER_NO_MEMORY,
+    static const int counter_of[P2FRAG_VERDICT_COUNT] = {
+        [P2FRAG_VERDICT_INVALID] = P2FRAG_RECEIVER_COUNTER_DATAGRAMS_INVALID,
+        [P2FRAG_VERDICT_TOO_OLD] = P2FRAG_RECEIVER_COUNTER_TOO_OLD,
+        [P2FRAG_VERDICT_SUPERSEDED] = P2FRAG_RECEIVER_COUNTER_SUPERSEDED,
+        [P2FRAG_VERDICT_TOO_MANY] = P2FRAG_RECEIVER_COUNTER_FRAGMENTS_TOO_MANY,
+        [P2FRAG_VERDICT_COUNT_CONFLICT] = P2FRAG_RECEIVER_COUNTER_FRAGMENTS_COUNT_CONFLICT,
+        [P2FRAG_VERDICT_DUPLICATE] = -1, /* duplicate, late or regular duplicate */
+        [P2FRAG_VERDICT_ACCEPTED] = P2FRAG_RECEIVER_COUNTER_FRAGMENTS_ACCEPTED,
+        [P2FRAG_VERDICT_DELIVERED] = P2FRAG_RECEIVER_COUNTER_PACKETS_DELIVERED,
+        [P2FRAG_VERDICT_NO_MEMORY] = P2FRAG_RECEIVER_COUNTER_NO_MEMORY,
     };
-    uint64_t before[FRAG_RECEIVER_COUNTER_COUNT];
-    memcpy(before, frag_receiver_counters(st.receiver), sizeof before);
+    uint64_t before[P2FRAG_RECEIVER_COUNTER_COUNT];
+    memcpy(before, p2frag_receiver_counters(st.receiver), sizeof before);
     /* An exact-size copy, so that ASan sees any read past the datagram. */
     uint8_t *copy = malloc((size_t)length + 1);
     REQUIRE(copy);
     memcpy(copy, bytes, (size_t)length);
-    frag_verdict_t verdict = frag_receiver_receive_packet(st.receiver, 0, copy, length);
+    p2frag_verdict_t verdict = p2frag_receiver_receive_packet(st.receiver, 0, copy, length);
     free(copy);
-    REQUIRE(verdict >= 0 && verdict < FRAG_VERDICT_COUNT);
-    const uint64_t *after = frag_receiver_counters(st.receiver);
+    REQUIRE(verdict >= 0 && verdict < P2FRAG_VERDICT_COUNT);
+    const uint64_t *after = p2frag_receiver_counters(st.receiver);
     if (counter_of[verdict] >= 0) REQUIRE(after[counter_of[verdict]] == before[counter_of[verdict]] + 1);
     else
-        REQUIRE(after[FRAG_RECEIVER_COUNTER_FRAGMENTS_DUPLICATE] + after[FRAG_RECEIVER_COUNTER_FRAGMENTS_LATE] +
-                    after[FRAG_RECEIVER_COUNTER_REGULAR_DUPLICATE] ==
-                before[FRAG_RECEIVER_COUNTER_FRAGMENTS_DUPLICATE] + before[FRAG_RECEIVER_COUNTER_FRAGMENTS_LATE] +
-                    before[FRAG_RECEIVER_COUNTER_REGULAR_DUPLICATE] + 1);
+        REQUIRE(after[P2FRAG_RECEIVER_COUNTER_FRAGMENTS_DUPLICATE] + after[P2FRAG_RECEIVER_COUNTER_FRAGMENTS_LATE] +
+                    after[P2FRAG_RECEIVER_COUNTER_REGULAR_DUPLICATE] ==
+                before[P2FRAG_RECEIVER_COUNTER_FRAGMENTS_DUPLICATE] + before[P2FRAG_RECEIVER_COUNTER_FRAGMENTS_LATE] +
+                    before[P2FRAG_RECEIVER_COUNTER_REGULAR_DUPLICATE] + 1);
     st.work++;
     check_counters();
 }
@@ -151,7 +151,7 @@ static int build_fragment(uint16_t sequence, int id, int count, int data_bytes, 
     datagram[6] = (uint8_t)header;
     datagram[7] = (uint8_t)(header >> 8);
     datagram[8] = (uint8_t)(header >> 16);
-    memcpy(datagram + 9, pattern(sequence, (id & 0xff) * FRAG_FRAGMENT_SIZE), (size_t)data_bytes);
+    memcpy(datagram + 9, pattern(sequence, (id & 0xff) * P2FRAG_FRAGMENT_SIZE), (size_t)data_bytes);
     set_crc(datagram, 9 + data_bytes);
     if (flags & 1) datagram[0] ^= 0x5a;
     return 9 + data_bytes;
@@ -163,13 +163,13 @@ static void op_packet(input_t *in)
     int size = next_le16(in);
     int order = next_byte(in);
     /* Up to 64 fragments, or up to 255 with bit 7 of order (slower). */
-    size = 1 + (order & 0x80 ? size * 4 % FRAG_MAX_PACKET_BYTES : size);
-    int n = frag_fragment_count(size);
+    size = 1 + (order & 0x80 ? size * 4 % P2FRAG_MAX_PACKET_BYTES : size);
+    int n = p2frag_fragment_count(size);
     int skip = order % 4 == 2 ? order % n : -1;
     for (int k = 0; k < n && st.work < WORK_LIMIT; k++) {
         int id = order % 4 == 1 ? n - 1 - k : k;
         if (id == skip) continue;
-        int bytes = id == n - 1 ? size - id * FRAG_FRAGMENT_SIZE : FRAG_FRAGMENT_SIZE;
+        int bytes = id == n - 1 ? size - id * P2FRAG_FRAGMENT_SIZE : P2FRAG_FRAGMENT_SIZE;
         int length = build_fragment(sequence, id, n, bytes, 0);
         feed(datagram, length);
         if (order % 4 == 3) feed(datagram, length);
@@ -182,16 +182,16 @@ static void op_regular(input_t *in)
     test_packet.sequence = (uint16_t)(st.base + (int8_t)next_byte(in));
     int kind = next_byte(in);
     if (kind & 1) {
-        test_packet.type = FRAG_PACKET_A;
+        test_packet.type = P2FRAG_PACKET_A;
         test_packet.a = next_byte(in) % 21 - 10;
         test_packet.b = next_byte(in) % 41 - 20;
         test_packet.c = next_byte(in) % 61 - 30;
     } else {
-        test_packet.type = FRAG_PACKET_B;
+        test_packet.type = P2FRAG_PACKET_B;
         test_packet.num_items = kind;
         for (int i = 0; i < kind; i++) test_packet.items[i] = (int8_t)(next_byte(in) % 201 - 100);
     }
-    int length = frag_write_test_packet(&st.wire, &test_packet, packet_data, FRAG_MAX_REGULAR_BYTES);
+    int length = p2frag_write_test_packet(&st.wire, &test_packet, packet_data, P2FRAG_MAX_REGULAR_BYTES);
     REQUIRE(length > 0);
     feed(packet_data, length);
 }
@@ -201,13 +201,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     input_t in = {data, size, 0};
     if (!pattern_table[0] && !pattern_table[1]) make_pattern_table();
     memset(&st, 0, sizeof st);
-    frag_wire_default_config(&st.wire);
-    frag_receiver_config_t config;
-    frag_receiver_default_config(&config);
+    p2frag_wire_default_config(&st.wire);
+    p2frag_receiver_config_t config;
+    p2frag_receiver_default_config(&config);
     int c = next_byte(&in);
     if (c & 0x80) config.max_fragments = 1 + (c & 0x7f);
     config.deliver = on_deliver;
-    st.receiver = frag_receiver_create(&config);
+    st.receiver = p2frag_receiver_create(&config);
     REQUIRE(st.receiver);
     while (in.at < in.size && st.work < WORK_LIMIT) {
         switch (next_byte(&in) % 5) {
@@ -235,7 +235,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 4: op_packet(&in); break;
         }
     }
-    REQUIRE(frag_receiver_in_progress(st.receiver) <= FRAG_SLOTS);
-    frag_receiver_destroy(st.receiver);
+    REQUIRE(p2frag_receiver_in_progress(st.receiver) <= P2FRAG_SLOTS);
+    p2frag_receiver_destroy(st.receiver);
     return 0;
 }
