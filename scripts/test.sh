@@ -42,7 +42,7 @@ esac
 # The quick tier: every test of these kinds, whatever protocol it is of (a
 # new protocol's <name>.vectors, .truth, .goldens, ... join it by name).
 quick_tests='^(endpoints\.(protocol2|wire|sim|sender|receiver|platform|pcapout|attacks|frag|netgame|netcode|reliable|yojimbo|exports)'
-quick_tests+='|dissector\.(crc32|bytes|conv_cache|vectors|p2frag_vectors|goldens|protocols|architecture|plugin)'
+quick_tests+='|dissector\.(crc32|bytes|conv_cache|goldens|protocols|architecture|plugin)'
 quick_tests+='|[a-z0-9]+\.(vectors|truth|goldens|crafted|headers|schema|keylog|crypto)|captures\.(regen|truth)\..*)$'
 
 jobs=${JOBS:-$(nproc)}

@@ -25,7 +25,6 @@
 #include "common/flow-conv.h"
 
 #include "chunk-int.h"
-#include "analysis-int.h"
 #include "single-pass-buffer.h"
 #include "common/single-pass.h"
 
@@ -205,7 +204,7 @@ static guint64 state_budget(void)
 #define REACT_UNKNOWN G_MAXUINT32
 
 /* A slice's times, three a slice in the transfer's slice_dt or
- * slice_wide_ns (chunk/analysis-int.h): its first send, its last send, the
+ * slice_wide_ns (chunk/chunk-int.h): its first send, its last send, the
  * first ack showing it. Each is read only once set (a send or an ack). */
 enum { SLICE_T_FIRST, SLICE_T_LAST, SLICE_T_ACKED, SLICE_T_N };
 

@@ -14,7 +14,7 @@
 
 #include "common/ws-compat.h"
 #include "common/flow-conv.h"
-#include "analysis-int.h"
+#include "chunk-int.h"
 
 static int proto_chunk_flow = -1;   /* chunk's, for its Conversations rows */
 static fc_end_fields_t end_fields;

@@ -11,7 +11,6 @@
 #include <epan/reassemble.h>
 
 #include "chunk-int.h"
-#include "analysis-int.h"
 
 /* Forgets the previous file's budget (from the analysis' init routine). */
 void chunk_sp_init(void);

@@ -17,7 +17,6 @@
 #include <epan/to_str.h>
 
 #include "chunk-int.h"
-#include "analysis-int.h"
 #include "common/stats-util.h"
 #include "common/ws-compat.h"
 

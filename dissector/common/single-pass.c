@@ -28,7 +28,7 @@
  *
  * What guards it: each protocol's goldens compare the one-pass -V output
  * with the two-pass one (chunk: dissector.goldens; p2frag:
- * dissector.p2frag_captures), analysis.truth checks every exported chunk
+ * p2frag.truth), analysis.truth checks every exported chunk
  * byte for byte, and dissector.single_pass that the pass is recognised:
  * `tshark -q -z chunkshark,single_pass` counts the analysed frames taken as
  * the single pass. Each protocol can be kept off this path with its

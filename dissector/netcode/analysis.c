@@ -19,8 +19,8 @@
 #include <epan/to_str.h>
 
 #include "netcode-int.h"
-#include "analysis-util.h"
-#include "flow-conv.h"
+#include "common/analysis-util.h"
+#include "common/flow-conv.h"
 
 nstime_t nc_last_time, nc_first_time;
 gboolean nc_have_first_time;

@@ -24,9 +24,9 @@
 
 #include "netcode.h"
 #include "netcode-int.h"
-#include "ws-compat.h"
-#include "single-pass.h"
-#include "analysis-util.h"
+#include "common/ws-compat.h"
+#include "common/single-pass.h"
+#include "common/analysis-util.h"
 
 #define NC_DEFAULT_PORTS "40000"      /* the netcode and yojimbo examples' server port */
 #define NC_MAX_PROTOCOL_IDS 16

@@ -14,9 +14,9 @@
 #include <epan/packet.h>
 #include <epan/tap.h>
 
-#include "ws-compat.h"
+#include "common/ws-compat.h"
 #include "netcode-int.h"
-#include "flow-conv.h"
+#include "common/flow-conv.h"
 
 static int proto_netcode_flow = -1;   /* netcode's, for its Conversations rows */
 static fc_end_fields_t end_fields;

@@ -24,7 +24,7 @@
 
 #include "netcode.h"
 #include "netcode-int.h"
-#include "ws-compat.h"
+#include "common/ws-compat.h"
 
 /* The proto data key of the packet's row (netcode's proto data). */
 #define NC_GAME_PROTO_DATA 1

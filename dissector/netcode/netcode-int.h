@@ -12,7 +12,7 @@
 #include <epan/prefs.h>
 
 #include "crypto.h"
-#include "register-util.h"
+#include "common/register-util.h"
 
 /* docs/netcode.md, "Packets". */
 #define NC_VERSION_BYTES     13          /* "NETCODE 1.02" and its NUL */

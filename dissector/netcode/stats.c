@@ -15,9 +15,9 @@
 #include <epan/tap.h>
 #include <epan/to_str.h>
 
-#include "ws-compat.h"
+#include "common/ws-compat.h"
 #include "netcode-int.h"
-#include "stats-util.h"
+#include "common/stats-util.h"
 
 static double rel_secs(const nstime_t *t)
 {

@@ -20,8 +20,8 @@
 #include <epan/to_str.h>
 
 #include "reliable-int.h"
-#include "analysis-util.h"
-#include "single-pass.h"
+#include "common/analysis-util.h"
+#include "common/single-pass.h"
 
 /* The library's reassembly window: a packet 64 older than the newest is
  * dropped from reassembly. */

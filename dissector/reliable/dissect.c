@@ -23,9 +23,9 @@
 #include <epan/proto_data.h>
 
 #include "reliable-int.h"
-#include "analysis-util.h"
-#include "single-pass.h"
-#include "ws-compat.h"
+#include "common/analysis-util.h"
+#include "common/single-pass.h"
+#include "common/ws-compat.h"
 
 #define RELIABLE_DEFAULT_FRAGMENT_SIZE 1024
 #define RELIABLE_DEFAULT_MAX_FRAGMENTS 16

@@ -13,8 +13,8 @@
 #include <epan/prefs.h>
 
 #include "reliable.h"
-#include "ws-compat.h"
-#include "register-util.h"
+#include "common/ws-compat.h"
+#include "common/register-util.h"
 
 /* tvb_get_guint8 is deprecated from 4.4 on (tvb_get_uint8, absent in 4.0). */
 #if CS_WS_AT_LEAST(4, 4)

@@ -12,9 +12,9 @@
 #include <epan/stat_tap_ui.h>
 #include <epan/tap.h>
 
-#include "ws-compat.h"
+#include "common/ws-compat.h"
 #include "reliable-int.h"
-#include "stats-util.h"
+#include "common/stats-util.h"
 
 typedef struct row_vals {
     guint32 packets, fragments, reassembled, incomplete, acked, lost, dups, reordered, gap_seqs, bad;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cs-bytes.h"
+#include "common/cs-bytes.h"
 
 static uint32_t slow(const uint8_t *p, uint32_t n, unsigned shift, unsigned max)
 {

@@ -20,9 +20,9 @@
 #include <wsutil/privileges.h>
 #include <wsutil/wslog.h>
 
-#include "protocol2.h"
-#include "protocol2-int.h"
-#include "ws-compat.h"
+#include "common/protocol2.h"
+#include "common/protocol2-int.h"
+#include "common/ws-compat.h"
 
 static const nstime_t *no_ts(struct packet_provider_data *prov _U_, guint32 num _U_)
 {

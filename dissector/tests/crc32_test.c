@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <zlib.h>
 
-#include "cs-crc32.h"
+#include "common/cs-crc32.h"
 
 static unsigned failures;
 

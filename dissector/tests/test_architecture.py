@@ -5,7 +5,13 @@ Reads the code block under "### The tree" of its "## Dissector" part (a
 folder is a line ending in "/", indented under its parent; a file is the
 first word of a line, name.{h,c} standing for both) and checks that every
 file it lists exists, and that every source and build file of dissector/
-(dissector/tests/ aside) is listed. Exit 0 when both hold, 1 otherwise.
+(dissector/tests/ aside) is listed. Also checks the shape the document
+describes: every protocol folder (dissector/protocols.txt) has
+<protocol>.h, <protocol>-int.h, dissect.c, analysis.c and stats.c and no
+build file of its own; every #include "..." of dissector/ (tests included)
+names a file of the including file's folder or a path from the one include
+root, dissector/ (or the generated plugin-protocols.h). Exit 0 when all
+hold, 1 otherwise.
 """
 import os
 import re
@@ -58,6 +64,49 @@ def dissector_files():
         return out
 
 
+# The files every protocol folder has (<p>: its name).
+SHAPE = ("<p>.h", "<p>-int.h", "dissect.c", "analysis.c", "stats.c")
+# Not there yet: yojimbo's yojimbo.h is also its internal header, until the
+# layers' contract (issue 27) splits it.
+SHAPE_PENDING = {"dissector/yojimbo/yojimbo-int.h"}
+# Made by dissector/CMakeLists.txt in the build tree's dissector/.
+GENERATED = {"plugin-protocols.h"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def protocols():
+    names = []
+    for line in open(os.path.join(REPO, "dissector", "protocols.txt")):
+        line = line.split("#")[0].strip()
+        if line:
+            names.append(line)
+    return names
+
+
+def shape_failures(tracked):
+    failures = []
+    for p in protocols():
+        for f in SHAPE:
+            path = "dissector/%s/%s" % (p, f.replace("<p>", p))
+            if path not in SHAPE_PENDING and not os.path.exists(os.path.join(REPO, path)):
+                failures.append("dissector/%s/ has no %s" % (p, f.replace("<p>", p)))
+        if os.path.exists(os.path.join(REPO, "dissector", p, "CMakeLists.txt")):
+            failures.append("dissector/%s/CMakeLists.txt: a protocol folder has no build file "
+                            "(dissector/CMakeLists.txt builds every folder)" % p)
+    root = os.path.join(REPO, "dissector")
+    for f in tracked:
+        if not f.endswith((".c", ".h")) or not os.path.exists(os.path.join(REPO, f)):
+            continue
+        here = os.path.dirname(os.path.join(REPO, f))
+        for name in INCLUDE.findall(open(os.path.join(REPO, f), errors="replace").read()):
+            if name in GENERATED or os.path.exists(os.path.join(here, name)) \
+                    or os.path.exists(os.path.join(root, name)):
+                continue
+            failures.append('%s: #include "%s" is neither in its folder nor a path from dissector/'
+                            % (f, name))
+    return failures
+
+
 def main():
     listed = listed_files()
     tracked = dissector_files()
@@ -69,6 +118,7 @@ def main():
             failures.append("docs/architecture.md lists %s, which does not exist" % f)
     for f in sorted(sources - listed):
         failures.append("%s is not in docs/architecture.md's dissector tree" % f)
+    failures += shape_failures(tracked)
     print("architecture.md: %d files listed, %d dissector source files" % (len(listed), len(sources)))
     for f in failures:
         print("FAIL: " + f)

@@ -12,6 +12,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "p2frag"))
 import chunktest as ct  # noqa: E402
 import p2fragtest as pt  # noqa: E402
 

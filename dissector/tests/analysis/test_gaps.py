@@ -15,7 +15,7 @@ kernel drops: both directions, slices only, acks only), in one pass and with
 - the analysis recovers: every chunk that starts after the gap completes
   (chunk.analysis.chunk_complete), as the truth's chunk list says.
 Also p2frag: the p2frag-sim captures made so (none today) would be checked
-by test_p2frag_captures.py; the chunk frames of p2frag-mixed are not gaps.
+by p2frag/test_truth.py; the chunk frames of p2frag-mixed are not gaps.
 Before the fix, capture-drop-40 had one "started before the previous was
 acked", capture-drop-40-ab five "ack for chunk ... no slice seen".
 """

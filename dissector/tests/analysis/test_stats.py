@@ -144,7 +144,7 @@ def check(name, fail):
 
 def main():
     # The chunk analysis against chunk-sim's truth files (p2frag-sim's are
-    # test_p2frag_captures.py's).
+    # p2frag/test_truth.py's).
     names = sys.argv[1:] or sorted(os.path.basename(p)[:-len(".truth.json")]
                                    for p in glob.glob(os.path.join(CAPTURES, "*.truth.json"))
                                    if json.load(open(p)).get("generator") == "chunk-sim"

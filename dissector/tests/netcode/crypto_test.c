@@ -18,7 +18,7 @@
 #include <sodium.h>
 #endif
 
-#include "crypto.h"
+#include "netcode/crypto.h"
 
 static int failures;
 

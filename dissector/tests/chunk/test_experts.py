@@ -10,7 +10,7 @@ formats, and the heuristic (claims only clean packets, pins the flow).
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import chunktest as ct  # noqa: E402
 
 K = 1024

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""dissector.flow: chunk's Flow Graph (tshark -z flow,chunk,network) and
+"""chunk.flow: chunk's Flow Graph (tshark -z flow,chunk,network) and
 its Conversations and Endpoints tabs (-z conv,chunk, -z endpoints,chunk)
 against the chunk-sim truth files:
 
@@ -20,7 +20,7 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import flowtest as ft  # noqa: E402
 
 A, B = "10.0.0.1:50000", "10.0.0.2:40000"
@@ -84,7 +84,7 @@ def main():
     F = ft.Failures()
     check_drop_slice(F)
     check_duplex(F)
-    F.finish("dissector.flow")
+    F.finish("chunk.flow")
 
 
 if __name__ == "__main__":

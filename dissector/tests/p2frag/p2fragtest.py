@@ -3,7 +3,7 @@
 - read tshark's values of p2frag fields, frame by frame (-T fields), and the
   p2frag expert infos of every frame (PDML);
 - encode fragment-protocol packets (a test-only encoder, checked against
-  vectors-fragments.txt by test_p2frag_vectors.py);
+  vectors-fragments.txt by p2frag/test_vectors.py);
 - read the vector file.
 """
 import os
@@ -11,7 +11,7 @@ import struct
 import sys
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import chunktest as ct  # noqa: E402
 
 VECTORS = os.path.join(ct.REPO, "docs", "vectors", "vectors-fragments.txt")

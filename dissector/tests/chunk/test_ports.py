@@ -14,7 +14,7 @@ table, so it is not checked here.)
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import chunktest as ct  # noqa: E402
 
 CLEAN = os.path.join(ct.REPO, "captures", "clean.pcap")

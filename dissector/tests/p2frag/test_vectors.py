@@ -12,12 +12,13 @@
   As, so that a bad CRC is decoded too), with the notes about the original
   receiver off; with them on, exactly the notes listed here too.
 
-Also checks the test encoder (p2fragtest) against the P and F lines.
+Also checks the test encoder (p2frag/p2fragtest.py) against the P and F lines.
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import chunktest as ct  # noqa: E402
 import p2fragtest as pt  # noqa: E402
 
@@ -200,7 +201,7 @@ def main():
         ne = check_e(F, tmp, E)
     print("P lines %d, F lines %d, W lines reassembled %d of %d, E lines %d" % (np_, nf, nw, len(W), ne))
     F.check(nw == len(W), "only %d of %d W lines reassembled" % (nw, len(W)))
-    F.finish("test_p2frag_vectors")
+    F.finish("p2frag.vectors")
 
 
 if __name__ == "__main__":

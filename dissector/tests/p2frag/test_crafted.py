@@ -19,6 +19,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import chunktest as ct  # noqa: E402
 import p2fragtest as pt  # noqa: E402
 
@@ -349,7 +350,7 @@ def expert_without_tree(F, tmp):
 
 
 def main():
-    ct.run_checks("test_p2frag", dispatch, reassembly, rules, preferences, stats, expert_without_tree)
+    ct.run_checks("p2frag.crafted", dispatch, reassembly, rules, preferences, stats, expert_without_tree)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import chunktest as ct  # noqa: E402
 import p2fragtest as pt  # noqa: E402
 
@@ -137,7 +138,7 @@ def main():
     for cap in caps:
         check(F, cap)
     print("%d captures" % len(caps))
-    F.finish("test_p2frag_captures")
+    F.finish("p2frag.truth")
 
 
 if __name__ == "__main__":
