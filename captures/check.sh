@@ -43,16 +43,18 @@ tshark)
         -e udp.srcport -e udp.dstport -e udp.length -e frame.len -e ip.checksum.status -e udp.checksum.status \
         > "$work/$name.fields" 2> "$work/$name.tshark-stderr" || { cat "$work/$name.tshark-stderr" >&2; exit 1; }
     expected=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["capture"]["frames"])' "$here/$name.truth.json")
-    # The shortest datagram: a chunk ack is 12 bytes, a fragment with one data byte 10.
-    min_payload=12
-    if grep -q '"generator": "p2frag-sim"' "$here/$name.truth.json"; then min_payload=10; fi
-    # netcode: an encrypted packet is at least 18 bytes; its clients use ports 50000 and up.
+    # The shortest datagram and the flags of the protocol whose simulator made
+    # it (the protocol table, dissector/protocols.txt: datagram and flags
+    # columns). "clients": several clients, on ports from a's upwards.
+    generator=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("generator", "chunk-sim"))' "$here/$name.truth.json")
+    read -r min_payload flags < <(awk -v sim="$generator" '!/^#/ && NF == 7 && $3 == sim { print $4, $6; exit }' \
+        "$here/../dissector/protocols.txt") || true
+    if [ -z "${min_payload:-}" ]; then
+        echo "check.sh: $name: generator $generator is no simulator of dissector/protocols.txt" >&2
+        exit 1
+    fi
     any_client_port=0
-    if grep -q '"generator": "netcode-sim"' "$here/$name.truth.json"; then min_payload=18; any_client_port=1; fi
-    # yojimbo-sim: netcode packets too, one client on port 50000.
-    if grep -q '"generator": "yojimbo-sim"' "$here/$name.truth.json"; then min_payload=18; fi
-    # A reliable fragment can carry one data byte after its 5-byte header.
-    if grep -q '"generator": "reliable-sim"' "$here/$name.truth.json"; then min_payload=6; fi
+    case ",$flags," in *,clients,*) any_client_port=1 ;; esac
     # Host ports from the truth file (chunk: 50000 and 40000, netgame: 30001 and 30000).
     read -r a_port b_port < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["endpoints"]; print(e["a"].split(":")[1], e["b"].split(":")[1])' "$here/$name.truth.json")
     awk -v expected="$expected" -v name="$name" -v min_payload="$min_payload" -v a="$a_port" -v b="$b_port" -v any_a="$any_client_port" -F'\t' '

@@ -50,9 +50,11 @@ while read -r name options; do
         echo "regenerate.sh: $program not found in $bin (capture $name)" >&2
         exit 2
     fi
-    # netcode-sim and yojimbo-sim also write the key log (NAME.keys).
+    # A simulator whose protocol has the flag keys (dissector/protocols.txt)
+    # also writes the key log (NAME.keys).
     extra=()
-    case "$program" in netcode-sim|yojimbo-sim) extra=(--keys "$out/$name.keys") ;; esac
+    flags=$(awk -v sim="$program" '!/^#/ && NF == 7 && $3 == sim { print $6; exit }' "$repo/dissector/protocols.txt")
+    case ",$flags," in *,keys,*) extra=(--keys "$out/$name.keys") ;; esac
     # shellcheck disable=SC2086
     if ! "$bin/$program" $options -w "$out/$name.pcap" --truth "$out/$name.truth.json" "${extra[@]}" -q; then
         echo "regenerate.sh: $program failed for $name" >&2

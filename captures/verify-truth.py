@@ -24,6 +24,10 @@ For netgame-sim captures (generator "netgame-sim") it decodes every frame's
 16-byte big-endian header and checks every packet's frames, acked-in and
 acking frames against it (verify_netgame).
 
+A simulator added later has its check in truth-<simulator>.py beside this
+file (its verify(NAME) returns True when they agree); a generator with no
+check is an error (exit status 2).
+
     captures/verify-truth.py NAME [NAME ...]     (run in captures/, or give paths without the extension)
 
 Decodes every frame of NAME.pcap with a small decoder of its own (docs/protocol.md:
@@ -34,7 +38,9 @@ that every frame is accounted for. This tests chunk-sim's bookkeeping, on which 
 dissector's analysis tests rely. Exit status: 0 all agree, 1 a mismatch, 2 bad use.
 """
 import collections
+import importlib.util
 import json
+import os
 import struct
 import sys
 import zlib
@@ -228,14 +234,39 @@ def main(argv):
     ok = True
     for name in argv[1:]:
         name = name[:-5] if name.endswith('.pcap') else name
-        generator = json.load(open(name + '.truth.json')).get('generator')
-        if generator == 'netcode-sim':
-            ok = verify_netcode(name) and ok
-        elif generator == 'yojimbo-sim':
-            ok = verify_yojimbo(name) and ok
-        else:
-            ok = (verify_netgame(name) if is_netgame(name) else verify(name)) and ok
+        generator = json.load(open(name + '.truth.json')).get('generator', 'chunk-sim')
+        check = checker(generator)
+        if check is None:
+            print('%s: no check of generator %r: neither here nor in %s' % (name, generator, truth_module(generator)))
+            return 2
+        ok = check(name) and ok
     return 0 if ok else 1
+
+
+# The check of each simulator of the protocol table (dissector/protocols.txt)
+# is here, or, for a simulator added later, in truth-<simulator>.py beside
+# this file, whose verify(name) returns True when NAME.truth.json agrees
+# with NAME.pcap (printing what does not).
+CHECKS = {'chunk-sim': lambda name: verify(name), 'p2frag-sim': lambda name: verify(name),
+          'reliable-sim': lambda name: verify(name), 'netgame-sim': lambda name: verify_netgame(name),
+          'netcode-sim': lambda name: verify_netcode(name), 'yojimbo-sim': lambda name: verify_yojimbo(name)}
+
+
+def truth_module(generator):
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), 'truth-%s.py' % generator)
+
+
+def checker(generator):
+    """The function that checks a truth file of generator, or None."""
+    if generator in CHECKS:
+        return CHECKS[generator]
+    path = truth_module(generator)
+    if not os.path.exists(path):
+        return None
+    spec = importlib.util.spec_from_file_location('truth_' + generator.replace('-', '_'), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.verify
 
 
 # ---- netcode-sim captures (docs/truth.md, "netcode-sim") ----
@@ -480,10 +511,6 @@ def verify_yojimbo(name):
 
 
 # ---- netgame-sim captures (docs/truth.md, "netgame-sim") ----
-
-def is_netgame(name):
-    return json.load(open(name + '.truth.json')).get('generator') == 'netgame-sim'
-
 
 def netgame_more_recent(s1, s2, max_sequence):
     half = max_sequence // 2

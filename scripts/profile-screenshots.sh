@@ -7,11 +7,12 @@
 #   scripts/profile-screenshots.sh [-b BUILD] [--display N] [PROTOCOL...]
 #
 # writes docs/screenshot-profile-<protocol>.png for each PROTOCOL (default:
-# all six: chunk p2frag netgame netcode reliable yojimbo). Each capture is
-# the one docs/gui.md names, with the key log, Decode As or yojimbo
-# preferences it needs. Runs Debian's wireshark-qt under Xvfb
-# (scripts/wireshark-gui.sh). Exit status 0, 1 when Wireshark or a screenshot
-# failed, 2 for bad arguments.
+# every protocol of the protocol table, dissector/protocols.txt). Each capture
+# is the one docs/gui.md names, with the key log, Decode As or yojimbo
+# preferences it needs; for a protocol not named below, the first capture its
+# simulator makes (captures/captures.txt), with its key log if it has one.
+# Runs Debian's wireshark-qt under Xvfb (scripts/wireshark-gui.sh). Exit
+# status 0, 1 when Wireshark or a screenshot failed, 2 for bad arguments.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,16 +21,20 @@ display=87
 gui_name=profile-screenshots
 . "$repo/scripts/wireshark-gui.sh"
 
+# The protocol table: name and simulator of each protocol.
+table=$(awk '!/^#/ && NF == 7 { print $1, $3 }' "$repo/dissector/protocols.txt")
 protocols=()
 while [ $# -gt 0 ]; do
     case $1 in
-    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -b | --build | --display) gui_option "$@"; shift 2 ;;
-    chunk | p2frag | netgame | netcode | reliable | yojimbo) protocols+=("$1"); shift ;;
-    *) gui_die 2 "unknown argument $1 (try --help)" ;;
+    -*) gui_die 2 "unknown argument $1 (try --help)" ;;
+    *) awk -v p="$1" '$1 == p { found = 1 } END { exit !found }' <<<"$table" ||
+           gui_die 2 "$1 is no protocol of dissector/protocols.txt"
+       protocols+=("$1"); shift ;;
     esac
 done
-[ ${#protocols[@]} -gt 0 ] || protocols=(chunk p2frag netgame netcode reliable yojimbo)
+[ ${#protocols[@]} -gt 0 ] || mapfile -t protocols < <(awk '{ print $1 }' <<<"$table")
 
 # shoot PROTOCOL: one Wireshark, one picture (a subshell: gui_profile's
 # cleanup runs at its exit).
@@ -44,6 +49,12 @@ shoot() (
               goto='reliable.analysis.lost'; tshark_args=(-d udp.port==50000,reliable) ;;
     yojimbo) cap=yojimbo-block-lost-fragment; keys=1; goto='yojimbo.resend'
              extra_prefs=$'yojimbo.channels: ro,ro\nyojimbo.message_types: 4' ;;
+    *) local sim
+       sim=$(awk -v p="$proto" '$1 == p { print $2 }' <<<"$table")
+       cap=$(awk -v sim="$sim" '!/^#/ && NF && ($2 == sim || (sim == "chunk-sim" && $2 !~ /-sim$/)) { print $1; exit }' \
+           "$repo/captures/captures.txt")
+       [ -n "$cap" ] || gui_die 1 "$proto: no capture of its simulator ${sim:--} in captures/captures.txt"
+       [ ! -f "$repo/captures/$cap.keys" ] || keys=1 ;;
     esac
     # Where the problems start, when they start below the first screen:
     # the list scrolled to it (the frame 15 below selected, at the bottom).

@@ -48,7 +48,7 @@ zip)
 colorfilters)
     defaults=/usr/share/wireshark/colorfilters
     [ -f "$defaults" ] || die 1 "no $defaults (Wireshark's default rules)"
-    echo "# Colouring rules of the chunkshark profile: chunkshark's six protocols"
+    echo "# Colouring rules of the chunkshark profile: chunkshark's protocols"
     echo "# (docs/chunkshark.colorfilters), then Wireshark's default rules; the"
     echo "# first rule that matches colours a packet. Made by scripts/profile.sh colorfilters."
     grep '^@' "$repo/docs/chunkshark.colorfilters"

@@ -205,8 +205,8 @@ test_in_clean() {
     mount_system "$r"
     cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
     mkdir -p "$r/tmp/pkg" "$r/tmp/captures" "$r/tmp/nobody"
-    # The plugin's protocols (dissector/protocols.txt: one a line, # comments).
-    grep -E '^[a-z0-9]+$' "$repo/dissector/protocols.txt" > "$work/protocols"
+    # The plugin's protocols (dissector/protocols.txt: the first column, # comments).
+    awk '!/^#/ && NF { print $1 }' "$repo/dissector/protocols.txt" > "$work/protocols"
     cp "$deb" "$r/tmp/pkg/"
     cp "$repo"/captures/clean.pcap "$repo"/captures/p2frag-clean.pcap "$repo"/captures/netgame-clean.pcap "$r/tmp/captures/"
     chmod -R a+rX "$r/tmp/captures"

@@ -62,6 +62,44 @@ def plugin_protocols():
     return names
 
 
+TABLE_COLUMNS = ("name", "endpoints", "simulator", "datagram", "fuzz", "flags", "docs")
+
+
+def protocol_table():
+    """The protocol table, dissector/protocols.txt (its header says what each
+    column is): a dict per protocol, in registration order, with the columns
+    of TABLE_COLUMNS ("-" as None; fuzz, flags and docs as lists)."""
+    rows = []
+    with open(os.path.join(REPO, "dissector", "protocols.txt")) as f:
+        for n, line in enumerate(f, 1):
+            cols = line.split("#", 1)[0].split()
+            if not cols:
+                continue
+            if len(cols) != len(TABLE_COLUMNS):
+                raise RuntimeError("dissector/protocols.txt line %d: %d columns, want %d (%s)"
+                                   % (n, len(cols), len(TABLE_COLUMNS), " ".join(TABLE_COLUMNS)))
+            row = {k: (None if v == "-" else v) for k, v in zip(TABLE_COLUMNS, cols)}
+            for k in ("fuzz", "flags", "docs"):
+                row[k] = row[k].split(",") if row[k] else []
+            rows.append(row)
+    return rows
+
+
+def simulator_captures(simulator):
+    """The captures of captures/captures.txt that simulator makes, in order
+    (a line names its program unless it is chunk-sim)."""
+    out = []
+    with open(os.path.join(REPO, "captures", "captures.txt")) as f:
+        for line in f:
+            words = line.split()
+            if not words or words[0].startswith("#"):
+                continue
+            program = words[1] if len(words) > 1 and words[1].endswith("-sim") else "chunk-sim"
+            if program == simulator:
+                out.append(words[0])
+    return out
+
+
 def chunk_captures():
     """The committed captures that carry chunk traffic: chunk-sim's, and
     p2frag-sim's that mix in chunks (its truth's capture.chunk_frames); the

@@ -77,9 +77,10 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 def protocols():
     names = []
     for line in open(os.path.join(REPO, "dissector", "protocols.txt")):
-        line = line.split("#")[0].strip()
+        line = line.split("#")[0].split()
         if line:
-            names.append(line)
+            names.append(line[0])   # the table's first column
+
     return names
 
 

@@ -32,7 +32,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunktest as ct  # noqa: E402
 
-PROTOCOLS = ("chunk", "p2frag", "netgame", "netcode", "reliable", "yojimbo")
+PROTOCOLS = tuple(ct.plugin_protocols())   # dissector/protocols.txt, as the build has it
 SECTION = re.compile(r"^(Errors|Warns|Notes|Chats|Comments) \((\d+)\)$")
 ROW = re.compile(r"^\s*(\d+)\s+(\S+)\s+(\S+)\s+(.*)$")
 NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+")

@@ -60,9 +60,9 @@ def source_list():
     names = []
     with open(os.path.join(DISSECTOR, "protocols.txt")) as f:
         for line in f:
-            line = line.split("#", 1)[0].strip()
+            line = line.split("#", 1)[0].split()
             if line:
-                names.append(line)
+                names.append(line[0])
     return names
 
 

@@ -7,10 +7,11 @@ the recognition breaks, memory silently grows back to the two-pass figures
 and nothing else shows it. `tshark -q -z chunkshark,single_pass` prints how
 many analysed packets were taken as the single pass. For a capture of each
 protocol with a <protocol>.single_pass preference (those whose analysis
-takes this path; each must have a capture in CAPTURES) this checks:
+takes this path; the capture in CAPTURES, or else the first its simulator
+makes, captures/captures.txt) this checks:
   - tshark -r (one pass, with -q and with columns): all but the first;
   - tshark -2: none; -o <protocol>.single_pass:FALSE: none;
-  - chunk, p2frag, netcode, reliable and yojimbo: the -V output with the
+  - every one but netgame (OUTPUT_DIFFERS): the -V output with the
     preference off is the one with it on (netgame raises a loss where it
     becomes known in the single pass, docs/netgame.md, so its output differs
     by design).
@@ -40,7 +41,8 @@ OPTIONS = {"netcode": ["-d", "udp.port==40000,netcode",
            # netcode's own preference would take the frames as single pass)
            "yojimbo": ["-d", "udp.port==40000,yojimbo", "-o", "yojimbo.plain_reliable:TRUE",
                        "-o", "yojimbo.channels:uu:8192,ro:10240:1024"]}
-SAME_OUTPUT = {"chunk", "p2frag", "netcode", "reliable", "yojimbo"}
+# Whose -V output may differ with the preference off (by design, above).
+OUTPUT_DIFFERS = {"netgame"}
 
 YJ_SCHEMA = os.path.join(ct.REPO, "docs", "yojimbo-example.schema")
 RL_FIRST_PASS = ["reliable.sequence", "reliable.analysis.extended_sequence", "reliable.analysis.acks",
@@ -104,6 +106,21 @@ def passes_agree(proto, failures):
                 failures.append("%s, %s: one pass and -2 disagree on the %s" % (proto, cap, what))
 
 
+def capture_of(proto):
+    """(capture, options) for proto: CAPTURES and OPTIONS, or else the first
+    capture its simulator makes (the protocol table, captures/captures.txt),
+    with its key log if it has one."""
+    if proto in CAPTURES:
+        return os.path.join(ct.REPO, "captures", CAPTURES[proto]), OPTIONS.get(proto, [])
+    row = [r for r in ct.protocol_table() if r["name"] == proto]
+    names = ct.simulator_captures(row[0]["simulator"]) if row and row[0]["simulator"] else []
+    if not names:
+        return None, []
+    base = os.path.join(ct.REPO, "captures", names[0])
+    keys = base + ".keys"
+    return base + ".pcap", (["-o", "netcode.keylog_file:" + keys] if os.path.exists(keys) else [])
+
+
 def main():
     failures = []
     prefs = ct.tshark(["-G", "defaultprefs"])
@@ -111,11 +128,11 @@ def main():
         if not re.search(r"^#%s\.single_pass:" % re.escape(proto), prefs, re.M):
             print("%-8s no %s.single_pass preference: keeps its records as Wireshark does" % (proto, proto))
             continue
-        if proto not in CAPTURES:
-            failures.append("%s: no capture to check the single pass with (CAPTURES)" % proto)
+        cap, opts = capture_of(proto)
+        if cap is None:
+            failures.append("%s: no capture to check the single pass with (CAPTURES, or a line of its "
+                            "simulator in captures/captures.txt)" % proto)
             continue
-        cap = os.path.join(ct.REPO, "captures", CAPTURES[proto])
-        opts = OPTIONS.get(proto, [])
         off = ["-o", "%s.single_pass:FALSE" % proto]
         for label, extra, want in (("one pass -q", ["-q"], "all"), ("one pass", [], "all"),
                                    ("-2", ["-q", "-2"], "none"), ("single_pass off", ["-q"] + off, "none")):
@@ -126,7 +143,7 @@ def main():
             if not ok:
                 failures.append("%s, %s: %d of %d packets in the single pass, want %s" % (
                     proto, label, single, analysed, "all but the first" if want == "all" else "none"))
-        if proto in SAME_OUTPUT:
+        if proto not in OUTPUT_DIFFERS:
             if ct.tshark(["-r", cap, "-V"] + opts) != ct.tshark(["-r", cap, "-V"] + opts + off):
                 failures.append("%s: -V output differs with %s.single_pass off" % (proto, proto))
         passes_agree(proto, failures)

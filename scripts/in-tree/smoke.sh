@@ -33,9 +33,8 @@ for cap in "$repo"/captures/*.pcap "$repo"/captures/*.pcapng; do
     "$tshark" -r "$(native "$cap")" ${opts[@]+"${opts[@]}"} -T fields -e frame.protocols >> "$stacks"
 done
 status=0
-while IFS= read -r p; do
+while read -r p _; do
     p=${p%%#*}
-    p=${p//[[:space:]]/}
     [ -n "$p" ] || continue
     frames=$(grep -c -E "(^|:)$p(:|$)" "$stacks" || true)
     echo "smoke: $p: $frames frames in the shipped captures"
