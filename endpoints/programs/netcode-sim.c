@@ -757,7 +757,7 @@ static int simulate(run_t *run, double *end_time)
 {
     const options_t *opt = run->opt;
     double end = opt->duration + (opt->no_disconnect ? 0 : GRACE);
-    return simprog_run(run->sp, end, &(simprog_loop_t){&run->now, run, tick, deliver, describe}, end_time);
+    return simprog_run(run->sp, end, &(simprog_loop_t){&run->now, run, tick, deliver, describe, NULL, 0}, end_time);
 }
 
 /* Frees everything a run holds (so that LeakSanitizer stays quiet). */

@@ -727,7 +727,7 @@ int main(int argc, char **argv)
     if (start != 0) return start;
     if (set_up(&run, &opt) != 0) return app_out_of_memory(program, EXIT_IO);
     double end_time;
-    simprog_run(sp, opt.duration + GRACE, &(simprog_loop_t){&run.now, &run, tick, arrive, describe}, &end_time);
+    simprog_run(sp, opt.duration + GRACE, &(simprog_loop_t){&run.now, &run, tick, arrive, describe, NULL, 0}, &end_time);
     int exit_code = complete(&run) || faulty(&opt) ? EXIT_OK : EXIT_INCOMPLETE;
     if (simprog_close_pcap(sp) != 0) exit_code = EXIT_IO;
     if (sp->truth_path && write_truth(&run, end_time, exit_code) != 0) exit_code = EXIT_IO;
