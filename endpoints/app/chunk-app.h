@@ -48,4 +48,18 @@ void chunk_app_check_faults(const char *program, const chunk_faults_t *faults);
  * reason seen (invalid: CHUNK_READ_RESULT_COUNT counters). */
 void chunk_app_print_invalid(const uint64_t *invalid);
 
+/* ---- the real-UDP programs: chunk_app_main(role) ---- */
+
+/* The chunk programs over real UDP, one role each: chunk-send
+ * (chunk-app-send.c), chunk-recv (chunk-app-recv.c) and chunk-relay
+ * (chunk-app-relay.c). */
+typedef enum chunk_app_role_t { CHUNK_APP_SEND, CHUNK_APP_RECV, CHUNK_APP_RELAY } chunk_app_role_t;
+
+/* Runs the program of that role with its command line; returns its exit code
+ * (each program's --help says them). */
+int chunk_app_main(int argc, char **argv, chunk_app_role_t role);
+int chunk_app_send_main(int argc, char **argv);
+int chunk_app_recv_main(int argc, char **argv);
+int chunk_app_relay_main(int argc, char **argv);
+
 #endif /* CHUNK_APP_H */

@@ -85,4 +85,17 @@ void netcode_app_link_print_summary(const netcode_app_link_t *link, uint64_t pay
                                     uint64_t payloads_received, const uint64_t *counters, int count,
                                     const char *(*name)(int));
 
+/* ---- the real-UDP programs: netcode_app_main(role) ---- */
+
+/* netcode-client (netcode-app-client.c) and netcode-server
+ * (netcode-app-server.c); netcode-token is no UDP program and keeps its own
+ * main. */
+typedef enum netcode_app_role_t { NETCODE_APP_CLIENT, NETCODE_APP_SERVER } netcode_app_role_t;
+
+/* Runs the program of that role with its command line; returns its exit code
+ * (each program's --help says them). */
+int netcode_app_main(int argc, char **argv, netcode_app_role_t role);
+int netcode_app_client_main(int argc, char **argv);
+int netcode_app_server_main(int argc, char **argv);
+
 #endif

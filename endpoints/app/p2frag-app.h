@@ -27,4 +27,15 @@ int p2frag_app_manifest_close(const char *program, const char *path, FILE *file,
  * REASON N, ..." (invalid: P2FRAG_READ_RESULT_COUNT counters), when any was. */
 void p2frag_app_print_invalid(const uint64_t *invalid);
 
+/* ---- the real-UDP programs: p2frag_app_main(role) ---- */
+
+/* p2frag-send (p2frag-app-send.c) and p2frag-recv (p2frag-app-recv.c). */
+typedef enum p2frag_app_role_t { P2FRAG_APP_SEND, P2FRAG_APP_RECV } p2frag_app_role_t;
+
+/* Runs the program of that role with its command line; returns its exit code
+ * (each program's --help says them). */
+int p2frag_app_main(int argc, char **argv, p2frag_app_role_t role);
+int p2frag_app_send_main(int argc, char **argv);
+int p2frag_app_recv_main(int argc, char **argv);
+
 #endif /* P2FRAG_APP_H */

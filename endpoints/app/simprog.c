@@ -271,18 +271,30 @@ int simprog_next_arrival(simprog_t *sp, double until, int *link, uint8_t *buffer
     return 0; /* not reached: something is due at `due` on one link */
 }
 
+/* 1 when a run with a done hook ends at this step, after its tick (see
+ * simprog_loop_t); *done_at is when the work was first done, -1 before. */
+static int run_ends_after_tick(simprog_t *sp, const simprog_loop_t *loop, double now, double end, double *done_at)
+{
+    if (*done_at < 0 && loop->done(loop->context)) *done_at = now;
+    if (*done_at >= 0 && (netsim_next_delivery(sp->netsim) < 0 || now - *done_at >= loop->drain)) return 1;
+    return now >= end;
+}
+
 int simprog_run(simprog_t *sp, double end, const simprog_loop_t *loop, double *end_time)
 {
     static uint8_t buffer[NETSIM_MAX_DATAGRAM];
     int result = 0;
+    double done_at = -1;
     *end_time = 0;
     for (long long step = 0;; step++) {
         double now = (double)step * sp->tick;
-        if (now > end + 1e-9) break;
+        if (!loop->done && now > end + 1e-9) break;
         *end_time = *loop->now = now;
         result = loop->tick(loop->context);
         if (result != 0) break;
-        double next = nextafter((double)(step + 1) * sp->tick, 0);
+        if (loop->done && run_ends_after_tick(sp, loop, now, end, &done_at)) break;
+        double next = (double)(step + 1) * sp->tick;
+        if (!loop->done) next = nextafter(next, 0);
         int link, bytes;
         while ((bytes = simprog_next_arrival(sp, next, &link, buffer, loop->now)) > 0)
             loop->arrive(loop->context, link, buffer, bytes);

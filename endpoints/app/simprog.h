@@ -130,21 +130,34 @@ int simprog_next_arrival(simprog_t *sp, double until, int *link, uint8_t *buffer
  * call; tick(context) updates them at a step (a non-zero return stops the
  * run); arrive(context, link, packet, bytes) hands them a datagram of link
  * reaching the other side; describe(context, text, size) writes what a
- * progress line says after the time ("12 packets sent"). */
+ * progress line says after the time ("12 packets sent").
+ *
+ * A run that ends when its work is done (chunk-sim, p2frag-sim) also sets
+ * done and drain: done(context) says after each step's tick whether the
+ * work is done; from the first step it is, the run ends after the tick of
+ * the first step at which the network holds nothing more or drain seconds
+ * have passed. Such a run also ends after the tick of the first step at or
+ * past end, and takes a datagram due exactly at the next step's time before
+ * that step's tick (the order their committed captures were made in).
+ * done NULL: the run ends after the last step at or before end and its
+ * arrivals, and a datagram due exactly at the next step waits for its
+ * tick. */
 typedef struct simprog_loop_t {
     double *now;
     void *context;
     int (*tick)(void *context);
     void (*arrive)(void *context, int link, const uint8_t *packet, int bytes);
     void (*describe)(void *context, char *text, size_t size);
+    int (*done)(void *context); /* NULL: none */
+    double drain;
 } simprog_loop_t;
 
 /* Steps virtual time by --tick from 0 up to end: at each step the tick,
  * then every datagram due before the next step, at its own time, both links
- * merged in time order (what is due exactly at the next step waits for that
- * step's tick), and a progress line when one is due; the progress line is
- * ended at the end. *end_time is the last step's time. Returns 0, or the
- * tick's non-zero result. */
+ * merged in time order, and a progress line when one is due; the progress
+ * line is ended at the end (see simprog_loop_t for a run with a done hook).
+ * *end_time is the last step's time. Returns 0, or the tick's non-zero
+ * result. */
 int simprog_run(simprog_t *sp, double end, const simprog_loop_t *loop, double *end_time);
 
 /* 1 when a progress line is due at this step (checked every 1024 steps: after

@@ -753,9 +753,11 @@ static int create_endpoints(run_t *run)
     return 0;
 }
 
-/* One tick of the endpoints at run->now: queue what fits, update. */
-static void tick_endpoints(run_t *run)
+/* simprog_run's tick: each flow queues what fits and updates its endpoints
+ * at run->now. */
+static int tick(void *context)
 {
+    run_t *run = context;
     for (int f = 0; f < run->flows; f++) {
         flow_t *flow = run->flow[f];
         while (flow->queued < flow->count) {
@@ -767,47 +769,39 @@ static void tick_endpoints(run_t *run)
         chunk_receiver_update(flow->receiver, run->now);
     }
     after_events(run);
+    return 0;
 }
 
-/* Delivers everything due up to until at its own time, both directions
- * merged in time order. */
-static void deliver_until(run_t *run, double until)
+/* simprog_run's arrival: a datagram of link reaches the other side. */
+static void deliver(void *context, int link, const uint8_t *packet, int bytes)
 {
-    uint8_t buffer[CHUNK_MAX_PACKET_BYTES];
-    int link, bytes;
-    double at;
-    while ((bytes = simprog_next_arrival(run->sp, until, &link, buffer, &at)) > 0) {
-        run->now = at;
-        observe(run, 1 - link, EVENT_ARRIVE, buffer, bytes);
-        dispatch(run, 1 - link, buffer, bytes);
-        after_events(run);
-    }
+    run_t *run = context;
+    observe(run, 1 - link, EVENT_ARRIVE, packet, bytes);
+    dispatch(run, 1 - link, packet, bytes);
+    after_events(run);
 }
+
+static void describe(void *context, char *text, size_t size)
+{
+    const run_t *run = context;
+    int popped = 0, total = 0;
+    for (int f = 0; f < run->flows; f++) {
+        popped += run->flow[f]->popped;
+        total += run->flow[f]->count;
+    }
+    snprintf(text, size, "%d/%d chunks delivered", popped, total);
+}
+
+static int done(void *context) { return all_delivered(context); }
 
 /* Runs ticks until every chunk is delivered and the network is quiet (or
  * the drain time passed), or the time limit. Returns the virtual end time. */
 static double run_until_done(run_t *run)
 {
-    const options_t *opt = run->opt;
-    double done_at = -1;
-    for (long long step = 0;; step++) {
-        run->now = (double)step * opt->sp.tick;
-        tick_endpoints(run);
-        if (done_at < 0 && all_delivered(run)) done_at = run->now;
-        if (done_at >= 0 && (netsim_next_delivery(run->sp->netsim) < 0 || run->now - done_at >= opt->drain)) break;
-        if (run->now >= opt->sp.time_limit) break;
-        deliver_until(run, (double)(step + 1) * opt->sp.tick);
-        if (simprog_progress_due(run->sp, step)) {
-            int popped = 0, total = 0;
-            for (int f = 0; f < run->flows; f++) {
-                popped += run->flow[f]->popped;
-                total += run->flow[f]->count;
-            }
-            simprog_progress(run->sp, run->now, "%d/%d chunks delivered", popped, total);
-        }
-    }
-    simprog_progress_finish(run->sp);
-    return run->now;
+    double end_time;
+    simprog_loop_t loop = {&run->now, run, tick, deliver, describe, done, run->opt->drain};
+    simprog_run(run->sp, run->opt->sp.time_limit, &loop, &end_time);
+    return end_time;
 }
 
 int main(int argc, char **argv)

@@ -24,6 +24,7 @@
 
 #include "app.h"
 #include "netcode-app.h"
+#include "netcode-stack.h"
 #include "netcode.h"
 #include "netsim.h"
 #include "platform.h"
@@ -34,10 +35,9 @@ enum { EXIT_OK = 0, EXIT_NOT_CONNECTED = 1, EXIT_USAGE = SIMPROG_EXIT_USAGE, EXI
 static const char *const program = "netcode-sim";
 
 #define MAX_SIM_CLIENTS 16
-#define CLIENT_PORT 50000
-#define SERVER_PORT NETCODE_DEFAULT_SERVER_PORT
-/* The unix time at virtual time 0 (2026-01-01T00:00:00Z): tokens' timestamps. */
-#define SIM_UNIX_EPOCH 1767225600.0
+#define CLIENT_PORT NETCODE_STACK_CLIENT_PORT
+#define SERVER_PORT NETCODE_STACK_SERVER_PORT
+#define SIM_UNIX_EPOCH NETCODE_STACK_UNIX_EPOCH
 /* Bytes the simulator carries in front of each datagram: client, record index. */
 #define TAG_BYTES 5
 #define GRACE 0.5 /* virtual seconds after the clients disconnect */
@@ -95,16 +95,13 @@ typedef struct client_side_t {
 typedef struct run_t {
     options_t *opt;
     simprog_t *sp;
-    netcode_server_t *server;
+    netcode_stack_t stack; /* the keys, the server */
     client_side_t c[MAX_SIM_CLIENTS];
     pcapout_addr_t client_addr[MAX_SIM_CLIENTS], server_addr;
-    netcode_address_t server_address;
     record_t *records;
     int count, capacity;
     double now;
-    uint8_t private_key[NETCODE_KEY_BYTES];
-    uint8_t token_key[NETCODE_KEY_BYTES]; /* what the tokens are encrypted with: private_key, or not (--wrong-key) */
-    cs_rng_t token_rng, server_rng;
+    uint8_t token_key[NETCODE_KEY_BYTES]; /* what the tokens are encrypted with: the private key, or not (--wrong-key) */
     uint8_t payload[NETCODE_MAX_PAYLOAD_BYTES];
     int disconnected, server_disconnected; /* at --duration, at --server-disconnects-at */
 } run_t;
@@ -351,7 +348,7 @@ static void on_server_payload(void *context, int slot, uint64_t sequence, const 
     (void)sequence;
     callback_t *cb = context;
     run_t *run = cb->run;
-    int client = client_of_address(run, netcode_server_client_address(run->server, slot));
+    int client = client_of_address(run, netcode_server_client_address(run->stack.server, slot));
     if (client < 0) return;
     if (netcode_app_payload_ok(payload, bytes)) run->c[client].server_payloads_ok++;
     else run->c[client].server_payloads_bad++;
@@ -361,7 +358,7 @@ static void on_server_client(void *context, int slot, int connected, int reason)
 {
     callback_t *cb = context;
     run_t *run = cb->run;
-    int client = client_of_address(run, netcode_server_client_address(run->server, slot));
+    int client = client_of_address(run, netcode_server_client_address(run->stack.server, slot));
     if (client < 0) return;
     client_side_t *c = &run->c[client];
     if (connected) {
@@ -395,9 +392,9 @@ static void deliver(void *context, int link, const uint8_t *tagged, int bytes)
     int taken;
     if (link == 0) {
         netcode_address_ipv4(&from, 10, 0, 0, 1, (uint16_t)(CLIENT_PORT + client));
-        taken = netcode_server_receive_packet(run->server, run->now, &from, packet, bytes);
+        taken = netcode_server_receive_packet(run->stack.server, run->now, &from, packet, bytes);
     } else {
-        from = run->server_address;
+        from = run->stack.server_address;
         taken = netcode_client_receive_packet(run->c[client].client, run->now, &from, packet, bytes);
     }
     if (taken) r->taken++;
@@ -545,11 +542,10 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
     if (!out) return -1;
     truth_config(out, run);
     simprog_truth_capture_result(out, sp, 0, end_time, exit_code);
-    fprintf(out, "  \"private_key\": \"");
-    netcode_app_print_key(out, run->private_key);
-    fprintf(out, "\",\n  \"server\": {\"address\": \"10.0.0.2:%d\", \"connected_clients\": %d, \"counters\": ", SERVER_PORT,
-            netcode_server_connected_clients(run->server));
-    truth_counters(out, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
+    netcode_stack_truth_private_key(out, &run->stack);
+    fprintf(out, "  \"server\": {\"address\": \"10.0.0.2:%d\", \"connected_clients\": %d, \"counters\": ", SERVER_PORT,
+            netcode_server_connected_clients(run->stack.server));
+    truth_counters(out, netcode_server_counters(run->stack.server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
     fprintf(out, "},\n  \"connections\": [");
     for (int i = 0; i < run->opt->clients; i++) truth_connection(out, run, i);
     fprintf(out, "\n  ],\n  \"links\": ");
@@ -558,17 +554,15 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
     return simprog_truth_close(sp, out);
 }
 
+/* Client i's connect token, for netcode_stack_write_keys. */
+static const netcode_connect_token_t *client_token(const void *context, int i)
+{
+    return &((const run_t *)context)->c[i].token;
+}
+
 static int write_keys(const run_t *run)
 {
-    const options_t *opt = run->opt;
-    FILE *out = netcode_app_keylog_open(program, opt->keys_path, 1);
-    if (!out) return -1;
-    netcode_app_keylog_private_key(out, run->private_key);
-    for (int i = 0; i < opt->clients; i++) {
-        fprintf(out, "# client %d, 10.0.0.1:%d\n", i, CLIENT_PORT + i);
-        netcode_app_keylog_connection(out, run->c[i].token.client_to_server_key, run->c[i].token.server_to_client_key);
-    }
-    return netcode_app_keylog_close(program, opt->keys_path, out);
+    return netcode_stack_write_keys(&run->stack, run->opt->keys_path, run->opt->clients, client_token, run);
 }
 
 static void print_summary(const run_t *run, double end_time, int exit_code)
@@ -584,8 +578,8 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
         printf("  counters:");
         app_print_nonzero_counters(stdout, netcode_client_counters(c->client), NETCODE_CLIENT_COUNTER_COUNT, netcode_client_counter_name);
     }
-    printf("server (10.0.0.2:%d): %d connected\n  counters:", SERVER_PORT, netcode_server_connected_clients(run->server));
-    app_print_nonzero_counters(stdout, netcode_server_counters(run->server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
+    printf("server (10.0.0.2:%d): %d connected\n  counters:", SERVER_PORT, netcode_server_connected_clients(run->stack.server));
+    app_print_nonzero_counters(stdout, netcode_server_counters(run->stack.server), NETCODE_SERVER_COUNTER_COUNT, netcode_server_counter_name);
     simprog_print_links(run->sp);
     if (run->sp->pcap_path) printf("pcap: %u frames in %s\n", run->sp->frames, run->sp->pcap_path);
     printf("result: %s\n", exit_code == EXIT_OK ? "ok" : exit_code == EXIT_NOT_CONNECTED ? "a client never connected" : "file error");
@@ -601,19 +595,12 @@ static int create_server(run_t *run)
     netcode_server_config_t sc;
     netcode_server_default_config(&sc);
     sc.protocol_id = opt->server_protocol_id;
-    memcpy(sc.private_key, run->private_key, NETCODE_KEY_BYTES);
-    sc.public_address = run->server_address;
     sc.max_clients = opt->max_clients;
-    sc.unix_epoch = SIM_UNIX_EPOCH;
-    sc.random = cs_rng_bytes;
-    sc.random_context = &run->server_rng;
     sc.send = on_send;
     sc.receive = on_server_payload;
     sc.client_event = on_server_client;
     sc.context = &callbacks[MAX_SIM_CLIENTS];
-    run->server = netcode_server_create(&sc, 0);
-    if (!run->server) return app_out_of_memory(program, -1);
-    return 0;
+    return netcode_stack_create_server(&run->stack, &sc);
 }
 
 /* The clients at 10.0.0.1, ports CLIENT_PORT + i, each starting --stagger after the one before. Returns 0, or -1
@@ -625,8 +612,7 @@ static int create_clients(run_t *run)
         client_side_t *c = &run->c[i];
         callbacks[i] = (callback_t){run, i};
         pcapout_addr_ipv4(&run->client_addr[i], 10, 0, 0, 1, (uint16_t)(CLIENT_PORT + i));
-        netcode_client_config_t cc = {SIM_UNIX_EPOCH, on_send, on_client_payload, on_client_state, &callbacks[i]};
-        c->client = netcode_client_create(&cc);
+        c->client = netcode_stack_create_client(on_send, on_client_payload, on_client_state, &callbacks[i]);
         if (!c->client) return app_out_of_memory(program, -1);
         c->slot = -1;
         c->server_end_reason = -1;
@@ -640,23 +626,18 @@ static int create_clients(run_t *run)
 static int set_up(run_t *run, options_t *opt)
 {
     simprog_t *sp = &opt->sp;
-    if (netcode_crypto_init() != 0) {
-        fprintf(stderr, "%s: libsodium cannot start\n", program);
-        return EXIT_IO;
-    }
+    if (netcode_stack_init(&run->stack, program, sp->sim.seed, 0x6e6574636f646531ull) != 0) return EXIT_IO;
     run->opt = opt;
     run->sp = sp;
     sp->sim.filter = sim_filter;
     sp->sim.filter_context = &opt->faults;
     int start = simprog_start(sp);
     if (start != 0) return start;
-    cs_rng_seed(&run->token_rng, sp->sim.seed ^ 0x6e6574636f646531ull);
-    cs_rng_seed(&run->server_rng, sp->sim.seed ^ 0x6e6574636f646532ull);
-    cs_rng_bytes(&run->token_rng, run->private_key, NETCODE_KEY_BYTES);
-    cs_rng_bytes(&run->token_rng, run->token_key, NETCODE_KEY_BYTES);
-    if (!opt->wrong_key) memcpy(run->token_key, run->private_key, NETCODE_KEY_BYTES);
+    /* The key the tokens are made with: drawn after the private key either way, so that --wrong-key changes
+     * nothing else. */
+    cs_rng_bytes(&run->stack.token_rng, run->token_key, NETCODE_KEY_BYTES);
+    if (!opt->wrong_key) memcpy(run->token_key, run->stack.private_key, NETCODE_KEY_BYTES);
     pcapout_addr_ipv4(&run->server_addr, 10, 0, 0, 2, SERVER_PORT);
-    netcode_address_ipv4(&run->server_address, 10, 0, 0, 2, SERVER_PORT);
     if (create_server(run) != 0 || create_clients(run) != 0) return EXIT_IO;
     netcode_app_fill_payload(run->payload, opt->payload_bytes);
     return 0;
@@ -671,15 +652,10 @@ static int start_client(run_t *run, client_side_t *c)
     c->started = 1;
     double created = SIM_UNIX_EPOCH + run->now - (opt->expired_token ? opt->expire_seconds + 1 : 0);
     netcode_token_params_t p;
-    netcode_token_params_init(&p, opt->protocol_id, c->client_id, (uint64_t)floor(created), &run->server_address);
+    netcode_token_params_init(&p, opt->protocol_id, c->client_id, (uint64_t)floor(created), &run->stack.server_address);
     p.expire_seconds = opt->expire_seconds;
     p.timeout_seconds = opt->timeout_seconds;
-    uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
-    if (netcode_generate_connect_token(&p, run->token_key, cs_rng_bytes, &run->token_rng, token, &c->token) != 0) {
-        fprintf(stderr, "%s: cannot make a connect token\n", program);
-        return -1;
-    }
-    netcode_client_connect(c->client, run->now, token, sizeof token);
+    if (netcode_stack_connect(&run->stack, c->client, run->now, &p, run->token_key, &c->token) != 0) return -1;
     c->next_payload = run->now;
     return 0;
 }
@@ -709,17 +685,17 @@ static int update_clients(run_t *run)
 static void update_server(run_t *run)
 {
     const options_t *opt = run->opt;
-    netcode_server_update(run->server, run->now);
+    netcode_server_update(run->stack.server, run->now);
     if (opt->server_disconnects_at >= 0 && !run->server_disconnected && run->now >= opt->server_disconnects_at - 1e-9) {
         run->server_disconnected = 1;
-        for (int s = 0; s < opt->max_clients; s++) netcode_server_disconnect_client(run->server, run->now, s);
+        for (int s = 0; s < opt->max_clients; s++) netcode_server_disconnect_client(run->stack.server, run->now, s);
     }
     for (int i = 0; i < opt->clients; i++) {
         client_side_t *c = &run->c[i];
-        if (opt->rate <= 0 || c->slot < 0 || !netcode_server_client_connected(run->server, c->slot) ||
+        if (opt->rate <= 0 || c->slot < 0 || !netcode_server_client_connected(run->stack.server, c->slot) ||
             c->server_end_reason >= 0 || run->now >= opt->duration || run->now < c->server_next_payload - 1e-9)
             continue;
-        netcode_server_send_payload(run->server, run->now, c->slot, run->payload, opt->payload_bytes);
+        netcode_server_send_payload(run->stack.server, run->now, c->slot, run->payload, opt->payload_bytes);
         c->server_next_payload += 1.0 / opt->rate;
         if (c->server_next_payload < run->now) c->server_next_payload = run->now + 1.0 / opt->rate;
     }
@@ -757,14 +733,14 @@ static int simulate(run_t *run, double *end_time)
 {
     const options_t *opt = run->opt;
     double end = opt->duration + (opt->no_disconnect ? 0 : GRACE);
-    return simprog_run(run->sp, end, &(simprog_loop_t){&run->now, run, tick, deliver, describe}, end_time);
+    return simprog_run(run->sp, end, &(simprog_loop_t){&run->now, run, tick, deliver, describe, NULL, 0}, end_time);
 }
 
 /* Frees everything a run holds (so that LeakSanitizer stays quiet). */
 static void free_run(run_t *run, simprog_t *sp)
 {
     for (int i = 0; i < MAX_SIM_CLIENTS; i++) netcode_client_destroy(run->c[i].client);
-    netcode_server_destroy(run->server);
+    netcode_stack_free(&run->stack);
     free(run->records);
     simprog_free(sp);
 }

@@ -550,7 +550,7 @@ int main(int argc, char **argv)
     netgame_connection_start(run.side[SIDE_A].connection, 0, &server_address, 1);
 
     double end_time;
-    simprog_run(sp, sp->time_limit, &(simprog_loop_t){&run.now, &run, tick, deliver, describe}, &end_time);
+    simprog_run(sp, sp->time_limit, &(simprog_loop_t){&run.now, &run, tick, deliver, describe, NULL, 0}, &end_time);
 
     int faulty = opt.stop_acking_at[0] >= 0 || opt.stop_acking_at[1] >= 0;
     int connected = netgame_connection_connected(run.side[SIDE_A].connection);

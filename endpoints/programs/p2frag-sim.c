@@ -694,47 +694,53 @@ static int all_sent(const run_t *run)
     return 1;
 }
 
+/* simprog_run's tick: queues the packets due (a packet waits while the
+ * sender's queue is full, a slow --rate) and updates the endpoints. */
+static int tick(void *context)
+{
+    run_t *run = context;
+    const options_t *opt = run->opt;
+    while (run->queued < opt->packets && (double)run->queued / opt->packet_rate <= run->now + 1e-9 &&
+           p2frag_sender_queued(run->sender) < opt->sender.queue_capacity)
+        queue_next_packet(run);
+    p2frag_sender_update(run->sender, run->now);
+    if (opt->mixed) {
+        while (run->chunks_queued < opt->chunks) {
+            chunk_rec_t *c = &run->chunks[run->chunks_queued];
+            if (chunk_sender_queue_chunk(run->chunk_sender, c->data, c->size) != 0) break;
+            run->chunks_queued++;
+        }
+        chunk_sender_update(run->chunk_sender, run->now);
+        chunk_receiver_update(run->chunk_receiver, run->now);
+        pop_chunks(run);
+    }
+    return 0;
+}
+
+/* simprog_run's arrival: a datagram of link reaches the other side. */
+static void deliver(void *context, int link, const uint8_t *datagram, int bytes)
+{
+    run_t *run = context;
+    arrive(run, 1 - link, datagram, bytes);
+    pop_chunks(run);
+}
+
+static void describe(void *context, char *text, size_t size)
+{
+    const run_t *run = context;
+    snprintf(text, size, "%d/%lld packets queued, %u frames", run->queued, run->opt->packets, run->sp->frames);
+}
+
+static int done(void *context) { return all_sent(context); }
+
 /* Runs ticks until every packet is sent and the network is quiet (or the
  * drain time passed), or the time limit. Returns the virtual end time. */
 static double run_until_done(run_t *run)
 {
-    const options_t *opt = run->opt;
-    static uint8_t buffer[NETSIM_MAX_DATAGRAM];
-    double done_at = -1;
-    for (long long step = 0;; step++) {
-        run->now = (double)step * opt->sp.tick;
-        /* A packet waits while the sender's queue is full (a slow --rate). */
-        while (run->queued < opt->packets && (double)run->queued / opt->packet_rate <= run->now + 1e-9 &&
-               p2frag_sender_queued(run->sender) < opt->sender.queue_capacity)
-            queue_next_packet(run);
-        p2frag_sender_update(run->sender, run->now);
-        if (opt->mixed) {
-            while (run->chunks_queued < opt->chunks) {
-                chunk_rec_t *c = &run->chunks[run->chunks_queued];
-                if (chunk_sender_queue_chunk(run->chunk_sender, c->data, c->size) != 0) break;
-                run->chunks_queued++;
-            }
-            chunk_sender_update(run->chunk_sender, run->now);
-            chunk_receiver_update(run->chunk_receiver, run->now);
-            pop_chunks(run);
-        }
-        if (done_at < 0 && all_sent(run)) done_at = run->now;
-        if (done_at >= 0 && (netsim_next_delivery(run->sp->netsim) < 0 || run->now - done_at >= opt->drain)) break;
-        if (run->now >= opt->sp.time_limit) break;
-
-        int link, bytes;
-        double at;
-        while ((bytes = simprog_next_arrival(run->sp, (double)(step + 1) * opt->sp.tick, &link, buffer, &at)) > 0) {
-            run->now = at;
-            arrive(run, 1 - link, buffer, bytes);
-            pop_chunks(run);
-        }
-        if (simprog_progress_due(run->sp, step))
-            simprog_progress(run->sp, run->now, "%d/%lld packets queued, %u frames", run->queued, opt->packets,
-                             run->sp->frames);
-    }
-    simprog_progress_finish(run->sp);
-    return run->now;
+    double end_time;
+    simprog_loop_t loop = {&run->now, run, tick, deliver, describe, done, run->opt->drain};
+    simprog_run(run->sp, run->opt->sp.time_limit, &loop, &end_time);
+    return end_time;
 }
 
 /* Creates the endpoints (and, mixed, the chunk ones). Returns 0, or EXIT_IO. */

@@ -489,7 +489,7 @@ int main(int argc, char **argv)
     /* B answers half an interval after A. */
     run.side[SIDE_B].next_send = run.interval / 2;
     double previous;
-    simprog_run(sp, sp->time_limit, &(simprog_loop_t){&run.now, &run, tick, deliver, describe}, &previous);
+    simprog_run(sp, sp->time_limit, &(simprog_loop_t){&run.now, &run, tick, deliver, describe, NULL, 0}, &previous);
     int exit_code = EXIT_OK;
     if (simprog_close_pcap(sp) != 0) exit_code = EXIT_IO;
     if (sp->truth_path && write_truth(&run, previous) != 0) exit_code = EXIT_IO;

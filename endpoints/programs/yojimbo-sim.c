@@ -23,6 +23,7 @@
 
 #include "app.h"
 #include "netcode-app.h"
+#include "netcode-stack.h"
 #include "netcode.h"
 #include "netsim.h"
 #include "reliable.h"
@@ -33,9 +34,8 @@
 enum { EXIT_OK = 0, EXIT_INCOMPLETE = 1, EXIT_USAGE = SIMPROG_EXIT_USAGE, EXIT_IO = SIMPROG_EXIT_IO };
 static const char *const program = "yojimbo-sim";
 
-#define CLIENT_PORT 50000
-#define SERVER_PORT NETCODE_DEFAULT_SERVER_PORT
-#define SIM_UNIX_EPOCH 1767225600.0 /* 2026-01-01T00:00:00Z: the tokens' clock */
+#define CLIENT_PORT NETCODE_STACK_CLIENT_PORT
+#define SERVER_PORT NETCODE_STACK_SERVER_PORT
 #define GRACE 0.5                   /* after the client disconnects */
 #define MAX_ITEMS 100000
 
@@ -83,10 +83,9 @@ typedef struct side_t {
 typedef struct run_t {
     options_t *opt;
     simprog_t *sp;
-    netcode_server_t *server;
+    netcode_stack_t stack; /* the keys, the server */
     netcode_client_t *client;
     netcode_connect_token_t token;
-    netcode_address_t server_address;
     side_t side[2];
     int slot;
     item_t *items;
@@ -95,8 +94,6 @@ typedef struct run_t {
     int drop_current;
     int disconnected; /* the client, at --duration */
     uint64_t datagrams[2], dropped_fragments;
-    uint8_t private_key[NETCODE_KEY_BYTES];
-    cs_rng_t token_rng, server_rng;
 } run_t;
 
 static void usage(FILE *out)
@@ -329,7 +326,7 @@ static void rl_send(void *context, uint16_t sequence, const uint8_t *packet, int
     run->drop_current = s->drop_armed && s->drop_sequence == sequence;
     if (run->drop_current) run->dropped_fragments++;
     if (sc->side == CLIENT) netcode_client_send_payload(run->client, run->now, packet, bytes);
-    else netcode_server_send_payload(run->server, run->now, run->slot, packet, bytes);
+    else netcode_server_send_payload(run->stack.server, run->now, run->slot, packet, bytes);
     run->drop_current = 0;
 }
 
@@ -477,7 +474,7 @@ static void run_side(run_t *run, int side)
     side_t *s = &run->side[side];
     if (!s->connected) return;
     int up = side == CLIENT ? netcode_client_state(run->client) == NETCODE_CLIENT_CONNECTED
-                            : run->slot >= 0 && netcode_server_client_connected(run->server, run->slot);
+                            : run->slot >= 0 && netcode_server_client_connected(run->stack.server, run->slot);
     if (!up) return;
     rl_endpoint_update(s->rl, run->now);
     yojimbo_connection_advance_time(s->yj, run->now);
@@ -571,9 +568,8 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
     if (!out) return -1;
     write_truth_config(out, run);
     simprog_truth_capture_result(out, sp, 0, end_time, exit_code);
-    fprintf(out, "  \"private_key\": \"");
-    netcode_app_print_key(out, run->private_key);
-    fprintf(out, "\",\n  ");
+    netcode_stack_truth_private_key(out, &run->stack);
+    fprintf(out, "  ");
     netcode_app_print_session_keys(out, &run->token);
     fprintf(out, ",\n  \"sides\": {\n");
     write_truth_side(out, run, CLIENT);
@@ -588,14 +584,16 @@ static int write_truth(const run_t *run, double end_time, int exit_code)
     return simprog_truth_close(sp, out);
 }
 
+/* The client's connect token, for netcode_stack_write_keys. */
+static const netcode_connect_token_t *client_token(const void *context, int i)
+{
+    (void)i;
+    return &((const run_t *)context)->token;
+}
+
 static int write_keys(const run_t *run)
 {
-    FILE *out = netcode_app_keylog_open(program, run->opt->keys_path, 1);
-    if (!out) return -1;
-    netcode_app_keylog_private_key(out, run->private_key);
-    fprintf(out, "# client 0, 10.0.0.1:%d\n", CLIENT_PORT);
-    netcode_app_keylog_connection(out, run->token.client_to_server_key, run->token.server_to_client_key);
-    return netcode_app_keylog_close(program, run->opt->keys_path, out);
+    return netcode_stack_write_keys(&run->stack, run->opt->keys_path, 1, client_token, run);
 }
 
 /* Reliable-ordered items all delivered intact, and both sides connected. */
@@ -638,40 +636,27 @@ static void print_summary(const run_t *run, double end_time, int exit_code)
 
 /* ---- main ---- */
 
-static int set_up(run_t *run, options_t *opt)
+/* The server, the client and its connect. Returns 0, or -1 after printing why. */
+static int set_up(run_t *run)
 {
-    simprog_t *sp = &opt->sp;
-    cs_rng_seed(&run->token_rng, sp->sim.seed ^ 0x796f6a696d626f31ull);
-    cs_rng_seed(&run->server_rng, sp->sim.seed ^ 0x796f6a696d626f32ull);
-    cs_rng_bytes(&run->token_rng, run->private_key, NETCODE_KEY_BYTES);
-    netcode_address_ipv4(&run->server_address, 10, 0, 0, 2, SERVER_PORT);
     contexts[CLIENT] = (side_context_t){run, CLIENT};
     contexts[SERVER] = (side_context_t){run, SERVER};
     run->slot = -1;
     netcode_server_config_t sc;
     netcode_server_default_config(&sc);
     sc.protocol_id = NETCODE_DEFAULT_PROTOCOL_ID;
-    memcpy(sc.private_key, run->private_key, NETCODE_KEY_BYTES);
-    sc.public_address = run->server_address;
     sc.max_clients = 4;
-    sc.unix_epoch = SIM_UNIX_EPOCH;
-    sc.random = cs_rng_bytes;
-    sc.random_context = &run->server_rng;
     sc.send = on_datagram;
     sc.receive = on_server_payload;
     sc.client_event = on_server_client;
     sc.context = &contexts[SERVER];
-    run->server = netcode_server_create(&sc, 0);
-    netcode_client_config_t cc = {SIM_UNIX_EPOCH, on_datagram, on_client_payload, on_client_state, &contexts[CLIENT]};
-    run->client = netcode_client_create(&cc);
-    if (!run->server || !run->client) return -1;
+    if (netcode_stack_create_server(&run->stack, &sc) != 0) return -1;
+    run->client = netcode_stack_create_client(on_datagram, on_client_payload, on_client_state, &contexts[CLIENT]);
+    if (!run->client) return app_out_of_memory(program, -1);
     netcode_token_params_t p;
-    netcode_token_params_init(&p, NETCODE_DEFAULT_PROTOCOL_ID, 0x1000, (uint64_t)SIM_UNIX_EPOCH, &run->server_address);
-    uint8_t token[NETCODE_CONNECT_TOKEN_BYTES];
-    if (netcode_generate_connect_token(&p, run->private_key, cs_rng_bytes, &run->token_rng, token, &run->token) != 0)
-        return -1;
-    netcode_client_connect(run->client, 0, token, sizeof token);
-    return 0;
+    netcode_token_params_init(&p, NETCODE_DEFAULT_PROTOCOL_ID, 0x1000, (uint64_t)NETCODE_STACK_UNIX_EPOCH,
+                              &run->stack.server_address);
+    return netcode_stack_connect(&run->stack, run->client, 0, &p, run->stack.private_key, &run->token);
 }
 
 /* simprog_run's tick: netcode's endpoints, then each side's reliable and yojimbo layers; the client disconnects
@@ -680,7 +665,7 @@ static int tick(void *context)
 {
     run_t *run = context;
     netcode_client_update(run->client, run->now);
-    netcode_server_update(run->server, run->now);
+    netcode_server_update(run->stack.server, run->now);
     run_side(run, CLIENT);
     run_side(run, SERVER);
     if (!run->disconnected && run->now >= run->opt->duration - 1e-9) {
@@ -698,9 +683,9 @@ static void arrive(void *context, int link, const uint8_t *packet, int bytes)
     if (link == 0) {
         netcode_address_t from;
         netcode_address_ipv4(&from, 10, 0, 0, 1, CLIENT_PORT);
-        netcode_server_receive_packet(run->server, run->now, &from, packet, bytes);
+        netcode_server_receive_packet(run->stack.server, run->now, &from, packet, bytes);
     } else {
-        netcode_client_receive_packet(run->client, run->now, &run->server_address, packet, bytes);
+        netcode_client_receive_packet(run->client, run->now, &run->stack.server_address, packet, bytes);
     }
 }
 
@@ -714,20 +699,17 @@ int main(int argc, char **argv)
     static options_t opt;
     parse_options(&opt, argc, argv);
     simprog_t *sp = &opt.sp;
-    if (netcode_crypto_init() != 0) {
-        fprintf(stderr, "%s: libsodium cannot start\n", program);
-        return EXIT_IO;
-    }
     static run_t run;
+    if (netcode_stack_init(&run.stack, program, sp->sim.seed, 0x796f6a696d626f31ull) != 0) return EXIT_IO;
     run.opt = &opt;
     run.sp = sp;
     sp->sim.filter = sim_filter;
     sp->sim.filter_context = &run;
     int start = simprog_start(sp);
     if (start != 0) return start;
-    if (set_up(&run, &opt) != 0) return app_out_of_memory(program, EXIT_IO);
+    if (set_up(&run) != 0) return EXIT_IO;
     double end_time;
-    simprog_run(sp, opt.duration + GRACE, &(simprog_loop_t){&run.now, &run, tick, arrive, describe}, &end_time);
+    simprog_run(sp, opt.duration + GRACE, &(simprog_loop_t){&run.now, &run, tick, arrive, describe, NULL, 0}, &end_time);
     int exit_code = complete(&run) || faulty(&opt) ? EXIT_OK : EXIT_INCOMPLETE;
     if (simprog_close_pcap(sp) != 0) exit_code = EXIT_IO;
     if (sp->truth_path && write_truth(&run, end_time, exit_code) != 0) exit_code = EXIT_IO;
@@ -745,7 +727,7 @@ int main(int argc, char **argv)
         for (int c = 0; c < YOJIMBO_MAX_CHANNELS; c++) free(item_index[s][c]);
     free(run.items);
     netcode_client_destroy(run.client);
-    netcode_server_destroy(run.server);
+    netcode_stack_free(&run.stack);
     simprog_free(sp);
     return exit_code;
 }

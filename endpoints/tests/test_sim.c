@@ -7,6 +7,7 @@
 #include "chunk.h"
 #include "test.h"
 #include "netsim.h"
+#include "simprog.h"
 #include "util.h"
 
 /* Payload whose first four bytes carry an index, so tests see which datagram came out. */
@@ -505,6 +506,103 @@ static void test_counter_names(void)
     CHECK(strcmp(netsim_counter_name(NETSIM_COUNTER_COUNT), "unknown") == 0);
 }
 
+/* ---- simprog_run (app/simprog.c): the step loop every simulator runs on ---- */
+
+/* A run's endpoints for simprog_run: the first `sends` ticks send a datagram
+ * on link 0; done() is 1 always (always_done) or once one arrived
+ * (done_on_arrival); the log says what happened when ("T0.25 A0.5 ..."). */
+typedef struct loop_probe_t {
+    simprog_t sp;
+    double now;
+    int sends, ticks, arrived, always_done, done_on_arrival;
+    char log[256];
+} loop_probe_t;
+
+static void probe_log(loop_probe_t *p, char what)
+{
+    size_t n = strlen(p->log);
+    snprintf(p->log + n, sizeof p->log - n, "%s%c%g", n ? " " : "", what, p->now);
+}
+
+static int probe_tick(void *context)
+{
+    loop_probe_t *p = context;
+    probe_log(p, 'T');
+    uint8_t packet[8] = {0};
+    if (p->ticks++ < p->sends) netsim_send(p->sp.netsim, 0, p->now, packet, sizeof packet);
+    return 0;
+}
+
+static void probe_arrive(void *context, int link, const uint8_t *packet, int bytes)
+{
+    (void)link, (void)packet, (void)bytes;
+    loop_probe_t *p = context;
+    p->arrived++;
+    probe_log(p, 'A');
+}
+
+static void probe_describe(void *context, char *text, size_t size)
+{
+    (void)context;
+    snprintf(text, size, "probe");
+}
+
+static int probe_done(void *context)
+{
+    const loop_probe_t *p = context;
+    return p->always_done || (p->done_on_arrival && p->arrived > 0);
+}
+
+/* Runs the probe p (its sends and done settings) with ticks and latency of
+ * 0.25 s (exact in binary) to end, with a done hook and drain when with_done.
+ * Returns 1 when the log is `expected` and the run ended at end_time. */
+static int run_probe(loop_probe_t *p, int with_done, double drain, double end, const char *expected, double end_time)
+{
+    simprog_init(&p->sp, "test", "a", "b", 1, 2);
+    p->sp.tick = 0.25;
+    p->sp.sim.link[0].latency = p->sp.sim.link[1].latency = 0.25;
+    CHECK(simprog_start(&p->sp) == 0);
+    simprog_loop_t loop = {&p->now, p, probe_tick, probe_arrive, probe_describe, with_done ? probe_done : NULL, drain};
+    double ended = -1;
+    CHECK(simprog_run(&p->sp, end, &loop, &ended) == 0);
+    simprog_free(&p->sp);
+    if (strcmp(p->log, expected) != 0 || ended != end_time) {
+        fprintf(stderr, "    simprog_run: \"%s\" ending at %g, expected \"%s\" at %g\n", p->log, ended, expected,
+                end_time);
+        return 0;
+    }
+    return 1;
+}
+
+/* Without a done hook: every step up to end with its arrivals; a datagram due
+ * exactly at the next step waits for that step's tick. */
+static void test_simprog_run_to_end(void)
+{
+    static loop_probe_t p = {.sends = 1};
+    CHECK(run_probe(&p, 0, 0, 0.5, "T0 T0.25 A0.25 T0.5", 0.5));
+}
+
+/* With a done hook: the run ends after the tick of the first step at which
+ * the work is done and the network empty; a datagram due exactly at the next
+ * step arrives before that step's tick. */
+static void test_simprog_run_done(void)
+{
+    static loop_probe_t p = {.sends = 1, .done_on_arrival = 1};
+    CHECK(run_probe(&p, 1, 10, 100, "T0 A0.25 T0.25", 0.25));
+}
+
+/* With a done hook and a datagram every tick (the network never empty): done
+ * from the start, the run ends after the tick drain seconds on, before that
+ * step's arrivals; never done, after the tick of the first step at or past
+ * end. */
+static void test_simprog_run_drain_and_end(void)
+{
+    static loop_probe_t drained = {.sends = 1000, .always_done = 1};
+    CHECK(run_probe(&drained, 1, 0.5, 100, "T0 A0.25 T0.25 A0.5 T0.5", 0.5));
+    static loop_probe_t never = {.sends = 1000};
+    CHECK(run_probe(&never, 1, 0, 0.5, "T0 A0.25 T0.25 A0.5 T0.5", 0.5));
+}
+
 const chunk_test_t sim_tests[] = {
     {"loss_rate", test_loss_rate},
     {"latency_exact", test_latency_exact},
@@ -520,5 +618,8 @@ const chunk_test_t sim_tests[] = {
     {"determinism", test_determinism},
     {"loss_pattern_stable", test_loss_pattern_stable},
     {"counter_names", test_counter_names},
+    {"simprog_run_to_end", test_simprog_run_to_end},
+    {"simprog_run_done", test_simprog_run_done},
+    {"simprog_run_drain_and_end", test_simprog_run_drain_and_end},
     {NULL, NULL},
 };
