@@ -25,7 +25,6 @@
 #include "common/flow-conv.h"
 
 #include "chunk-int.h"
-#include "single-pass-buffer.h"
 #include "common/single-pass.h"
 
 /* Per-frame keys (p_add_proto_data). */
@@ -177,6 +176,7 @@ static chunk_flow_t **last_conv_flows;
 static wmem_map_t *transfers_by_chunk;
 static gboolean sp_transient;        /* this packet is in tshark's single pass: cs_sp_begin_packet() */
 static wmem_allocator_t *rec_scope; /* where this packet's frame record lives: cs_sp_record_scope() */
+static cs_sp_pool_t sp_pool;        /* the transfers' own reassembly buffers in the single pass */
 
 /* Cap on per-slice state (docs/robustness.md, "Dissector"). A single
  * 15-byte slice claims 256 slices, i.e. 10 KiB of per-slice state: 65 536
@@ -288,9 +288,7 @@ static gboolean chunk_newer(guint16 a, guint16 b)
 static ws_cb_bool analysis_file_end(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_,
                                     void *user_data _U_)
 {
-    guint n = all_transfers ? wmem_array_get_count(all_transfers) : 0;
-    for (guint i = 0; i < n; i++)
-        chunk_sp_free(*(chunk_transfer_t **)wmem_array_index(all_transfers, i));
+    cs_sp_pool_clear(&sp_pool);
     all_transfers = NULL;
     return FALSE;
 }
@@ -305,7 +303,6 @@ static void analysis_init(void)
     capture_last_ns = 0;
     state_bytes = 0;
     chunk_bytes = 0;
-    chunk_sp_init();
     cs_sp_init();
     wmem_register_callback(wmem_file_scope(), analysis_file_end, NULL);
 }
@@ -1447,7 +1444,7 @@ static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ac
  * the chunk is whole; the frame that completes it shows the chunk.
  *
  * In tshark's single pass a transfer's slices go to a buffer of its own
- * instead (chunk/single-pass-buffer.c says why), and the completing frame shows the
+ * instead (common/single-pass.c says why), and the completing frame shows the
  * same tree, data source and export object. */
 static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                        const chunk_slice_info_t *slice, frame_rec_t *fr)
@@ -1462,10 +1459,16 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         if (t->reassembled_in || (fr->flags & (CHUNK_F_COUNT_MISMATCH | CHUNK_F_SIZE_MISMATCH)) ||
             (fr->notes & (N_RESEND | N_CAPPED)))
             return;
-        if (chunk_sp_takes(t, sp_transient, state_budget())) {
-            rtvb = chunk_sp_add(tvb, pinfo, tree, slice, t, &chunk_frag_items);
+        /* Decided at the transfer's first slice reassembled: a transfer
+         * begun in the table stays there. */
+        if (!t->reasm && sp_transient && !t->in_table)
+            t->reasm = cs_sp_buf_new(&sp_pool, t->num_slices, t->slice_size, state_budget());
+        if (t->reasm) {
+            rtvb = cs_sp_buf_add(&t->reasm, tvb, slice->data_offset, slice->slice_bytes, slice->slice_id,
+                                 pinfo, tree, "Reassembled chunk", &chunk_frag_items);
             if (!rtvb)
                 return;
+            t->reassembled_in = pinfo->num;
         } else {
             t->in_table = TRUE;
             fd = fragment_add_seq_check(&chunk_reassembly_table, tvb, slice->data_offset, pinfo,

@@ -14,6 +14,7 @@
 #include <epan/conversation.h>
 
 #include "common/register-util.h"
+#include "common/single-pass.h"
 
 /* Keys for p_add_proto_data(<scope>, pinfo, proto_chunk, key, ...): the
  * analysis uses the keys from CHUNK_PDATA_ANALYSIS_BASE on; the decoder
@@ -163,10 +164,10 @@ typedef struct chunk_transfer {
     guint32 complete_frame;
     gint64 complete_ns;
     guint32 reassembled_in;
-    /* tshark's single pass only (chunk/single-pass-buffer.c): the slices gathered
+    /* tshark's single pass only (common/single-pass.h): the slices gathered
      * so far in a buffer of the transfer's own, or NULL; in_table when the
      * transfer went to Wireshark's reassembly table instead. */
-    struct chunk_reasm *reasm;
+    cs_sp_buf_t *reasm;
     gboolean in_table;
     gint64 progress_ns;       /* last new slice acked (or first send) */
     guint32 progress_frame;

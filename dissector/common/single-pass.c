@@ -18,25 +18,31 @@
  * Wireshark keeps a frame_data per frame. Both keep everything. A file's
  * first frame is never seen as the single pass.
  *
- * What the analyses do there (chunk/single-pass-buffer.c, p2frag/dissect.c):
- * per-frame records live in the packet scope; a reassembly begun in the
- * single pass goes to a buffer of the protocol's own, handed to a tvb freed
- * with the completing packet, whose frame shows the same tree
- * (cs_sp_show_pieces) and data source as the table gives; the data of a
- * packet the table reassembled is freed here once its frame has been
- * dissected and tapped.
+ * What the analyses do there, all through this file: per-frame records
+ * live in the packet scope (cs_sp_record_scope); a reassembly begun in the
+ * single pass goes to a buffer of the protocol's own (cs_sp_buf_*: chunk's
+ * transfers, p2frag's packets), handed to a tvb freed with the completing
+ * packet, whose frame shows the same tree (cs_sp_show_pieces) and data
+ * source as the table gives; the data of a packet the table reassembled
+ * (reliable's packets, yojimbo's blocks, and chunk's and p2frag's begun
+ * outside the single pass or over budget) is freed here once its frame has
+ * been dissected and tapped (cs_sp_free_later).
  *
  * What guards it: each protocol's goldens compare the one-pass -V output
  * with the two-pass one (chunk: dissector.goldens; p2frag:
  * p2frag.truth), analysis.truth checks every exported chunk
- * byte for byte, and dissector.single_pass that the pass is recognised:
- * `tshark -q -z chunkshark,single_pass` counts the analysed frames taken as
- * the single pass. Each protocol can be kept off this path with its
+ * byte for byte, dissector.single_pass that the pass is recognised
+ * (`tshark -q -z chunkshark,single_pass` counts the analysed frames taken as
+ * the single pass) and dissector.single_pass_memory that the own buffers
+ * and the freed table data keep tshark's memory bounded on long captures
+ * (the same -z prints the reassemblies and the bytes held at once). Each
+ * protocol can be kept off this path with its
  * <protocol>.single_pass preference.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
+#include <string.h>
 
 #include <epan/packet.h>
 #include <epan/reassemble.h>
@@ -64,6 +70,20 @@ static guint32 probe_seen_num;
 /* For -z chunkshark,single_pass: first visits of analysed packets, and
  * those taken as the single pass. */
 static guint32 n_analysed, n_single;
+/* And what the reassemblies of that pass held: reassemblies completed in
+ * buffers of the protocols' own, the bytes their live buffers count (every
+ * pool) and the most at once, table reassemblies whose data was dropped. */
+static guint32 n_own_done, n_table_freed;
+static guint64 own_bytes, own_peak;
+
+/* The recognition rests on how tshark's packet loop works, read in its
+ * source for every version the plugin is built for (4.0 to 4.6): one
+ * frame_data for every frame of the single pass. Built against a later
+ * Wireshark the path stays off (every frame kept, as in two passes: the
+ * same output, the memory of two passes) until it is checked there
+ * (dissector.single_pass, dissector.single_pass_memory) and this bound
+ * moved. */
+#define CS_SP_KNOWN_LOOP (!CS_WS_AT_LEAST(4, 7))
 
 void cs_sp_init(void)
 {
@@ -77,6 +97,10 @@ void cs_sp_init(void)
     probe_seen_num = 0;
     n_analysed = 0;
     n_single = 0;
+    n_own_done = 0;
+    n_table_freed = 0;
+    own_bytes = 0;
+    own_peak = 0;
 }
 
 static tap_packet_status probe_packet(void *tapdata _U_, packet_info *pinfo, epan_dissect_t *edt _U_,
@@ -91,8 +115,10 @@ static void drop_pending(void)
     /* The reassembled tvbs of that frame are gone with its packet; the table
      * keeps the (small) heads, without the data. */
     for (guint i = 0; i < n_pending; i++) {
-        if (pending_free[i]->tvb_data && !(pending_free[i]->flags & FD_SUBSET_TVB))
+        if (pending_free[i]->tvb_data && !(pending_free[i]->flags & FD_SUBSET_TVB)) {
             tvb_free(pending_free[i]->tvb_data);
+            n_table_freed++;
+        }
         pending_free[i]->tvb_data = NULL;
     }
     n_pending = 0;
@@ -105,7 +131,7 @@ gboolean cs_sp_begin_packet(packet_info *pinfo, gboolean allowed)
     gboolean again = pinfo->fd == prev_fd && pinfo->num == prev_num;
 
     if (!PINFO_FD_VISITED(pinfo) && !again) {
-        transient = pinfo->fd == prev_fd && pinfo->num != prev_num &&
+        transient = CS_SP_KNOWN_LOOP && pinfo->fd == prev_fd && pinfo->num != prev_num &&
                     (pinfo->cinfo != NULL || (prev_num && probe_seen_num == prev_num));
         counted = FALSE;
         prev_fd = pinfo->fd;
@@ -145,6 +171,126 @@ void cs_sp_free_later(fragment_head *fd)
         return;                     /* kept by the table, as in two passes */
     pending_num = prev_num;
     pending_free[n_pending++] = fd;
+}
+
+/* ---- Reassembly in buffers of the protocols' own ------------------------- */
+
+struct cs_sp_buf {
+    cs_sp_pool_t *pool;
+    guint32 slot;           /* index in pool->live */
+    guint32 count, piece_size, have;
+    guint64 counted;        /* bytes counted in pool->bytes */
+    guint8 **piece;         /* piece i as it came (g_malloc'd), NULL while missing */
+    guint32 *len;           /* its bytes */
+    guint32 *frame;         /* the frame it came in, 0 while missing */
+};
+
+/* Reassemblies past this size are left to the table (whose data is only
+ * what really came). */
+#define CS_SP_MAX_BYTES (G_MAXUINT32 / 2)
+
+static void own_count(cs_sp_buf_t *b, guint64 bytes)
+{
+    b->counted += bytes;
+    b->pool->bytes += bytes;
+    own_bytes += bytes;
+    if (own_bytes > own_peak)
+        own_peak = own_bytes;
+}
+
+cs_sp_buf_t *cs_sp_buf_new(cs_sp_pool_t *pool, guint32 count, guint32 piece_size, guint64 budget)
+{
+    guint64 size = (guint64)count * piece_size;
+    guint64 need = sizeof(cs_sp_buf_t) + (guint64)count * (sizeof(guint8 *) + 2 * sizeof(guint32)) + size;
+    cs_sp_buf_t *b;
+
+    if (count == 0 || count > 65536 || size > CS_SP_MAX_BYTES || pool->bytes + need > budget)
+        return NULL;
+    /* One block: the struct, then the pointers, then the two arrays. */
+    b = (cs_sp_buf_t *)g_malloc0(sizeof(cs_sp_buf_t) + (gsize)count * (sizeof(guint8 *) + 2 * sizeof(guint32)));
+    b->piece = (guint8 **)(b + 1);
+    b->len = (guint32 *)(b->piece + count);
+    b->frame = b->len + count;
+    b->pool = pool;
+    b->count = count;
+    b->piece_size = piece_size;
+    if (!pool->live)
+        pool->live = g_ptr_array_new();
+    b->slot = pool->live->len;
+    g_ptr_array_add(pool->live, b);
+    own_count(b, need);
+    return b;
+}
+
+gboolean cs_sp_buf_has(const cs_sp_buf_t *b, guint32 i)
+{
+    return i < b->count && b->piece[i] != NULL;
+}
+
+static void buf_release(cs_sp_buf_t *b)
+{
+    GPtrArray *live = b->pool->live;
+
+    for (guint32 i = 0; i < b->count; i++)
+        g_free(b->piece[i]);
+    b->pool->bytes -= b->counted;
+    own_bytes -= b->counted;
+    g_ptr_array_remove_index_fast(live, b->slot);
+    if (b->slot < live->len)
+        ((cs_sp_buf_t *)g_ptr_array_index(live, b->slot))->slot = b->slot;
+    g_free(b);
+}
+
+void cs_sp_buf_free(cs_sp_buf_t **bp)
+{
+    if (*bp)
+        buf_release(*bp);
+    *bp = NULL;
+}
+
+void cs_sp_pool_clear(cs_sp_pool_t *pool)
+{
+    while (pool->live && pool->live->len)
+        buf_release((cs_sp_buf_t *)g_ptr_array_index(pool->live, pool->live->len - 1));
+}
+
+tvbuff_t *cs_sp_buf_add(cs_sp_buf_t **bp, tvbuff_t *tvb, guint offset, guint32 len, guint32 i,
+                        packet_info *pinfo, proto_tree *tree, const char *source, const fragment_items *fit)
+{
+    cs_sp_buf_t *b = *bp;
+    guint32 count, piece_size, last, total, *frames;
+    guint8 *data;
+    tvbuff_t *rtvb;
+
+    if (i >= b->count || b->piece[i] || (guint64)i * b->piece_size + len > CS_SP_MAX_BYTES)
+        return NULL;   /* a piece comes once; a huge last one is not kept */
+    b->piece[i] = (guint8 *)tvb_memdup(NULL, tvb, offset, len);
+    b->len[i] = len;
+    b->frame[i] = pinfo->num;
+    if (len > b->piece_size)
+        own_count(b, len - b->piece_size);   /* only the last can be longer */
+    if (++b->have < b->count)
+        return NULL;
+
+    /* Every piece is in: all but the last piece_size bytes (a shorter one
+     * leaves zeros; the protocols give only full ones). */
+    last = b->len[b->count - 1];
+    total = (b->count - 1) * b->piece_size + last;
+    data = (guint8 *)g_malloc0(total ? total : 1);
+    for (guint32 k = 0; k < b->count; k++)
+        memcpy(data + (gsize)k * b->piece_size, b->piece[k],
+               k == b->count - 1 ? last : MIN(b->len[k], b->piece_size));
+    count = b->count;
+    piece_size = b->piece_size;
+    frames = (guint32 *)wmem_memdup(pinfo->pool, b->frame, count * sizeof(guint32));
+    cs_sp_buf_free(bp);
+    n_own_done++;
+    /* The data now belongs to the tvb, freed with this packet's tvbs. */
+    rtvb = tvb_new_child_real_data(tvb, data, total, total);
+    tvb_set_free_cb(rtvb, g_free);
+    add_new_data_source(pinfo, rtvb, source);
+    cs_sp_show_pieces(pinfo, tree, rtvb, count, piece_size, last, frames, fit);
+    return rtvb;
 }
 
 /* Item for item what show_fragment_seq_tree() in epan/reassemble.c shows:
@@ -203,6 +349,9 @@ static tap_packet_status count_packet(void *tapdata _U_, packet_info *pinfo _U_,
 static void count_draw(void *tapdata _U_)
 {
     printf("chunkshark single pass: %u of %u analysed packets\n", n_single, n_analysed);
+    printf("chunkshark single pass: %u reassemblies in own buffers, at most %" G_GUINT64_FORMAT
+           " bytes held at once; %u reassembled by the table, their data freed\n",
+           n_own_done, own_peak, n_table_freed);
 }
 
 static void count_finish(void *tapdata _U_)

@@ -61,9 +61,8 @@ static guint32 p2frag_pkt_counter;
 static gboolean sp_transient;        /* this packet is in tshark's single pass: cs_sp_begin_packet() */
 static wmem_allocator_t *rec_scope;  /* where this packet's frame record lives */
 /* Single pass (below): */
-static GPtrArray *sp_live;           /* packets holding fragments (pkt->sp_slot) */
+static cs_sp_pool_t sp_pool;         /* the packets' own buffers */
 static GQueue sp_lost;               /* lost packets holding fragments, in the order they were lost */
-static guint64 sp_bytes;             /* bytes held (fragments and their arrays) */
 
 guint32 p2frag_pkt_bytes(const p2frag_pkt_t *pkt)
 {
@@ -114,66 +113,31 @@ static void p2frag_frag_add(p2frag_pkt_t *pkt, guint32 id, guint32 frame)
                                               : MIN(MAX(pkt->frags_cap * 2, 2), pkt->num_fragments);
         pkt->frag_ids = (guint8 *)wmem_realloc(wmem_file_scope(), pkt->frag_ids, cap);
         pkt->frag_frames = (guint32 *)wmem_realloc(wmem_file_scope(), pkt->frag_frames, cap * sizeof(guint32));
-        if (pkt->sp_data) {
-            pkt->sp_data = g_renew(guint8 *, pkt->sp_data, cap);
-            pkt->sp_bytes += (cap - pkt->frags_cap) * (guint32)sizeof(guint8 *);
-            sp_bytes += (cap - pkt->frags_cap) * sizeof(guint8 *);
-        }
         pkt->frags_cap = cap;
     }
     memmove(pkt->frag_ids + i + 1, pkt->frag_ids + i, pkt->seen - i);
     memmove(pkt->frag_frames + i + 1, pkt->frag_frames + i, (pkt->seen - i) * sizeof(guint32));
     pkt->frag_ids[i] = (guint8)id;
     pkt->frag_frames[i] = frame;
-    if (pkt->sp_data) {
-        memmove(pkt->sp_data + i + 1, pkt->sp_data + i, (pkt->seen - i) * sizeof(guint8 *));
-        pkt->sp_data[i] = NULL;
-    }
     pkt->seen++;
 }
 
 /* ---- Reassembly in tshark's single pass (common/single-pass.c says why) ------------- */
 
-/* Fragment data held at once past which a new packet goes to the table (a
- * packet already holding fragments keeps taking them: the bound is on when
- * a packet starts, so it can be passed by what started packets still get). */
+/* Bytes the packets' own buffers count at once (each its claimed size from
+ * its first fragment) past which a new packet goes to the table. */
 #define P2FRAG_SP_BUDGET  (64u << 20)
 /* A fragment's sequence unwraps to the nearest of seq + k x 65536 around
  * the newest, so a packet this far behind it is out of reach for good. */
 #define P2FRAG_REACH      32768
 
-/* Frees pkt's fragments (not those handed on: NULL) and takes it out of the
- * live set. */
-static void p2frag_sp_release(p2frag_pkt_t *pkt)
-{
-    guint32 slot = pkt->sp_slot;
-
-    for (guint32 i = 0; i < pkt->seen; i++)
-        g_free(pkt->sp_data[i]);
-    g_free(pkt->sp_data);
-    pkt->sp_data = NULL;
-    sp_bytes -= pkt->sp_bytes;
-    pkt->sp_bytes = 0;
-    g_ptr_array_remove_index_fast(sp_live, slot);
-    if (slot < sp_live->len)
-        ((p2frag_pkt_t *)g_ptr_array_index(sp_live, slot))->sp_slot = slot;
-}
-
 /* Starts holding pkt's fragments, at its first fragment given to
  * reassembly; FALSE when over the budget (the packet then uses the table). */
 gboolean p2frag_sp_start(p2frag_pkt_t *pkt)
 {
-    guint32 bytes = pkt->frags_cap * (guint32)sizeof(guint8 *);
-
-    if (sp_bytes + bytes + P2FRAG_FRAGMENT_SIZE > P2FRAG_SP_BUDGET)
+    pkt->sp_buf = cs_sp_buf_new(&sp_pool, pkt->num_fragments, P2FRAG_FRAGMENT_SIZE, P2FRAG_SP_BUDGET);
+    if (!pkt->sp_buf)
         return FALSE;
-    if (!sp_live)
-        sp_live = g_ptr_array_new();
-    pkt->sp_data = g_new0(guint8 *, pkt->frags_cap);
-    pkt->sp_bytes = bytes;
-    sp_bytes += bytes;
-    pkt->sp_slot = sp_live->len;
-    g_ptr_array_add(sp_live, pkt);
     if (pkt->lost_frame)
         g_queue_push_tail(&sp_lost, pkt);   /* out of the window from its first fragment */
     return TRUE;
@@ -187,11 +151,11 @@ static void p2frag_sp_expire(void)
     p2frag_pkt_t *pkt;
 
     while ((pkt = (p2frag_pkt_t *)g_queue_peek_head(&sp_lost)) != NULL) {
-        if (pkt->sp_data && pkt->dir->newest - pkt->ext <= P2FRAG_REACH)
+        if (pkt->sp_buf && pkt->dir->newest - pkt->ext <= P2FRAG_REACH)
             break;
         g_queue_pop_head(&sp_lost);
-        if (pkt->sp_data) {
-            p2frag_sp_release(pkt);
+        if (pkt->sp_buf) {
+            cs_sp_buf_free(&pkt->sp_buf);
             pkt->sp_dropped = TRUE;
         }
     }
@@ -205,29 +169,9 @@ static void p2frag_sp_expire(void)
 tvbuff_t *p2frag_sp_add(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, guint32 fragment_id,
                         guint data_offset, guint data_len, p2frag_pkt_t *pkt, const fragment_items *fit)
 {
-    guint32 i = p2frag_frag_pos(pkt, fragment_id), total;
-    guint8 *data;
-    tvbuff_t *rtvb;
-
-    DISSECTOR_ASSERT(i < pkt->seen && pkt->frag_ids[i] == fragment_id && !pkt->sp_data[i]);
-    pkt->sp_data[i] = (guint8 *)tvb_memdup(NULL, tvb, data_offset, data_len);
-    pkt->sp_bytes += data_len;
-    sp_bytes += data_len;
-    if (++pkt->sp_have < pkt->num_fragments)
-        return NULL;
-    /* Every fragment is in, in id order: all but the last carry 1024 bytes. */
-    total = (pkt->num_fragments - 1) * P2FRAG_FRAGMENT_SIZE + pkt->last_bytes;
-    data = (guint8 *)g_malloc(total);
-    for (i = 0; i < pkt->num_fragments; i++)
-        memcpy(data + (gsize)i * P2FRAG_FRAGMENT_SIZE, pkt->sp_data[i],
-               i == pkt->num_fragments - 1 ? pkt->last_bytes : P2FRAG_FRAGMENT_SIZE);
-    p2frag_sp_release(pkt);
-    rtvb = tvb_new_child_real_data(tvb, data, total, total);
-    tvb_set_free_cb(rtvb, g_free);
-    add_new_data_source(pinfo, rtvb, "Reassembled packet");
-    cs_sp_show_pieces(pinfo, tree, rtvb, pkt->num_fragments, P2FRAG_FRAGMENT_SIZE, pkt->last_bytes,
-                      pkt->frag_frames, fit);
-    return rtvb;
+    DISSECTOR_ASSERT(!cs_sp_buf_has(pkt->sp_buf, fragment_id));
+    return cs_sp_buf_add(&pkt->sp_buf, tvb, data_offset, data_len, fragment_id, pinfo, tree,
+                         "Reassembled packet", fit);
 }
 
 /* wmem callback at the end of the file scope: frees the fragments of
@@ -236,10 +180,8 @@ tvbuff_t *p2frag_sp_add(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, gui
 static ws_cb_bool p2frag_file_end(wmem_allocator_t *allocator _U_, wmem_cb_event_t event _U_,
                                   void *user_data _U_)
 {
-    while (sp_live && sp_live->len)
-        p2frag_sp_release((p2frag_pkt_t *)g_ptr_array_index(sp_live, sp_live->len - 1));
+    cs_sp_pool_clear(&sp_pool);
     g_queue_clear(&sp_lost);
-    sp_bytes = 0;
     return FALSE;
 }
 
@@ -371,7 +313,7 @@ static void p2frag_advance(p2frag_dir_t *dir, p2frag_frame_t *ff, guint32 frame,
             ff->lost = (p2frag_pkt_t **)wmem_realloc(rec_scope, ff->lost, (ff->n_lost + 1) * sizeof *ff->lost);
             ff->lost[ff->n_lost++] = pkt;
             wmem_list_remove_frame(dir->in_progress, it);
-            if (pkt->sp_data)
+            if (pkt->sp_buf)
                 g_queue_push_tail(&sp_lost, pkt);
         }
         it = next;

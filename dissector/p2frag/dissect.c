@@ -716,7 +716,7 @@ static int p2frag_dissect_forced(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
             gboolean save_fragmented = pinfo->fragmented;
 
             pinfo->fragmented = TRUE;
-            if (pkt->sp_data || (transient && !pkt->in_table && p2frag_sp_start(pkt))) {
+            if (pkt->sp_buf || (transient && !pkt->in_table && p2frag_sp_start(pkt))) {
                 inner = p2frag_sp_add(tvb, pinfo, pt, b.fragment_id, b.data_offset, b.data_len, pkt,
                                       &p2frag_reasm.items);
             } else {

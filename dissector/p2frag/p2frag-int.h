@@ -15,6 +15,7 @@
 
 #include "common/protocol2.h"
 #include "common/register-util.h"
+#include "common/single-pass.h"
 
 /* One direction of a UDP conversation (first pass, file scope). */
 typedef struct p2frag_dir {
@@ -67,16 +68,12 @@ typedef struct p2frag_pkt {
     guint32 overtaken_frame;   /* frame in which a newer packet of its direction completed while
                                   it was incomplete (its loss shows there), 0 if none did */
     guint16 overtaken_by;      /* that newer packet's sequence */
-    /* Reassembly in tshark's single pass: each fragment's data as it came,
-     * beside frag_ids (sp_data[i] for fragment frag_ids[i]; NULL when not
-     * held; the array NULL when the packet holds nothing), sp_have of them,
-     * sp_bytes in all, at sp_slot of the live set; in_table once a fragment
-     * went to Wireshark's table instead (the packet stays there); sp_dropped
-     * when its fragments were freed unfinished (out of reach). */
-    guint8 **sp_data;
-    guint32 sp_have;
-    guint32 sp_bytes;
-    guint32 sp_slot;
+    /* Reassembly in tshark's single pass: the fragments held so far in a
+     * buffer of the packet's own (common/single-pass.h), NULL when it holds
+     * nothing; in_table once a fragment went to Wireshark's table instead
+     * (the packet stays there); sp_dropped when its fragments were freed
+     * unfinished (out of reach). */
+    cs_sp_buf_t *sp_buf;
     gboolean in_table;
     gboolean sp_dropped;
 } p2frag_pkt_t;

@@ -63,7 +63,7 @@ def read_fields(pcap, two_pass):
 
 
 # tshark's single pass with columns keeps no per-frame state (see
-# dissector/chunk/single-pass-buffer.c): read the same fields as custom columns
+# dissector/common/single-pass.c): read the same fields as custom columns
 # of a summary (-T tabs) and check them against -T fields.
 COLUMN_FIELDS = ["chunk.stream", "chunk.transfer", "chunk.analysis.resend", "chunk.analysis.resend_of",
                  "chunk.analysis.flags", "chunk.analysis.newly_acked_slices",
