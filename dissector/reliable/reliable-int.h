@@ -24,7 +24,6 @@
 #endif
 
 #define RELIABLE_FRAGMENT_HEADER_LEN 5
-#define RELIABLE_MAX_HEADER_LEN 9
 
 /* What the decoder read from one datagram, for the analysis. */
 typedef struct reliable_pkt {
@@ -75,6 +74,10 @@ typedef struct rl_frame {
     guint32 not_captured;    /* packets of the peer this header acks that the capture missed */
     guint16 n_links, n_lost, n_incomplete;
     guint64 ack_ext;         /* the header taken here: its ack, unwrapped in the peer's direction */
+    gboolean reassembled;    /* the frame completed a fragmented packet (first pass) */
+    gboolean packet_acks;    /* and that packet had a header (its fragment 0's): */
+    guint16 packet_ack;
+    guint32 packet_ack_bits;
     rl_ack_link_t *links;    /* packets this frame acks first */
     guint32 *lost_frames;    /* packets found lost here: their frames */
     guint16 *lost_seqs;
@@ -149,9 +152,26 @@ typedef struct rl_dir {
     guint64 bytes;
 } rl_dir_t;
 
+/* The heuristic under netcode (dissect.c) in one direction of a
+ * conversation: whether the direction showed a payload, whether it carries
+ * reliable packets, and until it does, the newest sequence of its payloads
+ * (claimed or not). Once confirmed, the direction's newest sequence is the
+ * analysis' (rl_dir_t.newest). */
+typedef struct rl_heur_dir {
+    gboolean seen;
+    gboolean confirmed;
+    guint16 newest;
+} rl_heur_dir_t;
+
 typedef struct rl_conn {
     guint32 index;
+    gboolean listed;         /* analysed: in the list of conversations (index set) */
     rl_dir_t dir[2];
+    /* The heuristic's view: its direction 0 is that of the first payload it
+     * saw (the analysis' is that of the first packet claimed). */
+    address heur_src0;
+    guint32 heur_port0;
+    rl_heur_dir_t heur[2];
 } rl_conn_t;
 
 /* Queued on the "reliable" tap for every analysed packet. */
@@ -168,8 +188,13 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
                                      gboolean *transient);
 void reliable_analysis_handoff(void);
 void reliable_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *ti, rl_frame_t *rec);
-guint reliable_conn_count(void);
-rl_conn_t *reliable_conn(guint i);
+/* The state of the packet's conversation, made at its first packet, the
+ * heuristic's or the analysis' (entered among the analysed conversations,
+ * and numbered, at its first analysed packet). */
+rl_conn_t *reliable_conn_of(packet_info *pinfo);
+/* The analysis' direction of a conversation whose packets come from src,
+ * port (NULL: none analysed). */
+const rl_dir_t *reliable_conn_dir(const rl_conn_t *c, const address *src, guint32 port);
 
 /* stats.c */
 void reliable_stats_register(void);
