@@ -298,7 +298,7 @@ static rl_frame_t *kept_record(packet_info *pinfo, const rl_kept_t *k)
 
     if (k->rare) {
         *rec = *(const rl_frame_t *)g_ptr_array_index(kept_rare, k->rare - 1);
-        rec->reassembled = rec->packet_acks = FALSE;    /* first pass only, for every frame alike */
+        rec->packet_acks = FALSE;   /* first pass only, for every frame alike */
     }
     rec->conn = k->conn;
     rec->dir = (guint8)dir;
@@ -621,8 +621,7 @@ static gboolean add_fragment(rl_frame_t *rec, rl_dir_t *d, const reliable_pkt_t 
     if (r->have_count != r->num)
         return FALSE;
     d->reassembled++;
-    rec->reassembled = TRUE;
-    rec->packet_acks = r->has_header;
+    rec->packet_acks = (guint8)r->has_header;
     rec->packet_ack = r->ack;
     rec->packet_ack_bits = r->ack_bits;
     if (r->has_header) {

@@ -63,6 +63,10 @@ enum {
 typedef struct rl_frame {
     struct rl_conn *conn;
     guint8 dir;
+    /* The frame completed a fragmented packet that had a header (its
+     * fragment 0's): packet_ack, packet_ack_bits (first pass; in the
+     * record's padding). */
+    guint8 packet_acks;
     guint32 flags;
     guint64 ext_seq;         /* sequence unwrapped in its direction */
     guint32 dup_of;          /* duplicate: the first frame */
@@ -73,11 +77,8 @@ typedef struct rl_frame {
     guint16 first_count;     /* fragment count mismatch: the first fragment's */
     guint32 not_captured;    /* packets of the peer this header acks that the capture missed */
     guint16 n_links, n_lost, n_incomplete;
-    guint64 ack_ext;         /* the header taken here: its ack, unwrapped in the peer's direction */
-    gboolean reassembled;    /* the frame completed a fragmented packet (first pass) */
-    gboolean packet_acks;    /* and that packet had a header (its fragment 0's): */
     guint16 packet_ack;
-    guint32 packet_ack_bits;
+    guint64 ack_ext;         /* the header taken here: its ack, unwrapped in the peer's direction */
     rl_ack_link_t *links;    /* packets this frame acks first */
     guint32 *lost_frames;    /* packets found lost here: their frames */
     guint16 *lost_seqs;
@@ -87,6 +88,7 @@ typedef struct rl_frame {
     /* Forward-looking (set by later frames on the first pass; shown when
      * the frame is revisited). */
     guint32 acked_in;
+    guint32 packet_ack_bits;   /* (not forward-looking: with packet_acks) */
     gint64 rtt_ns;
     guint32 lost_in;
 } rl_frame_t;
