@@ -87,19 +87,20 @@ typedef void CS_TAP_INIT_RET;
  * reliable): to the protocol chosen in its Decode As table of next
  * protocols (dissector_try_payload_with_data from 4.6 on,
  * dissector_try_payload_new before), else to the first of its heuristic
- * list that takes it, else as data. */
+ * list that takes it, else as data. data: what the layer passes up to
+ * either (docs/architecture.md, "Stacked layers"). */
 static inline void cs_call_payload(dissector_table_t table, heur_dissector_list_t heur, tvbuff_t *tvb,
-                                   packet_info *pinfo, proto_tree *tree)
+                                   packet_info *pinfo, proto_tree *tree, void *data)
 {
     heur_dtbl_entry_t *hdtbl_entry;
 
 #if CS_WS_AT_LEAST(4, 6)
-    if (dissector_try_payload_with_data(table, tvb, pinfo, tree, TRUE, NULL))
+    if (dissector_try_payload_with_data(table, tvb, pinfo, tree, TRUE, data))
 #else
-    if (dissector_try_payload_new(table, tvb, pinfo, tree, TRUE, NULL))
+    if (dissector_try_payload_new(table, tvb, pinfo, tree, TRUE, data))
 #endif
         return;
-    if (dissector_try_heuristic(heur, tvb, pinfo, tree, &hdtbl_entry, NULL))
+    if (dissector_try_heuristic(heur, tvb, pinfo, tree, &hdtbl_entry, data))
         return;
     call_data_dissector(tvb, pinfo, tree);
 }

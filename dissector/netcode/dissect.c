@@ -1051,6 +1051,7 @@ static gboolean show_decrypted(nc_dissection_t *d, proto_item *di)
     const nc_frame_t *rec = d->rec;
     guint32 plain_len = d->plain_len;
     tvbuff_t *ptvb = NULL;
+    netcode_payload_info_t info;
 
     switch (rec->keys ? rec->keys->source : NC_KEYS_FROM_REQUEST) {
     case NC_KEYS_FROM_LOG:
@@ -1089,8 +1090,13 @@ static gboolean show_decrypted(nc_dissection_t *d, proto_item *di)
     if (s->type != NC_PAYLOAD || !ptvb)
         return FALSE;
     nc_analysis_show(d->tvb, d->pinfo, d->nt, d->ti, rec);
-    nc_games_set_packet(d->pinfo, rec->game - 1);
-    cs_call_payload(payload_table, payload_heur, ptvb, d->pinfo, d->tree);
+    /* What the payload's protocols get in their data argument (netcode.h). */
+    info.conn = rec->conn;
+    info.conn_index = rec->conn ? rec->conn->index : 0;
+    info.dir = rec->dir;
+    info.seq = s->seq;
+    info.game = rec->game > 0 ? netcode_game((guint)(rec->game - 1)) : NULL;
+    cs_call_payload(payload_table, payload_heur, ptvb, d->pinfo, d->tree, &info);
     return TRUE;
 }
 
@@ -1444,7 +1450,7 @@ void proto_register_netcode(void)
         "the other, or one token a line in hex. Each gives its connection's packet keys and protocol id (no "
         "private key needed). Read when the preferences change and when a capture is opened.",
         &pref_connect_token_file, FALSE);
-    nc_games_register(proto_netcode, module);
+    nc_games_register(module);
     cs_sp_register_pref(module, &pref_single_pass);
 
     netcode_handle = register_dissector("netcode", dissect_netcode, proto_netcode);

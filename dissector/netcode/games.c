@@ -26,9 +26,6 @@
 #include "netcode-int.h"
 #include "common/ws-compat.h"
 
-/* The proto data key of the packet's row (netcode's proto data). */
-#define NC_GAME_PROTO_DATA 1
-
 /* A row as the table holds it: the text of each column. */
 typedef struct game_row {
     char *protocol_id;
@@ -39,7 +36,6 @@ typedef struct game_row {
     char *schema_file;
 } game_row_t;
 
-static int games_proto = -1;
 static game_row_t *rows;
 static guint n_rows;
 static netcode_game_t *games;      /* the rows, parsed */
@@ -182,7 +178,7 @@ static void games_reset_cb(void)
     games_gen++;
 }
 
-void nc_games_register(int proto, module_t *module)
+void nc_games_register(module_t *module)
 {
     static uat_field_t fields[] = {
         UAT_FLD_CSTRING(games, protocol_id, "Protocol id (hex)",
@@ -203,7 +199,6 @@ void nc_games_register(int proto, module_t *module)
     };
     uat_t *uat;
 
-    games_proto = proto;
     uat = uat_new("chunkshark games", sizeof(game_row_t), "chunkshark_games", TRUE, &rows, &n_rows,
                   UAT_AFFECTS_DISSECTION, NULL, games_copy_cb, games_update_cb, games_free_cb,
                   games_post_update_cb, games_reset_cb, fields);
@@ -265,17 +260,4 @@ gboolean nc_games_port(guint32 port)
         if (games[i].server_port == port)
             return TRUE;
     return FALSE;
-}
-
-void nc_games_set_packet(packet_info *pinfo, gint game)
-{
-    if (game >= 0 && (guint)game < n_games)
-        p_add_proto_data(pinfo->pool, pinfo, games_proto, NC_GAME_PROTO_DATA, &games[game]);
-}
-
-const netcode_game_t *netcode_game_of_packet(packet_info *pinfo)
-{
-    if (games_proto < 0 || !n_games)
-        return NULL;
-    return (const netcode_game_t *)p_get_proto_data(pinfo->pool, pinfo, games_proto, NC_GAME_PROTO_DATA);
 }

@@ -119,15 +119,13 @@ gboolean nc_hex32(const char *s, size_t len, guint8 *out);
 /* ---- The games table (games.c) ------------------------------------------ */
 
 /* Registers the chunkshark_games table in netcode's preferences. */
-void nc_games_register(int proto, module_t *module);
+void nc_games_register(module_t *module);
 void nc_games_shutdown(void);
 /* The row (index for netcode_game) of a connection: by its protocol id when
  * known, else by its server port; -1: none. */
 gint nc_games_match(gboolean have_protocol_id, guint64 protocol_id, guint32 server_port);
 /* Whether a row names port as a server port. */
 gboolean nc_games_port(guint32 port);
-/* Keeps the row (index, -1 none) with the packet for netcode_game_of_packet. */
-void nc_games_set_packet(packet_info *pinfo, gint game);
 
 /* ---- Packets and connections ------------------------------------------- */
 

@@ -123,16 +123,6 @@ static void clear_conns(void)
     cs_sp_init();
 }
 
-guint reliable_conn_count(void)
-{
-    return conn_list ? conn_list->len : 0;
-}
-
-rl_conn_t *reliable_conn(guint i)
-{
-    return (rl_conn_t *)g_ptr_array_index(conn_list, i);
-}
-
 static gint64 ts_ns(const packet_info *pinfo)
 {
     return (gint64)pinfo->abs_ts.secs * 1000000000 + pinfo->abs_ts.nsecs;
@@ -306,8 +296,10 @@ static rl_frame_t *kept_record(packet_info *pinfo, const rl_kept_t *k)
     const rl_dir_t *d = &k->conn->dir[dir], *p = &k->conn->dir[1 - dir];
     const rl_sent_t *e;
 
-    if (k->rare)
+    if (k->rare) {
         *rec = *(const rl_frame_t *)g_ptr_array_index(kept_rare, k->rare - 1);
+        rec->packet_acks = FALSE;   /* first pass only, for every frame alike */
+    }
     rec->conn = k->conn;
     rec->dir = (guint8)dir;
     rec->ext_seq = k->ext_seq;
@@ -483,15 +475,34 @@ static void add_undecided(rl_dir_t *d, guint64 ext)
     d->und_len++;
 }
 
-static rl_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
+rl_conn_t *reliable_conn_of(packet_info *pinfo)
 {
     conversation_t *conv = find_or_create_conversation(pinfo);
     rl_conn_t *c = (rl_conn_t *)wmem_map_lookup(convs, conv);
+
     if (!c) {
         c = wmem_new0(wmem_file_scope(), rl_conn_t);
+        wmem_map_insert(convs, conv, c);
+    }
+    return c;
+}
+
+const rl_dir_t *reliable_conn_dir(const rl_conn_t *c, const address *src, guint32 port)
+{
+    for (guint i = 0; i < 2; i++)
+        if (c->dir[i].active && c->dir[i].sport == port && addresses_equal(&c->dir[i].src, src))
+            return &c->dir[i];
+    return NULL;
+}
+
+static rl_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
+{
+    rl_conn_t *c = reliable_conn_of(pinfo);
+    if (!c->listed) {
+        /* numbered in the order of the first packet analysed */
+        c->listed = TRUE;
         c->index = conn_list->len;
         g_ptr_array_add(conn_list, c);
-        wmem_map_insert(convs, conv, c);
     }
     guint dir;
     if (!c->dir[0].active)
@@ -610,6 +621,9 @@ static gboolean add_fragment(rl_frame_t *rec, rl_dir_t *d, const reliable_pkt_t 
     if (r->have_count != r->num)
         return FALSE;
     d->reassembled++;
+    rec->packet_acks = (guint8)r->has_header;
+    rec->packet_ack = r->ack;
+    rec->packet_ack_bits = r->ack_bits;
     if (r->has_header) {
         *ack = r->ack;
         *bits = r->ack_bits;

@@ -26,6 +26,7 @@
 #include "common/analysis-util.h"
 #include "common/single-pass.h"
 #include "common/ws-compat.h"
+#include "netcode/netcode.h"
 
 #define RELIABLE_DEFAULT_FRAGMENT_SIZE 1024
 #define RELIABLE_DEFAULT_MAX_FRAGMENTS 16
@@ -85,14 +86,6 @@ static ws_cb_bool pref_reassemble = TRUE;
 
 /* ---- The header ---------------------------------------------------------- */
 
-typedef struct hdr {
-    guint8 prefix;
-    guint16 seq, ack;
-    guint32 ack_bits;
-    guint len;            /* bytes read */
-    gboolean canonical;
-} hdr_t;
-
 /* Canonical length and bytes of (seq, ack, ack_bits): docs/reliable.md. */
 static guint canonical_encode(guint16 seq, guint16 ack, guint32 bits, guint8 out[RELIABLE_MAX_HEADER_LEN])
 {
@@ -118,9 +111,8 @@ static guint canonical_encode(guint16 seq, guint16 ack, guint32 bits, guint8 out
     return n;
 }
 
-/* Reads a regular header at offset as the library does. FALSE when the
- * datagram is too short for it (h->len is then what it needs). */
-static gboolean read_header(tvbuff_t *tvb, guint offset, hdr_t *h)
+/* reliable.h: also yojimbo's reader of a plain reliable header. */
+gboolean reliable_read_header(tvbuff_t *tvb, guint offset, reliable_header_t *h)
 {
     guint avail = tvb_captured_length_remaining(tvb, offset);
     guint need;
@@ -157,9 +149,9 @@ static gboolean read_header(tvbuff_t *tvb, guint offset, hdr_t *h)
     return TRUE;
 }
 
-/* Shows a header read by read_header at offset; the items of the acked
+/* Shows a header read by reliable_read_header at offset; the items of the acked
  * sequences (bit i: ack - i). */
-static proto_item *show_header(proto_tree *tree, tvbuff_t *tvb, guint offset, const hdr_t *h)
+static proto_item *show_header(proto_tree *tree, tvbuff_t *tvb, guint offset, const reliable_header_t *h)
 {
     static int *const prefix_bits[] = {
         &hf_reliable_prefix_fragment, &hf_reliable_prefix_byte0, &hf_reliable_prefix_byte1,
@@ -207,9 +199,23 @@ static proto_item *show_header(proto_tree *tree, tvbuff_t *tvb, guint offset, co
 
 /* ---- The payload ----------------------------------------------------------- */
 
-static void dissect_payload(tvbuff_t *next, packet_info *pinfo, proto_tree *tree)
+/* The payload to the reliable.payload table or heuristic list, with what
+ * reliable passes up (reliable.h; docs/architecture.md, "Stacked layers"):
+ * info's header fields are the caller's, the analysis' are added here. */
+static void dissect_payload(tvbuff_t *next, packet_info *pinfo, proto_tree *tree, reliable_payload_info_t *info,
+                            const rl_frame_t *rec)
 {
-    cs_call_payload(payload_table, payload_heur, next, pinfo, tree);
+    if (rec && rec->conn) {
+        info->ext_seq = rec->ext_seq;
+        if (rec->n_links) {
+            guint16 *seqs = wmem_alloc_array(pinfo->pool, guint16, rec->n_links);
+            for (guint i = 0; i < rec->n_links; i++)
+                seqs[i] = rec->links[i].seq;
+            info->n_newly_acked = rec->n_links;
+            info->newly_acked = seqs;
+        }
+    }
+    cs_call_payload(payload_table, payload_heur, next, pinfo, tree, info);
 }
 
 /* ---- Validity (heuristics) -------------------------------------------------- */
@@ -219,7 +225,7 @@ static void dissect_payload(tvbuff_t *next, packet_info *pinfo, proto_tree *tree
 static gboolean looks_valid(tvbuff_t *tvb)
 {
     guint len = tvb_captured_length(tvb);
-    hdr_t h;
+    reliable_header_t h;
 
     if (len < 1 || tvb_reported_length(tvb) != len)
         return FALSE;
@@ -227,7 +233,7 @@ static gboolean looks_valid(tvbuff_t *tvb)
         return FALSE;
     guint8 prefix = rl_get_u8(tvb, 0);
     if (!(prefix & 1))
-        return (prefix & 0xC0) == 0 && read_header(tvb, 0, &h) && h.canonical;
+        return (prefix & 0xC0) == 0 && reliable_read_header(tvb, 0, &h) && h.canonical;
     if (prefix != 1 || len < RELIABLE_FRAGMENT_HEADER_LEN)
         return FALSE;
     guint id = rl_get_u8(tvb, 3), num = rl_get_u8(tvb, 4) + 1u;
@@ -235,7 +241,7 @@ static gboolean looks_valid(tvbuff_t *tvb)
     if (num > pref_max_fragments || id >= num)
         return FALSE;
     if (id == 0) {
-        if (!read_header(tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h) || !h.canonical ||
+        if (!reliable_read_header(tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h) || !h.canonical ||
             h.seq != tvb_get_letohs(tvb, 1))
             return FALSE;
         data -= h.len;
@@ -246,15 +252,15 @@ static gboolean looks_valid(tvbuff_t *tvb)
 /* ---- Dissection ----------------------------------------------------------- */
 
 static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_item *ti, proto_tree *tree,
-                           gboolean too_large)
+                           gboolean too_large, const netcode_payload_info_t *below)
 {
     guint len = tvb_captured_length(tvb);
     reliable_pkt_t pkt;
     rl_frame_t *rec = NULL;
     gboolean transient = FALSE;
-    hdr_t h;
+    reliable_header_t h;
 
-    if (!read_header(tvb, 0, &h)) {
+    if (!reliable_read_header(tvb, 0, &h)) {
         proto_tree_add_item(rt, hf_reliable_prefix, tvb, 0, 1, ENC_NA);
         AU_EXPERT(pinfo, ti, &ei_reliable_short,
                   "Datagram of %u bytes, shorter than the %u-byte header its prefix announces: "
@@ -290,8 +296,17 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
         rec = reliable_analysis_packet(pinfo, &pkt, len, &transient);
     reliable_analysis_show(tvb, pinfo, rt, ti, rec);
     if (len > h.len) {
+        reliable_payload_info_t info;
+
+        memset(&info, 0, sizeof info);
+        info.netcode = below;
+        info.kind = RELIABLE_PAYLOAD_PACKET;
+        info.seq = h.seq;
+        info.has_header = info.has_packet_acks = TRUE;
+        info.ack = info.packet_ack = h.ack;
+        info.ack_bits = info.packet_ack_bits = h.ack_bits;
         proto_tree_add_item(rt, hf_reliable_payload, tvb, h.len, -1, ENC_NA);
-        dissect_payload(tvb_new_subset_remaining(tvb, h.len), pinfo, tree);
+        dissect_payload(tvb_new_subset_remaining(tvb, h.len), pinfo, tree, &info, rec);
     }
     return len;
 }
@@ -305,9 +320,9 @@ static gboolean fragment0_header(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     proto_tree *ht = proto_tree_add_subtree(rt, tvb, RELIABLE_FRAGMENT_HEADER_LEN, -1, ett_reliable_header, &pi,
                                             "Packet header (fragment 0)");
     gboolean valid = TRUE;
-    hdr_t h;
+    reliable_header_t h;
 
-    if (!read_header(tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h) || (h.prefix & 1)) {
+    if (!reliable_read_header(tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h) || (h.prefix & 1)) {
         AU_EXPERT(pinfo, pi, &ei_reliable_short,
                   "Fragment 0 has no readable packet header: the receiver drops it");
         return FALSE;
@@ -359,7 +374,8 @@ static gboolean fragment_size_ok(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
 /* The fragment's data into Wireshark's reassembly, keyed by the packet's
  * extended sequence; the whole packet's payload dissected where it completes. */
 static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_tree *tree, const reliable_pkt_t *pkt,
-                       const rl_frame_t *rec, guint data_off, guint data_len, gboolean transient)
+                       const rl_frame_t *rec, guint data_off, guint data_len, gboolean transient,
+                       const netcode_payload_info_t *below)
 {
     gboolean save_fragmented = pinfo->fragmented;
     fragment_head *fh;
@@ -375,13 +391,36 @@ static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_
         cs_sp_free_later(fh);   /* never shown again: its data goes with this frame */
     if (whole) {
         col_append_fstr(pinfo->cinfo, COL_INFO, " [Reassembled %u bytes]", tvb_reported_length(whole));
-        if (tvb_reported_length(whole))
-            dissect_payload(whole, pinfo, tree);
+        if (tvb_reported_length(whole)) {
+            reliable_payload_info_t info;
+
+            memset(&info, 0, sizeof info);
+            info.netcode = below;
+            info.kind = RELIABLE_PAYLOAD_REASSEMBLED;
+            info.seq = pkt->seq;
+            info.fragment_id = pkt->fragment_id;
+            info.num_fragments = pkt->num_fragments;
+            info.has_header = pkt->has_header;
+            info.ack = pkt->ack;
+            info.ack_bits = pkt->ack_bits;
+            /* The packet's header is fragment 0's: this one's, or kept by
+             * the analysis from an earlier frame (first pass). */
+            if (pkt->has_header) {
+                info.has_packet_acks = TRUE;
+                info.packet_ack = pkt->ack;
+                info.packet_ack_bits = pkt->ack_bits;
+            } else if (rec->packet_acks) {
+                info.has_packet_acks = TRUE;
+                info.packet_ack = rec->packet_ack;
+                info.packet_ack_bits = rec->packet_ack_bits;
+            }
+            dissect_payload(whole, pinfo, tree, &info, rec);
+        }
     }
 }
 
 static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_item *ti, proto_tree *tree,
-                            gboolean too_large)
+                            gboolean too_large, const netcode_payload_info_t *below)
 {
     guint len = tvb_captured_length(tvb);
     reliable_pkt_t pkt;
@@ -441,11 +480,13 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
     reliable_analysis_show(tvb, pinfo, rt, ti, rec);
 
     if (pkt.valid && rec && pref_reassemble && data_len && !(rec->flags & (RLA_FRAG_COUNT | RLA_DUPLICATE)))
-        reassemble(tvb, pinfo, rt, tree, &pkt, rec, data_off, data_len, transient);
+        reassemble(tvb, pinfo, rt, tree, &pkt, rec, data_off, data_len, transient, below);
     return len;
 }
 
-static int dissect_reliable(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+/* below: netcode's, when reliable is in its payload. */
+static int dissect_reliable_on(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                               const netcode_payload_info_t *below)
 {
     guint len = tvb_captured_length(tvb);
     proto_item *ti;
@@ -464,8 +505,21 @@ static int dissect_reliable(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                   "Datagram of %u bytes, above what the receiver takes (%u + 14, "
                   "reliable.max_packet_size): dropped", tvb_reported_length(tvb), pref_max_packet);
     if (rl_get_u8(tvb, 0) & 1)
-        return dissect_fragment(tvb, pinfo, rt, ti, tree, too_large);
-    return dissect_regular(tvb, pinfo, rt, ti, tree, too_large);
+        return dissect_fragment(tvb, pinfo, rt, ti, tree, too_large, below);
+    return dissect_regular(tvb, pinfo, rt, ti, tree, too_large, below);
+}
+
+/* On UDP (Decode As; and the handle registered by name): UDP's data is not
+ * netcode's. */
+static int dissect_reliable(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    return dissect_reliable_on(tvb, pinfo, tree, NULL);
+}
+
+/* Decode As in netcode's payload: data is netcode's (netcode.h). */
+static int dissect_reliable_netcode(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    return dissect_reliable_on(tvb, pinfo, tree, (const netcode_payload_info_t *)data);
 }
 
 /* UDP heuristic (off by default): a datagram the library would take, and
@@ -503,21 +557,12 @@ static ws_cb_bool dissect_reliable_heur_udp(tvbuff_t *tvb, packet_info *pinfo, p
  * decode goes on after packets the capture missed (a kernel's drops, one
  * direction or both, across a wrap), a reconnect on the same ports, or
  * reordering; the analysis shows what the jump means. The first pass
- * decides; later passes read the decision. */
+ * decides; later passes read the decision. The directions' state is in the
+ * analysis' record of the conversation (rl_conn_t): once a direction is
+ * confirmed, its packets are analysed, and its newest sequence is the
+ * analysis'. */
 #define RL_HEUR_AHEAD 1024u
 #define RL_HEUR_BEHIND 256u
-
-typedef struct rl_heur_dir {
-    gboolean seen;
-    gboolean confirmed;     /* a payload of this direction was claimed as moving it on */
-    guint16 newest;
-} rl_heur_dir_t;
-
-typedef struct rl_heur_conv {
-    address addr0;          /* direction 0's source */
-    guint32 port0;
-    rl_heur_dir_t dir[2];
-} rl_heur_conv_t;
 
 enum { RL_HEUR_UNDECIDED, RL_HEUR_CLAIMED, RL_HEUR_REJECTED };
 
@@ -550,12 +595,21 @@ static void heur_decide(guint32 frame, guint decision)
                                          (decision << (2 * (frame % 4))));
 }
 
+/* The newest sequence of the peer of a direction under the heuristic: the
+ * analysis' once the peer is confirmed (its packets are analysed), the
+ * heuristic's own until then. */
+static guint16 heur_peer_newest(const rl_conn_t *c, const rl_heur_dir_t *peer, packet_info *pinfo)
+{
+    const rl_dir_t *pd = peer->confirmed ? reliable_conn_dir(c, &pinfo->dst, pinfo->destport) : NULL;
+
+    return pd ? (guint16)pd->newest : peer->newest;
+}
+
 static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
 {
-    conversation_t *conv;
-    rl_heur_conv_t *hc;
+    rl_conn_t *c;
     rl_heur_dir_t *me, *peer;
-    hdr_t h;
+    reliable_header_t h;
     gboolean fragment, have_header, claim;
     guint16 seq;
     guint d;
@@ -566,31 +620,26 @@ static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
     seq = fragment ? tvb_get_letohs(tvb, 1) : 0;
     have_header = !fragment || rl_get_u8(tvb, 3) == 0;
     if (have_header) {
-        if (!read_header(tvb, fragment ? RELIABLE_FRAGMENT_HEADER_LEN : 0, &h))
+        if (!reliable_read_header(tvb, fragment ? RELIABLE_FRAGMENT_HEADER_LEN : 0, &h))
             return FALSE;
         seq = h.seq;
     }
 
-    conv = find_or_create_conversation(pinfo);
-    hc = (rl_heur_conv_t *)conversation_get_proto_data(conv, proto_reliable);
-    if (!hc) {
-        hc = wmem_new0(wmem_file_scope(), rl_heur_conv_t);
-        copy_address_wmem(wmem_file_scope(), &hc->addr0, &pinfo->src);
-        hc->port0 = pinfo->srcport;
-        conversation_add_proto_data(conv, proto_reliable, hc);
+    /* The conversation's state is the analysis' (one record, one tracker of
+     * sequences); the heuristic adds its view of the directions. */
+    c = reliable_conn_of(pinfo);
+    if (c->heur_src0.type == AT_NONE) {
+        copy_address_wmem(wmem_file_scope(), &c->heur_src0, &pinfo->src);
+        c->heur_port0 = pinfo->srcport;
     }
-    d = (addresses_equal(&hc->addr0, &pinfo->src) && hc->port0 == pinfo->srcport) ? 0 : 1;
-    me = &hc->dir[d];
-    peer = &hc->dir[1 - d];
+    d = (addresses_equal(&c->heur_src0, &pinfo->src) && c->heur_port0 == pinfo->srcport) ? 0 : 1;
+    me = &c->heur[d];
+    peer = &c->heur[1 - d];
 
-    if (me->confirmed) {
-        /* A confirmed direction: claimed, its newest kept up to date. */
-        if ((guint16)(seq - me->newest) < 0x8000)
-            me->newest = seq;
-        return TRUE;
-    }
+    if (me->confirmed)
+        return TRUE;                /* its sequences are the analysis' to follow */
     if (have_header && peer->seen) {
-        guint16 ahead = (guint16)(h.ack - peer->newest);
+        guint16 ahead = (guint16)(h.ack - heur_peer_newest(c, peer, pinfo));
         if (ahead != 0 && ahead < 0x8000)
             return FALSE;           /* acknowledges what the peer never sent */
     }
@@ -600,7 +649,7 @@ static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
          * endpoint that heard the peer before its own first send). */
         claim = have_header && seq < RL_HEUR_AHEAD &&
                 ((h.ack == 0xFFFF && h.ack_bits == 0) ||
-                 (peer->confirmed && (guint16)(peer->newest - h.ack) < RL_HEUR_BEHIND));
+                 (peer->confirmed && (guint16)(heur_peer_newest(c, peer, pinfo) - h.ack) < RL_HEUR_BEHIND));
         me->seen = TRUE;
         me->confirmed = claim;
         me->newest = seq;
@@ -629,7 +678,7 @@ static ws_cb_bool dissect_reliable_heur_netcode(tvbuff_t *tvb, packet_info *pinf
     }
     if (decision != RL_HEUR_CLAIMED)
         return FALSE;
-    dissect_reliable(tvb, pinfo, tree, data);
+    dissect_reliable_on(tvb, pinfo, tree, (const netcode_payload_info_t *)data);
     return TRUE;
 }
 
@@ -756,5 +805,6 @@ void proto_reg_handoff_reliable(void)
         heur_dissector_add("netcode.payload", dissect_reliable_heur_netcode, "Reliable over netcode",
                            "reliable_netcode", proto_reliable, HEURISTIC_ENABLE);
     if (find_dissector_table("netcode.payload"))
-        dissector_add_for_decode_as("netcode.payload", reliable_handle);
+        dissector_add_for_decode_as("netcode.payload",
+                                    create_dissector_handle(dissect_reliable_netcode, proto_reliable));
 }

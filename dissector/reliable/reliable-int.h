@@ -24,7 +24,6 @@
 #endif
 
 #define RELIABLE_FRAGMENT_HEADER_LEN 5
-#define RELIABLE_MAX_HEADER_LEN 9
 
 /* What the decoder read from one datagram, for the analysis. */
 typedef struct reliable_pkt {
@@ -64,6 +63,10 @@ enum {
 typedef struct rl_frame {
     struct rl_conn *conn;
     guint8 dir;
+    /* The frame completed a fragmented packet that had a header (its
+     * fragment 0's): packet_ack, packet_ack_bits (first pass; in the
+     * record's padding). */
+    guint8 packet_acks;
     guint32 flags;
     guint64 ext_seq;         /* sequence unwrapped in its direction */
     guint32 dup_of;          /* duplicate: the first frame */
@@ -74,6 +77,7 @@ typedef struct rl_frame {
     guint16 first_count;     /* fragment count mismatch: the first fragment's */
     guint32 not_captured;    /* packets of the peer this header acks that the capture missed */
     guint16 n_links, n_lost, n_incomplete;
+    guint16 packet_ack;
     guint64 ack_ext;         /* the header taken here: its ack, unwrapped in the peer's direction */
     rl_ack_link_t *links;    /* packets this frame acks first */
     guint32 *lost_frames;    /* packets found lost here: their frames */
@@ -84,6 +88,7 @@ typedef struct rl_frame {
     /* Forward-looking (set by later frames on the first pass; shown when
      * the frame is revisited). */
     guint32 acked_in;
+    guint32 packet_ack_bits;   /* (not forward-looking: with packet_acks) */
     gint64 rtt_ns;
     guint32 lost_in;
 } rl_frame_t;
@@ -149,9 +154,26 @@ typedef struct rl_dir {
     guint64 bytes;
 } rl_dir_t;
 
+/* The heuristic under netcode (dissect.c) in one direction of a
+ * conversation: whether the direction showed a payload, whether it carries
+ * reliable packets, and until it does, the newest sequence of its payloads
+ * (claimed or not). Once confirmed, the direction's newest sequence is the
+ * analysis' (rl_dir_t.newest). */
+typedef struct rl_heur_dir {
+    gboolean seen;
+    gboolean confirmed;
+    guint16 newest;
+} rl_heur_dir_t;
+
 typedef struct rl_conn {
     guint32 index;
+    gboolean listed;         /* analysed: in the list of conversations (index set) */
     rl_dir_t dir[2];
+    /* The heuristic's view: its direction 0 is that of the first payload it
+     * saw (the analysis' is that of the first packet claimed). */
+    address heur_src0;
+    guint32 heur_port0;
+    rl_heur_dir_t heur[2];
 } rl_conn_t;
 
 /* Queued on the "reliable" tap for every analysed packet. */
@@ -168,8 +190,13 @@ rl_frame_t *reliable_analysis_packet(packet_info *pinfo, const reliable_pkt_t *p
                                      gboolean *transient);
 void reliable_analysis_handoff(void);
 void reliable_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_item *ti, rl_frame_t *rec);
-guint reliable_conn_count(void);
-rl_conn_t *reliable_conn(guint i);
+/* The state of the packet's conversation, made at its first packet, the
+ * heuristic's or the analysis' (entered among the analysed conversations,
+ * and numbered, at its first analysed packet). */
+rl_conn_t *reliable_conn_of(packet_info *pinfo);
+/* The analysis' direction of a conversation whose packets come from src,
+ * port (NULL: none analysed). */
+const rl_dir_t *reliable_conn_dir(const rl_conn_t *c, const address *src, guint32 port);
 
 /* stats.c */
 void reliable_stats_register(void);

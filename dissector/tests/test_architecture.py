@@ -66,9 +66,6 @@ def dissector_files():
 
 # The files every protocol folder has (<p>: its name).
 SHAPE = ("<p>.h", "<p>-int.h", "dissect.c", "analysis.c", "stats.c")
-# Not there yet: yojimbo's yojimbo.h is also its internal header, until the
-# layers' contract (issue 27) splits it.
-SHAPE_PENDING = {"dissector/yojimbo/yojimbo-int.h"}
 # Made by dissector/CMakeLists.txt in the build tree's dissector/.
 GENERATED = {"plugin-protocols.h"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -80,7 +77,6 @@ def protocols():
         line = line.split("#")[0].split()
         if line:
             names.append(line[0])   # the table's first column
-
     return names
 
 
@@ -89,7 +85,7 @@ def shape_failures(tracked):
     for p in protocols():
         for f in SHAPE:
             path = "dissector/%s/%s" % (p, f.replace("<p>", p))
-            if path not in SHAPE_PENDING and not os.path.exists(os.path.join(REPO, path)):
+            if not os.path.exists(os.path.join(REPO, path)):
                 failures.append("dissector/%s/ has no %s" % (p, f.replace("<p>", p)))
         if os.path.exists(os.path.join(REPO, "dissector", p, "CMakeLists.txt")):
             failures.append("dissector/%s/CMakeLists.txt: a protocol folder has no build file "

@@ -7,10 +7,10 @@
  * completed. Built on the first pass (with or without a tree); later passes
  * read what it kept.
  *
- * Reliable's header is not passed down to this payload, so it is read again
- * from the data source the payload sits in (the decrypted netcode payload or
- * the reassembled reliable packet): the source must be exactly header +
- * payload, which is checked byte for byte.
+ * Reliable's header comes from reliable, with the payload
+ * (reliable_payload_info_t, reliable.h): its sequence, and the acks the
+ * library applies for the packet (a reassembled packet's are its fragment
+ * 0's, which reliable's analysis kept).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -21,7 +21,7 @@
 #include <epan/conversation.h>
 #include <epan/proto_data.h>
 
-#include "yojimbo.h"
+#include "yojimbo-int.h"
 #include "common/analysis-util.h"
 #include "common/single-pass.h"
 
@@ -56,114 +56,12 @@ static GPtrArray *frames_kept;      /* frame number -> record (passes that revis
 static const frame_data *last_fd;   /* the frame analysed last in the single pass */
 static guint32 last_num;
 
-/* ---- reliable's header ---------------------------------------------------- */
-
-/* Parses reliable's regular packet header at the start of t: its length, or
- * -1. */
-int yj_reliable_header(tvbuff_t *t, guint16 *seq, guint16 *ack, guint32 *ack_bits)
-{
-    guint len = tvb_captured_length(t);
-    guint8 prefix;
-    guint p = 0;
-
-    if (len < 3)
-        return -1;
-    prefix = yj_u8(t, p++);
-    if (prefix & 1)
-        return -1;
-    *seq = tvb_get_letohs(t, p);
-    p += 2;
-    if (prefix & (1 << 5)) {
-        if (len < p + 1)
-            return -1;
-        *ack = (guint16)(*seq - yj_u8(t, p));
-        p++;
-    } else {
-        if (len < p + 2)
-            return -1;
-        *ack = tvb_get_letohs(t, p);
-        p += 2;
-    }
-    *ack_bits = 0xFFFFFFFFu;
-    for (int i = 1; i <= 4; i++) {
-        if (prefix & (1 << i)) {
-            if (len < p + 1)
-                return -1;
-            *ack_bits &= ~(0xFFu << (8 * (i - 1)));
-            *ack_bits |= (guint32)yj_u8(t, p) << (8 * (i - 1));
-            p++;
-        }
-    }
-    return (int)p;
-}
-
-gboolean yj_find_reliable_header(packet_info *pinfo, tvbuff_t *tvb, guint16 *seq, guint16 *ack,
-                                 guint32 *ack_bits, gboolean *have_ack)
-{
-    guint my_len = tvb_captured_length(tvb);
-    gboolean found = FALSE, whole = FALSE;
-    tvbuff_t *frag = NULL;
-
-    if (my_len != tvb_reported_length(tvb))
-        return FALSE;
-    for (GSList *l = pinfo->data_src; l; l = l->next) {
-        tvbuff_t *t = get_data_source_tvb((const struct data_source *)l->data);
-        guint tl;
-        int h;
-        guint16 s, a;
-        guint32 ab;
-
-        if (!t)
-            continue;
-        if (t == tvb) {
-            whole = TRUE;   /* a reassembled reliable packet handed over whole */
-            continue;
-        }
-        tl = tvb_captured_length(t);
-        /* a reliable fragment: prefix 1, sequence, fragment id, count - 1 */
-        if (tl >= 5 && yj_u8(t, 0) == 1)
-            frag = t;
-        if (tl < my_len + 3 || tl > my_len + 9)
-            continue;
-        h = yj_reliable_header(t, &s, &a, &ab);
-        if (h < 0 || (guint)h + my_len != tl)
-            continue;
-        if (my_len && tvb_memeql(t, h, tvb_get_ptr(tvb, 0, my_len), my_len) != 0)
-            continue;
-        *seq = s;
-        *ack = a;
-        *ack_bits = ab;
-        *have_ack = TRUE;
-        found = TRUE;   /* the newest matching source wins */
-    }
-    if (!found && whole && frag) {
-        /* Reassembled: the sequence of the fragment that completed it; its
-         * acks when that fragment is fragment 0 (which carries the header). */
-        guint16 s, a;
-        guint32 ab;
-        *seq = tvb_get_letohs(frag, 1);
-        *have_ack = FALSE;
-        if (yj_u8(frag, 3) == 0) {
-            tvbuff_t *h0 = tvb_new_subset_remaining(frag, 5);
-            if (yj_reliable_header(h0, &s, &a, &ab) > 0 && s == *seq) {
-                *ack = a;
-                *ack_bits = ab;
-                *have_ack = TRUE;
-            }
-        }
-        found = TRUE;
-    }
-    return found;
-}
-
 /* ---- state -------------------------------------------------------------- */
 
 static void dir_free(yj_dir_t *d)
 {
     if (d->sent)
         g_hash_table_destroy(d->sent);
-    if (d->frag0_acks)
-        g_hash_table_destroy(d->frag0_acks);
     for (int i = 0; i < YJ_MAX_CHANNELS; i++)
         if (d->msgs[i])
             g_hash_table_destroy(d->msgs[i]);
@@ -280,7 +178,6 @@ static yj_dir_t *get_dir(packet_info *pinfo, yj_conv_t **conv_out, int *which)
         y->active = TRUE;
         au_copy_endpoints(pinfo, FALSE, &y->src, &y->sport, &y->dst, &y->dport);
         y->sent = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-        y->frag0_acks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     }
     *conv_out = c;
     *which = d;
@@ -442,20 +339,11 @@ static void note_gap(packet_info *pinfo, yj_dir_t *y, const yj_dir_t *peer, guin
     y->header_seq = seq;
 }
 
-/* The acks in this packet's reliable header (a reassembled packet: its
- * fragment 0's, kept by yj_analysis_fragment0) confirm the peer's packets. */
+/* The acks of this packet's reliable header (a reassembled packet: its
+ * fragment 0's) confirm the peer's packets. */
 static void take_acks(packet_info *pinfo, yj_frame_t *fr, yj_dir_t *y, yj_dir_t *peer, guint16 ack,
                       guint32 ack_bits, gboolean have_ack)
 {
-    if (!have_ack) {
-        guint32 *a = (guint32 *)g_hash_table_lookup(y->frag0_acks, GUINT_TO_POINTER((guint)fr->seq));
-        if (a) {
-            ack = (guint16)a[0];
-            ack_bits = a[1];
-            have_ack = TRUE;
-            g_hash_table_remove(y->frag0_acks, GUINT_TO_POINTER((guint)fr->seq));
-        }
-    }
     y->packets++;
     if (have_ack && peer->active && peer->have_seq) {
         guint32 ext_ack = unwrap16(ack, peer->last_ext_seq);
@@ -564,16 +452,15 @@ static void record_items(packet_info *pinfo, yj_frame_t *fr, yj_conv_t *c, int d
     }
 }
 
-yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pending_item_t *items,
-                               guint n_items)
+yj_frame_t *yj_analysis_packet(packet_info *pinfo, const reliable_payload_info_t *rl,
+                               const yj_pending_item_t *items, guint n_items)
 {
     yj_frame_t *fr;
     yj_conv_t *c;
     yj_dir_t *y, *peer;
     int d;
-    guint16 seq, ack;
-    guint32 ack_bits, ext;
-    gboolean have_ack = FALSE;
+    guint16 seq = 0;
+    guint32 ext;
 
     if (!convs)
         return NULL;
@@ -593,11 +480,11 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
     y->last_frame = pinfo->num;
     y->last_time = pinfo->abs_ts;
 
-    fr->have_header = yj_find_reliable_header(pinfo, tvb, &seq, &ack, &ack_bits, &have_ack);
-    if (fr->have_header) {
-        fr->seq = seq;
+    fr->have_header = rl != NULL;
+    if (rl) {
+        fr->seq = seq = rl->seq;
         note_gap(pinfo, y, peer, seq);
-        take_acks(pinfo, fr, y, peer, ack, ack_bits, have_ack);
+        take_acks(pinfo, fr, y, peer, rl->packet_ack, rl->packet_ack_bits, rl->has_packet_acks);
     }
     if (!n_items)
         return frame_keep(pinfo, fr);
@@ -612,37 +499,6 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, tvbuff_t *tvb, const yj_pendi
             remember_sent(pinfo, y, fr, ext);
     }
     return frame_keep(pinfo, fr);
-}
-
-void yj_analysis_fragment0(packet_info *pinfo)
-{
-    conversation_t *conv;
-    yj_conv_t *c;
-    yj_dir_t *y;
-    int d;
-
-    if (!convs || pinfo->fd->visited || wmem_map_size(convs) == 0)
-        return;
-    conv = find_conversation_pinfo(pinfo, 0);
-    if (!conv || !wmem_map_lookup(convs, conv))
-        return;
-    for (GSList *l = pinfo->data_src; l; l = l->next) {
-        tvbuff_t *t = get_data_source_tvb((const struct data_source *)l->data);
-        guint16 seq, s, a;
-        guint32 ab;
-        guint32 *rec;
-
-        if (!t || tvb_captured_length(t) < 5 + 3 || yj_u8(t, 0) != 1 || yj_u8(t, 3) != 0)
-            continue;
-        seq = tvb_get_letohs(t, 1);
-        if (yj_reliable_header(tvb_new_subset_remaining(t, 5), &s, &a, &ab) < 0 || s != seq)
-            continue;
-        y = get_dir(pinfo, &c, &d);
-        rec = g_new(guint32, 2);
-        rec[0] = a;
-        rec[1] = ab;
-        g_hash_table_replace(y->frag0_acks, GUINT_TO_POINTER((guint)seq), rec);
-    }
 }
 
 /* The block record of (this packet's direction, ch, id), without making one. */

@@ -9,7 +9,7 @@
 #include <wireshark.h>
 #include <epan/packet.h>
 
-#include "yojimbo.h"
+#include "yojimbo-int.h"
 
 int yj_bits_required(guint32 min, guint32 max)
 {

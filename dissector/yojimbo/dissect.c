@@ -23,7 +23,7 @@
 #include <epan/proto_data.h>
 #include <wsutil/str_util.h>
 
-#include "yojimbo.h"
+#include "yojimbo-int.h"
 #include "netcode/netcode.h"
 #include "common/analysis-util.h"
 #include "common/single-pass.h"
@@ -304,11 +304,11 @@ static gboolean games_check(const char *channels, const char *schema_file, char 
     return TRUE;
 }
 
-/* The configuration of the packet's connection: its games row's, or the
- * preferences'. */
-static const yj_cfg_t *packet_cfg(packet_info *pinfo)
+/* The configuration of the packet's connection: its games row's (netcode
+ * passes it up, through reliable), or the preferences'. */
+static const yj_cfg_t *packet_cfg(const reliable_payload_info_t *rl)
 {
-    const netcode_game_t *g = netcode_game_of_packet(pinfo);
+    const netcode_game_t *g = rl && rl->netcode ? rl->netcode->game : NULL;
 
     if (!g)
         return &pref_cfg;
@@ -936,7 +936,10 @@ static gboolean channel_entry(ctx_t *c, guint32 e, guint32 entries, int *last_ch
     return TRUE;
 }
 
-static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+/* A connection packet; rl: what reliable passed up with it (reliable.h),
+ * NULL without reliable's header. */
+static int dissect_connection_packet(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                                     const reliable_payload_info_t *rl)
 {
     ctx_t c;
     guint32 entries;
@@ -951,7 +954,7 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     c.b.end = (guint64)tvb_reported_length(tvb) * 8;
     c.items = wmem_array_new(pinfo->pool, sizeof(yj_pending_item_t));
     c.info = wmem_strbuf_new(pinfo->pool, "");
-    c.cfg = packet_cfg(pinfo);
+    c.cfg = packet_cfg(rl);
 
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "yojimbo");
     c.top = proto_tree_add_item(tree, proto_yojimbo, tvb, 0, -1, ENC_NA);
@@ -981,7 +984,7 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         }
     }
 
-    fr = yj_analysis_packet(pinfo, tvb, (const yj_pending_item_t *)wmem_array_get_raw(c.items),
+    fr = yj_analysis_packet(pinfo, rl, (const yj_pending_item_t *)wmem_array_get_raw(c.items),
                             wmem_array_get_count(c.items));
     /* after the analysis made the blocks' records */
     for (guint i = 0; i < c.n_done; i++)
@@ -999,17 +1002,23 @@ static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     return tvb_captured_length(tvb);
 }
 
+/* In reliable's payload (Decode As; the handle registered by name): data is
+ * reliable's (reliable.h). */
+static int dissect_yojimbo(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    return dissect_connection_packet(tvb, pinfo, tree, (const reliable_payload_info_t *)data);
+}
+
 /* A reliable regular packet straight on UDP (no netcode: test data, or a
  * capture taken inside the application) carrying a connection packet: the
- * header is read only to find the payload and for the analysis; reliable's
- * fragments are left alone. */
-static int dissect_yojimbo_plain(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+ * header is read (with reliable's reader) only to find the payload and for
+ * the analysis; reliable's fragments are left alone. */
+static int dissect_yojimbo_plain(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree)
 {
-    guint16 seq, ack;
-    guint32 ack_bits;
+    reliable_header_t h;
+    reliable_payload_info_t rl;
     guint len = tvb_captured_length(tvb);
-    int h;
-    tvbuff_t *copy, *payload;
+    tvbuff_t *payload;
 
     if (len != tvb_reported_length(tvb) || len < 3)
         return 0;
@@ -1019,27 +1028,33 @@ static int dissect_yojimbo_plain(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
         proto_tree_add_item(tree, proto_yojimbo, tvb, 0, -1, ENC_NA);
         return (int)len;
     }
-    h = yj_reliable_header(tvb, &seq, &ack, &ack_bits);
-    if (h < 0)
+    if (!reliable_read_header(tvb, 0, &h))
         return 0;
-    copy = tvb_new_child_real_data(tvb, (const guint8 *)tvb_memdup(pinfo->pool, tvb, 0, len), len, len);
-    add_new_data_source(pinfo, copy, "reliable packet");
-    proto_tree_add_subtree_format(tree, tvb, 0, h, ett_entry, NULL,
-                                  "reliable header: sequence %u, ack %u, ack bits 0x%08x", seq, ack, ack_bits);
-    payload = tvb_new_subset_remaining(copy, h);
-    if (tvb_reported_length(payload) == 0)
-        return h;
-    dissect_yojimbo(payload, pinfo, tree, data);
+    proto_tree_add_subtree_format(tree, tvb, 0, h.len, ett_entry, NULL,
+                                  "reliable header: sequence %u, ack %u, ack bits 0x%08x", h.seq, h.ack,
+                                  h.ack_bits);
+    if (len == h.len)
+        return (int)h.len;
+    /* What reliable would pass up with the payload (no analysis of its own). */
+    memset(&rl, 0, sizeof rl);
+    rl.kind = RELIABLE_PAYLOAD_PACKET;
+    rl.seq = h.seq;
+    rl.has_header = rl.has_packet_acks = TRUE;
+    rl.ack = rl.packet_ack = h.ack;
+    rl.ack_bits = rl.packet_ack_bits = h.ack_bits;
+    payload = tvb_new_subset_remaining(tvb, h.len);
+    dissect_connection_packet(payload, pinfo, tree, &rl);
     return (int)len;
 }
 
 /* Decode As on a UDP port: a bare connection packet, or with
- * yojimbo.plain_reliable a plain reliable packet carrying one. */
-static int dissect_yojimbo_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+ * yojimbo.plain_reliable a plain reliable packet carrying one. UDP's data
+ * is not reliable's. */
+static int dissect_yojimbo_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
     if (pref_plain)
-        return dissect_yojimbo_plain(tvb, pinfo, tree, data);
-    return dissect_yojimbo(tvb, pinfo, tree, data);
+        return dissect_yojimbo_plain(tvb, pinfo, tree);
+    return dissect_connection_packet(tvb, pinfo, tree, NULL);
 }
 
 /* Claims a reliable payload inside netcode when its framing fits the
@@ -1047,6 +1062,7 @@ static int dissect_yojimbo_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
  * (an empty packet: exactly one byte). */
 static ws_cb_bool dissect_yojimbo_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
+    const reliable_payload_info_t *rl = (const reliable_payload_info_t *)data;
     yj_bits_t b;
     guint32 entries, ch = 0, flag;
     guint len = tvb_captured_length(tvb);
@@ -1056,9 +1072,9 @@ static ws_cb_bool dissect_yojimbo_heur(tvbuff_t *tvb, packet_info *pinfo, proto_
         return FALSE;
     /* yojimbo runs reliable over netcode: a reliable payload elsewhere (a
      * game using reliable alone) is not taken for a connection packet. */
-    if (!proto_is_frame_protocol(pinfo->layers, "netcode"))
+    if (!rl || !rl->netcode)
         return FALSE;
-    cfg = packet_cfg(pinfo);
+    cfg = packet_cfg(rl);
     if (cfg->error)
         return FALSE;
     b.tvb = tvb;
@@ -1079,15 +1095,8 @@ static ws_cb_bool dissect_yojimbo_heur(tvbuff_t *tvb, packet_info *pinfo, proto_
         if (!flag && (!yj_read_bits(&b, 1, &flag) || !flag))
             return FALSE;   /* an entry is only written when it has something */
     }
-    dissect_yojimbo(tvb, pinfo, tree, data);
+    dissect_connection_packet(tvb, pinfo, tree, rl);
     return TRUE;
-}
-
-/* Sees every frame after the others: the acks of reliable fragments 0. */
-static int dissect_yojimbo_post(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *tree _U_, void *data _U_)
-{
-    yj_analysis_fragment0(pinfo);
-    return 0;
 }
 
 static void yj_init(void)
@@ -1208,7 +1217,6 @@ void proto_register_yojimbo(void)
     yojimbo_handle = register_dissector("yojimbo", dissect_yojimbo, proto_yojimbo);
     yojimbo_udp_handle = register_dissector("yojimbo_udp", dissect_yojimbo_udp, proto_yojimbo);
     yj_eo_tap = register_export_object(proto_yojimbo, eo_packet, NULL);
-    register_postdissector(create_dissector_handle(dissect_yojimbo_post, proto_yojimbo));
     yj_stats_tap = register_tap("yojimbo_stats");
     register_init_routine(yj_init);
     register_cleanup_routine(yj_cleanup);

@@ -13,7 +13,7 @@
 #include <epan/packet.h>
 #include <epan/tap.h>
 
-#include "yojimbo.h"
+#include "yojimbo-int.h"
 #include "common/ws-compat.h"
 #include "common/flow-conv.h"
 

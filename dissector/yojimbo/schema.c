@@ -14,7 +14,7 @@
 #include <epan/packet.h>
 #include <epan/proto.h>
 
-#include "yojimbo.h"
+#include "yojimbo-int.h"
 
 #define YJ_SCHEMA_MAX_TYPES 65536
 #define YJ_SCHEMA_MAX_STEPS 1024    /* per message type */

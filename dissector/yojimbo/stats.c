@@ -14,7 +14,7 @@
 #include <epan/stat_tap_ui.h>
 #include <epan/tap.h>
 
-#include "yojimbo.h"
+#include "yojimbo-int.h"
 #include "common/ws-compat.h"
 #include "common/stats-util.h"
 
