@@ -669,6 +669,85 @@ static gboolean heur_mid_connection(nc_dissection_t *d, nc_conn_t *conn)
     return follows;
 }
 
+/* ---- Frame records kept for the passes that revisit ----------------------- */
+
+/* With two passes (and in the GUI) every netcode frame's record is kept for
+ * the file. Most frames of a connection have the same record (a payload or
+ * keep-alive with nothing to note), so a record is stored once: a frame is
+ * a 4-byte index (by frame number) into the distinct records (in the file's
+ * scope), instead of a record and a proto data entry of its own, about
+ * 150 bytes a frame. A record is compared once it is complete (after the
+ * first pass's analysis) with the last few kept, and a revisit never
+ * changes a shared one (packet_start, analyse). In tshark's single pass
+ * records live with the packet as proto data (single-pass.h). */
+#define NC_KEPT_RECENT 8
+static GArray *kept_index;         /* guint32 by frame number: 1 + index in kept, 0 none */
+static GPtrArray *kept;            /* nc_frame_t * (file scope) */
+static guint32 kept_recent[NC_KEPT_RECENT];  /* 1 + index in kept of the last distinct records */
+static guint kept_recent_next;
+
+static void kept_clear(void)
+{
+    g_array_set_size(kept_index, 0);
+    g_ptr_array_set_size(kept, 0);
+    memset(kept_recent, 0, sizeof kept_recent);
+    kept_recent_next = 0;
+}
+
+/* The frame's record in scope (the file's: the kept ones), NULL when none. */
+static nc_frame_t *frame_record(packet_info *pinfo, wmem_allocator_t *scope)
+{
+    guint32 idx;
+
+    if (scope != wmem_file_scope())
+        return (nc_frame_t *)p_get_proto_data(scope, pinfo, proto_netcode, 0);
+    idx = kept_index->len > pinfo->num ? g_array_index(kept_index, guint32, pinfo->num) : 0;
+    return idx ? (nc_frame_t *)g_ptr_array_index(kept, idx - 1) : NULL;
+}
+
+/* Ties rec, new in scope, to the frame. */
+static void frame_record_add(packet_info *pinfo, wmem_allocator_t *scope, nc_frame_t *rec)
+{
+    if (scope != wmem_file_scope()) {
+        p_add_proto_data(scope, pinfo, proto_netcode, 0, rec);
+        return;
+    }
+    g_ptr_array_add(kept, rec);
+    if (kept_index->len <= pinfo->num)
+        g_array_set_size(kept_index, pinfo->num + 1);
+    g_array_index(kept_index, guint32, pinfo->num) = kept->len;
+}
+
+/* First pass, once the frame's record is complete: when a record kept
+ * lately is the same, the frame takes that one, and its own is freed.
+ * Returns the frame's record. */
+static nc_frame_t *frame_record_share(packet_info *pinfo, wmem_allocator_t *scope, nc_frame_t *rec)
+{
+    guint32 *slot;
+
+    if (scope != wmem_file_scope() || kept_index->len <= pinfo->num)
+        return rec;
+    slot = &g_array_index(kept_index, guint32, pinfo->num);
+    if (*slot != kept->len || g_ptr_array_index(kept, *slot - 1) != rec)
+        return rec;
+    for (guint i = 0; i < NC_KEPT_RECENT; i++) {
+        nc_frame_t *other;
+        if (!kept_recent[i])
+            continue;
+        other = (nc_frame_t *)g_ptr_array_index(kept, kept_recent[i] - 1);
+        /* records are allocated zeroed, so the padding compares too */
+        if (memcmp(other, rec, sizeof *rec) == 0) {
+            g_ptr_array_set_size(kept, kept->len - 1);
+            wmem_free(scope, rec);
+            *slot = kept_recent[i];
+            return other;
+        }
+    }
+    kept_recent[kept_recent_next] = *slot;
+    kept_recent_next = (kept_recent_next + 1) % NC_KEPT_RECENT;
+    return rec;
+}
+
 /* The first pass's decision on a datagram: its new frame record (with its
  * connection, made if new), or NULL when netcode does not take it. */
 static nc_frame_t *first_pass_record(nc_dissection_t *d, nc_mode_t mode)
@@ -696,7 +775,7 @@ static nc_frame_t *first_pass_record(nc_dissection_t *d, nc_mode_t mode)
     rec = wmem_new0(d->scope, nc_frame_t);
     rec->conn = conn;
     rec->private_key = -1;
-    p_add_proto_data(d->scope, d->pinfo, proto_netcode, 0, rec);
+    frame_record_add(d->pinfo, d->scope, rec);
     return rec;
 }
 
@@ -712,7 +791,7 @@ static gboolean find_record(nc_dissection_t *d, nc_mode_t mode)
     if (d->first && d->s.plausible)
         transient = cs_sp_begin_packet(d->pinfo, pref_single_pass);
     d->scope = cs_sp_record_scope(d->pinfo, transient);
-    d->rec = (nc_frame_t *)p_get_proto_data(d->scope, d->pinfo, proto_netcode, 0);
+    d->rec = frame_record(d->pinfo, d->scope);
 
     if (!d->first) {
         if (!d->rec) {
@@ -760,7 +839,13 @@ static void packet_start(nc_dissection_t *d)
     pkt->encrypted = !d->s.request;
     d->dir = d->conn ? conn_dir(d->conn, d->pinfo) : NC_C2S;
     pkt->dir = (guint8)d->dir;
-    d->rec->dir = (guint8)d->dir;
+    if (d->rec->dir != d->dir) {
+        /* a revisit may find the connection turned round since: the
+         * frame's record may be shared (frame_record_share) */
+        if (!d->first)
+            d->rec = (nc_frame_t *)wmem_memdup(d->pinfo->pool, d->rec, sizeof *d->rec);
+        d->rec->dir = (guint8)d->dir;
+    }
 }
 
 /* First pass: reads the key log the first time, and ties a problem with it,
@@ -923,9 +1008,15 @@ static void analyse(nc_dissection_t *d)
             rec->undecrypted = NC_UNDEC_NO_KEY;
         }
     }
-    rec->type = pkt->type;
+    if (rec->type != pkt->type) {
+        if (!d->first)
+            d->rec = rec = (nc_frame_t *)wmem_memdup(d->pinfo->pool, rec, sizeof *rec);
+        rec->type = pkt->type;
+    }
     if (d->first && conn && netcode_games_count())
         rec->game = (gint16)(nc_games_match(conn->have_protocol_id, conn->protocol_id, conn->server_port) + 1);
+    if (d->first)
+        d->rec = frame_record_share(d->pinfo, d->scope, rec);
 }
 
 /* The request's expire timestamp, with the time it names and how far from
@@ -1278,6 +1369,7 @@ static void netcode_init(void)
 {
     cs_sp_init();
     conv_cache_clear();
+    kept_clear();
     n_seen_protocol_ids = 0;
     next_conn_index = 0;
     /* the token file again: it may have changed since */
@@ -1297,6 +1389,7 @@ static void netcode_init(void)
 static void netcode_cleanup(void)
 {
     conv_cache_clear();
+    kept_clear();
     nc_keys_file_cleanup();
 }
 
@@ -1454,6 +1547,8 @@ void proto_register_netcode(void)
     netcode_tap = register_tap("netcode");
 
     conns = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);
+    kept_index = g_array_new(FALSE, TRUE, sizeof(guint32));
+    kept = g_ptr_array_new();
     register_init_routine(netcode_init);
     register_cleanup_routine(netcode_cleanup);
     register_shutdown_routine(netcode_shutdown);
