@@ -21,6 +21,7 @@
 
 #include "reliable-int.h"
 #include "analysis-util.h"
+#include "conv-cache.h"
 #include "single-pass.h"
 
 /* The library's reassembly window: a packet 64 older than the newest is
@@ -485,7 +486,7 @@ static void add_undecided(rl_dir_t *d, guint64 ext)
 
 static rl_conn_t *get_conn(packet_info *pinfo, guint *dir_out)
 {
-    conversation_t *conv = find_or_create_conversation(pinfo);
+    conversation_t *conv = cs_conv_find_or_create(pinfo);
     rl_conn_t *c = (rl_conn_t *)wmem_map_lookup(convs, conv);
     if (!c) {
         c = wmem_new0(wmem_file_scope(), rl_conn_t);

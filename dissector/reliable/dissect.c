@@ -24,6 +24,7 @@
 
 #include "reliable-int.h"
 #include "analysis-util.h"
+#include "conv-cache.h"
 #include "single-pass.h"
 #include "ws-compat.h"
 
@@ -571,7 +572,7 @@ static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
         seq = h.seq;
     }
 
-    conv = find_or_create_conversation(pinfo);
+    conv = cs_conv_find_or_create(pinfo);
     hc = (rl_heur_conv_t *)conversation_get_proto_data(conv, proto_reliable);
     if (!hc) {
         hc = wmem_new0(wmem_file_scope(), rl_heur_conv_t);
