@@ -284,15 +284,18 @@ static void read_shape(tvbuff_t *tvb, nc_shape_t *s)
     }
 }
 
-/* "<Type> seq=<n>[ len=<n>]": the Info column of an encrypted packet. */
+/* "<Type> seq=<n>[ len=<n>]": the Info column of an encrypted packet; a
+ * decrypted keep-alive's 8 bytes (keep_alive, else NULL) add
+ * " client_index=<n> max_clients=<n>". Written without printf (the Info
+ * column is written for every packet). */
 static void info_packet(packet_info *pinfo, const nc_shape_t *s, gboolean with_len, guint32 len,
-                        gboolean encrypted)
+                        gboolean encrypted, const guint8 *keep_alive)
 {
     char *buf, *p;
 
     if (!pinfo->cinfo)
         return;
-    buf = p = (char *)wmem_alloc(pinfo->pool, 80);
+    buf = p = (char *)wmem_alloc(pinfo->pool, 128);
     p = au_put_str(p, type_short[s->type]);
     if (s->seq >= NC_GLOBAL_SEQ_BASE && (s->type == NC_CHALLENGE || s->type == NC_DENIED)) {
         p = au_put_str(p, " seq=2^63+");
@@ -307,6 +310,12 @@ static void info_packet(packet_info *pinfo, const nc_shape_t *s, gboolean with_l
     }
     if (encrypted)
         p = au_put_str(p, " [encrypted]");
+    if (keep_alive) {
+        p = au_put_str(p, " client_index=");
+        p = au_put_uint64(p, nc_le32(keep_alive));
+        p = au_put_str(p, " max_clients=");
+        p = au_put_uint64(p, nc_le32(keep_alive + 4));
+    }
     *p = 0;
     col_set_str(pinfo->cinfo, COL_INFO, buf);
 }
@@ -679,12 +688,17 @@ static gboolean heur_mid_connection(nc_dissection_t *d, nc_conn_t *conn)
  * 150 bytes a frame. A record is compared once it is complete (after the
  * first pass's analysis) with the last few kept, and a revisit never
  * changes a shared one (packet_start, analyse). In tshark's single pass
- * records live with the packet as proto data (single-pass.h). */
+ * a record lives with the packet (single-pass.h), and only the frame being
+ * dissected has one. */
 #define NC_KEPT_RECENT 8
 static GArray *kept_index;         /* guint32 by frame number: 1 + index in kept, 0 none */
 static GPtrArray *kept;            /* nc_frame_t * (file scope) */
 static guint32 kept_recent[NC_KEPT_RECENT];  /* 1 + index in kept of the last distinct records */
 static guint kept_recent_next;
+/* The single pass: the record of the frame being dissected (packet scope),
+ * as a proto data entry would hold it, without the entry's cost. */
+static nc_frame_t *packet_rec;
+static guint32 packet_rec_num;
 
 static void kept_clear(void)
 {
@@ -692,6 +706,8 @@ static void kept_clear(void)
     g_ptr_array_set_size(kept, 0);
     memset(kept_recent, 0, sizeof kept_recent);
     kept_recent_next = 0;
+    packet_rec = NULL;
+    packet_rec_num = 0;
 }
 
 /* The frame's record in scope (the file's: the kept ones), NULL when none. */
@@ -700,7 +716,7 @@ static nc_frame_t *frame_record(packet_info *pinfo, wmem_allocator_t *scope)
     guint32 idx;
 
     if (scope != wmem_file_scope())
-        return (nc_frame_t *)p_get_proto_data(scope, pinfo, proto_netcode, 0);
+        return packet_rec && packet_rec_num == pinfo->num ? packet_rec : NULL;
     idx = kept_index->len > pinfo->num ? g_array_index(kept_index, guint32, pinfo->num) : 0;
     return idx ? (nc_frame_t *)g_ptr_array_index(kept, idx - 1) : NULL;
 }
@@ -709,7 +725,8 @@ static nc_frame_t *frame_record(packet_info *pinfo, wmem_allocator_t *scope)
 static void frame_record_add(packet_info *pinfo, wmem_allocator_t *scope, nc_frame_t *rec)
 {
     if (scope != wmem_file_scope()) {
-        p_add_proto_data(scope, pinfo, proto_netcode, 0, rec);
+        packet_rec = rec;
+        packet_rec_num = pinfo->num;
         return;
     }
     g_ptr_array_add(kept, rec);
@@ -1171,10 +1188,8 @@ static gboolean show_decrypted(nc_dissection_t *d, proto_item *di)
         proto_tree_add_item(d->nt, hf_netcode_payload, ptvb, 0, -1, ENC_NA);
         proto_item_set_generated(proto_tree_add_uint(d->nt, hf_netcode_payload_len, ptvb, 0, 0, plain_len));
     }
-    info_packet(d->pinfo, s, s->type == NC_PAYLOAD, plain_len, FALSE);
-    if (s->type == NC_KEEP_ALIVE && plain_len == 8)
-        col_append_fstr(d->pinfo->cinfo, COL_INFO, " client_index=%u max_clients=%u", nc_le32(d->plain),
-                        nc_le32(d->plain + 4));
+    info_packet(d->pinfo, s, s->type == NC_PAYLOAD, plain_len, FALSE,
+                s->type == NC_KEEP_ALIVE && plain_len == 8 ? d->plain : NULL);
     proto_item_append_text(d->ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[s->type], s->seq);
     nc_analysis_info(d->pinfo, rec);
     if (s->type != NC_PAYLOAD || !ptvb)
@@ -1235,7 +1250,7 @@ static gboolean show_packet(nc_dissection_t *d)
                   "other keys; the receiver drops it (the analysis ignores it)");
     else if (d->rec->undecrypted == NC_UNDEC_NO_KEY_NOTE || d->rec->undecrypted == NC_UNDEC_NO_ID_NOTE)
         show_missing(d, di);
-    info_packet(d->pinfo, &d->s, TRUE, d->s.enc_len - NC_MAC_BYTES, TRUE);
+    info_packet(d->pinfo, &d->s, TRUE, d->s.enc_len - NC_MAC_BYTES, TRUE, NULL);
     proto_item_append_text(d->ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[d->s.type], d->s.seq);
     nc_analysis_info(d->pinfo, d->rec);
     return FALSE;
