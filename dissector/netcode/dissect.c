@@ -749,19 +749,45 @@ static nc_frame_t *frame_record_share(packet_info *pinfo, wmem_allocator_t *scop
         return rec;
     for (guint i = 0; i < NC_KEPT_RECENT; i++) {
         nc_frame_t *other;
-        if (!kept_recent[i])
+        if (!kept_recent[i] || kept_recent[i] == *slot)
             continue;
         other = (nc_frame_t *)g_ptr_array_index(kept, kept_recent[i] - 1);
         /* records are allocated zeroed, so the padding compares too */
         if (memcmp(other, rec, sizeof *rec) == 0) {
+            /* a second datagram of the frame may find its record among
+             * the recent ones (frame_record_own): it goes from there too */
+            for (guint j = 0; j < NC_KEPT_RECENT; j++)
+                if (kept_recent[j] == *slot)
+                    kept_recent[j] = 0;
             g_ptr_array_set_size(kept, kept->len - 1);
             wmem_free(scope, rec);
             *slot = kept_recent[i];
             return other;
         }
     }
+    for (guint i = 0; i < NC_KEPT_RECENT; i++)
+        if (kept_recent[i] == *slot)
+            return rec;
     kept_recent[kept_recent_next] = *slot;
     kept_recent_next = (kept_recent_next + 1) % NC_KEPT_RECENT;
+    return rec;
+}
+
+/* First pass, a second netcode datagram in the frame (its record made by
+ * the first): the frame's record as its own, to be changed, copied when it
+ * shares one. */
+static nc_frame_t *frame_record_own(packet_info *pinfo, wmem_allocator_t *scope, nc_frame_t *rec)
+{
+    guint32 *slot;
+
+    if (scope != wmem_file_scope() || kept_index->len <= pinfo->num)
+        return rec;
+    slot = &g_array_index(kept_index, guint32, pinfo->num);
+    if (*slot == kept->len && g_ptr_array_index(kept, *slot - 1) == rec)
+        return rec;
+    rec = (nc_frame_t *)wmem_memdup(scope, rec, sizeof *rec);
+    g_ptr_array_add(kept, rec);
+    *slot = kept->len;
     return rec;
 }
 
@@ -822,6 +848,8 @@ static gboolean find_record(nc_dissection_t *d, nc_mode_t mode)
         d->rec = first_pass_record(d, mode);
         if (!d->rec)
             return FALSE;
+    } else {
+        d->rec = frame_record_own(d->pinfo, d->scope, d->rec);
     }
     d->conn = d->rec->conn;
     return TRUE;
