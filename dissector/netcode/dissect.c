@@ -686,15 +686,16 @@ static gboolean heur_mid_connection(nc_dissection_t *d, nc_conn_t *conn)
  * a 4-byte index (by frame number) into the distinct records (in the file's
  * scope), instead of a record and a proto data entry of its own, about
  * 150 bytes a frame. A record is compared once it is complete (after the
- * first pass's analysis) with the last few kept, and a revisit never
+ * first pass's analysis) with its connection's last few kept, and a revisit never
  * changes a shared one (packet_start, analyse). In tshark's single pass
  * a record lives with the packet (single-pass.h), and only the frame being
  * dissected has one. */
-#define NC_KEPT_RECENT 8
 static GArray *kept_index;         /* guint32 by frame number: 1 + index in kept, 0 none */
 static GPtrArray *kept;            /* nc_frame_t * (file scope) */
-static guint32 kept_recent[NC_KEPT_RECENT];  /* 1 + index in kept of the last distinct records */
-static guint kept_recent_next;
+/* 1 + index in kept of the last distinct records of frames without a
+ * connection (a connection's are in its nc_conn_t) */
+static guint32 kept_recent_none[NC_KEPT_RECENT];
+static guint kept_recent_none_next;
 /* The single pass: the record of the frame being dissected (packet scope),
  * as a proto data entry would hold it, without the entry's cost. */
 static nc_frame_t *packet_rec;
@@ -704,8 +705,8 @@ static void kept_clear(void)
 {
     g_array_set_size(kept_index, 0);
     g_ptr_array_set_size(kept, 0);
-    memset(kept_recent, 0, sizeof kept_recent);
-    kept_recent_next = 0;
+    memset(kept_recent_none, 0, sizeof kept_recent_none);
+    kept_recent_none_next = 0;
     packet_rec = NULL;
     packet_rec_num = 0;
 }
@@ -741,6 +742,8 @@ static void frame_record_add(packet_info *pinfo, wmem_allocator_t *scope, nc_fra
 static nc_frame_t *frame_record_share(packet_info *pinfo, wmem_allocator_t *scope, nc_frame_t *rec)
 {
     guint32 *slot;
+    guint32 *kept_recent = rec->conn ? rec->conn->kept_recent : kept_recent_none;
+    guint *kept_recent_next = rec->conn ? &rec->conn->kept_recent_next : &kept_recent_none_next;
 
     if (scope != wmem_file_scope() || kept_index->len <= pinfo->num)
         return rec;
@@ -768,8 +771,8 @@ static nc_frame_t *frame_record_share(packet_info *pinfo, wmem_allocator_t *scop
     for (guint i = 0; i < NC_KEPT_RECENT; i++)
         if (kept_recent[i] == *slot)
             return rec;
-    kept_recent[kept_recent_next] = *slot;
-    kept_recent_next = (kept_recent_next + 1) % NC_KEPT_RECENT;
+    kept_recent[*kept_recent_next] = *slot;
+    *kept_recent_next = (*kept_recent_next + 1) % NC_KEPT_RECENT;
     return rec;
 }
 
