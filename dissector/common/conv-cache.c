@@ -8,6 +8,7 @@
 
 static cs_conv_cache_t *caches[CS_CONV_CACHES];
 static guint n_caches;
+static cs_conv_cache_t found;   /* cs_conv_find_or_create's hits (no states) */
 
 /* Empties every cache's hits: when a file is opened or closed. */
 static void clear_hits(void)
@@ -21,6 +22,12 @@ static void clear_hits(void)
         }
         cache->next = 0;
     }
+    for (guint i = 0; i < G_N_ELEMENTS(found.hits); i++) {
+        free_address(&found.hits[i].src);
+        free_address(&found.hits[i].dst);
+        memset(&found.hits[i], 0, sizeof found.hits[i]);
+    }
+    found.next = 0;
 }
 
 void cs_conv_cache_register(cs_conv_cache_t *cache, size_t size)
@@ -42,24 +49,50 @@ static inline gboolean covers(const conversation_t *conv, guint32 num)
     return conv->setup_frame <= num && (!conv->next || conv->next->setup_frame > num);
 }
 
+/* The hit of cache for the datagram's address and port pair, NULL when
+ * none (or the pair is not plain: plain says). */
+static cs_conv_hit_t *find_hit(cs_conv_cache_t *cache, packet_info *pinfo, gboolean plain)
+{
+    if (!plain)
+        return NULL;
+    for (guint i = 0; i < G_N_ELEMENTS(cache->hits); i++) {
+        cs_conv_hit_t *h = &cache->hits[i];
+        if (h->conv && h->ptype == pinfo->ptype && h->srcport == pinfo->srcport &&
+            h->destport == pinfo->destport && covers(h->conv, pinfo->num) &&
+            addresses_equal(&h->src, &pinfo->src) && addresses_equal(&h->dst, &pinfo->dst))
+            return h;
+    }
+    return NULL;
+}
+
+/* Remembers conv and state as cache's hit for the datagram's pair. */
+static void add_hit(cs_conv_cache_t *cache, packet_info *pinfo, conversation_t *conv, void *state)
+{
+    cs_conv_hit_t *h = &cache->hits[cache->next];
+
+    cache->next = (cache->next + 1) % G_N_ELEMENTS(cache->hits);
+    free_address(&h->src);
+    free_address(&h->dst);
+    copy_address(&h->src, &pinfo->src);
+    copy_address(&h->dst, &pinfo->dst);
+    h->ptype = pinfo->ptype;
+    h->srcport = pinfo->srcport;
+    h->destport = pinfo->destport;
+    h->conv = conv;
+    h->state = state;
+}
+
 void *cs_conv_cache_get(cs_conv_cache_t *cache, packet_info *pinfo, conversation_t **conv_out)
 {
     gboolean plain = !pinfo->use_conv_addr_port_endpoints && !pinfo->conv_elements;
-    cs_conv_hit_t *h;
+    cs_conv_hit_t *h = find_hit(cache, pinfo, plain);
     conversation_t *conv;
     void *state;
 
-    if (plain) {
-        for (guint i = 0; i < G_N_ELEMENTS(cache->hits); i++) {
-            h = &cache->hits[i];
-            if (h->conv && h->ptype == pinfo->ptype && h->srcport == pinfo->srcport &&
-                h->destport == pinfo->destport && covers(h->conv, pinfo->num) &&
-                addresses_equal(&h->src, &pinfo->src) && addresses_equal(&h->dst, &pinfo->dst)) {
-                if (conv_out)
-                    *conv_out = h->conv;
-                return h->state;
-            }
-        }
+    if (h) {
+        if (conv_out)
+            *conv_out = h->conv;
+        return h->state;
     }
     conv = find_or_create_conversation(pinfo);
     state = wmem_map_lookup(cache->states, conv);
@@ -67,20 +100,26 @@ void *cs_conv_cache_get(cs_conv_cache_t *cache, packet_info *pinfo, conversation
         state = wmem_alloc0(wmem_file_scope(), cache->size);
         wmem_map_insert(cache->states, conv, state);
     }
-    if (plain) {
-        h = &cache->hits[cache->next];
-        cache->next = (cache->next + 1) % G_N_ELEMENTS(cache->hits);
-        free_address(&h->src);
-        free_address(&h->dst);
-        copy_address(&h->src, &pinfo->src);
-        copy_address(&h->dst, &pinfo->dst);
-        h->ptype = pinfo->ptype;
-        h->srcport = pinfo->srcport;
-        h->destport = pinfo->destport;
-        h->conv = conv;
-        h->state = state;
-    }
+    if (plain)
+        add_hit(cache, pinfo, conv, state);
     if (conv_out)
         *conv_out = conv;
     return state;
+}
+
+conversation_t *cs_conv_find_or_create(packet_info *pinfo)
+{
+    gboolean plain = !pinfo->use_conv_addr_port_endpoints && !pinfo->conv_elements;
+    cs_conv_hit_t *h = find_hit(&found, pinfo, plain);
+    conversation_t *conv;
+
+    if (h) {
+        if (pinfo->num > h->conv->last_frame)
+            h->conv->last_frame = pinfo->num;
+        return h->conv;
+    }
+    conv = find_or_create_conversation(pinfo);
+    if (plain)
+        add_hit(&found, pinfo, conv, NULL);
+    return conv;
 }

@@ -55,4 +55,11 @@ static inline void *cs_conv_cache_lookup(const cs_conv_cache_t *cache, conversat
     return wmem_map_lookup(cache->states, conv);
 }
 
+/* find_or_create_conversation() through a cache of the last two plain
+ * address and port pairs, shared by its callers: the protocols layered in
+ * one datagram (reliable, yojimbo) each ask for the same conversation. The
+ * hit counts the frame in the conversation's last frame, as the lookup
+ * does. */
+conversation_t *cs_conv_find_or_create(packet_info *pinfo);
+
 #endif /* CS_CONV_CACHE_H */

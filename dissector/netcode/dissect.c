@@ -284,15 +284,18 @@ static void read_shape(tvbuff_t *tvb, nc_shape_t *s)
     }
 }
 
-/* "<Type> seq=<n>[ len=<n>]": the Info column of an encrypted packet. */
+/* "<Type> seq=<n>[ len=<n>]": the Info column of an encrypted packet; a
+ * decrypted keep-alive's 8 bytes (keep_alive, else NULL) add
+ * " client_index=<n> max_clients=<n>". Written without printf (the Info
+ * column is written for every packet). */
 static void info_packet(packet_info *pinfo, const nc_shape_t *s, gboolean with_len, guint32 len,
-                        gboolean encrypted)
+                        gboolean encrypted, const guint8 *keep_alive)
 {
     char *buf, *p;
 
     if (!pinfo->cinfo)
         return;
-    buf = p = (char *)wmem_alloc(pinfo->pool, 80);
+    buf = p = (char *)wmem_alloc(pinfo->pool, 128);
     p = au_put_str(p, type_short[s->type]);
     if (s->seq >= NC_GLOBAL_SEQ_BASE && (s->type == NC_CHALLENGE || s->type == NC_DENIED)) {
         p = au_put_str(p, " seq=2^63+");
@@ -307,6 +310,12 @@ static void info_packet(packet_info *pinfo, const nc_shape_t *s, gboolean with_l
     }
     if (encrypted)
         p = au_put_str(p, " [encrypted]");
+    if (keep_alive) {
+        p = au_put_str(p, " client_index=");
+        p = au_put_uint64(p, nc_le32(keep_alive));
+        p = au_put_str(p, " max_clients=");
+        p = au_put_uint64(p, nc_le32(keep_alive + 4));
+    }
     *p = 0;
     col_set_str(pinfo->cinfo, COL_INFO, buf);
 }
@@ -669,6 +678,122 @@ static gboolean heur_mid_connection(nc_dissection_t *d, nc_conn_t *conn)
     return follows;
 }
 
+/* ---- Frame records kept for the passes that revisit ----------------------- */
+
+/* With two passes (and in the GUI) every netcode frame's record is kept for
+ * the file. Most frames of a connection have the same record (a payload or
+ * keep-alive with nothing to note), so a record is stored once: a frame is
+ * a 4-byte index (by frame number) into the distinct records (in the file's
+ * scope), instead of a record and a proto data entry of its own, about
+ * 150 bytes a frame. A record is compared once it is complete (after the
+ * first pass's analysis) with its connection's last few kept, and a revisit never
+ * changes a shared one (packet_start, analyse). In tshark's single pass
+ * a record lives with the packet (single-pass.h), and only the frame being
+ * dissected has one. */
+static GArray *kept_index;         /* guint32 by frame number: 1 + index in kept, 0 none */
+static GPtrArray *kept;            /* nc_frame_t * (file scope) */
+/* 1 + index in kept of the last distinct records of frames without a
+ * connection (a connection's are in its nc_conn_t) */
+static guint32 kept_recent_none[NC_KEPT_RECENT];
+static guint kept_recent_none_next;
+/* The single pass: the record of the frame being dissected (packet scope),
+ * as a proto data entry would hold it, without the entry's cost. */
+static nc_frame_t *packet_rec;
+static guint32 packet_rec_num;
+
+static void kept_clear(void)
+{
+    g_array_set_size(kept_index, 0);
+    g_ptr_array_set_size(kept, 0);
+    memset(kept_recent_none, 0, sizeof kept_recent_none);
+    kept_recent_none_next = 0;
+    packet_rec = NULL;
+    packet_rec_num = 0;
+}
+
+/* The frame's record in scope (the file's: the kept ones), NULL when none. */
+static nc_frame_t *frame_record(packet_info *pinfo, wmem_allocator_t *scope)
+{
+    guint32 idx;
+
+    if (scope != wmem_file_scope())
+        return packet_rec && packet_rec_num == pinfo->num ? packet_rec : NULL;
+    idx = kept_index->len > pinfo->num ? g_array_index(kept_index, guint32, pinfo->num) : 0;
+    return idx ? (nc_frame_t *)g_ptr_array_index(kept, idx - 1) : NULL;
+}
+
+/* Ties rec, new in scope, to the frame. */
+static void frame_record_add(packet_info *pinfo, wmem_allocator_t *scope, nc_frame_t *rec)
+{
+    if (scope != wmem_file_scope()) {
+        packet_rec = rec;
+        packet_rec_num = pinfo->num;
+        return;
+    }
+    g_ptr_array_add(kept, rec);
+    if (kept_index->len <= pinfo->num)
+        g_array_set_size(kept_index, pinfo->num + 1);
+    g_array_index(kept_index, guint32, pinfo->num) = kept->len;
+}
+
+/* First pass, once the frame's record is complete: when a record kept
+ * lately is the same, the frame takes that one, and its own is freed.
+ * Returns the frame's record. */
+static nc_frame_t *frame_record_share(packet_info *pinfo, wmem_allocator_t *scope, nc_frame_t *rec)
+{
+    guint32 *slot;
+    guint32 *kept_recent = rec->conn ? rec->conn->kept_recent : kept_recent_none;
+    guint *kept_recent_next = rec->conn ? &rec->conn->kept_recent_next : &kept_recent_none_next;
+
+    if (scope != wmem_file_scope() || kept_index->len <= pinfo->num)
+        return rec;
+    slot = &g_array_index(kept_index, guint32, pinfo->num);
+    if (*slot != kept->len || g_ptr_array_index(kept, *slot - 1) != rec)
+        return rec;
+    for (guint i = 0; i < NC_KEPT_RECENT; i++) {
+        nc_frame_t *other;
+        if (!kept_recent[i] || kept_recent[i] == *slot)
+            continue;
+        other = (nc_frame_t *)g_ptr_array_index(kept, kept_recent[i] - 1);
+        /* records are allocated zeroed, so the padding compares too */
+        if (memcmp(other, rec, sizeof *rec) == 0) {
+            /* a second datagram of the frame may find its record among
+             * the recent ones (frame_record_own): it goes from there too */
+            for (guint j = 0; j < NC_KEPT_RECENT; j++)
+                if (kept_recent[j] == *slot)
+                    kept_recent[j] = 0;
+            g_ptr_array_set_size(kept, kept->len - 1);
+            wmem_free(scope, rec);
+            *slot = kept_recent[i];
+            return other;
+        }
+    }
+    for (guint i = 0; i < NC_KEPT_RECENT; i++)
+        if (kept_recent[i] == *slot)
+            return rec;
+    kept_recent[*kept_recent_next] = *slot;
+    *kept_recent_next = (*kept_recent_next + 1) % NC_KEPT_RECENT;
+    return rec;
+}
+
+/* First pass, a second netcode datagram in the frame (its record made by
+ * the first): the frame's record as its own, to be changed, copied when it
+ * shares one. */
+static nc_frame_t *frame_record_own(packet_info *pinfo, wmem_allocator_t *scope, nc_frame_t *rec)
+{
+    guint32 *slot;
+
+    if (scope != wmem_file_scope() || kept_index->len <= pinfo->num)
+        return rec;
+    slot = &g_array_index(kept_index, guint32, pinfo->num);
+    if (*slot == kept->len && g_ptr_array_index(kept, *slot - 1) == rec)
+        return rec;
+    rec = (nc_frame_t *)wmem_memdup(scope, rec, sizeof *rec);
+    g_ptr_array_add(kept, rec);
+    *slot = kept->len;
+    return rec;
+}
+
 /* The first pass's decision on a datagram: its new frame record (with its
  * connection, made if new), or NULL when netcode does not take it. */
 static nc_frame_t *first_pass_record(nc_dissection_t *d, nc_mode_t mode)
@@ -696,7 +821,7 @@ static nc_frame_t *first_pass_record(nc_dissection_t *d, nc_mode_t mode)
     rec = wmem_new0(d->scope, nc_frame_t);
     rec->conn = conn;
     rec->private_key = -1;
-    p_add_proto_data(d->scope, d->pinfo, proto_netcode, 0, rec);
+    frame_record_add(d->pinfo, d->scope, rec);
     return rec;
 }
 
@@ -712,7 +837,7 @@ static gboolean find_record(nc_dissection_t *d, nc_mode_t mode)
     if (d->first && d->s.plausible)
         transient = cs_sp_begin_packet(d->pinfo, pref_single_pass);
     d->scope = cs_sp_record_scope(d->pinfo, transient);
-    d->rec = (nc_frame_t *)p_get_proto_data(d->scope, d->pinfo, proto_netcode, 0);
+    d->rec = frame_record(d->pinfo, d->scope);
 
     if (!d->first) {
         if (!d->rec) {
@@ -726,6 +851,8 @@ static gboolean find_record(nc_dissection_t *d, nc_mode_t mode)
         d->rec = first_pass_record(d, mode);
         if (!d->rec)
             return FALSE;
+    } else {
+        d->rec = frame_record_own(d->pinfo, d->scope, d->rec);
     }
     d->conn = d->rec->conn;
     return TRUE;
@@ -760,7 +887,13 @@ static void packet_start(nc_dissection_t *d)
     pkt->encrypted = !d->s.request;
     d->dir = d->conn ? conn_dir(d->conn, d->pinfo) : NC_C2S;
     pkt->dir = (guint8)d->dir;
-    d->rec->dir = (guint8)d->dir;
+    if (d->rec->dir != d->dir) {
+        /* a revisit may find the connection turned round since: the
+         * frame's record may be shared (frame_record_share) */
+        if (!d->first)
+            d->rec = (nc_frame_t *)wmem_memdup(d->pinfo->pool, d->rec, sizeof *d->rec);
+        d->rec->dir = (guint8)d->dir;
+    }
 }
 
 /* First pass: reads the key log the first time, and ties a problem with it,
@@ -923,9 +1056,15 @@ static void analyse(nc_dissection_t *d)
             rec->undecrypted = NC_UNDEC_NO_KEY;
         }
     }
-    rec->type = pkt->type;
+    if (rec->type != pkt->type) {
+        if (!d->first)
+            d->rec = rec = (nc_frame_t *)wmem_memdup(d->pinfo->pool, rec, sizeof *rec);
+        rec->type = pkt->type;
+    }
     if (d->first && conn && netcode_games_count())
         rec->game = (gint16)(nc_games_match(conn->have_protocol_id, conn->protocol_id, conn->server_port) + 1);
+    if (d->first)
+        d->rec = frame_record_share(d->pinfo, d->scope, rec);
 }
 
 /* The request's expire timestamp, with the time it names and how far from
@@ -1081,10 +1220,8 @@ static gboolean show_decrypted(nc_dissection_t *d, proto_item *di)
         proto_tree_add_item(d->nt, hf_netcode_payload, ptvb, 0, -1, ENC_NA);
         proto_item_set_generated(proto_tree_add_uint(d->nt, hf_netcode_payload_len, ptvb, 0, 0, plain_len));
     }
-    info_packet(d->pinfo, s, s->type == NC_PAYLOAD, plain_len, FALSE);
-    if (s->type == NC_KEEP_ALIVE && plain_len == 8)
-        col_append_fstr(d->pinfo->cinfo, COL_INFO, " client_index=%u max_clients=%u", nc_le32(d->plain),
-                        nc_le32(d->plain + 4));
+    info_packet(d->pinfo, s, s->type == NC_PAYLOAD, plain_len, FALSE,
+                s->type == NC_KEEP_ALIVE && plain_len == 8 ? d->plain : NULL);
     proto_item_append_text(d->ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[s->type], s->seq);
     nc_analysis_info(d->pinfo, rec);
     if (s->type != NC_PAYLOAD || !ptvb)
@@ -1150,7 +1287,7 @@ static gboolean show_packet(nc_dissection_t *d)
                   "other keys; the receiver drops it (the analysis ignores it)");
     else if (d->rec->undecrypted == NC_UNDEC_NO_KEY_NOTE || d->rec->undecrypted == NC_UNDEC_NO_ID_NOTE)
         show_missing(d, di);
-    info_packet(d->pinfo, &d->s, TRUE, d->s.enc_len - NC_MAC_BYTES, TRUE);
+    info_packet(d->pinfo, &d->s, TRUE, d->s.enc_len - NC_MAC_BYTES, TRUE, NULL);
     proto_item_append_text(d->ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[d->s.type], d->s.seq);
     nc_analysis_info(d->pinfo, d->rec);
     return FALSE;
@@ -1284,6 +1421,7 @@ static void netcode_init(void)
 {
     cs_sp_init();
     conv_cache_clear();
+    kept_clear();
     n_seen_protocol_ids = 0;
     next_conn_index = 0;
     /* the token file again: it may have changed since */
@@ -1303,6 +1441,7 @@ static void netcode_init(void)
 static void netcode_cleanup(void)
 {
     conv_cache_clear();
+    kept_clear();
     nc_keys_file_cleanup();
 }
 
@@ -1460,6 +1599,8 @@ void proto_register_netcode(void)
     netcode_tap = register_tap("netcode");
 
     conns = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);
+    kept_index = g_array_new(FALSE, TRUE, sizeof(guint32));
+    kept = g_ptr_array_new();
     register_init_routine(netcode_init);
     register_cleanup_routine(netcode_cleanup);
     register_shutdown_routine(netcode_shutdown);

@@ -201,6 +201,8 @@ typedef struct nc_dir {
     nstime_t keep_alive_first, keep_alive_last;
 } nc_dir_t;
 
+#define NC_KEPT_RECENT 8      /* distinct frame records compared with a new one */
+
 typedef struct nc_conn {
     guint32 index;
     address client, server;
@@ -235,6 +237,10 @@ typedef struct nc_conn {
     guint32 client_index, max_clients;
     gboolean have_client_index;
     nc_dir_t dir[2];
+    /* two passes: the connection's last distinct frame records (1 + index
+     * among the kept ones, 0: none; dissect.c, frame_record_share) */
+    guint32 kept_recent[NC_KEPT_RECENT];
+    guint kept_recent_next;
 } nc_conn_t;
 
 /* One frame's record, fixed on the first pass. */

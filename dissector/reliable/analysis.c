@@ -21,6 +21,7 @@
 
 #include "reliable-int.h"
 #include "common/analysis-util.h"
+#include "common/conv-cache.h"
 #include "common/single-pass.h"
 
 /* The library's reassembly window: a packet 64 older than the newest is
@@ -477,7 +478,7 @@ static void add_undecided(rl_dir_t *d, guint64 ext)
 
 rl_conn_t *reliable_conn_of(packet_info *pinfo)
 {
-    conversation_t *conv = find_or_create_conversation(pinfo);
+    conversation_t *conv = cs_conv_find_or_create(pinfo);
     rl_conn_t *c = (rl_conn_t *)wmem_map_lookup(convs, conv);
 
     if (!c) {

@@ -23,6 +23,7 @@
 
 #include "yojimbo-int.h"
 #include "common/analysis-util.h"
+#include "common/conv-cache.h"
 #include "common/single-pass.h"
 
 static wmem_map_t *convs;           /* conversation_t * -> yj_conv_t */
@@ -156,7 +157,7 @@ static guint32 unwrap16(guint16 v, guint32 last)
 
 static yj_dir_t *get_dir(packet_info *pinfo, yj_conv_t **conv_out, int *which)
 {
-    conversation_t *conv = find_or_create_conversation(pinfo);
+    conversation_t *conv = cs_conv_find_or_create(pinfo);
     yj_conv_t *c = (yj_conv_t *)wmem_map_lookup(convs, conv);
     int d;
 
