@@ -180,6 +180,8 @@ run_version() {
     local wsv
     wsv=$("${in_chroot[@]}" pkg-config --modversion wireshark)
     say "== Wireshark $wsv (Debian $suite): build $b/ (-Werror)"
+    # the longest tests first (a fresh build tree has no times of its own)
+    bash "$repo/scripts/ctest-costs.sh" "$repo/$b"
     if ! "${in_chroot[@]}" bash -c "set -e; cd /src
             cmake -S . -B $b -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS=-Werror > $b.log 2>&1 ||
                 { cat $b.log; exit 1; }
