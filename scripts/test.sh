@@ -4,7 +4,8 @@
 #   bash scripts/test.sh           every test (CI runs this: .ci/run)
 #   bash scripts/test.sh --quick   the quick tier: unit tests, vectors, goldens,
 #                                  crafted and truth tests, on build/ alone
-#                                  (no sanitizer or fuzz build, no chroot)
+#                                  (no sanitizer or fuzz build, no chroot):
+#                                  93-96 s after the build on a quiet 2-core machine
 #
 # The full run, in this order:
 #   0. the chroots of steps 4 and 5, and Wireshark's source package (for the
@@ -18,7 +19,8 @@
 #      (the mutation fuzzer already ran in step 2, on the ASan plugin);
 #   4. the dissector and analysis tests that can differ between Wireshark
 #      versions against 4.4 and 4.6, in Debian 13 and sid chroots
-#      (scripts/test-wireshark.sh all; needs root or sudo);
+#      (scripts/test-wireshark.sh all; needs root or sudo): 53 tests each; the
+#      13 others run on the host alone (254 s of CPU there, on 4.0);
 #   5. the plugin's Debian package for 4.0, 4.4 and 4.6, installed into a
 #      clean chroot of each Debian and used by tshark as an ordinary user
 #      (scripts/test-package.sh; needs root or sudo).
@@ -26,6 +28,11 @@
 # times of scripts/test-costs.txt: scripts/ctest-costs.sh), so that no long
 # test is left running alone at the end; steps 1 and 3 run one test more than
 # the cores, beside the socket and soak tests that mostly wait on timers.
+# Everything else is CPU-bound: a tshark run on a committed capture costs
+# about 0.35 s of CPU, nearly all of it Wireshark's start, and the tests make
+# thousands (dissector.expert_groups alone 177: 70 s of CPU); on 2 cores the
+# full run took 25 minutes before the ordering, the extra test and the
+# shorter 4.4 and 4.6 suites.
 # Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1,
 # CHUNK_SKIP_FUZZ=1 to skip step 2 (the mutation fuzzer then runs in step 3,
 # on the ordinary plugin), CHUNK_SKIP_WIRESHARK=1 to skip step 4 (and 4.4 and
