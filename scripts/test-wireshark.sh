@@ -31,13 +31,23 @@
 #   4. runs ctest -R with the regex the build wrote to <build>/dissector-tests.txt
 #      (dissector.*, analysis.* and <protocol>.* for every protocol of
 #      dissector/protocols.txt; CHUNK_WS_TESTS overrides it) in it, but the
-#      tests that run once, on the host (scripts/test.sh): the mutation
-#      fuzzer (label mutate, on the ASan build of the plugin), the hostile
-#      captures' time and memory bounds (*.hostile*) and the check that every
-#      expert summary is one fixed text (dissector.expert_groups), none of
-#      which depends on Wireshark's version; what does (decoding, analysis,
-#      tables, flows, goldens, other programs' traffic) runs on every version. scripts/chunk-tshark runs tshark as the user nobody, since
-#      tshark running as root ignores plugin folders.
+#      tests that run once, on the host (scripts/test.sh; host_only below):
+#      hostile input, whose checks (no crash, no loop, bounded time and
+#      memory) are of the plugin's own C code: the mutation fuzzer (label
+#      mutate, on the ASan build of the plugin), the hostile captures' bounds
+#      (*.hostile*), mutated and random datagrams (*.robust, netcode.mutate,
+#      yojimbo.mismatch and yojimbo.crafted, labelled hostile); and the
+#      analysis' scenarios on crafted and simulated traffic (gaps, crafted
+#      netcode sessions, mid-session starts, other protocols' captures,
+#      crafted reliable headers, the chunk-sim sweep) and the check that
+#      every expert summary is one fixed text (dissector.expert_groups).
+#      What Wireshark's version can change runs on every version: the
+#      goldens (every field of every committed capture, -V), the truth
+#      tests (the analysis' fields, -T fields), expert infos with and
+#      without a tree, the tables, flows, I/O graph and colouring rules,
+#      the single pass, Decode As, heuristics, preferences, key logs and
+#      decryption, the C unit tests. scripts/chunk-tshark runs tshark as the
+#      user nobody, since tshark running as root ignores plugin folders.
 # A chroot that exists and fails to build or test fails the run (exit 1).
 #
 # Needs root (debootstrap, chroot, mount): run as root or it re-runs itself
@@ -60,7 +70,8 @@ chroot_name=test-wireshark.sh
 . "$repo/scripts/chroot-common.sh"
 tests=${CHUNK_WS_TESTS:-}
 # The tests that run on the host alone (ctest -E; see 4. above).
-host_only='(^|\.)hostile(\.|$)|^dissector\.expert_groups$'
+host_only='(^|\.)hostile(\.|$)|^dissector\.expert_groups$|\.robust$|^netcode\.(mutate|crafted|midsession|foreign)$'
+host_only+='|^yojimbo\.(mismatch|crafted)$|\.gaps$|^reliable\.headers$|^analysis\.sweep$'
 jobs=${JOBS:-$(nproc)}
 # What the build and the tests need (scripts/deps.sh --test, less clang:
 # the fuzzers run on the host only). dpkg-dev and file: dpkg-shlibdeps, and
@@ -169,6 +180,8 @@ run_version() {
     local wsv
     wsv=$("${in_chroot[@]}" pkg-config --modversion wireshark)
     say "== Wireshark $wsv (Debian $suite): build $b/ (-Werror)"
+    # the longest tests first (a fresh build tree has no times of its own)
+    bash "$repo/scripts/ctest-costs.sh" "$repo/$b"
     if ! "${in_chroot[@]}" bash -c "set -e; cd /src
             cmake -S . -B $b -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS=-Werror > $b.log 2>&1 ||
                 { cat $b.log; exit 1; }

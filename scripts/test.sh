@@ -4,7 +4,8 @@
 #   bash scripts/test.sh           every test (CI runs this: .ci/run)
 #   bash scripts/test.sh --quick   the quick tier: unit tests, vectors, goldens,
 #                                  crafted and truth tests, on build/ alone
-#                                  (no sanitizer or fuzz build, no chroot)
+#                                  (no sanitizer or fuzz build, no chroot):
+#                                  93-96 s after the build on a quiet 2-core machine
 #
 # The full run, in this order:
 #   0. the chroots of steps 4 and 5, and Wireshark's source package (for the
@@ -16,11 +17,22 @@
 #      and the mutation fuzzer on the ASan/UBSan build of the plugin;
 #   3. everything, dissector included (build/), with ctest's summary last
 #      (the mutation fuzzer already ran in step 2, on the ASan plugin);
-#   4. the dissector and analysis tests against Wireshark 4.4 and 4.6, in
-#      Debian 13 and sid chroots (scripts/test-wireshark.sh all; needs root or sudo);
+#   4. the dissector and analysis tests that can differ between Wireshark
+#      versions against 4.4 and 4.6, in Debian 13 and sid chroots
+#      (scripts/test-wireshark.sh all; needs root or sudo): 53 tests each; the
+#      13 others run on the host alone (254 s of CPU there, on 4.0);
 #   5. the plugin's Debian package for 4.0, 4.4 and 4.6, installed into a
 #      clean chroot of each Debian and used by tshark as an ordinary user
 #      (scripts/test-package.sh; needs root or sudo).
+# Each ctest run starts its longest tests first (a fresh build tree gets the
+# times of scripts/test-costs.txt: scripts/ctest-costs.sh), so that no long
+# test is left running alone at the end; steps 1 and 3 run one test more than
+# the cores, beside the socket and soak tests that mostly wait on timers.
+# Everything else is CPU-bound: a tshark run on a committed capture costs
+# about 0.35 s of CPU, nearly all of it Wireshark's start, and the tests make
+# thousands (dissector.expert_groups alone 177: 70 s of CPU); on 2 cores the
+# full run took 25 minutes before the ordering, the extra test and the
+# shorter 4.4 and 4.6 suites.
 # Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1,
 # CHUNK_SKIP_FUZZ=1 to skip step 2 (the mutation fuzzer then runs in step 3,
 # on the ordinary plugin), CHUNK_SKIP_WIRESHARK=1 to skip step 4 (and 4.4 and
@@ -46,6 +58,11 @@ quick_tests+='|dissector\.(crc32|bytes|conv_cache|goldens|protocols|architecture
 quick_tests+='|[a-z0-9]+\.(vectors|truth|goldens|crafted|headers|schema|keylog|crypto)|captures\.(regen|truth)\..*)$'
 
 jobs=${JOBS:-$(nproc)}
+# ctest -j for the suites with tests that mostly wait (real UDP sockets and
+# soaks on timers: the 10 socket tests take 61 s and 5 s of CPU): one test
+# more than the cores keeps the cores busy meanwhile. Not for the fuzzers,
+# whose runs are bounded by time.
+test_jobs=$((jobs + 1))
 status=0
 
 # Runs a build step quietly; on failure shows its output and stops.
@@ -67,6 +84,7 @@ quiet() {
 build_host() {
     quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
     quiet cmake --build build -j"$jobs"
+    bash scripts/ctest-costs.sh build
     if [ ! -f build/plugin-dir.txt ] || [ ! -f "build/$(cat build/plugin-dir.txt)/chunk.so" ]; then
         echo "test.sh: the dissector was not built (libwireshark-dev / libglib2.0-dev missing?); see build/CMakeCache.txt" >&2
         exit 1
@@ -119,8 +137,9 @@ if [ "${CHUNK_SKIP_ASAN:-0}" != 1 ]; then
     echo "== endpoints under ASan/UBSan (build-asan/)"
     quiet cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCHUNK_SANITIZE=ON -DCHUNK_BUILD_DISSECTOR=OFF
     quiet cmake --build build-asan -j"$jobs"
+    bash scripts/ctest-costs.sh build-asan
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        ctest --test-dir build-asan -L sanitize --output-on-failure -j"$jobs" || status=1
+        ctest --test-dir build-asan -L sanitize --output-on-failure -j"$test_jobs" || status=1
     echo "== (at $SECONDS s)"
 fi
 
@@ -131,6 +150,7 @@ if [ "${CHUNK_SKIP_FUZZ:-0}" != 1 ]; then
     echo "== fuzzers (build-fuzz/, clang, ctest -L fuzz)"
     quiet env CC=clang cmake -S . -B build-fuzz -DCHUNK_FUZZ=ON
     quiet cmake --build build-fuzz -j"$jobs" --target chunk-fuzzers
+    bash scripts/ctest-costs.sh build-fuzz
     ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs" || status=1
     host_exclude=(-LE mutate)
     echo "== (at $SECONDS s)"
@@ -138,7 +158,7 @@ fi
 
 echo "== all tests (build/)"
 build_host
-ctest --test-dir build "${host_exclude[@]}" --output-on-failure -j"$jobs" || status=1
+ctest --test-dir build "${host_exclude[@]}" --output-on-failure -j"$test_jobs" || status=1
 echo "== host stages done in $SECONDS s"
 
 # Steps 4 and 5 wait for the background chroots first; a chroot that could
