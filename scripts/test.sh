@@ -52,9 +52,11 @@ case "${1:-}" in
 esac
 
 # The quick tier: every test of these kinds, whatever protocol it is of (a
-# new protocol's <name>.vectors, .truth, .goldens, ... join it by name).
-quick_tests='^(endpoints\.(protocol2|wire|sim|sender|receiver|platform|pcapout|attacks|frag|netgame|netcode|reliable|yojimbo|exports)'
-quick_tests+='|dissector\.(crc32|bytes|conv_cache|goldens|protocols|architecture|plugin)'
+# new protocol's <name>.vectors, .truth, .goldens, ... and its endpoints'
+# test group endpoints.<name> join it by name); not the endpoints' soaks
+# and socket runs (endpoints.soak, endpoints.<name>_soak, *-sockets.*).
+quick_tests='^(endpoints\.[a-z0-9]+'
+quick_tests+='|dissector\.(crc32|bytes|conv_cache|goldens|protocols|architecture|plugin)|architecture\.protocol_table'
 quick_tests+='|[a-z0-9]+\.(vectors|truth|goldens|crafted|headers|schema|keylog|crypto)|captures\.(regen|truth)\..*)$'
 
 jobs=${JOBS:-$(nproc)}
@@ -96,7 +98,7 @@ if [ $quick = 1 ]; then
     echo "== quick tier (build/): unit tests, vectors, goldens, crafted and truth tests"
     build_host
     t0=$SECONDS
-    ctest --test-dir build -R "$quick_tests" --output-on-failure -j"$jobs" || status=1
+    ctest --test-dir build -R "$quick_tests" -E '^endpoints\.soak$' --output-on-failure -j"$jobs" || status=1
     echo "== test.sh --quick: $([ $status = 0 ] && echo passed || echo FAILED) in $SECONDS s (tests $((SECONDS - t0)) s);" \
          "the full run: bash scripts/test.sh"
     exit $status
