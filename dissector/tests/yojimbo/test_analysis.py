@@ -27,23 +27,8 @@ W = y.Writer
 H = y.reliable_header
 
 
-def msgs(ids):
-    w = W().int_(1, 0, 2).int_(0, 0, 1).bool_(0).bool_(1).int_(len(ids), 1, 256).bits_(ids[0], 16)
-    for a, b in zip(ids, ids[1:]):
-        w.seq_relative(a, b)
-    for i in ids:
-        w.int_(0, 0, 3).bits_(i, 16)
-        # TestMessage: sequence % 21 picks the dummy bits (example schema)
-        w.bits_(0, [1, 320, 120, 4, 256, 45, 11, 13, 101, 100, 84, 95, 203, 2, 3, 8, 512, 5, 3, 7, 50][i % 21])
-    return w.data()
-
-
-def frag(fid, data):
-    w = W().int_(1, 0, 2).int_(0, 0, 1).bool_(1).bits_(5, 16).int_(2, 1, 256).int_(fid, 0, 1)
-    w.int_(len(data), 1, 1024).bytes_(data)
-    if fid == 0:
-        w.int_(1, 0, 3).bits_(77, 16)
-    return w.data()
+msgs = y.message_payload
+frag = y.block_fragment
 
 
 EMPTY = W().int_(0, 0, 2).data()

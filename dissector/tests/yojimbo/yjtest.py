@@ -101,6 +101,29 @@ def reliable_header(seq, ack, ack_bits):
     return bytes([prefix]) + struct.pack("<H", seq) + mid + tail
 
 
+# The connection payload the crafted tests send: TestMessages of the example
+# schema with these ids (in order, relative-coded after the first).
+def message_payload(ids):
+    w = Writer().int_(1, 0, 2).int_(0, 0, 1).bool_(0).bool_(1).int_(len(ids), 1, 256).bits_(ids[0], 16)
+    for a, b in zip(ids, ids[1:]):
+        w.seq_relative(a, b)
+    for i in ids:
+        w.int_(0, 0, 3).bits_(i, 16)
+        # TestMessage: sequence % 21 picks the dummy bits (example schema)
+        w.bits_(0, [1, 320, 120, 4, 256, 45, 11, 13, 101, 100, 84, 95, 203, 2, 3, 8, 512, 5, 3, 7, 50][i % 21])
+    return w.data()
+
+
+# Fragment FID of the crafted tests' two-fragment block (message id 5) with
+# DATA; fragment 0 also carries the block message's type and field (77).
+def block_fragment(fid, data):
+    w = Writer().int_(1, 0, 2).int_(0, 0, 1).bool_(1).bits_(5, 16).int_(2, 1, 256).int_(fid, 0, 1)
+    w.int_(len(data), 1, 1024).bytes_(data)
+    if fid == 0:
+        w.int_(1, 0, 3).bits_(77, 16)
+    return w.data()
+
+
 def tshark(args, check=True):
     env = dict(os.environ)
     env.setdefault("WIRESHARK_ABORT_ON_DISSECTOR_BUG", "1")
