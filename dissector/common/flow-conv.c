@@ -168,16 +168,26 @@ static void name_address(address *a, const char *name)
     set_address(a, AT_STRINGZ, (int)strlen(name) + 1, name);
 }
 
+/* The table a conversation or endpoint tap adds to, its flags set, and the
+ * packet's two ends as addresses of the table. */
+static conv_hash_t *ends_of(void *tapdata, tap_flags_t flags, const char *src, const char *dst, address *a,
+                            address *b)
+{
+    conv_hash_t *hash = (conv_hash_t *)tapdata;
+
+    hash->flags = flags;
+    name_address(a, src);
+    name_address(b, dst);
+    return hash;
+}
+
 tap_packet_status fc_conv_add(void *tapdata, packet_info *pinfo, tap_flags_t flags, int proto, const char *src,
                               const char *dst, guint32 id)
 {
-    conv_hash_t *hash = (conv_hash_t *)tapdata;
-    const fc_filters_t *f = proto_filters(proto);
     address a, b;
+    conv_hash_t *hash = ends_of(tapdata, flags, src, dst, &a, &b);
+    const fc_filters_t *f = proto_filters(proto);
 
-    hash->flags = flags;
-    name_address(&a, src);
-    name_address(&b, dst);
     add_conversation_table_data_with_conv_id(hash, &a, &b, 0, 0, (conv_id_t)id, 1, pinfo->fd->pkt_len,
                                              &pinfo->rel_ts, &pinfo->abs_ts, (ct_dissector_info_t *)&f->conv, CONVERSATION_NONE);
     return TAP_PACKET_REDRAW;
@@ -186,13 +196,10 @@ tap_packet_status fc_conv_add(void *tapdata, packet_info *pinfo, tap_flags_t fla
 tap_packet_status fc_endpoint_add(void *tapdata, packet_info *pinfo, tap_flags_t flags, int proto, const char *src,
                                   const char *dst)
 {
-    conv_hash_t *hash = (conv_hash_t *)tapdata;
-    const fc_filters_t *f = proto_filters(proto);
     address a, b;
+    conv_hash_t *hash = ends_of(tapdata, flags, src, dst, &a, &b);
+    const fc_filters_t *f = proto_filters(proto);
 
-    hash->flags = flags;
-    name_address(&a, src);
-    name_address(&b, dst);
     add_endpoint_table_data(hash, &a, 0, TRUE, 1, pinfo->fd->pkt_len, (et_dissector_info_t *)&f->endpoint, ENDPOINT_NONE);
     add_endpoint_table_data(hash, &b, 0, FALSE, 1, pinfo->fd->pkt_len, (et_dissector_info_t *)&f->endpoint, ENDPOINT_NONE);
     return TAP_PACKET_REDRAW;

@@ -119,6 +119,23 @@ def chunk_captures():
     return out
 
 
+def chunk_sim_truth_names(argv):
+    """The names (captures/NAME.pcap) given on the command line, or else
+    every capture of chunk-sim's with a truth file that is not a gap
+    capture (--capture-drop, --capture-from: the analysis.gaps test's)."""
+    import glob
+    import json
+    if argv:
+        return list(argv)
+    names = []
+    for path in sorted(glob.glob(os.path.join(REPO, "captures", "*.truth.json"))):
+        with open(path) as f:
+            truth = json.load(f)
+        if truth.get("generator") == "chunk-sim" and not truth["capture"].get("not_captured"):
+            names.append(os.path.basename(path)[:-len(".truth.json")])
+    return names
+
+
 def tshark(args, check=True):
     """Runs chunk-tshark with args; returns stdout (str). Raises on failure."""
     env = dict(os.environ)

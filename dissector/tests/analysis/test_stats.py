@@ -9,7 +9,6 @@
 - `-z chunk,transfers_table` (the GUI's table) has the same numbers;
 - `-z chunk,tree`: packet, slice, first-send, resend and ack counts.
 """
-import glob
 import json
 import os
 import re
@@ -145,11 +144,7 @@ def check(name, fail):
 def main():
     # The chunk analysis against chunk-sim's truth files (p2frag-sim's are
     # p2frag/test_truth.py's).
-    names = sys.argv[1:] or sorted(os.path.basename(p)[:-len(".truth.json")]
-                                   for p in glob.glob(os.path.join(CAPTURES, "*.truth.json"))
-                                   if json.load(open(p)).get("generator") == "chunk-sim"
-                                   # --capture-drop: the analysis.gaps test's
-                                   and not json.load(open(p))["capture"].get("not_captured"))
+    names = ct.chunk_sim_truth_names(sys.argv[1:])
     fail = ct.Failures()
     for name in names:
         check(name, fail)

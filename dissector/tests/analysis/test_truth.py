@@ -18,7 +18,6 @@ For each capture (docs/truth.md describes the truth file):
 - Export Objects writes every chunk whose slices are all in the capture, byte
   for byte the data chunk-sim sent (regenerated here from the run's seed).
 """
-import glob
 import json
 import os
 import shutil
@@ -258,11 +257,7 @@ def check_capture(name, fail):
 def main():
     # The chunk analysis against chunk-sim's truth files (p2frag-sim's are
     # p2frag/test_truth.py's).
-    names = sys.argv[1:] or sorted(os.path.basename(p)[:-len(".truth.json")]
-                                   for p in glob.glob(os.path.join(CAPTURES, "*.truth.json"))
-                                   if json.load(open(p)).get("generator") == "chunk-sim"
-                                   # --capture-drop: the analysis.gaps test's
-                                   and not json.load(open(p))["capture"].get("not_captured"))
+    names = ct.chunk_sim_truth_names(sys.argv[1:])
     fail = ct.Failures()
     fail.check(names, "no captures with truth files in " + CAPTURES)
     for name in names:
