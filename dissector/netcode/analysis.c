@@ -22,6 +22,15 @@
 #include "common/analysis-util.h"
 #include "common/flow-conv.h"
 
+static const char *const type_short[NC_NUM_TYPES] = {
+    "Request", "Denied", "Challenge", "Response", "Keep-alive", "Payload", "Disconnect"
+};
+
+const char *nc_type_short_name(guint type)
+{
+    return type < NC_NUM_TYPES ? type_short[type] : "?";
+}
+
 nstime_t nc_last_time, nc_first_time;
 gboolean nc_have_first_time;
 

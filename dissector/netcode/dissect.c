@@ -134,14 +134,6 @@ static const value_string type_names[] = {
     { 0, NULL }
 };
 
-static const char *const type_short[NC_NUM_TYPES] = {
-    "Request", "Denied", "Challenge", "Response", "Keep-alive", "Payload", "Disconnect"
-};
-
-const char *nc_type_short_name(guint type)
-{
-    return type < NC_NUM_TYPES ? type_short[type] : "?";
-}
 
 /* Plaintext bytes each encrypted type carries; -1: payload (1 to 1200). */
 static const int type_plain_len[NC_NUM_TYPES] = { -1, 0, 8 + NC_CHALLENGE_BYTES, 8 + NC_CHALLENGE_BYTES, 8, -1, 0 };
@@ -296,7 +288,7 @@ static void info_packet(packet_info *pinfo, const nc_shape_t *s, gboolean with_l
     if (!pinfo->cinfo)
         return;
     buf = p = (char *)wmem_alloc(pinfo->pool, 128);
-    p = au_put_str(p, type_short[s->type]);
+    p = au_put_str(p, nc_type_short_name(s->type));
     if (s->seq >= NC_GLOBAL_SEQ_BASE && (s->type == NC_CHALLENGE || s->type == NC_DENIED)) {
         p = au_put_str(p, " seq=2^63+");
         p = au_put_uint64(p, s->seq - NC_GLOBAL_SEQ_BASE);
@@ -1172,7 +1164,7 @@ static proto_item *show_packet_header(nc_dissection_t *d)
         if (want >= 0)
             AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
                       "%s of %u bytes: %u encrypted bytes where the type has %d (and a 16-byte MAC): "
-                      "the receiver ignores it", type_short[s->type], s->len, s->enc_len - NC_MAC_BYTES,
+                      "the receiver ignores it", nc_type_short_name(s->type), s->len, s->enc_len - NC_MAC_BYTES,
                       want);
         else
             AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
@@ -1222,7 +1214,7 @@ static gboolean show_decrypted(nc_dissection_t *d, proto_item *di)
     }
     info_packet(d->pinfo, s, s->type == NC_PAYLOAD, plain_len, FALSE,
                 s->type == NC_KEEP_ALIVE && plain_len == 8 ? d->plain : NULL);
-    proto_item_append_text(d->ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[s->type], s->seq);
+    proto_item_append_text(d->ti, ", %s, Seq: %" G_GUINT64_FORMAT, nc_type_short_name(s->type), s->seq);
     nc_analysis_info(d->pinfo, rec);
     if (s->type != NC_PAYLOAD || !ptvb)
         return FALSE;
@@ -1288,7 +1280,7 @@ static gboolean show_packet(nc_dissection_t *d)
     else if (d->rec->undecrypted == NC_UNDEC_NO_KEY_NOTE || d->rec->undecrypted == NC_UNDEC_NO_ID_NOTE)
         show_missing(d, di);
     info_packet(d->pinfo, &d->s, TRUE, d->s.enc_len - NC_MAC_BYTES, TRUE, NULL);
-    proto_item_append_text(d->ti, ", %s, Seq: %" G_GUINT64_FORMAT, type_short[d->s.type], d->s.seq);
+    proto_item_append_text(d->ti, ", %s, Seq: %" G_GUINT64_FORMAT, nc_type_short_name(d->s.type), d->s.seq);
     nc_analysis_info(d->pinfo, d->rec);
     return FALSE;
 }

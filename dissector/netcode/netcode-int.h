@@ -298,7 +298,7 @@ const char *nc_end_name(const nc_conn_t *c);
 extern nstime_t nc_last_time, nc_first_time;
 extern gboolean nc_have_first_time;
 
-/* Short name of a packet type ("Keep-alive"; dissect.c). */
+/* Short name of a packet type ("Keep-alive"; analysis.c). */
 const char *nc_type_short_name(guint type);
 /* The analysis marks of rec, " [Connected] [Gap]" ("" when none). */
 char *nc_analysis_marks(wmem_allocator_t *scope, const nc_frame_t *rec);

@@ -1120,8 +1120,6 @@ char *netgame_analysis_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (flags)
         info = show_flags(tvb, at, flags, info);
 
-    if (tree)
-        netgame_flow_end_fields(tree, tvb, pinfo);
     if (have_tap_listener(ng_tap)) {
         ng_tap_info_t *tinfo = wmem_new0(pinfo->pool, ng_tap_info_t);
         tinfo->conn = rec->conn;

@@ -358,8 +358,11 @@ static int dissect_netgame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         info = au_info_begin(pinfo, 128);
         end = info_header(info, pinfo, &p);
     }
-    if (rec)
+    if (rec) {
         end = netgame_analysis_show(tvb, pinfo, nt, ti, &p, rec, end);
+        if (nt)
+            netgame_flow_end_fields(nt, tvb, pinfo);
+    }
     if (info)
         au_info_set(pinfo, end);
     if (p.payload_len && cap > NETGAME_HEADER_LEN)

@@ -59,13 +59,3 @@ void chunk_app_print_invalid(const uint64_t *invalid)
             fprintf(stderr, "  dropped as invalid: %s %llu\n", chunk_read_result_name((chunk_read_result_t)i),
                     (unsigned long long)invalid[i]);
 }
-
-int chunk_app_main(int argc, char **argv, chunk_app_role_t role)
-{
-    switch (role) {
-    case CHUNK_APP_SEND: return chunk_app_send_main(argc, argv);
-    case CHUNK_APP_RECV: return chunk_app_recv_main(argc, argv);
-    case CHUNK_APP_RELAY: break;
-    }
-    return chunk_app_relay_main(argc, argv);
-}

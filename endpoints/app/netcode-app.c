@@ -209,8 +209,3 @@ void netcode_app_link_print_summary(const netcode_app_link_t *link, uint64_t pay
             (unsigned long long)link->datagrams_received, (unsigned long long)link->send_errors);
     app_capture_print(&link->capture);
 }
-
-int netcode_app_main(int argc, char **argv, netcode_app_role_t role)
-{
-    return role == NETCODE_APP_CLIENT ? netcode_app_client_main(argc, argv) : netcode_app_server_main(argc, argv);
-}

@@ -53,8 +53,3 @@ void p2frag_app_print_invalid(const uint64_t *invalid)
         }
     if (any) fprintf(stderr, "\n");
 }
-
-int p2frag_app_main(int argc, char **argv, p2frag_app_role_t role)
-{
-    return role == P2FRAG_APP_SEND ? p2frag_app_send_main(argc, argv) : p2frag_app_recv_main(argc, argv);
-}
