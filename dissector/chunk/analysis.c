@@ -563,19 +563,14 @@ static guint32 early_not_captured(const chunk_flow_t *fl, const chunk_transfer_t
     return missed;
 }
 
-static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk_slice_info_t *slice,
-                                  frame_rec_t *fr)
+/* The transfer a slice belongs to, made at its first slice; a new chunk
+ * while the previous one is not fully acked is either in flight early
+ * (CHUNK_F_EARLY) or followed acks or slices the capture missed. */
+static chunk_transfer_t *slice_transfer(packet_info *pinfo, chunk_flow_t *fl, const chunk_slice_info_t *slice,
+                                        frame_rec_t *fr, gint64 now)
 {
-    chunk_flow_t *fl = get_flow(pinfo, slice->conv, FALSE);
-    gint64 now = au_ns(&pinfo->abs_ts);
-    fr->flow = fl;
-    fr->slice_id = slice->slice_id;
-    fl->slices_since_ack++;
-    if (now > capture_last_ns)
-        capture_last_ns = now;
-    chunk_bytes += tvb_reported_length(tvb);
-
     chunk_transfer_t *t = flow_transfer(fl, (guint16)slice->chunk_id);
+
     if (!t) {
         t = new_transfer(fl, pinfo, slice);
         if (fl->cur && fl->cur != t && chunk_newer(t->chunk_id, fl->cur->chunk_id) &&
@@ -599,6 +594,22 @@ static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk
             }
         }
     }
+    return t;
+}
+
+static frame_rec_t *analyse_slice(tvbuff_t *tvb, packet_info *pinfo, const chunk_slice_info_t *slice,
+                                  frame_rec_t *fr)
+{
+    chunk_flow_t *fl = get_flow(pinfo, slice->conv, FALSE);
+    gint64 now = au_ns(&pinfo->abs_ts);
+    fr->flow = fl;
+    fr->slice_id = slice->slice_id;
+    fl->slices_since_ack++;
+    if (now > capture_last_ns)
+        capture_last_ns = now;
+    chunk_bytes += tvb_reported_length(tvb);
+
+    chunk_transfer_t *t = slice_transfer(pinfo, fl, slice, fr, now);
     fl->nc_open = FALSE;    /* a slice of the flow captured again */
     if (!fl->cur || chunk_newer(t->chunk_id, fl->cur->chunk_id))
         fl->cur = t;
