@@ -257,7 +257,25 @@ const char *simprog_fate_name(int fate)
     return fate >= 0 && fate < (int)(sizeof names / sizeof names[0]) ? names[fate] : "unknown";
 }
 
-int simprog_next_arrival(simprog_t *sp, double until, int *link, uint8_t *buffer, double *at)
+/* 1 when a progress line is due at this step (checked every 1024 steps: after
+ * the first second of wall time, every 0.2 s on a terminal, 2 s otherwise). */
+static int simprog_progress_due(simprog_t *sp, long long step);
+
+/* Prints "PROGRAM: virtual time T s of LIMIT, " then format, as a line that
+ * redraws in place on a terminal. */
+static void simprog_progress(simprog_t *sp, double now, const char *format, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Ends a progress line left open on a terminal. */
+static void simprog_progress_finish(simprog_t *sp);
+
+/* Takes the next datagram due at or before until, over both links in order
+ * of delivery time (link 0 first on a tie) into buffer (NETSIM_MAX_DATAGRAM
+ * bytes). Returns its length and sets *link and *at, or 0 when none is due. */
+static int simprog_next_arrival(simprog_t *sp, double until, int *link, uint8_t *buffer, double *at)
 {
     double due = netsim_next_delivery(sp->netsim);
     if (due < 0 || due > until) return 0;
@@ -308,7 +326,7 @@ int simprog_run(simprog_t *sp, double end, const simprog_loop_t *loop, double *e
     return result;
 }
 
-int simprog_progress_due(simprog_t *sp, long long step)
+static int simprog_progress_due(simprog_t *sp, long long step)
 {
     if ((step & 1023) != 0) return 0;
     double wall = platform_time();
@@ -317,7 +335,7 @@ int simprog_progress_due(simprog_t *sp, long long step)
     return 1;
 }
 
-void simprog_progress(simprog_t *sp, double now, const char *format, ...)
+static void simprog_progress(simprog_t *sp, double now, const char *format, ...)
 {
     fprintf(stderr, "%s%s: virtual time %.1f s of %.0f, ", sp->tty ? "\r" : "", sp->program, now, sp->time_limit);
     va_list args;
@@ -328,7 +346,7 @@ void simprog_progress(simprog_t *sp, double now, const char *format, ...)
     sp->progress_shown = 1;
 }
 
-void simprog_progress_finish(simprog_t *sp)
+static void simprog_progress_finish(simprog_t *sp)
 {
     if (sp->progress_shown && sp->tty) fprintf(stderr, "\n");
 }

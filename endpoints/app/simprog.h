@@ -120,11 +120,6 @@ int simprog_send(simprog_t *sp, int link, double at, const uint8_t *packet, int 
  * "queue_dropped", "fault_dropped", "reordered". */
 const char *simprog_fate_name(int fate);
 
-/* Takes the next datagram due at or before until, over both links in order
- * of delivery time (link 0 first on a tie) into buffer (NETSIM_MAX_DATAGRAM
- * bytes). Returns its length and sets *link and *at, or 0 when none is due. */
-int simprog_next_arrival(simprog_t *sp, double until, int *link, uint8_t *buffer, double *at);
-
 /* A program's endpoints as simprog_run drives them: *now is the program's
  * clock, set to each step's and each arrival's virtual time before the
  * call; tick(context) updates them at a step (a non-zero return stops the
@@ -159,21 +154,6 @@ typedef struct simprog_loop_t {
  * *end_time is the last step's time. Returns 0, or the tick's non-zero
  * result. */
 int simprog_run(simprog_t *sp, double end, const simprog_loop_t *loop, double *end_time);
-
-/* 1 when a progress line is due at this step (checked every 1024 steps: after
- * the first second of wall time, every 0.2 s on a terminal, 2 s otherwise). */
-int simprog_progress_due(simprog_t *sp, long long step);
-
-/* Prints "PROGRAM: virtual time T s of LIMIT, " then format, as a line that
- * redraws in place on a terminal. */
-void simprog_progress(simprog_t *sp, double now, const char *format, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-/* Ends a progress line left open on a terminal. */
-void simprog_progress_finish(simprog_t *sp);
 
 /* Closes the pcap. Returns 0, or -1 after printing "PROGRAM: error writing
  * PATH" when a record or the close failed. */
