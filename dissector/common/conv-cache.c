@@ -10,24 +10,23 @@ static cs_conv_cache_t *caches[CS_CONV_CACHES];
 static guint n_caches;
 static cs_conv_cache_t found;   /* cs_conv_find_or_create's hits (no states) */
 
+/* Empties a cache's hits. */
+static void clear_cache(cs_conv_cache_t *cache)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(cache->hits); i++) {
+        free_address(&cache->hits[i].src);
+        free_address(&cache->hits[i].dst);
+        memset(&cache->hits[i], 0, sizeof cache->hits[i]);
+    }
+    cache->next = 0;
+}
+
 /* Empties every cache's hits: when a file is opened or closed. */
 static void clear_hits(void)
 {
-    for (guint c = 0; c < n_caches; c++) {
-        cs_conv_cache_t *cache = caches[c];
-        for (guint i = 0; i < G_N_ELEMENTS(cache->hits); i++) {
-            free_address(&cache->hits[i].src);
-            free_address(&cache->hits[i].dst);
-            memset(&cache->hits[i], 0, sizeof cache->hits[i]);
-        }
-        cache->next = 0;
-    }
-    for (guint i = 0; i < G_N_ELEMENTS(found.hits); i++) {
-        free_address(&found.hits[i].src);
-        free_address(&found.hits[i].dst);
-        memset(&found.hits[i], 0, sizeof found.hits[i]);
-    }
-    found.next = 0;
+    for (guint c = 0; c < n_caches; c++)
+        clear_cache(caches[c]);
+    clear_cache(&found);
 }
 
 void cs_conv_cache_register(cs_conv_cache_t *cache, size_t size)
@@ -41,6 +40,13 @@ void cs_conv_cache_register(cs_conv_cache_t *cache, size_t size)
         register_cleanup_routine(clear_hits);
     }
     caches[n_caches - 1] = cache;
+}
+
+/* TRUE when the datagram's conversation is found by its address and port
+ * pair alone (no endpoint or element overrides), so a hit may stand for it. */
+static inline gboolean plain_pair(const packet_info *pinfo)
+{
+    return !pinfo->use_conv_addr_port_endpoints && !pinfo->conv_elements;
 }
 
 /* TRUE when find_or_create_conversation() would give conv for frame num. */
@@ -84,7 +90,7 @@ static void add_hit(cs_conv_cache_t *cache, packet_info *pinfo, conversation_t *
 
 void *cs_conv_cache_get(cs_conv_cache_t *cache, packet_info *pinfo, conversation_t **conv_out)
 {
-    gboolean plain = !pinfo->use_conv_addr_port_endpoints && !pinfo->conv_elements;
+    gboolean plain = plain_pair(pinfo);
     cs_conv_hit_t *h = find_hit(cache, pinfo, plain);
     conversation_t *conv;
     void *state;
@@ -109,7 +115,7 @@ void *cs_conv_cache_get(cs_conv_cache_t *cache, packet_info *pinfo, conversation
 
 conversation_t *cs_conv_find_or_create(packet_info *pinfo)
 {
-    gboolean plain = !pinfo->use_conv_addr_port_endpoints && !pinfo->conv_elements;
+    gboolean plain = plain_pair(pinfo);
     cs_conv_hit_t *h = find_hit(&found, pinfo, plain);
     conversation_t *conv;
 
