@@ -12,40 +12,41 @@ attack the analysis state, not the parser (the fuzzers do that).
 
 Captures (name: what it holds; ctest size / --full size):
 
-  all-chunk-ids       every chunk id 0..65535 in one conversation: for each,
-                      the last slice of a chunk that claims 256 slices, and an
-                      ack of it (65 536 of each at both sizes)
+  all-chunk-ids       every fourth chunk id 0..65532 (every id 0..65535 at
+                      --full) in one conversation: for each, the last slice
+                      of a chunk that claims 256 slices, and an ack of it
+                      (16 384 / 65 536 of each)
   slice-count-changes one chunk whose slice count changes on every packet
-                      (1..256, cycling), 100 000 / 1 000 000 slices
+                      (1..256, cycling), 25 000 / 1 000 000 slices
   million-slices      one chunk of 256 slices, SliceSize 1 (decode with
                       -o chunk.slice_size:1), sent round robin with slice 17
-                      never acked: 200 000 / 1 000 000 slice packets and an
+                      never acked: 50 000 / 1 000 000 slice packets and an
                       ack every 100 ms
-  ack-patterns        every ack bit pattern of 1..K slices (K = 14 / 16; all
+  ack-patterns        every ack bit pattern of 1..K slices (K = 12 / 16; all
                       2^k patterns for each k, each chunk announced by a
                       slice first), then random patterns of 256 slices
-                      (10 000 / 100 000)
-  conversations       100 000 UDP conversations (a source address and port
-                      each), each with the last slice of a 256-slice chunk
-                      and an ack (the same at both sizes)
+                      (2 500 / 100 000)
+  conversations       UDP conversations (a source address and port each),
+                      each with the last slice of a 256-slice chunk and an
+                      ack, 25 000 / 100 000
   wide-acks           MaxSlicesPerChunk 65536, the largest the preference
                       allows (decode with -o chunk.max_slices:65536): a
                       slice announcing 65536 slices, then acks of 65536
-                      random bits (8 KiB each), 500 / 5 000
+                      random bits (8 KiB each), 200 / 5 000
 
 Fragment protocol (protocol id 0x55667788, p2frag), on chunk's
 port 40000 like the original examples, every packet valid on its own:
 
-  frag-all-sequences  every sequence 0..65535 (and on to 65535 again at
-                      --full: 131 072, crossing the wrap) of one
+  frag-all-sequences  every sequence 0..32767 (0..65535 and on to 65535
+                      again at --full: 131 072, crossing the wrap) of one
                       conversation, each a packet claiming 255 fragments of
-                      which only the last (1 byte) is sent; 65 536 / 131 072
-  frag-conversations  100 000 UDP conversations, each one fragment (the last
-                      of 255) of its own packet (the same at both sizes)
+                      which only the last (1 byte) is sent; 32 768 / 131 072
+  frag-conversations  UDP conversations, each one fragment (the last of
+                      255) of its own packet, 25 000 / 100 000
   frag-count-changes  one conversation whose fragment count changes on every
                       packet (1..255, cycling; each the last fragment, 1..64
                       bytes), a new sequence every 256 packets;
-                      100 000 / 1 000 000
+                      25 000 / 1 000 000
 
 Each capture's tshark options are printed one per line as
 "NAME<TAB>FILE<TAB>OPTIONS" (options may be empty), for the test runner.
@@ -133,10 +134,11 @@ T0 = 1_700_000_000 * 1_000_000
 
 
 def gen_all_chunk_ids(w, full):
-    """Every chunk id once, in order (crossing 65535 -> 0 is not needed:
-    they start at 0): a 256-slice chunk's last slice, then an ack of it."""
+    """Every chunk id once (every fourth one but at --full), in order
+    (crossing 65535 -> 0 is not needed: they start at 0; ids half a wrap
+    apart still meet): a 256-slice chunk's last slice, then an ack of it."""
     t = T0
-    for cid in range(65536):
+    for cid in range(0, 65536, 1 if full else 4):
         w.add(t, slice_packet(cid, 255, 256, b"\x5a"), SENDER, 50000, RECEIVER, PORT)
         t += 500
         w.add(t, ack_packet_bits(cid, 256, 1 << 255), RECEIVER, PORT, SENDER, 50000)
@@ -146,7 +148,7 @@ def gen_all_chunk_ids(w, full):
 def gen_count_changes(w, full, most, last_piece):
     """Packet i claims (i % most) + 1 pieces and is the last of them, 1..64
     bytes so that packets stay small: last_piece(i, num, data) makes it."""
-    n = 1_000_000 if full else 100_000
+    n = 1_000_000 if full else 25_000
     t = T0
     for i in range(n):
         num = (i % most) + 1
@@ -161,7 +163,7 @@ def gen_slice_count_changes(w, full):
 def gen_million_slices(w, full):
     """256 slices of 1 byte (SliceSize 1), round robin; slice 17 is lost
     every time; every 100 ms an ack of everything received so far."""
-    n = 1_000_000 if full else 200_000
+    n = 1_000_000 if full else 50_000
     pkts = [slice_packet(3, s, 256, bytes([s]), slice_size=1) for s in range(256)]
     t = T0
     got = 0
@@ -179,8 +181,8 @@ def gen_million_slices(w, full):
 
 
 def gen_ack_patterns(w, full):
-    kmax = 16 if full else 14
-    nrand = 100_000 if full else 10_000
+    kmax = 16 if full else 12
+    nrand = 100_000 if full else 2_500
     rng = random.Random(5)
     t = T0
     for k in range(1, kmax + 1):
@@ -203,11 +205,12 @@ def conversation(c):
     return bytes([10, 1 + (c >> 16), (c >> 8) & 0xFF, c & 0xFF]), 40001 + (c % 25000)
 
 
-def gen_each_conversation(w, first, reply=None):
-    """100 000 conversations (conversation()): first(c) from the source of
-    conversation c and, with reply, reply(c) back to it."""
+def gen_each_conversation(w, full, first, reply=None):
+    """100 000 conversations (conversation()) at --full, else 25 000:
+    first(c) from the source of conversation c and, with reply, reply(c)
+    back to it."""
     t = T0
-    for c in range(100_000):
+    for c in range(100_000 if full else 25_000):
         src, sport = conversation(c)
         w.add(t, first(c), src, sport, RECEIVER, PORT)
         t += 100
@@ -217,12 +220,12 @@ def gen_each_conversation(w, first, reply=None):
 
 
 def gen_conversations(w, full):
-    gen_each_conversation(w, lambda c: slice_packet(c & 0xFFFF, 255, 256, b"\x33"),
+    gen_each_conversation(w, full, lambda c: slice_packet(c & 0xFFFF, 255, 256, b"\x33"),
                           lambda c: ack_packet_bits(c & 0xFFFF, 256, 1 << 255))
 
 
 def gen_wide_acks(w, full):
-    n = 5_000 if full else 500
+    n = 5_000 if full else 200
     rng = random.Random(7)
     t = T0
     w.add(t, slice_packet(9, 65535, 65536, b"\x07", max_slices=65536), SENDER, 50000, RECEIVER, PORT)
@@ -236,13 +239,13 @@ def gen_frag_all_sequences(w, full):
     """Every sequence once per lap (two laps at --full: the wrap 65535 -> 0
     unwraps to new packets), each the last of 255 fragments, never more."""
     t = T0
-    for i in range(131072 if full else 65536):
+    for i in range(131072 if full else 32768):
         w.add(t, frag_packet(i & 0xFFFF, 254, 255, b"\x5a"), SENDER, 50000, RECEIVER, PORT)
         t += 500
 
 
 def gen_frag_conversations(w, full):
-    gen_each_conversation(w, lambda c: frag_packet(c & 0xFFFF, 254, 255, b"\x33"))
+    gen_each_conversation(w, full, lambda c: frag_packet(c & 0xFFFF, 254, 255, b"\x33"))
 
 
 def gen_frag_count_changes(w, full):

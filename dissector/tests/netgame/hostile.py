@@ -14,14 +14,17 @@ Captures (written here, Ethernet/IPv4/UDP to port 30000, one pass):
   ack-bits       every single-bit, every per-byte value (4 x 256), every
                  prefix mask and random ack-bit patterns, acking a peer that
                  sends consecutive sequences
-  conversations  100 000 connections, one packet each way
+  conversations  connections of one packet each way (ctest 25 000, --full
+                 100 000)
   never-acked    one side sends without an answer, 1 us apart (ctest
-                 250 000, --full 1 000 000), all within the 1 s loss window
+                 60 000, --full 1 000 000), all within the 1 s loss window
+  (seq-jumps: 50 000 / 1 000 000 packets; ack-bits: 25 000 / 1 000 000
+  random patterns)
 
 Bounds: dissector/tests/hostile_bounds.py (memory: per connection the
 analysis keeps ~1 KiB and Wireshark's own conversation, which the reference
-never creates, about as much; 100 000 connections of one packet each way,
-16 MiB of capture, are the worst case). CHUNK_BUILD_DIR selects the build tree.
+never creates, about as much; connections of one packet each way are the
+worst case). CHUNK_BUILD_DIR selects the build tree.
 """
 import os
 import random
@@ -109,10 +112,10 @@ def cases(args, build, env, work):
         return (name, lambda path: write(path, size), [], hb.EVERY_FRAME, hb.EXTRA_PER_BYTE,
                 ["netgame.analysis.flags"])
     return [
-        case("seq-jumps", seq_jumps, 1000000 if args.full else 200000),
-        case("ack-bits", ack_bits, 1000000 if args.full else 100000),
-        case("conversations", conversations, 100000),
-        case("never-acked", never_acked, 1000000 if args.full else 250000),
+        case("seq-jumps", seq_jumps, 1000000 if args.full else 50000),
+        case("ack-bits", ack_bits, 1000000 if args.full else 25000),
+        case("conversations", conversations, 100000 if args.full else 25000),
+        case("never-acked", never_acked, 1000000 if args.full else 60000),
     ]
 
 

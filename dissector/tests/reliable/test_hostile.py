@@ -5,15 +5,15 @@ with reassembly on), tshark with the plugin against tshark with
 memory bounded (dissector/tests/hostile_bounds.py). Captures (written here,
 Ethernet/IPv4/UDP):
 
-  garbage        200 000 random datagrams: every prefix byte, random bodies
+  garbage        50 000 random datagrams: every prefix byte, random bodies
                  of 0..1300 bytes, truncated and bit-flipped headers
-  fragments      250 000 fragments that never complete: 256-fragment packets
+  fragments      60 000 fragments that never complete: 256-fragment packets
                  of full 1024-byte fragments with one missing, sequences
                  jumping by 2^15 and wrapping, fragment counts that disagree
                  between fragments of one sequence, ids at and past the count
   seq-jumps      two sides whose sequences and acks jump by 2^15 (and odd
-                 amounts) every packet, with random ack bits
-  conversations  100 000 conversations of one packet each way
+                 amounts) every packet, with random ack bits (50 000)
+  conversations  25 000 conversations of one packet each way
 
   test_hostile.py [--only NAME] [--keep] [--work DIR]
 """
@@ -56,7 +56,7 @@ def fragment(seq, fid, num, data, ack=0xFFFF, bits=0):
 def garbage(path):
     w = hb.Writer(path)
     rnd = random.Random(1)
-    for i in range(200000):
+    for i in range(50000):
         k = i % 4
         if k == 0:
             body = bytes([i & 0xFF]) + bytes(rnd.getrandbits(8) for _ in range(rnd.choice((0, 1, 4, 8, rnd.randint(0, 1300)))))
@@ -139,8 +139,8 @@ def cases(args, build, env, work):
     return [
         # name, writer, options, frames that must be reliable (None: any) [, memory per capture byte]
         ("garbage", garbage, opts, None),
-        ("fragments", lambda p: fragments(p, 250000), opts, None),
-        ("seq-jumps", lambda p: seq_jumps(p, 200000), opts, 200000),
+        ("fragments", lambda p: fragments(p, 60000), opts, None),
+        ("seq-jumps", lambda p: seq_jumps(p, 50000), opts, 50000),
         # Per conversation the analysis keeps its record and two directions
         # (sent packets in an array each, no map), and Wireshark makes its
         # conversation (which the reference never creates): measured on
@@ -148,7 +148,7 @@ def cases(args, build, env, work):
         # capture, 10.1 bytes per capture byte, linear; bounded at 16 (the
         # others: 12). With a wmem map a direction it was 15.6 on 4.0 and
         # 30.7 on 4.6, whose map entries cost 1 473 bytes against 400.
-        ("conversations", lambda p: conversations(p, 100000), opts, 200000, 16),
+        ("conversations", lambda p: conversations(p, 25000), opts, 50000, 16),
     ]
 
 
