@@ -24,7 +24,12 @@ that decode it (decode_options()): netcode (its captures and the real
 libraries' on port 40000, which chunk holds) on 41000 with the key logs of
 every captures/*.keys, reliable-sim's on 50000, the plain yojimbo captures on
 45000; the unmutated base must show a tree of every protocol of
-<build>/protocols.txt, or the run fails before mutating.
+<build>/protocols.txt, or the run fails before mutating. With
+--file-packets N the base holds the captures again and again (each copy in
+conversations of its own) until it has N frames: a few small captures (the
+p2frag ones, 894 frames) then make fewer, larger mutant files for the same
+number of mutated packets, and tshark, whose start is most of the cost of a
+small file, starts fewer times.
 
 Each mutant file is decoded with tshark -V, in one pass and with -2, through
 scripts/chunk-tshark (plugin of CHUNK_BUILD_DIR), with
@@ -36,7 +41,8 @@ the mutant is kept in --crash-dir with a shrunk copy (frames removed while it
 still fails) for dissector/tests/hostile/regressions/.
 
   mutate-fuzz.py --work DIR --min-packets 20000       # ctest dissector.fuzz.mutate
-  mutate-fuzz.py --work DIR --glob 'p2frag-*.pcap' --min-packets 10000   # ... .mutate.p2frag
+  mutate-fuzz.py --work DIR --glob 'p2frag-*.pcap' --min-packets 10000 --file-packets 5000
+                                                      # ... .mutate.p2frag
   mutate-fuzz.py --work DIR --hours 4 --start-seed 1000 --jobs 1   # long mode
 
 Exit: 0 no failure, 1 failures (listed), 2 bad arguments or setup.
@@ -44,6 +50,7 @@ Exit: 0 no failure, 1 failures (listed), 2 bad arguments or setup.
 import argparse
 import concurrent.futures
 import glob
+import itertools
 import os
 import random
 import re
@@ -354,19 +361,25 @@ def load_capture(cap, work):
     raise ValueError("%s: link type %d (neither Ethernet nor raw IP)" % (cap, link))
 
 
-def build_base(caps, path, work=None):
+def build_base(caps, path, work=None, min_frames=0):
     """Concatenates the captures into one pcap, each in its own UDP
     conversations (ports other than 40000 and 30000 moved up by the
     capture's index, the server port of a protocol found by Decode As moved
     to or kept at its PORTS), so that one capture's decisions (protocol id,
-    variant) and transfers do not leak into the next. Returns (header,
-    records)."""
+    variant) and transfers do not leak into the next. With min_frames, the
+    captures again and again (each copy in conversations of its own) until
+    the base holds that many frames. Returns (header, records)."""
     hdr = None
     out = []
     work = work or os.path.dirname(path)
     reserved = set(KEEP) | set(PORTS.values())
-    for k, cap in enumerate(caps):
-        h, recs = load_capture(cap, work)
+    loaded = {}
+    for k, cap in enumerate(itertools.cycle(caps)):
+        if k and k % len(caps) == 0 and len(out) >= min_frames:
+            break
+        if cap not in loaded:
+            loaded[cap] = load_capture(cap, work)
+        h, recs = loaded[cap]
         if hdr is None:
             hdr = h
         proto = capture_protocol(os.path.basename(cap))
@@ -568,6 +581,9 @@ def main():
                          "the fragment protocol's)")
     ap.add_argument("--min-packets", type=int, default=0,
                     help="stop once this many mutated packets were decoded (default 20000 without --hours)")
+    ap.add_argument("--file-packets", type=int, default=0,
+                    help="repeat the captures in the base (each copy in its own conversations) until it holds "
+                         "this many frames: fewer, larger mutant files, fewer tshark starts for the same packets")
     ap.add_argument("--hours", type=float, default=0, help="long mode: run this long")
     ap.add_argument("--start-seed", type=int, default=1)
     ap.add_argument("--rate", type=float, default=0.02, help="editcap -E error probability")
@@ -575,7 +591,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per tshark run")
     ap.add_argument("--crash-dir", help="where failing mutants go (default WORK/crashes)")
     args = ap.parse_args()
-    if args.min_packets < 0 or args.hours < 0 or args.jobs < 1 or not 0 < args.rate <= 1:
+    if args.min_packets < 0 or args.file_packets < 0 or args.hours < 0 or args.jobs < 1 or not 0 < args.rate <= 1:
         print("mutate-fuzz: bad arguments", file=sys.stderr)
         return 2
     if not args.min_packets and not args.hours:
@@ -596,7 +612,7 @@ def main():
     crash_dir = args.crash_dir or os.path.join(args.work, "crashes")
     base = os.path.join(args.work, "base.pcap")
     try:
-        hdr, recs = build_base(caps, base, args.work)
+        hdr, recs = build_base(caps, base, args.work, args.file_packets)
     except (ValueError, subprocess.CalledProcessError) as e:
         print("mutate-fuzz: %s" % e, file=sys.stderr)
         return 2
