@@ -37,7 +37,13 @@
 # full run took 25 minutes before the ordering, the extra test and the
 # shorter 4.4 and 4.6 suites, and 1 271 s (21 min) after them, in a fresh
 # clone (step 1 done at 40 s, step 2 at 237 s, step 3 at 855 s, step 4 in
-# 370 s, step 5 in 46 s).
+# 370 s, step 5 in 46 s). Measured since, stage by stage, at a load average
+# of 15-20 (other jobs), in CPU seconds (user + system, which the load
+# hardly changes): step 3's five hostile tests take 91 s (they took
+# 278 s: captures a quarter of the size, CPU-time bounds); step 2's
+# libFuzzer runs 10 s each (60 s of CPU less), its p2frag mutation run 22 s
+# (was 38: fewer, larger files), and build-fuzz compiles the dissector once
+# for the harness and the ASan plugin (35 s, was twice).
 # Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1,
 # CHUNK_SKIP_FUZZ=1 to skip step 2 (the mutation fuzzer then runs in step 3,
 # on the ordinary plugin), CHUNK_SKIP_WIRESHARK=1 to skip step 4 (and 4.4 and
