@@ -70,6 +70,45 @@ def experts(pcap, prefs=None, extra=()):
     return out
 
 
+def _walk(node, in_expert=False):
+    """(field, in_expert) for every <field> below node, protocols' too, in
+    document (tree) order; in_expert: below an _ws.expert field."""
+    for child in node:
+        if child.tag == "field":
+            name = child.get("name")
+            if name == "_ws.expert":
+                yield from _walk(child, True)
+                continue
+            yield child, in_expert
+        yield from _walk(child, in_expert)
+
+
+def decode(pcap, names, prefs=None, extra=()):
+    """One PDML run for what fields() and experts() read in two: per frame
+    {"fields": name -> the shown values, as fields() gives them (-T fields
+    prints a value as PDML's show does; bytes may differ in their ':'
+    separators: as_hex), "experts": the set of p2frag expert names,
+    "n_experts": how many p2frag expert infos the tree has (a frame may have
+    several of one kind), "p2frag", "chunk": whether they decoded it}."""
+    xml = ct.tshark(["-r", pcap, "-T", "pdml"] + ct.pref_args(prefs) + list(extra))
+    want = set(names)
+    out = []
+    for pkt in ET.fromstring(xml).iter("packet"):
+        fr = {n: [] for n in names}
+        ex, count = set(), 0
+        for f, in_expert in _walk(pkt):
+            n = f.get("name") or ""
+            if n in want:
+                fr[n].append(f.get("show"))
+            if in_expert and n.startswith("p2frag."):
+                ex.add(n)
+                count += 1
+        protos = {p.get("name") for p in pkt.iter("proto")}
+        out.append({"fields": fr, "experts": ex, "n_experts": count, "p2frag": "p2frag" in protos,
+                    "chunk": "chunk" in protos})
+    return out
+
+
 def as_bool(v):
     """tshark prints booleans as 1/0 (4.0) or True/False (4.4 on)."""
     return {"1": True, "True": True, "0": False, "False": False}[v]
