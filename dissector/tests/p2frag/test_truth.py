@@ -38,18 +38,12 @@ FIELDS = ["frame.number", "frame.protocols", "p2frag.sequence", "p2frag.fragment
           "p2frag.reassembled.data", "p2frag.fragment_data", "p2frag.analysis.lost_packet"]
 
 
-def stats_and_experts(cap, extra):
-    """One run without a tree (-q) of -z expert and -z p2frag,packets (with
-    extra): (the expert summary, the p2frag,packets text). The table
-    starts with its title and ends with a line of '=' (the expert summary
-    is before or after it)."""
-    out = ct.tshark(["-r", cap, "-q", "-z", "expert", "-z", "p2frag,packets"] + list(extra))
-    start = out.find("\nP2frag fragmented packets\n")
-    end = out.find("\n=====", start + 1) if start >= 0 else -1
-    if start < 0 or end < 0:
-        return out, ""
-    end = out.find("\n", end + 1)
-    return out[:start] + out[end:], out[start:end]
+def expert_and_stats(cap):
+    """One pass without a tree (-q): (-z expert's text, -z p2frag,packets'),
+    both from one run."""
+    table, rest = ct.split_table(ct.tshark(["-r", cap, "-q", "-z", "expert", "-z", "p2frag,packets"]),
+                                 "P2frag fragmented packets")
+    return rest, table
 
 
 def check(F, cap):
@@ -59,8 +53,8 @@ def check(F, cap):
     # check below reads the run of its configuration.
     two = pt.decode(cap, FIELDS, None, ["-2"])
     one = pt.decode(cap, ["p2frag.analysis.lost_packet"], None, [])
-    zex2, _ = stats_and_experts(cap, ["-2"])
-    zex1, out = stats_and_experts(cap, [])
+    zex2 = ct.tshark(["-r", cap, "-2", "-q", "-z", "expert"])
+    zex1, out = expert_and_stats(cap)
     frames = [fr["fields"] for fr in two]
     ex = two
     F.check(len(frames) == truth["capture"]["frames"], "%s: %d frames, truth %d"
