@@ -150,6 +150,24 @@ def tshark(args, check=True):
     return p.stdout
 
 
+def split_table(out, title):
+    """The output of a run with several -z taps, split: (the text table
+    whose first line after its rule of '=' starts with title, as that tap
+    alone prints it: from the newline before its first rule to the newline
+    after its last; everything else, as the other taps alone print it).
+    The table is "" when it is not there (and everything else out)."""
+    lines = out.split("\n")
+    for i in range(1, len(lines)):
+        rule = lines[i - 1]
+        if lines[i].startswith(title) and len(rule) >= 10 and rule == "=" * len(rule):
+            for j in range(i + 1, len(lines)):
+                if lines[j] == rule:
+                    start = len("\n".join(lines[:i - 1]))
+                    end = len("\n".join(lines[:j + 1])) + 1
+                    return out[start:end], out[:start] + out[end:]
+    return "", out
+
+
 _FIELD_TYPES = None
 
 

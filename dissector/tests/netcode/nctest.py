@@ -165,7 +165,11 @@ def handshake(t=0.0, expire=None):
 def decode(pcap, opts=()):
     """One dict per frame: {"netcode": decoded by netcode, "fields": {name:
     [show...]}, "experts": set of netcode.* expert names}."""
-    xml = tshark(["-r", pcap, "-T", "pdml"] + CHUNK_OFF + list(opts))
+    return _decoded(tshark(["-r", pcap, "-T", "pdml"] + CHUNK_OFF + list(opts)))
+
+
+def _decoded(xml):
+    """decode()'s frames of a PDML text."""
     frames = []
     for pkt in ET.fromstring(xml).iter("packet"):
         fr = {"fields": {}, "experts": set(), "netcode": False}
@@ -183,10 +187,31 @@ def decode(pcap, opts=()):
     return frames
 
 
+def decode_with_summary(pcap, opts=()):
+    """One run with a tree: (decode()'s frames, expert_summary()'s text
+    with a tree): -T pdml -z expert, whose summary follows the PDML."""
+    out = tshark(["-r", pcap, "-T", "pdml"] + CHUNK_OFF + list(opts) + ["-z", "expert"])
+    end = out.find("</pdml>")
+    end = out.find("\n", end) + 1 if end >= 0 else len(out)
+    return _decoded(out[:end]), _summary(out[end:])
+
+
+def summary_and_conns(pcap, opts=()):
+    """One run without a tree (-q): (expert_summary()'s text without a
+    tree, conns_table()'s text), split apart as each tap alone prints it."""
+    out = tshark(["-r", pcap, "-q", "-z", "expert", "-z", "netcode,conns"] + CHUNK_OFF + list(opts))
+    table, rest = ct.split_table(out, "netcode connections")
+    return _summary(rest), table
+
+
 def expert_summary(pcap, opts=(), tree=False):
     """tshark -z expert's text, without (-q) or with (-V) a tree."""
     args = ["-r", pcap] + CHUNK_OFF + list(opts) + ["-z", "expert"]
-    out = tshark(args + (["-V"] if tree else ["-q"]))
+    return _summary(tshark(args + (["-V"] if tree else ["-q"])))
+
+
+def _summary(out):
+    """The expert summary in a run's output (its tap's text)."""
     i = out.find("\n=====")
     # the summary starts at its first section title (Errors/Warns/Notes/Chats)
     for title in ("Errors (", "Warns (", "Notes (", "Chats ("):

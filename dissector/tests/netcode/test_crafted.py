@@ -26,7 +26,10 @@ def run_case(F, tmp, name, frames, want, opts=KEY_OPT, absent=None, diag=None, n
     connections table's diagnosis must hold (None: no diagnosis at all)."""
     pcap = os.path.join(tmp, name + ".pcap")
     nc.write_pcap(pcap, frames)
-    got = nc.decode(pcap, opts)
+    # Two runs: the frames and the expert summary with a tree, the summary
+    # and the connections table without one.
+    got, b = nc.decode_with_summary(pcap, opts)
+    a, table = nc.summary_and_conns(pcap, opts)
     F.check(len(got) == len(frames), "%s: %d frames decoded of %d" % (name, len(got), len(frames)))
     for i, fr in enumerate(got):
         if i in not_netcode:
@@ -37,10 +40,7 @@ def run_case(F, tmp, name, frames, want, opts=KEY_OPT, absent=None, diag=None, n
             F.check(e in fr["experts"], "%s frame %d: no %s (has %s)" % (name, i + 1, e, sorted(fr["experts"])))
         for e in (absent or {}).get(i, ()):
             F.check(e not in fr["experts"], "%s frame %d: %s where it does not belong" % (name, i + 1, e))
-    a = nc.expert_summary(pcap, opts, False)
-    b = nc.expert_summary(pcap, opts, True)
     F.check(a.strip() == b.strip(), "%s: expert summary differs with a tree:\n%s\n---\n%s" % (name, a, b))
-    table = nc.conns_table(pcap, opts)
     if diag is None:
         F.check("Diagnosis" not in table, "%s: unexpected diagnosis:\n%s" % (name, table))
     else:

@@ -9,7 +9,6 @@
 """
 import os
 import struct
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
@@ -188,15 +187,3 @@ def fields(pcap, names, prefs=None, extra=()):
         args += ["-e", n]
     out = tshark(args + ct.pref_args(prefs) + list(extra))
     return [line.split("\t") for line in out.splitlines()]
-
-
-def text2pcap_one(path, payload, sport, dport):
-    ct.text2pcap(path, [payload], sport=sport, dport=dport)
-
-
-def mergecap(out, paths):
-    p = subprocess.run(["mergecap", "-F", "pcap", "-a", "-w", out] + paths, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True)
-    if p.returncode != 0:
-        raise RuntimeError("mergecap failed: " + p.stderr)
-    os.chmod(out, 0o644)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every R, A, K and C line of the netgame vectors against the dissector.
 
-R: each datagram (text2pcap -F pcap, one UDP conversation each, merged):
+R: each datagram (one capture, one UDP conversation each):
    every header field, the payload and its length decode exactly, and
    netgame.acked is the ack plus one sequence per set bit.
 A: the received sequences are sent by one side, then the other side sends
@@ -28,13 +28,10 @@ V = ng.read_vectors()
 
 
 def test_r(F, tmp):
-    paths = []
-    for i, r in enumerate(V["R"]):
-        p = os.path.join(tmp, "r%03d.pcap" % i)
-        ng.text2pcap_one(p, bytes.fromhex(r["hex"]), 31000 + i, ng.PORT)
-        paths.append(p)
+    # (written here: text2pcap and mergecap cost a program start a line)
     merged = os.path.join(tmp, "r.pcap")
-    ng.mergecap(merged, paths)
+    ng.ct.write_pcap(merged, [{"payload": bytes.fromhex(r["hex"]), "sport": 31000 + i, "dport": ng.PORT}
+                              for i, r in enumerate(V["R"])])
     names = ["netgame.protocol_id", "netgame.sequence", "netgame.ack", "netgame.ack_bits",
              "netgame.payload_len", "netgame.payload", "netgame.acked"]
     # The lines carry 35 protocol ids: on the port preference only configured

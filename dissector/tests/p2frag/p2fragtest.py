@@ -70,6 +70,57 @@ def experts(pcap, prefs=None, extra=()):
     return out
 
 
+_PDML = {}
+
+
+def _walk(node, in_expert=False):
+    """(field, in_expert) for every <field> below node, protocols' too, in
+    document (tree) order; in_expert: below an _ws.expert field."""
+    for child in node:
+        if child.tag == "field":
+            name = child.get("name")
+            if name == "_ws.expert":
+                yield from _walk(child, True)
+                continue
+            yield child, in_expert
+        yield from _walk(child, in_expert)
+
+
+def decode(pcap, names, prefs=None, extra=()):
+    """One PDML run for what fields() and experts() read in two: per frame
+    {"fields": name -> the shown values, as fields() gives them (-T fields
+    prints a value as PDML's show does; bytes may differ in their ':'
+    separators: as_hex), "experts": the set of p2frag expert names,
+    "n_experts": how many p2frag expert infos the tree has (a frame may have
+    several of one kind), "all_experts": the names of every protocol's
+    expert infos, "p2frag", "chunk": whether they decoded it}. A test's
+    checks of one capture share its run: the text of each run is kept,
+    by its arguments and the capture's time and size."""
+    args = ["-r", pcap, "-T", "pdml"] + ct.pref_args(prefs) + list(extra)
+    st = os.stat(pcap)
+    key = (tuple(args), st.st_mtime_ns, st.st_size)
+    if key not in _PDML:
+        _PDML[key] = ct.tshark(args)
+    want = set(names)
+    out = []
+    for pkt in ET.fromstring(_PDML[key]).iter("packet"):
+        fr = {n: [] for n in names}
+        ex, every, count = set(), set(), 0
+        for f, in_expert in _walk(pkt):
+            n = f.get("name") or ""
+            if n in want:
+                fr[n].append(f.get("show"))
+            if in_expert:
+                every.add(n)
+                if n.startswith("p2frag."):
+                    ex.add(n)
+                    count += 1
+        protos = {p.get("name") for p in pkt.iter("proto")}
+        out.append({"fields": fr, "experts": ex, "n_experts": count, "all_experts": every,
+                    "p2frag": "p2frag" in protos, "chunk": "chunk" in protos})
+    return out
+
+
 def as_bool(v):
     """tshark prints booleans as 1/0 (4.0) or True/False (4.4 on)."""
     return {"1": True, "True": True, "0": False, "False": False}[v]

@@ -12,7 +12,9 @@
   its own; the lost-packet analysis and the original-receiver notes;
 - -z p2frag,packets rows and per-direction figures;
 - tshark -q -z expert (no tree) finds every p2frag expert info the tree has.
-Each capture is also read with -2: the expert infos are the same.
+Each capture is also read with -2: the expert infos are the same. One
+PDML run a capture, pass and configuration (pt.decode) gives its fields and
+expert infos to every check that reads it.
 """
 import os
 import re
@@ -39,8 +41,8 @@ def run(F, tmp, name, rows, prefs=None, extra=()):
     Returns the -2 fields."""
     path = os.path.join(tmp, name + ".pcap")
     ct.write_pcap(path, [dict(p, payload=pkt) for p, pkt, *_ in rows])
-    one = pt.experts(path, prefs, extra)
-    two = pt.experts(path, prefs, list(extra) + ["-2"])
+    one = pt.decode(path, FIELDS, prefs, extra)
+    two = pt.decode(path, FIELDS, prefs, list(extra) + ["-2"])
     F.check(len(one) == len(rows), "%s: %d frames for %d rows" % (name, len(one), len(rows)))
     for n, (a, b, (_, _, proto, want)) in enumerate(zip(one, two, rows)):
         w = "%s frame %d" % (name, n + 1)
@@ -55,7 +57,7 @@ def run(F, tmp, name, rows, prefs=None, extra=()):
             F.check(b["experts"] == want, w + ": experts %s, want %s" % (sorted(b["experts"]), sorted(want)))
         F.check(a["experts"] - {FM} == b["experts"] - {FM}, w + ": -2 experts %s, one pass %s"
                 % (sorted(b["experts"]), sorted(a["experts"])))
-    return pt.fields(path, FIELDS, prefs, list(extra) + ["-2"])
+    return [b["fields"] for b in two]
 
 
 # ---- dispatch -----------------------------------------------------------------
@@ -111,9 +113,9 @@ def dispatch(F, tmp):
     ]
     path = os.path.join(tmp, "unknown.pcap")
     run(F, tmp, "unknown", rows)
-    chunk_exp = ct.decode(path)
-    F.check(chunk_exp[0]["experts"] == {"chunk.protocol_id.unconfirmed"}, "unknown: %s" % chunk_exp[0]["experts"])
-    F.check(chunk_exp[1]["experts"] == {"chunk.protocol_id.other"}, "unknown: %s" % chunk_exp[1]["experts"])
+    chunk_exp = [e["all_experts"] & ct.DECODER_EXPERTS for e in pt.decode(path, [])]
+    F.check(chunk_exp[0] == {"chunk.protocol_id.unconfirmed"}, "unknown: %s" % chunk_exp[0])
+    F.check(chunk_exp[1] == {"chunk.protocol_id.other"}, "unknown: %s" % chunk_exp[1])
 
     # A fragment-id packet is never chunk: not with p2frag disabled on
     # chunk's port, not off-port with p2frag's heuristic off.
@@ -168,7 +170,7 @@ def reassembly(F, tmp):
     got = run(F, tmp, "interleave", rows)
     # B completes (frame 4) while A is incomplete: one pass flags A at once;
     # A completes in frame 5, so -2 does not.
-    one = pt.experts(os.path.join(tmp, "interleave.pcap"))
+    one = pt.decode(os.path.join(tmp, "interleave.pcap"), [])
     F.check(FM in one[3]["experts"], "interleave: one pass, frame 4 %s" % sorted(one[3]["experts"]))
     F.check(got[3]["p2frag.reassembled.length"] == [str(len(wb))], "interleave: B not reassembled")
     F.check(got[4]["p2frag.reassembled.length"] == [str(len(wa))], "interleave: A not reassembled")
@@ -202,7 +204,7 @@ def reassembly(F, tmp):
             % got[-1]["p2frag.reassembled.length"])
     F.check(got[0]["p2frag.analysis.lost_in"] == ["3"], "reuse: old 10 lost_in %s" % got[0]["p2frag.analysis.lost_in"])
     F.check(got[0]["p2frag.analysis.missing"] == ["1"], "reuse: old 10 missing %s" % got[0]["p2frag.analysis.missing"])
-    exp = pt.experts(os.path.join(tmp, "reuse.pcap"), pt.NO_NOTES)
+    exp = pt.decode(os.path.join(tmp, "reuse.pcap"), [], pt.NO_NOTES)
     F.check(exp[2]["experts"] == {"p2frag.analysis.lost"}, "reuse: frame 3 %s" % exp[2]["experts"])
 
     # the reassembled packet's own sequence and CRC
@@ -342,7 +344,7 @@ def expert_without_tree(F, tmp):
         extra = {"rules.pcap": ["-d", "udp.port==7201,p2frag"],
                  "decode-as.pcap": ["-d", "udp.port==7007,p2frag"]}.get(name, [])
         for two in ([], ["-2"]):
-            tree = sum(len(e["experts"]) for e in pt.experts(path, None, extra + two))
+            tree = sum(len(e["experts"]) for e in pt.decode(path, [], None, extra + two))
             out = ct.tshark(["-r", path, "-q", "-z", "expert"] + extra + two)
             n = sum(int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\S+\s+P2frag\s", out, re.M))
             F.check(n == tree, "%s%s: -z expert counts %d p2frag expert infos, the tree %d"

@@ -27,7 +27,6 @@ import json
 import os
 import re
 import sys
-import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -39,22 +38,25 @@ FIELDS = ["frame.number", "frame.protocols", "p2frag.sequence", "p2frag.fragment
           "p2frag.reassembled.data", "p2frag.fragment_data", "p2frag.analysis.lost_packet"]
 
 
-def expert_count(cap, extra):
-    """The p2frag expert infos in the tree of every frame (a frame may have
-    several of one kind: pt.experts gives sets)."""
-    xml = ct.tshark(["-r", cap, "-T", "pdml"] + list(extra))
-    n = 0
-    for f in ET.fromstring(xml).iter("field"):
-        if f.get("name") == "_ws.expert":
-            n += sum(1 for sub in f.iter("field") if (sub.get("name") or "").startswith("p2frag."))
-    return n
+def expert_and_stats(cap):
+    """One pass without a tree (-q): (-z expert's text, -z p2frag,packets'),
+    both from one run."""
+    table, rest = ct.split_table(ct.tshark(["-r", cap, "-q", "-z", "expert", "-z", "p2frag,packets"]),
+                                 "P2frag fragmented packets")
+    return rest, table
 
 
 def check(F, cap):
     name = os.path.basename(cap)[:-5]
     truth = json.load(open(cap[:-5] + ".truth.json"))
-    frames = pt.fields(cap, FIELDS, None, ["-2"])
-    ex = pt.experts(cap, None, ["-2"])
+    # Two runs with a tree (-2 and one pass) and two without (-q -z): each
+    # check below reads the run of its configuration.
+    two = pt.decode(cap, FIELDS, None, ["-2"])
+    one = pt.decode(cap, ["p2frag.analysis.lost_packet"], None, [])
+    zex2 = ct.tshark(["-r", cap, "-2", "-q", "-z", "expert"])
+    zex1, out = expert_and_stats(cap)
+    frames = [fr["fields"] for fr in two]
+    ex = two
     F.check(len(frames) == truth["capture"]["frames"], "%s: %d frames, truth %d"
             % (name, len(frames), truth["capture"]["frames"]))
     chunk_frames = {f for c in truth["chunks"] for f in c["frames"]}
@@ -101,21 +103,16 @@ def check(F, cap):
                   if p["fragmented"] and p["missing_fragments"] and any(d["frames"] for d in p["datagrams"]))
     flagged = sorted(int(v) for fr in frames for v in fr["p2frag.analysis.lost_packet"])
     F.check(flagged == lost, "%s -2: packets flagged lost %s, truth (fragments missing) %s" % (name, flagged, lost))
-    one = pt.fields(cap, ["p2frag.analysis.lost_packet"], None, [])
-    flagged1 = sorted(int(v) for fr in one for v in fr["p2frag.analysis.lost_packet"])
+    flagged1 = sorted(int(v) for fr in one for v in fr["fields"]["p2frag.analysis.lost_packet"])
     F.check(set(lost) <= set(flagged1), "%s one pass: packets flagged lost %s, truth (fragments missing) %s"
             % (name, flagged1, lost))
-    zex = ct.tshark(["-r", cap, "-2", "-q", "-z", "expert"])
-    m = re.search(r"^\s+(\d+)\s+Sequence\s+P2frag\s+Packet lost: fragments missing$", zex, re.M)
+    m = re.search(r"^\s+(\d+)\s+Sequence\s+P2frag\s+Packet lost: fragments missing$", zex2, re.M)
     F.check((int(m.group(1)) if m else 0) == len(lost), "%s -2 -z expert: %s 'Packet lost: fragments missing', "
             "truth %d packets with fragments missing" % (name, m.group(1) if m else "no", len(lost)))
-    for two in ([], ["-2"]):
-        tree = expert_count(cap, two)
-        zex = ct.tshark(["-r", cap, "-q", "-z", "expert"] + two)
+    for tag, tree, zex in (("", one, zex1), (" -2", two, zex2)):
+        nt = sum(fr["n_experts"] for fr in tree)
         nz = sum(int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\S+\s+P2frag\s", zex, re.M))
-        F.check(nz == tree, "%s%s: -z expert has %d p2frag expert infos, the tree %d"
-                % (name, " -2" if two else "", nz, tree))
-    out = ct.tshark(["-r", cap, "-q", "-z", "p2frag,packets"])
+        F.check(nz == nt, "%s%s: -z expert has %d p2frag expert infos, the tree %d" % (name, tag, nz, nt))
     m = re.search(r"(\d+) fragmented packets? \((\d+) complete\)\n\s+fragment loss [\d.]+% \((\d+) of (\d+) "
                   r"fragments missing\), packet loss ([\d.]+)% \(\d+ of \d+\), predicted ([\d.]+)%", out)
     F.check(m, "%s: no summary in -z p2frag,packets:\n%s" % (name, out[-600:]))

@@ -65,8 +65,8 @@ def check_float(F, where, shown, bits):
 def check_p(F, tmp, P):
     path = os.path.join(tmp, "p.pcap")
     ct.write_pcap(path, [{"payload": bytes.fromhex(v["hex"]), "sport": 20000 + i} for i, v in enumerate(P)])
-    frames = pt.fields(path, P_FIELDS, pt.NO_NOTES)
-    ex = pt.experts(path, pt.NO_NOTES)
+    ex = pt.decode(path, P_FIELDS, pt.NO_NOTES)
+    frames = [e["fields"] for e in ex]
     F.check(len(frames) == len(P), "P: %d frames for %d lines" % (len(frames), len(P)))
     for n, (fr, e, v) in enumerate(zip(frames, ex, P)):
         w = "P line %d (seq %d)" % (n + 1, v["seq"])
@@ -116,8 +116,8 @@ def check_groups(F, tmp, groups, W):
     whole = {(w["seq"], w["num"]): w for w in W}
     nw = 0
     for extra in ([], ["-2"]):
-        frames = pt.fields(path, F_FIELDS, pt.NO_NOTES, extra)
-        ex = pt.experts(path, pt.NO_NOTES, extra)
+        ex = pt.decode(path, F_FIELDS, pt.NO_NOTES, extra)
+        frames = [e["fields"] for e in ex]
         F.check(len(frames) == len(rows), "F: %d frames for %d lines" % (len(frames), len(rows)))
         last_of = {}
         for n, (fr, (grp, fv, _)) in enumerate(zip(frames, rows)):

@@ -79,6 +79,26 @@ def run(pcap, extra=()):
     return rt.fields(pcap, F, extra=extra)
 
 
+def run_apart(path, cases, names=F):
+    """cases: [(name, datagrams as rt.write_pcap takes them)], written to
+    one capture, each case a conversation of its own (A 10.0.0.1:50000, B
+    10.0.0.2:51000 + its index): no analysis or reassembly state carried
+    between cases, one tshark run for them all. Returns {name: its rows}."""
+    pkts, spans = [], {}
+    for k, (name, dgs) in enumerate(cases):
+        spans[name] = (len(pkts), len(pkts) + len(dgs))
+        for i, p in enumerate(dgs):
+            d = {"t": 10.0 * k + i * 0.01, "sport": 50000, "dport": 51000 + k}
+            if isinstance(p, tuple):
+                d.update(payload=p[0], sport=51000 + k, dport=50000, src="10.0.0.2", dst="10.0.0.1")
+            else:
+                d.update(payload=p)
+            pkts.append(d)
+    rt.ct.write_pcap(path, pkts)
+    rows = rt.fields(path, names)
+    return {name: rows[a:b] for name, (a, b) in spans.items()}
+
+
 def check_fields(fails, name, row, want):
     for k, v in want.items():
         if k == "expert":
@@ -100,11 +120,14 @@ def main():
 
 def cases(d):
     fails = rt.Failures()
-    # One pcap per datagram: no analysis state carried between cases.
+    # One conversation per datagram: no analysis state carried between
+    # cases. And a fragment count changed within a packet.
+    cases = [(name, [dg]) for name, dg, _w in HEADERS + FRAGMENTS]
+    cases.append(("count_changed", [frag(9, 0, 2, bytes([0x20, 9, 0, 1]) + DATA), frag(9, 1, 1, b"z" * 10)]))
+    rows = run_apart(os.path.join(d, "cases.pcap"), cases)
     for name, dg, want in HEADERS + FRAGMENTS:
-        p = os.path.join(d, name + ".pcap")
-        rt.write_pcap(p, [dg])
-        check_fields(fails, name, run(p)[0], want)
+        check_fields(fails, name, rows[name][0], want)
+    check_fields(fails, "count_changed", rows["count_changed"][1], {"expert": "Fragment count differs"})
 
     # Two fragments reassembled (1024 + 10 data bytes), and across the wrap:
     # packets 65535 and 0 interleaved, each reassembled on its own.
@@ -118,11 +141,6 @@ def cases(d):
                 "wrap: reassembled lengths %s %s" % (rows[2]["reliable.reassembled.length"], rows[3]["reliable.reassembled.length"]))
     fails.check(rows[1]["reliable.acked"] == [str((0 - 1 - i) % 65536) for i in range(32)],
                 "wrap: fragment 0 of packet 0 acks %s" % rows[1]["reliable.acked"][:3])
-
-    # Fragment count changed within a packet.
-    p = os.path.join(d, "count.pcap")
-    rt.write_pcap(p, [frag(9, 0, 2, bytes([0x20, 9, 0, 1]) + DATA), frag(9, 1, 1, b"z" * 10)])
-    check_fields(fails, "count_changed", run(p)[1], {"expert": "Fragment count differs"})
 
     # Size limits of the receiver (reliable.max_packet_size 100): a payload of
     # 110 bytes in a 114-byte datagram (the datagram limit is 100 + 14),
@@ -139,15 +157,14 @@ def cases(d):
     p = os.path.join(d, "acks.pcap")
     rt.write_pcap(p, [hdr(0, 65535, 0), hdr(1, 65535, 0), hdr(2, 65535, 0),
                       (hdr(0, 1, 0x3), "b"), (hdr(1, 2, 0x5), "b"), (hdr(2, 1, 0x3), "b"), (hdr(3, 9, 0x1), "b")])
-    rows = run(p)
+    rows = rt.fields(p, F + ["reliable.analysis.not_captured"])
     check_fields(fails, "acks_first", rows[3], {"reliable.analysis.acks": ["2", "1"]})
     check_fields(fails, "ack_bits_inconsistent", rows[4], {"expert": "sequence 1 was acknowledged by an earlier"})
     check_fields(fails, "ack_back", rows[5], {"expert": "Ack went back from 2"})
     check_fields(fails, "not_captured", rows[6], {"expert": "Packets not captured"})
-    not_captured = rt.fields(p, ["reliable.analysis.not_captured"])
-    fails.check([r["reliable.analysis.not_captured"] for r in not_captured] == [[]] * 6 + [["7"]],
+    fails.check([r["reliable.analysis.not_captured"] for r in rows] == [[]] * 6 + [["7"]],
                 "not_captured: %s, want 7 (sequences 3-9) in the last frame only"
-                % [r["reliable.analysis.not_captured"] for r in not_captured])
+                % [r["reliable.analysis.not_captured"] for r in rows])
 
     # A reconnect on the same ports: A and B exchange 100 packets, then A
     # starts again (sequence 0, ack 65535, no ack bits) while B's old packet
