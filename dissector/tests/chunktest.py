@@ -570,3 +570,12 @@ def capture_of_frame(spans, number):
         if first <= number <= last:
             return os.path.basename(path)
     return None
+
+
+def concat_ok(path):
+    """Whether concat_captures takes path: a classic microsecond pcap of
+    Ethernet frames."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    return len(head) == 24 and struct.unpack("<I", head[:4])[0] == 0xA1B2C3D4 and \
+        struct.unpack("<I", head[20:])[0] == 1
