@@ -501,3 +501,99 @@ def run_checks(name, *checks):
         for check in checks:
             check(F, tmp)
     F.finish(name)
+
+
+# ---- one tshark run for many captures -----------------------------------------
+
+def _sum16(data):
+    if len(data) % 2:
+        data += b"\0"
+    return sum(struct.unpack("!%dH" % (len(data) // 2), data))
+
+
+def _fold(s):
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def _readdress(frame, mask):
+    """frame (Ethernet) with both IPv4 addresses xored with mask (4 bytes),
+    its IP checksum and, when set, the UDP/TCP checksum of a first fragment
+    updated to match (RFC 1624); other frames unchanged."""
+    if len(frame) < 34 or frame[12:14] != b"\x08\x00" or frame[14] >> 4 != 4:
+        return frame
+    ihl = (frame[14] & 15) * 4
+    out = bytearray(frame)
+    old = bytes(out[26:34])
+    new = bytes(a ^ b for a, b in zip(old, mask + mask))
+    out[26:34] = new
+    out[24:26] = b"\0\0"
+    out[24:26] = struct.pack("!H", (~_fold(_sum16(bytes(out[14:14 + ihl])))) & 0xFFFF)
+    frag_off = struct.unpack("!H", frame[20:22])[0] & 0x1FFF
+    proto = frame[23]
+    at = {17: 6, 6: 16}.get(proto)
+    if at is not None and frag_off == 0 and len(frame) >= 14 + ihl + at + 2:
+        pos = 14 + ihl + at
+        ck = struct.unpack("!H", frame[pos:pos + 2])[0]
+        if ck or proto == 6:
+            # HC' = ~(~HC + ~m + m') over the changed 16-bit words
+            s = _fold((~ck & 0xFFFF) + (~_sum16(old) & 0xFFFF) + _fold(_sum16(new)))
+            s = _fold(s)
+            ck2 = (~s) & 0xFFFF
+            if proto == 17 and ck2 == 0:
+                ck2 = 0xFFFF
+            out[pos:pos + 2] = struct.pack("!H", ck2)
+    return bytes(out)
+
+
+def concat_captures(paths, out, gap=1000.0):
+    """Writes the classic Ethernet pcaps paths one after the other into out,
+    so that one tshark run reads them all as it would read each: capture i's
+    IPv4 addresses are xored with 0.h.l.0 (h.l = i + 1: every capture's
+    conversations are its own) and its times moved to start gap seconds
+    after the previous capture's last frame (times only go forward).
+    Returns [(path, first frame number, last frame number)]."""
+    spans = []
+    frame_no = 0
+    end = None
+    with open(out, "wb") as w:
+        w.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
+        for i, path in enumerate(paths):
+            data = open(path, "rb").read()
+            magic, _, _, _, _, _, linktype = struct.unpack_from("<IHHiIII", data)
+            if magic != 0xA1B2C3D4 or linktype != 1:
+                raise RuntimeError("%s: not a classic microsecond Ethernet pcap" % path)
+            mask = bytes((0, ((i + 1) >> 8) & 255, (i + 1) & 255, 0))
+            off, first, shift = 24, frame_no + 1, None
+            while off + 16 <= len(data):
+                sec, usec, incl, orig = struct.unpack_from("<IIII", data, off)
+                t = sec * 1000000 + usec
+                if shift is None:
+                    shift = 0 if end is None else end + int(gap * 1e6) - t
+                t += shift
+                end = t if end is None else max(end, t)
+                frame = _readdress(data[off + 16:off + 16 + incl], mask)
+                w.write(struct.pack("<IIII", t // 1000000, t % 1000000, incl, orig) + frame)
+                off += 16 + incl
+                frame_no += 1
+            spans.append((path, first, frame_no))
+    os.chmod(out, 0o644)
+    return spans
+
+
+def capture_of_frame(spans, number):
+    """The capture of concat_captures' spans that frame number came from."""
+    for path, first, last in spans:
+        if first <= number <= last:
+            return os.path.basename(path)
+    return None
+
+
+def concat_ok(path):
+    """Whether concat_captures takes path: a classic microsecond pcap of
+    Ethernet frames."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    return len(head) == 24 and struct.unpack("<I", head[:4])[0] == 0xA1B2C3D4 and \
+        struct.unpack("<I", head[20:])[0] == 1

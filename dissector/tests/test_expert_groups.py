@@ -10,7 +10,8 @@ text, as TCP's "Previous segment not captured"); the numbers are in the
 packet tree (<protocol>.expert.detail and the analysis fields).
 
 For every committed capture (with its key log, and the preferences its
-protocol's tests use), in one pass and with -2:
+protocol's tests use), in one pass and with -2 (the captures decoded alike
+read in one file, one after the other):
 
 - every row of a protocol of the plugin has a summary that is one of that
   protocol's registered expert summaries (tshark -G fields);
@@ -115,6 +116,26 @@ def netgame_unexpected_id(F):
     F.check(details and all(want in d for d in details), "netgame-other-id: details %s" % sorted(set(details))[:3])
 
 
+def check_capture(F, cap, args, extra, names, summaries, seen, label=None):
+    """The rows of -z expert of cap read with args and extra: each a
+    registered summary of its protocol, none differing from another only in
+    numbers; adds the protocols of the plugin that had rows to seen."""
+    label = "%s%s" % (label or os.path.basename(cap), " -2" if extra else "")
+    rows = expert_rows(ct.tshark(extra + ["-r", cap, "-q", "-z", "expert"] + args))
+    kinds = collections.defaultdict(set)
+    for section, group, proto, summary in rows:
+        filt = names.get(proto)
+        if filt is None:
+            continue   # another protocol's (UDP, IP, ...)
+        seen.add(filt)
+        F.check(summary in summaries[filt], "%s: %s %s row %r is not one of %s's expert summaries"
+                % (label, section, group, summary, filt))
+        kinds[(section, group, filt, NUMBER.sub("#", summary))].add(summary)
+    for (section, group, filt, skeleton), texts in sorted(kinds.items()):
+        F.check(len(texts) == 1, "%s: %s %s %s: %d rows differ only in numbers, e.g. %s"
+                % (label, section, group, filt, len(texts), sorted(texts)[:3]))
+
+
 def main():
     F = ct.Failures()
     summaries = registered()
@@ -123,22 +144,34 @@ def main():
     seen = set()
     caps = sorted(glob.glob(os.path.join(ct.REPO, "captures", "*.pcap")) +
                   glob.glob(os.path.join(ct.REPO, "captures", "*.pcapng")))
+    # The captures decoded alike (the same options, no key log of their
+    # own, classic Ethernet pcaps) are read in one file (chunktest.concat_captures:
+    # each capture's addresses its own); when its rows fail, each of them
+    # is read alone to name the capture.
+    groups = collections.OrderedDict()
     for cap in caps:
-        for extra in ([], ["-2"]):
-            label = "%s%s" % (os.path.basename(cap), " -2" if extra else "")
-            rows = expert_rows(ct.tshark(extra + ["-r", cap, "-q", "-z", "expert"] + capture_args(cap)))
-            kinds = collections.defaultdict(set)
-            for section, group, proto, summary in rows:
-                filt = names.get(proto)
-                if filt is None:
-                    continue   # another protocol's (UDP, IP, ...)
-                seen.add(filt)
-                F.check(summary in summaries[filt], "%s: %s %s row %r is not one of %s's expert summaries"
-                        % (label, section, group, summary, filt))
-                kinds[(section, group, filt, NUMBER.sub("#", summary))].add(summary)
-            for (section, group, filt, skeleton), texts in sorted(kinds.items()):
-                F.check(len(texts) == 1, "%s: %s %s %s: %d rows differ only in numbers, e.g. %s"
-                        % (label, section, group, filt, len(texts), sorted(texts)[:3]))
+        args = capture_args(cap)
+        alike = ct.concat_ok(cap) and not any(a.startswith("netcode.keylog_file:") for a in args)
+        groups.setdefault((tuple(args), alike) if alike else (cap,), []).append(cap)
+    with ct.scratch_dir() as tmp:
+        for key, members in groups.items():
+            args = capture_args(members[0])
+            merged = os.path.join(tmp, "alike.pcap")
+            if len(members) > 1:
+                ct.concat_captures(members, merged)
+            for extra in ([], ["-2"]):
+                if len(members) == 1:
+                    check_capture(F, members[0], args, extra, names, summaries, seen)
+                    continue
+                G = ct.Failures()
+                check_capture(G, merged, args, extra, names, summaries, seen,
+                              "%d captures (%s ...) in one file" % (len(members), os.path.basename(members[0])))
+                if G.items:
+                    n = len(F.items)
+                    for cap in members:
+                        check_capture(F, cap, args, extra, names, summaries, seen)
+                    if len(F.items) == n:
+                        F.items += G.items
     F.check(seen == set(PROTOCOLS), "no expert rows for %s in any capture" % sorted(set(PROTOCOLS) - seen))
     netgame_unexpected_id(F)
     F.finish("test_expert_groups")

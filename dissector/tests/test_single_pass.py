@@ -9,10 +9,11 @@ many analysed packets were taken as the single pass. For a capture of each
 protocol with a <protocol>.single_pass preference (those whose analysis
 takes this path; the capture in CAPTURES, or else the first its simulator
 makes, captures/captures.txt) this checks:
-  - tshark -r (one pass, with -q and with columns): all but the first;
+  - tshark -r (one pass, with -q and with columns and -V): all but the first;
   - tshark -2: none; -o <protocol>.single_pass:FALSE: none;
-  - every one but netgame (OUTPUT_DIFFERS): the -V output with the
-    preference off is the one with it on (netgame raises a loss where it
+  - every one but netgame (OUTPUT_DIFFERS): the -V -P output with the
+    preference off is the one with it on (the runs of the counts with
+    columns and with the preference off; netgame raises a loss where it
     becomes known in the single pass, docs/netgame.md, so its output differs
     by design).
 And for reliable and yojimbo, whose first pass keeps less for the passes
@@ -67,9 +68,13 @@ AGREE = {
 LATER_PASSES = re.compile(r"^Never acknowledged$")
 
 
-def counts(cap, extra):
+def counts(cap, extra, before=None):
+    """(single-pass packets, analysed packets) of -z chunkshark,single_pass;
+    appends to before what tshark printed before them."""
     out = ct.tshark(["-r", cap, "-z", "chunkshark,single_pass"] + extra)
-    m = re.search(r"chunkshark single pass: (\d+) of (\d+) analysed packets", out)
+    m = re.search(r"^chunkshark single pass: (\d+) of (\d+) analysed packets", out, re.M)
+    if before is not None:
+        before.append(out[:m.start()] if m else out)
     if not m:
         raise RuntimeError("no -z chunkshark,single_pass line in the output of tshark %s" % " ".join(extra))
     return int(m.group(1)), int(m.group(2))
@@ -95,10 +100,17 @@ def passes_agree(proto, failures):
     for cap, opts, tables, fields in AGREE.get(proto, []):
         path = os.path.join(ct.REPO, "captures", cap)
         zs = [a for t in tables for a in ("-z", t)]
-        tab = [ct.tshark(["-r", path, "-q"] + opts + zs + extra) for extra in ([], ["-2"])]
         exp = [expert_rows(ct.tshark(["-r", path, "-q", "-z", "expert"] + opts + extra)) for extra in ([], ["-2"])]
+        # The fields and, after them, the tables: one run a pass.
         fl = ["-T", "fields", "-E", "occurrence=a", "-e", "frame.number"] + [a for f in fields for a in ("-e", f)]
-        val = [ct.tshark(["-r", path] + opts + fl + extra) for extra in ([], ["-2"])]
+        tab, val = [], []
+        for extra in ([], ["-2"]):
+            lines = ct.tshark(["-r", path] + opts + fl + zs + extra).splitlines(True)
+            n = 0
+            while n < len(lines) and re.match(r"^\d+(\t|$)", lines[n]):
+                n += 1
+            val.append("".join(lines[:n]))
+            tab.append("".join(lines[n:]))
         for what, pair in (("tables", tab), ("expert infos without a tree", exp), ("first-pass fields", val)):
             ok = pair[0] == pair[1] and pair[0]
             print("%-8s %-32s one pass and -2 %s on the %s" % (proto, cap, "agree" if ok else "DISAGREE", what))
@@ -134,17 +146,21 @@ def main():
                             "simulator in captures/captures.txt)" % proto)
             continue
         off = ["-o", "%s.single_pass:FALSE" % proto]
-        for label, extra, want in (("one pass -q", ["-q"], "all"), ("one pass", [], "all"),
-                                   ("-2", ["-q", "-2"], "none"), ("single_pass off", ["-q"] + off, "none")):
-            single, analysed = counts(cap, opts + extra)
+        # Where the -V output is compared, the runs with columns and with
+        # the preference off print it (-V -P) before the counts.
+        verbose = [] if proto in OUTPUT_DIFFERS else ["-V", "-P"]
+        outputs = {}
+        for label, extra, want in (("one pass -q", ["-q"], "all"), ("one pass", verbose, "all"),
+                                   ("-2", ["-q", "-2"], "none"), ("single_pass off", (verbose or ["-q"]) + off, "none")):
+            single, analysed = counts(cap, opts + extra, outputs.setdefault(label, []))
             ok = analysed > 1 and single == (analysed - 1 if want == "all" else 0)
             print("%-8s %-16s %d of %d analysed packets taken as the single pass%s" % (
                 proto, label, single, analysed, "" if ok else "  FAIL"))
             if not ok:
                 failures.append("%s, %s: %d of %d packets in the single pass, want %s" % (
                     proto, label, single, analysed, "all but the first" if want == "all" else "none"))
-        if proto not in OUTPUT_DIFFERS:
-            if ct.tshark(["-r", cap, "-V"] + opts) != ct.tshark(["-r", cap, "-V"] + opts + off):
+        if verbose:
+            if outputs["one pass"] != outputs["single_pass off"] or not outputs["one pass"][0].strip():
                 failures.append("%s: -V output differs with %s.single_pass off" % (proto, proto))
         passes_agree(proto, failures)
     for f in failures:

@@ -42,10 +42,18 @@ def check(fail, name):
         warns = g.problems(rows)
         if not lossy:
             fail.check(not warns, "%s: warnings %s" % (what, warns))
+        # The fields below of every frame, one run: {field: its cell}.
+        fields = ("frame.number", "chunk.analysis.flags", "chunk.analysis.early", "chunk.analysis.not_captured",
+                  "chunk.analysis.chunk_complete", "chunk.chunk_id", "chunk.type")
+        out = ct.tshark(args + ["-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,"] +
+                        [a for f in fields for a in ("-e", f)])
+        frames = [dict(zip(fields, line.split("\t"))) for line in out.splitlines()]
         # early (chunk.analysis.early) and ack of an unknown chunk (flag 0x200)
-        bad = g.field_frames(args, "chunk.analysis.flags", where="chunk.analysis.early || chunk.analysis.flags & 0x200")
-        fail.check(not bad, "%s: early or unknown-chunk frames %s" % (what, [b[0] for b in bad]))
-        notes = g.field_frames(args, "chunk.analysis.not_captured")
+        bad = [int(f["frame.number"]) for f in frames if f["chunk.analysis.early"] or
+               any(int(v, 16) & 0x200 for v in f["chunk.analysis.flags"].split(",") if v)]
+        fail.check(not bad, "%s: early or unknown-chunk frames %s" % (what, bad))
+        notes = [(int(f["frame.number"]), f["chunk.analysis.not_captured"]) for f in frames
+                 if f["chunk.analysis.not_captured"]]
         for d in cap["capture_drops"]:
             before, after = d["last_frame_before"] or 0, d["first_frame_after"]
             fail.check(after is not None, "%s: the drop at %d ends within the capture" % (what, d["start"]))
@@ -55,12 +63,10 @@ def check(fail, name):
                 fail.check(0 < int(n[1]) <= d["dropped"], "%s: count %s of %d left out" % (what, n[1], d["dropped"]))
         fail.check(len(notes) == len(cap["capture_drops"]), "%s: notes %s" % (what, notes))
         # every chunk started after the gap completes
-        done = ct.tshark(args + ["-Y", "chunk.analysis.chunk_complete", "-T", "fields", "-e", "chunk.chunk_id"])
-        done = {int(x) for x in done.split()}
+        done = {int(f["chunk.chunk_id"]) for f in frames if f["chunk.analysis.chunk_complete"] and f["chunk.chunk_id"]}
         last_gap = max(d["first_frame_after"] or 0 for d in cap["capture_drops"])
-        sent = ct.tshark(args + ["-Y", "chunk.type == 0 && frame.number > %d" % last_gap, "-T", "fields",
-                                 "-e", "chunk.chunk_id"])
-        sent = {int(x) for x in sent.split()}
+        sent = {int(f["chunk.chunk_id"]) for f in frames
+                if int(f["frame.number"]) > last_gap and "0" in f["chunk.type"].split(",") and f["chunk.chunk_id"]}
         first_after = min(sent) if sent else None
         after = {c for c in sent if c != first_after}   # the first may have begun in the gap
         fail.check(len(after) >= 3 and after <= done, "%s: chunks started after the gap %s, complete %s"

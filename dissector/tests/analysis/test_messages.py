@@ -11,8 +11,9 @@ one pass and with -2 (PDML):
   under the limit);
 - the Diagnosis and What to check items show their whole value, end in '.'
   and fit the limit;
-- under `-z chunk,transfers` every diagnosis line ends in '.' and holds the
-  whole Diagnosis of its transfer from the packet tree;
+- under `-z chunk,transfers` (in one pass, printed by the run of its PDML)
+  every diagnosis line ends in '.' and holds the whole Diagnosis of its
+  transfer from the packet tree;
 - each fault capture has at least one diagnosis.
 """
 import os
@@ -29,12 +30,14 @@ MAX_EXPERT = 200
 DIAG_LINE = re.compile(r"^Stream (\d+) transfer (\d+) \(chunk (\d+)\): (.*)$")
 
 
-def pdml_items(pcap, two_pass):
+def pdml_items(pcap, two_pass, taps=()):
     """(expert details of the analysis, [(field, show, showname)] of the
-    diagnosis and check items, {transfer: diagnosis})."""
-    out = ct.tshark((["-2"] if two_pass else []) + ["-r", pcap, "-T", "pdml"])
+    diagnosis and check items, {transfer: diagnosis}, what the -z taps
+    printed after the PDML)."""
+    out = ct.tshark((["-2"] if two_pass else []) + ["-r", pcap, "-T", "pdml"] + [a for t in taps for a in ("-z", t)])
+    end = out.index("</pdml>") + len("</pdml>")
     experts, items, diags = [], [], {}
-    for pkt in ET.fromstring(out).iter("packet"):
+    for pkt in ET.fromstring(out[:end]).iter("packet"):
         transfer = None
         for f in pkt.iter("field"):
             name = f.get("name", "")
@@ -48,7 +51,7 @@ def pdml_items(pcap, two_pass):
                 items.append((name, f.get("show"), f.get("showname")))
                 if name == "chunk.analysis.diagnosis":
                     diags[transfer] = f.get("show")
-    return experts, items, diags
+    return experts, items, diags, out[end:]
 
 
 def main():
@@ -60,9 +63,12 @@ def main():
         tree_diags = {}
         for two in (False, True):
             tag = "%s%s" % (name, " -2" if two else "")
-            experts, items, diags = pdml_items(cap, two)
+            # -z chunk,transfers in one pass: after the PDML of that run
+            experts, items, diags, taps = pdml_items(cap, two, () if two else ("chunk,transfers",))
             if two:
                 tree_diags = diags
+            else:
+                table = taps
             for m in set(experts):
                 checked += 1
                 fail.check(m.endswith("."), "%s: expert detail not a whole sentence: %r" % (tag, m))
@@ -74,7 +80,7 @@ def main():
                 fail.check(len(label) < LABEL_LIMIT, "%s: %s label of %d characters" % (tag, field, len(label)))
                 fail.check(show.endswith("."), "%s: %s not a whole sentence: %r" % (tag, field, show))
         lines = {}
-        for line in ct.tshark(["-r", cap, "-q", "-z", "chunk,transfers"]).splitlines():
+        for line in table.splitlines():
             m = DIAG_LINE.match(line)
             if m:
                 lines[int(m.group(2))] = m.group(4)

@@ -33,9 +33,16 @@ ROW = re.compile(r"^(\d+)\s+(\d+)\s+(\S+ -> \S+)\s+(\d+)\s+(\S+)\s+(\d+)\s+(\d+)
 DIAG = re.compile(r"^Stream (\d+) transfer (\d+) \(chunk (\d+)\): (.*)\.$")
 
 
-def transfers_text(pcap):
+def stats(pcap):
+    """The output of the three statistics, one tshark run (each parser
+    below reads only its own table's lines)."""
+    return ct.tshark(["-r", pcap, "-q", "-z", "chunk,transfers", "-z", "chunk,transfers_table",
+                      "-z", "chunk,tree"])
+
+
+def transfers_text(out):
     rows, diags = {}, {}
-    for line in ct.tshark(["-r", pcap, "-q", "-z", "chunk,transfers"]).splitlines():
+    for line in out.splitlines():
         m = ROW.match(line)
         if m:
             g = m.groups()
@@ -50,21 +57,29 @@ def transfers_text(pcap):
     return rows, diags
 
 
-def transfers_table(pcap):
+def transfers_table(text):
     """Rows of the generic table printer: 'a |b |c |'."""
     out = {}
-    for line in ct.tshark(["-r", pcap, "-q", "-z", "chunk,transfers_table"]).splitlines():
+    for line in text.splitlines():
         cells = [c.strip() for c in line.split("|")]
         if len(cells) >= 17 and cells[0].isdigit():
             out[int(cells[1])] = cells
     return out
 
 
-def tree(pcap):
+def tree(text):
+    """The counts of the stats tree: its lines from its "Topic / Item"
+    heading (and the dashes under it) to the dashes that close it."""
     counts = {}
-    for line in ct.tshark(["-r", pcap, "-q", "-z", "chunk,tree"]).splitlines():
+    inside = False
+    for line in text.splitlines():
+        if line.startswith("Topic / Item"):
+            inside = True
+            continue
+        if inside and counts and line.startswith("-") and not line.strip("- "):
+            break
         m = re.match(r"^(\s*)(\S.*?)\s{2,}(\d+)\s", line)
-        if m:
+        if inside and m:
             counts.setdefault(m.group(2), int(m.group(3)))
     return counts
 
@@ -72,8 +87,9 @@ def tree(pcap):
 def check(name, fail):
     pcap = os.path.join(CAPTURES, name + ".pcap")
     truth = json.load(open(os.path.join(CAPTURES, name + ".truth.json")))
-    rows, diags = transfers_text(pcap)
-    table = transfers_table(pcap)
+    out = stats(pcap)
+    rows, diags = transfers_text(out)
+    table = transfers_table(out)
     streams = {}
     seen = set()
     n_slices = n_resends = n_acks = 0
@@ -132,7 +148,7 @@ def check(name, fail):
     if not any(truth["faults"].values()):
         fail.check(not diags, "%s: diagnoses without faults: %s" % (name, diags))
 
-    counts = tree(pcap)
+    counts = tree(out)
     want = {"Chunk packets": n_slices + n_acks, "Slices": n_slices, "Acks": n_acks,
             "First sends": n_slices - n_resends}
     if n_resends:

@@ -36,16 +36,21 @@ def check_capture(F, name):
     base = os.path.join(g.CAPTURES, name)
     args = ["-r", base + ".pcap", "-o", "netcode.keylog_file:" + base + ".keys",
             "-o", "netcode.protocol_ids:" + PROTOCOL_ID] + nc.CHUNK_OFF
-    times = {}
-    for line in nc.tshark(args + ["-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch"]).splitlines():
-        n, t = line.split("\t")
+    # Every frame's time, and the one-pass notes (as g.field_frames gives
+    # them: frame, count, ip.src), from one run.
+    times, notes1 = {}, []
+    for line in nc.tshark(args + ["-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch",
+                                  "-e", "netcode.analysis.not_captured", "-e", "ip.src"]).splitlines():
+        n, t, count, src = line.split("\t")
         times[int(n)] = float(t)
+        if count:
+            notes1.append((int(n), count, src))
     for two_pass in (False, True):
         a = args + (["-2"] if two_pass else [])
         what = name + (" -2" if two_pass else "")
-        F.check(g.problems(g.experts(a, "netcode")) == [],
-                "%s: netcode warnings %s" % (what, g.problems(g.experts(a, "netcode"))))
-        notes = g.field_frames(a, "netcode.analysis.not_captured", ["ip.src"])
+        warns = g.problems(g.experts(a, "netcode"))
+        F.check(warns == [], "%s: netcode warnings %s" % (what, warns))
+        notes = g.field_frames(a, "netcode.analysis.not_captured", ["ip.src"]) if two_pass else notes1
         want = 0
         for d in cap["capture_drops"]:
             before, after = d["last_frame_before"], d["first_frame_after"]

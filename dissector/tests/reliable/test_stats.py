@@ -13,10 +13,17 @@ import rltest as rt
 HOST = {"a": "10.0.0.1:50000", "b": "10.0.0.2:50001"}
 
 
-def text_rows(pcap, two_pass=False):
+def tables(pcap, two_pass=False):
+    """The output of -z reliable,conns and, with one pass, of its GUI
+    table (-z reliable,conns_table) too: one tshark run."""
+    gui = [] if two_pass else ["-z", "reliable,conns_table"]
+    return rt.tshark(["-r", pcap] + rt.DECODE + (["-2"] if two_pass else []) + ["-q", "-z", "reliable,conns"] + gui)
+
+
+def text_rows(out):
     rows = {}
-    for line in rt.tshark(["-r", pcap] + rt.DECODE + (["-2"] if two_pass else []) + ["-q", "-z", "reliable,conns"]).splitlines():
-        m = re.match(r"^(\d+)\s+(\S+ -> \S+)\s+(.*)$", line)
+    for line in out.splitlines():
+        m = re.match(r"^(\d+)\s+(\S+ -> \S+)\s+(.*)$", line) if "|" not in line else None
         if m:
             v = m.group(3).split()
             rows[m.group(2).split(" ->")[0]] = {"packets": int(v[0]), "fragments": int(v[1]), "reassembled": int(v[2]),
@@ -24,9 +31,9 @@ def text_rows(pcap, two_pass=False):
     return rows
 
 
-def gui_rows(pcap):
+def gui_rows(out):
     rows = {}
-    for line in rt.tshark(["-r", pcap] + rt.DECODE + ["-q", "-z", "reliable,conns_table"]).splitlines():
+    for line in out.splitlines():
         p = [x.strip() for x in line.split("|")]
         if len(p) > 8 and p[0].isdigit():
             rows[p[1].split(" ->")[0]] = {"packets": int(p[2]), "fragments": int(p[3]), "reassembled": int(p[4]),
@@ -39,11 +46,12 @@ def main():
     for name in rt.captures():
         t = rt.truth(name)
         pcap = os.path.join(rt.CAPTURES, name + ".pcap")
-        text, gui = text_rows(pcap), gui_rows(pcap)
+        out = tables(pcap)
+        text, gui = text_rows(out), gui_rows(out)
         fails.check(text == gui and len(text) == 2, "%s: text table %s, GUI table %s" % (name, text, gui))
         # Two passes (and the GUI's retaps) dissect every frame again: the
         # tap is fed on every pass.
-        two = text_rows(pcap, True)
+        two = text_rows(tables(pcap, True))
         fails.check(two == text, "%s: -2 table %s, one pass %s" % (name, two, text))
         at = t["capture"]["at"]
         side = [s for s in t["sides"] if s["side"] == at][0]["counters"]
