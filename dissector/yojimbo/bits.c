@@ -24,6 +24,15 @@ int yj_bits_required(guint32 min, guint32 max)
     return n;
 }
 
+void yj_bits_init(yj_bits_t *b, tvbuff_t *tvb)
+{
+    b->tvb = tvb;
+    b->pos = 0;
+    b->end = (guint64)tvb_reported_length(tvb) * 8;
+    b->avail = tvb_captured_length(tvb);
+    b->data = b->avail ? tvb_get_ptr(tvb, 0, b->avail) : NULL;
+}
+
 gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
 {
     guint64 w = 0;
@@ -36,8 +45,14 @@ gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
         return FALSE;
     first = (guint)(b->pos >> 3);
     last = (guint)((b->pos + (guint64)n - 1) >> 3);
-    for (guint k = first; k <= last; k++)
-        w |= (guint64)yj_u8(b->tvb, k) << (8 * (k - first));
+    if (b->data && last < b->avail) {
+        for (guint k = first; k <= last; k++)
+            w |= (guint64)b->data[k] << (8 * (k - first));
+    } else {
+        /* past the captured bytes: the tvb throws as it would */
+        for (guint k = first; k <= last; k++)
+            w |= (guint64)yj_u8(b->tvb, k) << (8 * (k - first));
+    }
     w >>= (b->pos & 7);
     *v = (guint32)(w & ((n == 32) ? 0xFFFFFFFFu : ((1u << n) - 1)));
     b->pos += (guint64)n;

@@ -43,8 +43,13 @@ typedef struct msg_schema {
     GArray *steps;                  /* step_t */
 } msg_schema_t;
 
+/* The types below YJ_SCHEMA_DIRECT also by index (looked up for every
+ * message: a table lookup costs more than the rest of a small body). */
+#define YJ_SCHEMA_DIRECT 64
+
 struct yj_schema {
     GHashTable *types;              /* type -> msg_schema_t */
+    const msg_schema_t *direct[YJ_SCHEMA_DIRECT];
 };
 
 static void step_clear(gpointer p)
@@ -140,6 +145,8 @@ static char *parse_message(yj_schema_t *s, char **tok, guint nt, msg_schema_t **
     (*cur)->steps = g_array_new(FALSE, TRUE, sizeof(step_t));
     g_array_set_clear_func((*cur)->steps, step_clear);
     g_hash_table_insert(s->types, GUINT_TO_POINTER((guint)type), *cur);
+    if ((guint)type < YJ_SCHEMA_DIRECT)
+        s->direct[type] = *cur;
     return NULL;
 }
 
@@ -361,7 +368,11 @@ yj_schema_t *yj_schema_load(const char *path, char **err)
 
 static const msg_schema_t *get_type(const yj_schema_t *s, guint32 type)
 {
-    return s ? (const msg_schema_t *)g_hash_table_lookup(s->types, GUINT_TO_POINTER(type)) : NULL;
+    if (!s)
+        return NULL;
+    if (type < YJ_SCHEMA_DIRECT)
+        return s->direct[type];
+    return (const msg_schema_t *)g_hash_table_lookup(s->types, GUINT_TO_POINTER(type));
 }
 
 const char *yj_schema_type_name(const yj_schema_t *s, guint32 type)

@@ -58,7 +58,12 @@ typedef struct yj_bits {
     tvbuff_t *tvb;
     guint64 pos;                    /* bits read */
     guint64 end;                    /* bits in the buffer */
+    const guint8 *data;             /* the captured bytes (NULL: none), read without the tvb */
+    guint avail;                    /* their count */
 } yj_bits_t;
+
+/* A reader of tvb's bits from its start. */
+void yj_bits_init(yj_bits_t *b, tvbuff_t *tvb);
 
 /* Reads n (0..32) bits: FALSE when they would go past the end. */
 gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v);
