@@ -167,6 +167,13 @@ typedef struct yj_dir {
     guint16 header_seq;             /* the newest sequence of a header of this direction */
     guint32 gap_frame;              /* the last packet after sequences the capture does not hold; 0: none */
     guint32 gap_peer_acked_ext;     /* the peer's max_acked_ext then */
+    guint64 sent_gen;               /* insertions into sent so far */
+    /* The last acks of this direction taken (analysis.c, take_acks): the
+     * sequences looked up in the peer's sent (bit i: acks_ext - i) and the
+     * peer's sent_gen then. */
+    gboolean have_acks;
+    guint32 acks_ext, acks_looked;
+    guint64 acks_gen;
 } yj_dir_t;
 
 typedef struct yj_conv {
