@@ -1138,10 +1138,18 @@ static void show_request(nc_dissection_t *d)
 static proto_item *show_packet_header(nc_dissection_t *d)
 {
     const nc_shape_t *s = &d->s;
-    proto_item *pi = proto_tree_add_item(d->nt, hf_netcode_prefix, d->tvb, 0, 1, ENC_NA);
-    proto_tree *pt = proto_item_add_subtree(pi, ett_netcode_prefix);
-    proto_item *di;
+    proto_item *pi, *di = NULL;
+    proto_tree *pt;
 
+    if (!d->nt) {
+        /* No tree: the expert infos alone (the items' bytes are there:
+         * read_shape checked the length). */
+        if (!s->canonical)
+            expert_add_info(d->pinfo, NULL, &ei_netcode_seq_encoding);
+        goto size;
+    }
+    pi = proto_tree_add_item(d->nt, hf_netcode_prefix, d->tvb, 0, 1, ENC_NA);
+    pt = proto_item_add_subtree(pi, ett_netcode_prefix);
     proto_tree_add_item(pt, hf_netcode_type, d->tvb, 0, 1, ENC_NA);
     proto_tree_add_item(pt, hf_netcode_sequence_bytes, d->tvb, 0, 1, ENC_NA);
     pi = proto_tree_add_uint64(d->nt, hf_netcode_sequence, d->tvb, 1, s->seq_bytes, s->seq);
@@ -1159,6 +1167,7 @@ static proto_item *show_packet_header(nc_dissection_t *d)
     proto_tree_add_item(d->nt, hf_netcode_mac, d->tvb, s->len - NC_MAC_BYTES, NC_MAC_BYTES, ENC_NA);
     di = proto_tree_add_boolean(d->nt, hf_netcode_decrypted, d->tvb, 1 + s->seq_bytes, s->enc_len, d->decrypted);
     proto_item_set_generated(di);
+size:
     if (!s->size_ok) {
         int want = type_plain_len[s->type];
         if (want >= 0)
@@ -1202,7 +1211,9 @@ static gboolean show_decrypted(nc_dissection_t *d, proto_item *di)
         ptvb = tvb_new_child_real_data(d->tvb, d->plain, plain_len, plain_len);
         add_new_data_source(d->pinfo, ptvb, "Decrypted netcode payload");
     }
-    if ((s->type == NC_CHALLENGE || s->type == NC_RESPONSE) && ptvb && plain_len == 8 + NC_CHALLENGE_BYTES) {
+    if (!d->nt) {
+        /* no tree: no items */
+    } else if ((s->type == NC_CHALLENGE || s->type == NC_RESPONSE) && ptvb && plain_len == 8 + NC_CHALLENGE_BYTES) {
         proto_tree_add_item(d->nt, hf_netcode_challenge_sequence, ptvb, 0, 8, ENC_LITTLE_ENDIAN);
         proto_tree_add_item(d->nt, hf_netcode_challenge_token, ptvb, 8, NC_CHALLENGE_BYTES, ENC_NA);
     } else if (s->type == NC_KEEP_ALIVE && ptvb && plain_len == 8) {
