@@ -33,7 +33,7 @@ void yj_bits_init(yj_bits_t *b, tvbuff_t *tvb)
     b->data = b->avail ? tvb_get_ptr(tvb, 0, b->avail) : NULL;
 }
 
-gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
+gboolean yj_read_bits_any(yj_bits_t *b, int n, guint32 *v)
 {
     guint64 w = 0;
     guint first, last;
@@ -57,12 +57,6 @@ gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
     *v = (guint32)(w & ((n == 32) ? 0xFFFFFFFFu : ((1u << n) - 1)));
     b->pos += (guint64)n;
     return TRUE;
-}
-
-void yj_bit_range(guint64 from, guint64 to, gint *offset, gint *length)
-{
-    *offset = (gint)(from >> 3);
-    *length = to > from ? (gint)(((to - 1) >> 3) - (from >> 3) + 1) : 0;
 }
 
 /* serialize_int_relative, reading: the value after previous. */

@@ -66,13 +66,34 @@ typedef struct yj_bits {
 void yj_bits_init(yj_bits_t *b, tvbuff_t *tvb);
 
 /* Reads n (0..32) bits: FALSE when they would go past the end. */
-gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v);
+gboolean yj_read_bits_any(yj_bits_t *b, int n, guint32 *v);
+
+/* The same, the usual case (1..25 bits within the captured bytes: at most
+ * four bytes) inline: it runs for every field. */
+static inline gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
+{
+    if (n > 0 && n <= 25 && b->pos + (guint64)n <= (guint64)b->avail * 8) {
+        guint first = (guint)(b->pos >> 3), shift = (guint)(b->pos & 7);
+        guint nbytes = (shift + (guint)n + 7) >> 3;
+        guint32 w = 0;
+        for (guint k = 0; k < nbytes; k++)
+            w |= (guint32)b->data[first + k] << (8 * k);
+        *v = (w >> shift) & ((1u << n) - 1);
+        b->pos += (guint64)n;
+        return TRUE;
+    }
+    return yj_read_bits_any(b, n, v);
+}
 /* serialize_int_relative: the value after previous; FALSE with *why. */
 gboolean yj_read_relative(yj_bits_t *b, guint32 previous, guint32 *current, const char **why);
 /* Bits that serialize_int spends on [min, max]. */
 int yj_bits_required(guint32 min, guint32 max);
 /* The tvb range of the bits [from, to): offset and length in bytes. */
-void yj_bit_range(guint64 from, guint64 to, gint *offset, gint *length);
+static inline void yj_bit_range(guint64 from, guint64 to, gint *offset, gint *length)
+{
+    *offset = (gint)(from >> 3);
+    *length = to > from ? (gint)(((to - 1) >> 3) - (from >> 3) + 1) : 0;
+}
 
 /* ---- Schema (schema.c) -------------------------------------------------- */
 
