@@ -1355,7 +1355,8 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
 
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "netcode");
     col_clear(pinfo->cinfo, COL_INFO);
-    d.ti = proto_tree_add_item(tree, proto_netcode, tvb, 0, -1, ENC_NA);
+    /* No item without a tree (it cannot throw with a byte captured). */
+    d.ti = tree || !tvb_captured_length(tvb) ? proto_tree_add_item(tree, proto_netcode, tvb, 0, -1, ENC_NA) : NULL;
     d.nt = proto_item_add_subtree(d.ti, ett_netcode);
     if (!d.s.plausible) {
         /* Only through Decode As. */

@@ -551,7 +551,8 @@ static int dissect_reliable_on(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
         return 0;
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "reliable");
     col_clear(pinfo->cinfo, COL_INFO);
-    ti = proto_tree_add_item(tree, proto_reliable, tvb, 0, -1, ENC_NA);
+    /* No item without a tree (it cannot throw: a byte is there). */
+    ti = tree ? proto_tree_add_item(tree, proto_reliable, tvb, 0, -1, ENC_NA) : NULL;
     rt = proto_item_add_subtree(ti, ett_reliable);
     too_large = tvb_reported_length(tvb) > pref_max_packet + RELIABLE_MAX_HEADER_LEN + RELIABLE_FRAGMENT_HEADER_LEN;
     if (too_large)
