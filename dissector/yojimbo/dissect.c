@@ -392,6 +392,14 @@ typedef struct ctx {
 
 static const yj_body_hf_t body_hf = { 0, 0, 0, 0 };
 
+/* Whether an item under tree at the reading position is skipped: no tree,
+ * and no exception to throw (the position is within the captured bytes;
+ * a subtree checks its start even without a tree). */
+static gboolean no_items(const ctx_t *c, proto_tree *tree)
+{
+    return !tree && (c->b.pos >> 3) <= c->b.avail;
+}
+
 /* The Info text is written without printf (it is written for every
  * packet): lead then v. */
 static void info_uint(ctx_t *c, const char *lead, guint32 v)
@@ -611,8 +619,9 @@ static void ordered_messages(ctx_t *c, proto_tree *et, guint ch, guint32 count)
     for (guint32 i = 0; i < count; i++)
         add_item(c, (guint8)ch, FALSE, ids[i], -1, -1, 0, 0);
     for (guint32 i = 0; i < count && !c->stopped; i++) {
-        proto_item *mi;
-        proto_tree *mt = proto_tree_add_subtree_format(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
+        proto_item *mi = NULL;
+        proto_tree *mt = no_items(c, et) ? NULL :
+                         proto_tree_add_subtree_format(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
                                                        "Message %u of %u: id %u", i + 1, count, ids[i]);
         guint64 ms = c->b.pos;
         guint32 type;
@@ -638,8 +647,9 @@ static void unordered_messages(ctx_t *c, proto_tree *et, guint ch, const yj_chan
     info_uint(c, " ", count);
     wmem_strbuf_append(c->info, count == 1 ? " unreliable msg" : " unreliable msgs");
     for (guint32 i = 0; i < count && !c->stopped; i++) {
-        proto_item *mi;
-        proto_tree *mt = proto_tree_add_subtree_format(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
+        proto_item *mi = NULL;
+        proto_tree *mt = no_items(c, et) ? NULL :
+                         proto_tree_add_subtree_format(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
                                                        "Message %u of %u", i + 1, count);
         guint64 ms = c->b.pos;
         guint32 type;
@@ -829,62 +839,76 @@ static void diagnosis_lines(ctx_t *c, proto_item *di, const char *diag)
     }
 }
 
+/* One item of the packet's analysis under at: its subtree. */
+static proto_tree *analysis_item(ctx_t *c, proto_tree *at, const yj_item_t *it)
+{
+    const yj_msg_t *m = it->msg;
+    proto_item *ii;
+    proto_tree *t;
+    guint32 acked = it->frag < 0 ? m->acked_frame : m->frags[it->frag].acked_frame;
+
+    if (it->frag < 0)
+        t = proto_tree_add_subtree_format(at, c->tvb, 0, 0, ett_an_item, &ii, "Message %u (channel %u): send %u",
+                                          m->id, m->channel, it->send_no);
+    else
+        t = proto_tree_add_subtree_format(at, c->tvb, 0, 0, ett_an_item, &ii,
+                                          "Block %u fragment %d of %u (channel %u): send %u", m->id, it->frag,
+                                          m->num_fragments, m->channel, it->send_no);
+    proto_item_set_generated(ii);
+    proto_item_set_generated(proto_tree_add_uint(t, hf_an_send_no, c->tvb, 0, 0, it->send_no));
+    if (it->send_no > 1) {
+        guint32 first = it->frag < 0 ? m->first_frame : m->frags[it->frag].first_frame;
+        proto_item_set_generated(proto_tree_add_uint(t, hf_an_first_sent, c->tvb, 0, 0, first));
+        proto_item_set_generated(proto_tree_add_uint(t, hf_an_prev_sent, c->tvb, 0, 0, it->prev_frame));
+    }
+    if (it->acked_before)
+        proto_item_set_generated(proto_tree_add_uint(t, hf_an_after_ack, c->tvb, 0, 0, it->acked_before));
+    if (acked) {
+        proto_item_set_generated(proto_tree_add_uint(t, hf_an_acked_in, c->tvb, 0, 0, acked));
+        if (it->frag < 0 && acked > c->pinfo->num) {
+            nstime_t d;
+            nstime_delta(&d, &m->acked_time, &c->pinfo->abs_ts);
+            proto_item_set_generated(proto_tree_add_time(t, hf_an_ack_delay, c->tvb, 0, 0, &d));
+        }
+    }
+    if (it->frag >= 0) {
+        proto_item_set_generated(proto_tree_add_uint(t, hf_an_progress, c->tvb, 0, 0, it->progress));
+        proto_item_append_text(ii, " (%u of %u fragments acked before this packet)", it->progress, m->num_fragments);
+        if (m->frags_acked == m->num_fragments && m->acked_frame)
+            proto_item_set_generated(proto_tree_add_uint(t, hf_an_block_acked_in, c->tvb, 0, 0, m->acked_frame));
+    }
+    return t;
+}
+
 static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
 {
-    proto_tree *at;
-    proto_item *ai;
+    proto_tree *at = NULL;
+    proto_item *ai = NULL;
 
     if (!fr || (!fr->n_items && !fr->have_header && !fr->limited))
         return;
     guint32 n_resent = 0, n_after_ack = 0;
 
-    at = proto_tree_add_subtree(c->tree, c->tvb, 0, 0, ett_analysis, &ai, "Analysis");
-    proto_item_set_generated(ai);
-    if (fr->have_header)
-        proto_item_set_generated(proto_tree_add_uint(at, hf_an_reliable_seq, c->tvb, 0, 0, fr->seq));
-    if (fr->n_confirmed)
-        proto_item_set_generated(proto_tree_add_uint(at, hf_an_confirms, c->tvb, 0, 0, fr->n_confirmed));
+    /* Without a tree only the counts and the expert infos. */
+    if (c->tree) {
+        at = proto_tree_add_subtree(c->tree, c->tvb, 0, 0, ett_analysis, &ai, "Analysis");
+        proto_item_set_generated(ai);
+        if (fr->have_header)
+            proto_item_set_generated(proto_tree_add_uint(at, hf_an_reliable_seq, c->tvb, 0, 0, fr->seq));
+        if (fr->n_confirmed)
+            proto_item_set_generated(proto_tree_add_uint(at, hf_an_confirms, c->tvb, 0, 0, fr->n_confirmed));
+    }
     for (guint32 i = 0; i < fr->n_items; i++) {
         const yj_item_t *it = &fr->items[i];
         const yj_msg_t *m = it->msg;
-        proto_item *ii;
-        proto_tree *t;
-        guint32 acked = it->frag < 0 ? m->acked_frame : m->frags[it->frag].acked_frame;
+        proto_tree *t = NULL;
 
-        if (it->frag < 0)
-            t = proto_tree_add_subtree_format(at, c->tvb, 0, 0, ett_an_item, &ii, "Message %u (channel %u): send %u",
-                                              m->id, m->channel, it->send_no);
-        else
-            t = proto_tree_add_subtree_format(at, c->tvb, 0, 0, ett_an_item, &ii,
-                                              "Block %u fragment %d of %u (channel %u): send %u", m->id, it->frag,
-                                              m->num_fragments, m->channel, it->send_no);
-        proto_item_set_generated(ii);
-        proto_item_set_generated(proto_tree_add_uint(t, hf_an_send_no, c->tvb, 0, 0, it->send_no));
-        if (it->send_no > 1) {
-            guint32 first = it->frag < 0 ? m->first_frame : m->frags[it->frag].first_frame;
-            proto_item_set_generated(proto_tree_add_uint(t, hf_an_first_sent, c->tvb, 0, 0, first));
-            proto_item_set_generated(proto_tree_add_uint(t, hf_an_prev_sent, c->tvb, 0, 0, it->prev_frame));
-            if (!it->acked_before)
-                n_resent++;
-        }
-        if (it->acked_before) {
-            proto_item_set_generated(proto_tree_add_uint(t, hf_an_after_ack, c->tvb, 0, 0, it->acked_before));
+        if (it->send_no > 1 && !it->acked_before)
+            n_resent++;
+        if (it->acked_before)
             n_after_ack++;
-        }
-        if (acked) {
-            proto_item_set_generated(proto_tree_add_uint(t, hf_an_acked_in, c->tvb, 0, 0, acked));
-            if (it->frag < 0 && acked > c->pinfo->num) {
-                nstime_t d;
-                nstime_delta(&d, &m->acked_time, &c->pinfo->abs_ts);
-                proto_item_set_generated(proto_tree_add_time(t, hf_an_ack_delay, c->tvb, 0, 0, &d));
-            }
-        }
-        if (it->frag >= 0) {
-            proto_item_set_generated(proto_tree_add_uint(t, hf_an_progress, c->tvb, 0, 0, it->progress));
-            proto_item_append_text(ii, " (%u of %u fragments acked before this packet)", it->progress, m->num_fragments);
-            if (m->frags_acked == m->num_fragments && m->acked_frame)
-                proto_item_set_generated(proto_tree_add_uint(t, hf_an_block_acked_in, c->tvb, 0, 0, m->acked_frame));
-        }
+        if (at)
+            t = analysis_item(c, at, it);
         /* The last send of what never completed says why (known after the first pass). */
         if (c->pinfo->fd->visited && m->last_frame == c->pinfo->num && (it->frag < 0 || i + 1 == fr->n_items ||
                                                                          fr->items[i + 1].msg != m)) {
@@ -917,8 +941,9 @@ static gboolean channel_entry(ctx_t *c, guint32 e, guint32 entries, int *last_ch
 {
     guint32 ch = 0;
     gboolean block;
-    proto_item *ei;
-    proto_tree *et = proto_tree_add_subtree_format(c->tree, c->tvb, (gint)(c->b.pos >> 3), 0, ett_entry, &ei,
+    proto_item *ei = NULL;
+    proto_tree *et = no_items(c, c->tree) ? NULL :
+                     proto_tree_add_subtree_format(c->tree, c->tvb, (gint)(c->b.pos >> 3), 0, ett_entry, &ei,
                                                    "Channel entry %u of %u", e + 1, entries);
     guint64 es = c->b.pos;
     gint off, len;
@@ -993,7 +1018,8 @@ static int dissect_connection_packet(tvbuff_t *tvb, packet_info *pinfo, proto_tr
     c.cfg = packet_cfg(rl);
 
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "yojimbo");
-    c.top = proto_tree_add_item(tree, proto_yojimbo, tvb, 0, -1, ENC_NA);
+    /* No item without a tree (it cannot throw with a byte captured). */
+    c.top = tree || !tvb_captured_length(tvb) ? proto_tree_add_item(tree, proto_yojimbo, tvb, 0, -1, ENC_NA) : NULL;
     c.tree = proto_item_add_subtree(c.top, ett_yojimbo);
 
     if (c.cfg->error) {

@@ -430,6 +430,14 @@ typedef struct run {
 
 typedef enum { STEP_OK, STEP_PAST_END, STEP_FAILED } step_result_t;
 
+/* Whether a bytes item at [off, off + len) is skipped: no tree, and the
+ * bytes are captured (the item reads them even without a tree, and would
+ * throw past them). */
+static gboolean no_bytes_item(const run_t *r, gint off, gint len)
+{
+    return !r->tree && (guint)off + (guint)len <= r->b->avail;
+}
+
 static const char *ref_name(const run_t *r, const step_t *st)
 {
     return g_array_index(r->m->steps, step_t, st->ref).name;
@@ -543,7 +551,9 @@ static step_result_t run_bytes(run_t *r, const step_t *st, const char *nm)
     if (r->b->pos + n * 8 > r->b->end)
         return STEP_PAST_END;
     off = (gint)(r->b->pos / 8);
-    if (st->op == OP_STRING)
+    if (no_bytes_item(r, off, (gint)n)) {
+        /* nothing to show */
+    } else if (st->op == OP_STRING)
         proto_tree_add_bytes_format(r->tree, r->hf->bytes, r->tvb, off, (gint)n, NULL, "%s: \"%s\"", nm,
                                     tvb_format_text(r->scope, r->tvb, off, (gint)n));
     else
@@ -565,8 +575,10 @@ static step_result_t run_skip(run_t *r, const step_t *st)
     r->b->pos += n;
     if (n) {
         yj_bit_range(start, r->b->pos, &off, &len);
-        proto_tree_add_bytes_format(r->tree, r->hf->bytes, r->tvb, off, len, NULL,
-                                    "%u bits skipped (%s %% %u = %" PRIu64 ")", n, ref_name(r, st), st->n_table, ix);
+        if (!no_bytes_item(r, off, len))
+            proto_tree_add_bytes_format(r->tree, r->hf->bytes, r->tvb, off, len, NULL,
+                                        "%u bits skipped (%s %% %u = %" PRIu64 ")", n, ref_name(r, st), st->n_table,
+                                        ix);
     }
     return STEP_OK;
 }
