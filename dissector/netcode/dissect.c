@@ -1133,20 +1133,41 @@ static void show_request(nc_dissection_t *d)
     proto_item_append_text(d->ti, ", Connection request");
 }
 
+/* An encrypted packet of a size its type does not have. */
+static void show_size_problem(nc_dissection_t *d)
+{
+    const nc_shape_t *s = &d->s;
+    int want;
+
+    if (s->size_ok)
+        return;
+    want = type_plain_len[s->type];
+    if (want >= 0)
+        AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
+                  "%s of %u bytes: %u encrypted bytes where the type has %d (and a 16-byte MAC): "
+                  "the receiver ignores it", nc_type_short_name(s->type), s->len, s->enc_len - NC_MAC_BYTES,
+                  want);
+    else
+        AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
+                  "Payload of %u bytes: the payload must be 1 to 1200 bytes; the receiver ignores it",
+                  s->enc_len - NC_MAC_BYTES);
+}
+
 /* An encrypted packet's header fields: prefix, sequence, encrypted bytes,
  * MAC; returns the decrypted flag's item. */
 static proto_item *show_packet_header(nc_dissection_t *d)
 {
     const nc_shape_t *s = &d->s;
-    proto_item *pi, *di = NULL;
+    proto_item *pi, *di;
     proto_tree *pt;
 
     if (!d->nt) {
-        /* No tree: the expert infos alone (the items' bytes are there:
+        /* No tree: the expert infos alone (the items could not throw:
          * read_shape checked the length). */
         if (!s->canonical)
             expert_add_info(d->pinfo, NULL, &ei_netcode_seq_encoding);
-        goto size;
+        show_size_problem(d);
+        return NULL;
     }
     pi = proto_tree_add_item(d->nt, hf_netcode_prefix, d->tvb, 0, 1, ENC_NA);
     pt = proto_item_add_subtree(pi, ett_netcode_prefix);
@@ -1167,19 +1188,7 @@ static proto_item *show_packet_header(nc_dissection_t *d)
     proto_tree_add_item(d->nt, hf_netcode_mac, d->tvb, s->len - NC_MAC_BYTES, NC_MAC_BYTES, ENC_NA);
     di = proto_tree_add_boolean(d->nt, hf_netcode_decrypted, d->tvb, 1 + s->seq_bytes, s->enc_len, d->decrypted);
     proto_item_set_generated(di);
-size:
-    if (!s->size_ok) {
-        int want = type_plain_len[s->type];
-        if (want >= 0)
-            AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
-                      "%s of %u bytes: %u encrypted bytes where the type has %d (and a 16-byte MAC): "
-                      "the receiver ignores it", nc_type_short_name(s->type), s->len, s->enc_len - NC_MAC_BYTES,
-                      want);
-        else
-            AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
-                      "Payload of %u bytes: the payload must be 1 to 1200 bytes; the receiver ignores it",
-                      s->enc_len - NC_MAC_BYTES);
-    }
+    show_size_problem(d);
     return di;
 }
 
