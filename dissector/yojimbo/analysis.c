@@ -352,11 +352,12 @@ static void take_acks(packet_info *pinfo, yj_frame_t *fr, yj_dir_t *y, yj_dir_t 
         guint32 looked = 0, done = 0;
         if ((ack_bits & 1u) && ext_ack > peer->max_acked_ext)
             peer->max_acked_ext = ext_ack;
-        /* A sequence the last acks of this direction looked up, with nothing
-         * entered into the peer's sent since, confirms nothing now: it was
-         * confirmed then, or is not there, or was confirmed by then (its
-         * packet came before that frame: frame order). Most acks repeat
-         * most of the last one's; each lookup costs. */
+        /* A sequence the last acks of this direction looked up confirms
+         * nothing now when nothing entered the peer's sent since: it was
+         * not there (nor is it now), or it was confirmed then or before (an
+         * entry always comes from an earlier frame, so confirm never finds
+         * it too new). Most acks repeat most of the last one's; each lookup
+         * costs. */
         if (y->have_acks && y->acks_gen == peer->sent_gen) {
             if (ext_ack >= y->acks_ext && ext_ack - y->acks_ext < 32)
                 done = y->acks_looked << (ext_ack - y->acks_ext);
