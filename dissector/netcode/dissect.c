@@ -1133,15 +1133,44 @@ static void show_request(nc_dissection_t *d)
     proto_item_append_text(d->ti, ", Connection request");
 }
 
+/* An encrypted packet of a size its type does not have. */
+static void show_size_problem(nc_dissection_t *d)
+{
+    const nc_shape_t *s = &d->s;
+    int want;
+
+    if (s->size_ok)
+        return;
+    want = type_plain_len[s->type];
+    if (want >= 0)
+        AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
+                  "%s of %u bytes: %u encrypted bytes where the type has %d (and a 16-byte MAC): "
+                  "the receiver ignores it", nc_type_short_name(s->type), s->len, s->enc_len - NC_MAC_BYTES,
+                  want);
+    else
+        AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
+                  "Payload of %u bytes: the payload must be 1 to 1200 bytes; the receiver ignores it",
+                  s->enc_len - NC_MAC_BYTES);
+}
+
 /* An encrypted packet's header fields: prefix, sequence, encrypted bytes,
  * MAC; returns the decrypted flag's item. */
 static proto_item *show_packet_header(nc_dissection_t *d)
 {
     const nc_shape_t *s = &d->s;
-    proto_item *pi = proto_tree_add_item(d->nt, hf_netcode_prefix, d->tvb, 0, 1, ENC_NA);
-    proto_tree *pt = proto_item_add_subtree(pi, ett_netcode_prefix);
-    proto_item *di;
+    proto_item *pi, *di;
+    proto_tree *pt;
 
+    if (!d->nt) {
+        /* No tree: the expert infos alone (the items could not throw:
+         * read_shape checked the length). */
+        if (!s->canonical)
+            expert_add_info(d->pinfo, NULL, &ei_netcode_seq_encoding);
+        show_size_problem(d);
+        return NULL;
+    }
+    pi = proto_tree_add_item(d->nt, hf_netcode_prefix, d->tvb, 0, 1, ENC_NA);
+    pt = proto_item_add_subtree(pi, ett_netcode_prefix);
     proto_tree_add_item(pt, hf_netcode_type, d->tvb, 0, 1, ENC_NA);
     proto_tree_add_item(pt, hf_netcode_sequence_bytes, d->tvb, 0, 1, ENC_NA);
     pi = proto_tree_add_uint64(d->nt, hf_netcode_sequence, d->tvb, 1, s->seq_bytes, s->seq);
@@ -1159,18 +1188,7 @@ static proto_item *show_packet_header(nc_dissection_t *d)
     proto_tree_add_item(d->nt, hf_netcode_mac, d->tvb, s->len - NC_MAC_BYTES, NC_MAC_BYTES, ENC_NA);
     di = proto_tree_add_boolean(d->nt, hf_netcode_decrypted, d->tvb, 1 + s->seq_bytes, s->enc_len, d->decrypted);
     proto_item_set_generated(di);
-    if (!s->size_ok) {
-        int want = type_plain_len[s->type];
-        if (want >= 0)
-            AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
-                      "%s of %u bytes: %u encrypted bytes where the type has %d (and a 16-byte MAC): "
-                      "the receiver ignores it", nc_type_short_name(s->type), s->len, s->enc_len - NC_MAC_BYTES,
-                      want);
-        else
-            AU_EXPERT(d->pinfo, d->ti, &ei_netcode_size,
-                      "Payload of %u bytes: the payload must be 1 to 1200 bytes; the receiver ignores it",
-                      s->enc_len - NC_MAC_BYTES);
-    }
+    show_size_problem(d);
     return di;
 }
 
@@ -1202,7 +1220,9 @@ static gboolean show_decrypted(nc_dissection_t *d, proto_item *di)
         ptvb = tvb_new_child_real_data(d->tvb, d->plain, plain_len, plain_len);
         add_new_data_source(d->pinfo, ptvb, "Decrypted netcode payload");
     }
-    if ((s->type == NC_CHALLENGE || s->type == NC_RESPONSE) && ptvb && plain_len == 8 + NC_CHALLENGE_BYTES) {
+    if (!d->nt) {
+        /* no tree: no items */
+    } else if ((s->type == NC_CHALLENGE || s->type == NC_RESPONSE) && ptvb && plain_len == 8 + NC_CHALLENGE_BYTES) {
         proto_tree_add_item(d->nt, hf_netcode_challenge_sequence, ptvb, 0, 8, ENC_LITTLE_ENDIAN);
         proto_tree_add_item(d->nt, hf_netcode_challenge_token, ptvb, 8, NC_CHALLENGE_BYTES, ENC_NA);
     } else if (s->type == NC_KEEP_ALIVE && ptvb && plain_len == 8) {
@@ -1344,7 +1364,8 @@ static int dissect_common(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, n
 
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "netcode");
     col_clear(pinfo->cinfo, COL_INFO);
-    d.ti = proto_tree_add_item(tree, proto_netcode, tvb, 0, -1, ENC_NA);
+    /* No item without a tree (it cannot throw with a byte captured). */
+    d.ti = tree || !tvb_captured_length(tvb) ? proto_tree_add_item(tree, proto_netcode, tvb, 0, -1, ENC_NA) : NULL;
     d.nt = proto_item_add_subtree(d.ti, ett_netcode);
     if (!d.s.plausible) {
         /* Only through Decode As. */

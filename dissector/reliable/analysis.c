@@ -398,14 +398,23 @@ static void process_header(packet_info *pinfo, wmem_allocator_t *scope, rl_frame
         missed = ack_ext - counted;
         missed_top = ack_ext;
     }
+    /* The 32 sequences from the ack down, found in one walk down the sorted
+     * array (k: the first entry not below s) instead of 32 searches. */
+    guint k = sent_lower_bound(p, ack_ext);
     for (guint i = 0; i < 32; i++) {
         guint64 s = ack_ext - i;
-        rl_sent_t *e = sent_find(p, s);
+        rl_sent_t *e;
+        while (k > 0 && p->sent[k - 1].ext >= s)
+            k--;
+        if (k < p->n_sent && p->sent[k].ext == s)
+            e = &p->sent[k];
+        else
+            e = p->late ? (rl_sent_t *)g_hash_table_lookup(p->late, &s) : NULL;
         if ((bits >> i) & 1) {
             if (!e) {
                 if (s <= p->newest && s > p->missed_to && p->n_sent && s > p->sent[0].ext) {
-                    /* The whole run of sequences the capture lacks around s. */
-                    guint k = sent_lower_bound(p, s);
+                    /* The whole run of sequences the capture lacks around s
+                     * (k: where s would be). */
                     guint64 upper = k < p->n_sent ? p->sent[k].ext : p->newest + 1;
                     /* A run partly shown already (the rest of one an ack
                      * ahead showed) adds no new note. */

@@ -114,26 +114,30 @@ static guint canonical_encode(guint16 seq, guint16 ack, guint32 bits, guint8 out
 /* reliable.h: also yojimbo's reader of a plain reliable header. */
 gboolean reliable_read_header(tvbuff_t *tvb, guint offset, reliable_header_t *h)
 {
-    guint avail = tvb_captured_length_remaining(tvb, offset);
+    gint avail = tvb_captured_length_remaining(tvb, offset);
+    const guint8 *p;
     guint need;
 
     memset(h, 0, sizeof *h);
     if (avail < 1)
         return FALSE;
-    h->prefix = rl_get_u8(tvb, offset);
+    /* The header's bytes at once (it runs for every packet, two or three
+     * times: byte by byte through the tvb cost more than the rest). */
+    p = tvb_get_ptr(tvb, offset, MIN(avail, RELIABLE_MAX_HEADER_LEN));
+    h->prefix = p[0];
     need = 3 + (h->prefix & 0x20 ? 1 : 2);
     for (guint k = 0; k < 4; k++)
         need += (h->prefix >> (k + 1)) & 1;
     h->len = need;
-    if (avail < need)
+    if ((guint)avail < need)
         return FALSE;
-    h->seq = tvb_get_letohs(tvb, offset + 1);
-    guint o = offset + 3;
+    h->seq = (guint16)(p[1] | p[2] << 8);
+    guint o = 3;
     if (h->prefix & 0x20) {
-        h->ack = (guint16)(h->seq - rl_get_u8(tvb, o));
+        h->ack = (guint16)(h->seq - p[o]);
         o += 1;
     } else {
-        h->ack = tvb_get_letohs(tvb, o);
+        h->ack = (guint16)(p[o] | p[o + 1] << 8);
         o += 2;
     }
     h->ack_bits = 0xFFFFFFFFu;
@@ -141,11 +145,11 @@ gboolean reliable_read_header(tvbuff_t *tvb, guint offset, reliable_header_t *h)
         if (!((h->prefix >> (k + 1)) & 1))
             continue;
         h->ack_bits &= ~(0xFFu << (8 * k));
-        h->ack_bits |= (guint32)rl_get_u8(tvb, o++) << (8 * k);
+        h->ack_bits |= (guint32)p[o++] << (8 * k);
     }
     guint8 again[RELIABLE_MAX_HEADER_LEN];
     guint n = canonical_encode(h->seq, h->ack, h->ack_bits, again);
-    h->canonical = n == need && tvb_memeql(tvb, offset, again, n) == 0;
+    h->canonical = n == need && memcmp(p, again, n) == 0;
     return TRUE;
 }
 
@@ -251,6 +255,54 @@ static gboolean looks_valid(tvbuff_t *tvb)
 
 /* ---- Dissection ----------------------------------------------------------- */
 
+/* The Info texts, written without printf (they are written for every
+ * packet): "Seq=<n> Ack=<n> AckBits=0x<8 hex> Len=<n>" of a regular packet. */
+static void info_regular(packet_info *pinfo, const reliable_header_t *h, guint32 payload_len)
+{
+    char *buf, *p;
+
+    if (!pinfo->cinfo)
+        return;
+    buf = p = (char *)wmem_alloc(pinfo->pool, 64);
+    p = au_put_str(p, "Seq=");
+    p = au_put_uint(p, h->seq);
+    p = au_put_str(p, " Ack=");
+    p = au_put_uint(p, h->ack);
+    p = au_put_str(p, " AckBits=0x");
+    p = au_put_hex8(p, h->ack_bits);
+    p = au_put_str(p, " Len=");
+    p = au_put_uint(p, payload_len);
+    *p = 0;
+    col_set_str(pinfo->cinfo, COL_INFO, buf);
+}
+
+/* "Fragment <id>/<count> Seq=<n> Len=<n>", and fragment 0's
+ * " Ack=<n> AckBits=0x<8 hex>". */
+static void info_fragment(packet_info *pinfo, const reliable_pkt_t *pkt, guint32 data_len)
+{
+    char *buf, *p;
+
+    if (!pinfo->cinfo)
+        return;
+    buf = p = (char *)wmem_alloc(pinfo->pool, 96);
+    p = au_put_str(p, "Fragment ");
+    p = au_put_uint(p, pkt->fragment_id);
+    *p++ = '/';
+    p = au_put_uint(p, pkt->num_fragments);
+    p = au_put_str(p, " Seq=");
+    p = au_put_uint(p, pkt->seq);
+    p = au_put_str(p, " Len=");
+    p = au_put_uint(p, data_len);
+    if (pkt->has_header) {
+        p = au_put_str(p, " Ack=");
+        p = au_put_uint(p, pkt->ack);
+        p = au_put_str(p, " AckBits=0x");
+        p = au_put_hex8(p, pkt->ack_bits);
+    }
+    *p = 0;
+    col_set_str(pinfo->cinfo, COL_INFO, buf);
+}
+
 static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_item *ti, proto_tree *tree,
                            gboolean too_large, const netcode_payload_info_t *below)
 {
@@ -268,7 +320,8 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
         col_add_fstr(pinfo->cinfo, COL_INFO, "Short packet (%u bytes, header needs %u)", len, h.len);
         return len;
     }
-    show_header(rt, tvb, 0, &h);
+    if (rt)
+        show_header(rt, tvb, 0, &h);
     if (h.prefix & 0xC0)
         expert_add_info(pinfo, ti, &ei_reliable_reserved);
     if (!h.canonical)
@@ -276,9 +329,9 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
                   "Header not canonically encoded (an ack-bits byte of 0xFF sent, a 16-bit ack where "
                   "the difference fits a byte, or bits 6-7 set): the library reads it here, but "
                   "rejects such a header inside a fragment");
-    proto_item_set_generated(proto_tree_add_uint(rt, hf_reliable_payload_len, tvb, h.len, 0, len - h.len));
-    col_add_fstr(pinfo->cinfo, COL_INFO, "Seq=%u Ack=%u AckBits=0x%08x Len=%u", h.seq, h.ack, h.ack_bits,
-                 len - h.len);
+    if (rt)
+        proto_item_set_generated(proto_tree_add_uint(rt, hf_reliable_payload_len, tvb, h.len, 0, len - h.len));
+    info_regular(pinfo, &h, len - h.len);
     proto_item_append_text(ti, ", Seq: %u, Ack: %u, Ack bits: 0x%08x", h.seq, h.ack, h.ack_bits);
 
     memset(&pkt, 0, sizeof pkt);
@@ -305,7 +358,8 @@ static int dissect_regular(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, pr
         info.has_header = info.has_packet_acks = TRUE;
         info.ack = info.packet_ack = h.ack;
         info.ack_bits = info.packet_ack_bits = h.ack_bits;
-        proto_tree_add_item(rt, hf_reliable_payload, tvb, h.len, -1, ENC_NA);
+        if (rt)
+            proto_tree_add_item(rt, hf_reliable_payload, tvb, h.len, -1, ENC_NA);
         dissect_payload(tvb_new_subset_remaining(tvb, h.len), pinfo, tree, &info, rec);
     }
     return len;
@@ -328,7 +382,8 @@ static gboolean fragment0_header(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
         return FALSE;
     }
     proto_item_set_len(pi, h.len);
-    show_header(ht, tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h);
+    if (ht)
+        show_header(ht, tvb, RELIABLE_FRAGMENT_HEADER_LEN, &h);
     pkt->has_header = TRUE;
     pkt->ack = h.ack;
     pkt->ack_bits = h.ack_bits;
@@ -443,13 +498,15 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
     pkt.fragment_id = rl_get_u8(tvb, 3);
     pkt.num_fragments = (guint16)(rl_get_u8(tvb, 4) + 1);
 
-    pi = proto_tree_add_item(rt, hf_reliable_prefix, tvb, 0, 1, ENC_NA);
+    /* Without a tree no item (the five bytes are there: checked above). */
+    pi = rt ? proto_tree_add_item(rt, hf_reliable_prefix, tvb, 0, 1, ENC_NA) : NULL;
     if (rl_get_u8(tvb, 0) != 1) {
         expert_add_info(pinfo, pi, &ei_reliable_fragment_prefix);
         valid = FALSE;
     }
-    proto_tree_add_item(rt, hf_reliable_sequence, tvb, 1, 2, ENC_LITTLE_ENDIAN);
-    pi = proto_tree_add_item(rt, hf_reliable_fragment_id, tvb, 3, 1, ENC_NA);
+    if (rt)
+        proto_tree_add_item(rt, hf_reliable_sequence, tvb, 1, 2, ENC_LITTLE_ENDIAN);
+    pi = rt ? proto_tree_add_item(rt, hf_reliable_fragment_id, tvb, 3, 1, ENC_NA) : NULL;
     if (pkt.fragment_id >= pkt.num_fragments) {
         AU_EXPERT(pinfo, pi, &ei_reliable_fragment_id_range,
                   "Fragment id %u is not below the count %u: the receiver drops it",
@@ -469,10 +526,7 @@ static int dissect_fragment(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, p
     data_len = len > data_off ? len - data_off : 0;
     valid = fragment_size_ok(tvb, pinfo, rt, &pkt, data_off, data_len, valid);
     pkt.valid = valid && !too_large;
-    col_add_fstr(pinfo->cinfo, COL_INFO, "Fragment %u/%u Seq=%u Len=%u", pkt.fragment_id, pkt.num_fragments,
-                 pkt.seq, data_len);
-    if (pkt.has_header)
-        col_append_fstr(pinfo->cinfo, COL_INFO, " Ack=%u AckBits=0x%08x", pkt.ack, pkt.ack_bits);
+    info_fragment(pinfo, &pkt, data_len);
     proto_item_append_text(ti, ", Fragment %u of %u, Seq: %u", pkt.fragment_id, pkt.num_fragments, pkt.seq);
 
     if (!pinfo->flags.in_error_pkt)
@@ -497,7 +551,8 @@ static int dissect_reliable_on(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
         return 0;
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "reliable");
     col_clear(pinfo->cinfo, COL_INFO);
-    ti = proto_tree_add_item(tree, proto_reliable, tvb, 0, -1, ENC_NA);
+    /* No item without a tree (it cannot throw: a byte is there). */
+    ti = tree ? proto_tree_add_item(tree, proto_reliable, tvb, 0, -1, ENC_NA) : NULL;
     rt = proto_item_add_subtree(ti, ett_reliable);
     too_large = tvb_reported_length(tvb) > pref_max_packet + RELIABLE_MAX_HEADER_LEN + RELIABLE_FRAGMENT_HEADER_LEN;
     if (too_large)
@@ -616,14 +671,6 @@ static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
 
     if (!looks_valid(tvb))
         return FALSE;
-    fragment = (rl_get_u8(tvb, 0) & 1) != 0;
-    seq = fragment ? tvb_get_letohs(tvb, 1) : 0;
-    have_header = !fragment || rl_get_u8(tvb, 3) == 0;
-    if (have_header) {
-        if (!reliable_read_header(tvb, fragment ? RELIABLE_FRAGMENT_HEADER_LEN : 0, &h))
-            return FALSE;
-        seq = h.seq;
-    }
 
     /* The conversation's state is the analysis' (one record, one tracker of
      * sequences); the heuristic adds its view of the directions. */
@@ -638,6 +685,15 @@ static gboolean heur_first_pass_decision(tvbuff_t *tvb, packet_info *pinfo)
 
     if (me->confirmed)
         return TRUE;                /* its sequences are the analysis' to follow */
+    /* (the header reads: looks_valid read it) */
+    fragment = (rl_get_u8(tvb, 0) & 1) != 0;
+    seq = fragment ? tvb_get_letohs(tvb, 1) : 0;
+    have_header = !fragment || rl_get_u8(tvb, 3) == 0;
+    if (have_header) {
+        if (!reliable_read_header(tvb, fragment ? RELIABLE_FRAGMENT_HEADER_LEN : 0, &h))
+            return FALSE;
+        seq = h.seq;
+    }
     if (have_header && peer->seen) {
         guint16 ahead = (guint16)(h.ack - heur_peer_newest(c, peer, pinfo));
         if (ahead != 0 && ahead < 0x8000)

@@ -349,11 +349,31 @@ static void take_acks(packet_info *pinfo, yj_frame_t *fr, yj_dir_t *y, yj_dir_t 
     if (have_ack && peer->active && peer->have_seq) {
         guint32 ext_ack = unwrap16(ack, peer->last_ext_seq);
         guint32 before = fr->n_confirmed;
+        guint32 looked = 0, done = 0;
         if ((ack_bits & 1u) && ext_ack > peer->max_acked_ext)
             peer->max_acked_ext = ext_ack;
+        /* A sequence the last acks of this direction looked up confirms
+         * nothing now when nothing entered the peer's sent since: it was
+         * not there (nor is it now), or it was confirmed then or before (an
+         * entry always comes from an earlier frame, so confirm never finds
+         * it too new). Most acks repeat most of the last one's; each lookup
+         * costs. */
+        if (y->have_acks && y->acks_gen == peer->sent_gen) {
+            if (ext_ack >= y->acks_ext && ext_ack - y->acks_ext < 32)
+                done = y->acks_looked << (ext_ack - y->acks_ext);
+            else if (ext_ack < y->acks_ext && y->acks_ext - ext_ack < 32)
+                done = y->acks_looked >> (y->acks_ext - ext_ack);
+        }
         for (guint32 i = 0; i < 32; i++)
-            if ((ack_bits >> i) & 1u && ext_ack >= i)
-                fr->n_confirmed += confirm(peer, ext_ack - i, pinfo);
+            if ((ack_bits >> i) & 1u && ext_ack >= i) {
+                looked |= 1u << i;
+                if (!((done >> i) & 1u))
+                    fr->n_confirmed += confirm(peer, ext_ack - i, pinfo);
+            }
+        y->have_acks = TRUE;
+        y->acks_ext = ext_ack;
+        y->acks_looked = looked;
+        y->acks_gen = peer->sent_gen;
         if (fr->n_confirmed > before) {
             y->acks_sent++;
             y->last_ack_frame = pinfo->num;
@@ -425,6 +445,7 @@ static void remember_sent(packet_info *pinfo, yj_dir_t *y, const yj_frame_t *fr,
         s->refs[i].frag = fr->items[i].frag;
     }
     g_hash_table_insert(y->sent, GUINT_TO_POINTER(ext), s);
+    y->sent_gen++;
     if (y->last_ext_seq >= y->sent_pruned_at + YJ_SENT_WINDOW) {
         guint32 limit = y->last_ext_seq - YJ_SENT_WINDOW;
         g_hash_table_foreach_remove(y->sent, sent_is_old, &limit);

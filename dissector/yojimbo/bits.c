@@ -24,7 +24,16 @@ int yj_bits_required(guint32 min, guint32 max)
     return n;
 }
 
-gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
+void yj_bits_init(yj_bits_t *b, tvbuff_t *tvb)
+{
+    b->tvb = tvb;
+    b->pos = 0;
+    b->end = (guint64)tvb_reported_length(tvb) * 8;
+    b->avail = tvb_captured_length(tvb);
+    b->data = b->avail ? tvb_get_ptr(tvb, 0, b->avail) : NULL;
+}
+
+gboolean yj_read_bits_any(yj_bits_t *b, int n, guint32 *v)
 {
     guint64 w = 0;
     guint first, last;
@@ -36,18 +45,18 @@ gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
         return FALSE;
     first = (guint)(b->pos >> 3);
     last = (guint)((b->pos + (guint64)n - 1) >> 3);
-    for (guint k = first; k <= last; k++)
-        w |= (guint64)yj_u8(b->tvb, k) << (8 * (k - first));
+    if (b->data && last < b->avail) {
+        for (guint k = first; k <= last; k++)
+            w |= (guint64)b->data[k] << (8 * (k - first));
+    } else {
+        /* past the captured bytes: the tvb throws as it would */
+        for (guint k = first; k <= last; k++)
+            w |= (guint64)yj_u8(b->tvb, k) << (8 * (k - first));
+    }
     w >>= (b->pos & 7);
     *v = (guint32)(w & ((n == 32) ? 0xFFFFFFFFu : ((1u << n) - 1)));
     b->pos += (guint64)n;
     return TRUE;
-}
-
-void yj_bit_range(guint64 from, guint64 to, gint *offset, gint *length)
-{
-    *offset = (gint)(from >> 3);
-    *length = to > from ? (gint)(((to - 1) >> 3) - (from >> 3) + 1) : 0;
 }
 
 /* serialize_int_relative, reading: the value after previous. */

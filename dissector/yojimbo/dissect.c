@@ -392,6 +392,39 @@ typedef struct ctx {
 
 static const yj_body_hf_t body_hf = { 0, 0, 0, 0 };
 
+/* Whether an item under tree at the reading position is skipped: no tree,
+ * and no exception to throw (the position is within the captured bytes;
+ * a subtree checks its start even without a tree). */
+static gboolean no_items(const ctx_t *c, proto_tree *tree)
+{
+    return !tree && (c->b.pos >> 3) <= c->b.avail;
+}
+
+/* The Info text is written without printf (it is written for every
+ * packet): lead then v. */
+static void info_uint(ctx_t *c, const char *lead, guint32 v)
+{
+    char buf[16], *p;
+
+    wmem_strbuf_append(c->info, lead);
+    p = au_put_uint(buf, v);
+    *p = 0;
+    wmem_strbuf_append_len(c->info, buf, (gsize)(p - buf));
+}
+
+/* A hint naming a channel: lead, the channel, ")" (buf: room for lead and
+ * 12 more). Written without printf, for every entry: it is only read when
+ * a field does not read. */
+static const char *channel_hint(char *buf, const char *lead, guint ch)
+{
+    char *p = au_put_str(buf, lead);
+
+    p = au_put_uint(p, ch);
+    *p++ = ')';
+    *p = 0;
+    return buf;
+}
+
 /* A field that did not read: expert info at the bits, the rest undecoded. */
 static void stop_error(ctx_t *c, expert_field *ei, guint64 from, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 static void stop_error(ctx_t *c, expert_field *ei, guint64 from, const char *fmt, ...)
@@ -484,14 +517,15 @@ static gboolean read_body(ctx_t *c, proto_tree *tree, guint32 type)
     char *err = NULL;
     yj_body_hf_t hf = body_hf;
     yj_body_result_t r;
-    proto_tree *bt;
-    proto_item *bi;
+    proto_tree *bt = NULL;
+    proto_item *bi = NULL;
 
     hf.field = hf_body_field;
     hf.bytes = hf_body_bytes;
     hf.fvalue = hf_body_float;
-    bt = proto_tree_add_subtree_format(tree, c->tvb, (gint)(start >> 3), 0, ett_body, &bi, "Body (%s)",
-                                       type_str(c, type));
+    if (tree)
+        bt = proto_tree_add_subtree_format(tree, c->tvb, (gint)(start >> 3), 0, ett_body, &bi, "Body (%s)",
+                                           type_str(c, type));
     r = yj_schema_run(c->cfg->schema, type, &c->b, c->tvb, bt, &hf, c->pinfo->pool, &err);
     if (r == YJ_BODY_OK) {
         gint off, len;
@@ -577,21 +611,24 @@ static void ordered_messages(ctx_t *c, proto_tree *et, guint ch, guint32 count)
         yj_bit_range(start, c->b.pos, &off, &len);
         proto_tree_add_uint(et, hf_message_id, c->tvb, off, len, ids[i]);
     }
-    wmem_strbuf_append_printf(c->info, " ch%u msgs %u", ch, ids[0]);
+    info_uint(c, " ch", ch);
+    info_uint(c, " msgs ", ids[0]);
     if (count > 1)
-        wmem_strbuf_append_printf(c->info, "-%u", ids[count - 1]);
+        info_uint(c, "-", ids[count - 1]);
     /* the analysis needs every id even when a body stops the decode */
     for (guint32 i = 0; i < count; i++)
         add_item(c, (guint8)ch, FALSE, ids[i], -1, -1, 0, 0);
     for (guint32 i = 0; i < count && !c->stopped; i++) {
-        proto_item *mi;
-        proto_tree *mt = proto_tree_add_subtree_format(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
+        proto_item *mi = NULL;
+        proto_tree *mt = no_items(c, et) ? NULL :
+                         proto_tree_add_subtree_format(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
                                                        "Message %u of %u: id %u", i + 1, count, ids[i]);
         guint64 ms = c->b.pos;
         guint32 type;
         if (!read_type(c, mt, &type))
             return;
-        proto_item_append_text(mi, ", %s", type_str(c, type));
+        if (mi)
+            proto_item_append_text(mi, ", %s", type_str(c, type));
         ((yj_pending_item_t *)wmem_array_index(c->items, wmem_array_get_count(c->items) - count + i))->type = (gint32)type;
         if (c->cfg->schema && yj_schema_has_type(c->cfg->schema, type) && yj_schema_is_block(c->cfg->schema, type))
             AU_EXPERT(c->pinfo, mi, &ei_not_block,
@@ -606,16 +643,20 @@ static void ordered_messages(ctx_t *c, proto_tree *et, guint ch, guint32 count)
 static void unordered_messages(ctx_t *c, proto_tree *et, guint ch, const yj_channel_cfg_t *cc, guint32 count)
 {
     gint off, len;
-    wmem_strbuf_append_printf(c->info, " ch%u %u unreliable msg%s", ch, count, count == 1 ? "" : "s");
+    info_uint(c, " ch", ch);
+    info_uint(c, " ", count);
+    wmem_strbuf_append(c->info, count == 1 ? " unreliable msg" : " unreliable msgs");
     for (guint32 i = 0; i < count && !c->stopped; i++) {
-        proto_item *mi;
-        proto_tree *mt = proto_tree_add_subtree_format(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
+        proto_item *mi = NULL;
+        proto_tree *mt = no_items(c, et) ? NULL :
+                         proto_tree_add_subtree_format(et, c->tvb, (gint)(c->b.pos >> 3), 0, ett_message, &mi,
                                                        "Message %u of %u", i + 1, count);
         guint64 ms = c->b.pos;
         guint32 type;
         if (!read_type(c, mt, &type))
             return;
-        proto_item_append_text(mi, ": %s", type_str(c, type));
+        if (mi)
+            proto_item_append_text(mi, ": %s", type_str(c, type));
         if (!read_body(c, mt, type))
             return;
         if (yj_schema_is_block(c->cfg->schema, type)) {
@@ -684,7 +725,8 @@ static void block_reassemble(ctx_t *c, proto_tree *et, guint ch, guint32 id, gui
     if (!c->pinfo->fd->visited && c->n_done < YJ_MAX_CHANNELS)
         c->done[c->n_done++] = (ch << 16) | id;
     proto_tree_add_item(et, hf_block_data, block, 0, -1, ENC_NA);
-    wmem_strbuf_append_printf(c->info, " (block of %u bytes reassembled)", blen);
+    info_uint(c, " (block of ", blen);
+    wmem_strbuf_append(c->info, " bytes reassembled)");
     if (have_tap_listener(yj_eo_tap)) {
         yj_eo_t *eo = wmem_new0(c->pinfo->pool, yj_eo_t);
         eo->hostname = address_to_str(c->pinfo->pool, &c->pinfo->src);
@@ -710,7 +752,8 @@ static void block_message(ctx_t *c, proto_tree *et)
     if (!read_type(c, mt, &type))
         return;
     ((yj_pending_item_t *)wmem_array_index(c->items, wmem_array_get_count(c->items) - 1))->type = (gint32)type;
-    proto_item_append_text(mi, ": %s", type_str(c, type));
+    if (mi)
+        proto_item_append_text(mi, ": %s", type_str(c, type));
     if (c->cfg->schema && yj_schema_has_type(c->cfg->schema, type) && !yj_schema_is_block(c->cfg->schema, type)) {
         AU_EXPERT(c->pinfo, mi, &ei_not_block,
                   "Fragment 0 names %s, which yojimbo.schema_file does not mark as a block message: yojimbo rejects this packet",
@@ -729,7 +772,7 @@ static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_
     gint off, len, data_off;
     char hint[96];
 
-    snprintf(hint, sizeof hint, "yojimbo.channels (MAXBLOCK and FRAGMENT of channel %u)", ch);
+    channel_hint(hint, "yojimbo.channels (MAXBLOCK and FRAGMENT of channel ", ch);
     if (!yj_read_bits(&c->b, 16, &id)) {
         stop_error(c, &ei_short, start, "The packet ends inside the block's message id: check %s", hint);
         return;
@@ -762,7 +805,10 @@ static void block_fragment(ctx_t *c, proto_tree *et, guint ch, const yj_channel_
     data_off = (gint)(c->b.pos >> 3);
     proto_tree_add_item(et, hf_block_fragment_data, c->tvb, data_off, (gint)fsize, ENC_NA);
     c->b.pos += (guint64)fsize * 8;
-    wmem_strbuf_append_printf(c->info, " ch%u block %u fragment %u/%u", ch, id, fid, nfrag);
+    info_uint(c, " ch", ch);
+    info_uint(c, " block ", id);
+    info_uint(c, " fragment ", fid);
+    info_uint(c, "/", nfrag);
     add_item(c, (guint8)ch, TRUE, (guint16)id, -1, (gint32)fid, (guint16)nfrag, fsize);
 
     block_reassemble(c, et, ch, id, fid, nfrag, fsize, data_off);
@@ -793,62 +839,76 @@ static void diagnosis_lines(ctx_t *c, proto_item *di, const char *diag)
     }
 }
 
+/* One item of the packet's analysis under at: its subtree. */
+static proto_tree *analysis_item(ctx_t *c, proto_tree *at, const yj_item_t *it)
+{
+    const yj_msg_t *m = it->msg;
+    proto_item *ii;
+    proto_tree *t;
+    guint32 acked = it->frag < 0 ? m->acked_frame : m->frags[it->frag].acked_frame;
+
+    if (it->frag < 0)
+        t = proto_tree_add_subtree_format(at, c->tvb, 0, 0, ett_an_item, &ii, "Message %u (channel %u): send %u",
+                                          m->id, m->channel, it->send_no);
+    else
+        t = proto_tree_add_subtree_format(at, c->tvb, 0, 0, ett_an_item, &ii,
+                                          "Block %u fragment %d of %u (channel %u): send %u", m->id, it->frag,
+                                          m->num_fragments, m->channel, it->send_no);
+    proto_item_set_generated(ii);
+    proto_item_set_generated(proto_tree_add_uint(t, hf_an_send_no, c->tvb, 0, 0, it->send_no));
+    if (it->send_no > 1) {
+        guint32 first = it->frag < 0 ? m->first_frame : m->frags[it->frag].first_frame;
+        proto_item_set_generated(proto_tree_add_uint(t, hf_an_first_sent, c->tvb, 0, 0, first));
+        proto_item_set_generated(proto_tree_add_uint(t, hf_an_prev_sent, c->tvb, 0, 0, it->prev_frame));
+    }
+    if (it->acked_before)
+        proto_item_set_generated(proto_tree_add_uint(t, hf_an_after_ack, c->tvb, 0, 0, it->acked_before));
+    if (acked) {
+        proto_item_set_generated(proto_tree_add_uint(t, hf_an_acked_in, c->tvb, 0, 0, acked));
+        if (it->frag < 0 && acked > c->pinfo->num) {
+            nstime_t d;
+            nstime_delta(&d, &m->acked_time, &c->pinfo->abs_ts);
+            proto_item_set_generated(proto_tree_add_time(t, hf_an_ack_delay, c->tvb, 0, 0, &d));
+        }
+    }
+    if (it->frag >= 0) {
+        proto_item_set_generated(proto_tree_add_uint(t, hf_an_progress, c->tvb, 0, 0, it->progress));
+        proto_item_append_text(ii, " (%u of %u fragments acked before this packet)", it->progress, m->num_fragments);
+        if (m->frags_acked == m->num_fragments && m->acked_frame)
+            proto_item_set_generated(proto_tree_add_uint(t, hf_an_block_acked_in, c->tvb, 0, 0, m->acked_frame));
+    }
+    return t;
+}
+
 static void analysis_tree(ctx_t *c, const yj_frame_t *fr)
 {
-    proto_tree *at;
-    proto_item *ai;
+    proto_tree *at = NULL;
+    proto_item *ai = NULL;
 
     if (!fr || (!fr->n_items && !fr->have_header && !fr->limited))
         return;
     guint32 n_resent = 0, n_after_ack = 0;
 
-    at = proto_tree_add_subtree(c->tree, c->tvb, 0, 0, ett_analysis, &ai, "Analysis");
-    proto_item_set_generated(ai);
-    if (fr->have_header)
-        proto_item_set_generated(proto_tree_add_uint(at, hf_an_reliable_seq, c->tvb, 0, 0, fr->seq));
-    if (fr->n_confirmed)
-        proto_item_set_generated(proto_tree_add_uint(at, hf_an_confirms, c->tvb, 0, 0, fr->n_confirmed));
+    /* Without a tree only the counts and the expert infos. */
+    if (c->tree) {
+        at = proto_tree_add_subtree(c->tree, c->tvb, 0, 0, ett_analysis, &ai, "Analysis");
+        proto_item_set_generated(ai);
+        if (fr->have_header)
+            proto_item_set_generated(proto_tree_add_uint(at, hf_an_reliable_seq, c->tvb, 0, 0, fr->seq));
+        if (fr->n_confirmed)
+            proto_item_set_generated(proto_tree_add_uint(at, hf_an_confirms, c->tvb, 0, 0, fr->n_confirmed));
+    }
     for (guint32 i = 0; i < fr->n_items; i++) {
         const yj_item_t *it = &fr->items[i];
         const yj_msg_t *m = it->msg;
-        proto_item *ii;
-        proto_tree *t;
-        guint32 acked = it->frag < 0 ? m->acked_frame : m->frags[it->frag].acked_frame;
+        proto_tree *t = NULL;
 
-        if (it->frag < 0)
-            t = proto_tree_add_subtree_format(at, c->tvb, 0, 0, ett_an_item, &ii, "Message %u (channel %u): send %u",
-                                              m->id, m->channel, it->send_no);
-        else
-            t = proto_tree_add_subtree_format(at, c->tvb, 0, 0, ett_an_item, &ii,
-                                              "Block %u fragment %d of %u (channel %u): send %u", m->id, it->frag,
-                                              m->num_fragments, m->channel, it->send_no);
-        proto_item_set_generated(ii);
-        proto_item_set_generated(proto_tree_add_uint(t, hf_an_send_no, c->tvb, 0, 0, it->send_no));
-        if (it->send_no > 1) {
-            guint32 first = it->frag < 0 ? m->first_frame : m->frags[it->frag].first_frame;
-            proto_item_set_generated(proto_tree_add_uint(t, hf_an_first_sent, c->tvb, 0, 0, first));
-            proto_item_set_generated(proto_tree_add_uint(t, hf_an_prev_sent, c->tvb, 0, 0, it->prev_frame));
-            if (!it->acked_before)
-                n_resent++;
-        }
-        if (it->acked_before) {
-            proto_item_set_generated(proto_tree_add_uint(t, hf_an_after_ack, c->tvb, 0, 0, it->acked_before));
+        if (it->send_no > 1 && !it->acked_before)
+            n_resent++;
+        if (it->acked_before)
             n_after_ack++;
-        }
-        if (acked) {
-            proto_item_set_generated(proto_tree_add_uint(t, hf_an_acked_in, c->tvb, 0, 0, acked));
-            if (it->frag < 0 && acked > c->pinfo->num) {
-                nstime_t d;
-                nstime_delta(&d, &m->acked_time, &c->pinfo->abs_ts);
-                proto_item_set_generated(proto_tree_add_time(t, hf_an_ack_delay, c->tvb, 0, 0, &d));
-            }
-        }
-        if (it->frag >= 0) {
-            proto_item_set_generated(proto_tree_add_uint(t, hf_an_progress, c->tvb, 0, 0, it->progress));
-            proto_item_append_text(ii, " (%u of %u fragments acked before this packet)", it->progress, m->num_fragments);
-            if (m->frags_acked == m->num_fragments && m->acked_frame)
-                proto_item_set_generated(proto_tree_add_uint(t, hf_an_block_acked_in, c->tvb, 0, 0, m->acked_frame));
-        }
+        if (at)
+            t = analysis_item(c, at, it);
         /* The last send of what never completed says why (known after the first pass). */
         if (c->pinfo->fd->visited && m->last_frame == c->pinfo->num && (it->frag < 0 || i + 1 == fr->n_items ||
                                                                          fr->items[i + 1].msg != m)) {
@@ -881,8 +941,9 @@ static gboolean channel_entry(ctx_t *c, guint32 e, guint32 entries, int *last_ch
 {
     guint32 ch = 0;
     gboolean block;
-    proto_item *ei;
-    proto_tree *et = proto_tree_add_subtree_format(c->tree, c->tvb, (gint)(c->b.pos >> 3), 0, ett_entry, &ei,
+    proto_item *ei = NULL;
+    proto_tree *et = no_items(c, c->tree) ? NULL :
+                     proto_tree_add_subtree_format(c->tree, c->tvb, (gint)(c->b.pos >> 3), 0, ett_entry, &ei,
                                                    "Channel entry %u of %u", e + 1, entries);
     guint64 es = c->b.pos;
     gint off, len;
@@ -907,7 +968,7 @@ static gboolean channel_entry(ctx_t *c, guint32 e, guint32 entries, int *last_ch
         if (!read_flag(c, et, hf_has_messages, &has, "the has-messages flag"))
             return FALSE;
         if (has) {
-            snprintf(hint, sizeof hint, "yojimbo.channels (MAXMESSAGES of channel %u)", ch);
+            channel_hint(hint, "yojimbo.channels (MAXMESSAGES of channel ", ch);
             if (!read_int(c, et, hf_message_count, 1, cc->max_messages, &count, "the message count", hint))
                 return FALSE;
             if (cc->type == YJ_CHANNEL_RO)
@@ -915,7 +976,8 @@ static gboolean channel_entry(ctx_t *c, guint32 e, guint32 entries, int *last_ch
             else
                 unordered_messages(c, et, ch, cc, count);
         } else {
-            wmem_strbuf_append_printf(c->info, " ch%u empty", ch);
+            info_uint(c, " ch", ch);
+            wmem_strbuf_append(c->info, " empty");
         }
     } else if (cc->disable_blocks) {
         stop_error(c, &ei_range, es, "A block fragment on channel %u, which yojimbo.channels configures with blocks disabled (!): check yojimbo.channels",
@@ -950,14 +1012,14 @@ static int dissect_connection_packet(tvbuff_t *tvb, packet_info *pinfo, proto_tr
     c.transient = yj_analysis_begin(pinfo);
     c.tvb = tvb;
     c.pinfo = pinfo;
-    c.b.tvb = tvb;
-    c.b.end = (guint64)tvb_reported_length(tvb) * 8;
+    yj_bits_init(&c.b, tvb);
     c.items = wmem_array_new(pinfo->pool, sizeof(yj_pending_item_t));
-    c.info = wmem_strbuf_new(pinfo->pool, "");
+    c.info = wmem_strbuf_new(pinfo->pool, "yojimbo");
     c.cfg = packet_cfg(rl);
 
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "yojimbo");
-    c.top = proto_tree_add_item(tree, proto_yojimbo, tvb, 0, -1, ENC_NA);
+    /* No item without a tree (it cannot throw with a byte captured). */
+    c.top = tree || !tvb_captured_length(tvb) ? proto_tree_add_item(tree, proto_yojimbo, tvb, 0, -1, ENC_NA) : NULL;
     c.tree = proto_item_add_subtree(c.top, ett_yojimbo);
 
     if (c.cfg->error) {
@@ -997,7 +1059,7 @@ static int dissect_connection_packet(tvbuff_t *tvb, packet_info *pinfo, proto_tr
     }
 
     col_clear(pinfo->cinfo, COL_INFO);
-    col_add_fstr(pinfo->cinfo, COL_INFO, "yojimbo%s", wmem_strbuf_get_str(c.info));
+    col_add_str(pinfo->cinfo, COL_INFO, wmem_strbuf_get_str(c.info));
     yj_analysis_end(pinfo);
     return tvb_captured_length(tvb);
 }
@@ -1077,9 +1139,7 @@ static ws_cb_bool dissect_yojimbo_heur(tvbuff_t *tvb, packet_info *pinfo, proto_
     cfg = packet_cfg(rl);
     if (cfg->error)
         return FALSE;
-    b.tvb = tvb;
-    b.pos = 0;
-    b.end = (guint64)len * 8;
+    yj_bits_init(&b, tvb);
     if (!yj_read_bits(&b, yj_bits_required(0, (guint32)cfg->n_ch), &entries) || entries > (guint32)cfg->n_ch)
         return FALSE;
     if (entries == 0) {

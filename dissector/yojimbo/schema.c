@@ -43,8 +43,13 @@ typedef struct msg_schema {
     GArray *steps;                  /* step_t */
 } msg_schema_t;
 
+/* The types below YJ_SCHEMA_DIRECT also by index (looked up for every
+ * message: a table lookup costs more than the rest of a small body). */
+#define YJ_SCHEMA_DIRECT 64
+
 struct yj_schema {
     GHashTable *types;              /* type -> msg_schema_t */
+    const msg_schema_t *direct[YJ_SCHEMA_DIRECT];
 };
 
 static void step_clear(gpointer p)
@@ -140,6 +145,8 @@ static char *parse_message(yj_schema_t *s, char **tok, guint nt, msg_schema_t **
     (*cur)->steps = g_array_new(FALSE, TRUE, sizeof(step_t));
     g_array_set_clear_func((*cur)->steps, step_clear);
     g_hash_table_insert(s->types, GUINT_TO_POINTER((guint)type), *cur);
+    if ((guint)type < YJ_SCHEMA_DIRECT)
+        s->direct[type] = *cur;
     return NULL;
 }
 
@@ -361,7 +368,11 @@ yj_schema_t *yj_schema_load(const char *path, char **err)
 
 static const msg_schema_t *get_type(const yj_schema_t *s, guint32 type)
 {
-    return s ? (const msg_schema_t *)g_hash_table_lookup(s->types, GUINT_TO_POINTER(type)) : NULL;
+    if (!s)
+        return NULL;
+    if (type < YJ_SCHEMA_DIRECT)
+        return s->direct[type];
+    return (const msg_schema_t *)g_hash_table_lookup(s->types, GUINT_TO_POINTER(type));
 }
 
 const char *yj_schema_type_name(const yj_schema_t *s, guint32 type)
@@ -418,6 +429,14 @@ typedef struct run {
 } run_t;
 
 typedef enum { STEP_OK, STEP_PAST_END, STEP_FAILED } step_result_t;
+
+/* Whether a bytes item at [off, off + len) is skipped: no tree, and the
+ * bytes are captured (the item reads them even without a tree, and would
+ * throw past them). */
+static gboolean no_bytes_item(const run_t *r, gint off, gint len)
+{
+    return !r->tree && (guint)off + (guint)len <= r->b->avail;
+}
 
 static const char *ref_name(const run_t *r, const step_t *st)
 {
@@ -532,7 +551,9 @@ static step_result_t run_bytes(run_t *r, const step_t *st, const char *nm)
     if (r->b->pos + n * 8 > r->b->end)
         return STEP_PAST_END;
     off = (gint)(r->b->pos / 8);
-    if (st->op == OP_STRING)
+    if (no_bytes_item(r, off, (gint)n)) {
+        /* nothing to show */
+    } else if (st->op == OP_STRING)
         proto_tree_add_bytes_format(r->tree, r->hf->bytes, r->tvb, off, (gint)n, NULL, "%s: \"%s\"", nm,
                                     tvb_format_text(r->scope, r->tvb, off, (gint)n));
     else
@@ -554,8 +575,10 @@ static step_result_t run_skip(run_t *r, const step_t *st)
     r->b->pos += n;
     if (n) {
         yj_bit_range(start, r->b->pos, &off, &len);
-        proto_tree_add_bytes_format(r->tree, r->hf->bytes, r->tvb, off, len, NULL,
-                                    "%u bits skipped (%s %% %u = %" PRIu64 ")", n, ref_name(r, st), st->n_table, ix);
+        if (!no_bytes_item(r, off, len))
+            proto_tree_add_bytes_format(r->tree, r->hf->bytes, r->tvb, off, len, NULL,
+                                        "%u bits skipped (%s %% %u = %" PRIu64 ")", n, ref_name(r, st), st->n_table,
+                                        ix);
     }
     return STEP_OK;
 }

@@ -58,16 +58,42 @@ typedef struct yj_bits {
     tvbuff_t *tvb;
     guint64 pos;                    /* bits read */
     guint64 end;                    /* bits in the buffer */
+    const guint8 *data;             /* the captured bytes (NULL: none), read without the tvb */
+    guint avail;                    /* their count */
 } yj_bits_t;
 
+/* A reader of tvb's bits from its start. */
+void yj_bits_init(yj_bits_t *b, tvbuff_t *tvb);
+
 /* Reads n (0..32) bits: FALSE when they would go past the end. */
-gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v);
+gboolean yj_read_bits_any(yj_bits_t *b, int n, guint32 *v);
+
+/* The same, the usual case (1..25 bits within the captured bytes: at most
+ * four bytes) inline: it runs for every field. */
+static inline gboolean yj_read_bits(yj_bits_t *b, int n, guint32 *v)
+{
+    if (n > 0 && n <= 25 && b->pos + (guint64)n <= (guint64)b->avail * 8) {
+        guint first = (guint)(b->pos >> 3), shift = (guint)(b->pos & 7);
+        guint nbytes = (shift + (guint)n + 7) >> 3;
+        guint32 w = 0;
+        for (guint k = 0; k < nbytes; k++)
+            w |= (guint32)b->data[first + k] << (8 * k);
+        *v = (w >> shift) & ((1u << n) - 1);
+        b->pos += (guint64)n;
+        return TRUE;
+    }
+    return yj_read_bits_any(b, n, v);
+}
 /* serialize_int_relative: the value after previous; FALSE with *why. */
 gboolean yj_read_relative(yj_bits_t *b, guint32 previous, guint32 *current, const char **why);
 /* Bits that serialize_int spends on [min, max]. */
 int yj_bits_required(guint32 min, guint32 max);
 /* The tvb range of the bits [from, to): offset and length in bytes. */
-void yj_bit_range(guint64 from, guint64 to, gint *offset, gint *length);
+static inline void yj_bit_range(guint64 from, guint64 to, gint *offset, gint *length)
+{
+    *offset = (gint)(from >> 3);
+    *length = to > from ? (gint)(((to - 1) >> 3) - (from >> 3) + 1) : 0;
+}
 
 /* ---- Schema (schema.c) -------------------------------------------------- */
 
@@ -162,6 +188,13 @@ typedef struct yj_dir {
     guint16 header_seq;             /* the newest sequence of a header of this direction */
     guint32 gap_frame;              /* the last packet after sequences the capture does not hold; 0: none */
     guint32 gap_peer_acked_ext;     /* the peer's max_acked_ext then */
+    guint64 sent_gen;               /* insertions into sent so far */
+    /* The last acks of this direction taken (analysis.c, take_acks): the
+     * sequences looked up in the peer's sent (bit i: acks_ext - i) and the
+     * peer's sent_gen then. */
+    gboolean have_acks;
+    guint32 acks_ext, acks_looked;
+    guint64 acks_gen;
 } yj_dir_t;
 
 typedef struct yj_conv {
