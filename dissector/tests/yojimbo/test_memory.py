@@ -12,9 +12,9 @@ whole against netcode + reliable), in bytes a frame:
   reliable <= 100   its own reassembly (reliable/reasm.c: a completed
                     packet's bytes as chunks kept once, a packet that can no
                     longer complete dropped) instead of Wireshark's table:
-                    226 before, 65 after
+                    229 before, 57 after
   yojimbo  <= 215   a frame's items packed (yojimbo/analysis.c, yj_kept_t):
-                    246 before, 186 after
+                    244 before, 186-190 after
 
   test_memory.py reliable|yojimbo
 """
