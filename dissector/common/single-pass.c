@@ -24,7 +24,7 @@
  * transfers, p2frag's packets), handed to a tvb freed with the completing
  * packet, whose frame shows the same tree (cs_sp_show_pieces) and data
  * source as the table gives; the data of a packet the table reassembled
- * (reliable's packets, yojimbo's blocks, and chunk's and p2frag's begun
+ * (yojimbo's blocks, and chunk's and p2frag's begun
  * outside the single pass or over budget) is freed here once its frame has
  * been dissected and tapped (cs_sp_free_later).
  *

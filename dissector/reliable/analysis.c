@@ -87,7 +87,7 @@ static GPtrArray *conn_list;   /* in order of first sight (file lifetime) */
  * frames with a problem to show. */
 static GArray *kept;           /* rl_kept_t */
 static GArray *kept_index;     /* guint32 */
-static GPtrArray *kept_rare;   /* rl_frame_t (file scope) */
+static GPtrArray *kept_rare;   /* packed rl_frame_t (rare_pack, file scope) */
 /* The frame analysed last, in the single pass: a second call in the same
  * frame gets the same record. */
 static const frame_data *last_fd;
@@ -249,6 +249,117 @@ static void append_lost(wmem_allocator_t *scope, rl_frame_t *rec, guint32 frame,
     rec->n_lost++;
 }
 
+/* The record of a frame with a problem, packed for the passes that revisit
+ * it (a quarter of the payload frames on the real soak, most of them
+ * duplicates): the fields kept_record() takes from it, each a
+ * variable-length number (7 bits a byte; a signed one folded), and the
+ * lists, about 20 bytes instead of a 150-byte rl_frame_t and its five
+ * arrays. */
+static guint8 *put_num(guint8 *p, guint64 v)
+{
+    while (v >= 0x80) {
+        *p++ = (guint8)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (guint8)v;
+    return p;
+}
+
+static const guint8 *get_num(const guint8 *p, guint64 *v)
+{
+    guint64 r = 0;
+    int shift = 0;
+
+    while (*p & 0x80) {
+        r |= (guint64)(*p++ & 0x7F) << shift;
+        shift += 7;
+    }
+    *v = r | (guint64)*p++ << shift;
+    return p;
+}
+
+static guint64 fold(gint64 v)
+{
+    return v >= 0 ? (guint64)v << 1 : ((guint64)(-(v + 1)) << 1) | 1;
+}
+
+static gint64 unfold(guint64 v)
+{
+    return v & 1 ? -(gint64)(v >> 1) - 1 : (gint64)(v >> 1);
+}
+
+static guint8 *rare_pack(wmem_allocator_t *scope, const rl_frame_t *rec)
+{
+    /* 13 numbers of at most 10 bytes, and 3 and 3 a list entry */
+    guint8 *buf = (guint8 *)g_malloc(13 * 10 + ((gsize)rec->n_lost * 2 + (gsize)rec->n_incomplete * 3) * 10);
+    guint8 *p = buf, *kept;
+
+    p = put_num(p, rec->dup_of);
+    p = put_num(p, rec->gap);
+    p = put_num(p, rec->prev_ack);
+    p = put_num(p, rec->stalled_packets);
+    p = put_num(p, rec->undone_seq);
+    p = put_num(p, rec->first_count);
+    p = put_num(p, rec->not_captured);
+    p = put_num(p, rec->packet_ack);
+    p = put_num(p, rec->packet_ack_bits);
+    p = put_num(p, rec->acked_in);
+    p = put_num(p, fold(rec->rtt_ns));
+    p = put_num(p, rec->lost_in);
+    p = put_num(p, rec->n_lost);
+    for (guint i = 0; i < rec->n_lost; i++) {
+        p = put_num(p, rec->lost_frames[i]);
+        p = put_num(p, rec->lost_seqs[i]);
+    }
+    p = put_num(p, rec->n_incomplete);
+    for (guint i = 0; i < rec->n_incomplete; i++) {
+        p = put_num(p, rec->incomplete_seqs[i]);
+        p = put_num(p, rec->incomplete_missing[i]);
+        p = put_num(p, rec->incomplete_frames[i]);
+    }
+    kept = (guint8 *)wmem_memdup(scope, buf, (gsize)(p - buf));
+    g_free(buf);
+    return kept;
+}
+
+static void rare_unpack(wmem_allocator_t *scope, const guint8 *p, rl_frame_t *rec)
+{
+    guint64 v;
+
+    p = get_num(p, &v); rec->dup_of = (guint32)v;
+    p = get_num(p, &v); rec->gap = (guint32)v;
+    p = get_num(p, &v); rec->prev_ack = (guint16)v;
+    p = get_num(p, &v); rec->stalled_packets = (guint32)v;
+    p = get_num(p, &v); rec->undone_seq = (guint16)v;
+    p = get_num(p, &v); rec->first_count = (guint16)v;
+    p = get_num(p, &v); rec->not_captured = (guint32)v;
+    p = get_num(p, &v); rec->packet_ack = (guint16)v;
+    p = get_num(p, &v); rec->packet_ack_bits = (guint32)v;
+    p = get_num(p, &v); rec->acked_in = (guint32)v;
+    p = get_num(p, &v); rec->rtt_ns = unfold(v);
+    p = get_num(p, &v); rec->lost_in = (guint32)v;
+    p = get_num(p, &v); rec->n_lost = (guint16)v;
+    if (rec->n_lost) {
+        rec->lost_frames = wmem_alloc_array(scope, guint32, rec->n_lost);
+        rec->lost_seqs = wmem_alloc_array(scope, guint16, rec->n_lost);
+    }
+    for (guint i = 0; i < rec->n_lost; i++) {
+        p = get_num(p, &v); rec->lost_frames[i] = (guint32)v;
+        p = get_num(p, &v); rec->lost_seqs[i] = (guint16)v;
+    }
+    p = get_num(p, &v); rec->n_incomplete = (guint16)v;
+    if (rec->n_incomplete) {
+        rec->incomplete_seqs = wmem_alloc_array(scope, guint16, rec->n_incomplete);
+        rec->incomplete_missing = wmem_alloc_array(scope, guint16, rec->n_incomplete);
+        rec->incomplete_frames = wmem_alloc_array(scope, guint32, rec->n_incomplete);
+    }
+    for (guint i = 0; i < rec->n_incomplete; i++) {
+        p = get_num(p, &v); rec->incomplete_seqs[i] = (guint16)v;
+        p = get_num(p, &v); rec->incomplete_missing[i] = (guint16)v;
+        p = get_num(p, &v); rec->incomplete_frames[i] = (guint32)v;
+    }
+}
+
 /* Keeps the record of a frame for the passes that revisit it. */
 static void keep_record(packet_info *pinfo, const rl_frame_t *rec)
 {
@@ -262,16 +373,7 @@ static void keep_record(packet_info *pinfo, const rl_frame_t *rec)
     k.bits = rec->flags | (guint32)rec->n_links << RL_KEPT_LINKS_SHIFT | (rec->dir ? RL_KEPT_DIR : 0);
     k.rare = 0;
     if (rec->flags || rec->n_lost || rec->n_incomplete) {
-        rl_frame_t *r = (rl_frame_t *)wmem_memdup(f, rec, sizeof *rec);
-        r->links = NULL;
-        r->lost_frames = (guint32 *)wmem_memdup(f, rec->lost_frames, rec->n_lost * sizeof(guint32));
-        r->lost_seqs = (guint16 *)wmem_memdup(f, rec->lost_seqs, rec->n_lost * sizeof(guint16));
-        r->incomplete_seqs = (guint16 *)wmem_memdup(f, rec->incomplete_seqs, rec->n_incomplete * sizeof(guint16));
-        r->incomplete_missing = (guint16 *)wmem_memdup(f, rec->incomplete_missing,
-                                                       rec->n_incomplete * sizeof(guint16));
-        r->incomplete_frames = (guint32 *)wmem_memdup(f, rec->incomplete_frames,
-                                                      rec->n_incomplete * sizeof(guint32));
-        g_ptr_array_add(kept_rare, r);
+        g_ptr_array_add(kept_rare, rare_pack(f, rec));
         k.rare = kept_rare->len;
     }
     g_array_append_val(kept, k);
@@ -298,7 +400,7 @@ static rl_frame_t *kept_record(packet_info *pinfo, const rl_kept_t *k)
     const rl_sent_t *e;
 
     if (k->rare) {
-        *rec = *(const rl_frame_t *)g_ptr_array_index(kept_rare, k->rare - 1);
+        rare_unpack(pinfo->pool, (const guint8 *)g_ptr_array_index(kept_rare, k->rare - 1), rec);
         rec->packet_acks = FALSE;   /* first pass only, for every frame alike */
     }
     rec->conn = k->conn;

@@ -36,7 +36,6 @@ static int proto_reliable = -1;
 static dissector_handle_t reliable_handle;
 static dissector_table_t payload_table;
 static heur_dissector_list_t payload_heur;
-static reassembly_table reliable_reassembly_table;
 
 static int hf_reliable_prefix = -1;
 static int hf_reliable_prefix_fragment = -1;
@@ -426,24 +425,19 @@ static gboolean fragment_size_ok(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     return valid;
 }
 
-/* The fragment's data into Wireshark's reassembly, keyed by the packet's
- * extended sequence; the whole packet's payload dissected where it completes. */
+/* The fragment's data into reliable's own reassembly (reasm.c), keyed by
+ * the packet's extended sequence; the whole packet's payload dissected where
+ * it completes. */
 static void reassemble(tvbuff_t *tvb, packet_info *pinfo, proto_tree *rt, proto_tree *tree, const reliable_pkt_t *pkt,
                        const rl_frame_t *rec, guint data_off, guint data_len, gboolean transient,
                        const netcode_payload_info_t *below)
 {
     gboolean save_fragmented = pinfo->fragmented;
-    fragment_head *fh;
     tvbuff_t *whole;
 
     pinfo->fragmented = TRUE;
-    fh = fragment_add_seq_check(&reliable_reassembly_table, tvb, data_off, pinfo, (guint32)rec->ext_seq, NULL,
-                                pkt->fragment_id, data_len, pkt->fragment_id != pkt->num_fragments - 1);
-    whole = process_reassembled_data(tvb, data_off, pinfo, "Reassembled reliable packet", fh, &reliable_reasm.items,
-                                     NULL, rt);
+    whole = rl_reasm_add(tvb, data_off, data_len, pinfo, rt, rec, pkt, transient, &reliable_reasm.items);
     pinfo->fragmented = save_fragmented;
-    if (fh && transient && (fh->flags & FD_DEFRAGMENTED) && fh->reassembled_in == pinfo->num)
-        cs_sp_free_later(fh);   /* never shown again: its data goes with this frame */
     if (whole) {
         col_append_fstr(pinfo->cinfo, COL_INFO, " [Reassembled %u bytes]", tvb_reported_length(whole));
         if (tvb_reported_length(whole)) {
@@ -840,7 +834,7 @@ void proto_register_reliable(void)
         "Reassemble the fragments of a packet and dissect its payload", &pref_reassemble);
 
     reliable_handle = register_dissector("reliable", dissect_reliable, proto_reliable);
-    reassembly_table_register(&reliable_reassembly_table, &addresses_ports_reassembly_table_functions);
+    rl_reasm_register();
     payload_heur = CS_REGISTER_HEUR_LIST("reliable.payload", "Reliable payload", proto_reliable);
     payload_table = register_decode_as_next_proto(proto_reliable, "reliable.payload", "Reliable payload", NULL);
 

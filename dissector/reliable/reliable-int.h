@@ -11,6 +11,7 @@
 #include <epan/packet.h>
 #include <epan/expert.h>
 #include <epan/prefs.h>
+#include <epan/reassemble.h>
 
 #include "reliable.h"
 #include "common/ws-compat.h"
@@ -197,6 +198,18 @@ rl_conn_t *reliable_conn_of(packet_info *pinfo);
 /* The analysis' direction of a conversation whose packets come from src,
  * port (NULL: none analysed). */
 const rl_dir_t *reliable_conn_dir(const rl_conn_t *c, const address *src, guint32 port);
+
+/* reasm.c: fragmented packets in a store of reliable's own (for the
+ * revisit: each completed packet once, without the completing frame's own
+ * fragment). rl_reasm_register() from the registration routine.
+ * rl_reasm_add(): the fragment at data_off (data_len bytes) of the packet
+ * rec describes; the reassembled packet (a tvb of this packet, a data
+ * source, with the fragment list under rt) in the frame that completes it,
+ * NULL elsewhere ("Reassembled in" under rt on a revisit). */
+void rl_reasm_register(void);
+tvbuff_t *rl_reasm_add(tvbuff_t *tvb, guint data_off, guint data_len, packet_info *pinfo, proto_tree *rt,
+                       const rl_frame_t *rec, const reliable_pkt_t *pkt, gboolean transient,
+                       const fragment_items *fit);
 
 /* stats.c */
 void reliable_stats_register(void);

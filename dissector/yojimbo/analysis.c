@@ -276,9 +276,122 @@ static guint32 confirm(yj_dir_t *y, guint32 ext, packet_info *pinfo)
  * single pass: the frame is never dissected again): a packet that carries
  * nothing followed keeps its reliable sequence and the count it confirmed in
  * the pointer itself (tag bit 0; a record's address is aligned), which saves
- * the record for most packets of a capture (docs/yojimbo.md, "Limits"). */
+ * the record for most packets of a capture (docs/yojimbo.md, "Limits").
+ * A packet with items keeps them packed (yj_kept_t): a message's or block's
+ * record by how far back in all_msgs it stands, and the frames as distances
+ * back from this one, each a variable-length number (7 bits a byte), about
+ * 7 bytes an item instead of the 32 of a yj_item_t; a revisit unpacks them
+ * into the packet's scope. */
 #define YJ_TAG_CONFIRMED_SHIFT 18
 #define YJ_TAG_CONFIRMED_MAX ((1u << 13) - 1)   /* what fits a 32-bit pointer */
+
+typedef struct yj_kept {
+    guint32 n_items;
+    guint32 n_confirmed;
+    guint32 n_msgs;                 /* all_msgs->len when the packet was analysed */
+    guint16 seq;
+    guint8 have_header;
+    guint8 limited;
+    guint8 items[];                 /* packed (pack_items) */
+} yj_kept_t;
+
+static guint8 *put_num(guint8 *p, guint32 v)
+{
+    while (v >= 0x80) {
+        *p++ = (guint8)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (guint8)v;
+    return p;
+}
+
+static const guint8 *get_num(const guint8 *p, guint32 *v)
+{
+    guint32 r = 0;
+    int shift = 0;
+
+    while (*p & 0x80) {
+        r |= (guint32)(*p++ & 0x7F) << shift;
+        shift += 7;
+    }
+    *v = r | (guint32)*p++ << shift;
+    return p;
+}
+
+/* A frame (0: none) as its distance back from this one, folded so that a
+ * later frame fits too. */
+static guint32 frame_back(guint32 frame, guint32 num)
+{
+    gint64 d;
+
+    if (!frame)
+        return 0;
+    d = (gint64)num - frame;
+    return (guint32)(d >= 0 ? 2 * d + 1 : -2 * d + 2);
+}
+
+static guint32 frame_from_back(guint32 v, guint32 num)
+{
+    if (!v)
+        return 0;
+    return v & 1 ? num - (v - 1) / 2 : num + (v - 2) / 2;
+}
+
+/* The items of fr packed: at most 5 numbers of 5 bytes each an item. */
+static yj_kept_t *pack_items(packet_info *pinfo, const yj_frame_t *fr)
+{
+    guint8 *buf = (guint8 *)wmem_alloc(pinfo->pool, (gsize)fr->n_items * 25), *p = buf;
+    yj_kept_t *k;
+
+    for (guint32 i = 0; i < fr->n_items; i++) {
+        const yj_item_t *it = &fr->items[i];
+        p = put_num(p, all_msgs->len - it->msg->index);
+        p = put_num(p, (guint32)(it->frag + 1));
+        p = put_num(p, it->send_no);
+        p = put_num(p, frame_back(it->prev_frame, pinfo->num));
+        p = put_num(p, frame_back(it->acked_before, pinfo->num));
+        if (it->frag >= 0)
+            p = put_num(p, it->progress);
+    }
+    k = (yj_kept_t *)wmem_alloc(wmem_file_scope(), sizeof *k + (gsize)(p - buf));
+    k->n_items = fr->n_items;
+    k->n_confirmed = fr->n_confirmed;
+    k->n_msgs = all_msgs->len;
+    k->seq = fr->seq;
+    k->have_header = fr->have_header;
+    k->limited = fr->limited;
+    memcpy(k->items, buf, (gsize)(p - buf));
+    return k;
+}
+
+static yj_frame_t *unpack_items(packet_info *pinfo, const yj_kept_t *k)
+{
+    yj_frame_t *fr = wmem_new0(pinfo->pool, yj_frame_t);
+    const guint8 *p = k->items;
+    guint32 v;
+
+    fr->n_items = k->n_items;
+    fr->n_confirmed = k->n_confirmed;
+    fr->seq = k->seq;
+    fr->have_header = k->have_header;
+    fr->limited = k->limited;
+    fr->items = wmem_alloc0_array(pinfo->pool, yj_item_t, k->n_items ? k->n_items : 1);
+    for (guint32 i = 0; i < k->n_items; i++) {
+        yj_item_t *it = &fr->items[i];
+        p = get_num(p, &v);
+        it->msg = (yj_msg_t *)g_ptr_array_index(all_msgs, k->n_msgs - v - 1);
+        p = get_num(p, &v);
+        it->frag = (gint32)v - 1;
+        p = get_num(p, &it->send_no);
+        p = get_num(p, &v);
+        it->prev_frame = frame_from_back(v, pinfo->num);
+        p = get_num(p, &v);
+        it->acked_before = frame_from_back(v, pinfo->num);
+        if (it->frag >= 0)
+            p = get_num(p, &it->progress);
+    }
+    return fr;
+}
 
 static yj_frame_t *frame_keep(packet_info *pinfo, yj_frame_t *fr)
 {
@@ -289,13 +402,11 @@ static yj_frame_t *frame_keep(packet_info *pinfo, yj_frame_t *fr)
         last_num = pinfo->num;
         return fr;
     }
-    if (!fr->n_items && !fr->limited && fr->n_confirmed <= YJ_TAG_CONFIRMED_MAX) {
+    if (!fr->n_items && !fr->limited && fr->n_confirmed <= YJ_TAG_CONFIRMED_MAX)
         kept = GUINT_TO_POINTER(fr->n_confirmed << YJ_TAG_CONFIRMED_SHIFT | ((guint)fr->seq << 2) |
                                 (fr->have_header ? 2u : 0u) | 1u);
-    } else {
-        kept = wmem_memdup(wmem_file_scope(), fr, sizeof *fr);
-        fr = (yj_frame_t *)kept;
-    }
+    else
+        kept = pack_items(pinfo, fr);
     if (frames_kept->len <= pinfo->num)
         g_ptr_array_set_size(frames_kept, pinfo->num + 1);
     g_ptr_array_index(frames_kept, pinfo->num) = kept;
@@ -313,8 +424,10 @@ static yj_frame_t *frame_record(packet_info *pinfo)
     guint v = GPOINTER_TO_UINT(kept);
     yj_frame_t *fr;
 
-    if (!kept || !(GPOINTER_TO_SIZE(kept) & 1u))
-        return (yj_frame_t *)kept;
+    if (!kept)
+        return NULL;
+    if (!(GPOINTER_TO_SIZE(kept) & 1u))
+        return unpack_items(pinfo, (const yj_kept_t *)kept);
     fr = wmem_new0(pinfo->pool, yj_frame_t);
     fr->have_header = (v & 2u) != 0;
     fr->seq = (guint16)(v >> 2);
@@ -457,7 +570,7 @@ static void remember_sent(packet_info *pinfo, yj_dir_t *y, const yj_frame_t *fr,
 static void record_items(packet_info *pinfo, yj_frame_t *fr, yj_conv_t *c, int d, const yj_pending_item_t *items,
                          guint n_items, guint32 ext)
 {
-    fr->items = wmem_alloc0_array(transient ? pinfo->pool : wmem_file_scope(), yj_item_t, n_items);
+    fr->items = wmem_alloc0_array(pinfo->pool, yj_item_t, n_items);
     for (guint i = 0; i < n_items; i++) {
         const yj_pending_item_t *p = &items[i];
         yj_msg_t *m;
