@@ -1221,6 +1221,55 @@ static void show_slice_stall(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
             t->chunk_id, pref_stall_ms, missing ? missing : "?");
 }
 
+/* The end-of-capture expert info of show_end_of_capture, without a tree. */
+static void end_of_capture_expert(packet_info *pinfo, const chunk_transfer_t *t)
+{
+    chunk_diagnosis_t d;
+    if (chunk_analysis_diagnose(pinfo->pool, t, &d))
+        au_expert_add(pinfo, &ei_chunk_incomplete);
+}
+
+/* show_slice without a tree (the first pass, tshark's single pass, the
+ * packet list, taps): there every item is NULL, so all it adds are its
+ * expert infos, hung on no item with their fixed summaries (what AU_EXPERT
+ * and au_expert_add_info do without an item). The same expert infos in the
+ * same order, without the calls that make nothing and without formatting
+ * their details. */
+static void slice_experts(packet_info *pinfo, const frame_rec_t *fr)
+{
+    const chunk_transfer_t *t = fr->t;
+    gboolean has_state = !(fr->flags & CHUNK_F_COUNT_MISMATCH) && t->slices;
+
+    if (fr->notes & N_CAPPED)
+        au_expert_add(pinfo, &ei_chunk_capped);
+    if (fr->notes & N_RESEND) {
+        au_expert_add(pinfo, &ei_chunk_resend);
+        if (fr->flags & CHUNK_F_TOO_SOON)
+            au_expert_add(pinfo, &ei_chunk_too_soon);
+    }
+    if (has_state && (fr->notes & N_ALREADY_ACKED))
+        au_expert_add(pinfo, (fr->flags & CHUNK_F_NOT_LISTENING) ? &ei_chunk_not_listening
+                                                                 : &ei_chunk_already_acked);
+    if (fr->notes & N_STALE)
+        au_expert_add(pinfo, &ei_chunk_stale);
+    if (fr->notes & N_NOT_CAPTURED)
+        au_expert_add(pinfo, &ei_chunk_not_captured);
+    if (fr->flags & CHUNK_F_EARLY)
+        au_expert_add(pinfo, &ei_chunk_early);
+    if (fr->flags & CHUNK_F_COUNT_MISMATCH)
+        au_expert_add(pinfo, &ei_chunk_count_mismatch);
+    if (fr->flags & CHUNK_F_SIZE_MISMATCH)
+        au_expert_add(pinfo, &ei_chunk_size_mismatch);
+    if (fr->flags & CHUNK_F_STALL)
+        au_expert_add(pinfo, &ei_chunk_stall);
+    else if (fr->flags & CHUNK_F_NOT_READING)
+        au_expert_add(pinfo, &ei_chunk_not_reading);
+    else if (fr->flags & CHUNK_F_SILENT_RECEIVER)
+        au_expert_add(pinfo, &ei_chunk_silent);
+    if (is_last_of_unfinished(pinfo, t))
+        end_of_capture_expert(pinfo, t);
+}
+
 static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                        const chunk_slice_info_t *slice, const frame_rec_t *fr)
 {
@@ -1228,8 +1277,13 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     proto_tree *at = NULL, **atp = &at;
     proto_item *ti;
     guint32 flags = fr->flags;
-    gboolean last_of_transfer = is_last_of_unfinished(pinfo, t);
+    gboolean last_of_transfer;
 
+    if (!tree) {
+        slice_experts(pinfo, fr);
+        return;
+    }
+    last_of_transfer = is_last_of_unfinished(pinfo, t);
     if (last_of_transfer)
         flags |= CHUNK_F_INCOMPLETE;
 
@@ -1297,6 +1351,41 @@ static void show_ack_complete(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
         t->chunk_id, t->num_slices, (double)dur / 1e9);
 }
 
+/* show_ack without a tree: its expert infos alone, as slice_experts. */
+static void ack_experts(packet_info *pinfo, const frame_rec_t *fr)
+{
+    const chunk_transfer_t *t = fr->t;
+
+    if (!t && (fr->notes & (N_NOT_CAPTURED | N_IN_GAP))) {
+        if (fr->notes & N_NOT_CAPTURED)
+            au_expert_add(pinfo, &ei_chunk_not_captured);
+    } else if (!t && (fr->notes & N_ACK_BEFORE_SLICES)) {
+        au_expert_add(pinfo, &ei_chunk_ack_before_slices);
+    } else if (!t) {
+        au_expert_add(pinfo, &ei_chunk_unknown_chunk);
+    } else if (fr->flags & CHUNK_F_COUNT_MISMATCH) {
+        au_expert_add(pinfo, &ei_chunk_ack_count_mismatch);
+    } else if (fr->notes & N_CAPPED) {
+        au_expert_add(pinfo, &ei_chunk_capped);
+    } else {
+        if (fr->notes & N_DUP_ACK)
+            au_expert_add(pinfo, &ei_chunk_dup_ack);
+        if (fr->notes & N_STALE_ACK)
+            au_expert_add(pinfo, &ei_chunk_stale_ack);
+        if (fr->notes & N_REGRESSED)
+            au_expert_add(pinfo, (fr->flags & CHUNK_F_REGRESSION) ? &ei_chunk_regression
+                                                                  : &ei_chunk_regression_note);
+        if (fr->notes & N_COMPLETE)
+            au_expert_add(pinfo, &ei_chunk_complete);
+    }
+    if (is_last_of_unfinished(pinfo, t))
+        end_of_capture_expert(pinfo, t);
+    if (fr->flags & CHUNK_F_AMPLIFICATION)
+        au_expert_add(pinfo, &ei_chunk_amplification);
+    else if (fr->flags & CHUNK_F_TOO_FAST)
+        au_expert_add(pinfo, &ei_chunk_too_fast);
+}
+
 static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                      const chunk_ack_info_t *ack, const frame_rec_t *fr)
 {
@@ -1304,6 +1393,11 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     proto_tree *at = NULL, **atp = &at;
     proto_item *ti;
     guint32 flags = fr->flags;
+
+    if (!tree) {
+        ack_experts(pinfo, fr);
+        return;
+    }
 
     add_gen_uint(tree, hf_chunk_stream, tvb, fr->flow->stream);
     if (t)
