@@ -1518,31 +1518,68 @@ static guint64 mark_bits(packet_info *pinfo, const frame_rec_t *fr)
     return bits;
 }
 
+/* The marks' lengths, measured once (mark_lengths(), at registration), so
+ * that a packet's marks are copied without measuring each one again. */
+static guint8 slice_mark_len[array_length(slice_marks)];
+static guint8 ack_mark_len[array_length(ack_marks)];
+/* Room for the marks of one packet: a lead of at most 40 characters and
+ * every mark of a table (mark_lengths() checks that they fit). */
+#define MARKS_BUF_LEN 512
+#define MARKS_LEAD_MAX 40
+
+static void mark_lengths(const au_info_mark_t *table, guint8 *len, size_t n)
+{
+    size_t all = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        len[i] = (guint8)strlen(table[i].mark);
+        all += len[i];
+    }
+    DISSECTOR_ASSERT(MARKS_LEAD_MAX + all < MARKS_BUF_LEN);
+}
+
+/* Writes at p the marks of table[0..n) that bits selects, in table order
+ * (as au_info_marks selects them); returns the end. */
+static char *put_marks(char *p, guint64 bits, const au_info_mark_t *table, const guint8 *len, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if ((bits & table[i].when) && !(bits & table[i].unless)) {
+            memcpy(p, table[i].mark, len[i]);
+            p += len[i];
+        }
+    }
+    return p;
+}
+
 static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ack)
 {
     if (!pinfo->cinfo)
         return;
     guint64 bits = mark_bits(pinfo, fr);
-    /* The marks with a number come first; written without printf, and
-     * appended together with the others. */
-    char lead[40], *p = lead;
+    /* The marks with a number come first, then the table's; all written
+     * here without printf and appended with one call. */
+    char buf[MARKS_BUF_LEN], *p = buf;
     if (!is_ack) {
         if (fr->notes & N_RESEND) {
             p = au_put_str(p, " [Resend ");
             p = au_put_uint(p, fr->resend);
             p = au_put_str(p, "]");
         }
-        *p = '\0';
-        au_info_marks(pinfo, p > lead ? lead : NULL, bits, slice_marks, array_length(slice_marks));
+        if (bits)
+            p = put_marks(p, bits, slice_marks, slice_mark_len, array_length(slice_marks));
     } else {
         if (fr->notes & N_COMPLETE) {
             p = au_put_str(p, " [Chunk ");
             p = au_put_uint(p, fr->t->chunk_id);
             p = au_put_str(p, " complete]");
         }
-        *p = '\0';
-        au_info_marks(pinfo, p > lead ? lead : NULL, bits, ack_marks, array_length(ack_marks));
+        if (bits)
+            p = put_marks(p, bits, ack_marks, ack_mark_len, array_length(ack_marks));
     }
+    if (p == buf)
+        return;     /* most packets: nothing to mark */
+    *p = '\0';
+    au_info_marks(pinfo, buf, 0, NULL, 0);
 }
 
 /* Reassembly: each first send of a slice goes to the reassembly table until
@@ -1864,6 +1901,8 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module, int eo_tap
     chunk_flow_register(proto_chunk);
     cs_sp_register();
     chunk_eo_tap = eo_tap;
+    mark_lengths(slice_marks, slice_mark_len, array_length(slice_marks));
+    mark_lengths(ack_marks, ack_mark_len, array_length(ack_marks));
 }
 
 void chunk_analysis_handoff(void)
