@@ -1221,6 +1221,55 @@ static void show_slice_stall(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
             t->chunk_id, pref_stall_ms, missing ? missing : "?");
 }
 
+/* The end-of-capture expert info of show_end_of_capture, without a tree. */
+static void end_of_capture_expert(packet_info *pinfo, const chunk_transfer_t *t)
+{
+    chunk_diagnosis_t d;
+    if (chunk_analysis_diagnose(pinfo->pool, t, &d))
+        au_expert_add(pinfo, &ei_chunk_incomplete);
+}
+
+/* show_slice without a tree (the first pass, tshark's single pass, the
+ * packet list, taps): there every item is NULL, so all it adds are its
+ * expert infos, hung on no item with their fixed summaries (what AU_EXPERT
+ * and au_expert_add_info do without an item). The same expert infos in the
+ * same order, without the calls that make nothing and without formatting
+ * their details. */
+static void slice_experts(packet_info *pinfo, const frame_rec_t *fr)
+{
+    const chunk_transfer_t *t = fr->t;
+    gboolean has_state = !(fr->flags & CHUNK_F_COUNT_MISMATCH) && t->slices;
+
+    if (fr->notes & N_CAPPED)
+        au_expert_add(pinfo, &ei_chunk_capped);
+    if (fr->notes & N_RESEND) {
+        au_expert_add(pinfo, &ei_chunk_resend);
+        if (fr->flags & CHUNK_F_TOO_SOON)
+            au_expert_add(pinfo, &ei_chunk_too_soon);
+    }
+    if (has_state && (fr->notes & N_ALREADY_ACKED))
+        au_expert_add(pinfo, (fr->flags & CHUNK_F_NOT_LISTENING) ? &ei_chunk_not_listening
+                                                                 : &ei_chunk_already_acked);
+    if (fr->notes & N_STALE)
+        au_expert_add(pinfo, &ei_chunk_stale);
+    if (fr->notes & N_NOT_CAPTURED)
+        au_expert_add(pinfo, &ei_chunk_not_captured);
+    if (fr->flags & CHUNK_F_EARLY)
+        au_expert_add(pinfo, &ei_chunk_early);
+    if (fr->flags & CHUNK_F_COUNT_MISMATCH)
+        au_expert_add(pinfo, &ei_chunk_count_mismatch);
+    if (fr->flags & CHUNK_F_SIZE_MISMATCH)
+        au_expert_add(pinfo, &ei_chunk_size_mismatch);
+    if (fr->flags & CHUNK_F_STALL)
+        au_expert_add(pinfo, &ei_chunk_stall);
+    else if (fr->flags & CHUNK_F_NOT_READING)
+        au_expert_add(pinfo, &ei_chunk_not_reading);
+    else if (fr->flags & CHUNK_F_SILENT_RECEIVER)
+        au_expert_add(pinfo, &ei_chunk_silent);
+    if (is_last_of_unfinished(pinfo, t))
+        end_of_capture_expert(pinfo, t);
+}
+
 static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                        const chunk_slice_info_t *slice, const frame_rec_t *fr)
 {
@@ -1228,8 +1277,13 @@ static void show_slice(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     proto_tree *at = NULL, **atp = &at;
     proto_item *ti;
     guint32 flags = fr->flags;
-    gboolean last_of_transfer = is_last_of_unfinished(pinfo, t);
+    gboolean last_of_transfer;
 
+    if (!tree) {
+        slice_experts(pinfo, fr);
+        return;
+    }
+    last_of_transfer = is_last_of_unfinished(pinfo, t);
     if (last_of_transfer)
         flags |= CHUNK_F_INCOMPLETE;
 
@@ -1297,6 +1351,41 @@ static void show_ack_complete(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
         t->chunk_id, t->num_slices, (double)dur / 1e9);
 }
 
+/* show_ack without a tree: its expert infos alone, as slice_experts. */
+static void ack_experts(packet_info *pinfo, const frame_rec_t *fr)
+{
+    const chunk_transfer_t *t = fr->t;
+
+    if (!t && (fr->notes & (N_NOT_CAPTURED | N_IN_GAP))) {
+        if (fr->notes & N_NOT_CAPTURED)
+            au_expert_add(pinfo, &ei_chunk_not_captured);
+    } else if (!t && (fr->notes & N_ACK_BEFORE_SLICES)) {
+        au_expert_add(pinfo, &ei_chunk_ack_before_slices);
+    } else if (!t) {
+        au_expert_add(pinfo, &ei_chunk_unknown_chunk);
+    } else if (fr->flags & CHUNK_F_COUNT_MISMATCH) {
+        au_expert_add(pinfo, &ei_chunk_ack_count_mismatch);
+    } else if (fr->notes & N_CAPPED) {
+        au_expert_add(pinfo, &ei_chunk_capped);
+    } else {
+        if (fr->notes & N_DUP_ACK)
+            au_expert_add(pinfo, &ei_chunk_dup_ack);
+        if (fr->notes & N_STALE_ACK)
+            au_expert_add(pinfo, &ei_chunk_stale_ack);
+        if (fr->notes & N_REGRESSED)
+            au_expert_add(pinfo, (fr->flags & CHUNK_F_REGRESSION) ? &ei_chunk_regression
+                                                                  : &ei_chunk_regression_note);
+        if (fr->notes & N_COMPLETE)
+            au_expert_add(pinfo, &ei_chunk_complete);
+    }
+    if (is_last_of_unfinished(pinfo, t))
+        end_of_capture_expert(pinfo, t);
+    if (fr->flags & CHUNK_F_AMPLIFICATION)
+        au_expert_add(pinfo, &ei_chunk_amplification);
+    else if (fr->flags & CHUNK_F_TOO_FAST)
+        au_expert_add(pinfo, &ei_chunk_too_fast);
+}
+
 static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                      const chunk_ack_info_t *ack, const frame_rec_t *fr)
 {
@@ -1304,6 +1393,11 @@ static void show_ack(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     proto_tree *at = NULL, **atp = &at;
     proto_item *ti;
     guint32 flags = fr->flags;
+
+    if (!tree) {
+        ack_experts(pinfo, fr);
+        return;
+    }
 
     add_gen_uint(tree, hf_chunk_stream, tvb, fr->flow->stream);
     if (t)
@@ -1424,31 +1518,68 @@ static guint64 mark_bits(packet_info *pinfo, const frame_rec_t *fr)
     return bits;
 }
 
+/* The marks' lengths, measured once (mark_lengths(), at registration), so
+ * that a packet's marks are copied without measuring each one again. */
+static guint8 slice_mark_len[array_length(slice_marks)];
+static guint8 ack_mark_len[array_length(ack_marks)];
+/* Room for the marks of one packet: a lead of at most 40 characters and
+ * every mark of a table (mark_lengths() checks that they fit). */
+#define MARKS_BUF_LEN 512
+#define MARKS_LEAD_MAX 40
+
+static void mark_lengths(const au_info_mark_t *table, guint8 *len, size_t n)
+{
+    size_t all = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        len[i] = (guint8)strlen(table[i].mark);
+        all += len[i];
+    }
+    DISSECTOR_ASSERT(MARKS_LEAD_MAX + all < MARKS_BUF_LEN);
+}
+
+/* Writes at p the marks of table[0..n) that bits selects, in table order
+ * (as au_info_marks selects them); returns the end. */
+static char *put_marks(char *p, guint64 bits, const au_info_mark_t *table, const guint8 *len, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if ((bits & table[i].when) && !(bits & table[i].unless)) {
+            memcpy(p, table[i].mark, len[i]);
+            p += len[i];
+        }
+    }
+    return p;
+}
+
 static void info_marks(packet_info *pinfo, const frame_rec_t *fr, gboolean is_ack)
 {
     if (!pinfo->cinfo)
         return;
     guint64 bits = mark_bits(pinfo, fr);
-    /* The marks with a number come first; written without printf, and
-     * appended together with the others. */
-    char lead[40], *p = lead;
+    /* The marks with a number come first, then the table's; all written
+     * here without printf and appended with one call. */
+    char buf[MARKS_BUF_LEN], *p = buf;
     if (!is_ack) {
         if (fr->notes & N_RESEND) {
             p = au_put_str(p, " [Resend ");
             p = au_put_uint(p, fr->resend);
             p = au_put_str(p, "]");
         }
-        *p = '\0';
-        au_info_marks(pinfo, p > lead ? lead : NULL, bits, slice_marks, array_length(slice_marks));
+        if (bits)
+            p = put_marks(p, bits, slice_marks, slice_mark_len, array_length(slice_marks));
     } else {
         if (fr->notes & N_COMPLETE) {
             p = au_put_str(p, " [Chunk ");
             p = au_put_uint(p, fr->t->chunk_id);
             p = au_put_str(p, " complete]");
         }
-        *p = '\0';
-        au_info_marks(pinfo, p > lead ? lead : NULL, bits, ack_marks, array_length(ack_marks));
+        if (bits)
+            p = put_marks(p, bits, ack_marks, ack_mark_len, array_length(ack_marks));
     }
+    if (p == buf)
+        return;     /* most packets: nothing to mark */
+    *p = '\0';
+    au_info_marks(pinfo, buf, 0, NULL, 0);
 }
 
 /* Reassembly: each first send of a slice goes to the reassembly table until
@@ -1770,6 +1901,8 @@ void chunk_analysis_register(int proto_chunk, module_t *chunk_module, int eo_tap
     chunk_flow_register(proto_chunk);
     cs_sp_register();
     chunk_eo_tap = eo_tap;
+    mark_lengths(slice_marks, slice_mark_len, array_length(slice_marks));
+    mark_lengths(ack_marks, ack_mark_len, array_length(ack_marks));
 }
 
 void chunk_analysis_handoff(void)

@@ -740,6 +740,20 @@ static void chunk_show(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, chun
      * here throws before it is set). */
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "Chunk");
 
+    /* Without a tree (the first pass, tshark's single pass, the packet
+     * list) a clean packet with the configured id's CRC has nothing to
+     * show but its Info: every item below would be NULL, and the expert
+     * infos and Info marks of the framing, the variant and the fields are
+     * all about problems it does not have. */
+    if (!tree && d->clean && d->id.status == DP2_ID_GOOD && !pinfo->flags.in_error_pkt) {
+        if (b->type == CHUNK_TYPE_SLICE)
+            chunk_info_slice(pinfo, b->slice_id, b->last, b->num_slices, b->chunk_id, b->slice_bytes);
+        else
+            acked = chunk_show_ack(NULL, tvb, pinfo, b, &acked_count);
+        chunk_to_analysis(tvb, pinfo, NULL, b, acked, acked_count, conv);
+        return;
+    }
+
     pi = tree ? proto_tree_add_item(tree, proto_chunk, tvb, 0, -1, ENC_NA) : NULL;
     ct = proto_item_add_subtree(pi, ett_chunk);
 
