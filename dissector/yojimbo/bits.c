@@ -33,32 +33,6 @@ void yj_bits_init(yj_bits_t *b, tvbuff_t *tvb)
     b->data = b->avail ? tvb_get_ptr(tvb, 0, b->avail) : NULL;
 }
 
-gboolean yj_read_bits_any(yj_bits_t *b, int n, guint32 *v)
-{
-    guint64 w = 0;
-    guint first, last;
-
-    *v = 0;
-    if (n == 0)
-        return TRUE;
-    if (n < 0 || n > 32 || b->pos + (guint64)n > b->end)
-        return FALSE;
-    first = (guint)(b->pos >> 3);
-    last = (guint)((b->pos + (guint64)n - 1) >> 3);
-    if (b->data && last < b->avail) {
-        for (guint k = first; k <= last; k++)
-            w |= (guint64)b->data[k] << (8 * (k - first));
-    } else {
-        /* past the captured bytes: the tvb throws as it would */
-        for (guint k = first; k <= last; k++)
-            w |= (guint64)yj_u8(b->tvb, k) << (8 * (k - first));
-    }
-    w >>= (b->pos & 7);
-    *v = (guint32)(w & ((n == 32) ? 0xFFFFFFFFu : ((1u << n) - 1)));
-    b->pos += (guint64)n;
-    return TRUE;
-}
-
 /* serialize_int_relative, reading: the value after previous. */
 gboolean yj_read_relative(yj_bits_t *b, guint32 previous, guint32 *current, const char **why)
 {

@@ -65,8 +65,33 @@ typedef struct yj_bits {
 /* A reader of tvb's bits from its start. */
 void yj_bits_init(yj_bits_t *b, tvbuff_t *tvb);
 
-/* Reads n (0..32) bits: FALSE when they would go past the end. */
-gboolean yj_read_bits_any(yj_bits_t *b, int n, guint32 *v);
+/* Reads n (0..32) bits: FALSE when they would go past the end. Here
+ * rather than in bits.c because yj_read_bits below falls back on it. */
+static inline gboolean yj_read_bits_any(yj_bits_t *b, int n, guint32 *v)
+{
+    guint64 w = 0;
+    guint first, last;
+
+    *v = 0;
+    if (n == 0)
+        return TRUE;
+    if (n < 0 || n > 32 || b->pos + (guint64)n > b->end)
+        return FALSE;
+    first = (guint)(b->pos >> 3);
+    last = (guint)((b->pos + (guint64)n - 1) >> 3);
+    if (b->data && last < b->avail) {
+        for (guint k = first; k <= last; k++)
+            w |= (guint64)b->data[k] << (8 * (k - first));
+    } else {
+        /* past the captured bytes: the tvb throws as it would */
+        for (guint k = first; k <= last; k++)
+            w |= (guint64)yj_u8(b->tvb, k) << (8 * (k - first));
+    }
+    w >>= (b->pos & 7);
+    *v = (guint32)(w & ((n == 32) ? 0xFFFFFFFFu : ((1u << n) - 1)));
+    b->pos += (guint64)n;
+    return TRUE;
+}
 
 /* The same, the usual case (1..25 bits within the captured bytes: at most
  * four bytes) inline: it runs for every field. */
