@@ -5,11 +5,8 @@
 #   bash scripts/test.sh --quick   the quick tier: unit tests, vectors, goldens,
 #                                  crafted and truth tests, on build/ alone
 #                                  (no sanitizer or fuzz build, no chroot):
-#                                  198 tests, 403 tshark runs and 214 s of
-#                                  CPU after the build (measured on 2 cores
-#                                  under a load of about 22); at 93d4eb4 532
-#                                  runs and about 269 s of CPU, 156 s of wall
-#                                  on a quiet 2-core machine
+#                                  198 tests in 119 s after the build on
+#                                  a quiet 2-core machine (230 s of CPU)
 #
 # The full run, in this order:
 #   0. the chroots of steps 4 and 5, and Wireshark's source package (for the
@@ -23,8 +20,8 @@
 #      (the mutation fuzzer already ran in step 2, on the ASan plugin);
 #   4. the dissector and analysis tests that can differ between Wireshark
 #      versions against 4.4 and 4.6, in Debian 13 and sid chroots
-#      (scripts/test-wireshark.sh all; needs root or sudo): 53 tests each; the
-#      13 others run on the host alone (254 s of CPU there, on 4.0);
+#      (scripts/test-wireshark.sh all; needs root or sudo): 58 tests each; the
+#      19 others run on the host alone;
 #   5. the plugin's Debian package for 4.0, 4.4 and 4.6, installed into a
 #      clean chroot of each Debian and used by tshark as an ordinary user
 #      (scripts/test-package.sh; needs root or sudo).
@@ -33,18 +30,14 @@
 # test is left running alone at the end; steps 1 and 3 run one test more than
 # the cores, beside the socket and soak tests that mostly wait on timers.
 # Everything else is CPU-bound: a tshark run on a committed capture costs
-# about 0.35 s of CPU, nearly all of it Wireshark's start, and the tests make
-# thousands (dissector.expert_groups alone 177: 70 s of CPU); on 2 cores the
-# full run took 25 minutes before the ordering, the extra test and the
-# shorter 4.4 and 4.6 suites, and 1 271 s (21 min) after them, in a fresh
-# clone (step 1 done at 40 s, step 2 at 237 s, step 3 at 855 s, step 4 in
-# 370 s, step 5 in 46 s). Measured since, stage by stage, at a load average
-# of 15-20 (other jobs), in CPU seconds (user + system, which the load
-# hardly changes): step 3's five hostile tests take 91 s (they took
-# 278 s: captures a quarter of the size, CPU-time bounds); step 2's
-# libFuzzer runs 10 s each (60 s of CPU less), its p2frag mutation run 22 s
-# (was 38: fewer, larger files), and build-fuzz compiles the dissector once
-# for the harness and the ASan plugin (35 s, was twice).
+# about 0.3 s of CPU, nearly all of it Wireshark's start, so the tests read
+# one run per capture and configuration (several fields and -z taps printed
+# by one run, captures decoded alike concatenated into one file:
+# chunktest.concat_captures), and the hostile tests bound the plugin's CPU
+# time against the protocol-disabled run. In a fresh clone on a quiet 2-core
+# machine the full run took 1 072 s (18 min): step 1 done at 48 s, step 2 at
+# 224 s, step 3 at 667 s, step 4 in 356 s (4.4 188 s, 4.6 about 168 s, each
+# building the whole tree with -Werror), step 5 in 49 s.
 # Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1,
 # CHUNK_SKIP_FUZZ=1 to skip step 2 (the mutation fuzzer then runs in step 3,
 # on the ordinary plugin), CHUNK_SKIP_WIRESHARK=1 to skip step 4 (and 4.4 and
