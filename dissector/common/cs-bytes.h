@@ -19,4 +19,31 @@
  * packet holds up to 16384 items. */
 uint32_t cs_count_above(const uint8_t *p, uint32_t n, unsigned shift, unsigned max);
 
+/* A variable-length number, 7 bits a byte, least significant first, the
+ * top bit set on every byte but the last: the packed records that reliable
+ * and yojimbo keep for the revisit. cs_put_varint writes v at p and returns
+ * the byte after it (at most 10 bytes); cs_get_varint reads one into *v. */
+static inline uint8_t *cs_put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline const uint8_t *cs_get_varint(const uint8_t *p, uint64_t *v)
+{
+    uint64_t r = 0;
+    int shift = 0;
+
+    while (*p & 0x80) {
+        r |= (uint64_t)(*p++ & 0x7F) << shift;
+        shift += 7;
+    }
+    *v = r | (uint64_t)*p++ << shift;
+    return p;
+}
+
 #endif /* CS_BYTES_H */

@@ -21,6 +21,7 @@
 
 #include "reliable-int.h"
 #include "common/analysis-util.h"
+#include "common/cs-bytes.h"
 #include "common/conv-cache.h"
 #include "common/single-pass.h"
 
@@ -255,29 +256,6 @@ static void append_lost(wmem_allocator_t *scope, rl_frame_t *rec, guint32 frame,
  * variable-length number (7 bits a byte; a signed one folded), and the
  * lists, about 20 bytes instead of a 150-byte rl_frame_t and its five
  * arrays. */
-static guint8 *put_num(guint8 *p, guint64 v)
-{
-    while (v >= 0x80) {
-        *p++ = (guint8)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (guint8)v;
-    return p;
-}
-
-static const guint8 *get_num(const guint8 *p, guint64 *v)
-{
-    guint64 r = 0;
-    int shift = 0;
-
-    while (*p & 0x80) {
-        r |= (guint64)(*p++ & 0x7F) << shift;
-        shift += 7;
-    }
-    *v = r | (guint64)*p++ << shift;
-    return p;
-}
-
 static guint64 fold(gint64 v)
 {
     return v >= 0 ? (guint64)v << 1 : ((guint64)(-(v + 1)) << 1) | 1;
@@ -294,28 +272,28 @@ static guint8 *rare_pack(wmem_allocator_t *scope, const rl_frame_t *rec)
     guint8 *buf = (guint8 *)g_malloc(13 * 10 + ((gsize)rec->n_lost * 2 + (gsize)rec->n_incomplete * 3) * 10);
     guint8 *p = buf, *kept;
 
-    p = put_num(p, rec->dup_of);
-    p = put_num(p, rec->gap);
-    p = put_num(p, rec->prev_ack);
-    p = put_num(p, rec->stalled_packets);
-    p = put_num(p, rec->undone_seq);
-    p = put_num(p, rec->first_count);
-    p = put_num(p, rec->not_captured);
-    p = put_num(p, rec->packet_ack);
-    p = put_num(p, rec->packet_ack_bits);
-    p = put_num(p, rec->acked_in);
-    p = put_num(p, fold(rec->rtt_ns));
-    p = put_num(p, rec->lost_in);
-    p = put_num(p, rec->n_lost);
+    p = cs_put_varint(p, rec->dup_of);
+    p = cs_put_varint(p, rec->gap);
+    p = cs_put_varint(p, rec->prev_ack);
+    p = cs_put_varint(p, rec->stalled_packets);
+    p = cs_put_varint(p, rec->undone_seq);
+    p = cs_put_varint(p, rec->first_count);
+    p = cs_put_varint(p, rec->not_captured);
+    p = cs_put_varint(p, rec->packet_ack);
+    p = cs_put_varint(p, rec->packet_ack_bits);
+    p = cs_put_varint(p, rec->acked_in);
+    p = cs_put_varint(p, fold(rec->rtt_ns));
+    p = cs_put_varint(p, rec->lost_in);
+    p = cs_put_varint(p, rec->n_lost);
     for (guint i = 0; i < rec->n_lost; i++) {
-        p = put_num(p, rec->lost_frames[i]);
-        p = put_num(p, rec->lost_seqs[i]);
+        p = cs_put_varint(p, rec->lost_frames[i]);
+        p = cs_put_varint(p, rec->lost_seqs[i]);
     }
-    p = put_num(p, rec->n_incomplete);
+    p = cs_put_varint(p, rec->n_incomplete);
     for (guint i = 0; i < rec->n_incomplete; i++) {
-        p = put_num(p, rec->incomplete_seqs[i]);
-        p = put_num(p, rec->incomplete_missing[i]);
-        p = put_num(p, rec->incomplete_frames[i]);
+        p = cs_put_varint(p, rec->incomplete_seqs[i]);
+        p = cs_put_varint(p, rec->incomplete_missing[i]);
+        p = cs_put_varint(p, rec->incomplete_frames[i]);
     }
     kept = (guint8 *)wmem_memdup(scope, buf, (gsize)(p - buf));
     g_free(buf);
@@ -326,37 +304,37 @@ static void rare_unpack(wmem_allocator_t *scope, const guint8 *p, rl_frame_t *re
 {
     guint64 v;
 
-    p = get_num(p, &v); rec->dup_of = (guint32)v;
-    p = get_num(p, &v); rec->gap = (guint32)v;
-    p = get_num(p, &v); rec->prev_ack = (guint16)v;
-    p = get_num(p, &v); rec->stalled_packets = (guint32)v;
-    p = get_num(p, &v); rec->undone_seq = (guint16)v;
-    p = get_num(p, &v); rec->first_count = (guint16)v;
-    p = get_num(p, &v); rec->not_captured = (guint32)v;
-    p = get_num(p, &v); rec->packet_ack = (guint16)v;
-    p = get_num(p, &v); rec->packet_ack_bits = (guint32)v;
-    p = get_num(p, &v); rec->acked_in = (guint32)v;
-    p = get_num(p, &v); rec->rtt_ns = unfold(v);
-    p = get_num(p, &v); rec->lost_in = (guint32)v;
-    p = get_num(p, &v); rec->n_lost = (guint16)v;
+    p = cs_get_varint(p, &v); rec->dup_of = (guint32)v;
+    p = cs_get_varint(p, &v); rec->gap = (guint32)v;
+    p = cs_get_varint(p, &v); rec->prev_ack = (guint16)v;
+    p = cs_get_varint(p, &v); rec->stalled_packets = (guint32)v;
+    p = cs_get_varint(p, &v); rec->undone_seq = (guint16)v;
+    p = cs_get_varint(p, &v); rec->first_count = (guint16)v;
+    p = cs_get_varint(p, &v); rec->not_captured = (guint32)v;
+    p = cs_get_varint(p, &v); rec->packet_ack = (guint16)v;
+    p = cs_get_varint(p, &v); rec->packet_ack_bits = (guint32)v;
+    p = cs_get_varint(p, &v); rec->acked_in = (guint32)v;
+    p = cs_get_varint(p, &v); rec->rtt_ns = unfold(v);
+    p = cs_get_varint(p, &v); rec->lost_in = (guint32)v;
+    p = cs_get_varint(p, &v); rec->n_lost = (guint16)v;
     if (rec->n_lost) {
         rec->lost_frames = wmem_alloc_array(scope, guint32, rec->n_lost);
         rec->lost_seqs = wmem_alloc_array(scope, guint16, rec->n_lost);
     }
     for (guint i = 0; i < rec->n_lost; i++) {
-        p = get_num(p, &v); rec->lost_frames[i] = (guint32)v;
-        p = get_num(p, &v); rec->lost_seqs[i] = (guint16)v;
+        p = cs_get_varint(p, &v); rec->lost_frames[i] = (guint32)v;
+        p = cs_get_varint(p, &v); rec->lost_seqs[i] = (guint16)v;
     }
-    p = get_num(p, &v); rec->n_incomplete = (guint16)v;
+    p = cs_get_varint(p, &v); rec->n_incomplete = (guint16)v;
     if (rec->n_incomplete) {
         rec->incomplete_seqs = wmem_alloc_array(scope, guint16, rec->n_incomplete);
         rec->incomplete_missing = wmem_alloc_array(scope, guint16, rec->n_incomplete);
         rec->incomplete_frames = wmem_alloc_array(scope, guint32, rec->n_incomplete);
     }
     for (guint i = 0; i < rec->n_incomplete; i++) {
-        p = get_num(p, &v); rec->incomplete_seqs[i] = (guint16)v;
-        p = get_num(p, &v); rec->incomplete_missing[i] = (guint16)v;
-        p = get_num(p, &v); rec->incomplete_frames[i] = (guint32)v;
+        p = cs_get_varint(p, &v); rec->incomplete_seqs[i] = (guint16)v;
+        p = cs_get_varint(p, &v); rec->incomplete_missing[i] = (guint16)v;
+        p = cs_get_varint(p, &v); rec->incomplete_frames[i] = (guint32)v;
     }
 }
 

@@ -23,6 +23,7 @@
 
 #include "yojimbo-int.h"
 #include "common/analysis-util.h"
+#include "common/cs-bytes.h"
 #include "common/conv-cache.h"
 #include "common/single-pass.h"
 
@@ -295,26 +296,13 @@ typedef struct yj_kept {
     guint8 items[];                 /* packed (pack_items) */
 } yj_kept_t;
 
-static guint8 *put_num(guint8 *p, guint32 v)
-{
-    while (v >= 0x80) {
-        *p++ = (guint8)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (guint8)v;
-    return p;
-}
-
+/* cs_get_varint into a 32-bit field (every number packed here is one). */
 static const guint8 *get_num(const guint8 *p, guint32 *v)
 {
-    guint32 r = 0;
-    int shift = 0;
+    guint64 w;
 
-    while (*p & 0x80) {
-        r |= (guint32)(*p++ & 0x7F) << shift;
-        shift += 7;
-    }
-    *v = r | (guint32)*p++ << shift;
+    p = cs_get_varint(p, &w);
+    *v = (guint32)w;
     return p;
 }
 
@@ -345,13 +333,13 @@ static yj_kept_t *pack_items(packet_info *pinfo, const yj_frame_t *fr)
 
     for (guint32 i = 0; i < fr->n_items; i++) {
         const yj_item_t *it = &fr->items[i];
-        p = put_num(p, all_msgs->len - it->msg->index);
-        p = put_num(p, (guint32)(it->frag + 1));
-        p = put_num(p, it->send_no);
-        p = put_num(p, frame_back(it->prev_frame, pinfo->num));
-        p = put_num(p, frame_back(it->acked_before, pinfo->num));
+        p = cs_put_varint(p, all_msgs->len - it->msg->index);
+        p = cs_put_varint(p, (guint32)(it->frag + 1));
+        p = cs_put_varint(p, it->send_no);
+        p = cs_put_varint(p, frame_back(it->prev_frame, pinfo->num));
+        p = cs_put_varint(p, frame_back(it->acked_before, pinfo->num));
         if (it->frag >= 0)
-            p = put_num(p, it->progress);
+            p = cs_put_varint(p, it->progress);
     }
     k = (yj_kept_t *)wmem_alloc(wmem_file_scope(), sizeof *k + (gsize)(p - buf));
     k->n_items = fr->n_items;
