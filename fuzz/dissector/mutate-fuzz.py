@@ -23,7 +23,7 @@ captures' server port moved to one of their own (PORTS) and the options
 that decode it (decode_options()): netcode (its captures and the real
 libraries' on port 40000, which chunk holds) on 41000 with the key logs of
 every captures/*.keys, reliable-sim's on 50000, the plain yojimbo captures on
-45000; the unmutated base must show a tree of every protocol of
+45000; the unmutated base must have frames of every protocol of
 <build>/protocols.txt, or the run fails before mutating. With
 --file-packets N the base holds the captures again and again (each copy in
 conversations of its own) until it has N frames: a few small captures (the
@@ -31,9 +31,15 @@ p2frag ones, 894 frames) then make fewer, larger mutant files for the same
 number of mutated packets, and tshark, whose start is most of the cost of a
 small file, starts fewer times.
 
-Each mutant file is decoded with tshark -V, in one pass and with -2, through
-scripts/chunk-tshark (plugin of CHUNK_BUILD_DIR), with
-WIRESHARK_ABORT_ON_DISSECTOR_BUG=1 and WIRESHARK_ABORT_ON_TOO_MANY_ITEMS=1.
+Each mutant file is decoded twice through scripts/chunk-tshark (plugin of
+CHUNK_BUILD_DIR), with WIRESHARK_ABORT_ON_DISSECTOR_BUG=1 and
+WIRESHARK_ABORT_ON_TOO_MANY_ITEMS=1: in one pass with -V (the whole tree
+made and every label printed), and with -2 (first pass without a tree,
+second with the tree made but not printed, the fields that the plugin fills
+only when read named by an io,stat tap, and the packet list's columns
+filled). A tree that is not printed costs a third of -V under ASan; the two
+runs reach every line of the plugin that -V in both passes did, and the
+column code besides (fuzz/README.md, "What each run checks").
 If the plugin was built with ASan (cmake -DCHUNK_SANITIZE=ON), the ASan
 runtime is LD_PRELOADed into the stock tshark. A run fails on a non-zero
 exit, a sanitizer report, a dissector bug, a GLib critical, or a timeout;
@@ -490,45 +496,85 @@ def sanitizer_env(build_dir):
 
 
 # "\n<full name>" of every protocol of the plugin: how each one's tree
-# starts in tshark -V (protocol_trees()).
+# starts in tshark -V (plugin_fields()).
 PROTOCOL_TREES = []
+# The plugin's protocols by filter name, and the io,stat tap of the -2 run
+# and of the base's check (plugin_fields()).
+PROTOCOL_NAMES = []
+IO_STAT = []
+# Fields the plugin fills only when something reads them: a visible tree
+# (-V), or a filter that names them. au_expert_detail (<proto>.expert.detail:
+# the detail text of an expert info) and fc_end_fields_wanted (<proto>.end,
+# .src_end, .dst_end) ask proto_field_is_referenced. The -2 run's tap names
+# them, so that its tree, which is not printed, still makes them.
+REFERENCED_SUFFIXES = ("expert.detail", "end", "src_end", "dst_end")
 
 
-def protocol_trees(build_dir, env):
+def plugin_fields(build_dir, env):
     """The plugin's protocols (dissector/protocols.txt, as <build>/protocols.txt
-    has them) by the full names tshark -G protocols gives them."""
+    has them) by the full names tshark -G fields gives them, and the io,stat
+    tap (IO_STAT): one column per protocol, one for the REFERENCED_SUFFIXES
+    fields of the plugin's protocols."""
     try:
         with open(os.path.join(build_dir, "protocols.txt")) as f:
             names = [line.strip() for line in f if line.strip()]
     except OSError as e:
         raise SystemExit("mutate-fuzz: %s (configure the build tree)" % e)
-    out = subprocess.run([CHUNK_TSHARK, "-G", "protocols"], env=env, stdout=subprocess.PIPE,
+    out = subprocess.run([CHUNK_TSHARK, "-G", "fields"], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, universal_newlines=True).stdout
     full = {}
+    fields = set()
     for line in out.splitlines():
         cols = line.split("\t")
-        if len(cols) >= 3:
-            full[cols[2]] = cols[0]
+        if len(cols) >= 3 and cols[0] == "P":
+            full[cols[2]] = cols[1]
+        elif len(cols) >= 3 and cols[0] == "F":
+            fields.add(cols[2])
     missing = [n for n in names if n not in full]
     if missing:
         raise SystemExit("mutate-fuzz: the plugin does not register %s" % ", ".join(missing))
-    return ["\n" + full[n] for n in names]
+    referenced = [n + "." + s for n in names for s in REFERENCED_SUFFIXES if n + "." + s in fields]
+    PROTOCOL_TREES[:] = ["\n" + full[n] for n in names]
+    PROTOCOL_NAMES[:] = names
+    IO_STAT[:] = ["-z", "io,stat,0," + ",".join(names + [" or ".join(referenced)])]
+
+
+def io_stat_frames(out):
+    """Frames per column of the io,stat tap (IO_STAT) in tshark's output: the
+    row of its one interval, "| start <> end | frames | bytes | ...". None
+    when the table is not there."""
+    m = re.search(r"^\|[^|\n]*<>[^|\n]*((?:\|[^|\n]*)+)\|\s*$", out, re.M)
+    if not m:
+        return None
+    cells = [c.strip() for c in m.group(1).split("|")[1:]]
+    return [int(c) for c in cells[0::2]]
 
 
 DECODE_OPTIONS = []    # decode_options()
 
 
 def decode(path, two_pass, env, timeout):
-    """Runs tshark -V on path; returns (ok, frames of the plugin's protocols, message)."""
-    args = [CHUNK_TSHARK, "-r", path, "-V"] + DECODE_OPTIONS + (["-2"] if two_pass else [])
+    """Decodes path in tshark; returns (ok, frames of the plugin's protocols,
+    message). One pass: -V, every item of the tree made and its label
+    printed (BASE_CUSTOM formatters, appended texts, the detail fields).
+    With -2: the first pass without a tree, as -V -2 has it; the second
+    with a tree that is not printed (the io,stat tap IO_STAT makes it, and
+    names the fields the plugin fills only when they are read) and the
+    packet list's columns, which -V leaves empty. The two runs together
+    reach every line of the plugin that -V in both did (fuzz/README.md,
+    "Coverage"), for less than two thirds of the CPU."""
+    args = [CHUNK_TSHARK, "-r", path] + DECODE_OPTIONS + (["-2"] + IO_STAT if two_pass else ["-V"])
     try:
         p = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
         return False, 0, "timeout after %d s (hang?)" % timeout
-    out = p.stdout.decode("utf-8", "replace")
     err = p.stderr.decode("utf-8", "replace")
-    frames = sum(out.count(t) for t in PROTOCOL_TREES)
+    if two_pass:
+        per_column = io_stat_frames(p.stdout[-20000:].decode("utf-8", "replace"))
+        frames = sum(per_column[:len(PROTOCOL_NAMES)]) if per_column else 0
+    else:
+        frames = sum(p.stdout.count(t.encode()) for t in PROTOCOL_TREES)
     m = BAD_STDERR.search(err)
     if p.returncode != 0:
         # The head of a sanitizer report says what and where; else the tail.
@@ -536,6 +582,8 @@ def decode(path, two_pass, env, timeout):
             p.returncode, err[m.start():m.start() + 2500] if m else err[-3000:])
     if m:
         return False, frames, "stderr: %s" % err[max(0, m.start() - 200):m.start() + 2000]
+    if two_pass and per_column is None:
+        return False, frames, "no io,stat table in the output"
     return True, frames, ""
 
 
@@ -606,7 +654,7 @@ def main():
             return 2
     build_dir = os.environ.get("CHUNK_BUILD_DIR") or os.path.join(REPO, "build")
     env, desc = sanitizer_env(build_dir)
-    PROTOCOL_TREES[:] = protocol_trees(build_dir, env)
+    plugin_fields(build_dir, env)
     os.makedirs(args.work, exist_ok=True)
     os.chmod(args.work, 0o755)
     crash_dir = args.crash_dir or os.path.join(args.work, "crashes")
@@ -624,16 +672,16 @@ def main():
     # Every protocol of the captures chosen must be decoded in the unmutated
     # base (all of the plugin's for the default glob): else the mutants would
     # never reach it.
-    p = subprocess.run([CHUNK_TSHARK, "-r", base, "-V"] + DECODE_OPTIONS, env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=args.timeout)
-    text = p.stdout.decode("utf-8", "replace")
-    counts = [(t.strip(), text.count(t)) for t in PROTOCOL_TREES]
+    p = subprocess.run([CHUNK_TSHARK, "-r", base, "-q"] + IO_STAT + DECODE_OPTIONS, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=args.timeout)
+    per_column = io_stat_frames(p.stdout.decode("utf-8", "replace")) or [0] * len(PROTOCOL_NAMES)
+    counts = [(t.strip(), n) for t, n in zip(PROTOCOL_TREES, per_column)]
     print("mutate-fuzz: the base decodes " + ", ".join("%d %s" % (n, t.split(" (")[0]) for t, n in counts))
     missing = [t for t, n in counts if n == 0]
     if p.returncode != 0 or (missing and args.glob == "*.pcap*"):
         print("mutate-fuzz: the unmutated base %s" % (
             "fails (exit %d): %s" % (p.returncode, p.stderr.decode("utf-8", "replace")[-2000:]) if p.returncode
-            else "shows no %s tree: its captures are not decoded" % ", ".join(missing)), file=sys.stderr)
+            else "has no frame of %s: its captures are not decoded" % ", ".join(missing)), file=sys.stderr)
         return 1
     sys.stdout.flush()
 
@@ -704,7 +752,7 @@ def main():
                     time.monotonic() - t0, len(failures)))
                 sys.stdout.flush()
     print("mutate-fuzz: seeds %d..%d: %d files, %d mutated packets (%d decoded by the plugin per pass), "
-          "%d tshark -V runs (one pass and -2) in %.0f s, %d failures" % (
+          "%d tshark runs (one pass -V, -2 with the tree unprinted) in %.0f s, %d failures" % (
               args.start_seed, seed - 1, totals["files"], totals["packets"], totals["chunk"],
               totals["runs"], time.monotonic() - t0, len(failures)))
     if totals["chunk"] == 0:
