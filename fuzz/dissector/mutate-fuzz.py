@@ -495,9 +495,9 @@ def sanitizer_env(build_dir):
     return env, "ASan/UBSan plugin, %s preloaded" % lib
 
 
-# "\n<full name>" of every protocol of the plugin: how each one's tree
-# starts in tshark -V (plugin_fields()).
-PROTOCOL_TREES = []
+# The full name of every protocol of the plugin (plugin_fields()), for the
+# base's report.
+PROTOCOL_FULL_NAMES = []
 # The plugin's protocols by filter name, and the io,stat tap of the -2 run
 # and of the base's check (plugin_fields()).
 PROTOCOL_NAMES = []
@@ -534,7 +534,7 @@ def plugin_fields(build_dir, env):
     if missing:
         raise SystemExit("mutate-fuzz: the plugin does not register %s" % ", ".join(missing))
     referenced = [n + "." + s for n in names for s in REFERENCED_SUFFIXES if n + "." + s in fields]
-    PROTOCOL_TREES[:] = ["\n" + full[n] for n in names]
+    PROTOCOL_FULL_NAMES[:] = [full[n] for n in names]
     PROTOCOL_NAMES[:] = names
     IO_STAT[:] = ["-z", "io,stat,0," + ",".join(names + [" or ".join(referenced)])]
 
@@ -554,8 +554,8 @@ DECODE_OPTIONS = []    # decode_options()
 
 
 def decode(path, two_pass, env, timeout):
-    """Decodes path in tshark; returns (ok, frames of the plugin's protocols,
-    message). One pass: -V, every item of the tree made and its label
+    """Decodes path in tshark; returns (ok, frames of the plugin's protocols
+    (counted in the -2 run; 0 for the other), message). One pass: -V, every item of the tree made and its label
     printed (BASE_CUSTOM formatters, appended texts, the detail fields).
     With -2: the first pass without a tree, as -V -2 has it; the second
     with a tree that is not printed (the io,stat tap IO_STAT makes it, and
@@ -565,16 +565,17 @@ def decode(path, two_pass, env, timeout):
     "Coverage"), for less than two thirds of the CPU."""
     args = [CHUNK_TSHARK, "-r", path] + DECODE_OPTIONS + (["-2"] + IO_STAT if two_pass else ["-V"])
     try:
-        p = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=timeout)
+        # The -V text (280 MB for all captures) is made and thrown away:
+        # reading it cost Python 2.8 s of CPU a run; the -2 run counts frames.
+        p = subprocess.run(args, env=env, stdout=subprocess.PIPE if two_pass else subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, timeout=timeout)
     except subprocess.TimeoutExpired:
         return False, 0, "timeout after %d s (hang?)" % timeout
     err = p.stderr.decode("utf-8", "replace")
+    frames = 0
     if two_pass:
         per_column = io_stat_frames(p.stdout[-20000:].decode("utf-8", "replace"))
         frames = sum(per_column[:len(PROTOCOL_NAMES)]) if per_column else 0
-    else:
-        frames = sum(p.stdout.count(t.encode()) for t in PROTOCOL_TREES)
     m = BAD_STDERR.search(err)
     if p.returncode != 0:
         # The head of a sanitizer report says what and where; else the tail.
@@ -675,7 +676,7 @@ def main():
     p = subprocess.run([CHUNK_TSHARK, "-r", base, "-q"] + IO_STAT + DECODE_OPTIONS, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=args.timeout)
     per_column = io_stat_frames(p.stdout.decode("utf-8", "replace")) or [0] * len(PROTOCOL_NAMES)
-    counts = [(t.strip(), n) for t, n in zip(PROTOCOL_TREES, per_column)]
+    counts = list(zip(PROTOCOL_FULL_NAMES, per_column))
     print("mutate-fuzz: the base decodes " + ", ".join("%d %s" % (n, t.split(" (")[0]) for t, n in counts))
     missing = [t for t, n in counts if n == 0]
     if p.returncode != 0 or (missing and args.glob == "*.pcap*"):
