@@ -13,9 +13,15 @@
 #      portability tests), are made in the background (debootstrap and
 #      apt-get: the network, hardly the CPU) while steps 1-3 run; made once,
 #      they are reused by every later run (CHUNK_CHROOTS);
-#   1. endpoints under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/);
+#   1. endpoints under AddressSanitizer + UndefinedBehaviorSanitizer
+#      (build-asan/; 70 s of CPU: build 24 s, tests 46 s, the soaks mostly
+#      waiting on timers);
 #   2. the fuzzers (build-fuzz/, clang): bounded libFuzzer runs side by side,
-#      and the mutation fuzzer on the ASan/UBSan build of the plugin;
+#      and the mutation fuzzer on the ASan/UBSan build of the plugin (-V in
+#      one pass, the tree made but not printed with -2: fuzz/README.md);
+#      270 s of CPU (build 66 s, libFuzzer 100 s, mutation 106 s); 353 s
+#      when both mutation runs printed -V, which took 176 s of a quiet
+#      2-core machine's wall time (about 135 s expected now, not measured);
 #   3. everything, dissector included (build/), with ctest's summary last
 #      (the mutation fuzzer already ran in step 2, on the ASan plugin);
 #   4. the dissector and analysis tests that can differ between Wireshark
