@@ -2,7 +2,7 @@
 # bench/netcode.sh: what the netcode dissector costs tshark, without and
 # with keys, against the same capture decoded as data.
 #
-#   bench/netcode.sh [-b BUILD] [-n REPS] [--copies N]
+#   bench/netcode.sh [-b BUILD] [-n REPS] [--pin CPU] [--copies N]
 #
 # The capture: bench/netcode-capture.py's N copies (default 850: 504 900
 # frames) of captures/real-netcode-cs.pcapng, each a connection of its own.
@@ -18,8 +18,12 @@
 #   keys+rl the same with the reliable heuristic on: the library example's
 #           payload bytes (0, 1, 2, ...) pass for reliable packets
 #
-# Each run is timed with /usr/bin/time (CPU = user + sys, peak RSS); the
-# report gives medians and the ratios to data. Goals: nokey <= 1.2x, keys <= 2x.
+# After a warm-up run of each, the configurations run in REPS rounds of one
+# run each, in alternating order (A B B A ...; --pin CPU pins every run to
+# that CPU with taskset), each timed with /usr/bin/time (CPU = user + sys,
+# peak RSS); the report gives medians and the ratios to data, and the
+# median (min-max) of each configuration's CPU ratio to data within a
+# round. Goals: nokey <= 1.2x, keys <= 2x.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,6 +51,7 @@ run data -d udp.port==40000,data --disable-heuristic netcode_udp --disable-heuri
 run nokey
 run keys -o "netcode.private_key:$key" --disable-heuristic reliable_netcode
 run keys+rl -o "netcode.private_key:$key"
+run_all
 
-echo "netcode bench: $frames frames ($copies connections), $reps run(s) each, medians"
+echo "netcode bench: $frames frames ($copies connections), $reps round(s)${pin:+ pinned to CPU $pin}, medians"
 report 7 data:data nokey:data keys:data keys+rl:data

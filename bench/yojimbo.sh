@@ -2,8 +2,8 @@
 # bench/yojimbo.sh: what netcode + reliable + yojimbo cost tshark with keys
 # and full analysis, against the same capture decoded as data.
 #
-#   bench/yojimbo.sh [-b BUILD] [-n REPS] [--runs N] [--duration SEC] [--keep DIR]
-#   bench/yojimbo.sh [-b BUILD] [-n REPS] --capture FILE --key HEX
+#   bench/yojimbo.sh [-b BUILD] [-n REPS] [--pin CPU] [--runs N] [--duration SEC] [--keep DIR]
+#   bench/yojimbo.sh [-b BUILD] [-n REPS] [--pin CPU] --capture FILE --key HEX
 #                    [--channels SPEC] [--message-types N] [--schema FILE]
 #
 # The capture: bench/yojimbo-capture.py's N yojimbo-sim runs (default 6 of
@@ -18,8 +18,11 @@
 #   data2, full2: the same with -2 (two passes: what the acks that came later
 #                 and the diagnoses need, and what Wireshark's GUI does)
 #
-# Each run is timed with /usr/bin/time (CPU = user + sys, peak RSS); the
-# report gives medians and the ratios to data (data2 for the -2 runs), and
+# After a warm-up run of each, the configurations run in REPS rounds of one
+# run each, in alternating order (A B B A ...; --pin CPU pins every run to
+# that CPU with taskset), each timed with /usr/bin/time (CPU = user + sys,
+# peak RSS); the report gives medians and the ratios to data (data2 for the
+# -2 runs), the median (min-max) of the CPU ratios within a round, and
 # full's frames per second (frames / CPU seconds) and peak bytes over data's
 # per frame. Goals: full <= 2.5x time, <= 1.3x memory. --keep DIR leaves the
 # capture and key log in DIR.
@@ -82,12 +85,13 @@ run data "${data_opts[@]}"
 run full "${full_opts[@]}"
 run data2 -2 "${data_opts[@]}"
 run full2 -2 "${full_opts[@]}"
+run_all
 
-echo "yojimbo bench: $frames frames ($what), $reps run(s) each, medians"
+echo "yojimbo bench: $frames frames ($what), $reps round(s)${pin:+ pinned to CPU $pin}, medians"
 report 6 data:data full:data data2:data2 full2:data2
 for c in full full2; do
     ref=data${c#full}
-    t=$(median "$c" 2); m=$(median "$c" 3); dm=$(median "$ref" 3)
+    t=$(median "$c" 3); m=$(median "$c" 4); dm=$(median "$ref" 4)
     echo "$c: $(awk -v f="$frames" -v t="$t" 'BEGIN {printf "%.0f", f / t}') frames/s CPU," \
          "$(awk -v f="$frames" -v m="$m" -v d="$dm" 'BEGIN {printf "%.0f", (m - d) * 1024 / f}') bytes a frame over $ref"
 done
