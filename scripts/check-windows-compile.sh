@@ -6,13 +6,16 @@
 # dissector/tests/portability/windows-warnings.txt does not list with a
 # reason (a listed warning no source gives any more fails too).
 #
-#   scripts/check-windows-compile.sh [--source DIR] [--build DIR] [--extra FILE] [VERSION]
+#   scripts/check-windows-compile.sh [--source DIR] [--build DIR] [--extra FILE | --probe FILE] [VERSION]
 #
 # VERSION: the Wireshark whose headers are used (default: the host tshark's
 # major.minor), from scripts/wireshark-source.sh (cached), or the Wireshark
 # tree DIR. --build: a configured build tree of this repository (default
 # <repo>/build), for the generated dissector/plugin-protocols.h. --extra:
-# compile FILE too (the test that the check catches POSIX-only code).
+# compile FILE too. --probe: compile FILE alone, with the same compiler,
+# flags and headers, any warning of it new (no stale-list check): the test
+# that the check catches POSIX-only code, without compiling the plugin's
+# sources again (portability.windows_compile does).
 #
 # What stands in for what a Windows build would have:
 #   glibconfig.h  GLib writes it for its platform and Debian has no Windows
@@ -38,13 +41,17 @@ cc=${MINGW_CC:-x86_64-w64-mingw32-gcc}
 ws_src=""
 build=$repo/build
 extra_src=""
-usage() { echo "usage: $0 [--source DIR] [--build DIR] [--extra FILE] [VERSION]" >&2; exit 2; }
+probe=0
+usage() { echo "usage: $0 [--source DIR] [--build DIR] [--extra FILE | --probe FILE] [VERSION]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --source) [ $# -ge 2 ] || usage; ws_src=$2; shift 2 ;;
     --build) [ $# -ge 2 ] || usage; build=$2; shift 2 ;;
-    --extra) [ $# -ge 2 ] && [ -f "$2" ] || usage; extra_src=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+    --extra | --probe)
+        [ $# -ge 2 ] && [ -f "$2" ] || usage
+        [ "$1" = --extra ] || probe=1
+        extra_src=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     -*) usage ;;
     *) break ;;
     esac
@@ -100,6 +107,7 @@ cd "$repo/dissector"
 mapfile -t srcs < <(find . -path ./tests -prune -o -path ./package -prune -o -name '*.c' -print |
                     sed 's|^\./||' | LC_ALL=C sort)
 [ -z "$extra_src" ] || srcs+=("$extra_src")
+[ $probe = 0 ] || srcs=("$extra_src")
 flags=(-c -std=c11 -Wall -Wextra -fdiagnostics-plain-output -fno-diagnostics-show-caret
        -I. -Icommon -Inetcode -I"$build/dissector"
        -isystem "$tmp/inc" -isystem "$ws_src/include" -isystem "$ws_src"
@@ -125,7 +133,7 @@ grep ': error:' "$tmp/diags" || true
 status=0
 [ $errors = 0 ] || status=1
 declare -A excused=()
-if [ -f "$listed" ]; then
+if [ -f "$listed" ] && [ $probe = 0 ]; then
     while IFS= read -r line; do
         case "$line" in '' | '#'*) continue ;; esac
         w=${line%% -- *}

@@ -582,6 +582,15 @@ def concat_captures(paths, out, gap=1000.0):
     return spans
 
 
+def concat_address(address, index):
+    """The IPv4 address (dotted text) of concat_captures' capture index as
+    that capture has it, from the one in the concatenated file (or the
+    other way round: the xor is its own inverse)."""
+    n = index + 1
+    mask = (0, (n >> 8) & 255, n & 255, 0)
+    return ".".join(str(int(a) ^ m) for a, m in zip(address.split("."), mask))
+
+
 def capture_of_frame(spans, number):
     """The capture of concat_captures' spans that frame number came from."""
     for path, first, last in spans:

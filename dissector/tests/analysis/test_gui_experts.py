@@ -66,12 +66,15 @@ def expert_table(out):
     return rows
 
 
-def tree_experts(pcap, extra):
+def tree_experts(pcap, extra, spans=None):
     """[(filter name, severity, group, message)] of every chunk expert info in
-    the full tree."""
-    out = ct.tshark(extra + ["-r", pcap, "-T", "pdml"])
-    found = []
+    the full tree (PDML of the chunk protocol's trees, -J chunk); with spans
+    (concat_captures' of pcap), {capture name: that list}."""
+    out = ct.tshark(extra + ["-r", pcap, "-T", "pdml", "-J", "chunk"])
+    per = collections.defaultdict(list)
     for pkt in ET.fromstring(out).iter("packet"):
+        num = pkt.find("proto[@name='geninfo']/field[@name='num']")
+        found = per[ct.capture_of_frame(spans, int(num.get("show")))[:-5] if spans else None]
         for f in pkt.iter("field"):
             if f.get("name") != "_ws.expert":
                 continue
@@ -82,17 +85,19 @@ def tree_experts(pcap, extra):
             m = SHOWNAME.match(f.get("showname", ""))
             found.append((names[0], m.group(1) if m else "?", m.group(2) if m else "?",
                           kids["_ws.expert.message"].get("show")))
-    return found
+    return per if spans else per[None]
 
 
-def check(F, cap, label, extra, expected=None):
+def check(F, cap, label, extra, expected=None, tree=None):
     """The chunk rows of -q -z expert on cap (with extra) are the tree's
     expert infos (messages, severity, group, frequency; counts per filter
-    name); expected: the analysis experts the no-tree run must raise."""
+    name); expected: the analysis experts the no-tree run must raise; tree:
+    tree_experts() of cap (with extra) if read already."""
     label = "%s%s" % (label, " -2" if extra else "")
     table = expert_table(ct.tshark(extra + ["-r", cap, "-q", "-z", "expert"]))
     chunk_rows = collections.Counter({k: v for k, v in table.items() if k[2] == "Chunk"})
-    tree = tree_experts(cap, extra)
+    if tree is None:
+        tree = tree_experts(cap, extra)
     want_rows = collections.Counter((sev, grp, "Chunk", msg) for _, sev, grp, msg in tree)
     F.check(chunk_rows == want_rows,
             "%s: -q -z expert differs from the tree: missing %s, extra %s"
@@ -118,23 +123,30 @@ def check(F, cap, label, extra, expected=None):
 def main():
     F = ct.Failures()
     caps = ct.chunk_captures()
-    # The fault captures (EXPECTED) one by one, since -z expert does not
-    # say which frame raised what; the others read in one file
-    # (chunktest.concat_captures: each capture's addresses its own), and
-    # when that fails, each of them alone to name the capture.
+    # The fault captures (EXPECTED) one by one in the no-tree run, since
+    # -z expert does not say which frame raised what; the others read in
+    # one file (chunktest.concat_captures: each capture's addresses its
+    # own), and when that fails, each of them alone to name the capture.
+    # The tree (PDML) says the frame: one run a pass reads every capture in
+    # one file, and each capture's expert infos are those of its frames.
     alone = [c for c in caps if os.path.basename(c)[:-5] in EXPECTED or not ct.concat_ok(c)]
     rest = [c for c in caps if c not in alone]
+    every = [c for c in caps if ct.concat_ok(c)]
     with ct.scratch_dir() as tmp:
         merged = os.path.join(tmp, "others.pcap")
         if rest:
             ct.concat_captures(rest, merged)
+        all_merged = os.path.join(tmp, "every.pcap")
+        spans = ct.concat_captures(every, all_merged) if len(every) > 1 else None
         for extra in ([], ["-2"]):
+            trees = tree_experts(all_merged, extra, spans) if spans else {}
             for cap in alone:
                 name = os.path.basename(cap)[:-5]
-                check(F, cap, name, extra, EXPECTED.get(name))
+                check(F, cap, name, extra, EXPECTED.get(name), trees.get(name) if cap in every else None)
             if rest:
                 G = ct.Failures()
-                check(G, merged, "%d others in one file" % len(rest), extra)
+                tree = [e for c in rest for e in trees.get(os.path.basename(c)[:-5], [])] if spans else None
+                check(G, merged, "%d others in one file" % len(rest), extra, None, tree)
                 if G.items:
                     n = len(F.items)
                     for cap in rest:

@@ -47,13 +47,18 @@ TITLES = {"chunk,transfers_table": "Chunk Transfers", "p2frag,packets_table": "P
           "reliable,conns_table": "Reliable Connections", "yojimbo,blocks_table": "Yojimbo Blocks",
           "yojimbo,messages_table": "Yojimbo Messages"}
 titles = {}
+_runs = {}
 
 
 def table(pcap, name, opts=()):
     """(header cells, rows of cells) of tshark's print of a GUI table; its
     title (the menu entry's, the line before "Filter for statistics:") in
-    titles[name]."""
-    out = ct.tshark(["-r", os.path.join(CAP, pcap), "-q", "-z", name] + list(opts)).splitlines()
+    titles[name]. A table read already with the same arguments is not
+    read again (the checks below look at some tables twice)."""
+    args = ("-r", os.path.join(CAP, pcap), "-q", "-z", name) + tuple(opts)
+    if args not in _runs:
+        _runs[args] = ct.tshark(list(args))
+    out = _runs[args].splitlines()
     header, rows = None, []
     for i, line in enumerate(out):
         if line.startswith("Filter for statistics:") and i:

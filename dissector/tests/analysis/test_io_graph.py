@@ -16,6 +16,10 @@ graph of the recipe (AVG(netgame.analysis.ack_rtt) filtered on
 netgame.analysis.ack_rtt) plots in one pass and with -2; the packet-side RTT
 (netgame.analysis.rtt) plots with -2; chunk's and p2frag's analysis fields
 plot as documented.
+
+The columns of one capture, interval and pass are read in one run (-z
+io,stat takes several columns, each with its own filter, as an I/O graph
+has several graphs).
 """
 import os
 import re
@@ -26,16 +30,19 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 import chunktest as ct  # noqa: E402
 
 CAP = os.path.join(ct.REPO, "captures")
-ROW = re.compile(r"^\|\s*([\d.]+)\s*<>\s*([\d.]+|Dur)\s*\|\s*([\d.]+)\s*\|")
+ROW = re.compile(r"^\|\s*([\d.]+)\s*<>\s*([\d.]+|Dur)\s*\|((?:\s*[\d.]+\s*\|)+)")
 
 
-def io_values(pcap, spec, interval, two_pass):
-    """The first column of -z io,stat per interval."""
-    args = ["-r", os.path.join(CAP, pcap), "-q", "-z", "io,stat,%s,%s" % (interval, spec)]
+def io_values(pcap, specs, interval, two_pass):
+    """The columns of -z io,stat (one per spec, one run) per interval:
+    {spec: [value per interval]}."""
+    args = ["-r", os.path.join(CAP, pcap), "-q", "-z", "io,stat,%s,%s" % (interval, ",".join(specs))]
     if two_pass:
         args.insert(0, "-2")
     out = ct.tshark(args)
-    return [float(m.group(3)) for m in (ROW.match(line) for line in out.splitlines()) if m]
+    rows = [[float(v) for v in m.group(3).split("|") if v.strip()]
+            for m in (ROW.match(line) for line in out.splitlines()) if m]
+    return {spec: [r[i] for r in rows if len(r) == len(specs)] for i, spec in enumerate(specs)}
 
 
 # (capture, io,stat column spec, interval s, passes it must plot in, least
@@ -59,9 +66,17 @@ CASES = [
 
 def main():
     F = ct.Failures()
+    runs = {}
     for pcap, spec, interval, passes, share in CASES:
         for p in passes:
-            vals = io_values(pcap, spec, interval, p == "2")
+            runs.setdefault((pcap, interval, p), []).append(spec)
+    values = {}
+    for (pcap, interval, p), specs in runs.items():
+        for spec, vals in io_values(pcap, specs, interval, p == "2").items():
+            values[(pcap, spec, interval, p)] = vals
+    for pcap, spec, interval, passes, share in CASES:
+        for p in passes:
+            vals = values[(pcap, spec, interval, p)]
             have = sum(1 for v in vals if v > 0)
             print("%s %s, %s pass(es): %d of %d intervals plotted" % (pcap, spec, p, have, len(vals)))
             F.check(vals and have >= share * len(vals), "%s: %s with %s pass(es): %d of %d intervals have a value"

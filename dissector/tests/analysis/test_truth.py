@@ -17,6 +17,14 @@ For each capture (docs/truth.md describes the truth file):
   the single pass with columns (which keeps no per-frame state);
 - Export Objects writes every chunk whose slices are all in the capture, byte
   for byte the data chunk-sim sent (regenerated here from the run's seed).
+
+The captures (decoded alike: no options) are read in one file
+(chunktest.concat_captures: each capture's addresses its own, times only
+forward), four tshark runs in all (-2, one pass, the columns, Export
+Objects); each capture's frames are checked in its own numbering (frame
+references and addresses mapped back). A capture whose checks fail there is
+read alone, and its failures are those of its own file (and if it passes
+alone, the merged file's failures stand, named so).
 """
 import json
 import os
@@ -59,6 +67,25 @@ FAULT_FLAGS = {
 
 def read_fields(pcap, two_pass):
     return {int(row["frame.number"]): row for row in ct.field_rows(pcap, FIELDS, two_pass)}
+
+
+def own_numbering(rows, first, index):
+    """rows (frame number -> row) of the frames first.. of capture index of
+    concat_captures' file, as the capture alone numbers and addresses them:
+    frames and frame references (FT_FRAMENUM) less first - 1, ip.src back."""
+    out = {}
+    for n, row in rows.items():
+        if n < first:
+            continue
+        mapped = {}
+        for f, v in row.items():
+            if v and (f == "frame.number" or ct.field_types().get(f) == "FT_FRAMENUM"):
+                v = ",".join(str(int(x) - first + 1) for x in v.split(","))
+            elif v and f == "ip.src":
+                v = ct.concat_address(v, index)
+            mapped[f] = v
+        out[n - first + 1] = mapped
+    return out
 
 
 # tshark's single pass with columns keeps no per-frame state (see
@@ -107,12 +134,30 @@ def sent_data(truth, flow_index, size):
     return bytes(out[:size])
 
 
-def check_capture(name, fail):
+def read_capture(pcap, out):
+    """tshark's view of pcap: (-2 fields, one-pass fields, columns, the
+    files Export Objects wrote into out)."""
+    two = read_fields(pcap, True)
+    one = read_fields(pcap, False)
+    cols = read_columns(pcap)
+    ct.tshark(["-r", pcap, "-q", "--export-objects", "chunk," + out])
+    return two, one, cols, set(os.listdir(out))
+
+
+def check_capture(name, fail, view=None, out=None):
+    """The checks of one capture; view: read_capture()'s for it (the
+    exported files in out), or else the capture is read alone."""
     pcap = os.path.join(CAPTURES, name + ".pcap")
     truth = json.load(open(os.path.join(CAPTURES, name + ".truth.json")))
     fail.check(truth["format"] == "chunkshark-truth" and truth["version"] == 1, name + ": truth format")
-    two = read_fields(pcap, True)
-    one = read_fields(pcap, False)
+    if view is None:
+        own = tempfile.mkdtemp(prefix="chunk-eo-")
+        try:
+            check_capture(name, fail, read_capture(pcap, own), own)
+        finally:
+            shutil.rmtree(own, ignore_errors=True)
+        return
+    two, one, cols, got = view
     capture_faults = [k for k, v in truth["faults"].items() if v not in (False, None)]
 
     # One pass and two agree on everything that looks back.
@@ -152,7 +197,6 @@ def check_capture(name, fail):
                    (row["chunk.analysis.already_acked_in"] != "" and row["chunk.analysis.stale"] == ""
                     and not flags & F_NOT_LISTENING), "%s frame %d: Info %r, [Already acked]" % (name, n, info))
 
-    cols = read_columns(pcap)
     for n in sorted(one):
         for f in COLUMN_FIELDS:
             a = cols.get(n, {}).get(f, "")
@@ -226,32 +270,50 @@ def check_capture(name, fail):
         if "no_resend_delay" in capture_faults:
             fail.check(flags & F_TOO_SOON, "%s %s: no_resend_delay, no too-soon flag" % (name, flow))
 
-    # Export Objects: every chunk whose slices are all captured, as sent.
-    out = tempfile.mkdtemp(prefix="chunk-eo-")
-    try:
-        ct.tshark(["-r", pcap, "-q", "--export-objects", "chunk," + out])
-        got = set(os.listdir(out))
-        want = set()
-        flows = [f["flow"] for f in truth["flows"]]
-        for c in truth["chunks"]:
-            cap = c["capture"]
-            if not all(cap["slice_frames"]):
-                continue
-            first = cap["slice_frames"][0][0]
-            fname = "stream%s-chunk%d-transfer%s.bin" % (two[first]["chunk.stream"], c["chunk_id"],
-                                                          two[first]["chunk.transfer"])
-            want.add(fname)
-            if not fail.check(fname in got, "%s: %s not exported (got %s)" % (name, fname, sorted(got))):
-                continue
-            flow_chunks = [x for x in truth["chunks"] if x["flow"] == c["flow"]]
-            offset = sum(x["size"] for x in flow_chunks if x["index"] < c["index"])
-            total = sum(x["size"] for x in flow_chunks)
-            data = sent_data(truth, flows.index(c["flow"]), total)[offset:offset + c["size"]]
-            with open(os.path.join(out, fname), "rb") as f:
-                fail.check(f.read() == data, "%s: %s differs from the data sent" % (name, fname))
-        fail.check(got == want, "%s: exported %s, expected %s" % (name, sorted(got), sorted(want)))
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+    # Export Objects: every chunk whose slices are all captured, as sent
+    # (got: the files of this capture's streams).
+    streams = {"stream%s-" % row["chunk.stream"] for row in two.values() if row["chunk.stream"]}
+    got = {g for g in got if g[:g.index("-") + 1] in streams}
+    want = set()
+    flows = [f["flow"] for f in truth["flows"]]
+    for c in truth["chunks"]:
+        cap = c["capture"]
+        if not all(cap["slice_frames"]):
+            continue
+        first = cap["slice_frames"][0][0]
+        fname = "stream%s-chunk%d-transfer%s.bin" % (two[first]["chunk.stream"], c["chunk_id"],
+                                                      two[first]["chunk.transfer"])
+        want.add(fname)
+        if not fail.check(fname in got, "%s: %s not exported (got %s)" % (name, fname, sorted(got))):
+            continue
+        flow_chunks = [x for x in truth["chunks"] if x["flow"] == c["flow"]]
+        offset = sum(x["size"] for x in flow_chunks if x["index"] < c["index"])
+        total = sum(x["size"] for x in flow_chunks)
+        data = sent_data(truth, flows.index(c["flow"]), total)[offset:offset + c["size"]]
+        with open(os.path.join(out, fname), "rb") as f:
+            fail.check(f.read() == data, "%s: %s differs from the data sent" % (name, fname))
+    fail.check(got == want, "%s: exported %s, expected %s" % (name, sorted(got), sorted(want)))
+
+
+def check_merged(names, fail, tmp):
+    """The captures names read in one file (concat_captures); a capture that
+    fails there is read alone."""
+    paths = [os.path.join(CAPTURES, name + ".pcap") for name in names]
+    merged = os.path.join(tmp, "truth.pcap")
+    spans = ct.concat_captures(paths, merged)
+    out = os.path.join(tmp, "objects")
+    os.makedirs(out)
+    two, one, cols, got = read_capture(merged, out)
+    for index, (name, (_, first, last)) in enumerate(zip(names, spans)):
+        def mine(rows):
+            return own_numbering({n: r for n, r in rows.items() if first <= n <= last}, first, index)
+        G = ct.Failures()
+        check_capture(name, G, (mine(two), mine(one), mine(cols), got), out)
+        if G.items:
+            n = len(fail.items)
+            check_capture(name, fail)
+            if len(fail.items) == n:
+                fail.items += ["%s (read with the others in one file, not alone): %s" % (name, m) for m in G.items]
 
 
 def main():
@@ -260,8 +322,13 @@ def main():
     names = ct.chunk_sim_truth_names(sys.argv[1:])
     fail = ct.Failures()
     fail.check(names, "no captures with truth files in " + CAPTURES)
-    for name in names:
-        check_capture(name, fail)
+    paths = [os.path.join(CAPTURES, name + ".pcap") for name in names]
+    if len(names) > 1 and all(ct.concat_ok(p) for p in paths):
+        with ct.scratch_dir() as tmp:
+            check_merged(names, fail, tmp)
+    else:
+        for name in names:
+            check_capture(name, fail)
     fail.finish("analysis truth (%d captures)" % len(names))
 
 

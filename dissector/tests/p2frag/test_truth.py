@@ -20,6 +20,14 @@
   fragments as the truth over the packets the capture shows (a packet none
   of whose fragments arrived is not in a capture).
 Read with -2, so that every frame knows how its packet ended.
+
+The trees (PDML, -2 and one pass) of every capture come from one run a
+pass over all of them in one file (chunktest.concat_captures: each
+capture's addresses its own, times only forward), each capture's frames in
+its own numbering (frame references mapped back); the -z runs read each
+capture alone (their tables do not say the frame). A capture whose checks
+fail there is read alone, and its failures are those of its own file (and
+if it passes alone, the merged file's failures stand, named so).
 """
 import glob
 import hashlib
@@ -46,13 +54,33 @@ def expert_and_stats(cap):
     return rest, table
 
 
-def check(F, cap):
+# The fields of FIELDS that hold frame numbers (FT_FRAMENUM).
+FRAME_FIELDS = {"frame.number", "p2frag.analysis.complete_in", "p2frag.analysis.lost_in"}
+
+
+def trees(cap):
+    """The two runs with a tree of cap: (-2, one pass), as pt.decode gives them."""
+    return pt.decode(cap, FIELDS, None, ["-2"]), pt.decode(cap, ["p2frag.analysis.lost_packet"], None, [])
+
+
+def own_numbering(frames, first):
+    """pt.decode's frames first.. of a concat_captures file, with the
+    frame numbers of FRAME_FIELDS as their capture alone has them."""
+    out = []
+    for fr in frames:
+        fields = {n: ([str(int(v) - first + 1) for v in vs] if n in FRAME_FIELDS else vs)
+                  for n, vs in fr["fields"].items()}
+        out.append(dict(fr, fields=fields))
+    return out
+
+
+def check(F, cap, views=None):
+    """The checks of cap; views: trees() of cap, if read already."""
     name = os.path.basename(cap)[:-5]
     truth = json.load(open(cap[:-5] + ".truth.json"))
     # Two runs with a tree (-2 and one pass) and two without (-q -z): each
     # check below reads the run of its configuration.
-    two = pt.decode(cap, FIELDS, None, ["-2"])
-    one = pt.decode(cap, ["p2frag.analysis.lost_packet"], None, [])
+    two, one = views or trees(cap)
     zex2 = ct.tshark(["-r", cap, "-2", "-q", "-z", "expert"])
     zex1, out = expert_and_stats(cap)
     frames = [fr["fields"] for fr in two]
@@ -132,8 +160,22 @@ def main():
     F = ct.Failures()
     caps = sorted(glob.glob(os.path.join(ct.REPO, "captures", "p2frag-*.pcap")))
     F.check(caps, "no captures/p2frag-*.pcap")
-    for cap in caps:
-        check(F, cap)
+    if len(caps) > 1 and all(ct.concat_ok(c) for c in caps):
+        with ct.scratch_dir() as tmp:
+            merged = os.path.join(tmp, "p2frag.pcap")
+            spans = ct.concat_captures(caps, merged)
+            two, one = trees(merged)
+            for cap, (_, first, last) in zip(caps, spans):
+                G = ct.Failures()
+                check(G, cap, (own_numbering(two[first - 1:last], first), one[first - 1:last]))
+                if G.items:
+                    n = len(F.items)
+                    check(F, cap)
+                    if len(F.items) == n:
+                        F.items += ["%s (read with the others in one file, not alone)" % m for m in G.items]
+    else:
+        for cap in caps:
+            check(F, cap)
     print("%d captures" % len(caps))
     F.finish("p2frag.truth")
 
