@@ -407,14 +407,11 @@ static void whole_keep(cs_reasm_t *s, packet_info *pinfo, const guint8 *data, gu
 
 /* ---- the tree --------------------------------------------------------------- */
 
-/* What show_fragment_seq_tree() (and show_fragment()) show for the
- * fragments of the reassembled packet whole: count fragments of frames,
- * with lens NULL all of piece_size but the last (what is left of the
- * packet), else of lens[i] bytes with the table's flags[i] (fragment i of
- * the same number as fragment i - 1 when FD_OVERLAP: at its offset). */
-static void show_list(const fragment_items *fit, packet_info *pinfo, proto_tree *tree, tvbuff_t *whole,
-                      guint32 count, guint32 piece_size, const guint32 *frames, const guint32 *lens,
-                      const guint8 *flags, guint8 head_flags)
+/* (common/reasm-store.h) Fragment i of the same number as fragment i - 1
+ * (CS_FD_SAME) shows at its offset. */
+void cs_reasm_show_fragments(const fragment_items *fit, packet_info *pinfo, proto_tree *tree, tvbuff_t *whole,
+                             guint32 count, guint32 piece_size, const guint32 *frames, const guint32 *lens,
+                             const guint8 *flags, guint8 head_flags)
 {
     guint32 total = tvb_captured_length(whole), off = 0, next_off = 0;
     proto_item *fi;
@@ -488,7 +485,7 @@ static tvbuff_t *show_whole(const cs_reasm_t *s, const fragment_items *fit, tvbu
     tvbuff_t *whole = tvb_new_child_real_data(tvb, data, total, total);
 
     add_new_data_source(pinfo, whole, s->source);
-    show_list(fit, pinfo, tree, whole, count, piece_size, frames, lens, flags, head_flags);
+    cs_reasm_show_fragments(fit, pinfo, tree, whole, count, piece_size, frames, lens, flags, head_flags);
     return whole;
 }
 

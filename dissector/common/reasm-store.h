@@ -46,4 +46,16 @@ tvbuff_t *cs_reasm_add_seq(cs_reasm_t *s, tvbuff_t *tvb, guint off, guint len, p
                            proto_tree *tree, guint32 id, guint32 frag, gboolean more, gboolean transient,
                            const fragment_items *fit);
 
+/* Item for item what show_fragment_seq_tree() (and show_fragment()) in
+ * epan/reassemble.c show for the fragments of the reassembled packet whole
+ * (a tvb, the data source): count fragments of frames; with lens NULL all
+ * of piece_size bytes but the last (what is left of the packet), else of
+ * lens[i] bytes with the table's flags[i] (FD_OVERLAP, FD_OVERLAPCONFLICT,
+ * FD_MULTIPLETAILS, FD_TOOLONGFRAGMENT, and 0x80: the same fragment number
+ * as fragment i - 1); head_flags the packet's ("[Illegal ...]" in the Info
+ * column). Also marks the frames as depended upon, tree or not. */
+void cs_reasm_show_fragments(const fragment_items *fit, packet_info *pinfo, proto_tree *tree, tvbuff_t *whole,
+                             guint32 count, guint32 piece_size, const guint32 *frames, const guint32 *lens,
+                             const guint8 *flags, guint8 head_flags);
+
 #endif /* CS_REASM_STORE_H */
