@@ -19,7 +19,7 @@ same run (its Info text says what it reassembled):
                     before (93d4eb4), 186-190 with them (5cffcc9); blocks
                     in the common store instead of Wireshark's table, and
                     the packed records end to end in blocks by a 32-bit word
-                    a frame: 126-129
+                    a frame: 128-130
 
   test_memory.py reliable|yojimbo
 """
