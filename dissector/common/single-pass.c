@@ -22,11 +22,12 @@
  * live in the packet scope (cs_sp_record_scope); a reassembly begun in the
  * single pass goes to a buffer of the protocol's own (cs_sp_buf_*: chunk's
  * transfers, p2frag's packets), handed to a tvb freed with the completing
- * packet, whose frame shows the same tree (cs_sp_show_pieces) and data
+ * packet, whose frame shows the same tree (cs_reasm_show_fragments, common/reasm-store.h) and data
  * source as the table gives; the data of a packet the table reassembled
- * (yojimbo's blocks, and chunk's and p2frag's begun
- * outside the single pass or over budget) is freed here once its frame has
- * been dissected and tapped (cs_sp_free_later).
+ * (chunk's and p2frag's begun outside the single pass or over budget) is
+ * freed here once its frame has been dissected and tapped
+ * (cs_sp_free_later). reliable's packets and yojimbo's blocks are made in
+ * common/reasm-store.c, in the packet's scope in this pass.
  *
  * What guards it: each protocol's goldens compare the one-pass -V output
  * with the two-pass one (chunk: dissector.goldens; p2frag:
@@ -52,6 +53,7 @@
 
 #include "ws-compat.h"
 #include "single-pass.h"
+#include "reasm-store.h"
 #include "stats-util.h"
 
 static gboolean transient;          /* this frame is in tshark's single pass */
@@ -289,53 +291,15 @@ tvbuff_t *cs_sp_buf_add(cs_sp_buf_t **bp, tvbuff_t *tvb, guint offset, guint32 l
     rtvb = tvb_new_child_real_data(tvb, data, total, total);
     tvb_set_free_cb(rtvb, g_free);
     add_new_data_source(pinfo, rtvb, source);
-    cs_sp_show_pieces(pinfo, tree, rtvb, count, piece_size, last, frames, fit);
-    return rtvb;
-}
-
-/* Item for item what show_fragment_seq_tree() in epan/reassemble.c shows:
- * the output must not depend on the number of passes. */
-void cs_sp_show_pieces(packet_info *pinfo, proto_tree *tree, tvbuff_t *rtvb, guint32 count,
-                       guint32 piece_size, guint32 last_len, const guint32 *frames,
-                       const fragment_items *fit)
-{
-    guint32 total = tvb_captured_length(rtvb);
-    pinfo->fragmented = FALSE;
     /* Without a tree neither the items nor the frames marked as depended
      * upon reach anyone: the marks are read only for frames that pass a
-     * display filter (tshark's first of two passes, the GUI), which needs
-     * a tree, and this runs only in tshark's single pass. */
-    if (!tree)
-        return;
-    proto_item *fi = proto_tree_add_item(tree, *fit->hf_fragments, rtvb, 0, -1, ENC_NA);
-    proto_item_set_generated(fi);
-    proto_tree *ft = proto_item_add_subtree(fi, *fit->ett_fragments);
-    for (guint32 i = 0; i < count; i++) {
-        guint32 off = i * piece_size;
-        guint32 len = i == count - 1 ? last_len : piece_size;
-        guint32 frame = frames[i];
-        if (i == 0)
-            proto_item_set_text(fi, "%u %s (%u byte%s): ", count,
-                                proto_registrar_get_name(count == 1 ? *fit->hf_fragment : *fit->hf_fragments),
-                                total, plurality(total, "", "s"));
-        else
-            proto_item_append_text(fi, ", ");
-        proto_item_append_text(fi, "#%u(%u)", frame, len);
-        proto_item *fei;
-        if (len == 0)
-            fei = proto_tree_add_uint_format(ft, *fit->hf_fragment, rtvb, off, 0, frame,
-                                             "Frame: %u (no data)", frame);
-        else
-            fei = proto_tree_add_uint_format(ft, *fit->hf_fragment, rtvb, off, len, frame,
-                                             "Frame: %u, payload: %u-%u (%u byte%s)", frame, off,
-                                             off + len - 1, len, plurality(len, "", "s"));
-        proto_item_set_generated(fei);
-        CS_MARK_DEPENDED_UPON(pinfo, frame);
-    }
-    proto_item_set_generated(proto_tree_add_uint(ft, *fit->hf_fragment_count, rtvb, 0, 0, count));
-    proto_item_set_generated(proto_tree_add_uint(ft, *fit->hf_reassembled_length, rtvb, 0, 0, total));
-    if (fit->hf_reassembled_data)
-        proto_item_set_generated(proto_tree_add_item(ft, *fit->hf_reassembled_data, rtvb, 0, total, ENC_NA));
+     * display filter (tshark's first of two passes, the GUI), which needs a
+     * tree, and this runs only in tshark's single pass. */
+    if (tree)
+        cs_reasm_show_fragments(fit, pinfo, tree, rtvb, count, piece_size, frames, NULL, NULL, 0);
+    else
+        pinfo->fragmented = FALSE;
+    return rtvb;
 }
 
 /* -z chunkshark,single_pass: how many analysed packets the protocols took as

@@ -86,7 +86,7 @@ gboolean cs_sp_buf_has(const cs_sp_buf_t *b, guint32 i);
  * ignored when i is out of range or already in. When that completes it,
  * returns the reassembled data as a child of tvb (freed with this packet's
  * tvbs), a data source named source, with the tree
- * process_reassembled_data() shows under tree with fit (cs_sp_show_pieces);
+ * process_reassembled_data() shows under tree with fit (cs_reasm_show_fragments);
  * *bp is then freed and NULL. Otherwise NULL. */
 tvbuff_t *cs_sp_buf_add(cs_sp_buf_t **bp, tvbuff_t *tvb, guint offset, guint32 len, guint32 i,
                         packet_info *pinfo, proto_tree *tree, const char *source, const fragment_items *fit);
@@ -98,12 +98,5 @@ void cs_sp_buf_free(cs_sp_buf_t **bp);
  * reassemblies that never completed; their owners go with that scope). */
 void cs_sp_pool_clear(cs_sp_pool_t *pool);
 
-/* The tree process_reassembled_data() shows for a fragment_add_seq_check()
- * reassembly, for one made in a buffer of the protocol's own: count pieces,
- * all piece_size bytes but the last (last_len), piece i first sent in
- * frames[i]. */
-void cs_sp_show_pieces(packet_info *pinfo, proto_tree *tree, tvbuff_t *rtvb, guint32 count,
-                       guint32 piece_size, guint32 last_len, const guint32 *frames,
-                       const fragment_items *fit);
 
 #endif /* CS_SINGLE_PASS_H */

@@ -199,9 +199,9 @@ rl_conn_t *reliable_conn_of(packet_info *pinfo);
  * port (NULL: none analysed). */
 const rl_dir_t *reliable_conn_dir(const rl_conn_t *c, const address *src, guint32 port);
 
-/* reasm.c: fragmented packets in a store of reliable's own (for the
- * revisit: each completed packet once, without the completing frame's own
- * fragment). rl_reasm_register() from the registration routine.
+/* reasm.c: fragmented packets in the plugin's own store (common/
+ * reasm-store.h; for the revisit: each completed packet once, without the
+ * completing frame's own fragment). rl_reasm_register() from the registration routine.
  * rl_reasm_add(): the fragment at data_off (data_len bytes) of the packet
  * rec describes; the reassembled packet (a tvb of this packet, a data
  * source, with the fragment list under rt) in the frame that completes it,

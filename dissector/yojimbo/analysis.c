@@ -54,7 +54,9 @@ typedef struct yj_sent {
 
 static ws_cb_bool pref_single_pass = TRUE;  /* yojimbo.single_pass (common/single-pass.h) */
 static gboolean transient;          /* this frame is in tshark's single pass */
-static GPtrArray *frames_kept;      /* frame number -> record (passes that revisit) */
+static GArray *frames_kept;         /* frame number -> guint32 record word (passes that revisit) */
+static GPtrArray *kept_blocks;      /* the packed records (frame_keep) */
+static guint32 kept_used;           /* bytes used of the last block */
 static const frame_data *last_fd;   /* the frame analysed last in the single pass */
 static guint32 last_num;
 
@@ -105,9 +107,13 @@ void yj_analysis_init(int proto)
     transient = FALSE;
     last_fd = NULL;
     last_num = 0;
-    if (!frames_kept)
-        frames_kept = g_ptr_array_new();
-    g_ptr_array_set_size(frames_kept, 0);
+    if (!frames_kept) {
+        frames_kept = g_array_new(FALSE, TRUE, sizeof(guint32));
+        kept_blocks = g_ptr_array_new_with_free_func(g_free);
+    }
+    g_array_set_size(frames_kept, 0);
+    g_ptr_array_set_size(kept_blocks, 0);
+    kept_used = 0;
     cs_sp_init();
     convs = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
     all_msgs = g_ptr_array_new();
@@ -131,8 +137,10 @@ void yj_analysis_cleanup(void)
     if (all_msgs)
         g_ptr_array_free(all_msgs, TRUE);
     all_msgs = NULL;
-    if (frames_kept)
-        g_ptr_array_set_size(frames_kept, 0);
+    if (frames_kept) {
+        g_array_set_size(frames_kept, 0);
+        g_ptr_array_set_size(kept_blocks, 0);
+    }
 }
 
 GPtrArray *yj_all_msgs(void)
@@ -274,27 +282,24 @@ static guint32 confirm(yj_dir_t *y, guint32 ext, packet_info *pinfo)
 }
 
 /* A frame's record as kept for the passes that revisit it (none in tshark's
- * single pass: the frame is never dissected again): a packet that carries
- * nothing followed keeps its reliable sequence and the count it confirmed in
- * the pointer itself (tag bit 0; a record's address is aligned), which saves
- * the record for most packets of a capture (docs/yojimbo.md, "Limits").
- * A packet with items keeps them packed (yj_kept_t): a message's or block's
- * record by how far back in all_msgs it stands, and the frames as distances
- * back from this one, each a variable-length number (7 bits a byte), about
- * 7 bytes an item instead of the 32 of a yj_item_t; a revisit unpacks them
- * into the packet's scope. */
+ * single pass: the frame is never dissected again) is one 32-bit word by
+ * frame number (0: none): a packet that carries nothing followed keeps its
+ * reliable sequence and the count it confirmed in the word itself (tag bit
+ * 0), which saves the record for most packets of a capture
+ * (docs/yojimbo.md, "Limits"). A packet with items keeps them packed, and
+ * the word says where (the block and the place in it, shifted past the tag
+ * bit): its counts, sequence and flags, then each item: its message's or
+ * block's record by how far back in all_msgs it stands, and the frames as
+ * distances back from this one, each a variable-length number (7 bits a
+ * byte), about 7 bytes an item instead of the 32 of a yj_item_t. The
+ * records lie end to end in blocks of YJ_KEPT_BLOCK bytes (a larger one in a
+ * block of its own): no allocation, header or pointer a record. A revisit
+ * unpacks them into the packet's scope. */
 #define YJ_TAG_CONFIRMED_SHIFT 18
-#define YJ_TAG_CONFIRMED_MAX ((1u << 13) - 1)   /* what fits a 32-bit pointer */
-
-typedef struct yj_kept {
-    guint32 n_items;
-    guint32 n_confirmed;
-    guint32 n_msgs;                 /* all_msgs->len when the packet was analysed */
-    guint16 seq;
-    guint8 have_header;
-    guint8 limited;
-    guint8 items[];                 /* packed (pack_items) */
-} yj_kept_t;
+#define YJ_TAG_CONFIRMED_MAX ((1u << 13) - 1)   /* what fits the 32-bit word */
+#define YJ_KEPT_SHIFT 18
+#define YJ_KEPT_BLOCK (1u << YJ_KEPT_SHIFT)
+#define YJ_KEPT_MAX_BLOCKS ((1u << (31 - YJ_KEPT_SHIFT)) - 1)  /* 2 GiB of records in all */
 
 /* cs_get_varint into a 32-bit field (every number packed here is one). */
 static const guint8 *get_num(const guint8 *p, guint32 *v)
@@ -325,12 +330,19 @@ static guint32 frame_from_back(guint32 v, guint32 num)
     return v & 1 ? num - (v - 1) / 2 : num + (v - 2) / 2;
 }
 
-/* The items of fr packed: at most 5 numbers of 5 bytes each an item. */
-static yj_kept_t *pack_items(packet_info *pinfo, const yj_frame_t *fr)
+/* The record of fr packed into the blocks: its word, 0 when the blocks are
+ * full. At most 5 numbers of 5 bytes a record and 6 an item. */
+static guint32 pack_items(packet_info *pinfo, const yj_frame_t *fr)
 {
-    guint8 *buf = (guint8 *)wmem_alloc(pinfo->pool, (gsize)fr->n_items * 25), *p = buf;
-    yj_kept_t *k;
+    gsize room = 25 + (gsize)fr->n_items * 30, len;
+    guint8 *buf = (guint8 *)wmem_alloc(pinfo->pool, room), *p = buf, *block;
+    guint32 at;
 
+    p = cs_put_varint(p, fr->n_items);
+    p = cs_put_varint(p, fr->n_confirmed);
+    p = cs_put_varint(p, all_msgs->len);
+    p = cs_put_varint(p, fr->seq);
+    p = cs_put_varint(p, (fr->have_header ? 1u : 0u) | (fr->limited ? 2u : 0u));
     for (guint32 i = 0; i < fr->n_items; i++) {
         const yj_item_t *it = &fr->items[i];
         p = cs_put_varint(p, all_msgs->len - it->msg->index);
@@ -341,33 +353,43 @@ static yj_kept_t *pack_items(packet_info *pinfo, const yj_frame_t *fr)
         if (it->frag >= 0)
             p = cs_put_varint(p, it->progress);
     }
-    k = (yj_kept_t *)wmem_alloc(wmem_file_scope(), sizeof *k + (gsize)(p - buf));
-    k->n_items = fr->n_items;
-    k->n_confirmed = fr->n_confirmed;
-    k->n_msgs = all_msgs->len;
-    k->seq = fr->seq;
-    k->have_header = fr->have_header;
-    k->limited = fr->limited;
-    memcpy(k->items, buf, (gsize)(p - buf));
-    return k;
+    len = (gsize)(p - buf);
+    if (len > YJ_KEPT_BLOCK || !kept_blocks->len || kept_used + len > YJ_KEPT_BLOCK) {
+        if (kept_blocks->len >= YJ_KEPT_MAX_BLOCKS)
+            return 0;
+        g_ptr_array_add(kept_blocks, g_malloc(MAX(len, YJ_KEPT_BLOCK)));
+        kept_used = 0;
+    }
+    block = (guint8 *)g_ptr_array_index(kept_blocks, kept_blocks->len - 1);
+    at = kept_used;
+    memcpy(block + at, buf, len);
+    kept_used += (guint32)len;
+    if (len > YJ_KEPT_BLOCK)
+        kept_used = YJ_KEPT_BLOCK;  /* a block of its own */
+    return (((kept_blocks->len - 1) << YJ_KEPT_SHIFT | at) << 1) + 2;    /* never 0 */
 }
 
-static yj_frame_t *unpack_items(packet_info *pinfo, const yj_kept_t *k)
+static yj_frame_t *unpack_items(packet_info *pinfo, guint32 word)
 {
     yj_frame_t *fr = wmem_new0(pinfo->pool, yj_frame_t);
-    const guint8 *p = k->items;
-    guint32 v;
+    guint32 pos = (word - 2) >> 1;
+    const guint8 *p = (const guint8 *)g_ptr_array_index(kept_blocks, pos >> YJ_KEPT_SHIFT) +
+                      (pos & (YJ_KEPT_BLOCK - 1));
+    guint32 v, n_msgs;
 
-    fr->n_items = k->n_items;
-    fr->n_confirmed = k->n_confirmed;
-    fr->seq = k->seq;
-    fr->have_header = k->have_header;
-    fr->limited = k->limited;
-    fr->items = wmem_alloc0_array(pinfo->pool, yj_item_t, k->n_items ? k->n_items : 1);
-    for (guint32 i = 0; i < k->n_items; i++) {
+    p = get_num(p, &fr->n_items);
+    p = get_num(p, &fr->n_confirmed);
+    p = get_num(p, &n_msgs);
+    p = get_num(p, &v);
+    fr->seq = (guint16)v;
+    p = get_num(p, &v);
+    fr->have_header = (v & 1u) != 0;
+    fr->limited = (v & 2u) != 0;
+    fr->items = wmem_alloc0_array(pinfo->pool, yj_item_t, fr->n_items ? fr->n_items : 1);
+    for (guint32 i = 0; i < fr->n_items; i++) {
         yj_item_t *it = &fr->items[i];
         p = get_num(p, &v);
-        it->msg = (yj_msg_t *)g_ptr_array_index(all_msgs, k->n_msgs - v - 1);
+        it->msg = (yj_msg_t *)g_ptr_array_index(all_msgs, n_msgs - v - 1);
         p = get_num(p, &v);
         it->frag = (gint32)v - 1;
         p = get_num(p, &it->send_no);
@@ -383,7 +405,7 @@ static yj_frame_t *unpack_items(packet_info *pinfo, const yj_kept_t *k)
 
 static yj_frame_t *frame_keep(packet_info *pinfo, yj_frame_t *fr)
 {
-    gpointer kept;
+    guint32 kept;
 
     if (transient) {
         last_fd = pinfo->fd;
@@ -391,31 +413,29 @@ static yj_frame_t *frame_keep(packet_info *pinfo, yj_frame_t *fr)
         return fr;
     }
     if (!fr->n_items && !fr->limited && fr->n_confirmed <= YJ_TAG_CONFIRMED_MAX)
-        kept = GUINT_TO_POINTER(fr->n_confirmed << YJ_TAG_CONFIRMED_SHIFT | ((guint)fr->seq << 2) |
-                                (fr->have_header ? 2u : 0u) | 1u);
+        kept = fr->n_confirmed << YJ_TAG_CONFIRMED_SHIFT | ((guint32)fr->seq << 2) | (fr->have_header ? 2u : 0u) | 1u;
     else
         kept = pack_items(pinfo, fr);
     if (frames_kept->len <= pinfo->num)
-        g_ptr_array_set_size(frames_kept, pinfo->num + 1);
-    g_ptr_array_index(frames_kept, pinfo->num) = kept;
+        g_array_set_size(frames_kept, pinfo->num + 1);
+    g_array_index(frames_kept, guint32, pinfo->num) = kept;
     return fr;
 }
 
-static gpointer frame_kept(packet_info *pinfo)
+static guint32 frame_kept(packet_info *pinfo)
 {
-    return frames_kept->len > pinfo->num ? g_ptr_array_index(frames_kept, pinfo->num) : NULL;
+    return frames_kept->len > pinfo->num ? g_array_index(frames_kept, guint32, pinfo->num) : 0;
 }
 
 static yj_frame_t *frame_record(packet_info *pinfo)
 {
-    gpointer kept = frame_kept(pinfo);
-    guint v = GPOINTER_TO_UINT(kept);
+    guint32 v = frame_kept(pinfo);
     yj_frame_t *fr;
 
-    if (!kept)
+    if (!v)
         return NULL;
-    if (!(GPOINTER_TO_SIZE(kept) & 1u))
-        return unpack_items(pinfo, (const yj_kept_t *)kept);
+    if (!(v & 1u))
+        return unpack_items(pinfo, v);
     fr = wmem_new0(pinfo->pool, yj_frame_t);
     fr->have_header = (v & 2u) != 0;
     fr->seq = (guint16)(v >> 2);
@@ -589,7 +609,7 @@ yj_frame_t *yj_analysis_packet(packet_info *pinfo, const reliable_payload_info_t
         return NULL;
     if (pinfo->fd->visited)
         return frame_record(pinfo);
-    if (transient ? last_fd == pinfo->fd && last_num == pinfo->num : frame_kept(pinfo) != NULL)
+    if (transient ? last_fd == pinfo->fd && last_num == pinfo->num : frame_kept(pinfo) != 0)
         return NULL;    /* a second connection packet in one frame: analysed once */
 
     /* Made in the packet's scope: most packets carry nothing and confirm

@@ -29,6 +29,7 @@
 #include "common/single-pass.h"
 #include "common/ws-compat.h"
 #include "common/stats-util.h"
+#include "common/reasm-store.h"
 #include "common/register-util.h"
 
 /* yojimbo's ClientServerConfig defaults: two reliable-ordered channels, 256
@@ -99,7 +100,7 @@ static expert_field ei_after_ack = EI_INIT;
 static expert_field ei_never = EI_INIT;
 static expert_field ei_limit = EI_INIT;
 
-static reassembly_table yj_reassembly;
+static cs_reasm_t *yj_store;     /* blocks (common/reasm-store.h) */
 
 static cs_reassembly_fields_t yj_reasm;
 
@@ -683,14 +684,14 @@ static void unordered_messages(ctx_t *c, proto_tree *et, guint ch, const yj_chan
     }
 }
 
-/* A block fragment's data into Wireshark's reassembly, keyed by the
- * addresses and ports, the channel and the message id; a fragment resent
+/* A block fragment's data into the plugin's reassembly store
+ * (common/reasm-store.h, as Wireshark's table: keyed by the addresses and
+ * ports, the channel and the message id); a fragment resent
  * after its block was reassembled is not reassembled again (decided on the
  * first pass, kept for the others). */
 static void block_reassemble(ctx_t *c, proto_tree *et, guint ch, guint32 id, guint32 fid, guint32 nfrag,
                              guint32 fsize, gint data_off)
 {
-    fragment_head *fh;
     tvbuff_t *block;
     gboolean save_frag = c->pinfo->fragmented;
     guint32 done, blen;
@@ -712,15 +713,11 @@ static void block_reassemble(ctx_t *c, proto_tree *et, guint ch, guint32 id, gui
         return;
     }
     c->pinfo->fragmented = TRUE;
-    fh = fragment_add_seq_check(&yj_reassembly, c->tvb, data_off, c->pinfo, (ch << 16) | id, NULL, fid, fsize,
-                                fid != nfrag - 1);
-    block = process_reassembled_data(c->tvb, data_off, c->pinfo, "Reassembled yojimbo block", fh, &yj_reasm.items,
-                                     NULL, et);
+    block = cs_reasm_add_seq(yj_store, c->tvb, (guint)data_off, fsize, c->pinfo, et, (ch << 16) | id, fid,
+                             fid != nfrag - 1, c->transient, &yj_reasm.items);
     c->pinfo->fragmented = save_frag;
     if (!block)
         return;
-    if (c->transient)
-        cs_sp_free_later(fh);   /* never shown again: its data goes with this frame */
     blen = tvb_reported_length(block);
     if (!c->pinfo->fd->visited && c->n_done < YJ_MAX_CHANNELS)
         c->done[c->n_done++] = (ch << 16) | id;
@@ -1273,7 +1270,7 @@ void proto_register_yojimbo(void)
     /* Last, as in reliable's page: what to decode first, then how much memory to keep. */
     yj_analysis_register_prefs(m);
 
-    reassembly_table_register(&yj_reassembly, &addresses_ports_reassembly_table_functions);
+    yj_store = cs_reasm_new("Reassembled yojimbo block", NULL);
     yojimbo_handle = register_dissector("yojimbo", dissect_yojimbo, proto_yojimbo);
     yojimbo_udp_handle = register_dissector("yojimbo_udp", dissect_yojimbo_udp, proto_yojimbo);
     yj_eo_tap = register_export_object(proto_yojimbo, eo_packet, NULL);
