@@ -204,11 +204,11 @@ run_version() {
     # here runs (the simulators' captures are committed), compiled with this
     # GCC at -O2 with -Werror: the same warnings as RelWithDebInfo (-O2 -g;
     # -g changes no warning), without the debug information (4.4: 19.4 s of
-    # CPU against 21.9 s). Not -fsyntax-only (2.0 s) or -O0 (5.4 s): they
-    # miss the warnings of GCC's optimisers, the ones new GCCs add most
-    # (-Wmaybe-uninitialized, -Warray-bounds, -Wstringop-overflow and
-    # -truncation, -Wformat-truncation, -Wuse-after-free, -Wdangling-pointer,
-    # "control reaches end of non-void function").
+    # CPU against 21.9 s). Not -O0 (5.4 s), which misses the warnings of the
+    # optimisers' value ranges and data flow (-Warray-bounds,
+    # -Wmaybe-uninitialized), the kind new GCCs add most, nor -fsyntax-only
+    # (2.0 s), which also misses -Wreturn-type at a function's end,
+    # -Wformat-truncation, -Wstringop-overflow and -Wuse-after-free.
     if ! "${in_chroot[@]}" bash -c "set -e; cd /src
             cmake -S . -B $b -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS=-Werror -DCHUNK_BUILD_ENDPOINTS=OFF > $b.log 2>&1 ||
                 { cat $b.log; exit 1; }
