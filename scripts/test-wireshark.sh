@@ -48,12 +48,10 @@
 #      netcode sessions, mid-session starts, other protocols' captures,
 #      crafted reliable headers, the chunk-sim sweep), the check that
 #      every expert summary is one fixed text (dissector.expert_groups),
-#      docs/architecture.md's file tree against dissector/ (dissector.
-#      architecture: reads text files alone, no tshark, no build); and
-#      reliable.memory, whose figure is reliable's own store (reliable/
-#      reasm.c: the plugin's allocations, no table of Wireshark's; yojimbo.
-#      memory runs on every version: its blocks go through Wireshark's
-#      reassembly table).
+#      and docs/architecture.md's file tree against dissector/ (dissector.
+#      architecture: reads text files alone, no tshark, no build).
+#      The memory tests stay on every version: reliable's layer measures
+#      55-61 bytes a frame on 4.0, 80.5 on 4.6 (bench/RESULTS.md).
 #      What Wireshark's version can change runs on every version: the
 #      goldens (every field of every committed capture, -V), the truth
 #      tests (the analysis' fields, -T fields), expert infos with and
@@ -84,7 +82,7 @@ chroot_name=test-wireshark.sh
 tests=${CHUNK_WS_TESTS:-}
 # The tests that run on the host alone (ctest -E; see 4. above).
 host_only='(^|\.)hostile(\.|$)|^dissector\.expert_groups$|\.robust$|^netcode\.(mutate|crafted|midsession|foreign)$'
-host_only+='|^yojimbo\.(mismatch|crafted)$|\.gaps$|^reliable\.headers$|^analysis\.sweep$|^dissector\.architecture$|^reliable\.memory$'
+host_only+='|^yojimbo\.(mismatch|crafted)$|\.gaps$|^reliable\.headers$|^analysis\.sweep$|^dissector\.architecture$'
 jobs=${JOBS:-$(nproc)}
 # What the build and the tests need (scripts/deps.sh --test, less clang:
 # the fuzzers run on the host only). dpkg-dev and file: dpkg-shlibdeps, and
