@@ -11,7 +11,9 @@
 # For each version it
 #   1. builds the package: 4.0 on the host in $CHUNK_BUILD_DIR (default
 #      build/, configured if needed) with `cpack -G DEB`; 4.4 and 4.6 in the
-#      build chroots through scripts/test-wireshark.sh --run (build-ws<VERSION>/);
+#      build chroots through scripts/test-wireshark.sh --plugin-only --run
+#      (build-ws<VERSION>/: after step 4 of scripts/test.sh built it, only
+#      a configure and cpack);
 #   2. makes, once, a clean chroot of that Debian (CHROOTS/<suite>-clean:
 #      debootstrap --variant=minbase, with the archives of tshark downloaded
 #      but nothing installed), and mounts an overlay over it, so that every
@@ -252,7 +254,7 @@ build_package() {
     else
         b=$repo/build-ws$v
         rc=0
-        JOBS=$jobs bash "$repo/scripts/test-wireshark.sh" --run 'cd "$CHUNK_BUILD_DIR" && cpack -G DEB > cpack.log 2>&1 || { tail -n 30 cpack.log; exit 1; }' "$v" >&2 || rc=$?
+        JOBS=$jobs bash "$repo/scripts/test-wireshark.sh" --plugin-only --run 'cd "$CHUNK_BUILD_DIR" && cpack -G DEB > cpack.log 2>&1 || { tail -n 30 cpack.log; exit 1; }' "$v" >&2 || rc=$?
         [ $rc = 0 ] || return $rc
     fi
     echo "$b"
