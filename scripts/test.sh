@@ -27,7 +27,7 @@
 #   4. the dissector and analysis tests that can differ between Wireshark
 #      versions against 4.4 and 4.6, in Debian 13 and sid chroots
 #      (scripts/test-wireshark.sh all; needs root or sudo): for each, the
-#      plugin built with -Werror and 57 tests, the 20 others running on the
+#      plugin built with -Werror and 58 tests, the 22 others running on the
 #      host alone, and the endpoints compiled with that Debian's GCC (-O2
 #      -Werror; no test there runs them);
 #   5. the plugin's Debian package for 4.0, 4.4 and 4.6, installed into a
@@ -43,14 +43,12 @@
 # by one run, captures decoded alike concatenated into one file:
 # chunktest.concat_captures), and the hostile tests bound the plugin's CPU
 # time against the protocol-disabled run. In a fresh clone on a quiet 2-core
-# machine the full run took 1 072 s (18 min): step 1 done at 48 s, step 2 at
-# 224 s, step 3 at 667 s, step 4 in 356 s (4.4 188 s, 4.6 about 168 s, each
-# building the whole tree with -Werror and running 58 tests), step 5 in 49 s.
-# Step 4 has since left dissector.architecture to the host and starts the
-# memory tests first; in the 4.4 chroot the 58 tests took 378 s of CPU run
-# one by one (the memory tests 26 s each before they were made cheaper), a
-# version's build 55 s, of which GCC compiling the endpoints at -O2 takes
-# 19 s and the plugin 17 s.
+# machine the full run took 1 008 s (17 min; 1 072 s before this round):
+# step 1 done at 46 s, step 2 at 171 s (125 s; it was 176), step 3 at 611 s
+# (440 s), step 4 in 347 s (4.4 183 s, 4.6 164 s: a version's build 55 s, of
+# which GCC compiling the endpoints at -O2 takes 19 s and the plugin 17 s,
+# then 58 tests), step 5 in 50 s. The run is CPU-bound throughout (2.7% of
+# the machine idle over the run), so only fewer CPU seconds make it shorter.
 # Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1,
 # CHUNK_SKIP_FUZZ=1 to skip step 2 (the mutation fuzzer then runs in step 3,
 # on the ordinary plugin), CHUNK_SKIP_WIRESHARK=1 to skip step 4 (and 4.4 and
