@@ -21,7 +21,7 @@
 #      one pass, the tree made but not printed with -2: fuzz/README.md);
 #      270 s of CPU (build 66 s, libFuzzer 100 s, mutation 106 s); 353 s
 #      when both mutation runs printed -V, which took 176 s of a quiet
-#      2-core machine's wall time (about 135 s expected now, not measured);
+#      2-core machine's wall time (125 s now, in a fresh clone);
 #   3. everything, dissector included (build/), with ctest's summary last
 #      (the mutation fuzzer already ran in step 2, on the ASan plugin);
 #   4. the dissector and analysis tests that can differ between Wireshark
