@@ -153,6 +153,16 @@ static inline char *au_put_str(char *p, const char *s)
     return p + n;
 }
 
+/* " Ack=<ack> AckBits=0x<8 hex>": the acks of the articles' packet header,
+ * as the Info texts of netgame and reliable show them. */
+static inline char *au_put_acks(char *p, guint32 ack, guint32 ack_bits)
+{
+    p = au_put_str(p, " Ack=");
+    p = au_put_uint(p, ack);
+    p = au_put_str(p, " AckBits=0x");
+    return au_put_hex8(p, ack_bits);
+}
+
 /* ---- Times ---------------------------------------------------------------- */
 
 #define AU_NS_PER_S 1000000000LL

@@ -303,10 +303,7 @@ static char *info_header(char *o, const packet_info *pinfo, const netgame_pkt_t 
     o = au_put_uint(o, pinfo->destport);
     o = au_put_str(o, " Seq=");
     o = au_put_uint(o, p->seq);
-    o = au_put_str(o, " Ack=");
-    o = au_put_uint(o, p->ack);
-    o = au_put_str(o, " AckBits=0x");
-    o = au_put_hex8(o, p->ack_bits);
+    o = au_put_acks(o, p->ack, p->ack_bits);
     o = au_put_str(o, " Len=");
     return au_put_uint(o, p->payload_len);
 }

@@ -265,10 +265,7 @@ static void info_regular(packet_info *pinfo, const reliable_header_t *h, guint32
     buf = p = (char *)wmem_alloc(pinfo->pool, 64);
     p = au_put_str(p, "Seq=");
     p = au_put_uint(p, h->seq);
-    p = au_put_str(p, " Ack=");
-    p = au_put_uint(p, h->ack);
-    p = au_put_str(p, " AckBits=0x");
-    p = au_put_hex8(p, h->ack_bits);
+    p = au_put_acks(p, h->ack, h->ack_bits);
     p = au_put_str(p, " Len=");
     p = au_put_uint(p, payload_len);
     *p = 0;
@@ -292,12 +289,8 @@ static void info_fragment(packet_info *pinfo, const reliable_pkt_t *pkt, guint32
     p = au_put_uint(p, pkt->seq);
     p = au_put_str(p, " Len=");
     p = au_put_uint(p, data_len);
-    if (pkt->has_header) {
-        p = au_put_str(p, " Ack=");
-        p = au_put_uint(p, pkt->ack);
-        p = au_put_str(p, " AckBits=0x");
-        p = au_put_hex8(p, pkt->ack_bits);
-    }
+    if (pkt->has_header)
+        p = au_put_acks(p, pkt->ack, pkt->ack_bits);
     *p = 0;
     col_set_str(pinfo->cinfo, COL_INFO, buf);
 }
