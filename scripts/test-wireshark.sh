@@ -73,6 +73,7 @@
 #                   security archives skipped)
 #   CHUNK_WS_TESTS  ctest -R regex (default: the build tree's dissector-tests.txt)
 #   JOBS            parallel build and test jobs (default: nproc)
+#   CHUNK_TSHARK_LEAN  passed on to the tests (scripts/chunk-tshark)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -133,7 +134,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#versions[@]} -gt 0 ] || { usage >&2; exit 2; }
 
-chroot_need_root CHUNK_CHROOTS,CHUNK_MIRROR,CHUNK_WS_TESTS,JOBS "${orig_args[@]}"
+chroot_need_root CHUNK_CHROOTS,CHUNK_MIRROR,CHUNK_WS_TESTS,JOBS,CHUNK_TSHARK_LEAN "${orig_args[@]}"
 
 # ensure_chroot SUITE ROOT: 0 ready, 3 could not be made (mirror).
 ensure_chroot() {
@@ -182,7 +183,7 @@ run_version() {
     mount_system "$root"
     mnt --bind "$repo" "$root/src"
     local -a in_chroot=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
-                        LANG=C.UTF-8 TERM=dumb JOBS="$jobs")
+                        LANG=C.UTF-8 TERM=dumb JOBS="$jobs" CHUNK_TSHARK_LEAN="${CHUNK_TSHARK_LEAN:-0}")
     if [ $shell = 1 ]; then
         say "shell in $root (Wireshark $v); the clone is at /src; exit to unmount"
         "${in_chroot[@]}" TERM="${TERM:-xterm}" bash -i || true
@@ -222,7 +223,7 @@ run_version() {
     elif [ -n "$run_cmd" ]; then
         "${in_chroot[@]}" CHUNK_BUILD_DIR=/src/$b bash -c "cd /src && $run_cmd" || rc=1
     elif ! "${in_chroot[@]}" CHUNK_WS_TESTS="$tests" bash -c 'cd /src && t=${CHUNK_WS_TESTS:-$(cat "$0/dissector-tests.txt")} &&
-            [ -n "$t" ] && ctest --test-dir "$0" -R "$t" -LE mutate -E "$1" --output-on-failure -j"$JOBS"' "$b" "$host_only"; then
+            [ -n "$t" ] && ctest --test-dir "$0" -R "$t" -LE mutate -E "$1" --output-on-failure -j"$((JOBS + 1))"' "$b" "$host_only"; then
         loud "Wireshark $v ($suite): tests FAILED"
         rc=1
     fi
