@@ -47,21 +47,18 @@ def decode(name, two_pass):
     base = os.path.join(y.CAPTURES, name)
     args = ["-r", base + ".pcap", "-o", "netcode.keylog_file:" + base + ".keys",
             "-o", "netcode.protocol_ids:" + PROTOCOL_ID] + (["-2"] if two_pass else [])
-    # one run: every frame's fields, then (-z expert) the expert table,
-    # which begins with an empty line (a frame's line holds its tabs at least)
-    out = y.tshark(args + ["-z", "expert", "-T", "fields", "-E", "separator=/t", "-e", "frame.number",
-                           "-e", "ip.src", "-e", "netcode.type", "-e", "netcode.payload_len", "-e", "frame.protocols",
-                           "-e", "reliable.analysis.not_captured"]).stdout.splitlines()
-    end = out.index("") if "" in out else len(out)
+    rows = y.tshark(args + ["-T", "fields", "-E", "separator=/t", "-e", "frame.number", "-e", "ip.src",
+                            "-e", "netcode.type", "-e", "netcode.payload_len", "-e", "frame.protocols",
+                            "-e", "reliable.analysis.not_captured"]).stdout
     frames = []
-    for line in out[:end]:
+    for line in rows.splitlines():
         v = line.split("\t") + [""] * 6
         frames.append({"n": int(v[0]), "src": v[1], "type": v[2], "payload": v[3] != "",
                        "layers": v[4].split(":"), "not_captured": v[5]})
     # the Errors and Warns sections of -z expert, reliable's and yojimbo's rows
     severities = {}
     section = None
-    for line in out[end:]:
+    for line in y.tshark(args + ["-q", "-z", "expert"]).stdout.splitlines():
         s = re.match(r"^(Errors|Warns|Notes|Chats|Comments) \(\d+\)", line)
         if s:
             section = s.group(1)
