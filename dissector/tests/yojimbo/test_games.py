@@ -59,26 +59,9 @@ def view(path, opts):
     return out.splitlines()
 
 
-def problems_of(lines):
-    return [l for l in lines if " yojimbo " in l and ("Malformed" in l or "Protocol" in l)]
-
-
 def yojimbo_problems(path, opts):
-    return problems_of(y.tshark(["-r", path, "-q", "-z", "expert"] + CHUNK_OFF + opts).stdout.splitlines())
-
-
-def view_problems(path, opts, more=()):
-    """view() of path and yojimbo_problems() of the same run (-z expert
-    printed after the frames' fields), and the cells of the fields more
-    (after FIELDS) a frame."""
-    out = y.tshark(["-r", path] + CHUNK_OFF + opts + ["-z", "expert", "-T", "fields", "-E", "separator=|"] +
-                   sum((["-e", f] for f in FIELDS + list(more)), [])).stdout.splitlines()
-    # the expert table begins with an empty line (a frame's line holds the
-    # separators at least)
-    end = out.index("") if "" in out else len(out)
-    rows = [l.split("|") for l in out[:end]]
-    return (["|".join(r[:len(FIELDS)]) for r in rows], [r[len(FIELDS):] for r in rows],
-            problems_of(out[end:]))
+    out = y.tshark(["-r", path, "-q", "-z", "expert"] + CHUNK_OFF + opts).stdout
+    return [l for l in out.splitlines() if " yojimbo " in l and ("Malformed" in l or "Protocol" in l)]
 
 
 def keylog(tmp, name, src, private):
@@ -117,7 +100,7 @@ def main():
 
     # one row a game: each as alone
     opts = SOAK_ROW + SIM_ROW
-    got, _, problems = view_problems(both, opts)
+    got = view(both, opts)
     c.eq("frames", len(got), len(soak_alone) + len(sim_alone))
     c.true("the soak game's frames decode as alone", got[:len(soak_alone)] == soak_alone,
            "(first difference at frame %s)" % next((i + 1 for i, (a, b) in enumerate(zip(got, soak_alone))
@@ -125,7 +108,7 @@ def main():
     c.true("the sim game's frames decode as alone", got[len(soak_alone):] == sim_alone,
            "(first difference at frame %s)" % next((i + 1 + len(soak_alone) for i, (a, b) in
                                                     enumerate(zip(got[len(soak_alone):], sim_alone)) if a != b), None))
-    c.eq("yojimbo problems with the two rows", problems, [])
+    c.eq("yojimbo problems with the two rows", yojimbo_problems(both, opts), [])
     # without the rows (keys only): one configuration for both breaks them
     keys = ["-o", "netcode.private_key:%s,%s" % (ZERO_KEY, SIM_KEY)]
     c.true("without rows the preferences' one configuration breaks a game", yojimbo_problems(both, keys) != [])
@@ -150,11 +133,11 @@ def main():
     nokey_rows = row("0", "40771", "", "uu:8192,ro:10240:1024", "4", SCHEMA) + \
         row("1122334455667788", "40000", "", "ro,uu", "", "")
     opts = nokey_rows + ["-o", "netcode.keylog_file:" + kl, "-o", "netcode.udp.port:40000,40771"]
-    got, more, problems = view_problems(mid, opts, ["netcode.decrypted"])
-    dec = [m[0] for m in more if m and m[0]]
+    got = view(mid, opts)
+    dec = y.tshark(["-r", mid] + CHUNK_OFF + opts + ["-T", "fields", "-e", "netcode.decrypted"]).stdout.split()
     c.true("mid-session: every frame decrypted", dec and all(d in ("1", "True") for d in dec),
            "(%d of %d)" % (sum(d in ("1", "True") for d in dec), len(dec)))
-    c.eq("mid-session: yojimbo problems", problems, [])
+    c.eq("mid-session: yojimbo problems", yojimbo_problems(mid, opts), [])
     ns = len(soak_alone) - 4
     c.true("mid-session: the soak frames as alone", got[:ns] == soak_alone[4:])
     c.true("mid-session: the sim frames as alone", got[ns:] == sim_alone[4:])
