@@ -3,7 +3,11 @@
 truth files: the capturing side's row counts the packets its endpoint sent,
 acked and lost (the endpoint takes its acks where the capture is), both
 tables agree, and so does the table of a two-pass run (every pass feeds the
-tap, as the GUI's retaps need)."""
+tap, as the GUI's retaps need).
+
+The captures are read in one file (chunktest.concat_captures: each capture
+its own addresses, so its own conversations and rows): one run a pass, each
+capture's rows found by their addresses (chunktest.concat_address)."""
 import os
 import re
 import sys
@@ -41,17 +45,34 @@ def gui_rows(out):
     return rows
 
 
+def capture_rows(rows, index):
+    """The rows of concat_captures' capture index (by their A and B
+    addresses), keyed by the addresses that capture has alone."""
+    out = {}
+    for key, v in rows.items():
+        ip, port = key.rsplit(":", 1)
+        alone = rt.ct.concat_address(ip, index) + ":" + port
+        if alone in HOST.values():
+            out[alone] = v
+    return out
+
+
 def main():
     fails = rt.Failures()
-    for name in rt.captures():
-        t = rt.truth(name)
-        pcap = os.path.join(rt.CAPTURES, name + ".pcap")
-        out = tables(pcap)
-        text, gui = text_rows(out), gui_rows(out)
-        fails.check(text == gui and len(text) == 2, "%s: text table %s, GUI table %s" % (name, text, gui))
+    names = rt.captures()
+    with rt.scratch_dir() as tmp:
+        merged = os.path.join(tmp, "reliable.pcap")
+        rt.ct.concat_captures([os.path.join(rt.CAPTURES, n + ".pcap") for n in names], merged)
+        out = tables(merged)
         # Two passes (and the GUI's retaps) dissect every frame again: the
         # tap is fed on every pass.
-        two = text_rows(tables(pcap, True))
+        text_all, gui_all, two_all = text_rows(out), gui_rows(out), text_rows(tables(merged, True))
+    known = set()
+    for i, name in enumerate(names):
+        t = rt.truth(name)
+        text, gui, two = capture_rows(text_all, i), capture_rows(gui_all, i), capture_rows(two_all, i)
+        known |= {rt.ct.concat_address(k.rsplit(":", 1)[0], i) + ":" + k.rsplit(":", 1)[1] for k in text}
+        fails.check(text == gui and len(text) == 2, "%s: text table %s, GUI table %s" % (name, text, gui))
         fails.check(two == text, "%s: -2 table %s, one pass %s" % (name, two, text))
         at = t["capture"]["at"]
         side = [s for s in t["sides"] if s["side"] == at][0]["counters"]
@@ -61,6 +82,9 @@ def main():
         got = {k: row.get(k) for k in want}
         fails.check(got == want, "%s: row %s: %s, truth %s" % (name, HOST[at], got, want))
         print("%s: %s %s" % (name, HOST[at], got))
+    # no row that is none of the captures' (one pass, GUI table, two passes)
+    for what, rows in (("text", text_all), ("GUI", gui_all), ("-2", two_all)):
+        fails.check(set(rows) <= known, "%s table: rows of no capture: %s" % (what, sorted(set(rows) - known)))
     fails.finish("reliable.stats")
     return 0
 

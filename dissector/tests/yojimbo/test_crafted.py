@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import yjtest as y
+ct = y.ct
 
 W = y.Writer
 
@@ -68,19 +69,37 @@ CASES = [
 
 def experts(path, prefs):
     """The expert infos' summaries and their details (the numbers, the
-    preference to check)."""
+    preference to check) of each frame of path."""
     rows = y.fields(path, ["_ws.expert.message", "yojimbo.expert.detail"], prefs)
-    return "\n".join(r[0] + "\n" + r[1] for r in rows)
+    return [r[0] + "\n" + r[1] for r in rows]
+
+
+def case_groups():
+    """CASES by their preferences, in order: [(prefs, [case, ...])]."""
+    groups = []
+    for case in CASES:
+        same = [g for g in groups if g[0] == case[1]]
+        if same:
+            same[0][1].append(case)
+        else:
+            groups.append((case[1], [case]))
+    return groups
 
 
 def main():
     c = y.Checks("yojimbo.crafted")
     d = y.tmpdir()
-    for name, prefs, payload, want in CASES:
-        p = os.path.join(d, name + ".pcap")
-        y.pcap([payload], p)
+    # The cases that share their preferences are read in one run: one frame
+    # a case, each in its own conversation (client port 30000 + its index),
+    # 100 s after the one before.
+    for i, (prefs, cases) in enumerate(case_groups()):
+        p = os.path.join(d, "prefs%d.pcap" % i)
+        ct.write_pcap(p, [{"payload": payload, "sport": 30000 + k, "dport": y.PORT, "src": "127.0.0.1",
+                           "dst": "127.0.0.2", "t": 1000 + 100 * k} for k, (_, _, payload, _) in enumerate(cases)])
         got = experts(p, prefs)
-        c.true(name, want in got, "\n  want: %s\n  got:  %s" % (want, got))
+        c.eq("%s: frames" % ", ".join(case[0] for case in cases), len(got), len(cases))
+        for (name, _, _, want), text in zip(cases, got):
+            c.true(name, want in text, "\n  want: %s\n  got:  %s" % (want, text))
 
     # The elisions: one channel (no channel index), one message type (no type).
     p = os.path.join(d, "elide.pcap")

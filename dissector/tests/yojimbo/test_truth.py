@@ -50,9 +50,19 @@ def prefs_of(truth, keys):
             "-o", "yojimbo.message_types:%d" % cfg["message_types"], "-o", "yojimbo.schema_file:" + SCHEMA, "-2"]
 
 
-def sends_of(pcap, prefs):
-    """frame -> (time, src ip, reliable sequence, [item dicts]) from the PDML."""
-    out = y.tshark(["-r", pcap, "-T", "pdml", "-Y", "yojimbo"] + prefs).stdout
+def decode(pcap, prefs):
+    """(sends_of(), table_rows()) of pcap: one run prints the PDML of the
+    yojimbo frames and then the tables (the taps see every frame; -Y only
+    chooses the frames printed)."""
+    out = y.tshark(["-r", pcap, "-T", "pdml", "-Y", "yojimbo", "-z", "yojimbo,messages", "-z", "yojimbo,blocks"]
+                   + prefs).stdout
+    end = out.index("</pdml>") + len("</pdml>")
+    return sends_of(out[:end]), table_rows(out[end:])
+
+
+def sends_of(out):
+    """frame -> (time, src ip, reliable sequence, [item dicts]) from the PDML
+    (out)."""
     frames = {}
     for pkt in ET.fromstring(out).iter("packet"):
         num = t = src = None
@@ -100,8 +110,9 @@ def frame_cell(text):
     return 0 if text == "-" else int(text)
 
 
-def table_rows(pcap, prefs):
-    out = y.tshark(["-r", pcap, "-q", "-z", "yojimbo,messages", "-z", "yojimbo,blocks"] + prefs).stdout
+def table_rows(out):
+    """The rows and diagnoses of the -z yojimbo,messages and yojimbo,blocks
+    tables (out)."""
     msgs, blocks, diags = {}, {}, []
     part = None
     for line in out.splitlines():
@@ -132,7 +143,7 @@ def check(c, truth_path, truth=None):
     prefs = prefs_of(truth, keys)
     key = (pcap, tuple(prefs))
     if key not in CACHE:
-        CACHE[key] = (sends_of(pcap, prefs), table_rows(pcap, prefs))
+        CACHE[key] = decode(pcap, prefs)
     frames, (msgs, blocks, diags) = CACHE[key]
     t_of = {n: v[0] for n, v in frames.items()}
     ro = [ch["type"] == "ro" for ch in cfg["channels"]]
