@@ -157,13 +157,17 @@ class Conv:
 
 def decode(pcap, prefs=None, extra=()):
     """One dict per frame: fields {name: [show...]}, experts (netgame.* expert
-    names), netgame (decoded as netgame)."""
+    names), netgame (decoded as netgame), protocols (frame.protocols)."""
     xml = tshark(["-r", pcap, "-T", "pdml"] + ct.pref_args(prefs) + list(extra))
     frames = []
     for pkt in ET.fromstring(xml).iter("packet"):
-        fr = {"fields": {}, "experts": [], "netgame": False}
+        fr = {"fields": {}, "experts": [], "netgame": False, "protocols": ""}
         for proto in pkt.iter("proto"):
-            if proto.get("name") == "netgame":
+            if proto.get("name") == "frame":
+                for f in proto.iter("field"):
+                    if f.get("name") == "frame.protocols":
+                        fr["protocols"] = f.get("show")
+            elif proto.get("name") == "netgame":
                 fr["netgame"] = True
                 _collect(proto, fr)
         frames.append(fr)
