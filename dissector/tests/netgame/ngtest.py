@@ -191,3 +191,15 @@ def fields(pcap, names, prefs=None, extra=()):
         args += ["-e", n]
     out = tshark(args + ct.pref_args(prefs) + list(extra))
     return [line.split("\t") for line in out.splitlines()]
+
+
+def read_output(reader, text, *args):
+    """reader(*args), a helper that runs tshark once and reads its output
+    (gaptest.experts, flowtest.conv, ...), reading text instead: the output
+    of a run made already (one that printed several things at once)."""
+    run = ct.tshark
+    ct.tshark = lambda args, check=True: text
+    try:
+        return reader(*args)
+    finally:
+        ct.tshark = run

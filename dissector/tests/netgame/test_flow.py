@@ -11,7 +11,8 @@ src_end, dst_end: Apply as Filter) matching its packets.
 
 One tshark run per capture: the three taps, and -z io,stat with one column
 per row filter counting the frames it matches (as -Y would); the output is
-split into the taps' tables and each read by flowtest's reader.
+split into the taps' tables and each read by flowtest's reader
+(ngtest.read_output).
 """
 import json
 import os
@@ -19,18 +20,9 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import flowtest as ft  # noqa: E402
-
-
-def read(reader, text, *args):
-    """flowtest's reader (flow, conv, endpoints) on text: the output of its
-    tap, already printed."""
-    run = ft.ct.tshark
-    ft.ct.tshark = lambda args, check=True: text
-    try:
-        return reader(*args)
-    finally:
-        ft.ct.tshark = run
+import ngtest as ng  # noqa: E402
 
 
 def row_filters(a, b):
@@ -75,8 +67,8 @@ def taps(pcap, filters):
         if m:
             # Frames and bytes of each column.
             counts = [int(c) for c in m.group(1).split("|") if c.strip()][0::2]
-    return (read(ft.flow, rest, pcap, "netgame"), read(ft.conv, conv, pcap, "netgame"),
-            read(ft.endpoints, eps, pcap, "netgame"), counts)
+    return (ng.read_output(ft.flow, rest, pcap, "netgame"), ng.read_output(ft.conv, conv, pcap, "netgame"),
+            ng.read_output(ft.endpoints, eps, pcap, "netgame"), counts)
 
 
 def check(F, name):
