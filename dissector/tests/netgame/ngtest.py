@@ -7,6 +7,7 @@
   received (Conv), written as pcaps;
 - reading every frame's netgame fields and expert infos (PDML).
 """
+import heapq
 import os
 import struct
 import sys
@@ -157,13 +158,17 @@ class Conv:
 
 def decode(pcap, prefs=None, extra=()):
     """One dict per frame: fields {name: [show...]}, experts (netgame.* expert
-    names), netgame (decoded as netgame)."""
+    names), netgame (decoded as netgame), protocols (frame.protocols)."""
     xml = tshark(["-r", pcap, "-T", "pdml"] + ct.pref_args(prefs) + list(extra))
     frames = []
     for pkt in ET.fromstring(xml).iter("packet"):
-        fr = {"fields": {}, "experts": [], "netgame": False}
+        fr = {"fields": {}, "experts": [], "netgame": False, "protocols": ""}
         for proto in pkt.iter("proto"):
-            if proto.get("name") == "netgame":
+            if proto.get("name") == "frame":
+                for f in proto.iter("field"):
+                    if f.get("name") == "frame.protocols":
+                        fr["protocols"] = f.get("show")
+            elif proto.get("name") == "netgame":
                 fr["netgame"] = True
                 _collect(proto, fr)
         frames.append(fr)
@@ -187,3 +192,45 @@ def fields(pcap, names, prefs=None, extra=()):
         args += ["-e", n]
     out = tshark(args + ct.pref_args(prefs) + list(extra))
     return [line.split("\t") for line in out.splitlines()]
+
+
+def read_output(reader, text, *args):
+    """reader(*args), a helper that runs tshark once and reads its output
+    (gaptest.experts, flowtest.conv, ...), reading text instead: the output
+    of a run made already (one that printed several things at once)."""
+    run = ct.tshark
+    ct.tshark = lambda args, check=True: text
+    try:
+        return reader(*args)
+    finally:
+        ct.tshark = run
+
+
+def merge_aligned(paths, out):
+    """Writes the classic Ethernet pcaps paths into out as one capture that
+    a single tshark run reads as it would read each: capture i's IPv4
+    addresses xored with 0.h.l.0 (h.l = i + 1, chunktest.concat_captures:
+    chunktest.concat_address maps them back), its frames' order and
+    intervals kept, every capture ending at the same time (the end of the
+    capture decides what the analysis calls lost) and the frames merged by
+    time. Returns [(capture index, its frame index)] per frame of out."""
+    concat = out + ".concat"
+    spans = ct.concat_captures(paths, concat)
+    with open(concat, "rb") as f:
+        data = f.read()
+    os.unlink(concat)
+    recs, off = [], 24
+    while off + 16 <= len(data):
+        sec, usec, incl, orig = struct.unpack_from("<IIII", data, off)
+        recs.append((sec * 1000000 + usec, data[off + 8:off + 16 + incl]))
+        off += 16 + incl
+    spans_t = [(recs[first - 1:last]) for _, first, last in spans]
+    end = max(r[-1][0] - r[0][0] for r in spans_t) + 1000 * 1000000
+    streams = [[(t + end - r[-1][0], i, k, rest) for k, (t, rest) in enumerate(r)] for i, r in enumerate(spans_t)]
+    merged = list(heapq.merge(*streams, key=lambda x: (x[0], x[1])))
+    with open(out, "wb") as f:
+        f.write(data[:24])
+        for t, _, _, rest in merged:
+            f.write(struct.pack("<II", t // 1000000, t % 1000000) + rest)
+    os.chmod(out, 0o644)
+    return [(i, k) for _, i, k, _ in merged]

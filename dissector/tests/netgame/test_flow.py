@@ -8,13 +8,67 @@ sequence, ack, ack bits and payload bytes as the truth file has them; one
 conversation row with the capturing side's packets sent and received each
 way, the same counts as endpoints, and the row's filters (netgame.end,
 src_end, dst_end: Apply as Filter) matching its packets.
+
+One tshark run per capture: the three taps, and -z io,stat with one column
+per row filter counting the frames it matches (as -Y would); the output is
+split into the taps' tables and each read by flowtest's reader
+(ngtest.read_output).
 """
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import flowtest as ft  # noqa: E402
+import ngtest as ng  # noqa: E402
+
+
+def row_filters(a, b):
+    """The filters flowtest.row_filters tries on the conversation row (a,
+    b): (filter, index of its count in the row (b->a, a->b, total))."""
+    return [('netgame.end == "%s" && netgame.end == "%s"' % (a, b), 2),
+            ('netgame.src_end == "%s" && netgame.dst_end == "%s"' % (a, b), 1),
+            ('netgame.src_end == "%s" && netgame.dst_end == "%s"' % (b, a), 0)]
+
+
+def split(out, titles):
+    """([the table of each title: from its rule of '=' to the same rule
+    closing it], the lines of no table), in whichever order the taps print
+    them (chunktest.split_table would join the lines around a table that
+    follows another)."""
+    lines = out.split("\n")
+    tables = [""] * len(titles)
+    rest = []
+    i = 0
+    while i < len(lines):
+        rule = lines[i]
+        hit = [k for k, t in enumerate(titles) if i + 1 < len(lines) and lines[i + 1].startswith(t)]
+        if hit and len(rule) >= 10 and rule == "=" * len(rule) and rule in lines[i + 2:]:
+            j = lines.index(rule, i + 2)
+            tables[hit[0]] = "\n".join(lines[i:j + 1]) + "\n"
+            i = j + 1
+            continue
+        rest.append(rule)
+        i += 1
+    return tables, "\n".join(rest)
+
+
+def taps(pcap, filters):
+    """(flow, conversations, endpoints, [frames each filter matches]) of one run."""
+    out = ft.ct.tshark(["-r", pcap, "-q", "-z", "flow,netgame,network", "-z", "conv,netgame",
+                        "-z", "endpoints,netgame", "-z", "io,stat,0," + ",".join(filters)])
+    tables, rest = split(out, ("Netgame Conversations", "Netgame Endpoints", "| IO Statistics"))
+    conv, eps, io = tables
+    counts = None
+    for line in io.splitlines():
+        m = re.match(r"^\|\s*[\d.]+\s*<>\s*[\d.]+\s*\|(.*)$", line)
+        if m:
+            # Frames and bytes of each column.
+            counts = [int(c) for c in m.group(1).split("|") if c.strip()][0::2]
+    return (ng.read_output(ft.flow, rest, pcap, "netgame"), ng.read_output(ft.conv, conv, pcap, "netgame"),
+            ng.read_output(ft.endpoints, eps, pcap, "netgame"), counts)
 
 
 def check(F, name):
@@ -23,7 +77,8 @@ def check(F, name):
     pcap = ft.capture(name + ".pcap")
     a_end, b_end = t["endpoints"]["a"], t["endpoints"]["b"]
     pkts = sorted((fr, p) for p in t["packets"] for fr in p["frames"])
-    arrows = ft.flow(pcap, "netgame")
+    filters = row_filters(a_end, b_end)
+    arrows, rows, eps, counts = taps(pcap, [f for f, _ in filters])
     F.check(len(arrows) == len(pkts) == t["capture"]["frames"],
             "%s: %d arrows for %d captured packets" % (name, len(arrows), len(pkts)))
     payload = t["config"]["payload"]
@@ -35,11 +90,14 @@ def check(F, name):
                 % (name, frame, a["label"]))
     side = [s for s in t["sides"] if s["side"] == t["capture"]["at"]][0]["counters"]
     sent, recv = side["packets_sent"], side["packets_received"]
-    rows = ft.conv(pcap, "netgame")
     F.check(rows == {(a_end, b_end): (recv, sent, sent + recv)}, "%s: conversations %r (sent %d, received %d)"
             % (name, rows, sent, recv))
-    ft.row_filters(F, name, pcap, "netgame", rows)
-    eps = ft.endpoints(pcap, "netgame")
+    # The row's filters match its packets (the row is (a_end, b_end) when
+    # the check above holds).
+    F.check(counts is not None and len(counts) == len(filters), "%s: io,stat counts %s" % (name, counts))
+    for (filt, k), got in zip(filters, counts or []):
+        want = rows.get((a_end, b_end), (None,) * 3)[k]
+        F.check(got == want, "%s: %s matches %d packets, the row says %s" % (name, filt, got, want))
     F.check(eps == {a_end: (sent + recv, sent, recv), b_end: (sent + recv, recv, sent)},
             "%s: endpoints %r" % (name, eps))
 

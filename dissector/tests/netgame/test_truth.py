@@ -17,6 +17,12 @@
   new mode.
 Captures that miss datagrams (--capture-drop, --capture-from) are left to
 netgame.gaps: the endpoints' RTT and losses rest on packets they lack.
+
+The captures decoded with the same preferences are read in one tshark run
+(chunktest.concat_captures: each its own addresses, 1000 s after the
+previous one; frame numbers and addresses mapped back to each capture's
+own). The lost flag of a packet sent in a capture's last second may differ
+there (the end of the whole file decides it); those are not checked.
 """
 import glob
 import json
@@ -41,13 +47,40 @@ def ack0_nobits(row_fields):
     return row_fields[-2] == "0" and int(row_fields[-1], 16) == 0
 
 
-def check_capture(F, pcap, truth):
+def prefs_of(truth):
     cfg = truth["config"]
     prefs = {"netgame.max_sequence": cfg["max_sequence"]}
     if cfg.get("protocol_id", 0x11223344) != 0x11223344:
         # netgame-other-id: its id configured, as a user would.
         prefs["netgame.protocol_ids"] = "0x%08x" % cfg["protocol_id"]
-    rows = ng.fields(pcap, FIELDS, prefs=prefs, extra=["-2"])
+    return prefs
+
+
+def decode(tmp, pcaps, prefs):
+    """{pcap: its FIELDS rows, as a run on it alone numbers and addresses
+    them} from one tshark -2 run over pcaps concatenated."""
+    if len(pcaps) == 1:
+        return {pcaps[0]: ng.fields(pcaps[0], FIELDS, prefs=prefs, extra=["-2"])}
+    merged = os.path.join(tmp, "merged-%d.pcap" % len(os.listdir(tmp)))
+    spans = ng.ct.concat_captures(pcaps, merged)
+    rows = ng.fields(merged, FIELDS, prefs=prefs, extra=["-2"])
+    out = {}
+    for i, (pcap, first, last) in enumerate(spans):
+        own = []
+        for r in rows[first - 1:last]:
+            r = list(r)
+            r[0] = str(int(r[0]) - first + 1)
+            r[2] = ng.ct.concat_address(r[2], i) if r[2] else r[2]
+            if r[4]:
+                n = int(r[4])
+                r[4] = str(n - first + 1) if first <= n <= last else "other capture's frame %d" % n
+            own.append(r)
+        out[pcap] = own
+    return out
+
+
+def check_capture(F, pcap, truth, rows):
+    cfg = truth["config"]
     by_frame = {int(r[0]): r for r in rows}
     name = os.path.basename(pcap)
     at = truth["capture"]["at"]
@@ -129,6 +162,7 @@ def main():
     F = ng.Failures()
     truths = sorted(glob.glob(os.path.join(CAPTURES, "netgame-*.truth.json")))
     F.check(len(truths) >= 10, "%d netgame truth files" % len(truths))
+    groups = {}   # preferences -> [(pcap, truth)]
     for tf in truths:
         with open(tf) as f:
             truth = json.load(f)
@@ -137,9 +171,15 @@ def main():
             # rest on packets the capture lacks; netgame.gaps checks these.
             continue
         pcap = tf.replace(".truth.json", ".pcap")
-        s = check_capture(F, pcap, truth)
-        print("%s: %d acked_in, %d RTTs, %d lost, %d smoothed RTTs checked; %d ambiguous ack of 0"
-              % (os.path.basename(pcap), s["acked_in"], s["rtt"], s["lost"], s["srtt"], s["ack0_ambiguous"]))
+        groups.setdefault(tuple(sorted(prefs_of(truth).items())), []).append((pcap, truth))
+    with ng.scratch_dir() as tmp:
+        for prefs, items in sorted(groups.items()):
+            rows = decode(tmp, [p for p, _ in items], dict(prefs))
+            for pcap, truth in items:
+                s = check_capture(F, pcap, truth, rows[pcap])
+                print("%s: %d acked_in, %d RTTs, %d lost, %d smoothed RTTs checked; %d ambiguous ack of 0"
+                      % (os.path.basename(pcap), s["acked_in"], s["rtt"], s["lost"], s["srtt"],
+                         s["ack0_ambiguous"]))
     F.finish("netgame.truth")
 
 
