@@ -606,3 +606,51 @@ def concat_ok(path):
         head = f.read(24)
     return len(head) == 24 and struct.unpack("<I", head[:4])[0] == 0xA1B2C3D4 and \
         struct.unpack("<I", head[20:])[0] == 1
+
+
+# ---- analysis helper (issue 27): any capture made fit for concat_captures ----
+
+def ethernet_copy(src, dst, ports=None, keep_at=None):
+    """Copies the classic microsecond pcap src, of Ethernet (linktype 1) or
+    raw IPv4 frames (101: given an Ethernet header), to dst as Ethernet
+    frames, with the UDP ports of ports ({old: new}) changed on both sides
+    (and a set UDP checksum updated to match, RFC 1624): captures that
+    decode as their own protocol on their own ports, to be concatenated by
+    concat_captures; keep_at: the index concat_captures will give the copy,
+    whose addresses then come out as src has them (the analyses that check
+    them: netcode's token names its server's). Returns dst."""
+    data = open(src, "rb").read()
+    magic, _, _, _, _, _, linktype = struct.unpack_from("<IHHiIII", data)
+    if magic != 0xA1B2C3D4 or linktype not in (1, 101):
+        raise RuntimeError("%s: not a classic microsecond pcap of Ethernet or raw IPv4 frames" % src)
+    ports = ports or {}
+    out = bytearray(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
+    off = 24
+    while off + 16 <= len(data):
+        sec, usec, incl, orig = struct.unpack_from("<IIII", data, off)
+        frame = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if linktype == 101:
+            frame = b"\x02\x00\x00\x00\x00\x02" + b"\x02\x00\x00\x00\x00\x01" + b"\x08\x00" + frame
+            incl, orig = incl + 14, orig + 14
+        frame = bytearray(frame)
+        if len(frame) >= 34 and frame[12:14] == b"\x08\x00" and frame[14] >> 4 == 4 and frame[23] == 17 \
+                and struct.unpack("!H", frame[20:22])[0] & 0x1FFF == 0:
+            pos = 14 + (frame[14] & 15) * 4
+            if len(frame) >= pos + 8:
+                old = bytes(frame[pos:pos + 4])
+                sport, dport = struct.unpack("!HH", old)
+                new = struct.pack("!HH", ports.get(sport, sport), ports.get(dport, dport))
+                frame[pos:pos + 4] = new
+                ck = struct.unpack("!H", frame[pos + 6:pos + 8])[0]
+                if ck and new != old:
+                    s = _fold(_fold((~ck & 0xFFFF) + (~_fold(_sum16(old)) & 0xFFFF) + _fold(_sum16(new))))
+                    frame[pos + 6:pos + 8] = struct.pack("!H", ((~s) & 0xFFFF) or 0xFFFF)
+        frame = bytes(frame)
+        if keep_at is not None:
+            frame = _readdress(frame, bytes((0, ((keep_at + 1) >> 8) & 255, (keep_at + 1) & 255, 0)))
+        out += struct.pack("<IIII", sec, usec, incl, orig) + frame
+    with open(dst, "wb") as f:
+        f.write(out)
+    os.chmod(dst, 0o644)
+    return dst

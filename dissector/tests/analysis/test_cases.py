@@ -6,10 +6,15 @@ acks back) with timestamps, and for some frames the exact value of analysis
 fields after -2. chunk.analysis.flags is checked on every frame: a frame not
 listed must have none. Every case is also run in one pass, where every field
 but the forward-looking ones must be the same.
+
+The cases are read from one capture (each its own conversations, 1000 s
+apart; AT_END) in one tshark run a pass; frame numbers, stream and transfer
+indices are mapped back to each case's own, so the checks and failures are
+the case's.
 """
 import os
+import re
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -211,6 +216,14 @@ CASES = [
 
 
 AGG = "\x1f"   # joins a field's occurrences below (the expert details hold commas)
+# The cases are conversation pairs of their own in one capture
+# (concat_captures: addresses of their own, 1000 s after the previous case).
+# Those whose checks read the capture's end (an incomplete chunk's diagnosis
+# says how long before the end it went quiet when that is over 1 s) are not
+# followed by another: the first comes last, the others have a capture each.
+AT_END = {"a transfer that goes quiet before the capture ends", "chunk started before the previous was acked"}
+COUNTERS = ("chunk.stream", "chunk.transfer")   # numbered from 0 in each capture
+FRAME_TEXT = re.compile(r"\b(frames? |in |since )(\d+)\b")
 
 
 def read(pcap, two_pass):
@@ -228,39 +241,87 @@ def read(pcap, two_pass):
     return rows, details
 
 
+def in_case(rows, details, first, last):
+    """The rows and details of frames first..last of the capture of every
+    case, as the case's own capture has them: frame numbers (frame-number
+    fields, "frame N" in texts) and stream and transfer indices counted
+    from the case's first."""
+    frame_fields = [f for f in FIELDS if ct.field_types().get(f) == "FT_FRAMENUM"]
+
+    def frame(n):
+        return str(int(n) - first + 1) if first <= int(n) <= last else "%s (another case's)" % n
+
+    def text(t):
+        return FRAME_TEXT.sub(lambda m: m.group(1) + frame(m.group(2)), t)
+
+    base = {}
+    for c in COUNTERS:
+        vals = [int(v) for r in rows[first - 1:last] for v in r[c].split(",") if v]
+        base[c] = min(vals) if vals else 0
+    out = []
+    for row in rows[first - 1:last]:
+        row = dict(row)
+        for f in frame_fields:
+            row[f] = ",".join(frame(v) for v in row[f].split(",")) if row[f] else ""
+        for c in COUNTERS:
+            row[c] = ",".join(str(int(v) - base[c]) for v in row[c].split(",")) if row[c] else ""
+        for f in ("chunk.analysis.diagnosis", "_ws.col.Info"):
+            row[f] = text(row[f])
+        out.append(row)
+    return out, [[text(m) for m in d] for d in details[first - 1:last]]
+
+
 def main():
     fail = ct.Failures()
-    tmp = tempfile.mkdtemp(prefix="chunk-cases-")
-    os.chmod(tmp, 0o755)
-    for i, (name, packets, expect) in enumerate(CASES):
-        pcap = os.path.join(tmp, "case%d.pcap" % i)
-        ct.write_pcap(pcap, packets)
-        two, details = read(pcap, True)
-        one, _ = read(pcap, False)
-        # Whole sentences, well under Wireshark's 240-character label limit.
-        for m in (m for frame in details for m in frame):
-            fail.check(m.endswith(".") and len(m) <= 200, "%s: expert detail %r" % (name, m))
-        fail.check(len(two) == len(packets), "%s: %d frames" % (name, len(two)))
-        for n, row in enumerate(two, 1):
-            want = expect.get(n, {})
-            if "chunk.analysis.flags" not in want:
-                fail.check(row["chunk.analysis.flags"] == "",
-                           "%s frame %d: unexpected flags %s" % (name, n, row["chunk.analysis.flags"]))
-            for f, v in want.items():
-                fail.check(ct.same_value(f, row[f], v), "%s frame %d: %s = %r, want %r" % (name, n, f, row[f], v))
-            for f in FIELDS:
-                a, b = one[n - 1][f], row[f]
-                if f == "chunk.analysis.flags":
-                    a = int(a or "0", 16) & ~0x1000
-                    b = int(b or "0", 16) & ~0x1000
-                if f == "_ws.col.Info":
-                    b = b.replace(" [Incomplete]", "")
-                if f in FORWARD:
-                    fail.check(f == "chunk.reassembled_in" or a == "",
-                               "%s frame %d: forward-looking %s in one pass" % (name, n, f))
-                    continue
-                fail.check(a == b, "%s frame %d: %s one pass %r, two %r" % (name, n, f, a, b))
+    with ct.scratch_dir() as tmp:
+        pcaps = []
+        for i, (name, packets, _) in enumerate(CASES):
+            pcaps.append(os.path.join(tmp, "case%d.pcap" % i))
+            ct.write_pcap(pcaps[-1], packets)
+        end = [i for i, c in enumerate(CASES) if c[0] in AT_END]
+        groups = [[i for i, c in enumerate(CASES) if c[0] not in AT_END] + end[:1]] + [[i] for i in end[1:]]
+        for g, group in enumerate(groups):
+            pcap = os.path.join(tmp, "cases%d.pcap" % g)
+            spans = ct.concat_captures([pcaps[i] for i in group], pcap)
+            two_all, details_all = read(pcap, True)
+            one_all, _ = read(pcap, False)
+            fail.check(len(two_all) == spans[-1][2] and len(one_all) == spans[-1][2],
+                       "%d and %d frames of the cases' capture, want %d" % (len(two_all), len(one_all),
+                                                                          spans[-1][2]))
+            for i, (_, first, last) in zip(group, spans):
+                name, packets, expect = CASES[i]
+                two, details = in_case(two_all, details_all, first, last)
+                one, _ = in_case(one_all, details_all, first, last)
+                check_case(fail, name, packets, expect, two, details, one)
     fail.finish("analysis cases (%d)" % len(CASES))
+
+
+def check_case(fail, name, packets, expect, two, details, one):
+    """The checks of one case: its expected fields after -2, no flags on
+    the frames not listed, one pass the same but for FORWARD."""
+    # Whole sentences, well under Wireshark's 240-character label limit.
+    for m in (m for frame in details for m in frame):
+        fail.check(m.endswith(".") and len(m) <= 200, "%s: expert detail %r" % (name, m))
+    fail.check(len(two) == len(packets), "%s: %d frames" % (name, len(two)))
+    for n, row in enumerate(two, 1):
+        want = expect.get(n, {})
+        if "chunk.analysis.flags" not in want:
+            fail.check(row["chunk.analysis.flags"] == "",
+                       "%s frame %d: unexpected flags %s" % (name, n, row["chunk.analysis.flags"]))
+        for f, v in want.items():
+            fail.check(ct.same_value(f, row[f], v), "%s frame %d: %s = %r, want %r" % (name, n, f, row[f], v))
+        for f in FIELDS:
+            a, b = one[n - 1][f], row[f]
+            if f == "chunk.analysis.flags":
+                a = int(a or "0", 16) & ~0x1000
+                b = int(b or "0", 16) & ~0x1000
+            if f == "_ws.col.Info":
+                b = b.replace(" [Incomplete]", "")
+            if f in FORWARD:
+                fail.check(f == "chunk.reassembled_in" or a == "",
+                           "%s frame %d: forward-looking %s in one pass" % (name, n, f))
+                continue
+            fail.check(a == b, "%s frame %d: %s one pass %r, two %r" % (name, n, f, a, b))
 
 
 if __name__ == "__main__":

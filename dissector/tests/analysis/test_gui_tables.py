@@ -48,17 +48,33 @@ TITLES = {"chunk,transfers_table": "Chunk Transfers", "p2frag,packets_table": "P
           "yojimbo,messages_table": "Yojimbo Messages"}
 titles = {}
 _runs = {}
+# The text table read in the same run as a GUI table (its summary is
+# compared below).
+TEXT = {"p2frag,packets_table": "p2frag,packets"}
 
 
-def table(pcap, name, opts=()):
+def table(pcap, name, opts=(), text=None):
     """(header cells, rows of cells) of tshark's print of a GUI table; its
     title (the menu entry's, the line before "Filter for statistics:") in
     titles[name]. A table read already with the same arguments is not
-    read again (the checks below look at some tables twice)."""
-    args = ("-r", os.path.join(CAP, pcap), "-q", "-z", name) + tuple(opts)
+    read again (the checks below look at some tables twice). text: a text
+    table (-z) printed by the same run, returned third: what the run
+    printed outside the GUI table's block (between its rules of '=')."""
+    args = ("-r", os.path.join(CAP, pcap), "-q", "-z", name) + (("-z", text) if text else ()) + tuple(opts)
     if args not in _runs:
         _runs[args] = ct.tshark(list(args))
-    out = _runs[args].splitlines()
+    out = _runs[args]
+    if text:
+        blocks = re.split(r"(?m)^=+$", out)
+        gui = [b for b in blocks if re.search(r"(?m)^Filter for statistics:", b)]
+        return table_cells(gui[0] if len(gui) == 1 else "", name) + (
+            "".join(b for b in blocks if len(gui) != 1 or b is not gui[0]),)
+    return table_cells(out, name)
+
+
+def table_cells(out, name):
+    """table()'s (header, rows) of the text out of a GUI table."""
+    out = out.splitlines()
     header, rows = None, []
     for i, line in enumerate(out):
         if line.startswith("Filter for statistics:") and i:
@@ -73,6 +89,19 @@ def table(pcap, name, opts=()):
     return header, rows
 
 
+def split_tree(out, title):
+    """The output of a run with a stats tree (-z NAME,tree) and other taps,
+    split: (the tree from its title line to the rule of '-' closing its
+    rows, everything else). The tree is "" when it is not there."""
+    lines = out.split("\n")
+    for i, line in enumerate(lines):
+        if line == title:
+            dashes = [j for j in range(i + 1, len(lines)) if re.match(r"^-{10,}$", lines[j])]
+            if len(dashes) >= 2:
+                return "\n".join(lines[i:dashes[1] + 1]), "\n".join(lines[:i] + lines[dashes[1] + 1:])
+    return "", out
+
+
 def main():
     F = ct.Failures()
     for pcap, name, first, after_dir in [
@@ -81,7 +110,7 @@ def main():
             ("netgame-loss-10.pcap", "netgame,conns_table", "Connection", ["Diagnosis"]),
             ("yojimbo-block-lost-fragment.pcap", "yojimbo,blocks_table", "Connection", ["Diagnosis"]),
             ("yojimbo-block-lost-fragment.pcap", "yojimbo,messages_table", "Connection", ["Diagnosis"])]:
-        header, rows = table(pcap, name, YJ_OPTS if name.startswith("yojimbo") else ())
+        header, rows = table(pcap, name, YJ_OPTS if name.startswith("yojimbo") else (), TEXT.get(name))[:2]
         if not F.check(header and rows, "%s: no table" % name):
             continue
         names = [h.strip() for h in header]
@@ -147,7 +176,11 @@ def main():
         print("yojimbo diagnosis: %d characters, %d lines" % (len(rows[0][0]), len(rows[0][1].split("\x01"))))
     for pcap in ("fault-drop-slice.pcap", "fault-never-pops.pcap", "fault-drop-acks.pcap",
                  "fault-ignores-acks.pcap"):
-        lines = ct.tshark(["-2", "-r", os.path.join(CAP, pcap), "-q", "-z", "chunk,tree"]).splitlines()
+        # The tree and Expert Information from one run (-2 for both).
+        tree, ex = split_tree(ct.tshark(["-2", "-r", os.path.join(CAP, pcap), "-q", "-z", "chunk,tree",
+                                         "-z", "expert"]), "Chunk/Packets and outcomes:")
+        F.check(tree, "%s: no Packets and outcomes tree" % pcap)
+        lines = tree.splitlines()
         problems, under = 0, False
         for line in lines:
             m = re.match(r"^( *)(\S.*?)\s{2,}(\d+)\s", line)
@@ -159,7 +192,6 @@ def main():
                 problems += int(m.group(3))
             elif under:
                 under = False
-        ex = ct.tshark(["-2", "-r", os.path.join(CAP, pcap), "-q", "-z", "expert"])
         warns = sum(int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\S+\s+Chunk\s", ex.split("Notes (")[0],
                                                           re.M))
         F.check(problems == warns, "%s: Packets and outcomes counts %d problems, Expert Information %d chunk "
@@ -169,10 +201,9 @@ def main():
         F.check(titles.get(name) == want, "%s: title %r, want %r" % (name, titles.get(name), want))
 
     # The p2frag summary row against the text table's summary line.
-    header, rows = table("p2frag-loss-10.pcap", "p2frag,packets_table")
+    header, rows, text = table("p2frag-loss-10.pcap", "p2frag,packets_table", text="p2frag,packets")
     status = [h.strip() for h in header].index("Status")
     summary = [r for r in rows if r[status].startswith("Direction:")]
-    text = ct.tshark(["-r", os.path.join(CAP, "p2frag-loss-10.pcap"), "-q", "-z", "p2frag,packets"])
     m = re.search(r"fragment loss ([\d.]+)% \((\d+) of (\d+) fragments missing\), packet loss ([\d.]+)%.*"
                   r"predicted ([\d.]+)%", text)
     F.check(m, "text table: no summary line")

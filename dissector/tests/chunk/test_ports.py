@@ -10,6 +10,8 @@ default port 40000 stayed registered and "-o chunk.udp.port:1
 --disable-heuristic chunk_udp" still decoded everything as chunk. (A -d for
 a port the new range drops is dropped with it: the two look the same in the
 table, so it is not checked here.)
+The checks that take the same arguments read their captures as one file
+(one tshark run).
 """
 import os
 import sys
@@ -29,7 +31,10 @@ def protocols(pcap, args):
 
 def expect(F, name, pcap, args, chunk, frames=None):
     """Checks that every frame is (chunk) or no frame is (not chunk) chunk."""
-    protos = protocols(pcap, args)
+    check(F, name, protocols(pcap, args), chunk, frames)
+
+
+def check(F, name, protos, chunk, frames):
     F.check(protos, "%s: no frames" % name)
     if frames is not None:
         F.check(len(protos) == frames, "%s: %d frames, want %d" % (name, len(protos), frames))
@@ -39,39 +44,31 @@ def expect(F, name, pcap, args, chunk, frames=None):
         protos[wrong[0] - 1] if wrong else ""))
 
 
+def expect_all(F, tmp, args, cases):
+    """expect() for each case (name, capture, chunk, frames) of cases, all
+    with the same args, in one tshark run: the captures read as one file
+    (chunktest.concat_captures; ports kept, addresses of their own), each
+    case's frames cut out by their span. Returns each case's frame.protocols."""
+    if len(cases) == 1:
+        protos = [protocols(cases[0][1], args)]
+    else:
+        path = os.path.join(tmp, "cases-%d.pcap" % len(os.listdir(tmp)))
+        spans = ct.concat_captures([c[1] for c in cases], path)
+        every = protocols(path, args)
+        protos = [every[first - 1:last] for _, first, last in spans]
+    for (name, _, chunk, frames), mine in zip(cases, protos):
+        check(F, name, mine, chunk, frames)
+    return protos
+
+
 def main():
     F = ct.Failures()
-    clean_frames = len(protocols(CLEAN, ["--disable-protocol", "chunk"]))
-    F.check(clean_frames > 20, "clean.pcap: only %d frames" % clean_frames)
-
-    def clean(name, args, chunk):
-        expect(F, "clean.pcap " + name, CLEAN, args, chunk, clean_frames)
-
-    clean("defaults", [], True)
-    clean("port 40000 alone", NO_HEUR, True)
-    # The bug: the old port stayed registered after -o moved it.
-    clean("port moved, heuristic off", ["-o", "chunk.udp.port:1"] + NO_HEUR, False)
-    clean("port moved to a range without 40000, heuristic off",
-          ["-o", "chunk.udp.port:1-100,39999,40001"] + NO_HEUR, False)
-    # Moved to the capture's other port (the sender's 50000): decoded again.
-    clean("port moved to 50000, heuristic off", ["-o", "chunk.udp.port:50000"] + NO_HEUR, True)
-    clean("port 40000 set explicitly, heuristic off", ["-o", "chunk.udp.port:40000"] + NO_HEUR, True)
-    clean("heuristic alone (port moved)", ["-o", "chunk.udp.port:1"], True)
-    clean("Decode As udp.port==50000 alone (port moved, heuristic off)",
-          ["-o", "chunk.udp.port:1", "-d", "udp.port==50000,chunk"] + NO_HEUR, True)
-    clean("protocol disabled", ["--disable-protocol", "chunk"], False)
-
     with ct.scratch_dir() as tmp:
         # Not a chunk datagram, so no heuristic claims it, and the port
         # claims only well-formed chunk: only Decode As makes it chunk (then
         # flagged, not hidden).
         hello = os.path.join(tmp, "hello.pcap")
         ct.write_pcap(hello, [{"payload": b"hello, not a chunk packet", "sport": 50000, "dport": 40000}])
-        expect(F, "not chunk, port 40000", hello, [], False, 1)
-        expect(F, "not chunk, port moved", hello, ["-o", "chunk.udp.port:1"], False, 1)
-        expect(F, "not chunk, port moved to 50000", hello, ["-o", "chunk.udp.port:50000"], False, 1)
-        expect(F, "not chunk, Decode As udp.port==50000", hello,
-               ["-o", "chunk.udp.port:1", "-d", "udp.port==50000,chunk"], True, 1)
         # Ports rewritten off 40000: Decode As on either port.
         moved = os.path.join(tmp, "moved.pcap")
         ct.write_pcap(moved, [
@@ -79,11 +76,40 @@ def main():
             {"payload": ct.seal(ct.ack_body(1, [1, 0])), "sport": 40001, "dport": 50001,
              "src": "10.0.0.2", "dst": "10.0.0.1"},
         ])
-        expect(F, "ports 50001/40001, heuristic off", moved, NO_HEUR, False, 2)
-        expect(F, "ports 50001/40001, Decode As 40001", moved, ["-d", "udp.port==40001,chunk"] + NO_HEUR,
-               True, 2)
-        expect(F, "ports 50001/40001, port preference 50001", moved,
-               ["-o", "chunk.udp.port:50001"] + NO_HEUR, True, 2)
+        work = os.path.join(tmp, "work")
+        os.mkdir(work)
+        os.chmod(work, 0o755)
+        # The frames of clean.pcap (counted with chunk off, which is checked
+        # in the same run).
+        clean_frames = len(expect_all(F, work, ["--disable-protocol", "chunk"],
+                                      [("clean.pcap protocol disabled", CLEAN, False, None)])[0])
+        F.check(clean_frames > 20, "clean.pcap: only %d frames" % clean_frames)
+
+        def clean(name, chunk):
+            return ("clean.pcap " + name, CLEAN, chunk, clean_frames)
+
+        # The runs that take the same arguments read their captures as one.
+        for args, cases in [
+                ([], [clean("defaults", True), ("not chunk, port 40000", hello, False, 1)]),
+                (NO_HEUR, [clean("port 40000 alone", True), ("ports 50001/40001, heuristic off", moved, False, 2)]),
+                # The bug: the old port stayed registered after -o moved it.
+                (["-o", "chunk.udp.port:1"] + NO_HEUR, [clean("port moved, heuristic off", False)]),
+                (["-o", "chunk.udp.port:1-100,39999,40001"] + NO_HEUR,
+                 [clean("port moved to a range without 40000, heuristic off", False)]),
+                # Moved to the capture's other port (the sender's 50000): decoded again.
+                (["-o", "chunk.udp.port:50000"] + NO_HEUR, [clean("port moved to 50000, heuristic off", True)]),
+                (["-o", "chunk.udp.port:40000"] + NO_HEUR, [clean("port 40000 set explicitly, heuristic off", True)]),
+                (["-o", "chunk.udp.port:1"], [clean("heuristic alone (port moved)", True),
+                                              ("not chunk, port moved", hello, False, 1)]),
+                (["-o", "chunk.udp.port:1", "-d", "udp.port==50000,chunk"] + NO_HEUR,
+                 [clean("Decode As udp.port==50000 alone (port moved, heuristic off)", True)]),
+                (["-o", "chunk.udp.port:50000"], [("not chunk, port moved to 50000", hello, False, 1)]),
+                (["-o", "chunk.udp.port:1", "-d", "udp.port==50000,chunk"],
+                 [("not chunk, Decode As udp.port==50000", hello, True, 1)]),
+                (["-d", "udp.port==40001,chunk"] + NO_HEUR, [("ports 50001/40001, Decode As 40001", moved, True, 2)]),
+                (["-o", "chunk.udp.port:50001"] + NO_HEUR,
+                 [("ports 50001/40001, port preference 50001", moved, True, 2)])]:
+            expect_all(F, work, args, cases)
     F.finish("test_ports")
 
 
