@@ -538,7 +538,7 @@ def _readdress(frame, mask):
         ck = struct.unpack("!H", frame[pos:pos + 2])[0]
         if ck or proto == 6:
             # HC' = ~(~HC + ~m + m') over the changed 16-bit words
-            s = _fold((~ck & 0xFFFF) + (~_sum16(old) & 0xFFFF) + _fold(_sum16(new)))
+            s = _fold((~ck & 0xFFFF) + (~_fold(_sum16(old)) & 0xFFFF) + _fold(_sum16(new)))
             s = _fold(s)
             ck2 = (~s) & 0xFFFF
             if proto == 17 and ck2 == 0:
