@@ -18,7 +18,8 @@ The F, P and E lines are one capture (in that order; each kind its own
 addresses, 1000 s after the one before), read in three runs: one pass with
 the notes off (P, F and E lines), -2 with the notes off (F lines) and one
 pass with the notes on (E lines), all with the E lines' Decode As (no
-other line is on its port).
+other line is on its port); the last two print only the frames they are
+for (-Y frame.number range).
 """
 import os
 import sys
@@ -92,12 +93,22 @@ def capture(tmp, P, groups, E):
     return path, spans
 
 
-def frames_of(path, names, prefs, extra, span):
+_DECODED = {}
+
+
+def frames_of(path, names, prefs, extra, span, only=False):
     """pt.decode of path, the frames of span (first, last) only, their frame
-    numbers as that kind's lines alone have them."""
+    numbers as that kind's lines alone have them (each run's PDML is read
+    once). only: the run prints those frames only (-Y), for a run no other
+    kind's lines read."""
     first, last = span
+    if only:
+        extra = list(extra) + ["-Y", "frame.number >= %d && frame.number <= %d" % span]
+    key = (path, tuple(names), tuple(sorted((prefs or {}).items())), tuple(extra))
+    if key not in _DECODED:
+        _DECODED[key] = pt.decode(path, names, prefs, extra)
     out = []
-    for fr in pt.decode(path, names, prefs, extra)[first - 1:last]:
+    for fr in _DECODED[key][0 if only else first - 1:last - first + 1 if only else last]:
         fields = {n: ([str(int(v) - first + 1) for v in vs] if n in FRAME_FIELDS else vs)
                   for n, vs in fr["fields"].items()}
         out.append(dict(fr, fields=fields))
@@ -154,7 +165,7 @@ def check_groups(F, path, spans, groups, W):
     whole = {(w["seq"], w["num"]): w for w in W}
     nw = 0
     for extra in ([], ["-2"]):
-        ex = frames_of(path, P_FIELDS + F_FIELDS, pt.NO_NOTES, DECODE_AS + extra, spans["F"])
+        ex = frames_of(path, P_FIELDS + F_FIELDS, pt.NO_NOTES, DECODE_AS + extra, spans["F"], bool(extra))
         frames = [e["fields"] for e in ex]
         F.check(len(frames) == len(rows), "F: %d frames for %d lines" % (len(frames), len(rows)))
         last_of = {}
@@ -210,7 +221,7 @@ def check_groups(F, path, spans, groups, W):
 def check_e(F, path, spans, E):
     for notes in (False, True):
         prefs = {} if notes else pt.NO_NOTES
-        ex = frames_of(path, P_FIELDS + F_FIELDS, prefs, DECODE_AS, spans["E"])
+        ex = frames_of(path, P_FIELDS + F_FIELDS, prefs, DECODE_AS, spans["E"], notes)
         F.check(len(ex) == len(E), "E: %d frames" % len(ex))
         for n, (e, v) in enumerate(zip(ex, E)):
             want = set(E_EXPERT[v["tag"]]) | E_EXTRA.get(v["tag"], set())
