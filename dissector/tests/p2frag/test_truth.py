@@ -11,7 +11,8 @@
 - per datagram: a 'duplicate' verdict is p2frag.fragment.duplicate, 'too old'
   p2frag.sequence.too_old;
 - tshark -q -z expert (no tree) counts as many p2frag expert infos as the
-  tree has, one pass and -2;
+  tree has, one pass and -2, and with -2 as many "Packet lost: fragments
+  missing" as packets with fragments missing;
 - loss at once: with -2 the packets flagged "Packet lost: fragments missing"
   (p2frag.analysis.lost_packet) are exactly those with fragments missing;
   in one pass each of them is flagged too (one pass may also flag a packet
@@ -21,13 +22,17 @@
   of whose fragments arrived is not in a capture).
 Read with -2, so that every frame knows how its packet ended.
 
-The trees (PDML, -2 and one pass) of every capture come from one run a
-pass over all of them in one file (chunktest.concat_captures: each
-capture's addresses its own, times only forward), each capture's frames in
-its own numbering (frame references mapped back); the -z runs read each
-capture alone (their tables do not say the frame). A capture whose checks
-fail there is read alone, and its failures are those of its own file (and
-if it passes alone, the merged file's failures stand, named so).
+Every run reads all the captures in one file (chunktest.concat_captures:
+each capture's addresses its own, times only forward): the trees (PDML, -2
+and one pass), each capture's frames in its own numbering (frame
+references mapped back), and the runs without a tree (-q: -z expert and
+-z p2frag,packets one pass, -z expert -2). -z p2frag,packets says each
+direction's figures with its addresses: a capture's are those of its
+addresses. -z expert's counts do not say the frame: they are checked over
+all the captures at once (the sum of the captures' trees and truths). A
+capture whose checks fail there, or every capture when a sum differs, is
+read alone, and its failures are those of its own file (and if they all
+pass alone, the merged file's failures stand, named so).
 """
 import glob
 import hashlib
@@ -41,7 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import chunktest as ct  # noqa: E402
 import p2fragtest as pt  # noqa: E402
 
-FIELDS = ["frame.number", "frame.protocols", "p2frag.sequence", "p2frag.fragment_id",
+FIELDS = ["frame.number", "frame.protocols", "ip.src", "ip.dst", "p2frag.sequence", "p2frag.fragment_id",
           "p2frag.analysis.complete_in", "p2frag.analysis.lost_in", "p2frag.analysis.missing",
           "p2frag.reassembled.data", "p2frag.fragment_data", "p2frag.analysis.lost_packet"]
 
@@ -74,15 +79,47 @@ def own_numbering(frames, first):
     return out
 
 
-def check(F, cap, views=None):
-    """The checks of cap; views: trees() of cap, if read already."""
+def expert_counts(zex):
+    """How many p2frag expert infos a -z expert text counts."""
+    return sum(int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\S+\s+P2frag\s", zex, re.M))
+
+
+def lost_count(zex):
+    """How many "Packet lost: fragments missing" a -z expert text counts
+    (None: no line)."""
+    m = re.search(r"^\s+(\d+)\s+Sequence\s+P2frag\s+Packet lost: fragments missing$", zex, re.M)
+    return int(m.group(1)) if m else None
+
+
+def direction_figures(table, addresses):
+    """The per-direction figures of a -z p2frag,packets table (its
+    "Stream ..." lines and the figures under them) of the directions
+    between addresses."""
+    lines = table.split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        m = re.match(r"Stream \d+, (\S+):\d+ -> (\S+):\d+: ", line)
+        if m and m.group(1) in addresses and m.group(2) in addresses:
+            out += lines[i:i + 2] if i + 1 < len(lines) and lines[i + 1].startswith("  ") else [line]
+    return "\n".join(out) + "\n"
+
+
+def check(F, cap, views=None, figures=None):
+    """The checks of cap; views: trees() of cap, if read already; figures:
+    cap's -z p2frag,packets figures read with the other captures (the -z
+    expert counts are then not checked here). Returns what main sums for
+    those: the packets with fragments missing and the trees' p2frag expert
+    infos, one pass and -2."""
     name = os.path.basename(cap)[:-5]
     truth = json.load(open(cap[:-5] + ".truth.json"))
     # Two runs with a tree (-2 and one pass) and two without (-q -z): each
     # check below reads the run of its configuration.
     two, one = views or trees(cap)
-    zex2 = ct.tshark(["-r", cap, "-2", "-q", "-z", "expert"])
-    zex1, out = expert_and_stats(cap)
+    if figures is None:
+        zex2 = ct.tshark(["-r", cap, "-2", "-q", "-z", "expert"])
+        zex1, out = expert_and_stats(cap)
+    else:
+        out = figures
     frames = [fr["fields"] for fr in two]
     ex = two
     F.check(len(frames) == truth["capture"]["frames"], "%s: %d frames, truth %d"
@@ -134,13 +171,15 @@ def check(F, cap, views=None):
     flagged1 = sorted(int(v) for fr in one for v in fr["fields"]["p2frag.analysis.lost_packet"])
     F.check(set(lost) <= set(flagged1), "%s one pass: packets flagged lost %s, truth (fragments missing) %s"
             % (name, flagged1, lost))
-    m = re.search(r"^\s+(\d+)\s+Sequence\s+P2frag\s+Packet lost: fragments missing$", zex2, re.M)
-    F.check((int(m.group(1)) if m else 0) == len(lost), "%s -2 -z expert: %s 'Packet lost: fragments missing', "
-            "truth %d packets with fragments missing" % (name, m.group(1) if m else "no", len(lost)))
-    for tag, tree, zex in (("", one, zex1), (" -2", two, zex2)):
-        nt = sum(fr["n_experts"] for fr in tree)
-        nz = sum(int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\S+\s+P2frag\s", zex, re.M))
-        F.check(nz == nt, "%s%s: -z expert has %d p2frag expert infos, the tree %d" % (name, tag, nz, nt))
+    counts = {"lost": len(lost), "tree": sum(fr["n_experts"] for fr in one),
+              "tree -2": sum(fr["n_experts"] for fr in two)}
+    if figures is None:
+        nl = lost_count(zex2)
+        F.check((nl or 0) == len(lost), "%s -2 -z expert: %s 'Packet lost: fragments missing', "
+                "truth %d packets with fragments missing" % (name, nl if nl is not None else "no", len(lost)))
+        for tag, zex in (("", zex1), (" -2", zex2)):
+            nt, nz = counts["tree" + tag], expert_counts(zex)
+            F.check(nz == nt, "%s%s: -z expert has %d p2frag expert infos, the tree %d" % (name, tag, nz, nt))
     m = re.search(r"(\d+) fragmented packets? \((\d+) complete\)\n\s+fragment loss [\d.]+% \((\d+) of (\d+) "
                   r"fragments missing\), packet loss ([\d.]+)% \(\d+ of \d+\), predicted ([\d.]+)%", out)
     F.check(m, "%s: no summary in -z p2frag,packets:\n%s" % (name, out[-600:]))
@@ -154,6 +193,7 @@ def check(F, cap, views=None):
                                                     float(m.group(5)), float(m.group(6)),
                                                     100 * lt["fragment_loss_rate"], 100 * lt["packet_loss_rate"],
                                                     100 * lt["predicted_packet_loss_rate"]))
+    return counts
 
 
 def main():
@@ -165,14 +205,40 @@ def main():
             merged = os.path.join(tmp, "p2frag.pcap")
             spans = ct.concat_captures(caps, merged)
             two, one = trees(merged)
+            # the runs without a tree
+            table, zex1 = ct.split_table(ct.tshark(["-r", merged, "-q", "-z", "expert", "-z", "p2frag,packets"]),
+                                         "P2frag fragmented packets")
+            zex2 = ct.tshark(["-r", merged, "-2", "-q", "-z", "expert"])
+            sums = {"lost": 0, "tree": 0, "tree -2": 0}
+            alone = set()
             for cap, (_, first, last) in zip(caps, spans):
                 G = ct.Failures()
-                check(G, cap, (own_numbering(two[first - 1:last], first), one[first - 1:last]))
+                addresses = {a for fr in two[first - 1:last] for n in ("ip.src", "ip.dst") for a in fr["fields"][n]}
+                got = check(G, cap, (own_numbering(two[first - 1:last], first), one[first - 1:last]),
+                            direction_figures(table, addresses))
+                for k in sums:
+                    sums[k] += got[k]
                 if G.items:
                     n = len(F.items)
                     check(F, cap)
+                    alone.add(cap)
                     if len(F.items) == n:
                         F.items += ["%s (read with the others in one file, not alone)" % m for m in G.items]
+            # The -z expert counts, over all captures.
+            G = ct.Failures()
+            nl = lost_count(zex2)
+            G.check((nl or 0) == sums["lost"], "all captures -2 -z expert: %s 'Packet lost: fragments missing', "
+                    "truth %d packets with fragments missing" % (nl if nl is not None else "no", sums["lost"]))
+            for tag, zex in (("", zex1), (" -2", zex2)):
+                G.check(expert_counts(zex) == sums["tree" + tag], "all captures%s: -z expert has %d p2frag expert "
+                        "infos, the trees %d" % (tag, expert_counts(zex), sums["tree" + tag]))
+            if G.items:
+                n = len(F.items)
+                for cap in caps:
+                    if cap not in alone:
+                        check(F, cap)
+                if len(F.items) == n:
+                    F.items += ["%s (read in one file; each capture alone passes)" % m for m in G.items]
     else:
         for cap in caps:
             check(F, cap)

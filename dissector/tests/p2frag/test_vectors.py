@@ -13,6 +13,13 @@
   receiver off; with them on, exactly the notes listed here too.
 
 Also checks the test encoder (p2frag/p2fragtest.py) against the P and F lines.
+
+The F, P and E lines are one capture (in that order; each kind its own
+addresses, 1000 s after the one before), read in three runs: one pass with
+the notes off (P, F and E lines), -2 with the notes off (F lines) and one
+pass with the notes on (E lines), all with the E lines' Decode As (no
+other line is on its port); the last two print only the frames they are
+for (-Y frame.number range).
 """
 import os
 import sys
@@ -62,10 +69,54 @@ def check_float(F, where, shown, bits):
     F.check(ok, "%s: %s, want %r" % (where, shown, want))
 
 
-def check_p(F, tmp, P):
-    path = os.path.join(tmp, "p.pcap")
-    ct.write_pcap(path, [{"payload": bytes.fromhex(v["hex"]), "sport": 20000 + i} for i, v in enumerate(P)])
-    ex = pt.decode(path, P_FIELDS, pt.NO_NOTES)
+DECODE_AS = ["-d", "udp.port==7777,p2frag"]
+# The fields of P_FIELDS and F_FIELDS that hold frame numbers (FT_FRAMENUM).
+FRAME_FIELDS = {"frame.number", "p2frag.fragment", "p2frag.analysis.complete_in", "p2frag.reassembled_in"}
+
+
+def capture(tmp, P, groups, E):
+    """Writes the capture of every F, P and E line (F lines first); returns
+    (its path, {"F"|"P"|"E": (first frame, last frame)})."""
+    kinds = [("F", [{"payload": bytes.fromhex(fv["hex"]), "sport": 30000 + g}
+                    for g, grp in enumerate(groups) for fv in grp["frags"]]),
+             ("P", [{"payload": bytes.fromhex(v["hex"]), "sport": 20000 + i} for i, v in enumerate(P)]),
+             ("E", [{"payload": bytes.fromhex(v["hex"]), "sport": 40000 + i, "dport": 7777}
+                    for i, v in enumerate(E)])]
+    packets, spans = [], {}
+    for k, (kind, rows) in enumerate(kinds):
+        first = len(packets) + 1
+        for i, p in enumerate(rows):
+            packets.append(dict(p, src="10.2.%d.1" % k, dst="10.2.%d.2" % k, t=1000.0 * k + i * 0.01))
+        spans[kind] = (first, len(packets))
+    path = os.path.join(tmp, "vectors.pcap")
+    ct.write_pcap(path, packets)
+    return path, spans
+
+
+_DECODED = {}
+
+
+def frames_of(path, names, prefs, extra, span, only=False):
+    """pt.decode of path, the frames of span (first, last) only, their frame
+    numbers as that kind's lines alone have them (each run's PDML is read
+    once). only: the run prints those frames only (-Y), for a run no other
+    kind's lines read."""
+    first, last = span
+    if only:
+        extra = list(extra) + ["-Y", "frame.number >= %d && frame.number <= %d" % span]
+    key = (path, tuple(names), tuple(sorted((prefs or {}).items())), tuple(extra))
+    if key not in _DECODED:
+        _DECODED[key] = pt.decode(path, names, prefs, extra)
+    out = []
+    for fr in _DECODED[key][0 if only else first - 1:last - first + 1 if only else last]:
+        fields = {n: ([str(int(v) - first + 1) for v in vs] if n in FRAME_FIELDS else vs)
+                  for n, vs in fr["fields"].items()}
+        out.append(dict(fr, fields=fields))
+    return out
+
+
+def check_p(F, path, spans, P):
+    ex = frames_of(path, P_FIELDS + F_FIELDS, pt.NO_NOTES, DECODE_AS, spans["P"])
     frames = [e["fields"] for e in ex]
     F.check(len(frames) == len(P), "P: %d frames for %d lines" % (len(frames), len(P)))
     for n, (fr, e, v) in enumerate(zip(frames, ex, P)):
@@ -106,23 +157,21 @@ def check_p(F, tmp, P):
     return len(P)
 
 
-def check_groups(F, tmp, groups, W):
+def check_groups(F, path, spans, groups, W):
     rows = []
     for g, grp in enumerate(groups):
         for fv in grp["frags"]:
-            rows.append((grp, fv, {"payload": bytes.fromhex(fv["hex"]), "sport": 30000 + g}))
-    path = os.path.join(tmp, "f.pcap")
-    ct.write_pcap(path, [r[2] for r in rows])
+            rows.append((grp, fv))
     whole = {(w["seq"], w["num"]): w for w in W}
     nw = 0
     for extra in ([], ["-2"]):
-        ex = pt.decode(path, F_FIELDS, pt.NO_NOTES, extra)
+        ex = frames_of(path, P_FIELDS + F_FIELDS, pt.NO_NOTES, DECODE_AS + extra, spans["F"], bool(extra))
         frames = [e["fields"] for e in ex]
         F.check(len(frames) == len(rows), "F: %d frames for %d lines" % (len(frames), len(rows)))
         last_of = {}
-        for n, (fr, (grp, fv, _)) in enumerate(zip(frames, rows)):
+        for n, (fr, (grp, fv)) in enumerate(zip(frames, rows)):
             last_of[id(grp)] = n
-        for n, (fr, e, (grp, fv, _)) in enumerate(zip(frames, ex, rows)):
+        for n, (fr, e, (grp, fv)) in enumerate(zip(frames, ex, rows)):
             w = "F line %d (seq %d, fragment %d)%s" % (n + 1, fv["seq"], fv["id"], " -2" if extra else "")
             complete = len(grp["frags"]) == grp["num"]
             is_last = last_of[id(grp)] == n
@@ -169,14 +218,10 @@ def check_groups(F, tmp, groups, W):
     return len(rows), nw // 2
 
 
-def check_e(F, tmp, E):
-    path = os.path.join(tmp, "e.pcap")
-    ct.write_pcap(path, [{"payload": bytes.fromhex(v["hex"]), "sport": 40000 + i, "dport": 7777}
-                         for i, v in enumerate(E)])
-    decode_as = ["-d", "udp.port==7777,p2frag"]
+def check_e(F, path, spans, E):
     for notes in (False, True):
         prefs = {} if notes else pt.NO_NOTES
-        ex = pt.experts(path, prefs, decode_as)
+        ex = frames_of(path, P_FIELDS + F_FIELDS, prefs, DECODE_AS, spans["E"], notes)
         F.check(len(ex) == len(E), "E: %d frames" % len(ex))
         for n, (e, v) in enumerate(zip(ex, E)):
             want = set(E_EXPERT[v["tag"]]) | E_EXTRA.get(v["tag"], set())
@@ -196,9 +241,10 @@ def main():
     F = ct.Failures()
     P, groups, W, E = pt.read_vectors()
     with ct.scratch_dir() as tmp:
-        np_ = check_p(F, tmp, P)
-        nf, nw = check_groups(F, tmp, groups, W)
-        ne = check_e(F, tmp, E)
+        path, spans = capture(tmp, P, groups, E)
+        np_ = check_p(F, path, spans, P)
+        nf, nw = check_groups(F, path, spans, groups, W)
+        ne = check_e(F, path, spans, E)
     print("P lines %d, F lines %d, W lines reassembled %d of %d, E lines %d" % (np_, nf, nw, len(W), ne))
     F.check(nw == len(W), "only %d of %d W lines reassembled" % (nw, len(W)))
     F.finish("p2frag.vectors")
