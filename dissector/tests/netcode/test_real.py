@@ -28,12 +28,35 @@ CAPS = {
 }
 
 
-def check_decode(F, name, pcap, opts, label, want_decrypted="all"):
-    """want_decrypted: "all", True (all but the request), False (none)."""
+# Every column the checks read, from one run per capture and key setting:
+# check_decode's, the token's, the per-frame view compared in one and two
+# passes, and the expert details (their occurrences joined by AGG, a
+# character no value holds, so a cell stays one line).
+COLS = ["frame.number", "netcode.type", "netcode.decrypted", "netcode.payload_len", "netcode.analysis.flags",
+        "_ws.col.Info", "netcode.token.client_id", "netcode.token.timeout", "netcode.protocol_id",
+        "netcode.expert.detail"]
+AGG = "\x1f"
+
+
+def view(pcap, opts, extra=()):
+    """One run with a tree (-T fields, -z expert, -z netcode,conns):
+    (the -T fields lines as printed, one dict of COLS a frame, the expert
+    summary with a tree, the connections table)."""
+    args = ["-r", pcap] + list(extra) + nc.CHUNK_OFF + list(opts) + ["-T", "fields", "-E", "aggregator=" + AGG]
+    for c in COLS:
+        args += ["-e", c]
+    lines, rest = split_fields(nc.tshark(args + ["-z", "expert", "-z", "netcode,conns"]))
+    table, rest = nc.ct.split_table(rest, "netcode connections")
+    rows = [dict(zip(COLS, l.split("\t"))) for l in lines.splitlines()]
+    return lines, rows, nc._summary(rest), table
+
+
+def check_decode(F, name, rows, label, want_decrypted="all"):
+    """rows: view()'s. want_decrypted: "all", True (all but the request), False (none)."""
     spec = CAPS[name]
-    rows = nc.fields(pcap, opts, ["netcode.type", "netcode.decrypted", "netcode.payload_len"])
     counts = {}
-    for r in rows:
+    for fr in rows:
+        r = [fr["netcode.type"], fr["netcode.decrypted"], fr["netcode.payload_len"]]
         F.check(r[0] != "", "%s %s: a frame not decoded as netcode: %r" % (name, label, r))
         if r[0] == "":
             continue
@@ -44,7 +67,6 @@ def check_decode(F, name, pcap, opts, label, want_decrypted="all"):
             F.check(dec == bool(want_decrypted), "%s %s: type %d decrypted=%s, want %s" % (name, label, t, r[1],
                                                                                      want_decrypted))
     F.check(counts == spec["counts"], "%s %s: type counts %s, want %s" % (name, label, counts, spec["counts"]))
-    return rows
 
 
 def split_fields(out):
@@ -80,16 +102,22 @@ def main():
             ("key log, connection keys", ["-o", "netcode.keylog_file:" + conn_only]),
             ("key log, both", ["-o", "netcode.keylog_file:" + keylog]),
         ]
-        summaries = {}
+        # one run a key setting with a tree (its fields, experts and table)
+        # and one without (-q: its experts alone)
+        summaries, views = {}, {}
         for label, opts in ways:
-            check_decode(F, name, pcap, opts, label, True if label.endswith("connection keys") else "all")
+            views[label] = v = view(pcap, opts)
+            check_decode(F, name, v[1], label, True if label.endswith("connection keys") else "all")
+            summaries[(label, False)] = nc.expert_summary(pcap, opts, tree=False)
+            summaries[(label, True)] = v[2]
             for tree in (False, True):
-                s = summaries[(label, tree)] = nc.expert_summary(pcap, opts, tree)
+                s = summaries[(label, tree)]
                 F.check("Does not decrypt" not in s and "Errors" not in s and "Warns" not in s,
                         "%s %s (tree %s): warnings or errors in the expert summary:\n%s" % (name, label, tree, s))
         # the token's contents, from the private key
         opts = ways[0][1]
-        r = nc.fields(pcap, opts, ["netcode.token.client_id", "netcode.token.timeout", "netcode.protocol_id"])[0]
+        v1, rows, _, t1 = views[ways[0][0]]
+        r = [rows[0][c] for c in ("netcode.token.client_id", "netcode.token.timeout", "netcode.protocol_id")]
         F.check(r[0] == spec["client_id"] and r[1] == spec["timeout"] and
                 int(r[2], 16) == int(spec["protocol_id"], 16),
                 "%s: token client id/timeout/protocol id %r" % (name, r))
@@ -102,21 +130,18 @@ def main():
         for want in ("Connection request", "Connection challenge", "Challenge response", "Connected",
                      "Disconnect"):
             F.check(want in a, "%s: expert summary lacks %r" % (name, want))
-        detail = nc.expert_detail(pcap, opts)
+        # (the expert.detail cells, one item a line)
+        detail = "\n".join(fr["netcode.expert.detail"].replace(AGG, "\n") for fr in rows).replace("\\\\", "\\")
         for want in ("Connection request from the client", "Challenge from the server",
                      "Challenge response from the client", "Connected:", "Disconnect from the client"):
             F.check(want in detail, "%s: expert details lack %r" % (name, want))
         # tshark's single pass keeps no frame records: the same table and
         # per-frame view as two passes
-        # (one run a pass: the fields, then the table)
-        cols = ["-T", "fields", "-e", "frame.number", "-e", "netcode.type", "-e", "netcode.decrypted",
-                "-e", "netcode.analysis.flags", "-e", "_ws.col.Info", "-z", "netcode,conns"]
-        (v1, t1), (v2, t2) = [split_fields(nc.tshark(["-r", pcap] + extra + nc.CHUNK_OFF + opts + cols))
-                              for extra in ([], ["-2"])]
+        v2, _, _, t2 = view(pcap, opts, ["-2"])
         F.check(t1 == t2, "%s: connections table differs in two passes:\n%s\n---\n%s" % (name, t1, t2))
         F.check(v1 == v2, "%s: fields differ between one and two passes" % name)
         # no key: every packet still typed, none decrypted
-        check_decode(F, name, pcap, [], "no key", want_decrypted=False)
+        check_decode(F, name, view(pcap, [])[1], "no key", want_decrypted=False)
         # the connections table
         t = t1
         rows = [l for l in t.splitlines() if l.startswith("0 ")]
