@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """netcode.crafted: packets made with libsodium (nctest.py), one capture per
-situation, each expert info on the frame it belongs to, the same expert
+situation (the short situations whose diagnoses name no frame share one
+capture, each its own client address: run_cases), each expert info on the frame it belongs to, the same expert
 summary with and without a tree, and the connections table's diagnosis:
 the full handshake and sequence problems (gap, out of order, duplicate,
 replay, silence over the timeout, one side silent while the other sends on
@@ -11,6 +12,7 @@ denied, a wrong size, truncated and foreign datagrams, Decode As, a key log
 with malformed lines, no key at all, and the mid-connection heuristic's port
 preference."""
 import os
+import re
 import struct
 import tempfile
 
@@ -45,6 +47,59 @@ def run_case(F, tmp, name, frames, want, opts=KEY_OPT, absent=None, diag=None, n
         F.check("Diagnosis" not in table, "%s: unexpected diagnosis:\n%s" % (name, table))
     else:
         F.check(diag in table, "%s: diagnosis lacks %r:\n%s" % (name, diag, table))
+    return got, table
+
+
+def run_cases(F, tmp, cases, opts=KEY_OPT):
+    """run_case for each case (name, frames, want, absent, diag,
+    not_netcode) of one capture: the cases at the same times, each its own
+    client address 10.0.<k + 1>.1 (the server's 10.0.0.2:40000, which the
+    tokens name, kept), so two runs instead of two a case. For cases that
+    end within a fraction of a second of each other (the connections
+    table's state at the capture's end must not change) and whose
+    diagnoses name no frame number."""
+    merged, where = [], []
+    for k, (name, frames, *_rest) in enumerate(cases):
+        addr = "10.0.%d.1" % (k + 1)
+        for i, f in enumerate(frames):
+            f = dict(f)
+            for end in ("src", "dst"):
+                if f[end] == nc.CLIENT[0]:
+                    f[end] = addr
+            merged.append((f["t"], k, i, f))
+    merged.sort(key=lambda m: (m[0], m[1], m[2]))
+    pcap = os.path.join(tmp, "+".join(c[0] for c in cases) + ".pcap")
+    nc.write_pcap(pcap, [m[3] for m in merged])
+    got, b = nc.decode_with_summary(pcap, opts)
+    a, table = nc.summary_and_conns(pcap, opts)
+    F.check(len(got) == len(merged), "%s: %d frames decoded of %d" % (pcap, len(got), len(merged)))
+    if a.strip() != b.strip():
+        # the joined summaries do not say which case: each alone does
+        for name, frames, want, absent, diag, not_netcode in cases:
+            run_case(F, tmp, name, frames, want, opts, absent, diag, not_netcode)
+        F.check(False, "%s: expert summary differs with a tree:\n%s\n---\n%s" % (pcap, a, b))
+    lines = table.splitlines()
+    for k, (name, frames, want, absent, diag, not_netcode) in enumerate(cases):
+        mine = [fr for fr, m in zip(got, merged) if m[1] == k]
+        F.check(len(mine) == len(frames), "%s: %d frames decoded of %d" % (name, len(mine), len(frames)))
+        for i, fr in enumerate(mine):
+            if i in not_netcode:
+                F.check(not fr["netcode"], "%s frame %d: decoded as netcode" % (name, i + 1))
+                continue
+            F.check(fr["netcode"], "%s frame %d: not decoded as netcode" % (name, i + 1))
+            for e in want.get(i, ()):
+                F.check(e in fr["experts"], "%s frame %d: no %s (has %s)" % (name, i + 1, e, sorted(fr["experts"])))
+            for e in (absent or {}).get(i, ()):
+                F.check(e not in fr["experts"], "%s frame %d: %s where it does not belong" % (name, i + 1, e))
+        # the case's rows and diagnoses: the lines naming its client address
+        addr = "10.0.%d.1:" % (k + 1)
+        rows = [l for l in lines if re.match(r"^\d+\s+" + re.escape(addr), l)]
+        diags = [l for l in lines if l.startswith("Conn ") and (" %s" % addr) in l]
+        if diag is None:
+            F.check(not diags, "%s: unexpected diagnosis:\n%s" % (name, "\n".join(rows + diags)))
+        else:
+            F.check(any(diag in l for l in rows + diags), "%s: diagnosis lacks %r:\n%s" % (name, diag,
+                                                                                     "\n".join(rows + diags)))
     return got, table
 
 
@@ -94,49 +149,59 @@ def main():
             "full frame 1: token fields %r" % {k: v for k, v in f.items() if k.startswith("netcode.token")})
     F.check(" 1 " in table and "42" in table, "full: table lacks the undecryptable count or client id:\n" + table)
 
+    # ---- the cases below, short and with no frame number in their
+    # diagnoses: one capture (run_cases) ----
+    quick = []
+
+    def case(name, frames, want, absent=None, diag=None, not_netcode=()):
+        return (name, frames, want, absent, diag, not_netcode)
+
     # ---- an expired token ----
-    run_case(F, tmp, "expired", [c2s(nc.request(int(nc.T0) - 10), 0.0)],
-             {0: {"netcode.token.expired", "netcode.request"}}, diag="expired")
+    quick.append(case("expired", [c2s(nc.request(int(nc.T0) - 10), 0.0)],
+                      {0: {"netcode.token.expired", "netcode.request"}}, diag="expired"))
 
     # ---- a wrong private key ----
-    run_case(F, tmp, "wrong-key", [c2s(nc.request(int(nc.T0) + 60, private_key=b"\x99" * 32), 0.0),
-                                   c2s(nc.request(int(nc.T0) + 60, private_key=b"\x99" * 32), 0.1)],
-             {0: {"netcode.token.decrypt_failed"}, 1: {"netcode.request.repeated"}}, diag="does not decrypt")
+    quick.append(case("wrong-key", [c2s(nc.request(int(nc.T0) + 60, private_key=b"\x99" * 32), 0.0),
+                                    c2s(nc.request(int(nc.T0) + 60, private_key=b"\x99" * 32), 0.1)],
+                      {0: {"netcode.token.decrypt_failed"}, 1: {"netcode.request.repeated"}},
+                      diag="does not decrypt"))
 
     # ---- a malformed token, a server not in the token ----
-    run_case(F, tmp, "token-bad", [c2s(nc.request(int(nc.T0) + 60, plain=nc.token_plain(num_addresses=0)), 0.0)],
-             {0: {"netcode.token.malformed"}}, diag="malformed")
-    run_case(F, tmp, "not-listed",
-             [c2s(nc.request(int(nc.T0) + 60, plain=nc.token_plain(addresses=(("10.0.0.9", 40000),))), 0.0)],
-             {0: {"netcode.token.server_not_listed"}}, diag="not among")
+    quick.append(case("token-bad", [c2s(nc.request(int(nc.T0) + 60, plain=nc.token_plain(num_addresses=0)), 0.0)],
+                      {0: {"netcode.token.malformed"}}, diag="malformed"))
+    quick.append(case("not-listed",
+                      [c2s(nc.request(int(nc.T0) + 60, plain=nc.token_plain(addresses=(("10.0.0.9", 40000),))), 0.0)],
+                      {0: {"netcode.token.server_not_listed"}}, diag="not among"))
 
     # ---- requests repeated, a challenge the client never got ----
     e = int(nc.T0) + 60
-    run_case(F, tmp, "unanswered-challenge",
-             [c2s(nc.request(e), 0.0), c2s(nc.request(e), 0.1), s2c(nc.challenge(), 0.11), c2s(nc.request(e), 0.2)],
-             {0: {"netcode.request"}, 1: {"netcode.request.repeated"}, 2: {"netcode.challenge"},
-              3: {"netcode.request.after_challenge"}}, diag="did not reach it")
+    quick.append(case("unanswered-challenge",
+                      [c2s(nc.request(e), 0.0), c2s(nc.request(e), 0.1), s2c(nc.challenge(), 0.11),
+                       c2s(nc.request(e), 0.2)],
+                      {0: {"netcode.request"}, 1: {"netcode.request.repeated"}, 2: {"netcode.challenge"},
+                       3: {"netcode.request.after_challenge"}}, diag="did not reach it"))
 
     # ---- the response never answered ----
-    run_case(F, tmp, "no-keep-alive",
-             [c2s(nc.request(e), 0.0), s2c(nc.challenge(), 0.01), c2s(nc.response(0), 0.02),
-              c2s(nc.response(1), 0.12)],
-             {2: {"netcode.response"}, 3: {"netcode.response.repeated"}}, diag="no keep-alive came back")
+    quick.append(case("no-keep-alive",
+                      [c2s(nc.request(e), 0.0), s2c(nc.challenge(), 0.01), c2s(nc.response(0), 0.02),
+                       c2s(nc.response(1), 0.12)],
+                      {2: {"netcode.response"}, 3: {"netcode.response.repeated"}}, diag="no keep-alive came back"))
 
     # ---- denied ----
-    run_case(F, tmp, "denied", [c2s(nc.request(e), 0.0), s2c(nc.denied(), 0.01)],
-             {1: {"netcode.denied"}}, diag="server is full")
+    quick.append(case("denied", [c2s(nc.request(e), 0.0), s2c(nc.denied(), 0.01)],
+                      {1: {"netcode.denied"}}, diag="server is full"))
 
     # ---- a keep-alive of the wrong size in a netcode conversation ----
     bad_ka = nc.packet(nc.KEEP_ALIVE, 1, b"\x00" * 9, S2C_KEY)
-    run_case(F, tmp, "size", nc.handshake() + [s2c(bad_ka, 0.1)], {4: {"netcode.size"}}, diag=None)
+    quick.append(case("size", nc.handshake() + [s2c(bad_ka, 0.1)], {4: {"netcode.size"}}, diag=None))
 
     # ---- truncated and foreign datagrams are not netcode's ----
     req = nc.request(e)
-    run_case(F, tmp, "truncated",
-             [c2s(req[:-1], 0.0), c2s(b"\x15\x01" + b"\x00" * 10, 0.1), c2s(b"\x00" * 1078, 0.2),
-              c2s(b"\x17\x01" + b"\x00" * 40, 0.3)],
-             {}, not_netcode=(0, 1, 2, 3), diag=None)
+    quick.append(case("truncated",
+                      [c2s(req[:-1], 0.0), c2s(b"\x15\x01" + b"\x00" * 10, 0.1), c2s(b"\x00" * 1078, 0.2),
+                       c2s(b"\x17\x01" + b"\x00" * 40, 0.3)],
+                      {}, not_netcode=(0, 1, 2, 3), diag=None))
+    run_cases(F, tmp, quick)
     # ... but Decode As shows them, flagged
     got, _ = run_case(F, tmp, "decode-as", [c2s(req[:-1], 0.0), c2s(b"\x97" + b"\x00" * 30, 0.1)],
                       {0: {"netcode.not_netcode"}, 1: {"netcode.not_netcode"}},

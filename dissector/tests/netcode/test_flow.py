@@ -21,6 +21,7 @@ against the netcode-sim truth files:
 """
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -58,10 +59,69 @@ def client_names(t):
     return {c["client"]: "%s client id %d" % (c["address"], int(c["client_id"], 16)) for c in t["connections"]}
 
 
+def taps(pcap, extra, filters=()):
+    """One run (-q) of the Flow Graph, the Conversations and Endpoints tabs
+    and, given filters, -z io,stat counting the frames each filter matches:
+    (flow's arrows, conv's rows, endpoints' rows, [frames per filter]), as
+    flowtest's flow(), conv() and endpoints() read each tap's own run."""
+    zs = ["flow,netcode,network", "conv,netcode", "endpoints,netcode"]
+    if filters:
+        zs.append("io,stat,0," + ",".join(filters))
+    out = ft.ct.tshark(["-r", pcap, "-q"] + sum((["-z", z] for z in zs), []) + list(extra))
+    # each table as its tap alone prints it; the Flow Graph is the rest
+    conv_text, ep_text, io_text = [ft.ct.split_table(out, title)[0] for title in
+                                   ("netcode Conversations", "netcode Endpoints", "| IO Statistics")]
+    for text in (conv_text, ep_text, io_text):
+        if text:
+            out = out.replace(text, "\n")
+    arrows, pending = [], None
+    for line in out.splitlines():
+        m = re.match(r"^(\d+)?\s*\|(\d+\.\d+)\s*\|", line)
+        if m:
+            cells = line.split("|")
+            pending = {"conv": int(m.group(1) or 0), "time": m.group(2), "label": cells[2].strip(),
+                       "comment": cells[-1]}
+        elif pending is not None and ("-->" in line or "<--" in line):
+            pending["dir"] = "->" if "-->" in line else "<-"
+            arrows.append(pending)
+            pending = None
+    rows = {}
+    for line in conv_text.splitlines():
+        m = ft._CONV_ROW.match(line)
+        if m:
+            rows[(m.group(1), m.group(2))] = (int(m.group(3)), int(m.group(4)), int(m.group(5)))
+    eps = {}
+    for line in ep_text.splitlines():
+        m = ft._EP_ROW.match(line)
+        if m and not line.startswith(" "):
+            eps[m.group(1).strip()] = (int(m.group(2)), int(m.group(3)), int(m.group(4)))
+    counts = []
+    for line in io_text.splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        # the one interval's row: | <start> <> <end> | frames | bytes | ...
+        # (and empty cells when the filters' legend is wider)
+        if len(cells) > 2 and "<>" in cells[1]:
+            counts = [int(c) for c in [c for c in cells[2:] if c][0::2]]
+    if filters and len(counts) != len(filters):
+        raise RuntimeError("io,stat: %d counts for %d filters:\n%s" % (len(counts), len(filters), io_text))
+    return arrows, rows, eps, counts
+
+
+def row_filters(rows):
+    """flowtest.row_filters' filters of each conversation row: both ends,
+    and each direction, with the packets each must match."""
+    out = []
+    for (a, b), (b_to_a, a_to_b, total) in rows.items():
+        out += [('netcode.end == "%s" && netcode.end == "%s"' % (a, b), total),
+                ('netcode.src_end == "%s" && netcode.dst_end == "%s"' % (a, b), a_to_b),
+                ('netcode.src_end == "%s" && netcode.dst_end == "%s"' % (b, a), b_to_a)]
+    return out
+
+
 def check_clean(F):
     t = truth("netcode-clean")
     pcap = ft.capture("netcode-clean.pcap")
-    arrows = ft.flow(pcap, "netcode", keys("netcode-clean"))
+    arrows, rows, eps, _ = taps(pcap, keys("netcode-clean"))
     pkts = captured(t)
     F.check(len(arrows) == len(pkts) == t["capture"]["frames"],
             "clean: %d arrows for %d captured packets" % (len(arrows), len(pkts)))
@@ -86,15 +146,12 @@ def check_clean(F):
     client = client_names(t)[0]
     c2s = sum(1 for _, p in pkts if p["from"] == "a")
     s2c = len(pkts) - c2s
-    rows = ft.conv(pcap, "netcode", keys("netcode-clean"))
     F.check(rows == {(client, SERVER): (s2c, c2s, c2s + s2c)}, "clean: conversations %r" % rows)
-    eps = ft.endpoints(pcap, "netcode", keys("netcode-clean"))
     F.check(eps == {client: (c2s + s2c, c2s, s2c), SERVER: (c2s + s2c, s2c, c2s)}, "clean: endpoints %r" % eps)
 
     # Without keys: the token is not read, the packets stay encrypted.
-    rows = ft.conv(pcap, "netcode", CHUNK_OFF)
+    arrows, rows, _, _ = taps(pcap, CHUNK_OFF)
     F.check(list(rows) == [("10.0.0.1:50000", SERVER)], "clean without keys: conversations %r" % rows)
-    arrows = ft.flow(pcap, "netcode", CHUNK_OFF)
     F.check(arrows[0]["comment"] == "Connection request" and arrows[1]["comment"].endswith(", encrypted"),
             "clean without keys: %r" % [a["comment"] for a in arrows[:2]])
 
@@ -112,10 +169,13 @@ def check_server_full(F):
         else:
             b_to_a += 1
         want[k] = (b_to_a, a_to_b, total + 1)
-    rows = ft.conv(pcap, "netcode", keys("netcode-server-full"))
+    # the rows' filters come from the truth's rows (the same rows as the
+    # table's when the check above passes), so that one run has them all
+    filters = row_filters(want)
+    arrows, rows, _, counts = taps(pcap, keys("netcode-server-full"), [f for f, _ in filters])
     F.check(len(want) == 3 and rows == want, "server-full: conversations %r, truth %r" % (rows, want))
-    ft.row_filters(F, "server-full", pcap, "netcode", rows, keys("netcode-server-full"))
-    arrows = ft.flow(pcap, "netcode", keys("netcode-server-full"))
+    for (filt, n), got in zip(filters, counts):
+        F.check(got == n, "%s: %s matches %d packets, the row says %d" % ("server-full", filt, got, n))
     denied = [a for a in arrows if a["comment"].startswith("Connection denied")]
     F.check(len(denied) == 1 and denied[0]["dir"] == "<-", "server-full: denied arrows %r" % denied)
     F.check(sorted(set(a["conv"] for a in arrows)) == [0, 1, 2], "server-full: conversations of the arrows")

@@ -25,7 +25,9 @@ tokens").
 - a chunkshark_games row naming the server port makes that port's packets
   netcode's without netcode.udp.port.
 """
+import html
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -68,6 +70,32 @@ def summary_lines(pcap, opts):
         if len(parts) == 4 and parts[0].isdigit() and parts[2] == "netcode":
             rows[parts[3].strip()] = rows.get(parts[3].strip(), 0) + int(parts[0])
     return rows
+
+
+_FIELD = re.compile(r'<field name="([^"]*)"[^>]*? show="([^"]*)"')
+_LABEL = re.compile(r'<(?:field|proto)\b[^>]*? show(?:name)?="([^"]*)"')
+
+
+def pdml_rows(pcap, opts, names):
+    """One -T pdml run: (nc.fields()'s rows of names, the first frame's
+    item labels one a line, the text -V -c 1 shows of its fields); read
+    line by line (PDML has an element a line)."""
+    out = nc.tshark(["-r", pcap, "-T", "pdml"] + nc.CHUNK_OFF + list(opts))
+    rows, labels, vals = [], [], None
+    for line in out.splitlines():
+        if line.startswith("<packet>"):
+            vals = {n: [] for n in names}
+        elif line.startswith("</packet>") and vals is not None:
+            rows.append([",".join(vals[n]) for n in names])
+            vals = None
+        elif vals is not None:
+            m = _FIELD.search(line)
+            if m and m.group(1) in vals:
+                vals[m.group(1)].append(html.unescape(m.group(2)))
+            m = _LABEL.search(line) if not rows else None
+            if m:
+                labels.append(html.unescape(m.group(1)))
+    return rows, "\n".join(labels)
 
 
 def cpu_seconds(args):
@@ -167,11 +195,14 @@ def main():
             ("key log line", ["-o", "netcode.keylog_file:" + keylog], "connect token of key log line 1")]
     for label, opts, source in ways:
         for pcap, what in ((tpcap, "whole"), (tmid, "mid-session")):
-            rows = nc.fields(pcap, port + opts, ["netcode.type", "netcode.decrypted"])
+            if pcap == tmid:
+                # one run: the rows, and the first frame's labels (-V's text)
+                rows, tree = pdml_rows(pcap, port + opts, ["netcode.type", "netcode.decrypted"])
+            else:
+                rows = nc.fields(pcap, port + opts, ["netcode.type", "netcode.decrypted"])
             bad = [r for r in rows if r[0] != "0" and (not r[0] or not nc.truthy(r[1]))]
             F.check(len(rows) > 50 and not bad, "netcode-token %s, %s: %d of %d frames not decrypted" %
                     (what, label, len(bad), len(rows)))
-        tree = nc.tshark(["-r", tmid, "-V", "-c", "1"] + nc.CHUNK_OFF + port + opts)
         F.check(source in tree, "netcode-token, %s: the decrypted flag does not name %r" % (label, source))
     # without the token: nothing decrypts, the note says no key
     rows = nc.fields(tmid, port, ["netcode.decrypted"])

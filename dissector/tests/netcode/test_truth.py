@@ -42,8 +42,19 @@ F_DUPLICATE, F_REPLAY, F_REQUEST = 0x400, 0x800, 0x4000
 CLIENT_PORT, SERVER_PORT = 50000, 40000
 
 
+_DECODED = {}
+
+
 def decode(pcap, keys):
-    """(frames {number: {field: value}}, table rows {conn: [...]}, diagnoses {conn: text})."""
+    """(frames {number: {field: value}}, table rows {conn: [...]}, diagnoses {conn: text}).
+    One tshark run per capture and key log: the self-checks, which judge
+    changed truth files against a capture already decoded, reuse its run."""
+    if (pcap, keys) not in _DECODED:
+        _DECODED[(pcap, keys)] = _decode(pcap, keys)
+    return copy.deepcopy(_DECODED[(pcap, keys)])
+
+
+def _decode(pcap, keys):
     args = ["-r", pcap, "-2", "-o", "netcode.keylog_file:" + keys, "-T", "fields", "-E", "separator=|",
             "-E", "occurrence=f", "-z", "netcode,conns"] + nc.CHUNK_OFF
     for f in FIELDS:
