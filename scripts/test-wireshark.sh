@@ -37,7 +37,9 @@
 #      trees in the clone, reused by the next run);
 #   4. runs ctest -R with the regex the build wrote to <build>/dissector-tests.txt
 #      (dissector.*, analysis.* and <protocol>.* for every protocol of
-#      dissector/protocols.txt; CHUNK_WS_TESTS overrides it) in it, but the
+#      dissector/protocols.txt; CHUNK_WS_TESTS overrides it) in it, one test
+#      more at a time than JOBS (a test's Python and I/O leave a core idle
+#      otherwise), but the
 #      tests that run once, on the host (scripts/test.sh; host_only below):
 #      hostile input, whose checks (no crash, no loop, bounded time and
 #      memory) are of the plugin's own C code: the mutation fuzzer (label

@@ -5,8 +5,9 @@
 #   bash scripts/test.sh --quick   the quick tier: unit tests, vectors, goldens,
 #                                  crafted and truth tests, on build/ alone
 #                                  (no sanitizer or fuzz build, no chroot):
-#                                  198 tests in 119 s after the build on
-#                                  a quiet 2-core machine (230 s of CPU)
+#                                  198 tests in 59 s after the build on
+#                                  a quiet 2-core machine (84 s in all in
+#                                  a fresh clone, build included)
 #
 # The full run, in this order:
 #   0. the chroots of steps 4 and 5, and Wireshark's source package (for the
@@ -14,14 +15,11 @@
 #      apt-get: the network, hardly the CPU) while steps 1-3 run; made once,
 #      they are reused by every later run (CHUNK_CHROOTS);
 #   1. endpoints under AddressSanitizer + UndefinedBehaviorSanitizer
-#      (build-asan/; 70 s of CPU: build 24 s, tests 46 s, the soaks mostly
-#      waiting on timers);
+#      (build-asan/); its tests, mostly waiting on timers (sockets, soaks),
+#      run while step 2's fuzzers are compiled;
 #   2. the fuzzers (build-fuzz/, clang): bounded libFuzzer runs side by side,
 #      and the mutation fuzzer on the ASan/UBSan build of the plugin (-V in
 #      one pass, the tree made but not printed with -2: fuzz/README.md);
-#      270 s of CPU (build 66 s, libFuzzer 100 s, mutation 106 s); 353 s
-#      when both mutation runs printed -V, which took 176 s of a quiet
-#      2-core machine's wall time (125 s now, in a fresh clone);
 #   3. everything, dissector included (build/), with ctest's summary last
 #      (the mutation fuzzer already ran in step 2, on the ASan plugin);
 #   4. the dissector and analysis tests that can differ between Wireshark
@@ -30,25 +28,32 @@
 #      plugin built with -Werror and 58 tests, the 22 others running on the
 #      host alone, and the endpoints compiled with that Debian's GCC (-O2
 #      -Werror; no test there runs them);
-#   5. the plugin's Debian package for 4.0, 4.4 and 4.6, installed into a
-#      clean chroot of each Debian and used by tshark as an ordinary user
-#      (scripts/test-package.sh; needs root or sudo).
+#   5. beside step 4 (its output shown after it): the plugin's Debian
+#      package for 4.0, 4.4 and 4.6, installed into a clean chroot of each
+#      Debian and used by tshark as an ordinary user (scripts/test-package.sh;
+#      needs root or sudo); the 4.4 and 4.6 packages wait for step 4's build
+#      of that version.
 # Each ctest run starts its longest tests first (a fresh build tree gets the
 # times of scripts/test-costs.txt: scripts/ctest-costs.sh), so that no long
-# test is left running alone at the end; steps 1 and 3 run one test more than
-# the cores, beside the socket and soak tests that mostly wait on timers.
-# Everything else is CPU-bound: a tshark run on a committed capture costs
-# about 0.3 s of CPU, nearly all of it Wireshark's start, so the tests read
-# one run per capture and configuration (several fields and -z taps printed
-# by one run, captures decoded alike concatenated into one file:
-# chunktest.concat_captures), and the hostile tests bound the plugin's CPU
-# time against the protocol-disabled run. In a fresh clone on a quiet 2-core
-# machine the full run took 1 008 s (17 min; 1 072 s before this round):
-# step 1 done at 46 s, step 2 at 171 s (125 s; it was 176), step 3 at 611 s
-# (440 s), step 4 in 347 s (4.4 183 s, 4.6 164 s: a version's build 55 s, of
-# which GCC compiling the endpoints at -O2 takes 19 s and the plugin 17 s,
-# then 58 tests), step 5 in 50 s. The run is CPU-bound throughout (2.7% of
-# the machine idle over the run), so only fewer CPU seconds make it shorter.
+# test is left running alone at the end; ctest runs one test more than the
+# cores, beside the socket and soak tests that mostly wait on timers (not
+# for the fuzzers, whose runs are bounded by time).
+# Everything else is CPU-bound: a tshark start costs about 0.33 s of CPU on
+# Wireshark 4.0 (0.24 s with the tests' lean data folder: scripts/chunk-tshark,
+# CHUNK_TSHARK_LEAN) and 0.2 s on 4.4 and 4.6, nearly all of it Wireshark's
+# start, so the tests read one run per capture and configuration (several
+# fields and -z taps printed by one run, captures decoded alike
+# concatenated into one file: chunktest.concat_captures, crafted cases each
+# in its own conversation of one capture; no-tree expert checks stay runs of
+# their own), and the hostile tests bound the plugin's CPU time against the
+# protocol-disabled run. In a fresh clone on a quiet 2-core machine the full
+# run took 666 s (11 min; 1 006 s before this round), 1 287 s of CPU (1 850):
+# step 1's build done at 14 s and its tests at 67 s, step 2 at 161 s (its
+# tests 95 s), step 3 at 412 s (ctest 226 s; 414 s before), step 4 in 239 s
+# (4.4 128 s, 4.6 111 s: a version's build about 25 s, then 58 tests in
+# 84-96 s), step 5 done 15 s after step 4. The run is CPU-bound throughout
+# (2.2% of the machine idle over the run), so only fewer CPU seconds make it
+# shorter.
 # Environment: JOBS (default: nproc), CHUNK_SKIP_ASAN=1 to skip step 1,
 # CHUNK_SKIP_FUZZ=1 to skip step 2 (the mutation fuzzer then runs in step 3,
 # on the ordinary plugin), CHUNK_SKIP_WIRESHARK=1 to skip step 4 (and 4.4 and
