@@ -30,7 +30,12 @@ _EP_ROW = re.compile(r"^(.+?)" + _EP_COUNT * 3 + r"\s*$")
 
 
 def flow(pcap, name, extra=()):
-    out = ct.tshark(["-r", pcap, "-q", "-z", "flow,%s,network" % name] + list(extra))
+    return flow_arrows(ct.tshark(["-r", pcap, "-q", "-z", "flow,%s,network" % name] + list(extra)))
+
+
+def flow_arrows(out):
+    """The arrows of a -z flow table (out: tshark's text, other tables left
+    out or not): [{"conv", "time", "label", "comment", "dir"}]."""
     arrows = []
     pending = None
     for line in out.splitlines():

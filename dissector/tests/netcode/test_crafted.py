@@ -22,16 +22,10 @@ from nctest import c2s, s2c, C2S_KEY, S2C_KEY
 KEY_OPT = ["-o", "netcode.private_key:" + nc.PRIVATE_KEY.hex()]
 
 
-def run_case(F, tmp, name, frames, want, opts=KEY_OPT, absent=None, diag=None, not_netcode=()):
-    """want: {frame index: set of expert names that must be there};
-    absent: {frame index: expert names that must not}; diag: text the
-    connections table's diagnosis must hold (None: no diagnosis at all)."""
-    pcap = os.path.join(tmp, name + ".pcap")
-    nc.write_pcap(pcap, frames)
-    # Two runs: the frames and the expert summary with a tree, the summary
-    # and the connections table without one.
-    got, b = nc.decode_with_summary(pcap, opts)
-    a, table = nc.summary_and_conns(pcap, opts)
+def check_frames(F, name, got, frames, want, absent, not_netcode):
+    """The decoded frames got of case name (its frames sent): each netcode
+    or not as not_netcode says, with the experts of want and none of
+    absent."""
     F.check(len(got) == len(frames), "%s: %d frames decoded of %d" % (name, len(got), len(frames)))
     for i, fr in enumerate(got):
         if i in not_netcode:
@@ -42,6 +36,19 @@ def run_case(F, tmp, name, frames, want, opts=KEY_OPT, absent=None, diag=None, n
             F.check(e in fr["experts"], "%s frame %d: no %s (has %s)" % (name, i + 1, e, sorted(fr["experts"])))
         for e in (absent or {}).get(i, ()):
             F.check(e not in fr["experts"], "%s frame %d: %s where it does not belong" % (name, i + 1, e))
+
+
+def run_case(F, tmp, name, frames, want, opts=KEY_OPT, absent=None, diag=None, not_netcode=()):
+    """want: {frame index: set of expert names that must be there};
+    absent: {frame index: expert names that must not}; diag: text the
+    connections table's diagnosis must hold (None: no diagnosis at all)."""
+    pcap = os.path.join(tmp, name + ".pcap")
+    nc.write_pcap(pcap, frames)
+    # Two runs: the frames and the expert summary with a tree, the summary
+    # and the connections table without one.
+    got, b = nc.decode_with_summary(pcap, opts)
+    a, table = nc.summary_and_conns(pcap, opts)
+    check_frames(F, name, got, frames, want, absent, not_netcode)
     F.check(a.strip() == b.strip(), "%s: expert summary differs with a tree:\n%s\n---\n%s" % (name, a, b))
     if diag is None:
         F.check("Diagnosis" not in table, "%s: unexpected diagnosis:\n%s" % (name, table))
@@ -80,17 +87,7 @@ def run_cases(F, tmp, cases, opts=KEY_OPT):
         F.check(False, "%s: expert summary differs with a tree:\n%s\n---\n%s" % (pcap, a, b))
     lines = table.splitlines()
     for k, (name, frames, want, absent, diag, not_netcode) in enumerate(cases):
-        mine = [fr for fr, m in zip(got, merged) if m[1] == k]
-        F.check(len(mine) == len(frames), "%s: %d frames decoded of %d" % (name, len(mine), len(frames)))
-        for i, fr in enumerate(mine):
-            if i in not_netcode:
-                F.check(not fr["netcode"], "%s frame %d: decoded as netcode" % (name, i + 1))
-                continue
-            F.check(fr["netcode"], "%s frame %d: not decoded as netcode" % (name, i + 1))
-            for e in want.get(i, ()):
-                F.check(e in fr["experts"], "%s frame %d: no %s (has %s)" % (name, i + 1, e, sorted(fr["experts"])))
-            for e in (absent or {}).get(i, ()):
-                F.check(e not in fr["experts"], "%s frame %d: %s where it does not belong" % (name, i + 1, e))
+        check_frames(F, name, [fr for fr, m in zip(got, merged) if m[1] == k], frames, want, absent, not_netcode)
         # the case's rows and diagnoses: the lines naming its client address
         addr = "10.0.%d.1:" % (k + 1)
         rows = [l for l in lines if re.match(r"^\d+\s+" + re.escape(addr), l)]

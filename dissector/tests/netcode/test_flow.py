@@ -21,7 +21,6 @@ against the netcode-sim truth files:
 """
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -74,17 +73,7 @@ def taps(pcap, extra, filters=()):
     for text in (conv_text, ep_text, io_text):
         if text:
             out = out.replace(text, "\n")
-    arrows, pending = [], None
-    for line in out.splitlines():
-        m = re.match(r"^(\d+)?\s*\|(\d+\.\d+)\s*\|", line)
-        if m:
-            cells = line.split("|")
-            pending = {"conv": int(m.group(1) or 0), "time": m.group(2), "label": cells[2].strip(),
-                       "comment": cells[-1]}
-        elif pending is not None and ("-->" in line or "<--" in line):
-            pending["dir"] = "->" if "-->" in line else "<-"
-            arrows.append(pending)
-            pending = None
+    arrows = ft.flow_arrows(out)
     rows = {}
     for line in conv_text.splitlines():
         m = ft._CONV_ROW.match(line)
