@@ -53,6 +53,11 @@ def fields(pcap, names, prefs=None, extra=()):
     return frames
 
 
+def expert_counts(zex):
+    """How many p2frag expert infos a -z expert text counts."""
+    return sum(int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\S+\s+P2frag\s", zex, re.M))
+
+
 def experts(pcap, prefs=None, extra=()):
     """Returns, per frame, the set of p2frag expert info names and whether
     p2frag (and chunk) decoded it: [{"experts", "p2frag", "chunk"}]."""

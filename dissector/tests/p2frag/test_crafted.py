@@ -457,11 +457,6 @@ def stats(plan):
     return check
 
 
-def expert_counts(zex):
-    """How many p2frag expert infos a -z expert text counts."""
-    return sum(int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\S+\s+P2frag\s", zex, re.M))
-
-
 def expert_without_tree(plan):
     """-q -z expert (no tree, as the GUI's Expert Information) counts what
     the tree shows, one pass and -2, over the default configuration's
@@ -474,7 +469,7 @@ def expert_without_tree(plan):
         for two, zex, views in (([], plan.no_tree["expert"], plan.ones), (["-2"], plan.no_tree["expert-2"], plan.two)):
             tag = " -2" if two else ""
             tree = sum(len(e["experts"]) for c in cases for e in views[c["name"]])
-            n = expert_counts(zex)
+            n = pt.expert_counts(zex)
             if n == tree:
                 continue
             named = []
@@ -482,7 +477,7 @@ def expert_without_tree(plan):
                 path = os.path.join(tmp, "alone-%s.pcap" % c["name"])
                 ct.write_pcap(path, [dict(p, payload=pkt) for p, pkt, *_ in c["rows"]])
                 t = sum(len(e["experts"]) for e in pt.decode(path, [], prefs, list(extra) + two))
-                z = expert_counts(ct.tshark(["-r", path, "-q", "-z", "expert"] + ct.pref_args(prefs)
+                z = pt.expert_counts(ct.tshark(["-r", path, "-q", "-z", "expert"] + ct.pref_args(prefs)
                                             + list(extra) + two))
                 if t != z:
                     named.append("%s%s: -z expert counts %d p2frag expert infos, the tree %d" % (c["name"], tag, z, t))

@@ -79,11 +79,6 @@ def own_numbering(frames, first):
     return out
 
 
-def expert_counts(zex):
-    """How many p2frag expert infos a -z expert text counts."""
-    return sum(int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\S+\s+P2frag\s", zex, re.M))
-
-
 def lost_count(zex):
     """How many "Packet lost: fragments missing" a -z expert text counts
     (None: no line)."""
@@ -178,7 +173,7 @@ def check(F, cap, views=None, figures=None):
         F.check((nl or 0) == len(lost), "%s -2 -z expert: %s 'Packet lost: fragments missing', "
                 "truth %d packets with fragments missing" % (name, nl if nl is not None else "no", len(lost)))
         for tag, zex in (("", zex1), (" -2", zex2)):
-            nt, nz = counts["tree" + tag], expert_counts(zex)
+            nt, nz = counts["tree" + tag], pt.expert_counts(zex)
             F.check(nz == nt, "%s%s: -z expert has %d p2frag expert infos, the tree %d" % (name, tag, nz, nt))
     m = re.search(r"(\d+) fragmented packets? \((\d+) complete\)\n\s+fragment loss [\d.]+% \((\d+) of (\d+) "
                   r"fragments missing\), packet loss ([\d.]+)% \(\d+ of \d+\), predicted ([\d.]+)%", out)
@@ -230,8 +225,8 @@ def main():
             G.check((nl or 0) == sums["lost"], "all captures -2 -z expert: %s 'Packet lost: fragments missing', "
                     "truth %d packets with fragments missing" % (nl if nl is not None else "no", sums["lost"]))
             for tag, zex in (("", zex1), (" -2", zex2)):
-                G.check(expert_counts(zex) == sums["tree" + tag], "all captures%s: -z expert has %d p2frag expert "
-                        "infos, the trees %d" % (tag, expert_counts(zex), sums["tree" + tag]))
+                G.check(pt.expert_counts(zex) == sums["tree" + tag], "all captures%s: -z expert has %d p2frag expert "
+                        "infos, the trees %d" % (tag, pt.expert_counts(zex), sums["tree" + tag]))
             if G.items:
                 n = len(F.items)
                 for cap in caps:
