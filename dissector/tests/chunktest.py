@@ -517,22 +517,65 @@ def _fold(s):
     return s
 
 
-def _readdress(frame, mask):
-    """frame (Ethernet) with both IPv4 addresses xored with mask (4 bytes),
-    its IP checksum and, when set, the UDP/TCP checksum of a first fragment
-    updated to match (RFC 1624); other frames unchanged."""
-    if len(frame) < 34 or frame[12:14] != b"\x08\x00" or frame[14] >> 4 != 4:
+def _is_ipv4(frame):
+    """Whether frame is an Ethernet frame of IPv4 (header and addresses there)."""
+    return len(frame) >= 34 and frame[12:14] == b"\x08\x00" and frame[14] >> 4 == 4
+
+
+def _checksum_update(ck, old, new):
+    """A transport checksum ck after the 16-bit words old became new
+    (RFC 1624: HC' = ~(~HC + ~m + m'))."""
+    return (~_fold((~ck & 0xFFFF) + (~_fold(_sum16(old)) & 0xFFFF) + _fold(_sum16(new)))) & 0xFFFF
+
+
+def _concat_mask(index):
+    """The xor concat_captures gives capture index's IPv4 addresses: 0.h.l.0, h.l = index + 1."""
+    n = index + 1
+    return bytes((0, (n >> 8) & 255, n & 255, 0))
+
+
+def _readdress(frame, mask, keep=None):
+    """frame (Ethernet) with its IPv4 addresses xored with mask (4 bytes),
+    but the address keep (4 bytes) when one of them is it, its IP checksum
+    and, when set, the UDP/TCP checksum of a first fragment updated to match
+    (RFC 1624); other frames unchanged."""
+    if not _is_ipv4(frame):
         return frame
-    return _readdress2(frame, mask, mask)
+    src_mask = b"\0\0\0\0" if frame[26:30] == keep else mask
+    dst_mask = b"\0\0\0\0" if frame[30:34] == keep else mask
+    ihl = (frame[14] & 15) * 4
+    out = bytearray(frame)
+    old = bytes(out[26:34])
+    new = bytes(a ^ b for a, b in zip(old, src_mask + dst_mask))
+    out[26:34] = new
+    out[24:26] = b"\0\0"
+    out[24:26] = struct.pack("!H", (~_fold(_sum16(bytes(out[14:14 + ihl])))) & 0xFFFF)
+    frag_off = struct.unpack("!H", frame[20:22])[0] & 0x1FFF
+    proto = frame[23]
+    at = {17: 6, 6: 16}.get(proto)
+    if at is not None and frag_off == 0 and len(frame) >= 14 + ihl + at + 2:
+        pos = 14 + ihl + at
+        ck = struct.unpack("!H", frame[pos:pos + 2])[0]
+        if ck or proto == 6:
+            ck2 = _checksum_update(ck, old, new)
+            if proto == 17 and ck2 == 0:
+                ck2 = 0xFFFF
+            out[pos:pos + 2] = struct.pack("!H", ck2)
+    return bytes(out)
 
 
-def concat_captures(paths, out, gap=1000.0):
+def concat_captures(paths, out, gap=1000.0, keep=None):
     """Writes the classic Ethernet pcaps paths one after the other into out,
     so that one tshark run reads them all as it would read each: capture i's
     IPv4 addresses are xored with 0.h.l.0 (h.l = i + 1: every capture's
     conversations are its own) and its times moved to start gap seconds
     after the previous capture's last frame (times only go forward).
+    keep: an IPv4 address (dotted text) left as every capture has it, a
+    server's that netcode's connect tokens name (moved, it would be "not
+    among the token's server addresses"); the other ends still get each
+    capture's own addresses, so conversations stay apart.
     Returns [(path, first frame number, last frame number)]."""
+    kept = bytes(int(x) for x in keep.split(".")) if keep else None
     spans = []
     frame_no = 0
     end = None
@@ -543,7 +586,7 @@ def concat_captures(paths, out, gap=1000.0):
             magic, _, _, _, _, _, linktype = struct.unpack_from("<IHHiIII", data)
             if magic != 0xA1B2C3D4 or linktype != 1:
                 raise RuntimeError("%s: not a classic microsecond Ethernet pcap" % path)
-            mask = bytes((0, ((i + 1) >> 8) & 255, (i + 1) & 255, 0))
+            mask = _concat_mask(i)
             off, first, shift = 24, frame_no + 1, None
             while off + 16 <= len(data):
                 sec, usec, incl, orig = struct.unpack_from("<IIII", data, off)
@@ -552,7 +595,7 @@ def concat_captures(paths, out, gap=1000.0):
                     shift = 0 if end is None else end + int(gap * 1e6) - t
                 t += shift
                 end = t if end is None else max(end, t)
-                frame = _readdress(data[off + 16:off + 16 + incl], mask)
+                frame = _readdress(data[off + 16:off + 16 + incl], mask, kept)
                 w.write(struct.pack("<IIII", t // 1000000, t % 1000000, incl, orig) + frame)
                 off += 16 + incl
                 frame_no += 1
@@ -565,9 +608,7 @@ def concat_address(address, index):
     """The IPv4 address (dotted text) of concat_captures' capture index as
     that capture has it, from the one in the concatenated file (or the
     other way round: the xor is its own inverse)."""
-    n = index + 1
-    mask = (0, (n >> 8) & 255, n & 255, 0)
-    return ".".join(str(int(a) ^ m) for a, m in zip(address.split("."), mask))
+    return ".".join(str(int(a) ^ m) for a, m in zip(address.split("."), _concat_mask(index)))
 
 
 def capture_of_frame(spans, number):
@@ -587,7 +628,7 @@ def concat_ok(path):
         struct.unpack("<I", head[20:])[0] == 1
 
 
-# ---- analysis helper (issue 27): any capture made fit for concat_captures ----
+# ---- any capture made fit for concat_captures ----------------------------------
 
 def ethernet_copy(src, dst, ports=None, keep_at=None):
     """Copies the classic microsecond pcap src, of Ethernet (linktype 1) or
@@ -613,8 +654,7 @@ def ethernet_copy(src, dst, ports=None, keep_at=None):
             frame = b"\x02\x00\x00\x00\x00\x02" + b"\x02\x00\x00\x00\x00\x01" + b"\x08\x00" + frame
             incl, orig = incl + 14, orig + 14
         frame = bytearray(frame)
-        if len(frame) >= 34 and frame[12:14] == b"\x08\x00" and frame[14] >> 4 == 4 and frame[23] == 17 \
-                and struct.unpack("!H", frame[20:22])[0] & 0x1FFF == 0:
+        if _is_ipv4(frame) and frame[23] == 17 and struct.unpack("!H", frame[20:22])[0] & 0x1FFF == 0:
             pos = 14 + (frame[14] & 15) * 4
             if len(frame) >= pos + 8:
                 old = bytes(frame[pos:pos + 4])
@@ -623,70 +663,12 @@ def ethernet_copy(src, dst, ports=None, keep_at=None):
                 frame[pos:pos + 4] = new
                 ck = struct.unpack("!H", frame[pos + 6:pos + 8])[0]
                 if ck and new != old:
-                    s = _fold(_fold((~ck & 0xFFFF) + (~_fold(_sum16(old)) & 0xFFFF) + _fold(_sum16(new))))
-                    frame[pos + 6:pos + 8] = struct.pack("!H", ((~s) & 0xFFFF) or 0xFFFF)
+                    frame[pos + 6:pos + 8] = struct.pack("!H", _checksum_update(ck, old, new) or 0xFFFF)
         frame = bytes(frame)
         if keep_at is not None:
-            frame = _readdress(frame, bytes((0, ((keep_at + 1) >> 8) & 255, (keep_at + 1) & 255, 0)))
+            frame = _readdress(frame, _concat_mask(keep_at))
         out += struct.pack("<IIII", sec, usec, incl, orig) + frame
     with open(dst, "wb") as f:
         f.write(out)
     os.chmod(dst, 0o644)
     return dst
-
-
-# ---- added by the netcode tests' helper (test speed, issue 27) -----------------
-
-def concat_captures_keeping(paths, out, keep, gap=1000.0):
-    """concat_captures(paths, out, gap), but the IPv4 address keep (dotted
-    text: a server's, which netcode's connect tokens name, so that a moved
-    one would be "not among the token's server addresses") stays as every
-    capture has it; the other ends still get each capture's own addresses,
-    so conversations stay apart. Returns concat_captures' spans."""
-    spans = concat_captures(paths, out, gap)
-    data = bytearray(open(out, "rb").read())
-    kept = bytes(int(x) for x in keep.split("."))
-    off, number = 24, 0
-    while off + 16 <= len(data):
-        incl = struct.unpack_from("<IIII", data, off)[2]
-        number += 1
-        i = next(k for k, (_, first, last) in enumerate(spans) if first <= number <= last)
-        n = i + 1
-        mask = bytes((0, (n >> 8) & 255, n & 255, 0))
-        moved = bytes(a ^ b for a, b in zip(kept, mask))
-        frame = bytes(data[off + 16:off + 16 + incl])
-        if len(frame) >= 34 and frame[12:14] == b"\x08\x00" and frame[14] >> 4 == 4:
-            src = mask if frame[26:30] == moved else b"\0\0\0\0"
-            dst = mask if frame[30:34] == moved else b"\0\0\0\0"
-            if src != dst or src == mask:
-                data[off + 16:off + 16 + incl] = _readdress2(frame, src, dst)
-        off += 16 + incl
-    with open(out, "wb") as w:
-        w.write(bytes(data))
-    return spans
-
-
-def _readdress2(frame, src_mask, dst_mask):
-    """_readdress with a mask for each address (4 bytes each), of an
-    Ethernet/IPv4 frame."""
-    ihl = (frame[14] & 15) * 4
-    out = bytearray(frame)
-    old = bytes(out[26:34])
-    new = bytes(a ^ b for a, b in zip(old, src_mask + dst_mask))
-    out[26:34] = new
-    out[24:26] = b"\0\0"
-    out[24:26] = struct.pack("!H", (~_fold(_sum16(bytes(out[14:14 + ihl])))) & 0xFFFF)
-    frag_off = struct.unpack("!H", frame[20:22])[0] & 0x1FFF
-    proto = frame[23]
-    at = {17: 6, 6: 16}.get(proto)
-    if at is not None and frag_off == 0 and len(frame) >= 14 + ihl + at + 2:
-        pos = 14 + ihl + at
-        ck = struct.unpack("!H", frame[pos:pos + 2])[0]
-        if ck or proto == 6:
-            # HC' = ~(~HC + ~m + m') over the changed 16-bit words
-            s = _fold((~ck & 0xFFFF) + (~_fold(_sum16(old)) & 0xFFFF) + _fold(_sum16(new)))
-            ck2 = (~_fold(s)) & 0xFFFF
-            if proto == 17 and ck2 == 0:
-                ck2 = 0xFFFF
-            out[pos:pos + 2] = struct.pack("!H", ck2)
-    return bytes(out)

@@ -39,7 +39,7 @@ def check_captures(F, names, tmp):
     a tree and without) for all. Returns the notes expected over all."""
     paths = [os.path.join(g.CAPTURES, n + ".pcap") for n in names]
     pcap = os.path.join(tmp, "gaps.pcap")
-    spans = nc.ct.concat_captures_keeping(paths, pcap, SERVER_IP)
+    spans = nc.ct.concat_captures(paths, pcap, keep=SERVER_IP)
     keys = os.path.join(tmp, "gaps.keys")
     with open(keys, "w") as w:
         for n in names:
