@@ -10,7 +10,9 @@ read back as Python values.
   of the Conversations table (A, B: the row's end names);
 - endpoints(pcap, proto, extra): {name: (packets, tx packets, rx packets)};
 - row_filters(F, what, pcap, proto, rows, extra): the rows' filters match
-  their packets.
+  their packets;
+- taps(pcap, proto, extra, filters): the three above and, given display
+  filters, how many frames each matches (-z io,stat), from one run.
 """
 import os
 import re
@@ -52,7 +54,11 @@ def flow_arrows(out):
 
 
 def conv(pcap, proto, extra=()):
-    out = ct.tshark(["-r", pcap, "-q", "-z", "conv,%s" % proto] + list(extra))
+    return conv_rows(ct.tshark(["-r", pcap, "-q", "-z", "conv,%s" % proto] + list(extra)))
+
+
+def conv_rows(out):
+    """The rows of a -z conv table's text (out)."""
     rows = {}
     for line in out.splitlines():
         m = _CONV_ROW.match(line)
@@ -62,13 +68,68 @@ def conv(pcap, proto, extra=()):
 
 
 def endpoints(pcap, proto, extra=()):
-    out = ct.tshark(["-r", pcap, "-q", "-z", "endpoints,%s" % proto] + list(extra))
+    return endpoint_rows(ct.tshark(["-r", pcap, "-q", "-z", "endpoints,%s" % proto] + list(extra)))
+
+
+def endpoint_rows(out):
+    """The rows of a -z endpoints table's text (out)."""
     rows = {}
     for line in out.splitlines():
         m = _EP_ROW.match(line)
         if m and not line.startswith(" "):
             rows[m.group(1).strip()] = (int(m.group(2)), int(m.group(3)), int(m.group(4)))
     return rows
+
+
+def split_tables(out, titles):
+    """([the table of each title: from its rule of '=' to the same rule
+    closing it, "" when it is not there], the lines of no table), in
+    whichever order the taps print them, a table right after another too
+    (chunktest.split_table would join the lines around the second). A title
+    is matched regardless of case: the protocols name their tables
+    "netcode Conversations", "Netgame Conversations"."""
+    lines = out.split("\n")
+    tables = [""] * len(titles)
+    rest = []
+    i = 0
+    while i < len(lines):
+        rule = lines[i]
+        hit = [k for k, t in enumerate(titles) if i + 1 < len(lines) and lines[i + 1].lower().startswith(t.lower())]
+        if hit and len(rule) >= 10 and rule == "=" * len(rule) and rule in lines[i + 2:]:
+            j = lines.index(rule, i + 2)
+            tables[hit[0]] = "\n".join(lines[i:j + 1]) + "\n"
+            i = j + 1
+            continue
+        rest.append(rule)
+        i += 1
+    return tables, "\n".join(rest)
+
+
+def io_counts(out):
+    """The frames of each column of a -z io,stat,0 table's one interval row
+    (out: its text), [] without that row."""
+    counts = []
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        # the one interval's row: | <start> <> <end> | frames | bytes | ...
+        # (and empty cells when the filters' legend is wider)
+        if len(cells) > 2 and "<>" in cells[1]:
+            counts = [int(c) for c in [c for c in cells[2:] if c][0::2]]
+    return counts
+
+
+def taps(pcap, proto, extra=(), filters=()):
+    """One run (-q) of the Flow Graph, the Conversations and Endpoints tabs
+    of proto and, given filters, -z io,stat counting the frames each filter
+    matches: (flow's arrows, conv's rows, endpoints' rows, [frames per
+    filter]), as flow(), conv() and endpoints() read each tap's own run."""
+    zs = ["flow,%s,network" % proto, "conv,%s" % proto, "endpoints,%s" % proto]
+    if filters:
+        zs.append("io,stat,0," + ",".join(filters))
+    out = ct.tshark(["-r", pcap, "-q"] + sum((["-z", z] for z in zs), []) + list(extra))
+    (conv_text, ep_text, io_text), rest = split_tables(
+        out, ("%s Conversations" % proto, "%s Endpoints" % proto, "| IO Statistics"))
+    return flow_arrows(rest), conv_rows(conv_text), endpoint_rows(ep_text), io_counts(io_text)
 
 
 def row_filters(F, what, pcap, proto, rows, extra=()):

@@ -59,40 +59,10 @@ def client_names(t):
 
 
 def taps(pcap, extra, filters=()):
-    """One run (-q) of the Flow Graph, the Conversations and Endpoints tabs
-    and, given filters, -z io,stat counting the frames each filter matches:
-    (flow's arrows, conv's rows, endpoints' rows, [frames per filter]), as
-    flowtest's flow(), conv() and endpoints() read each tap's own run."""
-    zs = ["flow,netcode,network", "conv,netcode", "endpoints,netcode"]
-    if filters:
-        zs.append("io,stat,0," + ",".join(filters))
-    out = ft.ct.tshark(["-r", pcap, "-q"] + sum((["-z", z] for z in zs), []) + list(extra))
-    # each table as its tap alone prints it; the Flow Graph is the rest
-    conv_text, ep_text, io_text = [ft.ct.split_table(out, title)[0] for title in
-                                   ("netcode Conversations", "netcode Endpoints", "| IO Statistics")]
-    for text in (conv_text, ep_text, io_text):
-        if text:
-            out = out.replace(text, "\n")
-    arrows = ft.flow_arrows(out)
-    rows = {}
-    for line in conv_text.splitlines():
-        m = ft._CONV_ROW.match(line)
-        if m:
-            rows[(m.group(1), m.group(2))] = (int(m.group(3)), int(m.group(4)), int(m.group(5)))
-    eps = {}
-    for line in ep_text.splitlines():
-        m = ft._EP_ROW.match(line)
-        if m and not line.startswith(" "):
-            eps[m.group(1).strip()] = (int(m.group(2)), int(m.group(3)), int(m.group(4)))
-    counts = []
-    for line in io_text.splitlines():
-        cells = [c.strip() for c in line.split("|")]
-        # the one interval's row: | <start> <> <end> | frames | bytes | ...
-        # (and empty cells when the filters' legend is wider)
-        if len(cells) > 2 and "<>" in cells[1]:
-            counts = [int(c) for c in [c for c in cells[2:] if c][0::2]]
+    """flowtest.taps of netcode, the filters' counts checked to be there."""
+    arrows, rows, eps, counts = ft.taps(pcap, "netcode", extra, filters)
     if filters and len(counts) != len(filters):
-        raise RuntimeError("io,stat: %d counts for %d filters:\n%s" % (len(counts), len(filters), io_text))
+        raise RuntimeError("io,stat: %d counts for %d filters" % (len(counts), len(filters)))
     return arrows, rows, eps, counts
 
 

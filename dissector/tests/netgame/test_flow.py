@@ -12,11 +12,10 @@ src_end, dst_end: Apply as Filter) matching its packets.
 One tshark run per capture: the three taps, and -z io,stat with one column
 per row filter counting the frames it matches (as -Y would); the output is
 split into the taps' tables and each read by flowtest's reader
-(ngtest.read_output).
+(flowtest.taps).
 """
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -33,42 +32,11 @@ def row_filters(a, b):
             ('netgame.src_end == "%s" && netgame.dst_end == "%s"' % (b, a), 0)]
 
 
-def split(out, titles):
-    """([the table of each title: from its rule of '=' to the same rule
-    closing it], the lines of no table), in whichever order the taps print
-    them (chunktest.split_table would join the lines around a table that
-    follows another)."""
-    lines = out.split("\n")
-    tables = [""] * len(titles)
-    rest = []
-    i = 0
-    while i < len(lines):
-        rule = lines[i]
-        hit = [k for k, t in enumerate(titles) if i + 1 < len(lines) and lines[i + 1].startswith(t)]
-        if hit and len(rule) >= 10 and rule == "=" * len(rule) and rule in lines[i + 2:]:
-            j = lines.index(rule, i + 2)
-            tables[hit[0]] = "\n".join(lines[i:j + 1]) + "\n"
-            i = j + 1
-            continue
-        rest.append(rule)
-        i += 1
-    return tables, "\n".join(rest)
-
-
 def taps(pcap, filters):
-    """(flow, conversations, endpoints, [frames each filter matches]) of one run."""
-    out = ft.ct.tshark(["-r", pcap, "-q", "-z", "flow,netgame,network", "-z", "conv,netgame",
-                        "-z", "endpoints,netgame", "-z", "io,stat,0," + ",".join(filters)])
-    tables, rest = split(out, ("Netgame Conversations", "Netgame Endpoints", "| IO Statistics"))
-    conv, eps, io = tables
-    counts = None
-    for line in io.splitlines():
-        m = re.match(r"^\|\s*[\d.]+\s*<>\s*[\d.]+\s*\|(.*)$", line)
-        if m:
-            # Frames and bytes of each column.
-            counts = [int(c) for c in m.group(1).split("|") if c.strip()][0::2]
-    return (ng.read_output(ft.flow, rest, pcap, "netgame"), ng.read_output(ft.conv, conv, pcap, "netgame"),
-            ng.read_output(ft.endpoints, eps, pcap, "netgame"), counts)
+    """(flow, conversations, endpoints, [frames each filter matches]) of one
+    run: flowtest.taps; None for the counts without the io,stat row."""
+    arrows, rows, eps, counts = ft.taps(pcap, "netgame", filters=filters)
+    return arrows, rows, eps, counts or None
 
 
 def check(F, name):
